@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// The `kupenstack` command: a thin dispatcher; each subcommand lives in its own file.
+import { Command, CommanderError } from 'commander';
+import { KupenstackError } from '../errors.ts';
+import { version } from '../version.ts';
+import { validateCommand } from './validate.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('kupenstack')
+    .description('OpenStack as code: keep an OpenStack cloud and its resources equal to a Git repository')
+    .version(version, '-v, --version', 'print the version')
+    .showHelpAfterError()
+    .exitOverride();
+  program.addCommand(validateCommand());
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here with exit code 0.
+      return err.exitCode;
+    }
+    if (err instanceof KupenstackError) {
+      process.stderr.write(`kupenstack: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,85 @@
+import { parseAllDocuments, type Document, type YAMLError } from 'yaml';
+import type { Diagnostic } from '../diagnostic.ts';
+import { LineIndex, positionIn, type SourceDocument } from './document.ts';
+import type { ManifestFile } from './files.ts';
+
+/** Aliases are expanded when the document becomes a value; this bounds "billion laughs" files. */
+const maxAliasCount = 100;
+
+/**
+ * Parses one manifest file (multi-document YAML, or JSON, which YAML 1.2 reads
+ * too) into documents with positions. A document with a syntax error is
+ * reported and dropped; the others of the file are still returned so every
+ * error of a revision is found in one pass.
+ */
+export function parseManifestFile(input: ManifestFile): { documents: SourceDocument[]; diagnostics: Diagnostic[] } {
+  const { file, text } = input;
+  const lines = new LineIndex(text);
+  const diagnostics: Diagnostic[] = [];
+  const documents: SourceDocument[] = [];
+  const problem = (code: string, offset: number, message: string): void => {
+    const { line, column } = lines.at(offset);
+    diagnostics.push({ code, file, line, column, kind: '', name: '', path: '', message });
+  };
+
+  const parsed = parseAllDocuments(text, { uniqueKeys: true, strict: true, prettyErrors: false, keepSourceTokens: false });
+  if (!Array.isArray(parsed)) {
+    // An empty stream comes back as a single EmptyStream object.
+    problem('file.empty', 0, 'the file holds no manifest; add one or delete the file');
+    return { documents, diagnostics };
+  }
+  let index = 0;
+  let nonEmpty = 0;
+  for (const doc of parsed) {
+    const docIndex = index++;
+    if (doc.errors.length > 0) {
+      nonEmpty++;
+      for (const error of doc.errors) problem(yamlCode(error), error.pos[0], yamlMessage(error));
+      continue;
+    }
+    if (doc.contents === null) continue; // an empty document between `---` separators
+    nonEmpty++;
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount });
+    } catch (err) {
+      problem('yaml.aliases', doc.range[0], `the document expands too many aliases (${err instanceof Error ? err.message : String(err)}); write the values out`);
+      continue;
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      problem('document.not-object', doc.contents.range?.[0] ?? doc.range[0], 'a manifest must be a mapping with apiVersion, kind, metadata and spec');
+      continue;
+    }
+    documents.push({ file, index: docIndex, value, position: positioner(doc, lines) });
+  }
+  if (nonEmpty === 0) problem('file.empty', 0, 'the file holds no manifest; add one or delete the file');
+  return { documents, diagnostics };
+}
+
+function positioner(doc: Document, lines: LineIndex): SourceDocument['position'] {
+  return (path, at) => positionIn(doc, lines, path, at);
+}
+
+function yamlCode(error: YAMLError): string {
+  switch (error.code) {
+    case 'DUPLICATE_KEY':
+      return 'yaml.duplicate-key';
+    case 'TAB_AS_INDENT':
+      return 'yaml.tab-indent';
+    default:
+      return 'yaml.syntax';
+  }
+}
+
+function yamlMessage(error: YAMLError): string {
+  const first = error.message.split('\n')[0] ?? error.message;
+  const text = first.replace(/ at line \d+, column \d+:?$/, '');
+  switch (error.code) {
+    case 'DUPLICATE_KEY':
+      return `${text}; each key may appear once in a mapping, remove one of them`;
+    case 'TAB_AS_INDENT':
+      return `${text}; indent YAML with spaces`;
+    default:
+      return `${text}; fix the YAML syntax here`;
+  }
+}

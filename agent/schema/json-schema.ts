@@ -1,0 +1,51 @@
+/** The subset of JSON Schema (draft 2020-12) our kind schemas use, plus our annotations. */
+export interface JsonSchema {
+  $schema?: string;
+  $id?: string;
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+  title?: string;
+  description?: string;
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  enum?: unknown[];
+  default?: unknown;
+  oneOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  not?: JsonSchema;
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  'x-kupenstack-scope'?: 'Namespaced' | 'Cluster';
+  'x-kupenstack-plural'?: string;
+  'x-kupenstack-shortNames'?: string[];
+  'x-kupenstack-printerColumns'?: PrinterColumn[];
+  'x-kupenstack-ref'?: string;
+  /** A reference that must resolve but does not order creation (e.g. a security-group rule naming another group). */
+  'x-kupenstack-ref-weak'?: boolean;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  [key: string]: unknown;
+}
+
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+  format?: string;
+}

@@ -1,0 +1,21 @@
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Makes sure every peer is up before the integration tests (reusing running
+ * ones). A peer that cannot start fails the whole run with its log tail,
+ * which up.sh prints on stderr.
+ */
+export default function setup(): void {
+  const started = Date.now();
+  const result = spawnSync('bash', [join(here, 'up.sh')], { stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', timeout: 30 * 60_000 });
+  process.stderr.write(result.stderr ?? '');
+  if (result.status !== 0) {
+    const tail = (result.stderr ?? '').split('\n').slice(-60).join('\n');
+    throw new Error(`the test bed could not start (exit ${result.status ?? result.signal ?? 'unknown'}); its output ends with:\n${tail}`);
+  }
+  process.stderr.write(`[testbed] peers ready after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}

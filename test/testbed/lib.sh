@@ -1,0 +1,116 @@
+# Shared helpers for the test-bed scripts (sourced, never executed).
+# Every peer keeps its state under $TB_HOME/<peer>/: run/<svc>.pid, log/<svc>.log.
+# Each service runs in its own process group (setsid) whose id is the recorded
+# PID, so stopping kills exactly what we started and nothing else.
+TB_HOME="${KUPENSTACK_TESTBED_HOME:-/var/lib/kupenstack-testbed}"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+APT="apt-get -o DPkg::Lock::Timeout=600 -y -q --no-install-recommends"
+
+tb_log() { echo "[testbed $(date +%H:%M:%S)] $*" >&2; }
+
+# tb_dirs PEER: sets RUN_DIR and LOG_DIR for that peer and creates them
+tb_dirs() {
+  RUN_DIR="$TB_HOME/$1/run"; LOG_DIR="$TB_HOME/$1/log"
+  mkdir -p "$RUN_DIR" "$LOG_DIR"
+}
+
+# tb_pid SVC: prints the pid of a service we started if its group still lives
+tb_pid() {
+  local f="$RUN_DIR/$1.pid" pid
+  [ -f "$f" ] || return 1
+  pid=$(cat "$f")
+  [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
+  [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ] || return 1
+  echo "$pid"
+}
+
+# tb_start SVC CMD...: start CMD detached in a new process group, log to LOG_DIR
+tb_start() {
+  local svc=$1; shift
+  if tb_pid "$svc" >/dev/null; then return 0; fi
+  setsid "$@" >>"$LOG_DIR/$svc.log" 2>&1 < /dev/null &
+  echo $! > "$RUN_DIR/$svc.pid"
+}
+
+tb_group_alive() { [ -n "$(ps -o pid= -g "$1" 2>/dev/null)" ]; }
+
+# tb_stop SVC...: SIGTERM each recorded group, wait up to 30 s, then SIGKILL it
+tb_stop() {
+  local s f pid pairs="" i alive sp
+  for s in "$@"; do
+    f="$RUN_DIR/$s.pid"
+    [ -f "$f" ] || continue
+    pid=$(cat "$f")
+    if [ -z "$pid" ] || ! tb_group_alive "$pid"; then rm -f "$f"; continue; fi
+    tb_log "stopping $s (process group $pid)"
+    kill -TERM -- "-$pid" 2>/dev/null
+    pairs="$pairs $s:$pid"
+  done
+  for i in $(seq 1 60); do
+    alive=0
+    for sp in $pairs; do tb_group_alive "${sp#*:}" && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.5
+  done
+  for sp in $pairs; do
+    if tb_group_alive "${sp#*:}"; then
+      tb_log "${sp%%:*} still alive after 30 s: SIGKILL group ${sp#*:}"
+      kill -KILL -- "-${sp#*:}" 2>/dev/null
+    fi
+    rm -f "$RUN_DIR/${sp%%:*}.pid"
+  done
+}
+
+# tb_fail SVC MESSAGE: print the message and the tail of the service log, exit 1
+tb_fail() {
+  echo "testbed: $1: $2" >&2
+  if [ -f "$LOG_DIR/$1.log" ]; then
+    echo "---- last 40 lines of $LOG_DIR/$1.log ----" >&2
+    tail -n 40 "$LOG_DIR/$1.log" >&2
+    echo "----" >&2
+  fi
+  exit 1
+}
+
+tb_port_listening() {
+  ss -Hltn "sport = :$1" 2>/dev/null | awk '{print $4}' | grep -qE "^(127\.0\.0\.1|0\.0\.0\.0|\*|\[::\]|\[::1\]):$1$"
+}
+
+# tb_wait_http URL [TIMEOUT_S]: until the URL answers any HTTP status
+tb_wait_http() {
+  local url=$1 t=${2:-120} i=0 code
+  while [ $i -lt $((t * 2)) ]; do
+    code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$url" || true)
+    [ -n "$code" ] && [ "$code" != "000" ] && return 0
+    sleep 0.5; i=$((i + 1))
+  done
+  return 1
+}
+
+tb_wait_port() {
+  local p=$1 t=${2:-60} i=0
+  while [ $i -lt $((t * 2)) ]; do
+    tb_port_listening "$p" && return 0
+    sleep 0.5; i=$((i + 1))
+  done
+  return 1
+}
+
+# tb_apt PKG...: install Debian packages that are missing (apt-get update once)
+tb_apt() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  export DEBIAN_FRONTEND=noninteractive
+  if [ ! -e /usr/sbin/policy-rc.d ]; then   # maintainer scripts must never start services
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d
+  fi
+  if [ ! -f "$TB_HOME/.apt-updated" ] || [ -n "$(find "$TB_HOME/.apt-updated" -mmin +720 2>/dev/null)" ]; then
+    apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    mkdir -p "$TB_HOME"; touch "$TB_HOME/.apt-updated"
+  fi
+  tb_log "installing ${missing[*]}"
+  $APT install "${missing[@]}" >/dev/null
+}

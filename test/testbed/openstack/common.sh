@@ -1,0 +1,191 @@
+# Shared settings + helpers of the OpenStack test bed (sourced, never executed).
+# Builds on ../lib.sh (TB_HOME, tb_dirs, tb_pid, tb_start, tb_stop, tb_fail, ...).
+OS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$OS_DIR/../lib.sh"
+tb_dirs openstack                       # RUN_DIR, LOG_DIR under $TB_HOME/openstack
+OS_STATE="$TB_HOME/openstack"           # every other piece of state lives here too
+PY=/usr/bin/python3                     # never a pyenv/venv python: the OpenStack libs are Debian's
+
+ADMIN_PASS=secret SERVICE_PASS=secret DB_PASS=secret REGION=RegionOne
+CLOUD_NAME=kupenstack-local
+COMPUTE_HOST=aio                        # nova-compute / cinder-volume host name
+# fixed ports, all on 127.0.0.1
+KEYSTONE_PORT=5000 GLANCE_PORT=9292 PLACEMENT_PORT=8778 NOVA_PORT=8774
+NEUTRON_PORT=9696 CINDER_PORT=8776 MARIADB_PORT=3306 RABBIT_PORT=5672
+RABBIT_DIST_PORT=25672 EPMD_PORT=4369
+
+# start order (down.sh stops in reverse tiers)
+OS_INFRA="epmd mariadb rabbitmq"
+OS_SERVICES="$OS_INFRA keystone glance-api placement-api neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume nova-compute"
+
+# Debian packages (no nova-compute / cinder-volume packages: they pull libvirt+qemu
+# and lvm2+tgt; the fake-driver daemons run from python3-nova / python3-cinder)
+OS_PACKAGES="mariadb-server mariadb-client python3-pymysql rabbitmq-server
+  uwsgi-core uwsgi-plugin-python3 keystone python3-keystone
+  glance-api glance-common python3-glanceclient
+  placement-api placement-common python3-osc-placement
+  nova-api nova-conductor nova-scheduler nova-common python3-nova
+  neutron-server neutron-common python3-neutron
+  cinder-api cinder-scheduler cinder-common python3-cinder python3-cinderclient
+  python3-openstackclient python3-novaclient python3-neutronclient python3-openstacksdk
+  python3-yaml qemu-utils curl iproute2 procps util-linux"
+
+os_log() { tb_log "openstack: $*"; }
+
+# seconds since T0 (date +%s.%N), one decimal
+os_dt() { awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $1}"; }
+
+# environment of the admin user (for the openstack CLI / openstacksdk)
+os_admin_env() {
+  unset OS_CLOUD
+  export OS_AUTH_URL="http://127.0.0.1:$KEYSTONE_PORT/v3" OS_IDENTITY_API_VERSION=3
+  export OS_AUTH_TYPE=password OS_USERNAME=admin OS_PASSWORD="$ADMIN_PASS" OS_PROJECT_NAME=admin
+  export OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_NAME=Default
+  export OS_REGION_NAME=$REGION OS_INTERFACE=public OS_COMPUTE_API_VERSION=2.74
+}
+
+# --------------------------------------------------------------- services
+os_cmd() {  # command line of a service
+  case $1 in
+    epmd)           echo "epmd -address 127.0.0.1 -port $EPMD_PORT" ;;
+    mariadb)        echo "/usr/sbin/mariadbd --user=mysql --bind-address=127.0.0.1 --port=$MARIADB_PORT" ;;
+    rabbitmq)       echo "setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups env HOME=/var/lib/rabbitmq ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT=$EPMD_PORT /usr/lib/rabbitmq/bin/rabbitmq-server" ;;
+    keystone)       echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$KEYSTONE_PORT --wsgi-file /usr/bin/keystone-wsgi-public --master --processes 2 --threads 4 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced keystone" ;;
+    placement-api)  echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$PLACEMENT_PORT --wsgi-file /usr/bin/placement-api --master --processes 1 --threads 4 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced placement" ;;
+    glance-api)     echo "glance-api --config-file /etc/glance/glance-api.conf" ;;
+    neutron-server) echo "env PYTHONPATH=$OS_STATE/python neutron-server --config-file /etc/neutron/neutron.conf --config-file /etc/neutron/plugins/ml2/ml2_conf.ini" ;;
+    nova-api|nova-conductor|nova-scheduler) echo "$1 --config-file /etc/nova/nova.conf" ;;
+    nova-compute)   echo "$OS_STATE/bin/nova-compute --config-file /etc/nova/nova.conf" ;;
+    cinder-api|cinder-scheduler) echo "$1 --config-file /etc/cinder/cinder.conf" ;;
+    cinder-volume)  echo "env PYTHONPATH=$OS_STATE/python $OS_STATE/bin/cinder-volume --config-file /etc/cinder/cinder.conf" ;;
+    *) echo "unknown service $1" >&2; return 1 ;;
+  esac
+}
+
+os_port() {  # the port a service owns ("" for RPC-only workers)
+  case $1 in
+    epmd) echo $EPMD_PORT ;; mariadb) echo $MARIADB_PORT ;; rabbitmq) echo $RABBIT_PORT ;;
+    keystone) echo $KEYSTONE_PORT ;; glance-api) echo $GLANCE_PORT ;;
+    placement-api) echo $PLACEMENT_PORT ;; neutron-server) echo $NEUTRON_PORT ;;
+    nova-api) echo $NOVA_PORT ;; cinder-api) echo $CINDER_PORT ;; *) echo "" ;;
+  esac
+}
+
+os_url() {  # the URL probed for readiness ("" if none)
+  case $1 in
+    keystone) echo "http://127.0.0.1:$KEYSTONE_PORT/v3" ;;
+    glance-api) echo "http://127.0.0.1:$GLANCE_PORT/" ;;
+    placement-api) echo "http://127.0.0.1:$PLACEMENT_PORT/" ;;
+    neutron-server) echo "http://127.0.0.1:$NEUTRON_PORT/" ;;
+    nova-api) echo "http://127.0.0.1:$NOVA_PORT/" ;;
+    cinder-api) echo "http://127.0.0.1:$CINDER_PORT/" ;;
+    *) echo "" ;;
+  esac
+}
+
+os_heartbeat_db() {  # database whose services table a worker reports to
+  case $1 in
+    nova-conductor|nova-scheduler|nova-compute) echo nova ;;
+    cinder-scheduler|cinder-volume) echo cinder ;;
+    *) echo "" ;;
+  esac
+}
+
+os_prepare() {  # directories a service needs before it starts
+  case $1 in
+    mariadb)  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld ;;
+    rabbitmq) mkdir -p /var/log/rabbitmq && chown rabbitmq:rabbitmq /var/log/rabbitmq ;;
+    nova-*)   mkdir -p "$OS_STATE"/nova/tmp "$OS_STATE"/nova/instances ;;
+    neutron-server) mkdir -p "$OS_STATE"/neutron/tmp ;;
+    cinder-*) mkdir -p "$OS_STATE"/cinder/tmp ;;
+    glance-api) mkdir -p "$OS_STATE"/glance/images "$OS_STATE"/glance/staging "$OS_STATE"/glance/tasks_work_dir ;;
+  esac
+  return 0
+}
+
+# os_launch SVC: start SVC in the background in its own process group unless it
+# already runs (rc 2).  Fails (tb_fail) if its port is held by a process we did
+# not start: we never take over or kill foreign processes.
+os_launch() {
+  local svc=$1 port pid
+  if pid=$(tb_pid "$svc"); then return 2; fi
+  port=$(os_port "$svc")
+  if [ -n "$port" ] && tb_port_listening "$port"; then
+    tb_fail "$svc" "127.0.0.1:$port is already in use by a process this test bed did not start (the OpenStack test bed needs exactly this port; free it and re-run):
+$(ss -Hltnp "sport = :$port" 2>/dev/null)"
+  fi
+  os_prepare "$svc"
+  echo "=== $(date -Is) starting: $(os_cmd "$svc")" >> "$LOG_DIR/$svc.log"
+  # shellcheck disable=SC2046
+  (cd / && tb_start "$svc" $(os_cmd "$svc"))
+  return 0
+}
+
+# os_ready SVC SINCE TIMEOUT: the API answers / the worker heartbeated after SINCE (UTC)
+os_ready() {
+  local svc=$1 since=$2 t=${3:-180} url db i=0 n
+  case $svc in
+    epmd)     tb_wait_port $EPMD_PORT "$t"; return ;;
+    mariadb)  tb_wait_port $MARIADB_PORT "$t" || return 1
+              while [ $i -lt $((t * 2)) ]; do
+                mysqladmin -uroot ping >/dev/null 2>&1 && return 0; sleep 0.5; i=$((i + 1))
+              done; return 1 ;;
+    rabbitmq) tb_wait_port $RABBIT_PORT "$t"; return ;;
+  esac
+  url=$(os_url "$svc")
+  if [ -n "$url" ]; then tb_wait_http "$url" "$t"; return; fi
+  db=$(os_heartbeat_db "$svc")
+  while [ $i -lt $((t * 2)) ]; do
+    tb_pid "$svc" >/dev/null || return 1          # died while we waited
+    n=$(mysql -uroot -N -e "SELECT COUNT(*) FROM $db.services WHERE \`binary\`='$svc' AND deleted=0 AND updated_at >= '$since'" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 1 ] && return 0
+    sleep 0.5; i=$((i + 1))
+  done
+  return 1
+}
+
+# os_start_all [SVC...]: launch every (given) service not yet running, in
+# dependency phases; services of a phase start together and a phase begins when
+# the previous one is ready.  Running services are reused: they only have to
+# answer (APIs) or have heartbeated within the last minute (workers).
+os_start_all() {
+  local want=" ${*:-$OS_SERVICES} " phase s rc since_new since_old launched reused pt0
+  local phases=("epmd mariadb"
+                "rabbitmq keystone glance-api placement-api"
+                "neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume"
+                "nova-compute")
+  OS_LAUNCHED=""
+  for phase in "${phases[@]}"; do
+    since_new=$(date -u -d '-1 second' '+%F %T')
+    since_old=$(date -u -d '-75 seconds' '+%F %T')   # report_interval is 10 s
+    launched="" reused="" pt0=$(date +%s.%N)
+    for s in $phase; do
+      [[ $want == *" $s "* ]] || continue
+      rc=0; os_launch "$s" || rc=$?
+      if [ $rc = 0 ]; then launched="$launched $s"; else reused="$reused $s"; fi
+    done
+    for s in $reused; do
+      os_ready "$s" "$since_old" 60 || tb_fail "$s" "running (pid $(tb_pid "$s" || echo ?)) but not ready after 60 s"
+    done
+    for s in $launched; do
+      os_ready "$s" "$since_new" 180 || tb_fail "$s" "did not become ready (see $LOG_DIR/$s.log)"
+      os_log "$s started (pgid $(cat "$RUN_DIR/$s.pid")), ready after $(os_dt "$pt0") s"
+    done
+    if [ -n "$reused" ]; then os_log "reused running:$reused"; fi
+    OS_LAUNCHED="$OS_LAUNCHED$launched"
+  done
+  return 0
+}
+
+# os_stop_all [SVC...]: stop what we started (recorded process groups only):
+# OpenStack services together, then rabbitmq, mariadb, epmd one by one.
+os_stop_all() {
+  local want=" ${*:-$OS_SERVICES} " s tier1="" infra=""
+  for s in $OS_SERVICES; do
+    [[ $want == *" $s "* ]] || continue
+    case $s in epmd|mariadb|rabbitmq) infra="$s $infra" ;; *) tier1="$tier1 $s" ;; esac
+  done
+  [ -n "$tier1" ] && tb_stop $tier1
+  for s in $infra; do tb_stop "$s"; done
+  return 0
+}

@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: pure-logic unit tests, and integration tests against the real
+// peers of the test bed (started, or reused, by the global setup).
+export default defineConfig({
+  test: {
+    reporters: ['default'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/testbed/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          // The peers are shared state: integration files run one at a time.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
