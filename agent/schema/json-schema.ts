@@ -21,8 +21,9 @@ export interface JsonSchema {
   pattern?: string;
   minimum?: number;
   maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
+  /** A number in JSON Schema 2020-12; a boolean modifier of minimum in OpenAPI v3.0 (CRDs). */
+  exclusiveMinimum?: number | boolean;
+  exclusiveMaximum?: number | boolean;
   minLength?: number;
   maxLength?: number;
   minItems?: number;

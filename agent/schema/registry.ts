@@ -32,8 +32,8 @@ export interface KindInfo {
 export interface SchemaRegistry {
   kinds: Map<string, KindInfo>;
   common: JsonSchema;
-  /** Resolves a `$ref` as written in a kind schema. */
-  resolve: (ref: string, from: JsonSchema) => JsonSchema;
+  /** Resolves a `$ref` written in the document `from`; returns the target and the document it lives in. */
+  resolve: (ref: string, from: JsonSchema) => { schema: JsonSchema; root: JsonSchema };
 }
 
 const commonFile = 'common.schema.json';
@@ -43,7 +43,8 @@ const notKinds = new Set([commonFile, 'all.schema.json', 'plan.schema.json']);
 export function loadSchemaRegistry(dir: string = schemasDir): SchemaRegistry {
   const read = (file: string): JsonSchema => JSON.parse(readFileSync(join(dir, file), 'utf8')) as JsonSchema;
   const common = read(commonFile);
-  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, validateFormats: true });
+  // strictRequired is off: the `oneOf: [{required: [a]}, {required: [b]}]` idiom names properties defined one level up.
+  const ajv = new Ajv2020({ allErrors: true, strictSchema: true, strictNumbers: true, strictTuples: true, strictTypes: false, strictRequired: false, verbose: true, validateFormats: true });
   addFormats.default(ajv, ['ipv4', 'ipv6', 'uuid', 'date-time', 'uri', 'hostname']);
   ajv.addFormat('ip', isIp);
   ajv.addFormat('cidr', isCidr);
@@ -51,14 +52,14 @@ export function loadSchemaRegistry(dir: string = schemasDir): SchemaRegistry {
   for (const keyword of annotationKeywords) ajv.addKeyword({ keyword, schemaType: ['string', 'boolean', 'array', 'object'] });
   ajv.addSchema(common);
 
-  const resolve = (ref: string, from: JsonSchema): JsonSchema => {
+  const resolve = (ref: string, from: JsonSchema): { schema: JsonSchema; root: JsonSchema } => {
     const [file, pointer = ''] = ref.split('#');
     const base = file ? (file === commonFile ? common : undefined) : from;
     if (!base) throw new Error(`schema: cannot resolve $ref ${ref}`);
     let node: unknown = base;
     for (const part of pointer.split('/').filter(Boolean)) node = (node as Record<string, unknown>)[decodePointer(part)];
     if (!node || typeof node !== 'object') throw new Error(`schema: $ref ${ref} points nowhere`);
-    return node as JsonSchema;
+    return { schema: node as JsonSchema, root: base };
   };
 
   const kinds = new Map<string, KindInfo>();
@@ -106,7 +107,10 @@ function collectRefs(node: JsonSchema, root: JsonSchema, resolve: SchemaRegistry
   if (target) return [{ path: node.items ? [...path, '*'] : path, target, weak: node['x-kupenstack-ref-weak'] === true }];
   const inner = new Set(seen).add(node);
   const out: RefPath[] = [];
-  if (node.$ref) out.push(...collectRefs(resolve(node.$ref, root), root, resolve, path, inner));
+  if (node.$ref) {
+    const target = resolve(node.$ref, root);
+    out.push(...collectRefs(target.schema, target.root, resolve, path, inner));
+  }
   for (const [name, child] of Object.entries(node.properties ?? {})) out.push(...collectRefs(child, root, resolve, [...path, name], inner));
   if (node.items) out.push(...collectRefs(node.items, root, resolve, [...path, '*'], inner));
   for (const branch of [...(node.oneOf ?? []), ...(node.anyOf ?? []), ...(node.allOf ?? [])]) out.push(...collectRefs(branch, root, resolve, path, inner));

@@ -21,6 +21,8 @@ tb_pid() {
   pid=$(cat "$f")
   [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
   [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ] || return 1
+  # A killed leader stays a zombie until PID 1 reaps it (1-2 s here): that is dead.
+  case "$(ps -o stat= -p "$pid" 2>/dev/null)" in Z*|'') return 1 ;; esac
   echo "$pid"
 }
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared by git/{up,status,down,new-repo}.sh (sourced after ../lib.sh, never executed).
 GIT_PORT=8180
 GIT_USER=kupenstack
@@ -45,6 +46,17 @@ git_guard_install() {
       tb_log "note: $pidf names pid $pid, not started by this install: left alone"
     fi
   done
+}
+
+# live_pid SVC: like tb_pid, but a zombie does not count as running (PID 1 on
+# the test machine reaps orphans only after a second or two, and tb_pid alone
+# takes a just-killed, not yet reaped process for a live one).
+live_pid() {
+  local pid st
+  pid=$(tb_pid "$1") || return 1
+  st=$(ps -o stat= -p "$pid" 2>/dev/null | tr -d ' ')
+  [ -n "$st" ] && [ "${st#Z}" = "$st" ] || return 1
+  echo "$pid"
 }
 
 # git_code URL [CURL_ARGS...]: HTTP status code (000 when unreachable)

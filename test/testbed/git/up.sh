@@ -122,27 +122,33 @@ port_free_or_fail() {
   fi
 }
 
-# Fail before starting anything when someone else holds the port.
-tb_pid nginx >/dev/null || port_free_or_fail nginx "$GIT_PORT"
+# sock_listening: is some process listening on our fcgiwrap socket?
+sock_listening() { ss -Hxl 2>/dev/null | awk '{print $5}' | grep -qxF "$SOCK"; }
 
-if tb_pid fcgiwrap >/dev/null && [ -S "$SOCK" ]; then
-  tb_log "fcgiwrap: already running (pid $(tb_pid fcgiwrap)), reused"
+# Fail before starting anything when someone else holds the port.
+live_pid nginx >/dev/null || port_free_or_fail nginx "$GIT_PORT"
+
+# Reuse a service only when it is ours, alive (not a zombie) and listening;
+# otherwise stop what is left of our recorded group and start it again.
+if live_pid fcgiwrap >/dev/null && sock_listening; then
+  tb_log "fcgiwrap: already running (pid $(live_pid fcgiwrap)), reused"
 else
-  tb_stop fcgiwrap            # a recorded group without its socket: restart it
+  tb_pid fcgiwrap >/dev/null && tb_log "fcgiwrap: not healthy, restarting"
+  tb_stop fcgiwrap
   rm -f "$SOCK"               # stale socket of a dead fcgiwrap of ours
   tb_log "fcgiwrap: starting (socket $SOCK)"
   # umask 077: only root (nginx workers, see nginx.conf) may use the socket
   tb_start fcgiwrap sh -c "umask 077; exec fcgiwrap -c 4 -s unix:$SOCK"
-  for _ in $(seq 1 40); do [ -S "$SOCK" ] && break; sleep 0.25; done
-  [ -S "$SOCK" ] || tb_fail fcgiwrap "socket $SOCK did not appear"
-  tb_pid fcgiwrap >/dev/null || tb_fail fcgiwrap "process exited"
+  for _ in $(seq 1 40); do sock_listening && break; sleep 0.25; done
+  sock_listening || tb_fail fcgiwrap "socket $SOCK did not appear"
+  live_pid fcgiwrap >/dev/null || tb_fail fcgiwrap "process exited"
 fi
 
-if tb_pid nginx >/dev/null; then
-  if [ $nginx_changed = 1 ]; then tb_log "nginx: config changed, restarting"; tb_stop nginx
-  else tb_log "nginx: already running (pid $(tb_pid nginx)), reused"; fi
-fi
-if ! tb_pid nginx >/dev/null; then
+if live_pid nginx >/dev/null && tb_port_listening "$GIT_PORT" && [ $nginx_changed = 0 ]; then
+  tb_log "nginx: already running (pid $(live_pid nginx)), reused"
+else
+  tb_pid nginx >/dev/null && tb_log "nginx: config changed or not healthy, restarting"
+  tb_stop nginx
   port_free_or_fail nginx "$GIT_PORT"
   nginx -t -q -p "$GIT_PEER_DIR/" -c "$CONF" -e "$LOG_DIR/nginx-error.log" >>"$LOG_DIR/nginx.log" 2>&1 \
     || tb_fail nginx "nginx -t rejected $CONF"
@@ -150,7 +156,7 @@ if ! tb_pid nginx >/dev/null; then
   tb_start nginx nginx -p "$GIT_PEER_DIR/" -c "$CONF" -e "$LOG_DIR/nginx-error.log" -g 'daemon off;'
 fi
 tb_wait_http "http://127.0.0.1:$GIT_PORT/" 30 || tb_fail nginx "no HTTP answer on 127.0.0.1:$GIT_PORT within 30 s"
-tb_pid nginx >/dev/null || tb_fail nginx "process exited"
+live_pid nginx >/dev/null || tb_fail nginx "process exited"
 
 # --- end-to-end check ---------------------------------------------------------
 "$HERE/new-repo.sh" smoke >/dev/null

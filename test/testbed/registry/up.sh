@@ -94,13 +94,13 @@ reg_config registry-auth "$REG_AUTH_PORT" "$PEER_DIR/data-auth" "auth:
 # start_reg SVC PORT CHANGED
 start_reg() {
   local svc=$1 port=$2 changed=$3
-  if tb_pid "$svc" >/dev/null; then
-    if [ "$changed" = 1 ]; then
-      tb_log "$svc: config changed, restarting"; tb_stop "$svc"
-    else
-      tb_log "$svc: already running (pid $(tb_pid "$svc")), reused"; return 0
-    fi
+  if live_pid "$svc" >/dev/null && [ "$changed" = 0 ] && tb_port_listening "$port"; then
+    tb_log "$svc: already running (pid $(live_pid "$svc")), reused"; return 0
   fi
+  if tb_pid "$svc" >/dev/null; then     # ours, but config changed, dead or not listening
+    tb_log "$svc: restarting (config changed or not healthy)"
+  fi
+  tb_stop "$svc"                        # whatever is left of our recorded group
   if tb_port_listening "$port"; then
     tb_fail "$svc" "port 127.0.0.1:$port is already used by a process we did not start: $(ss -Hltnp "sport = :$port" | head -1)"
   fi
@@ -113,7 +113,7 @@ start_reg registry-auth "$REG_AUTH_PORT" "$changed_auth"
 for svc in registry registry-auth; do
   port=$REG_PORT; [ $svc = registry-auth ] && port=$REG_AUTH_PORT
   tb_wait_http "http://127.0.0.1:$port/v2/" 60 || tb_fail "$svc" "no HTTP answer on 127.0.0.1:$port within 60 s"
-  tb_pid "$svc" >/dev/null || tb_fail "$svc" "process exited"
+  live_pid "$svc" >/dev/null || tb_fail "$svc" "process exited"
 done
 
 # --- verify -------------------------------------------------------------------

@@ -1,0 +1,1308 @@
+// Generated from schemas/*.schema.json by `npm run generate`. Do not edit: change the schema and regenerate.
+/* eslint-disable */
+
+/** RFC 1123 DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters. */
+export type DnsLabel = string;
+
+/** RFC 1123 DNS subdomain: dot-separated DNS labels, at most 253 characters. */
+export type DnsSubdomain = string;
+
+/** Kubernetes-style metadata of a namespaced manifest. The namespace is the OpenStack project. */
+export type NamespacedMetadata = {
+  /** Name of the manifest, unique per kind in its namespace. Other manifests refer to it by this name; it is also the default OpenStack name. */
+  name: DnsSubdomain;
+  /** Kubernetes namespace, which is the OpenStack project the object lives in. */
+  namespace: DnsLabel;
+  /** Kubernetes labels (string map). */
+  labels?: Record<string, string>;
+  /** Kubernetes annotations (string map). */
+  annotations?: Record<string, string>;
+};
+
+/** Kubernetes-style metadata of a cluster-scoped manifest (no namespace). */
+export type ClusterMetadata = {
+  /** Name of the manifest, unique per kind in the cluster. */
+  name: DnsSubdomain;
+  /** Kubernetes labels (string map). */
+  labels?: Record<string, string>;
+  /** Kubernetes annotations (string map). */
+  annotations?: Record<string, string>;
+};
+
+/** Reference to another manifest by name, in the same namespace. */
+export type LocalRef = {
+  /** metadata.name of the referenced manifest. */
+  name: DnsSubdomain;
+};
+
+/** Reference to a Kubernetes Secret (not a KupenStack manifest). For namespaced kinds the Secret is in the manifest's namespace; for cluster-scoped kinds it is in the agent's namespace. */
+export type SecretRef = {
+  /** Name of the Secret. */
+  name: DnsSubdomain;
+};
+
+/** Reference to one key of a Kubernetes Secret (not a KupenStack manifest). For namespaced kinds the Secret is in the manifest's namespace; for cluster-scoped kinds it is in the agent's namespace. */
+export type SecretKeyRef = {
+  /** Name of the Secret. */
+  name: DnsSubdomain;
+  /** Key inside the Secret. The default depends on the field. */
+  key?: string;
+};
+
+/** Name of an OpenStack object: 1 to 255 characters, no leading or trailing whitespace, no control characters. */
+export type OpenstackName = string;
+
+/** ID of the object in OpenStack (usually a UUID; a name for key pairs, a flavor ID for flavors). */
+export type OpenstackID = string;
+
+/** An IPv4 or IPv6 address. */
+export type IpAddress = string;
+
+/** An IPv4 or IPv6 network in CIDR notation, e.g. 10.0.0.0/24 or 2001:db8::/64. */
+export type Cidr = string;
+
+/** A MAC address, six colon-separated hex octets, e.g. fa:16:3e:12:34:56. */
+export type MacAddress = string;
+
+/** Tags: at most 32, each 1 to 255 characters without commas. The agent adds its own ownership tags on top of these. */
+export type Tags = string[];
+
+/** Kind-agnostic filter selecting one pre-existing OpenStack object; all given criteria must match. Matching zero objects waits; matching more than one is an error. */
+export type ImportFilter = {
+  /** Exact name of the object. */
+  name?: OpenstackName;
+  /** Exact description of the object. */
+  description?: string;
+  /** The object must carry all of these tags. */
+  tags?: Tags;
+};
+
+/** Selects one pre-existing OpenStack object: exactly one of `id` or `filter`. */
+export type ImportSpec = {
+  /** ID of the object. */
+  id?: OpenstackID;
+  /** Criteria that must match exactly one object. */
+  filter?: ImportFilter;
+};
+
+/** managed: the agent creates, updates and deletes the object. unmanaged: the agent only imports and observes it (requires `import`) and never changes or deletes it. */
+export type ManagementPolicy = "managed" | "unmanaged";
+
+/** What happens in OpenStack when the manifest is removed from Git (prune) or deleted: delete the OpenStack object, or detach (forget it and leave it in place). */
+export type OnDelete = "delete" | "detach";
+
+/** A Go-style duration: a sequence of numbers with units ms, s, m or h, e.g. 500ms, 30s, 5m, 1h30m. */
+export type Duration = string;
+
+/** A cron schedule: five space-separated fields (minute hour day-of-month month day-of-week), or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly. Times are UTC. */
+export type Cron = string;
+
+/** A Kubernetes-style condition. */
+export type Condition = {
+  /** Condition type: Ready, Reconciling or Stalled (kinds may add their own). */
+  type: string;
+  /** Status of the condition. */
+  status: "True" | "False" | "Unknown";
+  /** CamelCase machine-readable reason. Terminal reasons (bad spec) wait for a new revision; transient ones are retried with backoff. */
+  reason: string;
+  /** Human-readable details. */
+  message?: string;
+  /** When the status last changed. */
+  lastTransitionTime: string;
+  /** metadata.generation the condition was computed for. */
+  observedGeneration?: number;
+};
+
+/** Conditions: Ready, Reconciling and Stalled. */
+export type Conditions = Condition[];
+
+/** What OpenStack last reported for the object (free-form, per kind). */
+export type Observed = Record<string, unknown>;
+
+/** Status fields shared by every kind. */
+export type CommonStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+};
+
+/** Desired Nova flavor. Nova flavors cannot change: any change to vcpus, ram, disk, swap, ephemeral, rxtxFactor or isPublic replaces the flavor (running VMs keep the old one until resized). vcpus, ram and disk are required unless `import` is set. */
+export type FlavorSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Nova flavor instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack flavor. Default: metadata.name. Nova flavor names are unique in the whole cloud, so the agent prefixes the project unless the namespace is an admin namespace. */
+  name?: OpenstackName;
+  /** Flavor description (Nova microversion 2.55+). The agent appends its ownership marker, since flavors have no tags. */
+  description?: string;
+  /** Number of virtual CPUs. */
+  vcpus?: number;
+  /** Memory in MiB. */
+  ram?: number;
+  /** Root disk in GiB. 0 means the root disk is sized from the image (boot-from-volume flavors). */
+  disk?: number;
+  /** Swap disk in MiB. 0 means none. */
+  swap?: number;
+  /** Ephemeral (scratch) disk in GiB. 0 means none. */
+  ephemeral?: number;
+  /** Legacy rxtx_factor (bandwidth weight; ignored by Neutron). */
+  rxtxFactor?: number;
+  /** Flavor extra specs, e.g. hw:cpu_policy: dedicated, hw:mem_page_size: large, quota:disk_read_bytes_sec. Updated in place. */
+  extraSpecs?: Record<string, string>;
+  /** Visible to every project. Allowed only in admin namespaces; otherwise the flavor is private and given access to this namespace's project only. */
+  isPublic?: boolean;
+};
+
+/** Observed state, written by the agent. */
+export type FlavorStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+};
+
+/** A Nova flavor, private to the namespace's project unless the namespace is an admin namespace. */
+export interface Flavor {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Flavor';
+  metadata: NamespacedMetadata;
+  spec: FlavorSpec;
+  status?: FlavorStatus;
+}
+
+/** Desired Neutron floating IP. At most one of portRef and vmRef; with neither the address is only reserved. */
+export type FloatingIPSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Neutron floating IP instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Human-readable description of the floating IP (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** External network the address comes from; cannot change. Exactly one of networkRef (a Network manifest) or network (a pre-existing network). */
+  externalNetwork: {
+    /** External Network manifest (admin namespaces define these). */
+    networkRef?: LocalRef;
+    /** Pre-existing external network, by id or by filter (e.g. {filter: {name: public}}). Exactly one of id and filter. */
+    network?: {
+      /** Network ID. */
+      id?: OpenstackID;
+      /** Criteria that must match exactly one network. */
+      filter?: {
+        /** Exact network name. */
+        name?: OpenstackName;
+        /** The network must carry all of these tags. */
+        tags?: Tags;
+      };
+    };
+  };
+  /** Associate with this Port manifest. */
+  portRef?: LocalRef;
+  /** Associate with this VirtualMachine manifest: with its port on the network routed to the external network (see fixedIPAddress). */
+  vmRef?: LocalRef;
+  /** Fixed address of the port to associate with, when the port has several. */
+  fixedIPAddress?: IpAddress;
+  /** Pin a specific floating address (must be free in the external network; usually needs admin rights). Cannot change. */
+  floatingIPAddress?: IpAddress;
+  /** Tags set on the Neutron floating IP, besides the agent's own ownership tags. */
+  tags?: Tags;
+};
+
+/** Observed state, written by the agent. */
+export type FloatingIPStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** The floating address. */
+  floatingIPAddress?: string;
+  /** Fixed address it is associated with. */
+  fixedIPAddress?: string;
+  /** Neutron port ID it is associated with. */
+  portID?: string;
+};
+
+/** A Neutron floating IP, optionally associated with a port or VM. */
+export interface FloatingIP {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'FloatingIP';
+  metadata: NamespacedMetadata;
+  spec: FloatingIPSpec;
+  status?: FloatingIPStatus;
+}
+
+/** Desired Glance image. Exactly one of `source` (create and upload) or `import` (adopt an existing image). */
+export type ImageSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Glance image instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack image. Default: metadata.name. With a moving tag every version gets a new image of this name; older ones are hidden. */
+  name?: OpenstackName;
+  /** Where the image data comes from. Exactly one of url or oci. */
+  source?: {
+    /** Download the disk over HTTP(S). */
+    url?: {
+      /** HTTP(S) URL of the disk file. */
+      url: string;
+      /** Expected sha256 of the downloaded bytes (lower-case hex). Verified while streaming. */
+      sha256?: string;
+    };
+    /** Pull the disk from an OCI registry (a KupenStack disk artifact, any application/vnd.diskimage.* artifact, a plain `oras push` of a disk file, or a KubeVirt containerDisk). Exactly one of tag, semver or digest. */
+    oci?: {
+      /** Repository without scheme or tag, e.g. 127.0.0.1:5050/vm/cirros or registry.example.com/images/ubuntu. The first component is always the registry host (no implicit Docker Hub). */
+      repository: string;
+      /** Tag to follow, e.g. 0.6. When the tag moves to a new digest, a new Glance image is made (see keep). */
+      tag?: string;
+      /** Semantic-version range; the highest matching tag is used, e.g. '>=0.6.0 <0.7.0', '0.6.x' or '~1.2'. */
+      semver?: string;
+      /** Pinned manifest digest, e.g. sha256:<64 hex>. Never moves. */
+      digest?: string;
+      /** Platform to pick from a multi-arch index. Default: the first manifest, or linux/amd64 when the index lists platforms. */
+      platform?: {
+        /** OCI/Go architecture name, e.g. amd64, arm64, ppc64le, s390x, riscv64. */
+        architecture: string;
+        /** Operating system, e.g. linux or windows. Default: linux. */
+        os?: string;
+        /** Architecture variant, e.g. v8 for arm64. */
+        variant?: string;
+      };
+      /** Talk plain HTTP to the registry (test registries only). */
+      insecure?: boolean;
+      /** Secret of type kubernetes.io/dockerconfigjson holding the registry credentials. Default: anonymous. */
+      credentialsSecretRef?: SecretRef;
+    };
+  };
+  /** Glance disk_format. Default: detected from the OCI artifact (media type or annotations) and confirmed by sniffing the first bytes of the disk. */
+  diskFormat?: "ami" | "ari" | "aki" | "vhd" | "vhdx" | "vmdk" | "raw" | "qcow2" | "vdi" | "iso" | "ploop";
+  /** Glance container_format. qcow2 and raw disks have none: bare. */
+  containerFormat?: "ami" | "ari" | "aki" | "bare" | "ovf" | "ova" | "docker" | "compressed";
+  /** Glance visibility. public is allowed only in admin namespaces (Sync spec.adminNamespaces); community and shared need no admin rights. */
+  visibility?: "public" | "community" | "shared" | "private";
+  /** Protect the image from deletion in Glance. The agent lifts protection before it deletes an image it owns. */
+  protected?: boolean;
+  /** Minimum root disk size to boot the image, in GiB (Glance min_disk). */
+  minDisk?: number;
+  /** Minimum RAM to boot the image, in MiB (Glance min_ram). */
+  minRam?: number;
+  /** Extra Glance image properties, e.g. os_distro, os_version, architecture, hw_disk_bus, hw_qemu_guest_agent. Values are strings; these win over properties taken from OCI annotations. */
+  properties?: Record<string, string>;
+  /** Glance property names (glob patterns such as hw_* or os_*) that may be copied from the OCI artifact's io.kupenstack.vmimage.property.<key> annotations. Default: none. */
+  allowedProperties?: string[];
+  /** How many Glance images (versions) to retain when an OCI tag moves; older ones are deleted once no VM uses them. */
+  keep?: number;
+  /** How often to re-resolve an OCI tag or semver range. At most one of interval and schedule; with neither, the tag is re-resolved on every Sync run. */
+  interval?: Duration;
+  /** Cron schedule for re-resolving an OCI tag or semver range. At most one of interval and schedule. */
+  schedule?: Cron;
+  /** Glance image tags, besides the agent's own ownership tags. */
+  tags?: Tags;
+};
+
+/** Observed state, written by the agent. */
+export type ImageStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** OCI manifest digest (or sha256 of the URL download) of the current version. */
+  digest?: string;
+  /** OCI tag the digest was resolved from (for semver: the highest matching tag). */
+  resolvedTag?: string;
+  /** Glance images made from this manifest, newest first (at most `keep` plus versions still in use). */
+  versions?: {
+    /** Glance image ID. */
+    id?: OpenstackID;
+    /** OCI manifest digest of this version. */
+    digest?: string;
+    /** OCI tag it was resolved from. */
+    tag?: string;
+    /** When the Glance image was created. */
+    createdAt?: string;
+    /** Whether a VirtualMachine still uses it. */
+    inUse?: boolean;
+  }[];
+  /** Progress of the upload in flight, if any. */
+  transfer?: {
+    /** Digest being transferred. */
+    digest?: string;
+    /** Bytes streamed to Glance so far. */
+    bytesDone?: number;
+    /** Total bytes, when known. */
+    bytesTotal?: number;
+    /** When the transfer started. */
+    startedAt?: string;
+  };
+};
+
+/** A Glance image whose data comes from an OCI registry (versioned like a container image) or an HTTP URL. */
+export interface Image {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Image';
+  metadata: NamespacedMetadata;
+  spec: ImageSpec;
+  status?: ImageStatus;
+}
+
+/** Desired Nova key pair. The public key is imported; KupenStack never generates private keys. A change replaces the key pair (running VMs keep the key they booted with). publicKey is required unless `import` is set. */
+export type KeyPairSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Nova key pair instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack key pair. Default: metadata.name. Nova key pairs belong to a user, so the agent prefixes the project to keep names unique. */
+  name?: OpenstackName;
+  /** Key type (Nova microversion 2.2+). */
+  type?: "ssh" | "x509";
+  /** Public key to import: one OpenSSH line (ssh-ed25519, ssh-rsa, ecdsa-sha2-*, sk-*) for type ssh, a PEM certificate for type x509. */
+  publicKey?: string;
+};
+
+/** Observed state, written by the agent. */
+export type KeyPairStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Fingerprint of the public key, as Nova reports it. */
+  fingerprint?: string;
+};
+
+/** A Nova key pair made from a public key kept in Git. */
+export interface KeyPair {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'KeyPair';
+  metadata: NamespacedMetadata;
+  spec: KeyPairSpec;
+  status?: KeyPairStatus;
+}
+
+/** Desired Neutron network. */
+export type NetworkSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Neutron network instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack network. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the network (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Administrative state: up (true) or down (false). */
+  adminStateUp?: boolean;
+  /** Maximum transmission unit in bytes. At least 68 for IPv4 and 1280 for IPv6 subnets; Neutron caps it at what the network type allows. Default: Neutron's (usually 1500 minus overlay overhead). */
+  mtu?: number;
+  /** Default port security (security groups, anti-spoofing) for new ports. Default: Neutron's (true). */
+  portSecurityEnabled?: boolean;
+  /** Shared with every project. Allowed only in admin namespaces. */
+  shared?: boolean;
+  /** External network (router gateways and floating IPs). Allowed only in admin namespaces. */
+  external?: boolean;
+  /** DNS domain for ports of this network (needs the dns-integration extension), e.g. example.org. */
+  dnsDomain?: string;
+  /** Availability zone candidates. Immutable after creation. */
+  availabilityZoneHints?: string[];
+  /** Provider network attributes (admin namespaces only). Immutable after creation. */
+  provider?: {
+    /** Segmentation type. */
+    networkType: "flat" | "vlan" | "vxlan" | "gre" | "geneve" | "local";
+    /** Physical network name as configured in Neutron (flat and vlan). */
+    physicalNetwork?: string;
+    /** VLAN ID (1..4094), VXLAN/Geneve VNI or GRE key. */
+    segmentationId?: number;
+  };
+  /** Tags set on the Neutron network, besides the agent's own ownership tags. */
+  tags?: Tags;
+};
+
+/** Observed state, written by the agent. */
+export type NetworkStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+};
+
+/** A Neutron network. */
+export interface Network {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Network';
+  metadata: NamespacedMetadata;
+  spec: NetworkSpec;
+  status?: NetworkStatus;
+}
+
+/** One OpenStack-Helm chart. */
+export type OpenStackCloudService = {
+  /** Deploy this chart. Defaults: keystone, glance, placement, nova, neutron, cinder, horizon and the infrastructure charts are enabled; the others are not. */
+  enabled?: boolean;
+  /** Replicas of the chart's API and worker Deployments. Default: from spec.size. */
+  replicas?: number;
+  /** Configuration overrides, merged into the chart's `conf` values (e.g. {nova: {DEFAULT: {cpu_allocation_ratio: 4.0}}}). */
+  conf?: Record<string, unknown>;
+  /** Raw chart values, merged last over everything KupenStack renders. Use with care: they bypass KupenStack's checks. */
+  values?: Record<string, unknown>;
+};
+
+/** Desired OpenStack deployment on this Kubernetes cluster, rendered into OpenStack-Helm charts. */
+export type OpenStackCloudSpec = {
+  /** OpenStack release series, as OpenStack-Helm names it, e.g. 2024.2, 2025.1 (or zed, yoga). A change upgrades one service at a time (identity, placement, image, networking, compute, block storage, dashboard), one release step at a time, after a database backup. */
+  release: string;
+  /** Preset for replicas, workers and resources: small (a lab or a few compute nodes), medium, large. */
+  size?: "small" | "medium" | "large";
+  /** OpenStack services (one OpenStack-Helm chart each). */
+  services?: {
+    /** Identity. */
+    keystone?: OpenStackCloudService;
+    /** Image. */
+    glance?: OpenStackCloudService;
+    /** Placement. */
+    placement?: OpenStackCloudService;
+    /** Compute. */
+    nova?: OpenStackCloudService;
+    /** Networking. */
+    neutron?: OpenStackCloudService;
+    /** Block storage. */
+    cinder?: OpenStackCloudService;
+    /** Dashboard. */
+    horizon?: OpenStackCloudService;
+    /** Orchestration. */
+    heat?: OpenStackCloudService;
+    /** Load balancer. */
+    octavia?: OpenStackCloudService;
+    /** Key manager. */
+    barbican?: OpenStackCloudService;
+    /** DNS. */
+    designate?: OpenStackCloudService;
+    /** Bare metal. */
+    ironic?: OpenStackCloudService;
+    /** Shared file systems. */
+    manila?: OpenStackCloudService;
+    /** Container orchestration. */
+    magnum?: OpenStackCloudService;
+    /** Instance HA. */
+    masakari?: OpenStackCloudService;
+  };
+  /** Infrastructure charts the services depend on. */
+  infrastructure?: {
+    /** Database (Galera). */
+    mariadb?: OpenStackCloudService;
+    /** Message queue. */
+    rabbitmq?: OpenStackCloudService;
+    /** Token and API cache. */
+    memcached?: OpenStackCloudService;
+    /** Hypervisor daemon on compute nodes. */
+    libvirt?: OpenStackCloudService;
+    /** Open vSwitch on network and compute nodes. */
+    openvswitch?: OpenStackCloudService;
+    /** OVN (when neutron uses the OVN backend). */
+    ovn?: OpenStackCloudService;
+  };
+  /** Registry prefix replacing the registry of every container image, e.g. registry.example.com/mirror (air-gapped installs). */
+  imageRegistry?: string;
+  /** Where the OpenStack-Helm charts come from. */
+  chart?: {
+    /** Helm repository (https://) or OCI registry (oci://) of the charts. */
+    repository?: string;
+    /** Chart version (or semver range) to use for every chart. Default: the newest version published for `release`. */
+    version?: string;
+  };
+  /** When disruptive steps (upgrades, restarts for configuration changes) may start. Default: any time. */
+  maintenanceWindow?: {
+    /** Start of each window. */
+    schedule: Cron;
+    /** Length of each window, e.g. 4h. */
+    duration: Duration;
+  };
+  /** Scheduled database backups (one is also taken before every upgrade). */
+  backup?: {
+    /** When to back up. */
+    schedule: Cron;
+    /** Backups to retain. */
+    keep?: number;
+    /** Where to store backups: a PersistentVolumeClaim name (pvc:<name>) or an object store URL (s3://bucket/prefix). Default: a PVC made by KupenStack. */
+    destination?: string;
+  };
+  /** Kubernetes namespace the OpenStack services run in. */
+  namespace?: DnsLabel;
+  /** Keystone region name of this cloud. */
+  region?: string;
+};
+
+/** Observed state, written by the agent. */
+export type OpenStackCloudStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Release every enabled service currently runs (empty during the first install). */
+  release?: string;
+  /** Per chart: health and version. */
+  services?: Record<string, {
+    /** All its workloads are ready. */
+    ready?: boolean;
+    /** OpenStack release it runs. */
+    release?: string;
+    /** Chart version applied. */
+    chartVersion?: string;
+    /** Details when not ready. */
+    message?: string;
+  }>;
+  /** Upgrade in progress or last finished. */
+  upgrade?: {
+    /** Release before the upgrade. */
+    from?: string;
+    /** Target release of this step. */
+    to?: string;
+    /** Service being upgraded. */
+    service?: string;
+    /** Phase. */
+    phase?: "Backup" | "Upgrading" | "Succeeded" | "Failed";
+    /** When the upgrade started. */
+    startedAt?: string;
+    /** Backup taken before the first step. */
+    backup?: string;
+  };
+  /** Last database backup. */
+  lastBackup?: {
+    /** When it finished. */
+    time?: string;
+    /** Where it is. */
+    location?: string;
+    /** Outcome. */
+    result?: "Succeeded" | "Failed";
+  };
+};
+
+/** The OpenStack cloud itself: release, services and configuration, deployed with OpenStack-Helm. One per cluster. */
+export interface OpenStackCloud {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'OpenStackCloud';
+  metadata: ClusterMetadata;
+  spec: OpenStackCloudSpec;
+  status?: OpenStackCloudStatus;
+}
+
+/** Desired Neutron port. networkRef is required unless `import` is set; it cannot change. */
+export type PortSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Neutron port instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack port. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the port (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Network manifest of the port. */
+  networkRef?: LocalRef;
+  /** Fixed addresses. Each gives a subnetRef, an ipAddress, or both. Default: one address from each subnet chosen by Neutron. */
+  fixedIPs?: {
+    /** Subnet manifest to take the address from. */
+    subnetRef?: LocalRef;
+    /** Exact address (must lie in the subnet). */
+    ipAddress?: IpAddress;
+  }[];
+  /** MAC address. Default: generated by Neutron. Changing it needs admin rights. */
+  macAddress?: MacAddress;
+  /** SecurityGroup manifests applied to the port. Omitted: the project's default group. Must be empty when portSecurityEnabled is false. */
+  securityGroupRefs?: LocalRef[];
+  /** Port security (security groups, anti-spoofing). Default: the network's. */
+  portSecurityEnabled?: boolean;
+  /** Administrative state: up (true) or down (false). */
+  adminStateUp?: boolean;
+  /** Extra addresses the port may send from (VIPs, keepalived). */
+  allowedAddressPairs?: {
+    /** An IP address or a CIDR. */
+    ipAddress: string;
+    /** MAC address. Default: the port's. */
+    macAddress?: MacAddress;
+  }[];
+  /** VNIC type (binding:vnic_type); anything but normal needs matching hardware. */
+  vnicType?: "normal" | "direct" | "macvtap" | "baremetal" | "direct-physical" | "virtio-forwarder" | "smart-nic" | "remote-managed" | "vdpa";
+  /** Tags set on the Neutron port, besides the agent's own ownership tags. */
+  tags?: Tags;
+};
+
+/** Observed state, written by the agent. */
+export type PortStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** MAC address of the port. */
+  macAddress?: string;
+  /** Fixed addresses of the port. */
+  fixedIPs?: {
+    /** Subnet ID. */
+    subnetID?: string;
+    /** Address. */
+    ipAddress?: string;
+  }[];
+  /** ID of the device using the port (server or router). */
+  deviceID?: string;
+  /** Kind of device using the port, e.g. compute:nova or network:router_interface. */
+  deviceOwner?: string;
+};
+
+/** A Neutron port, to give a VM a fixed address or to attach to a router. */
+export interface Port {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Port';
+  metadata: NamespacedMetadata;
+  spec: PortSpec;
+  status?: PortStatus;
+}
+
+/** Desired quotas of the namespace's project. Omitted fields keep the cloud's defaults. One ProjectQuota per namespace. It has no managementPolicy or import: the project's quotas always exist. */
+export type ProjectQuotaSpec = {
+  /** When the manifest is removed: delete resets the quotas to the cloud's defaults, detach leaves them as they are. */
+  onDelete?: OnDelete;
+  /** Nova quotas. */
+  compute?: {
+    /** Servers. -1 means unlimited. */
+    instances?: number;
+    /** Virtual CPUs. -1 means unlimited. */
+    cores?: number;
+    /** RAM in MiB. -1 means unlimited. */
+    ramMiB?: number;
+    /** Key pairs (Nova counts them per user). -1 means unlimited. */
+    keyPairs?: number;
+    /** Server groups. -1 means unlimited. */
+    serverGroups?: number;
+    /** Servers per server group. -1 means unlimited. */
+    serverGroupMembers?: number;
+    /** Metadata items per server. -1 means unlimited. */
+    metadataItems?: number;
+  };
+  /** Neutron quotas. */
+  network?: {
+    /** Networks. -1 means unlimited. */
+    networks?: number;
+    /** Subnets. -1 means unlimited. */
+    subnets?: number;
+    /** Ports. -1 means unlimited. */
+    ports?: number;
+    /** Routers. -1 means unlimited. */
+    routers?: number;
+    /** Floating IPs. -1 means unlimited. */
+    floatingIPs?: number;
+    /** Security groups. -1 means unlimited. */
+    securityGroups?: number;
+    /** Security group rules. -1 means unlimited. */
+    securityGroupRules?: number;
+    /** RBAC policies. -1 means unlimited. */
+    rbacPolicies?: number;
+    /** Subnet pools. -1 means unlimited. */
+    subnetPools?: number;
+  };
+  /** Cinder quotas. */
+  blockStorage?: {
+    /** Volumes. -1 means unlimited. */
+    volumes?: number;
+    /** Total volume and snapshot size in GiB. -1 means unlimited. */
+    gigabytes?: number;
+    /** Snapshots. -1 means unlimited. */
+    snapshots?: number;
+    /** Backups. -1 means unlimited. */
+    backups?: number;
+    /** Total backup size in GiB. -1 means unlimited. */
+    backupGigabytes?: number;
+    /** Largest single volume in GiB. -1 means unlimited. */
+    perVolumeGigabytes?: number;
+  };
+};
+
+/** Observed state, written by the agent. id is the Keystone project ID. */
+export type ProjectQuotaStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Keystone name of the project. */
+  projectName?: string;
+};
+
+/** Compute, network and block-storage quotas of the namespace's OpenStack project. */
+export interface ProjectQuota {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'ProjectQuota';
+  metadata: NamespacedMetadata;
+  spec: ProjectQuotaSpec;
+  status?: ProjectQuotaStatus;
+}
+
+/** Desired Neutron router with its external gateway, interfaces and static routes. */
+export type RouterSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Neutron router instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack router. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the router (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Administrative state: up (true) or down (false). */
+  adminStateUp?: boolean;
+  /** External gateway of the router. Exactly one of networkRef (a Network manifest) or network (a pre-existing network). */
+  externalGateway?: {
+    /** External Network manifest (admin namespaces define these). */
+    networkRef?: LocalRef;
+    /** Pre-existing external network, by id or by filter (e.g. {filter: {name: public}}). Exactly one of id and filter. */
+    network?: {
+      /** Network ID. */
+      id?: OpenstackID;
+      /** Criteria that must match exactly one network. */
+      filter?: {
+        /** Exact network name. */
+        name?: OpenstackName;
+        /** The network must carry all of these tags. */
+        tags?: Tags;
+      };
+    };
+    /** Source-NAT traffic leaving through the gateway. Default: Neutron's (true); changing it usually needs admin rights. */
+    enableSNAT?: boolean;
+    /** Fixed addresses of the gateway port on the external network. Default: one address chosen by Neutron. Usually needs admin rights. */
+    externalFixedIPs?: {
+      /** External Subnet manifest to take the address from. */
+      subnetRef?: LocalRef;
+      /** Pre-existing external subnet, by id or by filter. Exactly one of id and filter. */
+      subnet?: {
+        /** Subnet ID. */
+        id?: OpenstackID;
+        /** Criteria that must match exactly one subnet. */
+        filter?: ImportFilter;
+      };
+      /** Address to use. */
+      ipAddress?: IpAddress;
+    }[];
+  };
+  /** Internal interfaces. Each is exactly one of subnetRef (the router takes the subnet's gateway address) or portRef (the router uses that port). */
+  interfaces?: {
+    /** Subnet manifest to attach. */
+    subnetRef?: LocalRef;
+    /** Port manifest to attach. */
+    portRef?: LocalRef;
+  }[];
+  /** Static routes; each nextHop must be on a subnet the router is attached to. */
+  routes?: {
+    /** Destination network. */
+    destination: Cidr;
+    /** Next-hop address. */
+    nextHop: IpAddress;
+  }[];
+  /** Distributed router (DVR). Admin only by default; immutable after creation. */
+  distributed?: boolean;
+  /** Highly available router (L3 HA). Admin only by default; immutable after creation. */
+  ha?: boolean;
+  /** Availability zone candidates. Immutable after creation. */
+  availabilityZoneHints?: string[];
+  /** Tags set on the Neutron router, besides the agent's own ownership tags. */
+  tags?: Tags;
+};
+
+/** Observed state, written by the agent. */
+export type RouterStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Addresses of the external gateway port. */
+  externalGatewayIPs?: string[];
+  /** Interfaces the router has, by port. */
+  interfaces?: {
+    /** Neutron port ID of the interface. */
+    portID?: string;
+    /** Subnet ID of the interface address. */
+    subnetID?: string;
+    /** Address of the interface. */
+    ipAddress?: string;
+  }[];
+};
+
+/** A Neutron router. */
+export interface Router {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Router';
+  metadata: NamespacedMetadata;
+  spec: RouterSpec;
+  status?: RouterStatus;
+}
+
+/** Desired Neutron security group with its rules inline. `rules` is the complete rule set: rules found in Neutron and not declared are removed, except the default egress rules (see deleteDefaultRules). */
+export type SecurityGroupSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Neutron security group instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack security group. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the security group (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Stateful (connection-tracked) group. Changing it replaces the group. */
+  stateful?: boolean;
+  /** Remove the allow-all egress rules (IPv4 and IPv6) that Neutron adds to every new group. When false they are kept and never reported as drift. */
+  deleteDefaultRules?: boolean;
+  /** Rules of the group. Rules are immutable in Neutron: a changed rule is deleted and re-created. */
+  rules?: ({
+    /** Traffic direction the rule matches, seen from the VM. */
+    direction: "ingress" | "egress";
+    /** Address family. Must match remoteIPPrefix when that is set. */
+    ethertype?: "IPv4" | "IPv6";
+    /** IP protocol: a name (tcp, udp, icmp, icmpv6, sctp, gre, esp, ah, vrrp, ..., any) or a protocol number "0".."255" as a string. Omitted: any protocol. */
+    protocol?: string;
+    /** First port (tcp, udp, sctp, dccp, udplite: 1..65535), or the ICMP type (icmp, icmpv6: 0..255). */
+    portRangeMin?: number;
+    /** Last port (>= portRangeMin), or the ICMP code (icmp, icmpv6: 0..255). */
+    portRangeMax?: number;
+    /** Remote network the rule matches, e.g. 203.0.113.0/24 or ::/0. */
+    remoteIPPrefix?: Cidr;
+    /** Match traffic from ports in this SecurityGroup manifest; may name the group itself. */
+    remoteGroupRef?: LocalRef;
+    /** Human-readable description of the rule (OpenStack `description`, at most 255 characters). */
+    description?: string;
+  })[];
+  /** Tags set on the Neutron security group, besides the agent's own ownership tags. */
+  tags?: Tags;
+};
+
+/** Observed state, written by the agent. */
+export type SecurityGroupStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Neutron IDs of the declared rules, in the order of spec.rules. */
+  ruleIDs?: string[];
+};
+
+/** A Neutron security group and its rules. */
+export interface SecurityGroup {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'SecurityGroup';
+  metadata: NamespacedMetadata;
+  spec: SecurityGroupSpec;
+  status?: SecurityGroupStatus;
+}
+
+/** Desired Neutron subnet. networkRef and cidr are required unless `import` is set. networkRef, ipVersion, cidr and the IPv6 modes cannot change (a change replaces the subnet). */
+export type SubnetSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Neutron subnet instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack subnet. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the subnet (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Network manifest this subnet belongs to. */
+  networkRef?: LocalRef;
+  /** IP version; must match cidr. */
+  ipVersion?: 4 | 6;
+  /** Address range of the subnet. Must not overlap other subnets of the network. */
+  cidr?: Cidr;
+  /** Gateway address inside cidr. Default: the first address of cidr. Must be absent when disableGateway is true. */
+  gatewayIP?: IpAddress;
+  /** Create the subnet without a gateway. */
+  disableGateway?: boolean;
+  /** Ranges handed out to ports, inside cidr and excluding the gateway. Default: all of cidr except the gateway. */
+  allocationPools?: {
+    /** First address. */
+    start: IpAddress;
+    /** Last address. */
+    end: IpAddress;
+  }[];
+  /** Run DHCP on the subnet. */
+  enableDHCP?: boolean;
+  /** DNS servers handed out by DHCP, in order (Neutron allows 5 by default). */
+  dnsNameservers?: IpAddress[];
+  /** Extra routes handed out by DHCP (Neutron allows 20 by default). */
+  hostRoutes?: {
+    /** Destination network. */
+    destination: Cidr;
+    /** Next-hop address. */
+    nextHop: IpAddress;
+  }[];
+  /** IPv6 address assignment (ipVersion 6 only). */
+  ipv6AddressMode?: "slaac" | "dhcpv6-stateful" | "dhcpv6-stateless";
+  /** IPv6 router advertisement mode (ipVersion 6 only); if both modes are set they must be equal. */
+  ipv6RAMode?: "slaac" | "dhcpv6-stateful" | "dhcpv6-stateless";
+  /** Tags set on the Neutron subnet, besides the agent's own ownership tags. */
+  tags?: Tags;
+};
+
+/** Observed state, written by the agent. */
+export type SubnetStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+};
+
+/** A Neutron subnet (IPv4 or IPv6) of a Network. */
+export interface Subnet {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Subnet';
+  metadata: NamespacedMetadata;
+  spec: SubnetSpec;
+  status?: SubnetStatus;
+}
+
+/** What to pull and how: a Git repository (or a local directory, for development) of KupenStack manifests, kept applied to the cloud. */
+export type SyncSpec = {
+  /** Where the manifests come from. Exactly one of git or directory. */
+  source: {
+    /** A Git repository. */
+    git?: {
+      /** Repository URL (https:// or ssh://). */
+      url: string;
+      /** What to check out. Exactly one of branch, tag, semver or commit. */
+      ref: {
+        /** Branch to follow. */
+        branch?: string;
+        /** Tag to check out. */
+        tag?: string;
+        /** Semantic-version range over tags; the highest match is used. */
+        semver?: string;
+        /** Commit SHA to pin (SHA-1 or SHA-256, full length). */
+        commit?: string;
+      };
+      /** Secret with the Git credentials: username and password (or a token as password) for https, identity and known_hosts for ssh. Default: anonymous. */
+      secretRef?: SecretRef;
+      /** Commit signature verification. */
+      verify?: {
+        /** head: the checked-out commit must be signed by one of the keys; none: no check. */
+        mode: "head" | "none";
+        /** Secret whose values are trusted PGP or SSH public keys. */
+        publicKeysSecretRef?: SecretRef;
+      };
+    };
+    /** A local directory, watched for changes (development and standalone mode). */
+    directory?: {
+      /** Absolute path of the directory on the agent's file system. */
+      path: string;
+    };
+  };
+  /** Directory inside the source to load, relative to its root (no '..'). */
+  path?: string;
+  /** How often to fetch the source and correct drift. */
+  interval?: Duration;
+  /** Retry interval after a failed run. Default: interval. */
+  retryInterval?: Duration;
+  /** Time limit of one run (fetch, plan, apply, health). Default: interval. */
+  timeout?: Duration;
+  /** Also run on this cron schedule (in addition to interval and webhooks). */
+  schedule?: Cron;
+  /** Stop applying new revisions and correcting drift. */
+  suspend?: boolean;
+  /** Delete OpenStack objects this Sync created that are no longer declared. */
+  prune?: boolean;
+  /** Hold a revision that would delete more than this percentage of everything this Sync manages, until confirmed. */
+  massDeleteThreshold?: number;
+  /** OpenStack credentials of the agent (admin scope: it creates the projects). */
+  cloud: {
+    /** Secret holding a clouds.yaml (default key: clouds.yaml). */
+    secretRef: SecretKeyRef;
+    /** Entry of clouds.yaml to use. Default: the only entry, or `openstack`. */
+    cloudName?: string;
+  };
+  /** Prefix of the Keystone project made for each namespace: project name = prefix + namespace. Keystone names are at most 64 characters, so prefix plus namespace must fit. */
+  projectPrefix?: string;
+  /** Namespaces treated as admin: their flavors and images may be public, their networks shared or external. */
+  adminNamespaces?: DnsLabel[];
+  /** Run on push notifications from the Git host. */
+  webhook?: {
+    /** Secret whose `token` key verifies the payloads (HMAC). */
+    secretRef: SecretRef;
+  };
+};
+
+/** Observed state, written by the agent. */
+export type SyncStatus = {
+  /** metadata.generation the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  /** When the last run finished. */
+  lastSyncTime?: string;
+  /** Last revision applied successfully, e.g. main@sha1:<sha>. */
+  lastAppliedRevision?: string;
+  /** Last revision the agent tried to apply. */
+  lastAttemptedRevision?: string;
+  /** Revision held by massDeleteThreshold, waiting for confirmation. */
+  heldRevision?: string;
+  /** Recent runs, newest first. */
+  history?: ({
+    /** Revision of the run. */
+    revision: string;
+    /** When it started. */
+    startedAt: string;
+    /** How long it took. */
+    duration?: Duration;
+    /** Outcome. */
+    result: "Succeeded" | "Failed" | "Rejected" | "Held";
+    /** Details (first error, held reason). */
+    message?: string;
+    /** Objects per action, e.g. {created: 2, updated: 1, deleted: 0, unchanged: 40, failed: 0}. */
+    counts?: Record<string, number>;
+  })[];
+  /** OpenStack objects this Sync manages. */
+  inventory?: {
+    /** Manifest address: <namespace>/<Kind>/<name> (<Kind>/<name> when cluster-scoped). */
+    address: string;
+    /** OpenStack ID. */
+    id?: string;
+  }[];
+};
+
+/** Pulls a Git repository of KupenStack manifests and keeps the cloud equal to it (fetch, validate, plan, apply, prune). */
+export interface Sync {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Sync';
+  metadata: ClusterMetadata;
+  spec: SyncSpec;
+  status?: SyncStatus;
+}
+
+/** Desired Nova server. Exactly one of flavorRef or flavorName, and exactly one of imageRef or bootVolume. At most one of userData and userDataSecretRef. A flavor change resizes the server; an image change rebuilds it only if onImageUpdate is rebuild (destructive); networks, keyPairRef, userData, availabilityZone, configDrive and bootVolume changes replace it. */
+export type VirtualMachineSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Nova server instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack server. Default: metadata.name. Also the default hostname. */
+  name?: OpenstackName;
+  /** Human-readable description of the server (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Flavor manifest to use. */
+  flavorRef?: LocalRef;
+  /** Name of a pre-existing public flavor, e.g. m1.small. */
+  flavorName?: OpenstackName;
+  /** Image manifest to boot from (local disk). */
+  imageRef?: LocalRef;
+  /** Boot from a Cinder volume. Exactly one of imageRef (create a new volume from an Image manifest; size required) or volumeRef (boot an existing Volume manifest). */
+  bootVolume?: {
+    /** Image manifest to create the root volume from. */
+    imageRef?: LocalRef;
+    /** Volume manifest to boot from (must be bootable). */
+    volumeRef?: LocalRef;
+    /** Size of the new root volume in GiB (at least the image's minDisk). */
+    size?: number;
+    /** Cinder volume type of the new root volume. Default: the cloud's default type. */
+    volumeType?: string;
+    /** Delete the root volume with the server. */
+    deleteOnTermination?: boolean;
+  };
+  /** NICs in order. Each is exactly one of networkRef (the agent creates the port, with securityGroupRefs) or portRef (a Port manifest, which carries its own security groups). Empty or omitted: the server has no NIC. */
+  networks?: {
+    /** Network manifest to attach; the agent creates a port. */
+    networkRef?: LocalRef;
+    /** Fixed address on that network (networkRef only). */
+    fixedIP?: IpAddress;
+    /** Port manifest to attach. */
+    portRef?: LocalRef;
+  }[];
+  /** SecurityGroup manifests for the ports the agent creates from networkRef entries. Omitted: the project's default group. */
+  securityGroupRefs?: LocalRef[];
+  /** KeyPair manifest injected at boot. */
+  keyPairRef?: LocalRef;
+  /** Data volumes to attach, in order. */
+  volumes?: {
+    /** Volume manifest to attach. */
+    volumeRef: LocalRef;
+    /** Device name hint, e.g. /dev/vdb. Default: chosen by Nova (hypervisors may ignore it). */
+    device?: string;
+  }[];
+  /** User data (cloud-init, ignition...) as plain text; the agent base64-encodes it. Nova accepts at most 65535 bytes encoded, i.e. about 48 KiB of text. */
+  userData?: string;
+  /** Secret holding the user data (default key: userData), for user data with secrets in it. */
+  userDataSecretRef?: SecretKeyRef;
+  /** Nova server metadata: keys of at most 255 characters (letters, digits, '-', '_', ':', '.', ' '), string values of at most 255. Updated in place. */
+  metadata?: Record<string, string>;
+  /** Availability zone to boot in. Default: Nova's choice. */
+  availabilityZone?: string;
+  /** Attach a config drive. */
+  configDrive?: boolean;
+  /** Declared power state: running (ACTIVE), shutoff (SHUTOFF), paused (PAUSED) or suspended (SUSPENDED). */
+  powerState?: "running" | "shutoff" | "paused" | "suspended";
+  /** Self-healing of a server in ERROR, deleted outside Git, or in another state than powerState. Steps escalate reboot -> rebuild -> recreate up to `strategy`; every attempt is recorded in status and as an Event, and the agent gives up loudly after maxAttempts. */
+  heal?: {
+    /** Most drastic step allowed: reboot (hard reboot only), rebuild (also rebuild from the image; local disk data is lost) or recreate (also delete and re-create the server with the same ports and volumes). */
+    strategy?: "reboot" | "rebuild" | "recreate";
+    /** Attempts before giving up; 0 disables healing. */
+    maxAttempts?: number;
+    /** Wait before the first attempt; doubled after each failed attempt. */
+    backoff?: Duration;
+  };
+  /** What to do when imageRef resolves to a new Glance image (an OCI tag moved): ignore (keep running the old one) or rebuild (destructive for local disks). */
+  onImageUpdate?: "ignore" | "rebuild";
+  /** Nova server tags: at most 32, each 1 to 60 characters without '/' or ','. The agent adds its own ownership tags. */
+  tags?: string[];
+};
+
+/** Observed state, written by the agent. */
+export type VirtualMachineStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Nova status, e.g. BUILD, ACTIVE, SHUTOFF, PAUSED, SUSPENDED, ERROR. */
+  serverStatus?: string;
+  /** Power state derived from Nova: running, shutoff, paused, suspended or unknown. */
+  powerState?: string;
+  /** Glance image ID the server was built from (or its root volume was made from). */
+  imageID?: string;
+  /** Addresses of the server. */
+  addresses?: ({
+    /** Network name. */
+    network?: string;
+    /** IP address. */
+    address?: string;
+    /** fixed or floating. */
+    type?: "fixed" | "floating";
+    /** MAC address of the NIC. */
+    macAddress?: string;
+  })[];
+  /** Healing state. */
+  heal?: {
+    /** Attempts made since the server was last healthy. */
+    attempts?: number;
+    /** True when maxAttempts was reached; a new revision or a healthy server resets it. */
+    gaveUp?: boolean;
+    /** Recent attempts, newest first. */
+    history?: ({
+      /** When it started. */
+      time: string;
+      /** Step taken. */
+      step: "reboot" | "rebuild" | "recreate";
+      /** Why: e.g. ServerError, ServerMissing, PowerStateMismatch. */
+      reason?: string;
+      /** Outcome. */
+      result: "Succeeded" | "Failed" | "InProgress";
+      /** Details. */
+      message?: string;
+    })[];
+  };
+};
+
+/** A Nova server, kept in its declared power state and healed when it breaks. */
+export interface VirtualMachine {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'VirtualMachine';
+  metadata: NamespacedMetadata;
+  spec: VirtualMachineSpec;
+  status?: VirtualMachineStatus;
+}
+
+/** Desired Cinder volume. size is required unless `import` is set; it can only grow (extend). */
+export type VolumeSpec = {
+  managementPolicy?: ManagementPolicy;
+  /** Adopt an existing Cinder volume instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  import?: ImportSpec;
+  onDelete?: OnDelete;
+  /** Name of the OpenStack volume. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the volume (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Size in GiB. Growing it extends the volume; shrinking is rejected. */
+  size?: number;
+  /** Cinder volume type. Default: the cloud's default type. A change retypes the volume. */
+  volumeType?: string;
+  /** Availability zone. Default: Cinder's choice. Cannot change. */
+  availabilityZone?: string;
+  /** Image manifest to fill the volume from; makes it bootable. Cannot change. */
+  imageRef?: LocalRef;
+  /** Cinder volume metadata: keys and values of at most 255 characters. */
+  metadata?: Record<string, string>;
+  /** Allow attaching to several servers; needs a volume type with multiattach support. Cannot change. */
+  multiattach?: boolean;
+};
+
+/** Observed state, written by the agent. */
+export type VolumeStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  conditions?: Conditions;
+  id?: OpenstackID;
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Cinder status, e.g. creating, available, in-use, error. */
+  volumeStatus?: string;
+  /** Whether Cinder marks the volume bootable. */
+  bootable?: boolean;
+  /** Where the volume is attached. */
+  attachments?: {
+    /** Nova server ID. */
+    serverID?: string;
+    /** Device name inside the server. */
+    device?: string;
+  }[];
+};
+
+/** A Cinder volume. */
+export interface Volume {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'Volume';
+  metadata: NamespacedMetadata;
+  spec: VolumeSpec;
+  status?: VolumeStatus;
+}
+
+export type KindName = 'Flavor' | 'FloatingIP' | 'Image' | 'KeyPair' | 'Network' | 'OpenStackCloud' | 'Port' | 'ProjectQuota' | 'Router' | 'SecurityGroup' | 'Subnet' | 'Sync' | 'VirtualMachine' | 'Volume';
+
+export type AnyKind = Flavor | FloatingIP | Image | KeyPair | Network | OpenStackCloud | Port | ProjectQuota | Router | SecurityGroup | Subnet | Sync | VirtualMachine | Volume;
+
+export interface SpecByKind {
+  Flavor: FlavorSpec;
+  FloatingIP: FloatingIPSpec;
+  Image: ImageSpec;
+  KeyPair: KeyPairSpec;
+  Network: NetworkSpec;
+  OpenStackCloud: OpenStackCloudSpec;
+  Port: PortSpec;
+  ProjectQuota: ProjectQuotaSpec;
+  Router: RouterSpec;
+  SecurityGroup: SecurityGroupSpec;
+  Subnet: SubnetSpec;
+  Sync: SyncSpec;
+  VirtualMachine: VirtualMachineSpec;
+  Volume: VolumeSpec;
+}

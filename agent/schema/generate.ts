@@ -1,0 +1,29 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { stringify } from 'yaml';
+import { crdFor } from './crd.ts';
+import { packageRoot } from '../paths.ts';
+import { loadSchemaRegistry, type SchemaRegistry } from './registry.ts';
+import { typescriptFor } from './typescript.ts';
+
+/** Every file derived from schemas/, by path relative to the package root. */
+export function generatedFiles(registry: SchemaRegistry = loadSchemaRegistry()): Map<string, string> {
+  const files = new Map<string, string>();
+  files.set('agent/model/kinds.generated.ts', typescriptFor(registry));
+  for (const info of registry.kinds.values()) {
+    const crd = crdFor(info, registry);
+    files.set(`deploy/crds/${crd.metadata.name}.yaml`, `# Generated from schemas/${info.file} by \`npm run generate\`. Do not edit.\n${stringify(crd, { lineWidth: 0 })}`);
+  }
+  return files;
+}
+
+// `npm run generate` writes them; the test suite checks they are up to date.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const [path, content] of generatedFiles()) {
+    const target = join(packageRoot, path);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, content);
+    console.log(`wrote ${path}`);
+  }
+}
