@@ -22,6 +22,14 @@ export function parseManifestFile(input: ManifestFile): { documents: SourceDocum
     diagnostics.push({ code, file, line, column, kind: '', name: '', path: '', message });
   };
 
+  if (file.toLowerCase().endsWith('.json')) {
+    // YAML reads JSON too, but also accepts what JSON does not (trailing commas, comments).
+    const error = jsonSyntaxError(text);
+    if (error) {
+      problem('json.syntax', error.offset, `${error.message}; fix the JSON syntax here`);
+      return { documents, diagnostics };
+    }
+  }
   const parsed = parseAllDocuments(text, { uniqueKeys: true, strict: true, prettyErrors: false, keepSourceTokens: false });
   if (!Array.isArray(parsed)) {
     // An empty stream comes back as a single EmptyStream object.
@@ -37,17 +45,18 @@ export function parseManifestFile(input: ManifestFile): { documents: SourceDocum
       for (const error of doc.errors) problem(yamlCode(error), error.pos[0], yamlMessage(error));
       continue;
     }
-    if (doc.contents === null) continue; // an empty document between `---` separators
-    nonEmpty++;
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount });
     } catch (err) {
+      nonEmpty++;
       problem('yaml.aliases', doc.range[0], `the document expands too many aliases (${err instanceof Error ? err.message : String(err)}); write the values out`);
       continue;
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      problem('document.not-object', doc.contents.range?.[0] ?? doc.range[0], 'a manifest must be a mapping with apiVersion, kind, metadata and spec');
+    if (value === null || value === undefined) continue; // an empty document between `---` separators
+    nonEmpty++;
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      problem('document.not-object', doc.contents?.range?.[0] ?? doc.range[0], 'a manifest must be a mapping with apiVersion, kind, metadata and spec');
       continue;
     }
     documents.push({ file, index: docIndex, value, position: positioner(doc, lines) });
@@ -81,5 +90,17 @@ function yamlMessage(error: YAMLError): string {
       return `${text}; indent YAML with spaces`;
     default:
       return `${text}; fix the YAML syntax here`;
+  }
+}
+
+/** JSON.parse's verdict, with the offset it reports (Node names it as "position N"). */
+function jsonSyntaxError(text: string): { offset: number; message: string } | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const offset = /position (\d+)/.exec(message)?.[1];
+    return { offset: offset ? Number(offset) : 0, message: message.replace(/ in JSON at position \d+.*$/, '').replace(/ \(line \d+ column \d+\)$/, '') };
   }
 }

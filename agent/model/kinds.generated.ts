@@ -1,5 +1,4 @@
 // Generated from schemas/*.schema.json by `npm run generate`. Do not edit: change the schema and regenerate.
-/* eslint-disable */
 
 /** RFC 1123 DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters. */
 export type DnsLabel = string;
@@ -123,8 +122,11 @@ export type Observed = Record<string, unknown>;
 export type CommonStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -132,9 +134,11 @@ export type CommonStatus = {
 
 /** Desired Nova flavor. Nova flavors cannot change: any change to vcpus, ram, disk, swap, ephemeral, rxtxFactor or isPublic replaces the flavor (running VMs keep the old one until resized). vcpus, ram and disk are required unless `import` is set. */
 export type FlavorSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Nova flavor instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack flavor. Default: metadata.name. Nova flavor names are unique in the whole cloud, so the agent prefixes the project unless the namespace is an admin namespace. */
   name?: OpenstackName;
@@ -154,7 +158,7 @@ export type FlavorSpec = {
   rxtxFactor?: number;
   /** Flavor extra specs, e.g. hw:cpu_policy: dedicated, hw:mem_page_size: large, quota:disk_read_bytes_sec. Updated in place. */
   extraSpecs?: Record<string, string>;
-  /** Visible to every project. Allowed only in admin namespaces; otherwise the flavor is private and given access to this namespace's project only. */
+  /** Visible to every project. Allowed only in admin namespaces. Default: false (the agent sends it; Nova's own default is true): private, with access for this namespace's project only. */
   isPublic?: boolean;
 };
 
@@ -162,8 +166,11 @@ export type FlavorSpec = {
 export type FlavorStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -180,9 +187,11 @@ export interface Flavor {
 
 /** Desired Neutron floating IP. At most one of portRef and vmRef; with neither the address is only reserved. */
 export type FloatingIPSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Neutron floating IP instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Human-readable description of the floating IP (OpenStack `description`, at most 255 characters). */
   description?: string;
@@ -219,8 +228,11 @@ export type FloatingIPSpec = {
 export type FloatingIPStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -243,9 +255,11 @@ export interface FloatingIP {
 
 /** Desired Glance image. Exactly one of `source` (create and upload) or `import` (adopt an existing image). */
 export type ImageSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Glance image instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack image. Default: metadata.name. With a moving tag every version gets a new image of this name; older ones are hidden. */
   name?: OpenstackName;
@@ -287,9 +301,9 @@ export type ImageSpec = {
   diskFormat?: "ami" | "ari" | "aki" | "vhd" | "vhdx" | "vmdk" | "raw" | "qcow2" | "vdi" | "iso" | "ploop";
   /** Glance container_format. qcow2 and raw disks have none: bare. */
   containerFormat?: "ami" | "ari" | "aki" | "bare" | "ovf" | "ova" | "docker" | "compressed";
-  /** Glance visibility. public is allowed only in admin namespaces (Sync spec.adminNamespaces); community and shared need no admin rights. */
+  /** Glance visibility. Default at creation: private (the agent sends it; Glance's own default is shared). public is allowed only in admin namespaces (Sync spec.adminNamespaces). */
   visibility?: "public" | "community" | "shared" | "private";
-  /** Protect the image from deletion in Glance. The agent lifts protection before it deletes an image it owns. */
+  /** Protect the image from deletion in Glance. Default at creation: false. The agent lifts protection before it deletes an image it owns. */
   protected?: boolean;
   /** Minimum root disk size to boot the image, in GiB (Glance min_disk). */
   minDisk?: number;
@@ -313,8 +327,11 @@ export type ImageSpec = {
 export type ImageStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -359,9 +376,11 @@ export interface Image {
 
 /** Desired Nova key pair. The public key is imported; KupenStack never generates private keys. A change replaces the key pair (running VMs keep the key they booted with). publicKey is required unless `import` is set. */
 export type KeyPairSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Nova key pair instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack key pair. Default: metadata.name. Nova key pairs belong to a user, so the agent prefixes the project to keep names unique. */
   name?: OpenstackName;
@@ -375,8 +394,11 @@ export type KeyPairSpec = {
 export type KeyPairStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -395,23 +417,25 @@ export interface KeyPair {
 
 /** Desired Neutron network. */
 export type NetworkSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Neutron network instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack network. Default: metadata.name. */
   name?: OpenstackName;
   /** Human-readable description of the network (OpenStack `description`, at most 255 characters). */
   description?: string;
-  /** Administrative state: up (true) or down (false). */
+  /** Administrative state: up (true) or down (false). Default at creation: true. */
   adminStateUp?: boolean;
   /** Maximum transmission unit in bytes. At least 68 for IPv4 and 1280 for IPv6 subnets; Neutron caps it at what the network type allows. Default: Neutron's (usually 1500 minus overlay overhead). */
   mtu?: number;
   /** Default port security (security groups, anti-spoofing) for new ports. Default: Neutron's (true). */
   portSecurityEnabled?: boolean;
-  /** Shared with every project. Allowed only in admin namespaces. */
+  /** Shared with every project. Allowed only in admin namespaces. Default at creation: false. */
   shared?: boolean;
-  /** External network (router gateways and floating IPs). Allowed only in admin namespaces. */
+  /** External network (router gateways and floating IPs). Allowed only in admin namespaces. Default at creation: false. */
   external?: boolean;
   /** DNS domain for ports of this network (needs the dns-integration extension), e.g. example.org. */
   dnsDomain?: string;
@@ -434,8 +458,11 @@ export type NetworkSpec = {
 export type NetworkStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -551,8 +578,11 @@ export type OpenStackCloudSpec = {
 export type OpenStackCloudStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -606,9 +636,11 @@ export interface OpenStackCloud {
 
 /** Desired Neutron port. networkRef is required unless `import` is set; it cannot change. */
 export type PortSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Neutron port instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack port. Default: metadata.name. */
   name?: OpenstackName;
@@ -629,7 +661,7 @@ export type PortSpec = {
   securityGroupRefs?: LocalRef[];
   /** Port security (security groups, anti-spoofing). Default: the network's. */
   portSecurityEnabled?: boolean;
-  /** Administrative state: up (true) or down (false). */
+  /** Administrative state: up (true) or down (false). Default at creation: true. */
   adminStateUp?: boolean;
   /** Extra addresses the port may send from (VIPs, keepalived). */
   allowedAddressPairs?: {
@@ -638,7 +670,7 @@ export type PortSpec = {
     /** MAC address. Default: the port's. */
     macAddress?: MacAddress;
   }[];
-  /** VNIC type (binding:vnic_type); anything but normal needs matching hardware. */
+  /** VNIC type (binding:vnic_type); anything but normal needs matching hardware. Default at creation: normal. */
   vnicType?: "normal" | "direct" | "macvtap" | "baremetal" | "direct-physical" | "virtio-forwarder" | "smart-nic" | "remote-managed" | "vdpa";
   /** Tags set on the Neutron port, besides the agent's own ownership tags. */
   tags?: Tags;
@@ -648,8 +680,11 @@ export type PortSpec = {
 export type PortStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -740,8 +775,11 @@ export type ProjectQuotaSpec = {
 export type ProjectQuotaStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -760,15 +798,17 @@ export interface ProjectQuota {
 
 /** Desired Neutron router with its external gateway, interfaces and static routes. */
 export type RouterSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Neutron router instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack router. Default: metadata.name. */
   name?: OpenstackName;
   /** Human-readable description of the router (OpenStack `description`, at most 255 characters). */
   description?: string;
-  /** Administrative state: up (true) or down (false). */
+  /** Administrative state: up (true) or down (false). Default at creation: true. */
   adminStateUp?: boolean;
   /** External gateway of the router. Exactly one of networkRef (a Network manifest) or network (a pre-existing network). */
   externalGateway?: {
@@ -831,8 +871,11 @@ export type RouterSpec = {
 export type RouterStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -860,15 +903,17 @@ export interface Router {
 
 /** Desired Neutron security group with its rules inline. `rules` is the complete rule set: rules found in Neutron and not declared are removed, except the default egress rules (see deleteDefaultRules). */
 export type SecurityGroupSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Neutron security group instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack security group. Default: metadata.name. */
   name?: OpenstackName;
   /** Human-readable description of the security group (OpenStack `description`, at most 255 characters). */
   description?: string;
-  /** Stateful (connection-tracked) group. Changing it replaces the group. */
+  /** Stateful (connection-tracked) group. Default at creation: true. */
   stateful?: boolean;
   /** Remove the allow-all egress rules (IPv4 and IPv6) that Neutron adds to every new group. When false they are kept and never reported as drift. */
   deleteDefaultRules?: boolean;
@@ -876,7 +921,7 @@ export type SecurityGroupSpec = {
   rules?: ({
     /** Traffic direction the rule matches, seen from the VM. */
     direction: "ingress" | "egress";
-    /** Address family. Must match remoteIPPrefix when that is set. */
+    /** Address family; must match remoteIPPrefix. Default: the family of remoteIPPrefix, IPv4 when there is none. */
     ethertype?: "IPv4" | "IPv6";
     /** IP protocol: a name (tcp, udp, icmp, icmpv6, sctp, gre, esp, ah, vrrp, ..., any) or a protocol number "0".."255" as a string. Omitted: any protocol. */
     protocol?: string;
@@ -899,8 +944,11 @@ export type SecurityGroupSpec = {
 export type SecurityGroupStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -919,9 +967,11 @@ export interface SecurityGroup {
 
 /** Desired Neutron subnet. networkRef and cidr are required unless `import` is set. networkRef, ipVersion, cidr and the IPv6 modes cannot change (a change replaces the subnet). */
 export type SubnetSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Neutron subnet instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack subnet. Default: metadata.name. */
   name?: OpenstackName;
@@ -929,13 +979,13 @@ export type SubnetSpec = {
   description?: string;
   /** Network manifest this subnet belongs to. */
   networkRef?: LocalRef;
-  /** IP version; must match cidr. */
+  /** IP version; must match cidr. Default: the version of cidr. */
   ipVersion?: 4 | 6;
   /** Address range of the subnet. Must not overlap other subnets of the network. */
   cidr?: Cidr;
   /** Gateway address inside cidr. Default: the first address of cidr. Must be absent when disableGateway is true. */
   gatewayIP?: IpAddress;
-  /** Create the subnet without a gateway. */
+  /** No gateway on the subnet. Default: false. */
   disableGateway?: boolean;
   /** Ranges handed out to ports, inside cidr and excluding the gateway. Default: all of cidr except the gateway. */
   allocationPools?: {
@@ -944,7 +994,7 @@ export type SubnetSpec = {
     /** Last address. */
     end: IpAddress;
   }[];
-  /** Run DHCP on the subnet. */
+  /** Run DHCP on the subnet. Default at creation: true. */
   enableDHCP?: boolean;
   /** DNS servers handed out by DHCP, in order (Neutron allows 5 by default). */
   dnsNameservers?: IpAddress[];
@@ -967,8 +1017,11 @@ export type SubnetSpec = {
 export type SubnetStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -1056,6 +1109,7 @@ export type SyncSpec = {
 export type SyncStatus = {
   /** metadata.generation the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
   /** When the last run finished. */
   lastSyncTime?: string;
@@ -1098,11 +1152,13 @@ export interface Sync {
   status?: SyncStatus;
 }
 
-/** Desired Nova server. Exactly one of flavorRef or flavorName, and exactly one of imageRef or bootVolume. At most one of userData and userDataSecretRef. A flavor change resizes the server; an image change rebuilds it only if onImageUpdate is rebuild (destructive); networks, keyPairRef, userData, availabilityZone, configDrive and bootVolume changes replace it. */
+/** Desired Nova server. Exactly one of flavorRef or flavorName, and exactly one of imageRef or bootVolume. At most one of userData and userDataSecretRef. Changing the flavor resizes the server; pointing imageRef at another Image rebuilds it (destructive: local disk data is lost); a new version of the same Image (moved OCI tag) follows onImageUpdate. */
 export type VirtualMachineSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Nova server instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack server. Default: metadata.name. Also the default hostname. */
   name?: OpenstackName;
@@ -1155,7 +1211,7 @@ export type VirtualMachineSpec = {
   metadata?: Record<string, string>;
   /** Availability zone to boot in. Default: Nova's choice. */
   availabilityZone?: string;
-  /** Attach a config drive. */
+  /** Attach a config drive. Default at creation: false. */
   configDrive?: boolean;
   /** Declared power state: running (ACTIVE), shutoff (SHUTOFF), paused (PAUSED) or suspended (SUSPENDED). */
   powerState?: "running" | "shutoff" | "paused" | "suspended";
@@ -1178,8 +1234,11 @@ export type VirtualMachineSpec = {
 export type VirtualMachineStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
@@ -1233,9 +1292,11 @@ export interface VirtualMachine {
 
 /** Desired Cinder volume. size is required unless `import` is set; it can only grow (extend). */
 export type VolumeSpec = {
+  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
   managementPolicy?: ManagementPolicy;
   /** Adopt an existing Cinder volume instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
   import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Name of the OpenStack volume. Default: metadata.name. */
   name?: OpenstackName;
@@ -1251,7 +1312,7 @@ export type VolumeSpec = {
   imageRef?: LocalRef;
   /** Cinder volume metadata: keys and values of at most 255 characters. */
   metadata?: Record<string, string>;
-  /** Allow attaching to several servers; needs a volume type with multiattach support. Cannot change. */
+  /** Allow attaching to several servers; needs a volume type with multiattach support. Default at creation: false. Cannot change. */
   multiattach?: boolean;
 };
 
@@ -1259,8 +1320,11 @@ export type VolumeSpec = {
 export type VolumeStatus = {
   /** metadata.generation of the manifest the agent last acted on. */
   observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
   conditions?: Conditions;
+  /** OpenStack ID of the object. */
   id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;

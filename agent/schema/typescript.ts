@@ -2,7 +2,6 @@ import type { SchemaRegistry } from './registry.ts';
 import type { JsonSchema } from './json-schema.ts';
 
 const header = `// Generated from schemas/*.schema.json by \`npm run generate\`. Do not edit: change the schema and regenerate.
-/* eslint-disable */
 `;
 
 /** TypeScript declarations for every kind, from the schemas (the single source of truth). */

@@ -88,8 +88,8 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
     case 'required': {
       const missing = String(params.missingProperty);
       if (atMetadata && missing === 'namespace')
-        return { code: 'namespace.missing', path: [...path, missing], at: 'value', message: `${info.kind} is namespaced: set metadata.namespace (the namespace is the OpenStack project)` };
-      return { code: 'schema.required', path: [...path, missing], at: 'value', message: `the required field "${missing}" is missing; add it` };
+        return { code: 'namespace.missing', path: [...path, missing], at: 'key', message: `${info.kind} is namespaced: set metadata.namespace (the namespace is the OpenStack project)` };
+      return { code: 'schema.required', path: [...path, missing], at: 'key', message: `the required field "${missing}" is missing; add it` };
     }
     case 'additionalProperties': {
       const extra = String(params.additionalProperty);
@@ -123,7 +123,7 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
         };
       }
       if (error.keyword === 'pattern') return { code: 'schema.pattern', path, at: 'value', message: `${shown} does not match the expected form ${String(params.pattern)}${parent?.description ? ` (${parent.description})` : ''}` };
-      return { code: 'schema.range', path, at: 'value', message: `${shown} ${error.message ?? 'is out of range'}` };
+      return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}` };
     case 'format':
       return { code: 'schema.format', path, at: 'value', message: `${shown} is not a valid ${String(params.format)}${formatExample(String(params.format))}` };
     case 'minimum':
@@ -134,33 +134,41 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
     case 'maxItems':
     case 'minProperties':
     case 'maxProperties':
-      return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}` };
+      return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}` };
     case 'oneOf': {
-      const names = branchFields(error.schema);
-      const none = params.passingSchemas === null;
+      const forms = describeBranches(error.schema);
+      const several = Array.isArray(params.passingSchemas);
       return {
         code: 'schema.one-of',
         path,
-        at: 'value',
-        message: names.length ? `set exactly one of: ${names.join(', ')}${none ? '' : ' (more than one is set)'}` : 'matches none or several of the allowed forms; check the field against the schema',
+        at: 'key',
+        message: forms ? `${several ? 'more than one form is set' : 'no allowed form is set'}: set exactly one of ${forms}` : 'matches none or several of the allowed forms; check the field against the schema',
       };
     }
     case 'anyOf': {
-      const names = branchFields(error.schema);
-      return { code: 'schema.any-of', path, at: 'value', message: names.length ? `set at least one of: ${names.join(', ')}` : 'matches none of the allowed forms' };
+      const branches = Array.isArray(error.schema) ? (error.schema as JsonSchema[]) : [];
+      const exclusive = branches.length > 0 && branches.every((b) => b.not?.required && !b.required);
+      if (exclusive) {
+        const fields = branches.flatMap((b) => b.not?.required ?? []);
+        return { code: 'schema.conflict', path, at: 'key', message: `${fields.join(' and ')} cannot be set together; keep one` };
+      }
+      const forms = describeBranches(error.schema);
+      return { code: 'schema.any-of', path, at: 'key', message: forms ? `set ${forms}` : 'matches none of the allowed forms' };
     }
     case 'not': {
       const names = (error.schema as JsonSchema | undefined)?.required ?? [];
-      return { code: 'schema.conflict', path, at: 'value', message: names.length ? `the fields ${names.join(' and ')} cannot be set together; keep one` : 'this combination of fields is not allowed' };
+      return { code: 'schema.conflict', path, at: 'key', message: names.length ? `the fields ${names.join(' and ')} cannot be set together; keep one` : 'this combination of fields is not allowed' };
     }
     default:
       return { code: 'schema.invalid', path, at: 'value', message: error.message ?? 'invalid value' };
   }
 }
 
-function branchFields(schema: unknown): string[] {
-  if (!Array.isArray(schema)) return [];
-  return (schema as JsonSchema[]).flatMap((b) => b.required ?? []);
+/** `import`, or `vcpus + ram + disk` — the forms a combinator accepts, for a human. */
+function describeBranches(schema: unknown): string {
+  if (!Array.isArray(schema)) return '';
+  const forms = (schema as JsonSchema[]).map((b) => (b.required ?? []).join(' + ')).filter(Boolean);
+  return forms.length === (schema as unknown[]).length ? forms.map((f) => `"${f}"`).join(' or ') : '';
 }
 
 function isRefPath(path: (string | number)[]): boolean {
@@ -171,6 +179,12 @@ function isRefPath(path: (string | number)[]): boolean {
 
 function atMetadataField(path: (string | number)[], field: string): boolean {
   return path.length === 2 && path[0] === 'metadata' && path[1] === field;
+}
+
+/** The field's own description, so the fix is in the message. */
+function about(schema: JsonSchema | undefined): string {
+  const text = schema?.description?.replace(/\s+/g, ' ').trim();
+  return text ? ` (${text.length > 160 ? `${text.slice(0, 157)}...` : text})` : '';
 }
 
 function article(type: string): string {

@@ -126,5 +126,5 @@ for c in $CHAINS; do
   pv="p_$c"
   wait "${!pv}" || { cat "$LOG_DIR/db-sync-$c.log" >> "$CLOG"; trap - ERR; tb_fail configure "$c db sync failed"; }
 done
-os_log "glance/placement/nova/neutron/cinder schemas ok ($(os_dt "$t") s after keystone)"
+os_log "glance/placement/nova/neutron/cinder schemas ok"
 os_log "configure finished in $(os_dt "$T0") s"
