@@ -921,7 +921,7 @@ export type SecurityGroupSpec = {
   rules?: ({
     /** Traffic direction the rule matches, seen from the VM. */
     direction: "ingress" | "egress";
-    /** Address family; must match remoteIPPrefix. Default: the family of remoteIPPrefix, IPv4 when there is none. */
+    /** Address family; must match remoteIPPrefix (an IPv6 prefix needs ethertype IPv6). */
     ethertype?: "IPv4" | "IPv6";
     /** IP protocol: a name (tcp, udp, icmp, icmpv6, sctp, gre, esp, ah, vrrp, ..., any) or a protocol number "0".."255" as a string. Omitted: any protocol. */
     protocol?: string;
@@ -931,7 +931,7 @@ export type SecurityGroupSpec = {
     portRangeMax?: number;
     /** Remote network the rule matches, e.g. 203.0.113.0/24 or ::/0. */
     remoteIPPrefix?: Cidr;
-    /** Match traffic from ports in this SecurityGroup manifest; may name the group itself. */
+    /** Match traffic from ports in this SecurityGroup manifest; may name the group itself. Groups may name each other (and themselves): such references do not order creation, the agent creates the groups first and their rules after. */
     remoteGroupRef?: LocalRef;
     /** Human-readable description of the rule (OpenStack `description`, at most 255 characters). */
     description?: string;
@@ -979,7 +979,7 @@ export type SubnetSpec = {
   description?: string;
   /** Network manifest this subnet belongs to. */
   networkRef?: LocalRef;
-  /** IP version; must match cidr. Default: the version of cidr. */
+  /** IP version; must match cidr. */
   ipVersion?: 4 | 6;
   /** Address range of the subnet. Must not overlap other subnets of the network. */
   cidr?: Cidr;

@@ -4,6 +4,7 @@ import { referencesOf, type Reference } from '../graph/references.ts';
 import type { SourceDocument } from '../load/document.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
+import { checkConsistency } from './consistency.ts';
 import { checkNetworkRules } from './network-rules.ts';
 import { checkUniqueNames } from './names.ts';
 import { checkReferences } from './references.ts';
@@ -40,6 +41,7 @@ export function validateRevision(documents: SourceDocument[], registry: SchemaRe
   const references = unique.flatMap((m) => referencesOf(m, registry));
   diagnostics.push(...checkReferences(references, byAddress));
   diagnostics.push(...checkNetworkRules(unique, byAddress));
+  diagnostics.push(...checkConsistency(unique));
 
   const edges = references
     .filter((r) => !r.weak)

@@ -133,4 +133,12 @@ export const cases: CorpusCase[] = [
   { name: 'ICMP type above 255', files: { 'a.yaml': sgRule('{direction: ingress, protocol: icmp, portRangeMin: 300}') }, errors: ['securitygroup.icmp-range a.yaml:8:58'] },
   { name: 'IPv6 prefix on an IPv4 rule', files: { 'a.yaml': sgRule('{direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: "fd00::/8"}') }, errors: ['securitygroup.ethertype a.yaml:8:95'] },
   { name: 'port address outside its subnet', files: { 'a.yaml': `${head('Port', 'p1')}  networkRef: {name: app-net}\n  fixedIPs:\n    - {subnetRef: {name: app-subnet}, ipAddress: 10.9.9.9}\n` }, errors: ['port.ip-outside a.yaml:9:50'] },
+
+  { name: 'port address outside its subnet (IPv6 family check too)', files: { 'a.yaml': `${head('Port', 'p2')}  networkRef: {name: app-net}\n  fixedIPs:\n    - {subnetRef: {name: app-subnet}, ipAddress: "fd00::5"}\n` }, errors: ['port.ip-outside a.yaml:9:50'] },
+
+  // --- contradictions
+  { name: 'unmanaged without import', files: { 'a.yaml': `${head('Network', 'ext')}  managementPolicy: unmanaged\n` }, errors: ['import.required a.yaml:7:21'] },
+  { name: 'gateway given while the gateway is disabled', files: { 'a.yaml': subnet('  cidr: 10.0.1.0/24\n  disableGateway: true\n  gatewayIP: 10.0.1.1\n') }, errors: ['subnet.gateway-conflict a.yaml:10:14'] },
+  { name: 'IPv6 address mode on an IPv4 subnet', files: { 'a.yaml': subnet('  cidr: 10.0.1.0/24\n  ipv6AddressMode: slaac\n') }, errors: ['subnet.ipv6-mode a.yaml:9:20'] },
+  { name: 'fixed IP on a VM network attached by port', files: { 'a.yaml': `${head('Port', 'p1')}  networkRef: {name: app-net}\n---\n${vm('  flavorRef: {name: small}\n  imageRef: {name: cirros}\n  networks:\n    - {portRef: {name: p1}, fixedIP: 10.0.0.50}\n')}` }, errors: ['vm.port-fixed-ip a.yaml:18:38'] },
 ];
