@@ -1,0 +1,114 @@
+import type { Manifest } from '../model/manifest.ts';
+import type { OpenStackCloud, ProjectApis } from '../openstack/cloud.ts';
+import type { Marker } from '../ownership/marker.ts';
+
+/**
+ * What one kind knows about OpenStack, and nothing else: API paths, the field
+ * mapping, which fields change in place and which force a replacement, and
+ * what "healthy" means. The engine holds everything generic (ordering,
+ * adoption, retries, prune, status) and never asks which kind it is handling.
+ */
+export interface KindAdapter {
+  readonly kind: string;
+
+  /**
+   * Every field `desired()` may return, and how a change to it is applied:
+   * `update` in place, or `replace` (delete and create again). The engine
+   * hashes the `replace` fields into the marker, so a changed manifest is told
+   * apart from drift made outside Git (which is reported, not acted on).
+   */
+  readonly fields: Readonly<Record<string, FieldChange>>;
+
+  /**
+   * Every object of this kind in the project that carries `ctx.owner`'s
+   * marker, in ONE list call (plus pagination): never one GET per object.
+   * Objects without our marker are never returned.
+   */
+  observe(ctx: AdapterContext): Promise<Remote[]>;
+
+  /**
+   * The manifest as field values in the same shape `observe` reports them,
+   * references already turned into OpenStack ids with `ctx.idOf`. Only fields
+   * the manifest declares: what it leaves out is left as OpenStack has it.
+   */
+  desired(m: Manifest, ctx: AdapterContext): Record<string, unknown>;
+
+  /**
+   * Creates the object WITH the marker in the create call itself, and MUST
+   * NOT perform any action that can fail after the create: whatever is left
+   * (tags, attachments, waiting) is an update on the next step. A retried
+   * create after a crash must find the marked object through `observe`.
+   */
+  create(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
+
+  /** Applies changed `update` fields (only those are passed). */
+  update(ctx: AdapterContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<void>;
+
+  /** Deletes; "already gone" is success. */
+  delete(ctx: AdapterContext, remote: Remote): Promise<void>;
+
+  /** One object by id (import by id, polling after create). Undefined when it does not exist. */
+  get?(ctx: AdapterContext, id: string): Promise<Remote | undefined>;
+
+  /** Pre-existing objects matching an import filter (any owner). */
+  find?(ctx: AdapterContext, filter: ImportFilter): Promise<Remote[]>;
+
+  /** Ready, still converging (poll again), or failed (for VMs: heal). Absent = ready once it exists. */
+  health?(remote: Remote): Health;
+
+  /** Where the adapter acts: inside the project (default) or with the agent's own admin scope (flavors, quotas). */
+  readonly scope?: 'project' | 'admin';
+}
+
+export type FieldChange = 'update' | 'replace';
+
+/** An OpenStack object as observed. */
+export interface Remote {
+  id: string;
+  name?: string;
+  marker?: Marker;
+  /** Observed values of the adapter's fields, normalised to the shape `desired` uses. */
+  fields: Record<string, unknown>;
+  /** The service's own status word (ACTIVE, ERROR, active, available, …), when it has one. */
+  status?: string;
+  raw: Record<string, unknown>;
+}
+
+export type Health = { state: 'ready' } | { state: 'progressing'; reason: string } | { state: 'failed'; reason: string };
+
+export interface ImportFilter {
+  name?: string;
+  description?: string;
+  tags?: string[];
+}
+
+export interface AdapterContext {
+  cloud: OpenStackCloud;
+  /** Clients scoped to the namespace's project. */
+  apis: ProjectApis;
+  namespace: string;
+  projectId: string;
+  /** Keystone name of the project: prefixes names that are unique cloud- or user-wide (flavors, key pairs). */
+  projectName: string;
+  owner: string;
+  /** The OpenStack id of another manifest's object in this namespace; throws when it does not exist yet. */
+  idOf(kind: string, name: string): string;
+  signal?: AbortSignal;
+}
+
+/** The OpenStack name of a manifest: spec.name, or metadata.name. */
+export function openstackName(m: Manifest): string {
+  return typeof m.spec.name === 'string' ? m.spec.name : m.metadata.name;
+}
+
+/** Copies the declared spec fields (renamed where the API names them differently). */
+export function pick(spec: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [from, to] of Object.entries(names)) if (spec[from] !== undefined) out[to] = spec[from];
+  return out;
+}
+
+export function refName(ref: unknown): string | undefined {
+  const name = (ref as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' ? name : undefined;
+}

@@ -1,0 +1,97 @@
+import { loadCloud, type CloudConfig } from './clouds.ts';
+import { ApiCounters } from './counters.ts';
+import { CloudConfigError } from './errors.ts';
+import { ServiceClient, type ServiceType } from './service.ts';
+import { Session, type Scope } from './session.ts';
+
+/** The compute microversion we speak: tags on create (2.52), flavor descriptions (2.55), rebuild user data (2.57). */
+const wantedComputeVersion = [2, 90] as const;
+const minimumComputeVersion = [2, 57] as const;
+
+export interface ProjectApis {
+  projectId: string;
+  compute: ServiceClient;
+  network: ServiceClient;
+  image: ServiceClient;
+  volume: ServiceClient;
+}
+
+/** An OpenStack cloud: the agent's own (admin) scope, and project scopes on demand. */
+export class OpenStackCloud {
+  readonly session: Session;
+  private computeVersion: Promise<string> | undefined;
+  private readonly projects = new Map<string, Promise<ProjectApis>>();
+
+  constructor(config: CloudConfig, counters = new ApiCounters()) {
+    this.session = new Session(config, counters);
+  }
+
+  static fromCloudsYaml(name: string, file?: string, counters?: ApiCounters): OpenStackCloud {
+    return new OpenStackCloud(loadCloud(name, file), counters);
+  }
+
+  get counters(): ApiCounters {
+    return this.session.counters;
+  }
+
+  get config(): CloudConfig {
+    return this.session.cloud;
+  }
+
+  client(service: ServiceType, scope: Scope = { default: true }, headers: Record<string, string> = {}): ServiceClient {
+    return new ServiceClient(this.session, scope, service, headers);
+  }
+
+  get identity(): ServiceClient {
+    return this.client('identity');
+  }
+
+  /** The agent's own user id and project (from its default-scope token). */
+  async whoami(): Promise<{ userId: string; projectId?: string }> {
+    const t = await this.session.token({ default: true });
+    return { userId: t.userId, projectId: t.projectId };
+  }
+
+  async computeHeaders(): Promise<Record<string, string>> {
+    this.computeVersion ??= this.negotiateCompute();
+    const v = await this.computeVersion;
+    return { 'openstack-api-version': `compute ${v}`, 'x-openstack-nova-api-version': v };
+  }
+
+  /** Nova admin calls (flavors, quotas) use the agent's own scope. */
+  async adminCompute(): Promise<ServiceClient> {
+    return this.client('compute', { default: true }, await this.computeHeaders());
+  }
+
+  forProject(projectId: string): Promise<ProjectApis> {
+    let p = this.projects.get(projectId);
+    if (!p) {
+      p = (async () => {
+        const scope = { projectId };
+        return {
+          projectId,
+          compute: this.client('compute', scope, await this.computeHeaders()),
+          network: this.client('network', scope),
+          image: this.client('image', scope),
+          volume: this.client('volumev3', scope),
+        };
+      })();
+      this.projects.set(projectId, p);
+    }
+    return p;
+  }
+
+  private async negotiateCompute(): Promise<string> {
+    const compute = this.client('compute');
+    const base = await compute.base();
+    const root = base.replace(/\/v2(\.1)?(\/[^/]*)?$/, '');
+    const doc = await compute.get<{ version?: { version?: string }; versions?: { id: string; version?: string }[] }>(`${root}/v2.1`);
+    const max = doc.version?.version ?? doc.versions?.find((v) => v.id === 'v2.1')?.version ?? '';
+    const [major = 0, minor = 0] = max.split('.').map(Number);
+    if (major < minimumComputeVersion[0] || (major === minimumComputeVersion[0] && minor < minimumComputeVersion[1])) {
+      throw new CloudConfigError(`Nova of cloud "${this.config.name}" supports microversions up to ${max || 'unknown'}; KupenStack needs ${minimumComputeVersion.join('.')} or later`);
+    }
+    const chosen = minor < wantedComputeVersion[1] ? minor : wantedComputeVersion[1];
+    return `2.${chosen}`;
+  }
+}

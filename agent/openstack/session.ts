@@ -1,0 +1,107 @@
+import type { CloudConfig } from './clouds.ts';
+import { ApiCounters } from './counters.ts';
+import { CloudConfigError, OpenStackError } from './errors.ts';
+import { expectStatus, Transport, type HttpRequest, type HttpResponse } from './transport.ts';
+
+interface CatalogEntry {
+  type: string;
+  endpoints: { interface: string; region?: string; region_id?: string; url: string }[];
+}
+
+export interface Token {
+  value: string;
+  expiresAt: number;
+  userId: string;
+  projectId?: string;
+  catalog: CatalogEntry[];
+}
+
+export type Scope = { projectId: string } | { default: true };
+
+/** Re-authenticate this long before a token expires, so no call races its expiry. */
+const refreshMarginMs = 5 * 60_000;
+
+/**
+ * Keystone v3 authentication: one cached token per scope, refreshed before it
+ * expires (never one token per request), the service catalog, and requests
+ * that carry the token and retry once after a 401.
+ */
+export class Session {
+  readonly cloud: CloudConfig;
+  readonly transport: Transport;
+  private readonly tokens = new Map<string, Promise<Token>>();
+
+  constructor(cloud: CloudConfig, counters = new ApiCounters(), options: { timeoutMs?: number; retries?: number } = {}) {
+    this.cloud = cloud;
+    this.transport = new Transport({ counters, verify: cloud.verify, cacert: cloud.cacert, ...options });
+  }
+
+  get counters(): ApiCounters {
+    return this.transport.counters;
+  }
+
+  async token(scope: Scope): Promise<Token> {
+    const key = 'projectId' in scope ? `project:${scope.projectId}` : 'default';
+    const cached = this.tokens.get(key);
+    if (cached) {
+      const token = await cached.catch(() => undefined);
+      if (token && token.expiresAt - Date.now() > refreshMarginMs) return token;
+      if (this.tokens.get(key) !== cached) return this.token(scope);
+    }
+    const pending = this.authenticate(scope);
+    this.tokens.set(key, pending);
+    pending.catch(() => this.tokens.get(key) === pending && this.tokens.delete(key));
+    return pending;
+  }
+
+  private invalidate(scope: Scope): void {
+    this.tokens.delete('projectId' in scope ? `project:${scope.projectId}` : 'default');
+  }
+
+  private async authenticate(scope: Scope): Promise<Token> {
+    const c = this.cloud.credentials;
+    const userDomain = c.userDomainId ? { id: c.userDomainId } : { name: c.userDomainName ?? 'Default' };
+    const user = c.userId ? { id: c.userId } : { name: c.username, domain: userDomain };
+    const identity =
+      c.type === 'password'
+        ? { methods: ['password'], password: { user: { ...user, password: c.password } } }
+        : { methods: ['application_credential'], application_credential: c.id ? { id: c.id, secret: c.secret } : { name: c.name, secret: c.secret, user } };
+    let scopeBody: unknown;
+    if ('projectId' in scope) scopeBody = { project: { id: scope.projectId } };
+    else if (c.type === 'application-credential') scopeBody = undefined; // bound to its project
+    else if (this.cloud.project?.id) scopeBody = { project: { id: this.cloud.project.id } };
+    else if (this.cloud.project?.name) {
+      const p = this.cloud.project;
+      scopeBody = { project: { name: p.name, domain: p.domainId ? { id: p.domainId } : { name: p.domainName ?? 'Default' } } };
+    }
+    const req: HttpRequest = { service: 'identity', method: 'POST', url: `${this.cloud.authUrl}/auth/tokens`, json: { auth: { identity, ...(scopeBody ? { scope: scopeBody } : {}) } } };
+    const res = await this.transport.send(req);
+    if (res.status === 401) {
+      throw new CloudConfigError(`Keystone at ${this.cloud.authUrl} refused the credentials of cloud "${this.cloud.name}" (${this.cloud.file}); check the user, password or application credential`);
+    }
+    expectStatus(req, res, [201]);
+    const value = res.headers.get('x-subject-token');
+    if (!value) throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'no X-Subject-Token header in the answer' });
+    const body = JSON.parse(res.text) as { token: { expires_at: string; user: { id: string }; project?: { id: string }; catalog?: CatalogEntry[] } };
+    return { value, expiresAt: Date.parse(body.token.expires_at), userId: body.token.user.id, projectId: body.token.project?.id, catalog: body.token.catalog ?? [] };
+  }
+
+  /** The endpoint of a service type, for the cloud's interface and region. */
+  endpoint(token: Token, type: string): string {
+    const entry = token.catalog.find((e) => e.type === type);
+    const region = this.cloud.regionName;
+    const ep = entry?.endpoints.find((e) => e.interface === this.cloud.interface && (!region || e.region === region || e.region_id === region));
+    if (!ep) throw new CloudConfigError(`the catalog of cloud "${this.cloud.name}" has no ${this.cloud.interface} ${type} endpoint${region ? ` in region ${region}` : ''}`);
+    return ep.url.replace(/\/+$/, '');
+  }
+
+  /** A request with the scope's token; one fresh token and one retry after a 401. */
+  async send(scope: Scope, req: Omit<HttpRequest, 'url'> & { url: (token: Token) => string }): Promise<HttpResponse> {
+    for (let attempt = 0; ; attempt++) {
+      const token = await this.token(scope);
+      const res = await this.transport.send({ ...req, url: req.url(token), headers: { ...req.headers, 'x-auth-token': token.value } });
+      if (res.status !== 401 || attempt > 0) return res;
+      this.invalidate(scope);
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The ownership marker: who created an OpenStack object (the owner, i.e. this
+ * KupenStack instance or Sync) and for which manifest (`Kind/name`; the
+ * namespace is the project). It is written in the same call that creates the
+ * object, so a crash can never leave an object of ours unmarked — which is
+ * what makes adoption after a crash, and prune, safe.
+ *
+ * Where it lives depends on what the service accepts at creation:
+ * - Nova servers, Glance images, Keystone projects: tags + metadata/properties;
+ * - Cinder volumes: metadata;
+ * - Neutron (Zed has no tags on create) and Nova flavors: a suffix of the description.
+ * The marker also carries a short hash of the fields that cannot change in
+ * place, so a changed manifest (replace) is told apart from drift (report).
+ */
+export interface Marker {
+  owner: string;
+  ref: string;
+  specHash: string;
+}
+
+export const ownerTagPrefix = 'kupenstack-owner:';
+export const metaOwner = 'kupenstack_owner';
+export const metaRef = 'kupenstack_ref';
+export const metaHash = 'kupenstack_spec';
+
+export function ownerTag(owner: string): string {
+  return `${ownerTagPrefix}${owner}`;
+}
+
+const descriptionMarker = /\s*\[kupenstack ([a-z0-9][a-z0-9-]*) ([A-Za-z]+\/[a-z0-9.-]+) ([0-9a-f]{8})\]$/;
+
+/** `"web tier [kupenstack prod Network/app-net 1a2b3c4d]"`. */
+export function withDescriptionMarker(description: string | undefined, marker: Marker): string {
+  const suffix = `[kupenstack ${marker.owner} ${marker.ref} ${marker.specHash}]`;
+  return description ? `${description} ${suffix}` : suffix;
+}
+
+export function parseDescriptionMarker(description: unknown): { marker?: Marker; description: string } {
+  if (typeof description !== 'string') return { description: '' };
+  const m = descriptionMarker.exec(description);
+  if (!m) return { description };
+  return { marker: { owner: m[1]!, ref: m[2]!, specHash: m[3]! }, description: description.slice(0, m.index) };
+}
+
+export function markerFromMetadata(meta: Record<string, unknown> | undefined): Marker | undefined {
+  const owner = meta?.[metaOwner];
+  const ref = meta?.[metaRef];
+  if (typeof owner !== 'string' || typeof ref !== 'string') return undefined;
+  const hash = meta?.[metaHash];
+  return { owner, ref, specHash: typeof hash === 'string' ? hash : '' };
+}
+
+export function markerMetadata(marker: Marker): Record<string, string> {
+  return { [metaOwner]: marker.owner, [metaRef]: marker.ref, [metaHash]: marker.specHash };
+}
+
+/** Stable across key order: what decides replace-versus-drift. */
+export function specHash(immutable: Record<string, unknown>): string {
+  return createHash('sha256').update(stableJson(immutable)).digest('hex').slice(0, 8);
+}
+
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
