@@ -1,3 +1,4 @@
+import { parseDescriptionMarker } from '../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from './adapter.ts';
 import { describedUpdate, neutronDescription, observeNeutron, putTags, sortedTags } from './neutron.ts';
 
@@ -73,11 +74,11 @@ export const network: KindAdapter = {
 
   async get(ctx, id) {
     const res = await ctx.apis.network.find<{ network: Record<string, unknown> }>(`/networks/${id}`);
-    return res ? toRemote(res.network, String(res.network.description ?? '')) : undefined;
+    return res ? toRemote(res.network, parseDescriptionMarker(res.network.description).description) : undefined;
   },
 
   async find(ctx, filter) {
     const items = await ctx.apis.network.list<Record<string, unknown>>('/networks', 'networks', { name: filter.name, description: filter.description, tags: filter.tags });
-    return items.map((raw) => toRemote(raw, String(raw.description ?? '')));
+    return items.map((raw) => toRemote(raw, parseDescriptionMarker(raw.description).description));
   },
 };

@@ -12,8 +12,14 @@ const manifestTypes = [
 
 async function pushBlob(base: string, repo: string, bytes: Uint8Array): Promise<string> {
   const digest = sha256(bytes);
-  const res = await fetch(`${base}/v2/${repo}/blobs/uploads/?digest=${digest}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: bytes });
+  // Distribution 2.8 has no single-POST upload: open a session, then PUT the bytes.
+  const session = await fetch(`${base}/v2/${repo}/blobs/uploads/`, { method: 'POST' });
+  expect(session.status).toBe(202);
+  const location = new URL(session.headers.get('location')!, base);
+  location.searchParams.set('digest', digest);
+  const res = await fetch(location, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: bytes });
   expect(res.status).toBe(201);
+  expect(res.headers.get('docker-content-digest')).toBe(digest);
   return digest;
 }
 
