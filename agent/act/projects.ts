@@ -1,0 +1,94 @@
+import { KupenstackError } from '../errors.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import { OpenStackError } from '../openstack/errors.ts';
+import { ownerTag } from '../ownership/marker.ts';
+
+export interface Project {
+  namespace: string;
+  id: string;
+  name: string;
+}
+
+export interface ProjectOptions {
+  owner: string;
+  /** Keystone project name = prefix + namespace. */
+  prefix: string;
+  domainId: string;
+  /** The role the agent's user gets in each project, to act inside it. */
+  role: string;
+}
+
+interface KeystoneProject {
+  id: string;
+  name: string;
+  tags?: string[];
+  domain_id: string;
+}
+
+const namespaceTag = (ns: string): string => `kupenstack-namespace:${ns}`;
+
+/**
+ * Namespace == project: finds the projects this owner created (one list by
+ * tag), creates the missing ones with the owner's tags in the create call,
+ * and makes sure the agent's user holds `role` in each (a HEAD, then a PUT
+ * only when missing), so later calls run with a token scoped to the project.
+ */
+export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[], opts: ProjectOptions): Promise<Map<string, Project>> {
+  const identity = cloud.identity;
+  const owned = await identity.list<KeystoneProject>('/projects', 'projects', { tags: ownerTag(opts.owner) });
+  const byNamespace = new Map<string, Project>();
+  for (const p of owned) {
+    const ns = p.tags?.find((t) => t.startsWith('kupenstack-namespace:'))?.slice('kupenstack-namespace:'.length);
+    if (ns) byNamespace.set(ns, { namespace: ns, id: p.id, name: p.name });
+  }
+  const me = await cloud.whoami();
+  let roleId: string | undefined;
+  for (const ns of [...new Set(namespaces)].sort()) {
+    let project = byNamespace.get(ns);
+    if (!project) {
+      project = await createProject(cloud, ns, opts);
+      byNamespace.set(ns, project);
+    }
+    const probe = await identity.call('HEAD', `/projects/${project.id}/users/${me.userId}/roles/${(roleId ??= await findRole(cloud, opts.role))}`, { ok: [200, 204, 404] });
+    if (probe.status === 404) await identity.put(`/projects/${project.id}/users/${me.userId}/roles/${roleId}`, undefined, [204]);
+  }
+  return byNamespace;
+}
+
+/** Every project this owner created, including those of namespaces no longer declared. */
+export async function ownedProjects(cloud: OpenStackCloud, owner: string): Promise<Project[]> {
+  const owned = await cloud.identity.list<KeystoneProject>('/projects', 'projects', { tags: ownerTag(owner) });
+  return owned.flatMap((p) => {
+    const ns = p.tags?.find((t) => t.startsWith('kupenstack-namespace:'))?.slice('kupenstack-namespace:'.length);
+    return ns ? [{ namespace: ns, id: p.id, name: p.name }] : [];
+  });
+}
+
+async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOptions): Promise<Project> {
+  const name = `${opts.prefix}${ns}`;
+  const body = {
+    project: {
+      name,
+      domain_id: opts.domainId,
+      description: `Kubernetes namespace ${ns}, managed by KupenStack (${opts.owner})`,
+      enabled: true,
+      tags: [ownerTag(opts.owner), namespaceTag(ns)],
+    },
+  };
+  try {
+    const res = await cloud.identity.post<{ project: KeystoneProject }>('/projects', body, [201]);
+    return { namespace: ns, id: res.project.id, name };
+  } catch (err) {
+    if (!(err instanceof OpenStackError) || !err.conflict) throw err;
+    // Created by an earlier run that died before listing it, or a name clash with a project we do not own.
+    const [existing] = await cloud.identity.list<KeystoneProject>('/projects', 'projects', { name, domain_id: opts.domainId });
+    if (existing?.tags?.includes(ownerTag(opts.owner))) return { namespace: ns, id: existing.id, name };
+    throw new KupenstackError('project.name-taken', `Keystone project "${name}" for namespace "${ns}" already exists and is not owned by KupenStack owner "${opts.owner}"; KupenStack never takes over objects it did not create. Choose another projectPrefix or rename the namespace`, { cause: err });
+  }
+}
+
+async function findRole(cloud: OpenStackCloud, role: string): Promise<string> {
+  const [found] = await cloud.identity.list<{ id: string }>('/roles', 'roles', { name: role });
+  if (!found) throw new KupenstackError('project.role-missing', `Keystone has no role "${role}"; create it or configure another role for the agent`);
+  return found.id;
+}
