@@ -31,7 +31,7 @@ export interface KindAdapter {
    * references already turned into OpenStack ids with `ctx.idOf`. Only fields
    * the manifest declares: what it leaves out is left as OpenStack has it.
    */
-  desired(m: Manifest, ctx: AdapterContext): Record<string, unknown>;
+  desired(m: Manifest, ctx: AdapterContext): Record<string, unknown> | Promise<Record<string, unknown>>;
 
   /**
    * Creates the object WITH the marker in the create call itself, and MUST
@@ -58,6 +58,13 @@ export interface KindAdapter {
 
   /** Where the adapter acts: inside the project (default) or with the agent's own admin scope (flavors, quotas). */
   readonly scope?: 'project' | 'admin';
+
+  /**
+   * Repairs a failed object in place (VMs: `reboot`, then `rebuild`); the
+   * engine decides the step from the manifest's heal policy and the attempts
+   * so far, and does `recreate` itself (delete + create).
+   */
+  heal?(ctx: AdapterContext, remote: Remote, step: 'reboot' | 'rebuild', m: Manifest): Promise<void>;
 }
 
 export type FieldChange = 'update' | 'replace';
@@ -93,6 +100,8 @@ export interface AdapterContext {
   owner: string;
   /** The OpenStack id of another manifest's object in this namespace; throws when it does not exist yet. */
   idOf(kind: string, name: string): string;
+  /** Per-run memo for lookups several manifests share (an external network by filter, a public flavor by name). */
+  memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   signal?: AbortSignal;
 }
 

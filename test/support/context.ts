@@ -24,7 +24,13 @@ export async function testProject(label: string): Promise<TestProject> {
   const projects = await ensureProjects(cloud, [namespace], { owner, prefix: 'kst-', domainId: 'default', role: 'member' });
   const project = projects.get(namespace)!;
   const ids = new Map<string, string>();
+  const memos = new Map<string, Promise<unknown>>();
   const ctx: AdapterContext = {
+    memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
+      let p = memos.get(key);
+      if (!p) memos.set(key, (p = load()));
+      return p as Promise<T>;
+    },
     cloud,
     apis: await cloud.forProject(project.id),
     namespace,
