@@ -15,7 +15,7 @@ describe('the Network adapter', () => {
   it('creates a marked network in the project, observes only its own, updates in place and deletes idempotently', async () => {
     const { ctx } = t;
     const m = manifest('Network', 'app-net', ctx.namespace, { mtu: 1400, description: 'app tier', tags: ['b', 'a'] });
-    const desired = network.desired(m, ctx);
+    const desired = await network.desired(m, ctx);
     expect(desired).toEqual({ name: 'app-net', mtu: 1400, description: 'app tier', tags: ['a', 'b'] });
 
     // Someone else's network with the same name in the same project: never ours.
