@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
 import { version } from '../version.ts';
+import { applyCommand } from './apply.ts';
 import { validateCommand } from './validate.ts';
 
 export function buildProgram(): Command {
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   program.addCommand(validateCommand());
+  program.addCommand(applyCommand());
   return program;
 }
 

@@ -19,9 +19,13 @@ export class ApiCounters {
     return this.sum((e) => e.method === 'GET' || e.method === 'HEAD');
   }
 
-  /** Everything that may change the cloud. */
+  /** Everything that may change the cloud (token requests are counted apart, as AUTH). */
   get write(): number {
-    return this.sum((e) => e.method !== 'GET' && e.method !== 'HEAD');
+    return this.sum((e) => e.method !== 'GET' && e.method !== 'HEAD' && e.method !== 'AUTH');
+  }
+
+  get auth(): number {
+    return this.sum((e) => e.method === 'AUTH');
   }
 
   sum(filter: (e: { service: string; method: string; status: number }) => boolean): number {

@@ -24,6 +24,8 @@ export interface HttpRequest {
   body?: Uint8Array | NodeJS.ReadableStream;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Counted under this method instead (token requests count as AUTH: they change nothing in the cloud). */
+  countAs?: string;
 }
 
 export interface HttpResponse {
@@ -90,7 +92,7 @@ export class Transport {
       status = res.status;
       return { status: res.status, headers: res.headers as unknown as Headers, text: req.method === 'HEAD' ? '' : await res.text() };
     } finally {
-      this.options.counters.record(req.service, req.method, status);
+      this.options.counters.record(req.service, req.countAs ?? req.method, status);
     }
   }
 }

@@ -2,13 +2,16 @@ import { stat } from 'node:fs/promises';
 import { dirname, posix, sep } from 'node:path';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
 import { loadTree } from '../load/load.ts';
+import { contentRevision } from '../load/revision.ts';
 import { defaultLimits, type LoadLimits } from '../load/limits.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import { validateRevision, type ValidatedRevision } from './validate.ts';
 
 export interface PathCheck {
   documents: number;
-  revision: ValidatedRevision;
+  /** Content hash of the loaded manifests. */
+  revision: string;
+  validated: ValidatedRevision;
   diagnostics: Diagnostic[];
 }
 
@@ -22,7 +25,7 @@ export async function checkPath(path: string, registry: SchemaRegistry, limits: 
   const prefix = (isDir ? path : dirname(path)).split(sep).join('/');
   const shown = (file: string): string => (prefix === '.' ? file : posix.join(prefix, file));
   const loaded = await loadTree(path, limits);
-  const revision = validateRevision(loaded.documents, registry);
-  const diagnostics = [...loaded.diagnostics, ...revision.diagnostics].map((d) => ({ ...d, file: shown(d.file) })).sort(compareDiagnostics);
-  return { documents: loaded.documents.length, revision, diagnostics };
+  const validated = validateRevision(loaded.documents, registry);
+  const diagnostics = [...loaded.diagnostics, ...validated.diagnostics].map((d) => ({ ...d, file: shown(d.file) })).sort(compareDiagnostics);
+  return { documents: loaded.documents.length, revision: contentRevision(loaded.documents), validated, diagnostics };
 }

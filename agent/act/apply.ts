@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import type { AgentConfig } from '../config/config.ts';
+import type { Diagnostic } from '../diagnostic.ts';
+import { kindOrder } from '../graph/kind-order.ts';
+import { adapters } from '../kinds/index.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
+import { loadSchemaRegistry } from '../schema/registry.ts';
+import { readState, writeState } from '../status/state.ts';
+import { checkPath } from '../validate/check-path.ts';
+import { reconcile, type ApplyReport } from './reconcile.ts';
+
+export interface ApplyPathOptions {
+  path: string;
+  cloud: string;
+  cloudsFile?: string;
+  config: AgentConfig;
+  prune: boolean;
+  allowMassDelete: boolean;
+  log: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface ApplyOutcome {
+  /** Set when the revision is invalid: nothing was sent to OpenStack. */
+  diagnostics: Diagnostic[];
+  report?: ApplyReport;
+}
+
+/** Validate a folder, then make the cloud equal to it (standalone mode; state in config.stateDir). */
+export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
+  const registry = loadSchemaRegistry();
+  const check = await checkPath(opts.path, registry);
+  if (check.diagnostics.length > 0) return { diagnostics: check.diagnostics };
+
+  const cloud = OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile);
+  const stateFile = join(opts.config.stateDir, `${opts.config.owner}.json`);
+  const state = await readState(stateFile, opts.config.owner);
+  const startedAt = new Date();
+  state.lastAttemptedRevision = check.revision;
+  try {
+    const report = await reconcile(check.validated, {
+      cloud,
+      adapters,
+      kindOrder: kindOrder(registry),
+      owner: opts.config.owner,
+      projectPrefix: opts.config.projectPrefix,
+      domainId: opts.config.domain,
+      role: opts.config.role,
+      revision: check.revision,
+      prune: opts.prune,
+      allowMassDelete: opts.allowMassDelete,
+      massDeleteThreshold: opts.config.massDeleteThreshold / 100,
+      concurrency: opts.config.concurrency,
+      readyTimeoutMs: opts.config.readyTimeoutSeconds * 1000,
+      transientRetries: 4,
+      state,
+      log: opts.log,
+      signal: opts.signal,
+    });
+    if (report.errors.length === 0) state.lastAppliedRevision = check.revision;
+    state.history = [
+      ...state.history,
+      {
+        revision: check.revision,
+        startedAt: startedAt.toISOString(),
+        durationMs: Date.now() - startedAt.getTime(),
+        result: report.errors.length ? ('failed' as const) : report.held.length ? ('held' as const) : ('applied' as const),
+        counts: { created: report.created, updated: report.updated, replaced: report.replaced, deleted: report.deleted, healed: report.healed, unchanged: report.unchanged, errors: report.errors.length },
+      },
+    ].slice(-10);
+    return { diagnostics: [], report };
+  } finally {
+    await writeState(stateFile, state);
+  }
+}

@@ -1,0 +1,49 @@
+import { KupenstackError } from '../errors.ts';
+import type { AdapterContext } from '../kinds/adapter.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { Project } from './projects.ts';
+
+/** A reference whose target has no OpenStack id yet; the engine retries the manifest once the target exists. */
+export class PendingReference extends KupenstackError {
+  readonly target: string;
+
+  constructor(target: string) {
+    super('ref.pending', `${target} does not exist in OpenStack yet`);
+    this.target = target;
+  }
+}
+
+export interface ProjectContext {
+  ctx: AdapterContext;
+  /** `Kind/name` → OpenStack id, filled by observation and by creates. */
+  ids: Map<string, string>;
+}
+
+export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal): Promise<ProjectContext> {
+  const ids = new Map<string, string>();
+  const memos = new Map<string, Promise<unknown>>();
+  const ctx: AdapterContext = {
+    cloud,
+    apis: await cloud.forProject(project.id),
+    namespace: project.namespace,
+    projectId: project.id,
+    projectName: project.name,
+    owner,
+    signal,
+    idOf: (kind, name) => {
+      const id = ids.get(`${kind}/${name}`);
+      if (id === undefined) throw new PendingReference(`${kind}/${name}`);
+      return id;
+    },
+    memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
+      let p = memos.get(key);
+      if (!p) {
+        p = load();
+        memos.set(key, p);
+        p.catch(() => memos.delete(key));
+      }
+      return p as Promise<T>;
+    },
+  };
+  return { ctx, ids };
+}

@@ -1,0 +1,56 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export interface HealAttempt {
+  step: 'reboot' | 'rebuild' | 'recreate';
+  at: string;
+  reason: string;
+  result: 'done' | 'failed';
+  error?: string;
+}
+
+export interface ResourceState {
+  id?: string;
+  ready?: boolean;
+  message?: string;
+  heal?: HealAttempt[];
+  /** Set when the heal budget is spent: the agent stops trying and says so. */
+  gaveUp?: string;
+  /** The manifest said `onDelete: detach`: once undeclared, the object is left in OpenStack. */
+  onDelete?: 'detach';
+}
+
+export interface HistoryEntry {
+  revision: string;
+  startedAt: string;
+  durationMs: number;
+  result: 'applied' | 'failed' | 'held';
+  counts: Record<string, number>;
+}
+
+/** What a standalone run remembers between runs: ids, heal attempts and recent history. OpenStack stays the inventory. */
+export interface State {
+  owner: string;
+  lastAppliedRevision?: string;
+  lastAttemptedRevision?: string;
+  resources: Record<string, ResourceState>;
+  history: HistoryEntry[];
+}
+
+export async function readState(file: string, owner: string): Promise<State> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as State;
+    return { ...parsed, owner, resources: parsed.resources ?? {}, history: parsed.history ?? [] };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { owner, resources: {}, history: [] };
+    throw err;
+  }
+}
+
+/** Written to a temporary file then renamed, so a crash never leaves half a file. */
+export async function writeState(file: string, state: State): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`);
+  await rename(tmp, file);
+}
