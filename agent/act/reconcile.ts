@@ -4,6 +4,7 @@ import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
+import type { Marker } from '../ownership/marker.ts';
 import type { Drift, Held } from '../plan/plan.ts';
 import type { HealAttempt, State } from '../status/state.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
@@ -237,16 +238,7 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
     const knownBefore = state.id !== undefined;
     const marker = { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
     opts.log(`create  ${node.address}`);
-    let remote: Remote;
-    try {
-      remote = await retrying(opts, () => adapter.create(ctx, m, desired, marker));
-    } catch (err) {
-      // A create that conflicts may be our own earlier one (a crash after the POST): adopt it.
-      if (!(err instanceof OpenStackError && err.conflict)) throw err;
-      const mine = (await adapter.observe(ctx)).find((r) => r.marker?.owner === opts.owner && r.marker.ref === node.ref);
-      if (!mine) throw err;
-      remote = mine;
-    }
+    const remote = await createOnce(node, desired, marker, opts);
     pc.ids.set(node.ref, remote.id);
     state.id = remote.id;
     if (!node.replacing) report.created++;
@@ -291,6 +283,27 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
   await waitReady(node, opts);
 }
 
+/**
+ * A create is never repeated blindly: after a failure that may have reached
+ * OpenStack (a conflict, a lost connection, a 5xx) the marked object is looked
+ * up first and adopted if it is there.
+ */
+async function createOnce(node: Node, desired: Record<string, unknown>, marker: Marker, opts: ReconcileOptions): Promise<Remote> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await node.adapter.create(node.pc.ctx, node.m, desired, marker);
+    } catch (err) {
+      if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
+      const mine = (await node.adapter.observe(node.pc.ctx)).find((r) => r.marker?.owner === opts.owner && r.marker.ref === node.ref);
+      if (mine) return mine;
+      if (err.conflict || attempt >= opts.transientRetries) throw err;
+      const delay = Math.min(1000 * 2 ** attempt, 15_000) * (0.5 + Math.random());
+      opts.log(`retry   ${node.address} after ${err.message} (in ${(delay / 1000).toFixed(1)} s)`);
+      await sleep(delay, undefined, { signal: opts.signal });
+    }
+  }
+}
+
 /** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */
 async function followUp(node: Node, opts: ReconcileOptions): Promise<void> {
   const desired = await node.adapter.desired(node.m, node.pc.ctx);
@@ -317,7 +330,7 @@ async function heal(node: Node, reason: string, report: ApplyReport, opts: Recon
       await node.adapter.delete(node.pc.ctx, node.remote!);
       await waitGone(node.adapter, node.pc, node.remote!.id, opts);
       const desired = await node.adapter.desired(node.m, node.pc.ctx);
-      node.remote = await node.adapter.create(node.pc.ctx, node.m, desired, { owner: opts.owner, ref: node.ref, specHash: replaceHash(node.adapter, desired) });
+      node.remote = await createOnce(node, desired, { owner: opts.owner, ref: node.ref, specHash: replaceHash(node.adapter, desired) }, opts);
       node.pc.ids.set(node.ref, node.remote.id);
       state.id = node.remote.id;
       await followUp(node, opts);

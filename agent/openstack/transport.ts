@@ -10,7 +10,7 @@ export interface TransportOptions {
   verify: boolean;
   cacert?: string;
   timeoutMs?: number;
-  /** Retries of safe requests (GET, HEAD) after a network error, 429 or 5xx. */
+  /** Retries of safe requests (GET, HEAD) after a network error, 429 or 5xx, and of PUT/DELETE after a network error. */
   retries?: number;
 }
 
@@ -35,6 +35,8 @@ export interface HttpResponse {
 }
 
 const safeMethods = new Set(['GET', 'HEAD']);
+/** A connection that breaks before any answer may be retried for these: repeating them changes nothing. */
+const idempotentMethods = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 
 /** HTTP for the OpenStack APIs: timeouts, retries of safe calls with jittered backoff, typed errors, counters. */
 export class Transport {
@@ -53,13 +55,13 @@ export class Transport {
   }
 
   async send(req: HttpRequest): Promise<HttpResponse> {
-    const attempts = safeMethods.has(req.method) ? this.options.retries + 1 : 1;
+    const attempts = idempotentMethods.has(req.method) ? this.options.retries + 1 : 1;
     let last: OpenStackError | undefined;
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0) await sleep(backoff(attempt, last), undefined, { signal: req.signal });
       try {
         const res = await this.once(req);
-        if ((res.status === 429 || res.status >= 500) && attempt + 1 < attempts) {
+        if ((res.status === 429 || res.status >= 500) && safeMethods.has(req.method) && attempt + 1 < attempts) {
           last = toError(req, res);
           continue;
         }
