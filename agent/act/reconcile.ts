@@ -252,7 +252,11 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
     return;
   }
 
-  const health = adapter.health?.(node.remote);
+  let health = adapter.health?.(node.remote);
+  if (health?.state === 'progressing' && !health.waitsForUpdate) {
+    await waitReady(node, opts);
+    health = adapter.health?.(node.remote);
+  }
   if (health?.state === 'failed' && adapter.heal) {
     await heal(node, health.reason, report, opts);
     return;
@@ -306,6 +310,8 @@ async function createOnce(node: Node, desired: Record<string, unknown>, marker: 
 
 /** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */
 async function followUp(node: Node, opts: ReconcileOptions): Promise<void> {
+  const health = node.adapter.health?.(node.remote!);
+  if (health?.state === 'progressing' && !health.waitsForUpdate) await waitReady(node, opts);
   const desired = await node.adapter.desired(node.m, node.pc.ctx);
   const diff = difference(node.adapter, desired, node.remote!);
   if (Object.keys(diff.updates).length > 0) await retrying(opts, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m));

@@ -8,7 +8,7 @@ import type { SchemaRegistry } from '../schema/registry.ts';
  */
 export function kindOrder(registry: SchemaRegistry): string[] {
   const deps = new Map<string, Set<string>>();
-  for (const info of registry.kinds.values()) deps.set(info.kind, new Set(info.refs.filter((r) => !r.weak && r.target !== info.kind).map((r) => r.target)));
+  for (const info of registry.kinds.values()) deps.set(info.kind, new Set([...info.refs.filter((r) => !r.weak && r.target !== info.kind).map((r) => r.target), ...info.after]));
   const order: string[] = [];
   const visiting = new Set<string>();
   const visit = (k: string): void => {

@@ -81,7 +81,12 @@ export interface Remote {
   raw: Record<string, unknown>;
 }
 
-export type Health = { state: 'ready' } | { state: 'progressing'; reason: string } | { state: 'failed'; reason: string };
+/**
+ * `progressing` objects are left alone until they settle (a server in BUILD
+ * takes no power action), unless `waitsForUpdate`: then the update is what
+ * moves them on (an image queued until its data is uploaded).
+ */
+export type Health = { state: 'ready' } | { state: 'progressing'; reason: string; waitsForUpdate?: boolean } | { state: 'failed'; reason: string };
 
 export interface ImportFilter {
   name?: string;

@@ -1,9 +1,31 @@
 import type { KindAdapter } from './adapter.ts';
 import { network } from './network.ts';
+import { floatingIp } from './floatingip.ts';
+import { port } from './port.ts';
+import { router } from './router.ts';
+import { securityGroup } from './securitygroup.ts';
+import { subnet } from './subnet.ts';
+import { flavor } from './flavor.ts';
+import { image } from './image.ts';
+import { keyPair } from './keypair.ts';
+import { projectQuota } from './projectquota.ts';
+import { volume } from './volume.ts';
+import { virtualMachine } from './virtualmachine.ts';
 
 /** One adapter per kind that lives in OpenStack. */
 export const adapters: ReadonlyMap<string, KindAdapter> = new Map(
   [
     network,
+    subnet,
+    securityGroup,
+    router,
+    port,
+    floatingIp,
+    flavor,
+    keyPair,
+    image,
+    volume,
+    projectQuota,
+    virtualMachine,
   ].map((a) => [a.kind, a]),
 );

@@ -1,5 +1,7 @@
-import { parseDescriptionMarker, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
-import type { AdapterContext, Remote } from './adapter.ts';
+import ipaddr from 'ipaddr.js';
+import { KupenstackError } from '../errors.ts';
+import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
+import type { AdapterContext, ImportFilter, Remote } from './adapter.ts';
 
 /**
  * Shared by the Neutron kinds. Zed's Neutron takes no tags in a create call,
@@ -7,7 +9,8 @@ import type { AdapterContext, Remote } from './adapter.ts';
  * object); the user's own tags stay the user's.
  */
 export async function observeNeutron(ctx: AdapterContext, collection: string, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Remote[]> {
-  const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection, { project_id: ctx.projectId });
+  // The answer's key is the path with underscores (security-groups → security_groups).
+  const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection.replace(/-/g, '_'), { project_id: ctx.projectId });
   const out: Remote[] = [];
   for (const raw of items) {
     const { marker, description } = parseDescriptionMarker(raw.description);
@@ -35,4 +38,106 @@ export async function putTags(ctx: AdapterContext, collection: string, id: strin
 
 export function sortedTags(raw: Record<string, unknown>): string[] {
   return Array.isArray(raw.tags) ? [...(raw.tags as string[])].sort() : [];
+}
+
+/** Neutron prints IPv6 lower-case and compressed: compare addresses in that form. */
+export function canonicalIp(text: string): string {
+  return text.includes(':') && ipaddr.IPv6.isValid(text) ? ipaddr.IPv6.parse(text).toString() : text;
+}
+
+/**
+ * A prefix as Neutron reports it: the address canonical, and the host bits
+ * cleared where Neutron clears them (subnet CIDRs, routes) or kept where it
+ * keeps them (security group rules).
+ */
+export function canonicalPrefix(text: string, clearHostBits: boolean): string {
+  const slash = text.indexOf('/');
+  if (slash < 0) return canonicalIp(text);
+  const len = text.slice(slash + 1);
+  if (!clearHostBits || !ipaddr.isValidCIDR(text)) return `${canonicalIp(text.slice(0, slash))}/${len}`;
+  const network = text.includes(':') ? ipaddr.IPv6.networkAddressFromCIDR(text) : ipaddr.IPv4.networkAddressFromCIDR(text);
+  return `${network.toString()}/${len}`;
+}
+
+/** Lists whose order means nothing, sorted the same way on both sides of a comparison. */
+export function canonicalSort<T>(items: readonly T[]): T[] {
+  return items
+    .map((item) => ({ item, key: stableJson(item) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((x) => x.item);
+}
+
+/** Static routes (subnet host routes, router routes), compared as a set. */
+export function canonicalRoutes(routes: readonly { destination: string; nexthop: string }[]): { destination: string; nexthop: string }[] {
+  return canonicalSort(routes.map((r) => ({ destination: canonicalPrefix(r.destination, true), nexthop: canonicalIp(r.nexthop) })));
+}
+
+/**
+ * Fixed addresses as two comparable lists, `<prefix>_subnets` and
+ * `<prefix>_addresses`. Neutron fills in what an entry leaves out (an address
+ * in the subnet, or the subnet of the address), so the manifest declares a
+ * list only when every entry gives that part; Neutron always reports both.
+ */
+export function observedFixedIps(prefix: string, fixedIps: unknown): Record<string, string[]> {
+  const ips = Array.isArray(fixedIps) ? (fixedIps as { subnet_id: string; ip_address: string }[]) : [];
+  return { [`${prefix}_subnets`]: ips.map((i) => i.subnet_id).sort(), [`${prefix}_addresses`]: ips.map((i) => canonicalIp(i.ip_address)).sort() };
+}
+
+export function desiredFixedIps(prefix: string, entries: readonly { subnet_id?: string; ip_address?: string }[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  if (entries.every((e) => e.subnet_id !== undefined)) out[`${prefix}_subnets`] = entries.map((e) => e.subnet_id!).sort();
+  if (entries.every((e) => e.ip_address !== undefined)) out[`${prefix}_addresses`] = entries.map((e) => canonicalIp(e.ip_address!)).sort();
+  return out;
+}
+
+/**
+ * The one object a lookup matches (an external network or subnet given by
+ * filter), memoised for the run: several manifests usually name the same one.
+ */
+export function lookupOne(ctx: AdapterContext, collection: string, query: Record<string, string | boolean | string[] | undefined>, what: string): Promise<Record<string, unknown>> {
+  return ctx.memo(`neutron:${collection}:${stableJson(query)}`, async () => {
+    const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection, query);
+    const criteria = Object.entries(query)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`)
+      .join(', ');
+    if (items.length === 0) throw new KupenstackError('lookup.not-found', `no ${what} matches ${criteria}; check the name and tags, and that the project can see it`);
+    if (items.length > 1) throw new KupenstackError('lookup.ambiguous', `${items.length} ${what}s match ${criteria}; add criteria (tags) or give its id`);
+    return items[0]!;
+  });
+}
+
+/** A Network manifest, or a pre-existing external network by id or filter. */
+export interface ExternalNetworkSelector {
+  networkRef?: { name: string };
+  network?: { id?: string; filter?: { name?: string; tags?: string[] } };
+}
+
+export async function externalNetworkId(ctx: AdapterContext, selector: ExternalNetworkSelector): Promise<string> {
+  if (selector.networkRef) return ctx.idOf('Network', selector.networkRef.name);
+  if (selector.network?.id) return selector.network.id;
+  const filter = selector.network?.filter ?? {};
+  const found = await lookupOne(ctx, 'networks', { name: filter.name, tags: filter.tags, 'router:external': true }, 'external network');
+  return String(found.id);
+}
+
+type ToRemote = (raw: Record<string, unknown>, description: string) => Remote;
+
+function withMarker(raw: Record<string, unknown>, toRemote: ToRemote): Remote {
+  const { marker, description } = parseDescriptionMarker(raw.description);
+  return marker ? { ...toRemote(raw, description), marker } : toRemote(raw, description);
+}
+
+/** One object by id, marker included when it has one; undefined when gone. */
+export async function getNeutron(ctx: AdapterContext, collection: string, singular: string, id: string, toRemote: ToRemote): Promise<Remote | undefined> {
+  const res = await ctx.apis.network.find<Record<string, Record<string, unknown>>>(`/${collection}/${id}`);
+  const raw = res?.[singular];
+  return raw ? withMarker(raw, toRemote) : undefined;
+}
+
+/** The project's objects matching an import filter, whoever made them (`nameField`: what a filter's name matches). */
+export async function findNeutron(ctx: AdapterContext, collection: string, filter: ImportFilter, toRemote: ToRemote, nameField = 'name'): Promise<Remote[]> {
+  const query = { project_id: ctx.projectId, [nameField]: filter.name, description: filter.description, tags: filter.tags };
+  const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection.replace(/-/g, '_'), query);
+  return items.map((raw) => withMarker(raw, toRemote));
 }

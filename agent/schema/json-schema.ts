@@ -35,6 +35,8 @@ export interface JsonSchema {
   'x-kupenstack-shortNames'?: string[];
   'x-kupenstack-printerColumns'?: PrinterColumn[];
   'x-kupenstack-ref'?: string;
+  /** Kinds whose manifests in the same namespace must be reconciled first, without a reference (a floating IP needs the router interface). */
+  'x-kupenstack-after'?: string[];
   /** A reference that must resolve but does not order creation (e.g. a security-group rule naming another group). */
   'x-kupenstack-ref-weak'?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;

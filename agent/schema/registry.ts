@@ -26,6 +26,8 @@ export interface KindInfo {
   file: string;
   schema: JsonSchema;
   refs: RefPath[];
+  /** Kinds reconciled before this one in the same namespace (x-kupenstack-after). */
+  after: string[];
   validate: ValidateFunction;
 }
 
@@ -78,6 +80,7 @@ export function loadSchemaRegistry(dir: string = schemasDir): SchemaRegistry {
       file,
       schema,
       refs: collectRefs(schema, schema, resolve),
+      after: schema['x-kupenstack-after'] ?? [],
       validate: ajv.compile(schema),
     });
   }
@@ -91,6 +94,7 @@ const annotationKeywords = [
   'x-kupenstack-printerColumns',
   'x-kupenstack-ref',
   'x-kupenstack-ref-weak',
+  'x-kupenstack-after',
   'x-kubernetes-preserve-unknown-fields',
   'x-kubernetes-int-or-string',
 ];

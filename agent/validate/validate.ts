@@ -46,6 +46,12 @@ export function validateRevision(documents: SourceDocument[], registry: SchemaRe
   const edges = references
     .filter((r) => !r.weak)
     .map((r) => ({ from: r.from.address, to: `${r.from.metadata.namespace ? `${r.from.metadata.namespace}/` : ''}${r.targetKind}/${r.targetName}` }));
+  // Ordering without a reference: every manifest of a kind listed in x-kupenstack-after, same namespace.
+  for (const m of unique) {
+    for (const kind of registry.kinds.get(m.kind)?.after ?? []) {
+      for (const other of unique) if (other.kind === kind && other.metadata.namespace === m.metadata.namespace) edges.push({ from: m.address, to: other.address });
+    }
+  }
   const graph = buildGraph(unique, edges);
   for (const cycle of findCycles(graph)) {
     const first = byAddress.get(cycle[0]!)!;

@@ -1,0 +1,146 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KupenstackError } from '../errors.ts';
+import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
+import { openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
+
+/**
+ * Cinder volumes. The marker is volume metadata, written by the create call;
+ * observe is one list filtered by that metadata. Cinder takes no client id,
+ * so a create retried after a crash relies on the engine observing first.
+ *
+ * A volume holds data: it grows in place (`os-extend`), changes type in place
+ * (`os-retype`, as the schema promises) and is never replaced to shrink —
+ * a smaller size is refused.
+ */
+
+type RawVolume = Record<string, unknown>;
+
+/** In-use volumes can be extended from 3.42 on. */
+const extendVersion = { 'openstack-api-version': 'volume 3.42' };
+const settleTimeoutMs = 5 * 60_000;
+
+const userMetadata = (raw: RawVolume): Record<string, string> =>
+  Object.fromEntries(Object.entries((raw.metadata ?? {}) as Record<string, string>).filter(([k]) => !k.startsWith('kupenstack_')));
+
+function toRemote(raw: RawVolume): Remote {
+  const marker = markerFromMetadata(raw.metadata as Record<string, unknown> | undefined);
+  const imageMeta = raw.volume_image_metadata as { image_id?: string } | undefined;
+  return {
+    id: String(raw.id),
+    name: typeof raw.name === 'string' ? raw.name : '',
+    status: String(raw.status),
+    ...(marker ? { marker } : {}),
+    raw,
+    fields: {
+      // Cinder answers null for an unset name or description.
+      name: raw.name ?? '',
+      description: raw.description ?? '',
+      size: raw.size,
+      volume_type: raw.volume_type,
+      availability_zone: raw.availability_zone,
+      imageRef: imageMeta?.image_id ?? null,
+      multiattach: raw.multiattach,
+      metadata: userMetadata(raw),
+    },
+  };
+}
+
+export const volume: KindAdapter = {
+  kind: 'Volume',
+  fields: {
+    name: 'update',
+    description: 'update',
+    size: 'update',
+    volume_type: 'update',
+    availability_zone: 'replace',
+    imageRef: 'replace',
+    multiattach: 'replace',
+    metadata: 'update',
+  },
+
+  async observe(ctx) {
+    const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { metadata: JSON.stringify({ [metaOwner]: ctx.owner }) });
+    return items.map(toRemote).filter((r) => r.marker?.owner === ctx.owner);
+  },
+
+  desired(m, ctx) {
+    const spec = m.spec;
+    const out: Record<string, unknown> = {
+      name: openstackName(m),
+      ...pick(spec, { description: 'description', size: 'size', volumeType: 'volume_type', availabilityZone: 'availability_zone', multiattach: 'multiattach', metadata: 'metadata' }),
+    };
+    const image = refName(spec.imageRef);
+    if (image) out.imageRef = ctx.idOf('Image', image);
+    return out;
+  },
+
+  async create(ctx, _m, desired, marker) {
+    const { metadata, ...rest } = desired;
+    const body = { volume: { ...rest, metadata: { ...((metadata ?? {}) as Record<string, string>), ...markerMetadata(marker) } } };
+    const res = await ctx.apis.volume.post<{ volume: RawVolume }>('/volumes', body, [202]);
+    return toRemote(res.volume);
+  },
+
+  async update(ctx, remote, changes) {
+    const have = Number(remote.fields.size);
+    if ('size' in changes && Number(changes.size) < have) {
+      throw new KupenstackError('volume.shrink', `spec.size ${String(changes.size)} GiB is smaller than the volume's ${have} GiB: Cinder cannot shrink a volume, and replacing it would lose its data. Set size back to ${have} or more`);
+    }
+    const volumes = ctx.apis.volume;
+    const renamed = pick(changes, { name: 'name', description: 'description' });
+    if (Object.keys(renamed).length > 0) await volumes.put(`/volumes/${remote.id}`, { volume: renamed });
+    if ('metadata' in changes) {
+      // PUT replaces every key: the marker is written back with the user's keys.
+      const marker = remote.marker ? markerMetadata(remote.marker) : {};
+      await volumes.put(`/volumes/${remote.id}/metadata`, { metadata: { ...((changes.metadata ?? {}) as Record<string, string>), ...marker } });
+    }
+    if ('size' in changes) {
+      await volumes.call('POST', `/volumes/${remote.id}/action`, { json: { 'os-extend': { new_size: changes.size } }, headers: extendVersion, signal: ctx.signal });
+    }
+    if ('volume_type' in changes) {
+      // One action at a time: Cinder refuses a retype while the volume is extending.
+      if ('size' in changes) await settle(ctx, remote.id);
+      await volumes.post(`/volumes/${remote.id}/action`, { 'os-retype': { new_type: changes.volume_type, migration_policy: 'on-demand' } });
+    }
+  },
+
+  async delete(ctx, remote) {
+    const path = `/volumes/${remote.id}`;
+    const res = await ctx.apis.volume.call('DELETE', path, { ok: [202, 204, 400, 404], signal: ctx.signal });
+    if (res.status !== 400) return;
+    // Cinder refuses a second DELETE while the first one runs: that is "already going".
+    const now = await ctx.apis.volume.find<{ volume: RawVolume }>(path);
+    if (!now || now.volume.status === 'deleting') return;
+    await ctx.apis.volume.remove(path);
+  },
+
+  async get(ctx, id) {
+    const res = await ctx.apis.volume.find<{ volume: RawVolume }>(`/volumes/${encodeURIComponent(id)}`);
+    return res ? toRemote(res.volume) : undefined;
+  },
+
+  async find(ctx, filter) {
+    if (filter.tags?.length) throw new KupenstackError('import.unsupported', 'Cinder volumes have no tags: import a volume by id, name or description');
+    const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { name: filter.name });
+    // Cinder has no description filter.
+    return items.map(toRemote).filter((r) => filter.description === undefined || r.fields.description === filter.description);
+  },
+
+  health(remote): Health {
+    const status = String(remote.status);
+    if (status === 'available' || status === 'in-use') return { state: 'ready' };
+    if (status.startsWith('error')) return { state: 'failed', reason: `Cinder status ${status}` };
+    return { state: 'progressing', reason: `Cinder status ${status}` };
+  },
+};
+
+/** Waits until the volume leaves a transitional status (extending), within a bound. */
+async function settle(ctx: AdapterContext, id: string): Promise<void> {
+  const end = Date.now() + settleTimeoutMs;
+  for (let delay = 500; Date.now() < end; delay = Math.min(delay * 1.5, 5_000)) {
+    const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
+    if (res.volume.status !== 'extending') return;
+    await sleep(delay, undefined, { signal: ctx.signal });
+  }
+  throw new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`);
+}
