@@ -203,6 +203,17 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
   // Weak references (security groups naming each other) resolve once every target exists.
   for (const node of deferred.splice(0)) await run(node);
   for (const node of deferred) fail(node.address, new KupenstackError('ref.unresolved', 'a referenced object could not be created; see the errors above'));
+  // Objects with weak references (rules naming groups created later in this run) get their last fields now.
+  const weakHolders = new Set(rev.references.filter((r) => r.weak).map((r) => r.from.address));
+  for (const address of order.filter((a) => weakHolders.has(a))) {
+    const node = nodes.get(address)!;
+    if (!node.remote || node.imported) continue;
+    try {
+      await followUp(node, opts);
+    } catch (err) {
+      fail(address, err);
+    }
+  }
 
   // Phase C: prune, dependents first.
   const rank = new Map(opts.kindOrder.map((k, i) => [k, i]));
