@@ -255,7 +255,7 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
     if (!node.replacing) report.created++;
     if (knownBefore && adapter.heal) {
       report.healed++;
-      recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' });
+      recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' }, false);
     }
     node.remote = remote;
     await followUp(node, opts);
@@ -265,7 +265,7 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
 
   let health = adapter.health?.(node.remote);
   if (health?.state === 'progressing' && !health.waitsForUpdate) {
-    await waitReady(node, opts);
+    await waitReady(node, opts, true);
     health = adapter.health?.(node.remote);
   }
   if (health?.state === 'failed' && adapter.heal) {
@@ -291,7 +291,7 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
   await retrying(opts, () => adapter.update(ctx, node.remote!, diff.updates, m));
   if (healsPower) {
     report.healed++;
-    recordHeal(state, { step: 'reboot', at: new Date().toISOString(), reason: `power state was ${String(node.remote.fields.power_state)}`, result: 'done' });
+    recordHeal(state, { step: 'reboot', at: new Date().toISOString(), reason: `power state was ${String(node.remote.fields.power_state)}`, result: 'done' }, false);
   } else {
     report.updated++;
   }
@@ -356,17 +356,22 @@ async function heal(node: Node, reason: string, report: ApplyReport, opts: Recon
     }
     await waitReady(node, opts);
     report.healed++;
+    // The episode is over: the next failure starts again from a reboot.
+    state.heal = [];
+    state.gaveUp = undefined;
   } catch (err) {
     attempt.result = 'failed';
     attempt.error = err instanceof Error ? err.message : String(err);
     throw err;
   } finally {
-    recordHeal(state, attempt);
+    if (attempt.result === 'failed') recordHeal(state, attempt);
+    else state.healHistory = [...(state.healHistory ?? []), attempt].slice(-20);
   }
 }
 
-function recordHeal(state: State['resources'][string], attempt: HealAttempt): void {
-  state.heal = [...(state.heal ?? []), attempt].slice(-20);
+function recordHeal(state: State['resources'][string], attempt: HealAttempt, episode = true): void {
+  if (episode) state.heal = [...(state.heal ?? []), attempt].slice(-20);
+  state.healHistory = [...(state.healHistory ?? []), attempt].slice(-20);
 }
 
 async function resolveImport(node: Node): Promise<Remote> {
@@ -382,25 +387,30 @@ async function resolveImport(node: Node): Promise<Remote> {
   return matches[0]!;
 }
 
-/** Polls until the object is healthy; a failure is reported and left to the next run's heal. */
-async function waitReady(node: Node, opts: ReconcileOptions): Promise<void> {
+/**
+ * Polls (re-reading the object first: it was just acted on) until it is
+ * healthy. A failure is thrown for the next run's heal, or returned when the
+ * caller heals it now.
+ */
+async function waitReady(node: Node, opts: ReconcileOptions, tolerateFailed = false): Promise<void> {
   const { adapter } = node;
   if (!adapter.health || !adapter.get || !node.remote) return;
   const end = Date.now() + opts.readyTimeoutMs;
   let delay = 500;
   for (;;) {
+    node.remote = (await adapter.get(node.pc.ctx, node.remote.id)) ?? node.remote;
     const health = adapter.health(node.remote);
     const state = (opts.state.resources[node.address] ??= {});
-    if (health.state === 'ready') {
-      state.ready = true;
-      return;
+    state.ready = health.state === 'ready';
+    if (health.state === 'ready') return;
+    if (health.state === 'failed') {
+      if (tolerateFailed) return;
+      throw new KupenstackError('resource.failed', `${node.m.kind} ${node.remote.id} failed: ${health.reason}; the next run heals it by its policy`);
     }
-    state.ready = false;
-    if (health.state === 'failed') throw new KupenstackError('resource.failed', `${node.m.kind} ${node.remote.id} failed: ${health.reason}; the next run heals it by its policy`);
+    if (health.waitsForUpdate) return;
     if (Date.now() > end) throw new KupenstackError('resource.timeout', `${node.m.kind} ${node.remote.id} not ready after ${opts.readyTimeoutMs / 1000} s (${health.reason})`);
     await sleep(delay, undefined, { signal: opts.signal });
     delay = Math.min(delay * 1.5, 5_000);
-    node.remote = (await adapter.get(node.pc.ctx, node.remote.id)) ?? node.remote;
   }
 }
 

@@ -13,7 +13,10 @@ export interface ResourceState {
   id?: string;
   ready?: boolean;
   message?: string;
+  /** Attempts of the current failure episode (cleared once the object is healthy again). */
   heal?: HealAttempt[];
+  /** Every recent attempt, kept for status after the episode ends. */
+  healHistory?: HealAttempt[];
   /** Set when the heal budget is spent: the agent stops trying and says so. */
   gaveUp?: string;
   /** The manifest said `onDelete: detach`: once undeclared, the object is left in OpenStack. */
