@@ -17,7 +17,7 @@ function pointImagesAt(url: string, dir: string): void {
     else if (entry.endsWith('.yaml')) {
       const text = readFileSync(path, 'utf8');
       if (text.includes('kind: Image')) {
-        writeFileSync(path, text.replace(/  source:\n    oci:\n(      .*\n)+/, `  source:\n    url:\n      url: ${url}\n`).replace(/^  (interval|schedule|keep): .*\n/gm, ''));
+        writeFileSync(path, text.replace(/ {2}source:\n {4}oci:\n( {6}.*\n)+/, `  source:\n    url:\n      url: ${url}\n`).replace(/^ {2}(interval|schedule|keep): .*\n/gm, ''));
       }
     }
   }
