@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { applyPath, type ApplyOutcome } from '../../agent/act/apply.ts';
@@ -26,6 +26,10 @@ export class Workspace {
       mkdirSync(dirname(join(this.repo, path)), { recursive: true });
       writeFileSync(join(this.repo, path), text);
     }
+  }
+
+  read(path: string): string {
+    return readFileSync(join(this.repo, path), 'utf8');
   }
 
   remove(path: string): void {
