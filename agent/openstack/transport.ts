@@ -26,6 +26,8 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Counted under this method instead (token requests count as AUTH: they change nothing in the cloud). */
   countAs?: string;
+  /** Safe to repeat after a broken connection although not idempotent by method (a token request). */
+  retryable?: boolean;
 }
 
 export interface HttpResponse {
@@ -55,7 +57,7 @@ export class Transport {
   }
 
   async send(req: HttpRequest): Promise<HttpResponse> {
-    const attempts = idempotentMethods.has(req.method) ? this.options.retries + 1 : 1;
+    const attempts = idempotentMethods.has(req.method) || req.retryable ? this.options.retries + 1 : 1;
     let last: OpenStackError | undefined;
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0) await sleep(backoff(attempt, last), undefined, { signal: req.signal });

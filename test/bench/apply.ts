@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,7 +11,7 @@ import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { BenchRow } from './table.ts';
 
 const cloudName = 'kupenstack-local';
-const sshKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGbenchbenchbenchbenchbenchbenchbenchbench bench@kupenstack';
+let sshKey = '';
 
 /** The same 300 objects for both sides: 60 networks, subnets, groups (one rule each) and ports, 30 key pairs and flavors. */
 function shape(scale: number): { nets: number; keys: number } {
@@ -40,11 +40,12 @@ function cliScript(project: string, scale: number): string {
   const { nets, keys } = shape(scale);
   const lines = ['set -e', `P=${project}`];
   for (let i = 0; i < nets; i++) {
-    lines.push(`openstack network create --project $P --mtu 1400 net-${i} >/dev/null`);
-    lines.push(`openstack subnet create --project $P --network net-${i} --subnet-range 10.${i}.0.0/24 sub-${i} >/dev/null`);
-    lines.push(`openstack security group create --project $P sg-${i} >/dev/null`);
-    lines.push(`openstack security group rule create --project $P --ingress --protocol tcp --dst-port 22 --remote-ip 10.0.0.0/8 sg-${i} >/dev/null`);
-    lines.push(`openstack port create --project $P --network net-${i} --security-group sg-${i} port-${i} >/dev/null`);
+    // By id: an admin sees every project's objects, so names are ambiguous.
+    lines.push(`N=$(openstack network create --project $P --mtu 1400 -f value -c id net-${i})`);
+    lines.push(`openstack subnet create --project $P --network $N --subnet-range 10.${i}.0.0/24 sub-${i} >/dev/null`);
+    lines.push(`G=$(openstack security group create --project $P -f value -c id sg-${i})`);
+    lines.push(`openstack security group rule create --project $P --ingress --protocol tcp --dst-port 22 --remote-ip 10.0.0.0/8 $G >/dev/null`);
+    lines.push(`openstack port create --project $P --network $N --security-group $G port-${i} >/dev/null`);
   }
   for (let i = 0; i < keys; i++) {
     lines.push(`openstack keypair create --public-key /dev/stdin $P-key-${i} >/dev/null <<< '${sshKey}'`);
@@ -60,6 +61,8 @@ export async function benchApply(): Promise<BenchRow[]> {
   const resources = nets * 4 + keys * 2;
   const owner = `b${randomBytes(3).toString('hex')}`;
   const dir = mkdtempSync(join(tmpdir(), 'ks-bench-apply-'));
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'bench@kupenstack', '-f', join(dir, 'key')]);
+  sshKey = readFileSync(join(dir, 'key.pub'), 'utf8').trim();
   mkdirSync(join(dir, 'repo'));
   writeFileSync(join(dir, 'repo', 'all.yaml'), manifests('bench', scale));
   const config = { ...defaultConfig, owner, projectPrefix: `${owner}-`, stateDir: join(dir, 'state') };
@@ -88,7 +91,8 @@ export async function benchApply(): Promise<BenchRow[]> {
     const kinds = 6;
     rows.push(
       { name: `apply ${resources} resources (${objects} OpenStack objects incl. rules), first run`, ours: `${ours.toFixed(1)} s`, peer: `openstack CLI script: ${cliSeconds.toFixed(1)} s`, verdict: `${(cliSeconds / ours).toFixed(1)}× faster (goal ≥ 10×)` },
-      { name: '  write calls of the first run', ours: String(r.apiCalls.write), peer: `resources created: ${r.created} (+1 project, +1 role)`, verdict: r.apiCalls.write <= r.created + 2 + nets + keys ? 'see note' : 'over' },
+      // Rules are objects of their own in Neutron, flavor access is a grant of its own: both cost one call each.
+      { name: '  write calls of the first run', ours: String(r.apiCalls.write), peer: `${objects} objects + 1 project + 1 role + ${keys} flavor grants = ${objects + 2 + keys}`, verdict: r.apiCalls.write <= objects + 2 + keys ? 'one call per object' : 'extra calls' },
       { name: '  read calls of the first run', ours: String(r.apiCalls.read), peer: `≤ 3 per kind per project: ${3 * kinds}`, verdict: '' },
       { name: 'no-op apply of the same revision', ours: `${noop.toFixed(2)} s, ${again.report!.apiCalls.write} writes`, peer: `${again.report!.apiCalls.read} reads (≤ ${3 * kinds + 4})`, verdict: again.report!.apiCalls.write === 0 ? 'converged' : 'WRITES' },
     );
