@@ -1,4 +1,9 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testCloudName } from '../support/context.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 
 let ws: Workspace;
@@ -42,6 +47,16 @@ describe('kupenstack apply (the engine, against the real cloud)', () => {
     const second = await ws.apply();
     expect(second.report).toMatchObject({ created: 0, updated: 0, unchanged: 3, errors: [] });
     expect(second.report!.apiCalls.write).toBe(0);
+  });
+
+  it('the CLI prints exactly one JSON object on stdout, progress on stderr, and exits 0 when converged', () => {
+    writeFileSync(join(ws.dir, 'kupenstack.yaml'), stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir }));
+    const r = spawnSync(process.execPath, ['agent/cli/main.ts', 'apply', ws.repo, '--cloud', testCloudName, '-c', join(ws.dir, 'kupenstack.yaml'), '-o', 'json'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(['revision', 'created', 'updated', 'replaced', 'deleted', 'healed', 'unchanged', 'held', 'errors', 'apiCalls']);
+    expect(out).toMatchObject({ created: 0, unchanged: 3, held: [], errors: [], apiCalls: { write: 0 } });
+    expect(out.revision).toMatch(/^sha256:[0-9a-f]{16}$/);
   });
 
   it('corrects mutable drift made outside Git', async () => {
