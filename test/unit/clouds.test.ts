@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadCloud } from '../../agent/openstack/clouds.ts';
-import { CloudConfigError } from '../../agent/openstack/errors.ts';
+import type { CloudConfigError } from '../../agent/openstack/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ks-clouds-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
