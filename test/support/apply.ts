@@ -46,6 +46,9 @@ export class Workspace {
     mkdirSync(this.repo);
     const outcome = await this.apply({ prune: true, allowMassDelete: true });
     for (const p of await ownedProjects(this.cloud, this.owner)) {
+      // Neutron keeps a project's "default" security group after the project is gone.
+      const network = this.cloud.client('network');
+      for (const g of await network.list<{ id: string }>('/security-groups', 'security_groups', { project_id: p.id })) await network.remove(`/security-groups/${g.id}`);
       await this.cloud.identity.call('PATCH', `/projects/${p.id}`, { json: { project: { enabled: false } } });
       await this.cloud.identity.remove(`/projects/${p.id}`);
     }

@@ -48,6 +48,9 @@ export async function testProject(label: string): Promise<TestProject> {
     ctx,
     ids,
     dispose: async () => {
+      // Neutron keeps a project's "default" security group after the project is gone.
+      const network = cloud.client('network');
+      for (const g of await network.list<{ id: string }>('/security-groups', 'security_groups', { project_id: project.id })) await network.remove(`/security-groups/${g.id}`);
       await cloud.identity.call('PATCH', `/projects/${project.id}`, { json: { project: { enabled: false } } });
       await cloud.identity.remove(`/projects/${project.id}`);
     },

@@ -39,8 +39,6 @@ afterAll(async () => {
   }
   if (ids.sub) await n.remove(`/subnets/${ids.sub}`);
   if (ids.net) await n.remove(`/networks/${ids.net}`);
-  const admin = t.cloud.client('network');
-  for (const g of await admin.list<{ id: string }>('/security-groups', 'security_groups', { project_id: t.ctx.projectId })) await admin.remove(`/security-groups/${g.id}`);
   await t.dispose();
 });
 

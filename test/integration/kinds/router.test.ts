@@ -23,8 +23,6 @@ afterAll(async () => {
   for (const p of await n.list<{ id: string; device_owner: string }>('/ports', 'ports', { project_id: t.ctx.projectId })) if (!p.device_owner.startsWith('network:')) await n.remove(`/ports/${p.id}`);
   for (const s of [ids.subA, ids.subB]) if (s) await n.remove(`/subnets/${s}`);
   if (ids.net) await n.remove(`/networks/${ids.net}`);
-  const admin = t.cloud.client('network');
-  for (const g of await admin.list<{ id: string }>('/security-groups', 'security_groups', { project_id: t.ctx.projectId })) await admin.remove(`/security-groups/${g.id}`);
   await t.dispose();
 });
 
