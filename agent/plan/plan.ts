@@ -1,6 +1,15 @@
-/** The plan as data (Terraform's split): what `apply` executes and what renderers show. */
+/** The plan as data (Terraform's split): what `apply` executes and what the renderers show. */
 
 export type Action = 'create' | 'update' | 'replace' | 'delete' | 'heal' | 'noop';
+
+/** Why a change loses something a user may care about; renderers put these first and loud. */
+export type DestructiveReason =
+  | 'root-disk-lost' // a VM rebuilt or recreated: its root disk starts again from the image
+  | 'fixed-ip-changes' // a port or VM replaced: its addresses change
+  | 'data-volume-deleted' // a volume deleted or replaced: its data is gone
+  | 'image-deleted' // a Glance image deleted: VMs and volumes can no longer be rebuilt from it
+  | 'dependents-deleted' // deleting this takes other declared objects with it
+  | 'object-deleted'; // anything else deleted
 
 export interface FieldDiff {
   path: string;
@@ -18,11 +27,13 @@ export interface Change {
   action: Action;
   fields: FieldDiff[];
   destructive: boolean;
-  reasons: string[];
+  reasons: { code: DestructiveReason; message: string }[];
   /** The OpenStack object acted on, when it exists. */
   id?: string;
   /** For `heal`: the step chosen by the manifest's heal policy. */
   heal?: { step: 'reboot' | 'rebuild' | 'recreate'; attempt: number; reason: string };
+  /** Human hint for an update that is more than a field write (a resize, a rebuild). */
+  note?: string;
 }
 
 export interface Drift {
@@ -40,10 +51,35 @@ export interface Held {
   reason: string;
 }
 
+/** An OCI tag that now resolves to another digest than the image in use (the ⟳ line). */
+export interface ImageResolution {
+  address: string;
+  reference: string;
+  from?: string;
+  to: string;
+}
+
+export interface PlanSummary {
+  create: number;
+  update: number;
+  replace: number;
+  delete: number;
+  destructive: number;
+}
+
 export interface Plan {
   revision: string;
+  /** The revision this plan was compared with: a Git ref for `plan --base`, or the live cloud. */
+  against: string;
+  summary: PlanSummary;
   changes: Change[];
   drift: Drift[];
   held: Held[];
+  images: ImageResolution[];
   warnings: string[];
+}
+
+export function summarize(changes: Change[]): PlanSummary {
+  const count = (a: Action) => changes.filter((c) => c.action === a).length;
+  return { create: count('create'), update: count('update') + count('heal'), replace: count('replace'), delete: count('delete'), destructive: changes.filter((c) => c.destructive).length };
 }
