@@ -18,6 +18,8 @@ export interface ApplyPathOptions {
   allowMassDelete: boolean;
   log: (line: string) => void;
   signal?: AbortSignal;
+  /** Plan only: compare with the live cloud, change nothing, keep no state. */
+  dryRun?: boolean;
 }
 
 export interface ApplyOutcome {
@@ -56,7 +58,9 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
       state,
       log: opts.log,
       signal: opts.signal,
+      dryRun: opts.dryRun,
     });
+    if (opts.dryRun) return { diagnostics: [], report };
     if (report.errors.length === 0) state.lastAppliedRevision = check.revision;
     state.history = [
       ...state.history,
@@ -70,6 +74,6 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
     ].slice(-10);
     return { diagnostics: [], report };
   } finally {
-    await writeState(stateFile, state);
+    if (!opts.dryRun) await writeState(stateFile, state);
   }
 }

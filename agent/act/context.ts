@@ -19,12 +19,22 @@ export interface ProjectContext {
   ids: Map<string, string>;
 }
 
-export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal): Promise<ProjectContext> {
+/** What a plan shows for the id of an object that does not exist yet. */
+export function knownAfterApply(ref: string): string {
+  return `(known after apply: ${ref})`;
+}
+
+/**
+ * `planning`: ids of objects not created yet become placeholders instead of
+ * errors. `scopeProjectId`: the project whose token reads for this namespace
+ * (a plan for a namespace without a project yet reads with the agent's own).
+ */
+export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, planning = false, scopeProjectId = project.id): Promise<ProjectContext> {
   const ids = new Map<string, string>();
   const memos = new Map<string, Promise<unknown>>();
   const ctx: AdapterContext = {
     cloud,
-    apis: await cloud.forProject(project.id),
+    apis: await cloud.forProject(scopeProjectId),
     namespace: project.namespace,
     projectId: project.id,
     projectName: project.name,
@@ -32,7 +42,10 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
     signal,
     idOf: (kind, name) => {
       const id = ids.get(`${kind}/${name}`);
-      if (id === undefined) throw new PendingReference(`${kind}/${name}`);
+      if (id === undefined) {
+        if (planning) return knownAfterApply(`${kind}/${name}`);
+        throw new PendingReference(`${kind}/${name}`);
+      }
       return id;
     },
     memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {

@@ -5,10 +5,10 @@ import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
-import type { Drift, Held } from '../plan/plan.ts';
+import type { Change, Drift, FieldDiff, Held } from '../plan/plan.ts';
 import type { HealAttempt, State } from '../status/state.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
-import { PendingReference, projectContext, type ProjectContext } from './context.ts';
+import { knownAfterApply, PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { difference, replaceHash } from './diff.ts';
 import { nextHeal } from './heal-policy.ts';
 import { ensureProjects, ownedProjects, type Project } from './projects.ts';
@@ -35,6 +35,8 @@ export interface ReconcileOptions {
   state: State;
   log: (line: string) => void;
   signal?: AbortSignal;
+  /** Plan only: observe and compare, record every change, write nothing. */
+  dryRun?: boolean;
 }
 
 export interface ApplyError {
@@ -57,6 +59,8 @@ export interface ApplyReport {
   apiCalls: { read: number; write: number };
   drift: Drift[];
   warnings: string[];
+  /** Every change, applied or (dry run) planned, in execution order. */
+  changes: Change[];
 }
 
 interface Node {
@@ -82,7 +86,7 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
   const { cloud, adapters, owner, log } = opts;
   const readsBefore = cloud.counters.read;
   const writesBefore = cloud.counters.write;
-  const report: ApplyReport = { revision: opts.revision, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: [], apiCalls: { read: 0, write: 0 }, drift: [], warnings: [] };
+  const report: ApplyReport = { revision: opts.revision, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: [], apiCalls: { read: 0, write: 0 }, drift: [], warnings: [], changes: [] };
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     report.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -91,12 +95,21 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
 
   const resources = rev.manifests.filter((m) => adapters.has(m.kind) && m.metadata.namespace);
   const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
-  const projects = await ensureProjects(cloud, namespaces, { owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role });
-  if (opts.prune) {
-    for (const p of await ownedProjects(cloud, owner)) if (!projects.has(p.namespace)) projects.set(p.namespace, p);
-  }
+  const projects = new Map<string, Project>();
   const contexts = new Map<string, ProjectContext>();
-  for (const p of projects.values()) contexts.set(p.namespace, await projectContext(cloud, p, owner, opts.signal));
+  if (opts.dryRun) {
+    // A plan creates nothing, not even projects: namespaces without one read with the agent's own scope.
+    for (const p of await ownedProjects(cloud, owner)) if (opts.prune || namespaces.includes(p.namespace)) projects.set(p.namespace, p);
+    const own = (await cloud.whoami()).projectId ?? '';
+    for (const ns of namespaces.filter((n) => !projects.has(n))) {
+      const future: Project = { namespace: ns, id: knownAfterApply(`project ${opts.projectPrefix}${ns}`), name: `${opts.projectPrefix}${ns}` };
+      contexts.set(ns, await projectContext(cloud, future, owner, opts.signal, true, own));
+    }
+  } else {
+    for (const [ns, p] of await ensureProjects(cloud, namespaces, { owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role })) projects.set(ns, p);
+    if (opts.prune) for (const p of await ownedProjects(cloud, owner)) if (!projects.has(p.namespace)) projects.set(p.namespace, p);
+  }
+  for (const p of projects.values()) contexts.set(p.namespace, await projectContext(cloud, p, owner, opts.signal, opts.dryRun));
 
   // Observe: one list per kind per project.
   const declaredKinds = new Map<string, Set<string>>();
@@ -165,12 +178,23 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
     if (!node.remote || node.imported) continue;
     try {
       const desired = await node.adapter.desired(node.m, node.pc.ctx);
-      if (difference(node.adapter, desired, node.remote).replace) toReplace.push(node);
+      const diff = difference(node.adapter, desired, node.remote);
+      if (diff.replace) {
+        toReplace.push(node);
+        if (opts.dryRun) report.changes.push(changeOf(node.address, node.adapter, 'replace', diff.fields, node.remote.id));
+      }
     } catch (err) {
       if (!(err instanceof PendingReference)) fail(address, err);
     }
   }
   for (const node of toReplace.reverse()) {
+    if (opts.dryRun) {
+      report.replaced++;
+      node.replacing = true;
+      node.pc.ids.delete(node.ref);
+      node.remote = undefined;
+      continue;
+    }
     try {
       log(`replace ${node.address} (deleting ${node.remote!.id})`);
       await retrying(opts, () => node.adapter.delete(node.pc.ctx, node.remote!));
@@ -205,7 +229,7 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
   for (const node of deferred) fail(node.address, new KupenstackError('ref.unresolved', 'a referenced object could not be created; see the errors above'));
   // Objects with weak references (rules naming groups created later in this run) get their last fields now.
   const weakHolders = new Set(rev.references.filter((r) => r.weak).map((r) => r.from.address));
-  for (const address of order.filter((a) => weakHolders.has(a))) {
+  for (const address of order.filter((a) => weakHolders.has(a) && !opts.dryRun)) {
     const node = nodes.get(address)!;
     if (!node.remote || node.imported) continue;
     try {
@@ -222,6 +246,11 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
     await pool(group, opts.concurrency, async ({ address, remote }) => {
       const adapter = adapters.get(kindOf(address))!;
       const pc = contexts.get(address.split('/')[0]!)!;
+      if (opts.dryRun) {
+        report.changes.push(changeOf(address, adapter, 'delete', [], remote.id));
+        report.deleted++;
+        return;
+      }
       try {
         log(`delete  ${address} (${remote.id})`);
         await retrying(opts, () => adapter.delete(pc.ctx, remote));
@@ -247,6 +276,13 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
 
   if (!node.remote) {
     const knownBefore = state.id !== undefined;
+    if (opts.dryRun) {
+      if (!node.replacing) {
+        report.changes.push(changeOf(node.address, adapter, 'create', Object.entries(desired).map(([path, after]) => ({ path, before: null, after, forcesReplacement: false }))));
+        report.created++;
+      }
+      return;
+    }
     const marker = { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
     opts.log(`create  ${node.address}`);
     const remote = await createOnce(node, desired, marker, opts);
@@ -264,11 +300,23 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
   }
 
   let health = adapter.health?.(node.remote);
-  if (health?.state === 'progressing' && !health.waitsForUpdate) {
+  if (health?.state === 'progressing' && !health.waitsForUpdate && !opts.dryRun) {
     await waitReady(node, opts, true);
     health = adapter.health?.(node.remote);
   }
   if (health?.state === 'failed' && adapter.heal) {
+    if (opts.dryRun) {
+      const decision = nextHeal(m, state.heal ?? [], Date.now());
+      if (decision.step) {
+        const change = changeOf(node.address, adapter, 'heal', [], node.remote.id);
+        change.heal = { step: decision.step, attempt: decision.attempt, reason: health.reason };
+        if (decision.step !== 'reboot') change.reasons.push(adapter.impact?.onDelete ?? { code: 'object-deleted', message: `${decision.step} starts the object again` });
+        change.destructive = decision.step !== 'reboot';
+        report.changes.push(change);
+        report.healed++;
+      } else report.warnings.push(`${node.address}: failed (${health.reason}); ${decision.giveUp ?? decision.wait ?? ''}`);
+      return;
+    }
     await heal(node, health.reason, report, opts);
     return;
   }
@@ -277,6 +325,12 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
     state.gaveUp = undefined;
   }
   const diff = difference(adapter, desired, node.remote);
+  if (opts.dryRun && diff.replace) {
+    // Replaced because something it references is replaced (its id changes).
+    report.changes.push(changeOf(node.address, adapter, 'replace', diff.fields, node.remote.id));
+    report.replaced++;
+    return;
+  }
   for (const d of diff.drift.filter((x) => x.immutable)) {
     report.drift.push({ address: node.address, ...d });
     report.warnings.push(`${node.address}: ${d.path} is ${JSON.stringify(d.actual)} in OpenStack but ${JSON.stringify(d.expected)} in Git, and cannot change in place; left alone (change the manifest to replace it)`);
@@ -286,6 +340,11 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
     return;
   }
   for (const d of diff.drift.filter((x) => !x.immutable)) report.drift.push({ address: node.address, ...d });
+  if (opts.dryRun) {
+    report.changes.push(changeOf(node.address, adapter, 'update', diff.fields, node.remote.id));
+    report.updated++;
+    return;
+  }
   opts.log(`update  ${node.address}: ${Object.keys(diff.updates).join(', ')}`);
   const healsPower = adapter.heal !== undefined && Object.keys(diff.updates).some((k) => /power/.test(k));
   await retrying(opts, () => adapter.update(ctx, node.remote!, diff.updates, m));
@@ -296,6 +355,26 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
     report.updated++;
   }
   await waitReady(node, opts);
+}
+
+/** One planned change, with what the kind says is destructive about it. */
+function changeOf(address: string, adapter: KindAdapter, action: Change['action'], fields: FieldDiff[], id?: string): Change {
+  const [namespace = '', kind = '', name = ''] = address.split('/');
+  const change: Change = { address, kind, namespace, name, action, fields, destructive: false, reasons: [], ...(id ? { id } : {}) };
+  if (action === 'delete' || action === 'replace') {
+    const reason = adapter.impact?.onDelete ?? (action === 'delete' ? { code: 'object-deleted' as const, message: `the ${kind} is deleted` } : undefined);
+    if (reason) change.reasons.push(reason);
+  }
+  const notes: string[] = [];
+  for (const f of fields) {
+    const impact = adapter.impact?.fields?.[f.path];
+    if (!impact) continue;
+    notes.push(impact.note);
+    if (impact.code) change.reasons.push({ code: impact.code, message: impact.note });
+  }
+  if (notes.length) change.note = notes.join('; ');
+  change.destructive = change.reasons.length > 0;
+  return change;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud, ProjectApis } from '../openstack/cloud.ts';
 import type { Marker } from '../ownership/marker.ts';
+import type { DestructiveReason } from '../plan/plan.ts';
 
 /**
  * What one kind knows about OpenStack, and nothing else: API paths, the field
@@ -56,6 +57,9 @@ export interface KindAdapter {
   /** Ready, still converging (poll again), or failed (for VMs: heal). Absent = ready once it exists. */
   health?(remote: Remote): Health;
 
+  /** Read by the planner to flag destructive changes honestly. */
+  readonly impact?: Impact;
+
   /** Where the adapter acts: inside the project (default) or with the agent's own admin scope (flavors, quotas). */
   readonly scope?: 'project' | 'admin';
 
@@ -68,6 +72,14 @@ export interface KindAdapter {
 }
 
 export type FieldChange = 'update' | 'replace';
+
+/** What a plan must say about changing this kind, beyond the field values. */
+export interface Impact {
+  /** Deleting (or replacing) an object of this kind loses this. */
+  onDelete?: { code: DestructiveReason; message: string };
+  /** Updates of these fields are more than a write: a rebuild, a resize. */
+  fields?: Record<string, { code?: DestructiveReason; note: string }>;
+}
 
 /** An OpenStack object as observed. */
 export interface Remote {

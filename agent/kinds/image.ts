@@ -82,6 +82,7 @@ function toRemote(raw: RawImage): Remote {
 }
 
 export const image: KindAdapter = {
+  impact: { onDelete: { code: 'image-deleted', message: 'the image is deleted: servers and volumes can no longer be rebuilt from it' } },
   kind: 'Image',
   fields: {
     name: 'update',

@@ -57,6 +57,7 @@ function addressPairs(m: Manifest): Pair[] | undefined {
 }
 
 export const port: KindAdapter = {
+  impact: { onDelete: { code: 'fixed-ip-changes', message: 'the port and its addresses are released' } },
   kind: 'Port',
   fields: {
     name: 'update',

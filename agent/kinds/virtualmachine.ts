@@ -314,6 +314,14 @@ function escapeRegex(s: string): string {
 }
 
 export const virtualMachine: KindAdapter = {
+  impact: {
+    onDelete: { code: 'root-disk-lost', message: 'the server and its root disk are deleted' },
+    fields: {
+      image: { code: 'root-disk-lost', note: 'rebuild: the root disk starts again from the new image' },
+      image_id: { code: 'root-disk-lost', note: 'rebuild: the root disk starts again from the new image version' },
+      flavor: { note: 'resize: the server restarts on the new flavor, its disk is kept' },
+    },
+  },
   kind: 'VirtualMachine',
   fields: {
     name: 'update',

@@ -46,6 +46,7 @@ function toRemote(raw: RawVolume): Remote {
 }
 
 export const volume: KindAdapter = {
+  impact: { onDelete: { code: 'data-volume-deleted', message: 'the volume and its data are deleted' } },
   kind: 'Volume',
   fields: {
     name: 'update',

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KindAdapter, Remote } from '../../../agent/kinds/adapter.ts';
 import { floatingIp } from '../../../agent/kinds/floatingip.ts';
-import { specHash, stableJson } from '../../../agent/ownership/marker.ts';
+import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
+import { drift } from '../../support/drift.ts';
 
 let t: TestProject;
 const ids: Record<string, string> = {};
@@ -42,14 +42,6 @@ afterAll(async () => {
   await t.dispose();
 });
 
-function drift(adapter: KindAdapter, desired: Record<string, unknown>, remote: Remote): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(desired)) {
-    expect(adapter.fields[k], `field ${k} is declared`).toBeDefined();
-    if (stableJson(v) !== stableJson(remote.fields[k])) out[k] = v;
-  }
-  return out;
-}
 
 interface RawFip {
   project_id: string;

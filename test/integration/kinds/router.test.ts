@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KindAdapter, Remote } from '../../../agent/kinds/adapter.ts';
 import { port } from '../../../agent/kinds/port.ts';
 import { router } from '../../../agent/kinds/router.ts';
-import { specHash, stableJson } from '../../../agent/ownership/marker.ts';
+import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
+import { drift } from '../../support/drift.ts';
 
 let t: TestProject;
 const ids: Record<string, string> = {};
@@ -26,14 +26,6 @@ afterAll(async () => {
   await t.dispose();
 });
 
-function drift(adapter: KindAdapter, desired: Record<string, unknown>, remote: Remote): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(desired)) {
-    expect(adapter.fields[k], `field ${k} is declared`).toBeDefined();
-    if (stableJson(v) !== stableJson(remote.fields[k])) out[k] = v;
-  }
-  return out;
-}
 
 interface RawRouter {
   project_id: string;

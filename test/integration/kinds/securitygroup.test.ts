@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KindAdapter, Remote } from '../../../agent/kinds/adapter.ts';
+import type { Remote } from '../../../agent/kinds/adapter.ts';
 import { securityGroup } from '../../../agent/kinds/securitygroup.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
-import { specHash, stableJson } from '../../../agent/ownership/marker.ts';
+import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
+import { drift } from '../../support/drift.ts';
 
 let t: TestProject;
 beforeAll(async () => {
@@ -13,14 +14,6 @@ afterAll(async () => {
   await t.dispose();
 });
 
-function drift(adapter: KindAdapter, desired: Record<string, unknown>, remote: Remote): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(desired)) {
-    expect(adapter.fields[k], `field ${k} is declared`).toBeDefined();
-    if (stableJson(v) !== stableJson(remote.fields[k])) out[k] = v;
-  }
-  return out;
-}
 
 function markerOf(m: Manifest, desired: Record<string, unknown>): { owner: string; ref: string; specHash: string } {
   const replace = Object.fromEntries(Object.entries(desired).filter(([k]) => securityGroup.fields[k] === 'replace'));

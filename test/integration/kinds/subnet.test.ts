@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KindAdapter, Remote } from '../../../agent/kinds/adapter.ts';
+import type { KindAdapter } from '../../../agent/kinds/adapter.ts';
 import { subnet } from '../../../agent/kinds/subnet.ts';
-import { specHash, stableJson } from '../../../agent/ownership/marker.ts';
+import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
+import { drift } from '../../support/drift.ts';
 
 let t: TestProject;
 let networkId: string;
@@ -17,14 +18,6 @@ afterAll(async () => {
 });
 
 /** The fields an engine would find changed: desired keys whose observed value differs. */
-function drift(adapter: KindAdapter, desired: Record<string, unknown>, remote: Remote): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(desired)) {
-    expect(adapter.fields[k], `field ${k} is declared`).toBeDefined();
-    if (stableJson(v) !== stableJson(remote.fields[k])) out[k] = v;
-  }
-  return out;
-}
 
 function replaceHash(adapter: KindAdapter, desired: Record<string, unknown>): string {
   return specHash(Object.fromEntries(Object.entries(desired).filter(([k]) => adapter.fields[k] === 'replace')));

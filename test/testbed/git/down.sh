@@ -8,7 +8,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/common.sh"
 tb_dirs git
 tb_stop nginx fcgiwrap
-live_pid fcgiwrap >/dev/null 2>&1 || rm -f "$RUN_DIR/fcgiwrap.sock"
+tb_pid fcgiwrap >/dev/null 2>&1 || rm -f "$RUN_DIR/fcgiwrap.sock"
 if [ "${1:-}" = "--wipe" ]; then
   rm -rf "$GIT_REPOS"
   tb_log "wiped $GIT_REPOS"

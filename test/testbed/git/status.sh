@@ -9,15 +9,15 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 tb_dirs git
 rc=0
 for svc in fcgiwrap nginx; do
-  if pid=$(live_pid "$svc"); then echo "$svc: running (process group $pid)"
+  if pid=$(tb_pid "$svc"); then echo "$svc: running (process group $pid)"
   else echo "$svc: NOT running"; rc=1; fi
 done
 ss -Hxl 2>/dev/null | awk '{print $5}' | grep -qxF "$RUN_DIR/fcgiwrap.sock" \
   || { echo "nobody listens on $RUN_DIR/fcgiwrap.sock"; rc=1; }
 u="$GIT_BASE_URL/smoke.git/info/refs?service=git-upload-pack"
-c=$(git_code "$u"); [ "$c" = 401 ] || { echo "anonymous GET $u -> $c (want 401)"; rc=1; }
+c=$(tb_http_code "$u"); [ "$c" = 401 ] || { echo "anonymous GET $u -> $c (want 401)"; rc=1; }
 if [ -d "$GIT_REPOS/smoke.git" ]; then
-  c=$(git_code "$u" -u "$GIT_USER:$GIT_PASSWORD")
+  c=$(tb_http_code "$u" -u "$GIT_USER:$GIT_PASSWORD")
   [ "$c" = 200 ] || { echo "authenticated GET $u -> $c (want 200)"; rc=1; }
 fi
 [ $rc = 0 ] && echo "http checks: ok"

@@ -18,8 +18,8 @@ CONF="$GIT_PEER_DIR/nginx.conf"
 # --- packages -----------------------------------------------------------------
 # nginx's and fcgiwrap's postinst call `invoke-rc.d ... start`; tb_apt's
 # policy-rc.d denies it. If a daemon started anyway, stop only the one the
-# install provably started (see git_guard_install).
-git_guard_install nginx:/run/nginx.pid:/usr/sbin/nginx \
+# install provably started (see tb_guard_install).
+tb_guard_install nginx:/run/nginx.pid:/usr/sbin/nginx \
                   fcgiwrap:/run/fcgiwrap.pid:/usr/sbin/fcgiwrap \
                   git:: apache2-utils:: curl::
 for b in nginx fcgiwrap git htpasswd; do
@@ -126,12 +126,12 @@ port_free_or_fail() {
 sock_listening() { ss -Hxl 2>/dev/null | awk '{print $5}' | grep -qxF "$SOCK"; }
 
 # Fail before starting anything when someone else holds the port.
-live_pid nginx >/dev/null || port_free_or_fail nginx "$GIT_PORT"
+tb_pid nginx >/dev/null || port_free_or_fail nginx "$GIT_PORT"
 
 # Reuse a service only when it is ours, alive (not a zombie) and listening;
 # otherwise stop what is left of our recorded group and start it again.
-if live_pid fcgiwrap >/dev/null && sock_listening; then
-  tb_log "fcgiwrap: already running (pid $(live_pid fcgiwrap)), reused"
+if tb_pid fcgiwrap >/dev/null && sock_listening; then
+  tb_log "fcgiwrap: already running (pid $(tb_pid fcgiwrap)), reused"
 else
   tb_pid fcgiwrap >/dev/null && tb_log "fcgiwrap: not healthy, restarting"
   tb_stop fcgiwrap
@@ -141,11 +141,11 @@ else
   tb_start fcgiwrap sh -c "umask 077; exec fcgiwrap -c 4 -s unix:$SOCK"
   for _ in $(seq 1 40); do sock_listening && break; sleep 0.25; done
   sock_listening || tb_fail fcgiwrap "socket $SOCK did not appear"
-  live_pid fcgiwrap >/dev/null || tb_fail fcgiwrap "process exited"
+  tb_pid fcgiwrap >/dev/null || tb_fail fcgiwrap "process exited"
 fi
 
-if live_pid nginx >/dev/null && tb_port_listening "$GIT_PORT" && [ $nginx_changed = 0 ]; then
-  tb_log "nginx: already running (pid $(live_pid nginx)), reused"
+if tb_pid nginx >/dev/null && tb_port_listening "$GIT_PORT" && [ $nginx_changed = 0 ]; then
+  tb_log "nginx: already running (pid $(tb_pid nginx)), reused"
 else
   tb_pid nginx >/dev/null && tb_log "nginx: config changed or not healthy, restarting"
   tb_stop nginx
@@ -156,7 +156,7 @@ else
   tb_start nginx nginx -p "$GIT_PEER_DIR/" -c "$CONF" -e "$LOG_DIR/nginx-error.log" -g 'daemon off;'
 fi
 tb_wait_http "http://127.0.0.1:$GIT_PORT/" 30 || tb_fail nginx "no HTTP answer on 127.0.0.1:$GIT_PORT within 30 s"
-live_pid nginx >/dev/null || tb_fail nginx "process exited"
+tb_pid nginx >/dev/null || tb_fail nginx "process exited"
 
 # --- end-to-end check ---------------------------------------------------------
 "$HERE/new-repo.sh" smoke >/dev/null
@@ -174,11 +174,11 @@ fail_e2e() { tb_fail nginx "end-to-end check: $1 (git CGI errors are in $LOG_DIR
 URL="$GIT_BASE_URL/smoke.git"
 AURL="http://$GIT_USER:$GIT_PASSWORD@127.0.0.1:$GIT_PORT/git/smoke.git"
 
-c=$(git_code "$URL/info/refs?service=git-upload-pack")
+c=$(tb_http_code "$URL/info/refs?service=git-upload-pack")
 [ "$c" = 401 ] || fail_e2e "anonymous GET info/refs -> $c (want 401)"
-c=$(git_code "$URL/info/refs?service=git-upload-pack" -u "$GIT_USER:wrong-password")
+c=$(tb_http_code "$URL/info/refs?service=git-upload-pack" -u "$GIT_USER:wrong-password")
 [ "$c" = 401 ] || fail_e2e "wrong password -> $c (want 401)"
-c=$(git_code "$URL/info/refs?service=git-receive-pack" -u "$GIT_USER:$GIT_PASSWORD")
+c=$(tb_http_code "$URL/info/refs?service=git-receive-pack" -u "$GIT_USER:$GIT_PASSWORD")
 [ "$c" = 200 ] || fail_e2e "authenticated GET info/refs?service=git-receive-pack -> $c (want 200)"
 if g ls-remote "$URL" >/dev/null 2>&1; then fail_e2e "git ls-remote without credentials succeeded"; fi
 

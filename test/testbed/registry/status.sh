@@ -8,7 +8,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 tb_dirs registry
 rc=0
 for svc in registry registry-auth; do
-  if pid=$(live_pid "$svc"); then echo "$svc: running (process group $pid)"
+  if pid=$(tb_pid "$svc"); then echo "$svc: running (process group $pid)"
   else echo "$svc: NOT running"; rc=1; fi
 done
 if reg_check; then echo "http checks: ok"; else rc=1; fi

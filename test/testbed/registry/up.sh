@@ -18,7 +18,7 @@ PEER_DIR="$TB_HOME/registry"
 # docker-registry's postinst runs `invoke-rc.d docker-registry start`; tb_apt's
 # policy-rc.d denies it. If it ran anyway, stop only the daemon the install
 # itself started (pid file of the init script, proven to be new).
-reg_guard_install docker-registry:/var/run/docker-registry.pid:/usr/bin/docker-registry \
+tb_guard_install docker-registry:/var/run/docker-registry.pid:/usr/bin/docker-registry \
                   apache2-utils:: curl::
 command -v docker-registry >/dev/null || tb_fail registry "docker-registry binary missing after install"
 command -v htpasswd >/dev/null || tb_fail registry "htpasswd (apache2-utils) missing after install"
@@ -94,8 +94,8 @@ reg_config registry-auth "$REG_AUTH_PORT" "$PEER_DIR/data-auth" "auth:
 # start_reg SVC PORT CHANGED
 start_reg() {
   local svc=$1 port=$2 changed=$3
-  if live_pid "$svc" >/dev/null && [ "$changed" = 0 ] && tb_port_listening "$port"; then
-    tb_log "$svc: already running (pid $(live_pid "$svc")), reused"; return 0
+  if tb_pid "$svc" >/dev/null && [ "$changed" = 0 ] && tb_port_listening "$port"; then
+    tb_log "$svc: already running (pid $(tb_pid "$svc")), reused"; return 0
   fi
   if tb_pid "$svc" >/dev/null; then     # ours, but config changed, dead or not listening
     tb_log "$svc: restarting (config changed or not healthy)"
@@ -113,7 +113,7 @@ start_reg registry-auth "$REG_AUTH_PORT" "$changed_auth"
 for svc in registry registry-auth; do
   port=$REG_PORT; [ $svc = registry-auth ] && port=$REG_AUTH_PORT
   tb_wait_http "http://127.0.0.1:$port/v2/" 60 || tb_fail "$svc" "no HTTP answer on 127.0.0.1:$port within 60 s"
-  live_pid "$svc" >/dev/null || tb_fail "$svc" "process exited"
+  tb_pid "$svc" >/dev/null || tb_fail "$svc" "process exited"
 done
 
 # --- verify -------------------------------------------------------------------

@@ -1,0 +1,156 @@
+/**
+ * Helpers shared by the plan renderers. Renderers only format a `Plan`
+ * (STYLE.md §4): nothing here decides what changes, only how it reads.
+ */
+import type { Action, Change, FieldDiff } from '../plan.ts';
+
+/** The actions a renderer shows: `noop` is planner bookkeeping, not a change. */
+export type ShownAction = Exclude<Action, 'noop'>;
+
+export function shownChanges(changes: readonly Change[]): Change[] {
+  return changes.filter((c) => c.action !== 'noop');
+}
+
+/** Terraform's symbols; a heal is an in-place action on an existing object, so it reads as `~`. */
+export const actionSymbol: Record<ShownAction, string> = { create: '+', update: '~', replace: '-/+', delete: '-', heal: '~' };
+
+const healVerb = { reboot: 'by a reboot', rebuild: 'by a rebuild', recreate: 'by recreating it' } as const;
+
+/** What happens to the object, after its address: "will be created", "must be replaced". */
+export function actionVerb(change: Change): string {
+  switch (change.action) {
+    case 'create':
+      return 'will be created';
+    case 'update':
+      return 'will be updated in place';
+    case 'replace':
+      return 'must be replaced';
+    case 'delete':
+      return 'will be deleted';
+    case 'heal':
+      return change.heal ? `will be healed ${healVerb[change.heal.step]}` : 'will be healed';
+    case 'noop':
+      return 'is unchanged';
+  }
+}
+
+/** The label of a change's group: cluster-scoped kinds have no namespace. */
+export const clusterGroup = '(cluster-scoped)';
+
+export function groupOf(change: Change): string {
+  return change.namespace === '' ? clusterGroup : change.namespace;
+}
+
+/** Changes by namespace, cluster-scoped first then by name; the planner's order (the execution order) is kept inside a group. */
+export function byNamespace(changes: readonly Change[]): [string, Change[]][] {
+  const groups = new Map<string, Change[]>();
+  for (const c of changes) {
+    const g = groupOf(c);
+    const list = groups.get(g);
+    if (list) list.push(c);
+    else groups.set(g, [c]);
+  }
+  const rank = (g: string): string => (g === clusterGroup ? '' : `~${g}`);
+  return [...groups.entries()].sort(([a], [b]) => compare(rank(a), rank(b)));
+}
+
+/** Code-unit order: stable across locales, unlike localeCompare. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Control characters, and the bidirectional overrides of "Trojan Source", are
+ * shown as escapes: a name or message must not move the terminal's cursor,
+ * colour it, or reorder what the reviewer reads.
+ */
+export function sanitize(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => `\\u{${ch.codePointAt(0)!.toString(16)}}`);
+}
+
+/** Cuts to at most `max` characters (code points), marking the cut with an ellipsis. */
+export function truncate(s: string, max: number): string {
+  const points = Array.from(s);
+  return points.length <= max ? s : `${points.slice(0, Math.max(0, max - 1)).join('')}…`;
+}
+
+/** A value as compact JSON, cut with an ellipsis past `max` characters; `undefined` (absent) reads as `(none)`. */
+export function formatValue(value: unknown, max = 72): string {
+  if (value === undefined) return '(none)';
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    // Cycles and bigints cannot come from a planner that diffs JSON, but a renderer must not throw.
+    json = String(value);
+  }
+  return truncate(sanitize(json ?? String(value)), max);
+}
+
+/**
+ * One field of a change as the symbol and the text after it. The symbol says
+ * what happens to the field: `+` set, `-` removed, `~` changed.
+ */
+export function fieldLine(action: ShownAction, f: FieldDiff, max = 72): { symbol: string; text: string; forces: boolean } {
+  const path = sanitize(f.path);
+  if (action === 'create' || (f.before === undefined && f.after !== undefined)) return { symbol: '+', text: `${path}: ${formatValue(f.after, max)}`, forces: f.forcesReplacement };
+  if (action === 'delete' || f.after === undefined) return { symbol: '-', text: `${path}: ${formatValue(f.before, max)}`, forces: f.forcesReplacement };
+  return { symbol: '~', text: `${path}: ${formatValue(f.before, max)} → ${formatValue(f.after, max)}`, forces: f.forcesReplacement };
+}
+
+export const forcesReplacement = '# forces replacement';
+
+/** `sha256:0123456789ab…`: enough to tell versions apart in a review; the JSON output keeps the full digest. */
+export function shortDigest(digest: string | undefined): string {
+  if (digest === undefined) return '(none)';
+  const m = /^([a-z0-9]+):([0-9a-f]{13,})$/.exec(digest);
+  return m ? `${m[1]}:${m[2]!.slice(0, 12)}…` : sanitize(digest);
+}
+
+/** "1 change", "2 changes". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** Counts per action for one group, heal counted as update (as `summarize` does). */
+export interface Counts {
+  create: number;
+  update: number;
+  replace: number;
+  delete: number;
+  destructive: number;
+}
+
+export function countChanges(changes: readonly Change[]): Counts {
+  const out: Counts = { create: 0, update: 0, replace: 0, delete: 0, destructive: 0 };
+  for (const c of changes) {
+    if (c.action === 'noop') continue;
+    out[c.action === 'heal' ? 'update' : c.action]++;
+    if (c.destructive) out.destructive++;
+  }
+  return out;
+}
+
+/** Terraform's closing line, shared by the text and Markdown outputs. */
+export function planLine(s: Counts): string {
+  return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete (${s.destructive} destructive).`;
+}
+
+/** The mass-delete guard's way out; appended to a held reason that does not say it already. */
+export const massDeleteFlag = '--allow-mass-delete';
+
+export function heldReason(reason: string): string {
+  return reason.includes(massDeleteFlag) ? reason : `${reason}; confirm with ${massDeleteFlag}`;
+}
+
+/** Held entries grouped by reason: a mass delete holds many objects for one reason, said once. */
+export function heldByReason<T extends { address: string; reason: string }>(held: readonly T[]): [string, string[]][] {
+  const groups = new Map<string, string[]>();
+  for (const h of held) {
+    const list = groups.get(h.reason);
+    if (list) list.push(h.address);
+    else groups.set(h.reason, [h.address]);
+  }
+  return [...groups.entries()];
+}
