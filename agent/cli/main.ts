@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
 import { version } from '../version.ts';
 import { applyCommand } from './apply.ts';
+import { planCommand } from './plan.ts';
 import { validateCommand } from './validate.ts';
 
 export function buildProgram(): Command {
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .exitOverride();
   program.addCommand(validateCommand());
   program.addCommand(applyCommand());
+  program.addCommand(planCommand());
   return program;
 }
 

@@ -78,14 +78,15 @@ export function truncate(s: string, max: number): string {
 /** A value as compact JSON, cut with an ellipsis past `max` characters; `undefined` (absent) reads as `(none)`. */
 export function formatValue(value: unknown, max = 72): string {
   if (value === undefined) return '(none)';
-  let json: string | undefined;
+  let json: string;
   try {
-    json = JSON.stringify(value);
+    // Undefined for a function or a symbol: not JSON, so not a value a planner diffs.
+    json = JSON.stringify(value) ?? '(none)';
   } catch {
     // Cycles and bigints cannot come from a planner that diffs JSON, but a renderer must not throw.
-    json = String(value);
+    json = typeof value === 'bigint' ? value.toString() : '(unprintable)';
   }
-  return truncate(sanitize(json ?? String(value)), max);
+  return truncate(sanitize(json), max);
 }
 
 /**

@@ -47,19 +47,18 @@ export function renderText(plan: Plan, options: TextOptions): string {
   };
 
   if (destructive.length > 0) {
-    out.push(paint('red', `! ${plural(destructive.length, 'destructive change')}: data or addresses are lost. Read these first.`), '');
+    out.push(paint('red', `! ${plural(destructive.length, 'destructive change')}: they lose disks, data or addresses. Read these first.`), '');
     for (const [, group] of byNamespace(destructive)) for (const c of group) out.push(...changeLines(c), '');
   }
 
   for (const [namespace, group] of byNamespace(rest)) {
     out.push(paint('bold', `${sanitize(namespace)}:`), '');
-    for (const c of group) out.push(...changeLines(c));
-    out.push('');
+    for (const c of group) out.push(...changeLines(c), '');
   }
 
   if (plan.images.length > 0) {
     out.push('Image tags that now resolve to a new digest:', '');
-    for (const i of plan.images) out.push(`  ${paint('yellow', '⟳')} ${sanitize(i.address)} ${sanitize(i.reference)}: ${shortDigest(i.from)} → ${shortDigest(i.to)}`);
+    for (const i of plan.images) out.push(`  ${paint('yellow', '⟳')} ${sanitize(i.address)} (${sanitize(i.reference)}): ${shortDigest(i.from)} → ${shortDigest(i.to)}`);
     out.push('');
   }
 
