@@ -1,5 +1,7 @@
 import { KupenstackError } from '../errors.ts';
-import type { AdapterContext } from '../kinds/adapter.ts';
+import { knownAfterApply, type AdapterContext } from '../kinds/adapter.ts';
+
+export { knownAfterApply };
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Project } from './projects.ts';
 
@@ -17,11 +19,6 @@ export interface ProjectContext {
   ctx: AdapterContext;
   /** `Kind/name` → OpenStack id, filled by observation and by creates. */
   ids: Map<string, string>;
-}
-
-/** What a plan shows for the id of an object that does not exist yet. */
-export function knownAfterApply(ref: string): string {
-  return `(known after apply: ${ref})`;
 }
 
 /**

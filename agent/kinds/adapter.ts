@@ -138,3 +138,12 @@ export function refName(ref: unknown): string | undefined {
   const name = (ref as { name?: unknown } | undefined)?.name;
   return typeof name === 'string' ? name : undefined;
 }
+
+/** What a plan shows for the id of an object that does not exist yet (adapters skip lookups by such an id). */
+export function knownAfterApply(ref: string): string {
+  return `(known after apply: ${ref})`;
+}
+
+export function isKnownAfterApply(id: string): boolean {
+  return id.startsWith('(known after apply: ');
+}

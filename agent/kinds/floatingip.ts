@@ -1,6 +1,6 @@
 import { KupenstackError } from '../errors.ts';
 import type { FloatingIPSpec } from '../model/kinds.generated.ts';
-import type { AdapterContext, KindAdapter, Remote } from './adapter.ts';
+import { isKnownAfterApply, knownAfterApply, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { canonicalIp, describedUpdate, externalNetworkId, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
@@ -28,6 +28,7 @@ interface VmPort {
 /** The VM's port to associate: the one holding fixedIPAddress, else its first port. */
 async function vmPortId(ctx: AdapterContext, vm: string, fixedIp: string | undefined): Promise<string> {
   const vmId = ctx.idOf('VirtualMachine', vm);
+  if (isKnownAfterApply(vmId)) return knownAfterApply(`port of VirtualMachine/${vm}`);
   const ports = await ctx.memo(`neutron:ports:device:${vmId}`, () => ctx.apis.network.list<VmPort>('/ports', 'ports', { device_id: vmId }));
   const ordered = [...ports].sort((a, b) => (a.created_at ?? '').localeCompare(b.created_at ?? '') || a.id.localeCompare(b.id));
   const wanted = fixedIp === undefined ? undefined : canonicalIp(fixedIp);

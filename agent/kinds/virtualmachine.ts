@@ -4,7 +4,7 @@ import { KupenstackError } from '../errors.ts';
 import type { VirtualMachineSpec } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, parseDescriptionMarker } from '../ownership/marker.ts';
-import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { isKnownAfterApply, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serverHealth, showServer, waitForServer, type NovaServer, type PowerState } from './nova-server.ts';
 
 /**
@@ -87,6 +87,7 @@ function serverFlavor(s: NovaServer): FlavorView | undefined {
 async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpec): Promise<{ id: string; view: FlavorView }> {
   if (spec.flavorRef) {
     const id = ctx.idOf('Flavor', spec.flavorRef.name);
+    if (isKnownAfterApply(id)) return { id, view: { name: id, vcpus: 0, ram: 0, disk: 0, ephemeral: 0, swap: 0 } };
     // A flavor's sizes never change under its id: safe to share for the whole run. Read with
     // the admin scope (where Flavor manifests are made): it does not depend on the project's access yet.
     const f = await ctx.memo(`VirtualMachine:flavor:${id}`, async () => (await (await ctx.cloud.adminCompute()).get<{ flavor: NovaFlavor }>(`/flavors/${id}`)).flavor);

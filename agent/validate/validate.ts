@@ -46,10 +46,18 @@ export function validateRevision(documents: SourceDocument[], registry: SchemaRe
   const edges = references
     .filter((r) => !r.weak)
     .map((r) => ({ from: r.from.address, to: `${r.from.metadata.namespace ? `${r.from.metadata.namespace}/` : ''}${r.targetKind}/${r.targetName}` }));
-  // Ordering without a reference: every manifest of a kind listed in x-kupenstack-after, same namespace.
+  // Ordering without a reference: every manifest of a kind listed in x-kupenstack-after, same namespace
+  // (a port needs the subnets of its network before it can get an address).
+  const byNamespaceKind = new Map<string, Manifest[]>();
+  for (const m of unique) {
+    const key = `${m.metadata.namespace ?? ''}/${m.kind}`;
+    const list = byNamespaceKind.get(key);
+    if (list) list.push(m);
+    else byNamespaceKind.set(key, [m]);
+  }
   for (const m of unique) {
     for (const kind of registry.kinds.get(m.kind)?.after ?? []) {
-      for (const other of unique) if (other.kind === kind && other.metadata.namespace === m.metadata.namespace) edges.push({ from: m.address, to: other.address });
+      for (const other of byNamespaceKind.get(`${m.metadata.namespace ?? ''}/${kind}`) ?? []) edges.push({ from: m.address, to: other.address });
     }
   }
   const graph = buildGraph(unique, edges);
