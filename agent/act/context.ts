@@ -1,7 +1,5 @@
 import { KupenstackError } from '../errors.ts';
 import { knownAfterApply, type AdapterContext } from '../kinds/adapter.ts';
-
-export { knownAfterApply };
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Project } from './projects.ts';
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KupenstackError } from '../errors.ts';
-import type { KindAdapter, Remote } from '../kinds/adapter.ts';
+import { knownAfterApply, type KindAdapter, type Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
@@ -8,7 +8,7 @@ import type { Marker } from '../ownership/marker.ts';
 import type { Change, Drift, FieldDiff, Held } from '../plan/plan.ts';
 import type { HealAttempt, State } from '../status/state.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
-import { knownAfterApply, PendingReference, projectContext, type ProjectContext } from './context.ts';
+import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { difference, replaceHash } from './diff.ts';
 import { nextHeal } from './heal-policy.ts';
 import { ensureProjects, ownedProjects, type Project } from './projects.ts';

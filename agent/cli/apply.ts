@@ -1,37 +1,27 @@
 import { Command } from 'commander';
-import { loadConfig } from '../config/config.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { applyPath } from '../act/apply.ts';
-import { UsageError } from '../errors.ts';
+import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption, printJson, type OutputFormat } from './output.ts';
 
-interface ApplyOptions {
-  cloud?: string;
-  clouds?: string;
-  config?: string;
+interface ApplyOptions extends CloudOptions {
   prune: boolean;
   allowMassDelete: boolean;
-  owner?: string;
   output: OutputFormat;
 }
 
 /** `kupenstack apply [PATH]`: validate, then make the cloud equal to PATH. Exit 0 when converged, 1 otherwise. */
 export function applyCommand(): Command {
-  return new Command('apply')
-    .description('validate PATH and make the OpenStack cloud equal to it: create, update, heal and (with --prune) delete what this owner created')
-    .argument('[path]', 'a folder of manifests or one manifest file', '.')
-    .option('--cloud <name>', 'clouds.yaml entry of the cloud (or "cloud" in the config file)')
-    .option('--clouds <file>', 'clouds.yaml to read (default: OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/clouds.yaml, /etc/openstack/clouds.yaml)')
-    .option('-c, --config <file>', 'standalone configuration (kupenstack.yaml)')
-    .option('--owner <name>', 'ownership identity written into every object (overrides the config)')
+  return withCloudOptions(
+    new Command('apply')
+      .description('validate PATH and make the OpenStack cloud equal to it: create, update, heal and (with --prune) delete what this owner created')
+      .argument('[path]', 'a folder of manifests or one manifest file', '.'),
+  )
     .option('--prune', 'delete objects this owner created that are no longer declared', false)
     .option('--allow-mass-delete', 'apply a revision that deletes more than the configured share of the owned objects', false)
     .addOption(outputOption())
     .action(async (path: string, opts: ApplyOptions) => {
-      const config = loadConfig(opts.config);
-      if (opts.owner) config.owner = opts.owner;
-      const cloud = opts.cloud ?? config.cloud;
-      if (!cloud) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
+      const { config, cloud, cloudsFile } = resolveCloud(opts);
       const controller = new AbortController();
       const stop = (): void => controller.abort(new Error('interrupted'));
       process.once('SIGINT', stop);
@@ -39,7 +29,7 @@ export function applyCommand(): Command {
       const outcome = await applyPath({
         path,
         cloud,
-        cloudsFile: opts.clouds ?? config.clouds,
+        cloudsFile,
         config,
         prune: opts.prune,
         allowMassDelete: opts.allowMassDelete,

@@ -1,19 +1,14 @@
 import { Command } from 'commander';
 import { applyPath } from '../act/apply.ts';
-import { loadConfig } from '../config/config.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
-import { UsageError } from '../errors.ts';
 import { planFromReport } from '../plan/from-report.ts';
 import { renderJson } from '../plan/render/json.ts';
 import { renderMarkdown } from '../plan/render/markdown.ts';
 import { renderText } from '../plan/render/text.ts';
+import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption } from './output.ts';
 
-interface PlanOptions {
-  cloud?: string;
-  clouds?: string;
-  config?: string;
-  owner?: string;
+interface PlanOptions extends CloudOptions {
   prune: boolean;
   output: 'text' | 'markdown' | 'json';
 }
@@ -24,21 +19,16 @@ interface PlanOptions {
  * `terraform plan -detailed-exitcode`).
  */
 export function planCommand(): Command {
-  return new Command('plan')
-    .description('show what apply would change in the live cloud (nothing is changed); exit 0 no changes, 2 changes, 1 error')
-    .argument('[path]', 'a folder of manifests or one manifest file', '.')
-    .option('--cloud <name>', 'clouds.yaml entry of the cloud (or "cloud" in the config file)')
-    .option('--clouds <file>', 'clouds.yaml to read')
-    .option('-c, --config <file>', 'standalone configuration (kupenstack.yaml)')
-    .option('--owner <name>', 'ownership identity (overrides the config)')
+  return withCloudOptions(
+    new Command('plan')
+      .description('show what apply would change in the live cloud (nothing is changed); exit 0 no changes, 2 changes, 1 error')
+      .argument('[path]', 'a folder of manifests or one manifest file', '.'),
+  )
     .option('--prune', 'include the deletions apply --prune would make', false)
     .addOption(outputOption(['text', 'markdown', 'json']))
     .action(async (path: string, opts: PlanOptions) => {
-      const config = loadConfig(opts.config);
-      if (opts.owner) config.owner = opts.owner;
-      const cloud = opts.cloud ?? config.cloud;
-      if (!cloud) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
-      const outcome = await applyPath({ path, cloud, cloudsFile: opts.clouds ?? config.clouds, config, prune: opts.prune, allowMassDelete: false, dryRun: true, log: () => undefined });
+      const { config, cloud, cloudsFile } = resolveCloud(opts);
+      const outcome = await applyPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, dryRun: true, log: () => undefined });
       if (outcome.diagnostics.length > 0) {
         for (const d of outcome.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
         process.stderr.write(`${outcome.diagnostics.length} validation errors: no plan\n`);

@@ -1,0 +1,28 @@
+import type { Command } from 'commander';
+import { loadConfig, type AgentConfig } from '../config/config.ts';
+import { UsageError } from '../errors.ts';
+
+/** The options every command that talks to a cloud shares. */
+export interface CloudOptions {
+  cloud?: string;
+  clouds?: string;
+  config?: string;
+  owner?: string;
+}
+
+export function withCloudOptions(command: Command): Command {
+  return command
+    .option('--cloud <name>', 'clouds.yaml entry of the cloud (or "cloud" in the config file)')
+    .option('--clouds <file>', 'clouds.yaml to read (default: OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/clouds.yaml, /etc/openstack/clouds.yaml)')
+    .option('-c, --config <file>', 'standalone configuration (kupenstack.yaml)')
+    .option('--owner <name>', 'ownership identity written into every object (overrides the config)');
+}
+
+/** The configuration with the command line's overrides, and the cloud to use. */
+export function resolveCloud(opts: CloudOptions): { config: AgentConfig; cloud: string; cloudsFile?: string } {
+  const config = loadConfig(opts.config);
+  if (opts.owner) config.owner = opts.owner;
+  const cloud = opts.cloud ?? config.cloud;
+  if (!cloud) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
+  return { config, cloud, cloudsFile: opts.clouds ?? config.clouds };
+}
