@@ -1,0 +1,85 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * The contract between the registry side (`oci/`) and the Glance side
+ * (the Image kind and `kupenstack image import`). The registry side finds a
+ * VM disk behind a reference and streams it; the Glance side never sees
+ * manifests, tar layers or compression.
+ */
+
+/** How the disk is packaged in the registry (DESIGN.md §7). */
+export type DiskPackaging =
+  /** artifactType application/vnd.kupenstack.vmimage.v1, empty config, one application/vnd.diskimage.* layer. */
+  | 'kupenstack-artifact'
+  /** Any other manifest with exactly one application/vnd.diskimage.* layer (Konflux, podman, bootc). */
+  | 'diskimage-artifact'
+  /** A plain `oras push` of a disk file (one layer, generic media type, titled). */
+  | 'oras-file'
+  /** A KubeVirt containerDisk: a container image whose tar layer holds disk/<file>. */
+  | 'containerdisk';
+
+export interface Platform {
+  architecture: string;
+  os?: string;
+  variant?: string;
+}
+
+/** What the user wrote: exactly one of tag, semver, digest. */
+export interface DiskRequest {
+  /** registry host[:port]/path, no scheme, no tag. */
+  repository: string;
+  tag?: string;
+  semver?: string;
+  digest?: string;
+  platform?: Platform;
+  /** Plain HTTP (loopback test registries, air-gapped mirrors). Default false: HTTPS with verification. */
+  insecure?: boolean;
+}
+
+/** A request pinned to one manifest, with everything Glance needs to know before the bytes flow. */
+export interface ResolvedDisk {
+  /** Canonical `registry/repository@sha256:…` of the image manifest. */
+  reference: string;
+  repository: string;
+  /** The tag that was followed (tag, or the semver winner); absent when pinned by digest. */
+  tag?: string;
+  /** Digest of the image manifest (after platform selection): the identity of this version. */
+  manifestDigest: string;
+  /** Digest of the index the platform was selected from, when there was one. */
+  indexDigest?: string;
+  packaging: DiskPackaging;
+  /** Glance disk_format as the manifest declares it (qcow2, raw, vmdk, …); confirmed by sniffing in open(). */
+  diskFormat: string;
+  compression?: 'gzip' | 'zstd';
+  /** The layer that carries the disk. */
+  blob: { digest: string; size: number; mediaType: string };
+  /** Uncompressed disk size when the manifest says it. */
+  diskSize?: number;
+  /** Manifest annotations, untouched. */
+  annotations: Record<string, string>;
+  /** Glance properties derived from io.kupenstack.vmimage.* annotations (os_distro, architecture, …, property.* pass-through). */
+  properties: Record<string, string>;
+  minDisk?: number;
+  minRam?: number;
+}
+
+export interface OpenedDisk {
+  /**
+   * The disk bytes (decompressed, the tar entry extracted). The stream ends
+   * only after the whole blob was read and its digest verified; any failure
+   * (digest mismatch, truncation, sniffed format ≠ declared, unsafe qcow2,
+   * unsafe tar entry, registry error after the retry budget) is emitted as an
+   * error before 'end', so a consumer that forwards 'end' never completes a
+   * wrong upload.
+   */
+  stream: Readable;
+  /** The format the first bytes show (qcow2, raw, …), known before the first byte is handed out. */
+  sniffedFormat: string;
+  /** Bytes read from the registry so far, for counters and progress. */
+  bytesFromRegistry(): number;
+}
+
+export interface DiskSource {
+  resolve(request: DiskRequest, signal?: AbortSignal): Promise<ResolvedDisk>;
+  open(disk: ResolvedDisk, signal?: AbortSignal): Promise<OpenedDisk>;
+}
