@@ -84,9 +84,10 @@ function serverFlavor(s: NovaServer): FlavorView | undefined {
   return { name: f.original_name ?? '', vcpus: f.vcpus ?? 0, ram: f.ram ?? 0, disk: f.disk ?? 0, ephemeral: f.ephemeral ?? 0, swap: Number(f.swap) || 0 };
 }
 
-const placeholderFlavor = (name: string): FlavorView => ({ name, vcpus: 0, ram: 0, disk: 0, ephemeral: 0, swap: 0 });
+/** A flavor nobody could ask Nova about yet (a plan): its name only, no made-up sizes. */
+const placeholderFlavor = (name: string): { name: string } => ({ name });
 
-async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpec): Promise<{ id: string; view: FlavorView }> {
+async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpec): Promise<{ id: string; view: FlavorView | { name: string } }> {
   if (spec.flavorRef) {
     const id = ctx.idOf('Flavor', spec.flavorRef.name);
     if (isPlaceholderId(id)) return { id, view: placeholderFlavor(id) };
