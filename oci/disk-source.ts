@@ -61,6 +61,21 @@ export interface ResolvedDisk {
   properties: Record<string, string>;
   minDisk?: number;
   minRam?: number;
+  /** Added by the registry side (optional, for its own open()): */
+  /** Plain HTTP, as requested. */
+  insecure?: boolean;
+  /** Virtual size the manifest states (io.kupenstack.vmimage.disk.virtual-size), bytes. */
+  virtualSize?: number;
+  /** sha256 of the decompressed disk when the layer annotation states it. */
+  diskDigest?: string;
+  /** containerDisk: every tar layer, topmost first; the disk is the first disk/<file> found. */
+  layers?: Array<{ digest: string; size: number; mediaType: string }>;
+  /** The platform of the selected manifest (from the index entry, or the request). */
+  platform?: Platform;
+  /** False when only the bytes told the format (containerDisk, `disk.img`): diskFormat is the sniffed one. */
+  formatDeclared?: boolean;
+  /** Annotations that were not applied (e.g. a property.<key> outside the allow-list). */
+  warnings?: string[];
 }
 
 export interface OpenedDisk {

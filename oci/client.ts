@@ -1,0 +1,250 @@
+import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { version } from '../agent/version.ts';
+import { basicAuthorization } from './auth/basic.ts';
+import { fetchToken, type Token } from './auth/bearer.ts';
+import { challengeScopes, mergeScopes, parseChallenges, scopesCover } from './auth/challenge.ts';
+import { noCredentials, type Credential, type CredentialStore } from './auth/credentials.ts';
+import { OciError } from './errors.ts';
+import { apiHost, isLoopbackHost } from './reference.ts';
+
+/**
+ * One registry's HTTP API on undici: authentication (anonymous and Basic
+ * bearer tokens, Basic), redirects, retries of idempotent requests. Knows
+ * nothing of manifests or blobs (manifest.ts, blob.ts, upload.ts do).
+ */
+
+export interface RegistryClientOptions {
+  /** host[:port] as written in references. */
+  registry: string;
+  /** Plain http for this registry (loopback test registries, air-gapped mirrors). TLS is never unverified. */
+  insecure?: boolean;
+  credentials?: CredentialStore;
+  /** Extra CA bundle (PEM file) for a registry with a private CA. */
+  caFile?: string;
+  dispatcher?: Dispatcher;
+  /** Retries of idempotent requests after a connection error, 429 or 5xx. Default 3. */
+  retries?: number;
+  /** Idle time before a request or body is given up (ms). Default 60 s. */
+  timeoutMs?: number;
+}
+
+export type Headers = Record<string, string>;
+
+export interface RegistryResponse {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body: Dispatcher.ResponseData['body'];
+  /** Final URL after redirects. */
+  url: string;
+}
+
+export interface SendOptions {
+  /** Token scopes this request needs, e.g. `repository:vm/a:pull`. */
+  scopes: string[];
+  headers?: Headers;
+  /** A Buffer (replayable) or a stream (sent once: authenticate first with a bodiless request). */
+  body?: Buffer | string | Readable;
+  signal?: AbortSignal | undefined;
+  /** Statuses handed back as they are (others become OciError). Default: 2xx. */
+  accept?: (status: number) => boolean;
+}
+
+export function header(res: RegistryResponse, name: string): string | undefined {
+  const v = res.headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+const defaultAgents = new Map<string, Dispatcher>();
+
+function agentFor(caFile: string | undefined, timeoutMs: number): Dispatcher {
+  const key = `${caFile ?? ''}|${timeoutMs}`;
+  let d = defaultAgents.get(key);
+  if (!d) {
+    d = new Agent({
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      connect: { timeout: Math.min(timeoutMs, 30_000), ...(caFile ? { ca: readFileSync(caFile) } : {}) },
+    });
+    defaultAgents.set(key, d);
+  }
+  return d;
+}
+
+/** Registry JSON errors (`{"errors":[{"code","message"}]}`) as one line; the body is never echoed raw. */
+export function registryErrorSummary(text: string): string {
+  try {
+    const doc = JSON.parse(text) as { errors?: Array<{ code?: unknown; message?: unknown }> };
+    if (Array.isArray(doc.errors) && doc.errors.length > 0) {
+      return doc.errors.map((e) => [e.code, e.message].filter((x) => typeof x === 'string' && x).join(': ')).join('; ');
+    }
+  } catch {
+    // not JSON (route-level 404s of distribution are text/plain)
+  }
+  return text.length > 0 && text.length < 200 && !/[\r\n]/.test(text.trim()) ? text.trim() : '';
+}
+
+const idempotent = new Set(['GET', 'HEAD']);
+
+export class RegistryClient {
+  readonly registry: string;
+  /** scheme://host[:port] of the API. */
+  readonly origin: string;
+  private readonly credentials: CredentialStore;
+  private readonly dispatcher: Dispatcher;
+  private readonly retries: number;
+  private readonly userAgent = `kupenstack/${version}`;
+  private tokens: Token[] = [];
+  private basic: string | undefined;
+  /** Bytes of response bodies read through this client's blob readers. */
+  bytesRead = 0;
+
+  constructor(options: RegistryClientOptions) {
+    this.registry = options.registry;
+    const host = apiHost(options.registry);
+    this.origin = `${options.insecure ? 'http' : 'https'}://${host}`;
+    this.credentials = options.credentials ?? noCredentials;
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    this.dispatcher = options.dispatcher ?? agentFor(options.caFile, timeoutMs);
+    this.retries = options.retries ?? 3;
+  }
+
+  private credential(): Credential | undefined {
+    return this.credentials.lookup(this.registry);
+  }
+
+  private authorization(scopes: string[]): string | undefined {
+    if (this.basic) return this.basic;
+    const now = Date.now();
+    this.tokens = this.tokens.filter((t) => t.expiresAt > now);
+    const token = this.tokens.find((t) => scopesCover(t.scopes, scopes));
+    return token ? `Bearer ${token.value}` : undefined;
+  }
+
+  /**
+   * Sends a request: answers 401 by authenticating once (token for the union
+   * of the scopes asked and challenged — the upgrade from pull to pull,push),
+   * follows redirects (Authorization only to the registry's own origin),
+   * retries idempotent requests after connection errors, 429 and 5xx.
+   */
+  async send(method: string, pathOrUrl: string, options: SendOptions): Promise<RegistryResponse> {
+    const accept = options.accept ?? ((s: number) => s >= 200 && s < 300);
+    let url = new URL(pathOrUrl, this.origin).toString();
+    let authenticated = false;
+    let redirects = 0;
+    let attempt = 0;
+    for (;;) {
+      const sameOrigin = new URL(url).origin === this.origin;
+      const headers: Record<string, string> = { 'user-agent': this.userAgent, ...options.headers };
+      const authorization = sameOrigin ? this.authorization(options.scopes) : undefined;
+      if (authorization) headers.authorization = authorization;
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, { method: method, headers, body: options.body, dispatcher: this.dispatcher, signal: options.signal });
+      } catch (err) {
+        if (options.signal?.aborted) throw err;
+        if (idempotent.has(method) && attempt < this.retries) {
+          await sleep(backoff(attempt++), undefined, { signal: options.signal });
+          continue;
+        }
+        throw new OciError('oci.network', `${method} ${describe(url)} failed: ${(err as Error).message}`, { cause: err });
+      }
+      const response: RegistryResponse = { status: res.statusCode, headers: res.headers, body: res.body, url };
+      if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && header(response, 'location')) {
+        await res.body.dump();
+        if (++redirects > 5) throw new OciError('oci.registry', `${method} ${describe(url)}: more than 5 redirects`);
+        const next = new URL(header(response, 'location')!, url);
+        if (next.protocol !== 'https:' && !(next.protocol === 'http:' && new URL(url).protocol === 'http:')) {
+          throw new OciError('oci.registry', `${describe(url)} redirects to ${next.protocol} ${next.host}; only https (or http from an http registry) is followed`);
+        }
+        url = next.toString();
+        continue;
+      }
+      if (res.statusCode === 401 && sameOrigin) {
+        const text = await res.body.text();
+        if (authenticated || isStream(options.body)) {
+          throw new OciError('oci.auth', `${this.registry} refused ${method} ${describe(url)} (401${authDetail(text, header(response, 'www-authenticate'))}) even after authenticating; check that the credentials for ${this.registry} allow ${options.scopes.join(' ') || 'this'}`);
+        }
+        await this.authenticate(header(response, 'www-authenticate'), options.scopes, options.signal);
+        authenticated = true;
+        continue;
+      }
+      if ((res.statusCode === 429 || res.statusCode >= 500) && idempotent.has(method) && attempt < this.retries) {
+        await res.body.dump();
+        await sleep(backoff(attempt++), undefined, { signal: options.signal });
+        continue;
+      }
+      if (accept(res.statusCode)) return response;
+      const text = await res.body.text().catch(() => '');
+      throw this.httpError(method, url, res.statusCode, text);
+    }
+  }
+
+  /** Answers a 401 challenge: a token, or Basic credentials. */
+  private async authenticate(wwwAuthenticate: string | undefined, scopes: string[], signal: AbortSignal | undefined): Promise<void> {
+    const challenges = parseChallenges(wwwAuthenticate);
+    const bearer = challenges.find((c) => c.scheme === 'bearer');
+    const credential = this.credential();
+    if (bearer) {
+      const realm = bearer.params.realm;
+      if (!realm) throw new OciError('oci.auth', `${this.registry} asks for a bearer token but names no realm; the registry is misconfigured`);
+      const wanted = mergeScopes([...scopes, ...challengeScopes(bearer)]);
+      const token = await fetchToken({
+        realm,
+        service: bearer.params.service,
+        scopes: wanted,
+        credential,
+        registryHost: this.registry,
+        dispatcher: this.dispatcher,
+        userAgent: this.userAgent,
+        signal,
+      });
+      this.tokens = [token, ...this.tokens.filter((t) => !scopesCover(wanted, t.scopes))];
+      return;
+    }
+    if (challenges.some((c) => c.scheme === 'basic')) {
+      if (!credential) {
+        throw new OciError('oci.auth', `${this.registry} requires a username and password; name a docker config file that has them (--docker-config FILE, DOCKER_CONFIG, or a .dockerconfigjson Secret)`);
+      }
+      const basic = basicAuthorization(credential);
+      if (!basic) throw new OciError('oci.auth', `${this.registry} asks for Basic auth, but its docker config entry holds an identity token; give a username and password`);
+      // Basic sends the password itself: only over https or to a loopback host.
+      if (this.origin.startsWith('http:') && !isLoopbackHost(new URL(this.origin).hostname)) {
+        throw new OciError('oci.auth', `${this.registry} is plain http and not on loopback; KupenStack does not send a password over it: serve the registry over https`);
+      }
+      this.basic = basic;
+      return;
+    }
+    throw new OciError('oci.auth', `${this.registry} answered 401 without a Bearer or Basic challenge; it cannot be authenticated to`);
+  }
+
+  private httpError(method: string, url: string, status: number, text: string): OciError {
+    const summary = registryErrorSummary(text);
+    const what = `${method} ${describe(url)} → ${status}${summary ? ` (${summary})` : ''}`;
+    if (status === 404) return new OciError('oci.not-found', `${this.registry}: ${what}; check the repository, tag or digest`);
+    if (status === 403) return new OciError('oci.auth', `${this.registry} denied ${what}; the credentials lack this permission`);
+    return new OciError('oci.registry', `${this.registry}: ${what}`);
+  }
+}
+
+function isStream(body: SendOptions['body']): boolean {
+  return body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body);
+}
+
+/** Path of a URL without its query (upload URLs carry state tokens). */
+export function describe(url: string): string {
+  const u = new URL(url);
+  return `${u.host}${u.pathname}`;
+}
+
+function authDetail(text: string, challenge: string | undefined): string {
+  const summary = registryErrorSummary(text);
+  const error = parseChallenges(challenge).find((c) => c.params.error)?.params.error;
+  return [summary, error].filter(Boolean).map((s) => `, ${s}`).join('');
+}
+
+function backoff(attempt: number): number {
+  return Math.min(200 * 2 ** attempt, 3000);
+}

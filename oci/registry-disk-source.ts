@@ -1,0 +1,249 @@
+import { pipeline, Readable, type Duplex } from 'node:stream';
+import { createGunzip, createZstdDecompress } from 'node:zlib';
+import semver from 'semver';
+import type { CredentialStore } from './auth/credentials.ts';
+import { openBlob, readBlobHead } from './blob.ts';
+import { RegistryClient, type RegistryClientOptions } from './client.ts';
+import { HoldBackLast, VerifyingStream } from './digest.ts';
+import type { DiskRequest, DiskSource, OpenedDisk, Platform, ResolvedDisk } from './disk-source.ts';
+import { OciError } from './errors.ts';
+import { diskFromTar, type TarDiskState } from './formats/containerdisk.ts';
+import { detectDisk } from './formats/detect.ts';
+import { glanceMetadata, vmimage } from './formats/vmimage-annotations.ts';
+import { fetchManifest, type FetchedManifest } from './manifest.ts';
+import { tarLayerCompression, type Compression } from './media-types.ts';
+import { defaultPlatform, selectPlatform } from './platform.ts';
+import { isValidDigest, isValidTag, parseRepository } from './reference.ts';
+import { ByteLimit, SniffGate } from './sniff-gate.ts';
+import { sniffBytes, sniffDiskFormat, formatsAgree } from './sniff.ts';
+import { listTags } from './tags.ts';
+
+/**
+ * The registry side of the OCI pipeline (oci/disk-source.ts): a reference →
+ * one manifest, detected and pre-flighted (resolve), → the disk's bytes,
+ * verified, decompressed, untarred and sniffed as they flow (open).
+ */
+
+export interface RegistryDiskSourceOptions {
+  credentials?: CredentialStore;
+  /** Largest disk accepted, decompressed (bytes). Default 1 TiB (Glance's image_size_cap default). */
+  maxDiskBytes?: number;
+  /** Resumptions of a broken blob download. Default 5. */
+  retries?: number;
+  /** Per-registry client settings (CA file, timeouts, dispatcher). */
+  client?: Omit<RegistryClientOptions, 'registry' | 'insecure' | 'credentials'>;
+}
+
+export const defaultMaxDiskBytes = 1024 ** 4;
+
+function decompressor(compression: Compression | 'none' | undefined): Duplex | undefined {
+  if (compression === 'gzip') return createGunzip();
+  if (compression === 'zstd') return createZstdDecompress();
+  return undefined;
+}
+
+export class RegistryDiskSource implements DiskSource {
+  private readonly options: RegistryDiskSourceOptions;
+  private readonly clients = new Map<string, RegistryClient>();
+
+  constructor(options: RegistryDiskSourceOptions = {}) {
+    this.options = options;
+  }
+
+  /** One client per registry (and scheme): tokens are cached per client. */
+  client(registry: string, insecure: boolean): RegistryClient {
+    const key = `${insecure ? 'http' : 'https'}://${registry}`;
+    let c = this.clients.get(key);
+    if (!c) {
+      c = new RegistryClient({ ...this.options.client, registry, insecure, ...(this.options.credentials ? { credentials: this.options.credentials } : {}) });
+      this.clients.set(key, c);
+    }
+    return c;
+  }
+
+  /** Bytes read from every registry by this source so far. */
+  bytesRead(): number {
+    let n = 0;
+    for (const c of this.clients.values()) n += c.bytesRead;
+    return n;
+  }
+
+  async resolve(request: DiskRequest, signal?: AbortSignal): Promise<ResolvedDisk> {
+    const { registry, repository } = parseRepository(request.repository);
+    const insecure = request.insecure === true;
+    const client = this.client(registry, insecure);
+    const chosen = [request.tag, request.semver, request.digest].filter((x) => x !== undefined).length;
+    if (chosen === 0) throw new OciError('oci.reference', `${request.repository}: give a tag, a semver range or a digest`);
+    let tag: string | undefined;
+    let reference: string;
+    if (request.digest !== undefined) {
+      // A pinned digest wins over a tag or range given alongside it.
+      if (!isValidDigest(request.digest)) throw new OciError('oci.reference', `"${request.digest}" is not a digest; write sha256:<64 hex>`);
+      reference = request.digest;
+    } else if (request.semver !== undefined) {
+      tag = await this.highestTag(client, repository, request.semver, signal);
+      reference = tag;
+    } else {
+      if (!isValidTag(request.tag!)) throw new OciError('oci.reference', `"${request.tag}" is not a valid tag`);
+      tag = request.tag!;
+      reference = tag;
+    }
+    const where = `${registry}/${repository}${request.digest ? `@${request.digest}` : `:${tag}`}`;
+    let top = await fetchManifest(client, repository, reference, signal);
+    let indexDigest: string | undefined;
+    let platform: Platform | undefined = request.platform;
+    if (top.manifest.kind === 'index') {
+      indexDigest = top.digest;
+      const wanted = request.platform ?? defaultPlatform;
+      const entry = selectPlatform(top.manifest, wanted, where);
+      platform = entry.platform ?? wanted;
+      const child: FetchedManifest = await fetchManifest(client, repository, entry.digest, signal);
+      if (child.manifest.kind === 'index') throw new OciError('oci.format', `${where}: the index entry for the platform is itself an index; nested indexes are not supported`);
+      top = child;
+    }
+    const manifest = top.manifest;
+    if (manifest.kind !== 'manifest') throw new OciError('oci.format', `${where} is not an image manifest`);
+    const detected = detectDisk(manifest, where);
+    const meta = glanceMetadata(manifest.annotations, platform?.architecture);
+    if (meta.declaredFormat !== undefined && detected.declaredFormat !== undefined && meta.declaredFormat !== detected.declaredFormat) {
+      throw new OciError('oci.format-mismatch', `${where}: ${vmimage.diskFormat} says ${meta.declaredFormat} but the layer says ${detected.declaredFormat}; make them agree`);
+    }
+    const layer = detected.layer;
+    const resolved: ResolvedDisk = {
+      reference: `${registry}/${repository}@${top.digest}`,
+      repository: `${registry}/${repository}`,
+      ...(tag !== undefined && request.digest === undefined ? { tag } : {}),
+      manifestDigest: top.digest,
+      ...(indexDigest ? { indexDigest } : {}),
+      packaging: detected.packaging,
+      diskFormat: detected.declaredFormat ?? meta.declaredFormat ?? '',
+      ...(detected.compression ? { compression: detected.compression } : {}),
+      blob: { digest: layer.digest, size: layer.size, mediaType: layer.mediaType },
+      annotations: manifest.annotations,
+      properties: meta.properties,
+      ...(meta.minDisk !== undefined ? { minDisk: meta.minDisk } : {}),
+      ...(meta.minRam !== undefined ? { minRam: meta.minRam } : {}),
+      ...(meta.virtualSize !== undefined ? { virtualSize: meta.virtualSize } : {}),
+      ...(insecure ? { insecure } : {}),
+      ...(platform ? { platform } : {}),
+      formatDeclared: detected.declaredFormat !== undefined || meta.declaredFormat !== undefined,
+      ...(meta.ignored.length > 0 ? { warnings: meta.ignored.map((k) => `annotation ${k} is not an allowed Glance property; ignored`) } : {}),
+    };
+    if (detected.tarLayers) resolved.layers = detected.tarLayers.map((l) => ({ digest: l.digest, size: l.size, mediaType: l.mediaType }));
+    const uncompressedSize = layer.annotations?.[vmimage.uncompressedSize];
+    if (!detected.compression && detected.packaging !== 'containerdisk') resolved.diskSize = layer.size;
+    else if (uncompressedSize && /^\d+$/.test(uncompressedSize)) resolved.diskSize = Number(uncompressedSize);
+    const uncompressedDigest = layer.annotations?.[vmimage.uncompressedDigest];
+    if (uncompressedDigest && isValidDigest(uncompressedDigest)) resolved.diskDigest = uncompressedDigest;
+    const limit = this.options.maxDiskBytes ?? defaultMaxDiskBytes;
+    if (resolved.diskSize !== undefined && resolved.diskSize > limit) {
+      throw new OciError('oci.too-large', `${where}: the disk is ${resolved.diskSize} bytes, over the limit of ${limit}; refused before downloading`);
+    }
+    await this.preflight(client, repository, resolved, where, signal);
+    return resolved;
+  }
+
+  /** Highest tag satisfying a semver range (`v` prefixes allowed; prereleases only if the range names one). */
+  private async highestTag(client: RegistryClient, repository: string, range: string, signal: AbortSignal | undefined): Promise<string> {
+    if (semver.validRange(range) === null) throw new OciError('oci.reference', `"${range}" is not a semver range (e.g. ^1.2, ~0.6.0, >=1 <2)`);
+    const tags = await listTags(client, repository, signal);
+    const byVersion = new Map<string, string>();
+    for (const t of tags) {
+      const v = semver.valid(t);
+      // Two tags for one version (1.2.3 and v1.2.3): the exact spelling wins, deterministically.
+      if (v && (!byVersion.has(v) || t === v)) byVersion.set(v, t);
+    }
+    const best = semver.maxSatisfying([...byVersion.keys()], range);
+    if (!best) {
+      throw new OciError('oci.not-found', `${client.registry}/${repository} has no tag matching ${range} (${byVersion.size} semver tags of ${tags.length})`);
+    }
+    return byVersion.get(best)!;
+  }
+
+  /**
+   * Before anything is created in Glance: an uncompressed disk layer's first
+   * 64 KiB (one Range request) are sniffed, so a wrong format or an unsafe
+   * qcow2 fails resolve. When only the bytes can tell the format
+   * (containerDisk, `disk.img`), the start of the stream is read for it.
+   */
+  private async preflight(client: RegistryClient, repository: string, disk: ResolvedDisk, where: string, signal: AbortSignal | undefined): Promise<void> {
+    if (disk.packaging !== 'containerdisk' && !disk.compression) {
+      const head = await readBlobHead(client, repository, disk.blob.digest, sniffBytes, signal);
+      const sniffed = sniffDiskFormat(head);
+      if (disk.formatDeclared && !formatsAgree(disk.diskFormat, sniffed)) {
+        throw new OciError('oci.format-mismatch', `${where}: the manifest declares a ${disk.diskFormat} disk but its bytes are ${sniffed}; fix the layer media type (application/vnd.diskimage.${sniffed}) or push the right file`);
+      }
+      if (!disk.formatDeclared) disk.diskFormat = sniffed;
+      return;
+    }
+    if (disk.formatDeclared) return;
+    const opened = await this.open(disk, signal);
+    opened.stream.destroy();
+    disk.diskFormat = opened.sniffedFormat;
+  }
+
+  async open(disk: ResolvedDisk, signal?: AbortSignal): Promise<OpenedDisk> {
+    const { registry, repository } = parseRepository(disk.repository);
+    const client = this.client(registry, disk.insecure === true);
+    const where = disk.reference;
+    let fromRegistry = 0;
+    const blobOptions = { signal, onBytes: (n: number) => (fromRegistry += n), ...(this.options.retries !== undefined ? { retries: this.options.retries } : {}) };
+    const limit = this.options.maxDiskBytes ?? defaultMaxDiskBytes;
+    const stages: Duplex[] = [];
+    let source: Readable;
+    if (disk.packaging === 'containerdisk') {
+      const layers = disk.layers ?? [disk.blob];
+      source = Readable.from(containerDiskChunks(client, repository, layers, blobOptions, where), { objectMode: false });
+    } else {
+      source = openBlob(client, repository, disk.blob, blobOptions);
+      const d = decompressor(disk.compression);
+      if (d) stages.push(d);
+      if (disk.diskDigest) stages.push(new VerifyingStream(disk.diskDigest, `${where}: the decompressed disk`, disk.diskSize));
+    }
+    const gate = new SniffGate(disk.formatDeclared === false ? undefined : disk.diskFormat || undefined, where);
+    const out = new HoldBackLast({ highWaterMark: 1 << 20 });
+    const streams = [source, ...stages, new ByteLimit(limit, where), gate, out] as const;
+    pipeline(streams as unknown as [Readable, ...Duplex[]], (err) => {
+      if (err && !out.destroyed) out.destroy(toOciError(err, where));
+    });
+    const sniffedFormat = await gate.format.catch((err: unknown) => {
+      out.destroy();
+      throw toOciError(err, where);
+    });
+    if (disk.formatDeclared === false && disk.diskFormat && disk.diskFormat !== sniffedFormat) {
+      out.destroy();
+      throw new OciError('oci.format-mismatch', `${where}: the disk's bytes now show ${sniffedFormat}, resolve saw ${disk.diskFormat}; resolve again`);
+    }
+    return { stream: out, sniffedFormat, bytesFromRegistry: () => fromRegistry };
+  }
+}
+
+/** zlib and tar errors become typed (truncated/corrupt compressed data). */
+function toOciError(err: unknown, where: string): Error {
+  if (err instanceof OciError) return err;
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('image.')) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/unexpected end|premature close|truncated/i.test(message)) {
+    return new OciError('oci.truncated', `${where}: the disk stream ended early (${message}); nothing was used`, { cause: err });
+  }
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('Z_')) {
+    return new OciError('oci.format', `${where}: the compressed layer is corrupt (${message}); refused`, { cause: err });
+  }
+  return new OciError('oci.registry', `${where}: ${message}`, { cause: err });
+}
+
+async function* containerDiskChunks(
+  client: RegistryClient,
+  repository: string,
+  layers: Array<{ digest: string; size: number; mediaType: string }>,
+  blobOptions: { signal: AbortSignal | undefined; onBytes: (n: number) => void; retries?: number },
+  where: string,
+): AsyncGenerator<Buffer> {
+  for (const layer of layers) {
+    const state: TarDiskState = {};
+    const blob = openBlob(client, repository, layer, blobOptions);
+    yield* diskFromTar(blob, decompressor(tarLayerCompression(layer.mediaType)), `${where} layer ${layer.digest}`, state);
+    if (state.entry !== undefined) return;
+  }
+  throw new OciError('oci.format', `${where} is a container image without a disk/<file> entry in any layer; a KubeVirt containerDisk has its disk at /disk/<name>`);
+}
