@@ -1,12 +1,13 @@
+import { DockerConfigCredentials } from '../../oci/auth/docker-config.ts';
 import type { DiskSource } from '../../oci/disk-source.ts';
-import { KupenstackError } from '../errors.ts';
+import { RegistryDiskSource } from '../../oci/registry-disk-source.ts';
 
 /**
  * Where the Image kind and the CLI get their registry client. One instance
  * per credentials file, so token caches and connections are shared by a run.
  */
 export interface SourceOptions {
-  /** A docker config.json the user names (`--docker-config`, DOCKER_CONFIG); anonymous without. */
+  /** A docker config.json the user names (`--docker-config`); else $DOCKER_CONFIG/config.json; else anonymous. */
   dockerConfig?: string | undefined;
 }
 
@@ -22,6 +23,8 @@ export function diskSourceFor(options: SourceOptions = {}): DiskSource {
   return s;
 }
 
-function makeDiskSource(_options: SourceOptions): DiskSource {
-  throw new KupenstackError('image.oci-pending', 'the OCI registry client (oci/) is not merged yet');
+/** Credentials only from a file the user names, or $DOCKER_CONFIG/config.json. */
+function makeDiskSource(options: SourceOptions): DiskSource {
+  const credentials = DockerConfigCredentials.fromEnvironment(options.dockerConfig);
+  return new RegistryDiskSource(credentials ? { credentials } : {});
 }

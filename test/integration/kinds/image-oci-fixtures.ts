@@ -22,7 +22,7 @@ export function qcow2Disk(): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'ks-oci-disk-'));
   try {
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', join(dir, 'd.qcow2'), '64M']);
-    execFileSync('qemu-io', ['-q', '-f', 'qcow2', '-c', `write -P 0x${randomBytes(1).toString('hex')} 0 1M`, '-c', 'write -P 0x11 8M 512k', join(dir, 'd.qcow2')]);
+    execFileSync('qemu-io', ['-f', 'qcow2', '-c', `write -P 0x${randomBytes(1).toString('hex')} 0 1M`, '-c', 'write -P 0x11 8M 512k', join(dir, 'd.qcow2')]);
     return readFileSync(join(dir, 'd.qcow2'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
