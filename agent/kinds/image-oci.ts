@@ -143,10 +143,15 @@ async function adopt(g: GlanceTarget, img: GlanceImage, marker: Marker | undefin
   return (await patchImage(g.image, img.id, ops, g.signal)) as GlanceImage;
 }
 
-/** Is this failure worth another download? Refusals (a wrong digest, format or an unsafe disk) are not. */
+/**
+ * Is this failure worth another download? Glance being busy or cut off, or
+ * the registry unreachable, yes. Refusals (a wrong digest, format, an unsafe
+ * disk) no, nor a truncated blob: the registry client has already spent its
+ * own resume budget on it.
+ */
 function retryable(err: unknown): boolean {
   if (err instanceof OpenStackError) return err.transient;
-  if (err instanceof KupenstackError) return /unreachable|unavailable|network|timeout|transient|registry-5|server-error|truncat|connection/i.test(err.code);
+  if (err instanceof KupenstackError) return err.code === 'oci.network';
   return true;
 }
 
