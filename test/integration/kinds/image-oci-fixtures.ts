@@ -180,15 +180,17 @@ export type Fault = 'none' | 'truncate-always' | 'truncate-once' | 'truncate-the
 
 /**
  * A loopback HTTP middlebox in front of the real registry that breaks blob
- * downloads: cut the body half way (the connection dies), or answer 503 to
- * the resumption. Manifests and everything else pass through untouched.
+ * downloads mid-way: cut the body half way (the connection dies), or answer
+ * 503 to the resumption. Manifests and everything else pass through untouched.
  */
 export async function faultProxy(): Promise<{ host: string; set: (f: Fault) => void; blobRequests: () => number; close: () => Promise<void> }> {
   const { createServer, request: forward } = await import('node:http');
   let fault: Fault = 'none';
   let blobs = 0;
   const server = createServer((req, res) => {
-    const isBlob = /\/blobs\/sha256:[0-9a-f]{64}$/.test(req.url ?? '') && req.method === 'GET';
+    // The downloads of the disk itself: a whole blob, or its resumption (`bytes=N-`); a pre-flight read of the head (`bytes=0-65535`) passes.
+    const preflight = /^bytes=\d+-\d+$/.test(String(req.headers.range ?? ''));
+    const isBlob = /\/blobs\/sha256:[0-9a-f]{64}$/.test(req.url ?? '') && req.method === 'GET' && !preflight;
     if (isBlob) blobs++;
     const nth = blobs;
     if (isBlob && fault === 'truncate-then-5xx' && nth > 1) {
