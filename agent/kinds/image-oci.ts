@@ -5,7 +5,7 @@ import { OpenStackError } from '../openstack/errors.ts';
 import type { ServiceClient } from '../openstack/service.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, type Marker } from '../ownership/marker.ts';
 import { checkDeclaredFormat, patchImage, pointer, putImageData, type PatchOp } from './glance.ts';
-import { HoldBackLast } from './image-oci-stream.ts';
+import { HoldBackLast, uploadChunkBytes } from './image-oci-stream.ts';
 import {
   ociImageId,
   ociTagPrefix,
@@ -197,7 +197,7 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
     checkDeclaredFormat(String(img.disk_format), opened.sniffedFormat);
     const total = disk.diskSize ?? (disk.compression === undefined && disk.packaging !== 'containerdisk' ? disk.blob.size : undefined);
     const from = opened;
-    const counter = new HoldBackLast(onProgress ? (bytesSent) => onProgress({ bytesSent, bytesFromRegistry: from.bytesFromRegistry(), total }) : undefined);
+    const counter = new HoldBackLast(onProgress ? (bytesSent) => onProgress({ bytesSent, bytesFromRegistry: from.bytesFromRegistry(), total }) : undefined, uploadChunkBytes);
     stream.once('error', (err: Error) => (sourceError = err));
     // pipeline() forwards a source error into the counter, whose error aborts the PUT (chunked: no final chunk is ever sent).
     const body = pipeline(stream, counter, () => undefined);

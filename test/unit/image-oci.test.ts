@@ -144,8 +144,25 @@ describe('HoldBackLast', () => {
     expect(seen).toEqual([3, 7, 12]);
   });
 
+  it('gathers small chunks up to the chunk size, still holding the last one back', async () => {
+    const sizes: number[] = [];
+    const hb = new HoldBackLast(undefined, 10);
+    await pipeline(
+      Readable.from([3, 4, 5, 6, 7, 2].map((n) => Buffer.alloc(n, n))),
+      hb,
+      new Writable({
+        write(c: Buffer, _e, cb) {
+          sizes.push(c.length);
+          cb();
+        },
+      }),
+    );
+    expect(sizes).toEqual([12, 13, 2]);
+    expect(hb.bytes).toBe(27);
+  });
+
   it('never hands out the last chunk when the source fails before its end', async () => {
-    async function* failing(): AsyncGenerator<Buffer> {
+    function* failing(): Generator<Buffer> {
       yield Buffer.alloc(3, 1);
       yield Buffer.alloc(4, 2);
       throw new Error('digest mismatch');
