@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
 import { version } from '../version.ts';
 import { applyCommand } from './apply.ts';
+import { imageCommand } from './image.ts';
 import { planCommand } from './plan.ts';
 import { validateCommand } from './validate.ts';
 
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   program.addCommand(validateCommand());
   program.addCommand(applyCommand());
   program.addCommand(planCommand());
+  program.addCommand(imageCommand());
   return program;
 }
 

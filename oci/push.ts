@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { createGzip, createZstdCompress } from 'node:zlib';
+import type { CredentialStore } from './auth/credentials.ts';
+import { RegistryClient, type RegistryClientOptions } from './client.ts';
+import { sha256Of } from './digest.ts';
+import { OciError } from './errors.ts';
+import { vmimage } from './formats/vmimage-annotations.ts';
+import { createdAnnotation, diskMediaType, emptyDigest, ociEmpty, ociManifest, titleAnnotation, vmImageArtifact, type Compression } from './media-types.ts';
+import { glanceArchitecture } from './platform.ts';
+import { formatReference, parseReference } from './reference.ts';
+import { qcow2VirtualSize, sniffBytes, sniffDiskFormat } from './sniff.ts';
+import { blobExists, putManifest, uploadBuffer, uploadStream } from './upload.ts';
+
+/**
+ * `kupenstack image push`: a disk file → our disk artifact (DESIGN.md §7):
+ * artifactType application/vnd.kupenstack.vmimage.v1, the empty config, one
+ * application/vnd.diskimage.<format>[.gzip|.zstd] layer titled with the file
+ * name, metadata in io.kupenstack.vmimage.* annotations. The same shape
+ * `oras push --artifact-type …` makes, so `oras pull` and `skopeo copy` work.
+ */
+
+export interface PushOptions {
+  osDistro?: string;
+  osVersion?: string;
+  osType?: string;
+  /** Architecture (x86_64/amd64, aarch64/arm64, …); stored in Glance's spelling. */
+  arch?: string;
+  minDiskGb?: number;
+  minRamMb?: number;
+  /** Extra manifest annotations (k=v), e.g. io.kupenstack.vmimage.property.hw_disk_bus=virtio. */
+  annotations?: Record<string, string>;
+  /** Compress the layer (raw disks; qcow2 compresses internally and should not be). */
+  compression?: Compression;
+  insecure?: boolean;
+  credentials?: CredentialStore;
+  client?: Omit<RegistryClientOptions, 'registry' | 'insecure' | 'credentials'>;
+  signal?: AbortSignal;
+  /** Bytes read from the file so far (progress). */
+  onProgress?: (bytes: number, total: number) => void;
+  /** The created timestamp (tests pin it for reproducible digests). */
+  created?: string;
+}
+
+export interface PushResult {
+  /** registry/repository@manifest digest */
+  reference: string;
+  tag?: string;
+  manifestDigest: string;
+  layer: { digest: string; size: number; mediaType: string };
+  diskFormat: string;
+  /** Bytes sent to the registry (0 when the layer was already there). */
+  uploaded: number;
+}
+
+class Sha256Tap extends Transform {
+  private readonly hash = createHash('sha256');
+  private readonly onBytes: (n: number) => void;
+  bytes = 0;
+
+  constructor(onBytes: (n: number) => void) {
+    super({ highWaterMark: 1 << 20 });
+    this.onBytes = onBytes;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.hash.update(chunk);
+    this.bytes += chunk.length;
+    this.onBytes(chunk.length);
+    callback(null, chunk);
+  }
+
+  digest(): string {
+    return `sha256:${this.hash.digest('hex')}`;
+  }
+}
+
+async function readHead(file: string): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(sniffBytes);
+    const { bytesRead } = await fh.read(buf, 0, sniffBytes, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function sha256File(file: string, onBytes: (n: number) => void): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    onBytes(chunk.length);
+  }
+  return `sha256:${hash.digest('hex')}`;
+}
+
+export async function pushDisk(file: string, ref: string, options: PushOptions = {}): Promise<PushResult> {
+  const target = parseReference(ref);
+  let size: number;
+  try {
+    const st = await stat(file);
+    if (!st.isFile()) throw new OciError('oci.reference', `${file} is not a regular file`);
+    size = st.size;
+  } catch (err) {
+    if (err instanceof OciError) throw err;
+    throw new OciError('oci.reference', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+  }
+  const head = await readHead(file);
+  // The same checks a pull makes: no compressed input, no qcow2 pointing outside itself.
+  const format = sniffDiskFormat(head);
+  const virtualSize = format === 'qcow2' ? qcow2VirtualSize(head) : format === 'raw' ? size : undefined;
+  const client = new RegistryClient({ ...options.client, registry: target.registry, insecure: options.insecure === true, ...(options.credentials ? { credentials: options.credentials } : {}) });
+  const { repository } = target;
+  const signal = options.signal;
+  let read = 0;
+  const total = options.compression ? size : size * 2; // uncompressed: hashed once, then (maybe) sent
+  const progress = (n: number): void => {
+    read += n;
+    options.onProgress?.(read, total);
+  };
+
+  const compression = options.compression;
+  const mediaType = diskMediaType(format, compression);
+  const title = basename(file) + (compression === 'gzip' ? '.gz' : compression === 'zstd' ? '.zst' : '');
+  const layerAnnotations: Record<string, string> = { [titleAnnotation]: title };
+  let layerDigest: string;
+  let layerSize: number;
+  let uploaded = 0;
+  if (!compression) {
+    layerDigest = await sha256File(file, progress);
+    layerSize = size;
+    if (await blobExists(client, repository, layerDigest, signal)) {
+      options.onProgress?.(total, total);
+    } else {
+      const sent = await uploadStream(client, repository, createReadStream(file, { highWaterMark: 1 << 20 }), { ...(signal ? { signal } : {}), onBytes: progress });
+      if (sent.digest !== layerDigest || sent.size !== size) {
+        throw new OciError('oci.digest', `${file} changed while it was pushed (hashed ${layerDigest}, sent ${sent.digest}); push it again when it is not being written`);
+      }
+      uploaded = sent.size;
+    }
+  } else {
+    const tap = new Sha256Tap(progress);
+    const source: Readable = createReadStream(file, { highWaterMark: 1 << 20 });
+    const compressor = compression === 'gzip' ? createGzip({ level: 6 }) : createZstdCompress();
+    source.on('error', (e) => tap.destroy(e));
+    tap.on('error', (e) => compressor.destroy(e));
+    source.pipe(tap).pipe(compressor);
+    const sent = await uploadStream(client, repository, compressor, signal ? { signal } : {});
+    layerDigest = sent.digest;
+    layerSize = sent.size;
+    uploaded = sent.size;
+    if (tap.bytes !== size) throw new OciError('oci.digest', `${file} changed size while it was pushed; push it again`);
+    layerAnnotations[vmimage.uncompressedSize] = String(size);
+    layerAnnotations[vmimage.uncompressedDigest] = tap.digest();
+  }
+
+  await uploadBuffer(client, repository, Buffer.from('{}'), signal);
+  const annotations: Record<string, string> = { [createdAnnotation]: options.created ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), [vmimage.diskFormat]: format };
+  if (virtualSize !== undefined) annotations[vmimage.virtualSize] = String(virtualSize);
+  if (options.arch) annotations[vmimage.architecture] = glanceArchitecture(options.arch);
+  if (options.osType) annotations[vmimage.osType] = options.osType;
+  else if (options.osDistro) annotations[vmimage.osType] = options.osDistro === 'windows' ? 'windows' : 'linux';
+  if (options.osDistro) annotations[vmimage.osDistro] = options.osDistro;
+  if (options.osVersion) annotations[vmimage.osVersion] = options.osVersion;
+  if (options.minDiskGb !== undefined) annotations[vmimage.minDisk] = String(options.minDiskGb);
+  if (options.minRamMb !== undefined) annotations[vmimage.minRam] = String(options.minRamMb);
+  Object.assign(annotations, options.annotations);
+  if (annotations[vmimage.diskFormat] !== format) {
+    throw new OciError('oci.format-mismatch', `--annotation ${vmimage.diskFormat}=${annotations[vmimage.diskFormat]} contradicts the file, which is ${format}; leave it out`);
+  }
+  const manifest = {
+    schemaVersion: 2,
+    mediaType: ociManifest,
+    artifactType: vmImageArtifact,
+    config: { mediaType: ociEmpty, digest: emptyDigest, size: 2, data: 'e30=' },
+    layers: [{ mediaType, digest: layerDigest, size: layerSize, annotations: layerAnnotations }],
+    annotations,
+  };
+  const raw = Buffer.from(JSON.stringify(manifest));
+  const manifestDigest = await putManifest(client, repository, target.tag ?? target.digest ?? sha256Of(raw), raw, ociManifest, signal);
+  if (target.digest && target.digest !== manifestDigest) {
+    throw new OciError('oci.digest', `pushed ${manifestDigest}, not the digest ${target.digest} the reference names; push to a tag instead`);
+  }
+  return {
+    reference: formatReference({ registry: target.registry, repository, digest: manifestDigest }),
+    ...(target.tag ? { tag: target.tag } : {}),
+    manifestDigest,
+    layer: { digest: layerDigest, size: layerSize, mediaType },
+    diskFormat: format,
+    uploaded,
+  };
+}
