@@ -1,11 +1,12 @@
 import { Command } from 'commander';
-import cliProgress from 'cli-progress';
-import { OpenStackCloud } from '../openstack/cloud.ts';
+import { UsageError } from '../errors.ts';
 import { importDisk, parseReference } from '../kinds/image-oci-import.ts';
 import { diskSourceFor } from '../kinds/image-oci-source.ts';
-import { UsageError } from '../errors.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
+import { withRegistryOptions } from './image.ts';
 import { outputOption, printJson } from './output.ts';
+import { byteProgress, type Progress } from './progress.ts';
 
 interface ImportCliOptions extends CloudOptions {
   project: string;
@@ -21,35 +22,43 @@ interface ImportCliOptions extends CloudOptions {
  * Progress bars on a terminal, plain lines otherwise.
  */
 export function imageImportCommand(): Command {
-  return withCloudOptions(
-    new Command('import')
-      .description('import a VM disk from an OCI registry into Glance (registry/repo:tag or registry/repo@sha256:…); the same digest is never transferred twice')
-      .argument('<ref>', 'OCI reference, e.g. 127.0.0.1:5050/vm/cirros:0.6'),
+  return withRegistryOptions(
+    withCloudOptions(
+      new Command('import')
+        .description('import a VM disk from an OCI registry into Glance (registry/repo:tag or registry/repo@sha256:…); the same digest is never transferred twice')
+        .argument('<ref>', 'OCI reference, e.g. 127.0.0.1:5050/vm/cirros:0.6'),
+    ),
   )
     .requiredOption('--project <name-or-id>', 'Keystone project that receives the image')
     .option('--name <name>', 'Glance image name (default: <repository basename>:<tag>)')
-    .option('--insecure', 'plain HTTP to the registry (test registries only)', false)
-    .option('--docker-config <file>', 'docker config.json with the registry credentials (default: anonymous)')
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
       const { cloud: cloudName, cloudsFile } = resolveCloud(opts);
       const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
       const projectId = await findProject(cloud, opts.project);
-      const apis = await cloud.forProject(projectId);
       const request = { ...parseReference(ref), ...(opts.insecure ? { insecure: true } : {}) };
-      const progress = reporter(opts.output === 'json' ? undefined : process.stderr);
+      let progress: Progress | undefined;
+      let total = 0;
       try {
-        const result = await importDisk({ image: apis.image, compute: apis.compute, projectId }, diskSourceFor({ dockerConfig: opts.dockerConfig }), request, {
+        const result = await importDisk({ image: cloud.client('image', { projectId }), projectId }, diskSourceFor({ dockerConfig: opts.dockerConfig }), request, {
           name: opts.name,
-          onResolved: progress.resolved,
-          onProgress: progress.tick,
+          onResolved: (info) => {
+            total = info.size ?? 0;
+            if (opts.output !== 'json') process.stderr.write(`resolved ${info.reference}\n`);
+          },
+          onProgress: (p) => {
+            if (opts.output === 'json') return;
+            progress ??= byteProgress('upload');
+            progress.update(p.bytesSent, Math.max(p.total ?? total, p.bytesSent));
+          },
         });
-        progress.stop();
+        progress?.stop();
+        progress = undefined;
         const out = { id: result.image.id, name: result.image.name, status: result.image.status, size: result.image.size, manifestDigest: result.manifestDigest, reused: result.reused, blobBytes: result.blobBytes };
         if (opts.output === 'json') printJson(out);
         else process.stdout.write(`${result.reused ? 'reused' : 'imported'} ${ref} → Glance image ${out.id} (${String(out.name)}, ${String(out.size)} bytes${result.reused ? ', nothing downloaded' : ''})\n`);
       } finally {
-        progress.stop();
+        progress?.stop();
       }
     });
 }
@@ -60,48 +69,4 @@ async function findProject(cloud: OpenStackCloud, nameOrId: string): Promise<str
   const byName = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: nameOrId });
   if (byName.length !== 1) throw new UsageError(`--project ${nameOrId}: ${byName.length === 0 ? 'no Keystone project has this name or id' : 'several projects have this name (other domains); pass the id'}`);
   return byName[0]!.id;
-}
-
-interface Reporter {
-  resolved: (info: { reference: string; manifestDigest: string; size?: number | undefined }) => void;
-  tick: (p: { bytesSent: number; total?: number | undefined }) => void;
-  stop: () => void;
-}
-
-const mib = (n: number): string => `${(n / 1048576).toFixed(0)} MiB`;
-
-/** A bar on a terminal; elsewhere one line per 10 % (or per 256 MiB when the size is unknown). */
-function reporter(out: NodeJS.WriteStream | undefined): Reporter {
-  if (!out) return { resolved: () => undefined, tick: () => undefined, stop: () => undefined };
-  let bar: cliProgress.SingleBar | undefined;
-  let lastLine = 0;
-  let total: number | undefined;
-  const started = Date.now();
-  return {
-    resolved: (info) => {
-      total = info.size;
-      out.write(`resolved ${info.reference}\n`);
-      if (out.isTTY) {
-        bar = new cliProgress.SingleBar({ stream: out, format: 'upload [{bar}] {percentage}% | {done} of {all} | {rate}', hideCursor: true }, cliProgress.Presets.shades_classic);
-        bar.start(total ?? 0, 0, { done: '0 MiB', all: total ? mib(total) : '?', rate: '' });
-      }
-    },
-    tick: (p) => {
-      const rate = `${mib(p.bytesSent / Math.max(0.001, (Date.now() - started) / 1000))}/s`;
-      if (bar) {
-        if (p.total && p.total !== total) bar.setTotal((total = p.total));
-        bar.update(p.bytesSent, { done: mib(p.bytesSent), rate });
-        return;
-      }
-      const step = total ? total / 10 : 256 * 1048576;
-      if (p.bytesSent - lastLine >= step) {
-        lastLine = p.bytesSent;
-        out.write(`uploaded ${mib(p.bytesSent)}${total ? ` of ${mib(total)}` : ''} (${rate})\n`);
-      }
-    },
-    stop: () => {
-      bar?.stop();
-      bar = undefined;
-    },
-  };
 }
