@@ -6,7 +6,7 @@ import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { changeOf } from '../plan/change.ts';
-import type { Change, Drift, Held } from '../plan/plan.ts';
+import type { Change, Drift, Held, ImageResolution } from '../plan/plan.ts';
 import type { HealAttempt, State } from '../status/state.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
@@ -65,6 +65,8 @@ export interface ApplyReport {
   warnings: string[];
   /** Every change, applied or (dry run) planned, in execution order. */
   changes: Change[];
+  /** Moving references (OCI tags) that point elsewhere than the object in use. */
+  images: ImageResolution[];
   /** The observed objects this run compared with (a saved plan's staleness check). */
   observed: ObservedState;
 }
@@ -92,7 +94,7 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
   const { cloud, adapters, owner, log } = opts;
   const readsBefore = cloud.counters.read;
   const writesBefore = cloud.counters.write;
-  const report: ApplyReport = { revision: opts.revision, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: [], apiCalls: { read: 0, write: 0 }, drift: [], warnings: [], changes: [], observed: {} };
+  const report: ApplyReport = { revision: opts.revision, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: [], apiCalls: { read: 0, write: 0 }, drift: [], warnings: [], changes: [], images: [], observed: {} };
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     report.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -286,6 +288,8 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
   const state = (opts.state.resources[node.address] ??= {});
   const desired = await adapter.desired(m, ctx);
   state.onDelete = m.spec.onDelete === 'detach' ? 'detach' : undefined;
+  const follows = adapter.follows?.(m, desired, node.remote);
+  if (follows && follows.from !== follows.to) report.images.push({ address: node.address, ...follows });
 
   if (!node.remote) {
     const knownBefore = state.id !== undefined;
@@ -356,11 +360,13 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
   if (opts.dryRun) {
     report.changes.push(changeOf(node.address, adapter, 'update', diff.fields, node.remote.id));
     report.updated++;
+    // The update makes a new object (an OCI tag move): what references it sees a new id.
+    if (diff.fields.some((f) => adapter.impact?.fields?.[f.path]?.newId && f.before !== null && f.before !== undefined)) pc.ids.set(node.ref, knownAfterApply(node.ref));
     return;
   }
   opts.log(`update  ${node.address}: ${Object.keys(diff.updates).join(', ')}`);
   const healsPower = adapter.heal !== undefined && Object.keys(diff.updates).some((k) => /power/.test(k));
-  await retrying(opts, () => adapter.update(ctx, node.remote!, diff.updates, m));
+  moved(node, await retrying(opts, () => adapter.update(ctx, node.remote!, diff.updates, m)), opts);
   if (healsPower) {
     report.healed++;
     recordHeal(state, { step: 'reboot', at: new Date().toISOString(), reason: `power state was ${String(node.remote.fields.power_state)}`, result: 'done' }, false);
@@ -397,7 +403,15 @@ async function followUp(node: Node, opts: ReconcileOptions): Promise<void> {
   if (health?.state === 'progressing' && !health.waitsForUpdate) await waitReady(node, opts);
   const desired = await node.adapter.desired(node.m, node.pc.ctx);
   const diff = difference(node.adapter, desired, node.remote!);
-  if (Object.keys(diff.updates).length > 0) await retrying(opts, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m));
+  if (Object.keys(diff.updates).length > 0) moved(node, await retrying(opts, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m)), opts);
+}
+
+/** An update that gave the manifest a new object (an OCI tag move): ids and state follow it. */
+function moved(node: Node, next: void | Remote, opts: ReconcileOptions): void {
+  if (!next) return;
+  node.remote = next;
+  node.pc.ids.set(node.ref, next.id);
+  (opts.state.resources[node.address] ??= {}).id = next.id;
 }
 
 async function heal(node: Node, reason: string, report: ApplyReport, opts: ReconcileOptions): Promise<void> {

@@ -6,6 +6,7 @@ import type { Compression } from '../../oci/media-types.ts';
 import { formatPlatform, parsePlatform } from '../../oci/platform.ts';
 import { pushDisk } from '../../oci/push.ts';
 import { outputOption, printJson, type OutputFormat } from './output.ts';
+import { imageImportCommand } from './image-import.ts';
 import { byteProgress } from './progress.ts';
 
 /**
@@ -152,9 +153,10 @@ export function imageInspectCommand(): Command {
 }
 
 export function imageCommand(extra: Command[] = []): Command {
-  const cmd = new Command('image').description('VM disk images in OCI registries: push, inspect');
+  const cmd = new Command('image').description('VM disk images in OCI registries: push, inspect, import into Glance');
   cmd.addCommand(imagePushCommand());
   cmd.addCommand(imageInspectCommand());
+  cmd.addCommand(imageImportCommand());
   for (const c of extra) cmd.addCommand(c);
   return cmd;
 }

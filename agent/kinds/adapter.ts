@@ -42,8 +42,20 @@ export interface KindAdapter {
    */
   create(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
 
-  /** Applies changed `update` fields (only those are passed). */
-  update(ctx: AdapterContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<void>;
+  /**
+   * Applies changed `update` fields (only those are passed). Returns the
+   * object that now stands for the manifest when the update moved it to
+   * another id (an OCI tag move makes a new Glance image and keeps the old
+   * one); references to the manifest follow it.
+   */
+  update(ctx: AdapterContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<void | Remote>;
+
+  /**
+   * A moving reference the object follows (an OCI tag) and the version it
+   * points to now, for the plan's image lines. `from` is the version the
+   * object holds. Pure: computed from what desired() and observe() gave.
+   */
+  follows?(m: Manifest, desired: Record<string, unknown>, remote: Remote | undefined): { reference: string; from?: string; to: string } | undefined;
 
   /** Deletes; "already gone" is success. */
   delete(ctx: AdapterContext, remote: Remote): Promise<void>;
@@ -77,8 +89,12 @@ export type FieldChange = 'update' | 'replace';
 export interface Impact {
   /** Deleting (or replacing) an object of this kind loses this. */
   onDelete?: { code: DestructiveReason; message: string };
-  /** Updates of these fields are more than a write: a rebuild, a resize. */
-  fields?: Record<string, { code?: DestructiveReason; note: string }>;
+  /**
+   * Updates of these fields are more than a write: a rebuild, a resize.
+   * `newId`: the update gives the manifest a new object (the old one is
+   * kept), so a plan shows references to it as known after apply.
+   */
+  fields?: Record<string, { code?: DestructiveReason; note: string; newId?: boolean }>;
 }
 
 /** An OpenStack object as observed. */

@@ -8,9 +8,12 @@ import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix } from '..
 import { openstackName, pick, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 import { checkDeclaredFormat, HoldBackSha256, patchImage, peek, pointer, putImageData, sniffBytes, sniffDiskFormat, type PatchOp } from './glance.ts';
 import { uuid5 } from './names.ts';
+import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFields, ociFollows, ociUpdate, ociVersionsOf, withVersions } from './image-oci-kind.ts';
+import { propDigest } from './image-oci-versions.ts';
 
 /**
- * Glance images from an HTTP(S) URL (OCI sources come with the OCI pipeline).
+ * Glance images from an HTTP(S) URL or an OCI registry (image-oci-kind.ts:
+ * one Glance image per digest, the channel moving between them).
  *
  * create() is one POST carrying the marker (properties + owner tag) and the
  * source URL (`kupenstack_source`); the image is then `queued`, without data.
@@ -43,8 +46,7 @@ interface UrlSource {
 }
 
 function urlSource(m: Manifest): UrlSource | undefined {
-  const source = m.spec.source as { url?: UrlSource; oci?: unknown } | undefined;
-  if (source?.oci !== undefined) throw new KupenstackError('image.oci-pending', 'not implemented yet: OCI sources arrive with the OCI pipeline');
+  const source = m.spec.source as { url?: UrlSource } | undefined;
   return source?.url ? { url: source.url.url, ...(source.url.sha256 ? { sha256: source.url.sha256 } : {}) } : undefined;
 }
 
@@ -52,9 +54,10 @@ export function imageId(projectId: string, address: string, source: UrlSource, a
   return uuid5(`image:${projectId}/${address}@${source.url}#sha256=${source.sha256 ?? ''}${attempt > 0 ? `#${attempt}` : ''}`);
 }
 
-function toRemote(raw: RawImage): Remote {
+export function toRemote(raw: RawImage): Remote {
   const properties: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(raw)) if (!coreAttributes.has(k) && !k.startsWith('kupenstack_') && !k.startsWith('os_glance_')) properties[k] = v;
+  for (const [k, v] of Object.entries(raw)) if (!coreAttributes.has(k) && !k.startsWith('kupenstack_') && !k.startsWith('os_glance_') && !ociFields.internal.has(k)) properties[k] = v;
+  const digest = typeof raw[propDigest] === 'string' ? raw[propDigest] : undefined;
   const tags = Array.isArray(raw.tags) ? (raw.tags as string[]).filter((t) => !t.startsWith(ownerTagPrefix)).sort() : [];
   const url = typeof raw[sourceKey] === 'string' ? raw[sourceKey] : undefined;
   const sha = typeof raw[sourceShaKey] === 'string' ? raw[sourceShaKey] : undefined;
@@ -75,14 +78,17 @@ function toRemote(raw: RawImage): Remote {
       min_ram: raw.min_ram,
       properties,
       tags,
-      source: url ? { url, ...(sha ? { sha256: sha } : {}) } : null,
-      content: raw.status === 'queued' || !url ? null : url,
+      source: digest ? 'oci' : url ? { url, ...(sha ? { sha256: sha } : {}) } : null,
+      content: raw.status === 'queued' ? null : (digest ?? url ?? null),
     },
   };
 }
 
 export const image: KindAdapter = {
-  impact: { onDelete: { code: 'image-deleted', message: 'the image is deleted: servers and volumes can no longer be rebuilt from it' } },
+  impact: {
+    onDelete: { code: 'image-deleted', message: 'the image is deleted: servers and volumes can no longer be rebuilt from it' },
+    fields: { content: { note: 'an OCI source moved: a new Glance image takes the name, the old one is hidden and kept', newId: true } },
+  },
   kind: 'Image',
   fields: {
     name: 'update',
@@ -96,16 +102,20 @@ export const image: KindAdapter = {
     tags: 'update',
     source: 'replace',
     content: 'update',
+    stale_versions: 'update',
   },
+  follows: ociFollows,
 
   async observe(ctx) {
     // Hidden images (older OCI versions) are left out of a plain list, and `os_hidden=true` lists only them: two lists.
     const query = { owner: ctx.projectId, tag: ownerTag(ctx.owner), visibility: 'all' };
     const [shown, hidden] = await Promise.all([ctx.apis.image.list<RawImage>('/images', 'images', query), ctx.apis.image.list<RawImage>('/images', 'images', { ...query, os_hidden: true })]);
-    return [...shown, ...hidden].map(toRemote).filter((r) => r.marker?.owner === ctx.owner);
+    // OCI versions of one manifest collapse into its current version; the others ride along for moves and retention.
+    return withVersions([...shown, ...hidden].filter((raw) => markerFromMetadata(raw)?.owner === ctx.owner));
   },
 
-  desired(m) {
+  desired(m, ctx) {
+    if (isOciManifest(m)) return ociDesired(m, ctx);
     const spec = m.spec;
     const out: Record<string, unknown> = {
       name: openstackName(m),
@@ -121,6 +131,7 @@ export const image: KindAdapter = {
   },
 
   async create(ctx, m, desired, marker) {
+    if (isOciManifest(m)) return ociCreate(ctx, m, marker);
     const source = urlSource(m);
     if (!source) throw new KupenstackError('image.no-source', 'an Image without spec.source can only be imported (spec.import)');
     const body: Record<string, unknown> = {
@@ -150,6 +161,10 @@ export const image: KindAdapter = {
   },
 
   async update(ctx, remote, changes, m) {
+    if (isOciManifest(m) || ociVersionsOf(remote)) {
+      const moved = await ociUpdate(ctx, remote, changes, m);
+      if (moved) return moved;
+    }
     const ops: PatchOp[] = [];
     for (const key of ['name', 'visibility', 'protected', 'min_disk', 'min_ram']) if (key in changes) ops.push({ op: 'replace', path: `/${key}`, value: changes[key] });
     if ('properties' in changes) {
@@ -163,10 +178,11 @@ export const image: KindAdapter = {
       ops.push({ op: 'replace', path: '/tags', value: [...((changes.tags ?? []) as string[]), ...own] });
     }
     if (ops.length > 0) await patchImage(ctx.apis.image, remote.id, ops, ctx.signal);
-    if ('content' in changes && changes.content) await upload(ctx, remote, m);
+    if ('content' in changes && changes.content && !isOciManifest(m)) await upload(ctx, remote, m);
   },
 
   async delete(ctx, remote) {
+    if (ociVersionsOf(remote)) return ociDelete(ctx, remote);
     await deleteImage(ctx, remote.id);
   },
 

@@ -1,0 +1,72 @@
+import { Command } from 'commander';
+import { UsageError } from '../errors.ts';
+import { importDisk, parseReference } from '../kinds/image-oci-import.ts';
+import { diskSourceFor } from '../kinds/image-oci-source.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
+import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
+import { withRegistryOptions } from './image.ts';
+import { outputOption, printJson } from './output.ts';
+import { byteProgress, type Progress } from './progress.ts';
+
+interface ImportCliOptions extends CloudOptions {
+  project: string;
+  name?: string;
+  insecure: boolean;
+  dockerConfig?: string;
+  output: 'text' | 'json';
+}
+
+/**
+ * `kupenstack image import REF --cloud NAME --project P`: one OCI disk into
+ * Glance, streamed (constant memory), never twice for the same digest.
+ * Progress bars on a terminal, plain lines otherwise.
+ */
+export function imageImportCommand(): Command {
+  return withRegistryOptions(
+    withCloudOptions(
+      new Command('import')
+        .description('import a VM disk from an OCI registry into Glance (registry/repo:tag or registry/repo@sha256:…); the same digest is never transferred twice')
+        .argument('<ref>', 'OCI reference, e.g. 127.0.0.1:5050/vm/cirros:0.6'),
+    ),
+  )
+    .requiredOption('--project <name-or-id>', 'Keystone project that receives the image')
+    .option('--name <name>', 'Glance image name (default: <repository basename>:<tag>)')
+    .addOption(outputOption())
+    .action(async (ref: string, opts: ImportCliOptions) => {
+      const { cloud: cloudName, cloudsFile } = resolveCloud(opts);
+      const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
+      const projectId = await findProject(cloud, opts.project);
+      const request = { ...parseReference(ref), ...(opts.insecure ? { insecure: true } : {}) };
+      let progress: Progress | undefined;
+      let total = 0;
+      try {
+        const result = await importDisk({ image: cloud.client('image', { projectId }), projectId }, diskSourceFor({ dockerConfig: opts.dockerConfig }), request, {
+          name: opts.name,
+          onResolved: (info) => {
+            total = info.size ?? 0;
+            if (opts.output !== 'json') process.stderr.write(`resolved ${info.reference}\n`);
+          },
+          onProgress: (p) => {
+            if (opts.output === 'json') return;
+            progress ??= byteProgress('upload');
+            progress.update(p.bytesSent, Math.max(p.total ?? total, p.bytesSent));
+          },
+        });
+        progress?.stop();
+        progress = undefined;
+        const out = { id: result.image.id, name: result.image.name, status: result.image.status, size: result.image.size, manifestDigest: result.manifestDigest, reused: result.reused, blobBytes: result.blobBytes };
+        if (opts.output === 'json') printJson(out);
+        else process.stdout.write(`${result.reused ? 'reused' : 'imported'} ${ref} → Glance image ${out.id} (${String(out.name)}, ${String(out.size)} bytes${result.reused ? ', nothing downloaded' : ''})\n`);
+      } finally {
+        progress?.stop();
+      }
+    });
+}
+
+async function findProject(cloud: OpenStackCloud, nameOrId: string): Promise<string> {
+  const byId = await cloud.identity.find<{ project: { id: string } }>(`/projects/${encodeURIComponent(nameOrId)}`);
+  if (byId) return byId.project.id;
+  const byName = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: nameOrId });
+  if (byName.length !== 1) throw new UsageError(`--project ${nameOrId}: ${byName.length === 0 ? 'no Keystone project has this name or id' : 'several projects have this name (other domains); pass the id'}`);
+  return byName[0]!.id;
+}

@@ -1,0 +1,233 @@
+import type { DiskRequest, ResolvedDisk } from '../../oci/disk-source.ts';
+import { KupenstackError } from '../errors.ts';
+import type { ImageSpec } from '../model/kinds.generated.ts';
+import type { Manifest } from '../model/manifest.ts';
+import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../ownership/marker.ts';
+import { openstackName, pick, type AdapterContext, type Remote } from './adapter.ts';
+import { toRemote } from './image.ts';
+import { applyRetention, deleteVersion, demote, findOrCreateVersion, promote, uploadVersion, type GlanceTarget, type VersionLook } from './image-oci.ts';
+import { resolveDue } from './image-oci-poll.ts';
+import { diskSourceFor } from './image-oci-source.ts';
+import {
+  currentVersion,
+  ociTag,
+  propDigest,
+  propPromotedAt,
+  propSupersededAt,
+  propSupersededBy,
+  referenceOf,
+  staleVersions,
+  versionProperties,
+  type GlanceImage,
+} from './image-oci-versions.ts';
+
+/**
+ * The Image kind with `source.oci`. One Glance image per manifest digest
+ * (the versions); the manifest's object is the current version, the one
+ * holding the channel name and the `oci-tag:` tag. The fields:
+ * - `content`: the digest the current version holds (null while queued);
+ *   desired = where the tag points now. Its update uploads a queued current
+ *   version, or moves the channel to the new digest's version (imported or
+ *   found), which gives the manifest a new Glance id: update() returns it.
+ * - `stale_versions`: other versions still shown or tagged (a crash between
+ *   promote and demote); desired none.
+ * - `source`: 'oci' (a switch between URL and OCI replaces).
+ */
+
+type OciSource = NonNullable<NonNullable<ImageSpec['source']>['oci']>;
+
+const specOf = (m: Manifest): ImageSpec => m.spec;
+
+export function isOciManifest(m: Manifest): boolean {
+  return specOf(m).source?.oci !== undefined;
+}
+
+function ociSourceOf(m: Manifest): OciSource {
+  const oci = specOf(m).source?.oci;
+  if (!oci) throw new KupenstackError('internal', `${m.address} has no source.oci`);
+  return oci;
+}
+
+/** Keys the pipeline keeps on versions for itself: not user properties, never drift. */
+export const ociFields = { internal: new Set([propPromotedAt, propSupersededBy, propSupersededAt]) };
+
+export function requestOf(oci: OciSource): DiskRequest {
+  return {
+    repository: oci.repository,
+    ...(oci.digest ? { digest: oci.digest } : oci.semver ? { semver: oci.semver } : { tag: oci.tag ?? 'latest' }),
+    ...(oci.platform ? { platform: oci.platform } : {}),
+    ...(oci.insecure ? { insecure: true } : {}),
+  };
+}
+
+/** Last resolution per manifest, for `interval` and `schedule` (this process only; see image-oci-poll.ts). */
+const lastResolved = new Map<string, { disk: ResolvedDisk; at: number }>();
+
+/**
+ * Where the manifest's reference points now. One resolve per repository and
+ * tag per run (ctx.memo), and none at all while `interval`/`schedule` say
+ * the last answer is recent enough. A pinned digest never moves.
+ */
+export async function resolveManifest(m: Manifest, ctx: AdapterContext): Promise<ResolvedDisk> {
+  const spec = specOf(m);
+  const oci = ociSourceOf(m);
+  if (oci.credentialsSecretRef) {
+    throw new KupenstackError('image.oci-credentials', `${m.address}: source.oci.credentialsSecretRef needs the in-cluster mode; standalone, give the agent a docker config file (DOCKER_CONFIG) instead`);
+  }
+  const request = requestOf(oci);
+  const key = stableJson(request);
+  const cacheKey = `${ctx.projectId}|${m.address}|${key}`;
+  const cached = lastResolved.get(cacheKey);
+  if (cached && (request.digest !== undefined || !resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }))) return cached.disk;
+  const disk = await ctx.memo(`Image:oci:${key}`, () => diskSourceFor().resolve(request, ctx.signal));
+  lastResolved.set(cacheKey, { disk, at: Date.now() });
+  return disk;
+}
+
+/** Forgets the remembered resolutions (tests that move tags within one process). */
+export function forgetResolutions(): void {
+  lastResolved.clear();
+}
+
+export function lookOf(m: Manifest, disk: ResolvedDisk, marker?: Marker): VersionLook {
+  const spec = specOf(m);
+  return {
+    name: openstackName(m),
+    diskFormat: spec.diskFormat,
+    containerFormat: spec.containerFormat,
+    visibility: spec.visibility,
+    protected: spec.protected,
+    minDisk: spec.minDisk ?? disk.minDisk,
+    minRam: spec.minRam ?? disk.minRam,
+    properties: versionProperties(disk, spec.allowedProperties ?? [], spec.properties ?? {}),
+    tags: [...new Set([...(spec.tags ?? []), ...(disk.tag !== undefined && request(m).digest === undefined ? [ociTag(disk.tag)] : [])])],
+    marker,
+  };
+}
+
+const request = (m: Manifest): DiskRequest => requestOf(ociSourceOf(m));
+
+export async function ociDesired(m: Manifest, ctx: AdapterContext): Promise<Record<string, unknown>> {
+  const spec = specOf(m);
+  const disk = await resolveManifest(m, ctx);
+  const look = lookOf(m, disk);
+  const out: Record<string, unknown> = {
+    name: look.name,
+    ...pick(spec, { diskFormat: 'disk_format', containerFormat: 'container_format', visibility: 'visibility', protected: 'protected' }),
+    properties: look.properties,
+    tags: [...look.tags].sort(),
+    source: 'oci',
+    content: disk.manifestDigest,
+    stale_versions: [],
+  };
+  if (look.minDisk !== undefined) out.min_disk = look.minDisk;
+  if (look.minRam !== undefined) out.min_ram = look.minRam;
+  return out;
+}
+
+/** For the plan's image lines: the reference the manifest follows, from the digest in use to the digest now. */
+export function ociFollows(m: Manifest, desired: Record<string, unknown>, remote: Remote | undefined): { reference: string; from?: string; to: string } | undefined {
+  if (!isOciManifest(m) || typeof desired.content !== 'string') return undefined;
+  const from = remote?.raw[propDigest];
+  return { reference: referenceOf(ociSourceOf(m)), ...(typeof from === 'string' ? { from } : {}), to: desired.content };
+}
+
+const versionsOf = new WeakMap<Remote, GlanceImage[]>();
+
+/** The versions observe() saw behind this remote; undefined for a URL image. */
+export function ociVersionsOf(remote: Remote): GlanceImage[] | undefined {
+  return versionsOf.get(remote) ?? (typeof remote.raw[propDigest] === 'string' && remote.marker ? [remote.raw as GlanceImage] : undefined);
+}
+
+/** One Remote per manifest: OCI versions of one marker ref collapse into the current one. */
+export function withVersions(raws: Record<string, unknown>[]): Remote[] {
+  const groups = new Map<string, GlanceImage[]>();
+  const out: Remote[] = [];
+  for (const raw of raws) {
+    const ref = markerFromMetadata(raw)?.ref;
+    if (typeof raw[propDigest] !== 'string' || !ref) {
+      out.push(toRemote(raw));
+      continue;
+    }
+    groups.set(ref, [...(groups.get(ref) ?? []), raw as GlanceImage]);
+  }
+  for (const group of groups.values()) {
+    const current = currentVersion(group)!;
+    const remote = toRemote(current);
+    remote.fields.stale_versions = staleVersions(group, current.id)
+      .map((v) => v.id)
+      .sort();
+    versionsOf.set(remote, group);
+    out.push(remote);
+  }
+  return out;
+}
+
+function targetOf(ctx: AdapterContext): GlanceTarget {
+  return { image: ctx.apis.image, compute: ctx.apis.compute, projectId: ctx.projectId, signal: ctx.signal };
+}
+
+/** Every version carrying the manifest's marker, shown and hidden. */
+async function listVersions(ctx: AdapterContext, marker: Marker): Promise<GlanceImage[]> {
+  const query = { owner: ctx.projectId, visibility: 'all', tag: ownerTag(marker.owner), kupenstack_ref: marker.ref };
+  const [shown, hidden] = await Promise.all([ctx.apis.image.list<GlanceImage>('/images', 'images', query), ctx.apis.image.list<GlanceImage>('/images', 'images', { ...query, os_hidden: true })]);
+  return [...shown, ...hidden].filter((v) => markerFromMetadata(v)?.owner === marker.owner && typeof v[propDigest] === 'string');
+}
+
+/**
+ * The first version: found by digest (no second transfer; an image made by
+ * `kupenstack image import` is adopted) or created queued with the marker.
+ * A found version that was hidden takes the channel right away.
+ */
+export async function ociCreate(ctx: AdapterContext, m: Manifest, marker: Marker): Promise<Remote> {
+  const disk = await resolveManifest(m, ctx);
+  const look = lookOf(m, disk, marker);
+  const g = targetOf(ctx);
+  const { image, created } = await findOrCreateVersion(g, disk, look, { hidden: false });
+  return toRemote(created ? image : await promote(g, image, look));
+}
+
+/**
+ * Uploads a queued current version, or moves the channel to the version of
+ * the digest the reference points to now (returned: the manifest's new
+ * object). Fields left for the generic PATCH path: undefined is returned.
+ */
+export async function ociUpdate(ctx: AdapterContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<Remote | undefined> {
+  if (!isOciManifest(m)) return undefined;
+  const g = targetOf(ctx);
+  const marker = remote.marker ?? markerFromMetadata(remote.raw);
+  if (!marker) throw new KupenstackError('internal', `Glance image ${remote.id} carries no marker`);
+  const disk = await resolveManifest(m, ctx);
+  const look = lookOf(m, disk, marker);
+  if ('content' in changes && remote.raw[propDigest] === disk.manifestDigest) {
+    if (remote.status === 'queued') remote.raw = await uploadVersion(g, remote.raw as GlanceImage, disk, diskSourceFor());
+  } else if ('content' in changes) {
+    return moveChannel(ctx, g, remote, marker, disk, look, m);
+  }
+  if ('stale_versions' in changes) {
+    const versions = ociVersionsOf(remote) ?? (await listVersions(ctx, marker));
+    for (const old of staleVersions(versions, remote.id)) await demote(g, old, look.name, String(remote.raw[propDigest]));
+  }
+  return undefined;
+}
+
+async function moveChannel(ctx: AdapterContext, g: GlanceTarget, remote: Remote, marker: Marker, disk: ResolvedDisk, look: VersionLook, m: Manifest): Promise<Remote> {
+  // Hidden and under its version name until its data is verified and stored: the channel never shows a half-made image.
+  let { image: next } = await findOrCreateVersion(g, disk, look, { hidden: true });
+  if (next.status === 'queued') next = await uploadVersion(g, next, disk, diskSourceFor());
+  // Add before remove: the new version takes the channel, then the old ones let go of it.
+  next = await promote(g, next, look);
+  const before = await listVersions(ctx, marker);
+  for (const old of staleVersions(before, next.id)) await demote(g, old, look.name, disk.manifestDigest);
+  const keep = specOf(m).keep ?? 3;
+  await applyRetention(g, await listVersions(ctx, marker), next.id, keep);
+  return toRemote(next);
+}
+
+/** The manifest is gone from Git: all its versions go (they carry its marker; the plan says image-deleted). */
+export async function ociDelete(ctx: AdapterContext, remote: Remote): Promise<void> {
+  const g = targetOf(ctx);
+  const marker = remote.marker ?? markerFromMetadata(remote.raw);
+  const versions = marker ? await listVersions(ctx, marker) : [];
+  for (const id of new Set([remote.id, ...versions.map((v) => v.id)])) await deleteVersion(g, id);
+}

@@ -1,0 +1,113 @@
+import type { ResolvedDisk } from '../../oci/disk-source.ts';
+import { uuid5 } from './names.ts';
+
+/**
+ * The pure rules of OCI image versions in Glance: ids, names, tags, which
+ * version is the current one, and which old versions retention may delete.
+ * No I/O here: the Glance calls live in image-oci.ts.
+ */
+
+/** A Glance image as listed, with the keys the OCI pipeline reads. */
+export interface GlanceImage extends Record<string, unknown> {
+  id: string;
+  name?: string;
+  status: string;
+  os_hidden?: boolean;
+  protected?: boolean;
+  tags?: string[];
+  created_at?: string;
+  updated_at?: string;
+  size?: number | null;
+}
+
+export const propRepository = 'oci_repository';
+export const propTag = 'oci_tag';
+export const propDigest = 'oci_manifest_digest';
+/** When a version last took over its channel: decides the current version if a crash left two shown. */
+export const propPromotedAt = 'oci_promoted_at';
+export const propSupersededBy = 'oci_superseded_by';
+export const propSupersededAt = 'oci_superseded_at';
+export const ociTagPrefix = 'oci-tag:';
+
+/** Properties the pipeline writes itself: never taken from annotations, never treated as user drift. */
+export const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt];
+
+export function ociTag(tag: string): string {
+  return `${ociTagPrefix}${tag}`;
+}
+
+/**
+ * uuid5(project, manifest digest): a retried create answers 409 and is
+ * adopted, never duplicated. Glance never frees a deleted image's id, so a
+ * digest imported again after retention deleted it walks on to `#1`, `#2`.
+ */
+export function ociImageId(projectId: string, manifestDigest: string, attempt = 0): string {
+  return uuid5(`oci-image:${projectId}@${manifestDigest}${attempt > 0 ? `#${attempt}` : ''}`);
+}
+
+/** The name an older version takes when a newer one owns the channel name. */
+export function versionName(name: string, manifestDigest: string): string {
+  const hex = manifestDigest.replace(/^[a-z0-9]+:/, '').slice(0, 12);
+  return `${name}@sha256:${hex}`;
+}
+
+/** `hw_*`, `os_distro`: shell-style globs (only `*` is special). */
+export function globMatch(pattern: string, key: string): boolean {
+  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return re.test(key);
+}
+
+/**
+ * The Glance properties of a version: the artifact's properties that
+ * `allowedProperties` lets through (a registry must not set, say,
+ * `img_config_drive` or `hw_machine_type` unless the manifest allows it),
+ * then the user's own (they win), then the pipeline's bookkeeping.
+ */
+export function versionProperties(disk: ResolvedDisk, allowed: readonly string[], user: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(disk.properties)) {
+    if (pipelineProperties.includes(k) || k.startsWith('kupenstack_') || k.startsWith('os_glance_')) continue;
+    if (allowed.some((p) => globMatch(p, k))) out[k] = v;
+  }
+  Object.assign(out, user);
+  out[propRepository] = disk.repository;
+  if (disk.tag !== undefined) out[propTag] = disk.tag;
+  out[propDigest] = disk.manifestDigest;
+  return out;
+}
+
+const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0 : 0);
+
+/**
+ * The version that stands for the manifest: the shown one that took the
+ * channel last (a crash between promoting the new and hiding the old leaves
+ * two shown), else the newest shown, else the newest at all.
+ */
+export function currentVersion<T extends GlanceImage>(versions: readonly T[]): T | undefined {
+  const shown = versions.filter((v) => v.os_hidden !== true);
+  const pool = shown.length > 0 ? shown : versions;
+  return [...pool].sort((a, b) => time(b[propPromotedAt]) - time(a[propPromotedAt]) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1))[0];
+}
+
+/** Versions besides the current one that still look current (shown, or holding an OCI tag): to be hidden. */
+export function staleVersions(versions: readonly GlanceImage[], currentId: string): GlanceImage[] {
+  return versions.filter((v) => v.id !== currentId && (v.os_hidden !== true || (v.tags ?? []).some((t) => t.startsWith(ociTagPrefix))));
+}
+
+/**
+ * Old versions that `keep` no longer retains and that are safe to delete:
+ * hidden, without OCI tag, unprotected, used by no server. The current
+ * version always counts as one of the `keep`; versions in use are kept on
+ * top of them.
+ */
+export function retentionVictims(versions: readonly GlanceImage[], currentId: string, keep: number, inUse: ReadonlySet<string>): GlanceImage[] {
+  const others = versions.filter((v) => v.id !== currentId).sort((a, b) => time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1));
+  return others.slice(Math.max(0, keep - 1)).filter((v) => v.os_hidden === true && !(v.tags ?? []).some((t) => t.startsWith(ociTagPrefix)) && v.protected !== true && !inUse.has(v.id));
+}
+
+/** `registry/repo:tag`, `registry/repo@sha256:…` or `registry/repo (semver range)`: how plans and logs name what is followed. */
+export function referenceOf(source: { repository: string; tag?: string | undefined; semver?: string | undefined; digest?: string | undefined }): string {
+  if (source.digest) return `${source.repository}@${source.digest}`;
+  if (source.semver) return `${source.repository}:${source.semver}`;
+  return `${source.repository}:${source.tag ?? 'latest'}`;
+}

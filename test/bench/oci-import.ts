@@ -1,0 +1,185 @@
+// OCI import → Glance: throughput beside the curl pipe (registry blob | Glance PUT), peak RSS at 1 and 4 GiB.
+// Run alone: BENCH_ONLY=oci npm run bench. The import runs in a child process (the compiled agent) so its max RSS is its own.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { deleteVersion } from '../../agent/kinds/image-oci.ts';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import { ensureProjects } from '../../agent/act/projects.ts';
+import { testCloudName } from '../support/context.ts';
+import type { BenchRow } from './table.ts';
+
+const registry = '127.0.0.1:5050';
+const repo = 'bench/oci-import';
+const dataDir = '/var/tmp/kupenstack-bench';
+const GiB = 1024 ** 3;
+
+interface ChildResult {
+  id: string;
+  seconds: number;
+  bytes: number;
+  maxRssKiB: number;
+  reused: boolean;
+}
+
+/** Random (incompressible) raw disk data, made once and kept for later runs. */
+async function diskFile(size: number): Promise<{ file: string; digest: string }> {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, `disk-${size / GiB}g.raw`);
+  const digestFile = `${file}.sha256`;
+  if (!existsSync(file) || statSync(file).size !== size || !existsSync(digestFile)) {
+    execFileSync('bash', ['-c', `head -c ${size} /dev/urandom > '${file}'`]);
+    const hash = createHash('sha256');
+    for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20 })) hash.update(chunk as Buffer);
+    writeFileSync(digestFile, `sha256:${hash.digest('hex')}`);
+  }
+  return { file, digest: readFileSync(digestFile, 'utf8').trim() };
+}
+
+function curl(args: string[]): string {
+  const r = spawnSync('curl', ['-sS', '--fail-with-body', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`curl ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+function pushBlob(content: { file?: string; data?: string }, digest: string): void {
+  if (spawnSync('curl', ['-sSf', '-o', '/dev/null', '-I', `http://${registry}/v2/${repo}/blobs/${digest}`]).status === 0) return;
+  const headers = curl(['-D', '-', '-o', '/dev/null', '-X', 'POST', `http://${registry}/v2/${repo}/blobs/uploads/`]);
+  const location = /^location:\s*(\S+)/im.exec(headers)?.[1];
+  if (!location) throw new Error('the registry gave no upload location');
+  const url = `${location}${location.includes('?') ? '&' : '?'}digest=${encodeURIComponent(digest)}`;
+  curl(['-o', '/dev/null', '-X', 'PUT', '-H', 'Content-Type: application/octet-stream', ...(content.file ? ['-T', content.file] : ['--data-binary', content.data ?? '']), url]);
+}
+
+/** A KupenStack disk artifact (what `oras push --artifact-type application/vnd.kupenstack.vmimage.v1 disk.raw:application/vnd.diskimage.raw` makes). */
+function pushArtifact(file: string, digest: string, tag: string): string {
+  pushBlob({ file }, digest);
+  const empty = '{}';
+  const emptyDigest = `sha256:${createHash('sha256').update(empty).digest('hex')}`;
+  pushBlob({ data: empty }, emptyDigest);
+  const manifest = JSON.stringify({
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    artifactType: 'application/vnd.kupenstack.vmimage.v1',
+    config: { mediaType: 'application/vnd.oci.empty.v1+json', digest: emptyDigest, size: 2, data: 'e30=' },
+    layers: [{ mediaType: 'application/vnd.diskimage.raw', digest, size: statSync(file).size, annotations: { 'org.opencontainers.image.title': 'disk.raw' } }],
+    annotations: { 'io.kupenstack.vmimage.disk-format': 'raw' },
+  });
+  curl(['-o', '/dev/null', '-X', 'PUT', '-H', 'Content-Type: application/vnd.oci.image.manifest.v1+json', '--data-binary', manifest, `http://${registry}/v2/${repo}/manifests/${tag}`]);
+  return `${registry}/${repo}:${tag}`;
+}
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The import in a child process: its own max RSS. It runs the compiled
+ * agent (dist/, what `kupenstack` ships), not the TypeScript sources, whose
+ * type stripping alone costs ~30 MB of RSS.
+ */
+function runChild(ref: string, projectId: string): ChildResult {
+  const code = `const { child } = await import(${JSON.stringify(`${root}dist/test-bench-oci-child.js`)}); await child(process.argv[1], process.argv[2]);`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code, ref, projectId], { encoding: 'utf8', maxBuffer: 1 << 20, cwd: root });
+  if (r.status !== 0) throw new Error(`the import child failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as ChildResult;
+}
+
+/** The child's program, compiled with the agent into dist/ by build(). */
+const childSource = `
+import { performance } from 'node:perf_hooks';
+import { importDisk } from './agent/kinds/image-oci-import.js';
+import { diskSourceFor } from './agent/kinds/image-oci-source.js';
+import { OpenStackCloud } from './agent/openstack/cloud.js';
+export async function child(ref, projectId) {
+  const cloud = OpenStackCloud.fromCloudsYaml(${JSON.stringify(testCloudName)});
+  const image = cloud.client('image', { projectId });
+  await image.base(); // the token before the clock starts, like the pipe's
+  const [repository, tag] = [ref.slice(0, ref.lastIndexOf(':')), ref.slice(ref.lastIndexOf(':') + 1)];
+  const started = performance.now();
+  const result = await importDisk({ image, projectId }, diskSourceFor(), { repository, tag, insecure: true });
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(JSON.stringify({ id: result.image.id, seconds, bytes: Number(result.image.size), maxRssKiB: process.resourceUsage().maxRSS, reused: result.reused }) + '\\n');
+}
+`;
+
+function build(): void {
+  const r = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`npm run build failed: ${r.stdout}${r.stderr}`);
+  writeFileSync(join(root, 'dist', 'test-bench-oci-child.js'), childSource);
+}
+
+/** curl GET blob | curl PUT into a queued image: the peer, no verification at all. */
+async function pipe(cloud: OpenStackCloud, projectId: string, digest: string): Promise<{ id: string; seconds: number }> {
+  const image = cloud.client('image', { projectId });
+  const img = await image.post<{ id: string }>('/images', { name: 'bench-pipe', disk_format: 'raw', container_format: 'bare', visibility: 'private' }, [201]);
+  const token = (await image.session.token(image.scope)).value;
+  const fileUrl = `${await image.base()}/images/${img.id}/file`;
+  const started = performance.now();
+  const r = spawnSync('bash', ['-c', 'set -o pipefail; curl -sSf "$BLOB" | curl -sSf -X PUT -T - -H "X-Auth-Token: $TOKEN" -H "Content-Type: application/octet-stream" "$FILE"'], {
+    env: { ...process.env, BLOB: `http://${registry}/v2/${repo}/blobs/${digest}`, TOKEN: token, FILE: fileUrl },
+    encoding: 'utf8',
+  });
+  const seconds = (performance.now() - started) / 1000;
+  if (r.status !== 0) throw new Error(`the curl pipe failed: ${r.stderr}`);
+  return { id: img.id, seconds };
+}
+
+const mibps = (bytes: number, s: number): number => bytes / 1048576 / s;
+
+export async function benchOciImport(): Promise<BenchRow[]> {
+  build();
+  // Glance and Keystone only: the project is made directly, no Nova needed.
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  const owner = `bench${Date.now() % 100000}`;
+  const project = (await ensureProjects(cloud, [owner], { owner, prefix: 'kst-', domainId: 'default', role: 'member' })).get(owner)!;
+  const projectId = project.id;
+  const g = { image: cloud.client('image', { projectId }), projectId };
+  const rows: BenchRow[] = [];
+  const made: string[] = [];
+  try {
+    const one = await diskFile(GiB);
+    const ref1 = pushArtifact(one.file, one.digest, 'one-gib');
+    // Side by side, alternating, best of 2 each (Glance's ingest is the shared bottleneck).
+    const pipes: number[] = [];
+    const ours: ChildResult[] = [];
+    for (let i = 0; i < 2; i++) {
+      const p = await pipe(cloud, projectId, one.digest);
+      made.push(p.id);
+      pipes.push(p.seconds);
+      const o = runChild(ref1, projectId);
+      if (o.reused || o.bytes !== GiB) throw new Error(`the import did not transfer 1 GiB: ${JSON.stringify(o)}`);
+      ours.push(o);
+      // Delete: the next run imports the same digest again (under the next id).
+      await deleteVersion(g, o.id);
+    }
+    const bestPipe = Math.min(...pipes);
+    const best = ours.reduce((a, b) => (a.seconds <= b.seconds ? a : b));
+    const ratio = bestPipe / best.seconds;
+    rows.push({
+      name: 'oci import 1 GiB raw → Glance (MiB/s)',
+      ours: `${mibps(GiB, best.seconds).toFixed(0)} (${best.seconds.toFixed(1)} s)`,
+      peer: `curl | curl -T: ${mibps(GiB, bestPipe).toFixed(0)} (${bestPipe.toFixed(1)} s)`,
+      verdict: `${ratio.toFixed(2)}× the pipe (goal ≥ 0.9×) ${ratio >= 0.9 ? 'ok' : 'BELOW GOAL'}`,
+    });
+    const rss1 = Math.max(...ours.map((o) => o.maxRssKiB)) / 1024;
+    rows.push({ name: 'oci import peak RSS, 1 GiB', ours: `${rss1.toFixed(0)} MB`, peer: 'goal ≤ 150 MB', verdict: rss1 <= 150 ? 'ok' : 'ABOVE GOAL' });
+
+    const four = await diskFile(4 * GiB);
+    const ref4 = pushArtifact(four.file, four.digest, 'four-gib');
+    const o4 = runChild(ref4, projectId);
+    made.push(o4.id);
+    const rss4 = o4.maxRssKiB / 1024;
+    rows.push({ name: 'oci import peak RSS, 4 GiB', ours: `${rss4.toFixed(0)} MB (${mibps(4 * GiB, o4.seconds).toFixed(0)} MiB/s)`, peer: 'goal ≤ 150 MB', verdict: rss4 <= 150 ? 'ok' : 'ABOVE GOAL' });
+
+    // The same digest again: found in Glance, nothing downloaded.
+    const again = runChild(ref4, projectId);
+    rows.push({ name: 'oci import, same digest again', ours: `${again.seconds.toFixed(2)} s, reused=${String(again.reused)}`, peer: 'goal: 0 bytes moved', verdict: again.reused && again.id === o4.id ? 'ok' : 'TRANSFERRED AGAIN' });
+  } finally {
+    for (const id of made) await deleteVersion(g, id).catch(() => undefined);
+    await cloud.identity.call('PATCH', `/projects/${projectId}`, { json: { project: { enabled: false } } });
+    await cloud.identity.remove(`/projects/${projectId}`);
+  }
+  return rows;
+}

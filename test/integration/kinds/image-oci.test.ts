@@ -1,0 +1,209 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { difference, replaceHash } from '../../../agent/act/diff.ts';
+import type { Remote } from '../../../agent/kinds/adapter.ts';
+import { image } from '../../../agent/kinds/image.ts';
+import { importDisk } from '../../../agent/kinds/image-oci-import.ts';
+import { ociTransfers } from '../../../agent/kinds/image-oci.ts';
+import { diskSourceFor } from '../../../agent/kinds/image-oci-source.ts';
+import { ociImageId, versionName } from '../../../agent/kinds/image-oci-versions.ts';
+import type { Manifest } from '../../../agent/model/manifest.ts';
+import { ownerTag } from '../../../agent/ownership/marker.ts';
+import type { DiskPackaging } from '../../../oci/disk-source.ts';
+import { manifest, testProject, type TestProject } from '../../support/context.ts';
+import { blobGets, pushDiskAs, qcow2Disk, registry, registryLog } from './image-oci-fixtures.ts';
+
+let t: TestProject;
+let flavorId = '';
+const cleanup: (() => Promise<unknown>)[] = [];
+const run = randomBytes(3).toString('hex');
+const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+interface RawImage extends Record<string, unknown> {
+  id: string;
+  name: string;
+  status: string;
+  size: number | null;
+  tags: string[];
+  os_hidden: boolean;
+}
+
+beforeAll(async () => {
+  t = await testProject('image-oci');
+  const admin = await t.cloud.adminCompute();
+  const f = (await admin.post<{ flavor: { id: string } }>('/flavors', { flavor: { name: `oci-${t.ctx.owner}`, ram: 64, vcpus: 1, disk: 1, 'os-flavor-access:is_public': false } })).flavor;
+  flavorId = f.id;
+  cleanup.push(() => admin.remove(`/flavors/${f.id}`));
+  await admin.post(`/flavors/${f.id}/action`, { addTenantAccess: { tenant: t.ctx.projectId } });
+});
+
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c().catch(() => undefined);
+  for (const img of await allImages()) await t.ctx.apis.image.call('DELETE', `/images/${img.id}`, { ok: [204, 404] });
+  await t.dispose();
+});
+
+async function allImages(): Promise<RawImage[]> {
+  const q = { owner: t.ctx.projectId, visibility: 'all' };
+  return [...(await t.ctx.apis.image.list<RawImage>('/images', 'images', q)), ...(await t.ctx.apis.image.list<RawImage>('/images', 'images', { ...q, os_hidden: true }))];
+}
+
+async function download(id: string): Promise<Buffer> {
+  const token = await t.ctx.apis.image.session.token(t.ctx.apis.image.scope);
+  const raw = await fetch(`${await t.ctx.apis.image.base()}/images/${id}/file`, { headers: { 'x-auth-token': token.value } });
+  expect(raw.status).toBe(200);
+  return Buffer.from(await raw.arrayBuffer());
+}
+
+/** Boots a server from the image (Nova's fake driver: ACTIVE is the proof Nova took the image). */
+async function boot(imageId: string, name: string): Promise<string> {
+  const s = await t.ctx.apis.compute.post<{ server: { id: string } }>('/servers', { server: { name, flavorRef: flavorId, imageRef: imageId, networks: 'none' } }, [202]);
+  cleanup.push(() => t.ctx.apis.compute.remove(`/servers/${s.server.id}`));
+  for (let i = 0; i < 120; i++) {
+    const got = await t.ctx.apis.compute.get<{ server: { status: string; image: { id: string } } }>(`/servers/${s.server.id}`);
+    if (got.server.status === 'ACTIVE') {
+      expect(got.server.image.id).toBe(imageId);
+      return s.server.id;
+    }
+    if (got.server.status === 'ERROR') throw new Error(`server ${s.server.id} went to ERROR`);
+    await sleep(1000);
+  }
+  throw new Error('server not ACTIVE in time');
+}
+
+/** The engine's steps for one manifest: desired → create or update (+ the follow-up) → observe again. */
+async function applyOne(m: Manifest): Promise<Remote> {
+  const mine = async (): Promise<Remote | undefined> => (await image.observe(t.ctx)).find((r) => r.marker?.ref === `Image/${m.metadata.name}`);
+  let remote = await mine();
+  const desired = await image.desired(m, t.ctx);
+  if (!remote) {
+    remote = await image.create(t.ctx, m, desired, { owner: t.ctx.owner, ref: `Image/${m.metadata.name}`, specHash: replaceHash(image, desired) });
+  }
+  const diff = difference(image, desired, remote);
+  expect(diff.replace).toBe(false);
+  if (Object.keys(diff.updates).length > 0) await image.update(t.ctx, remote, diff.updates, m);
+  const after = await mine();
+  expect(after).toBeDefined();
+  expect(difference(image, desired, after!).updates).toEqual({});
+  return after!;
+}
+
+describe('OCI images in Glance', () => {
+  const packagings: DiskPackaging[] = ['kupenstack-artifact', 'diskimage-artifact', 'oras-file', 'containerdisk'];
+  for (const packaging of packagings) {
+    it(`imports a ${packaging} with its bytes intact and boots a server from it`, async () => {
+      const disk = qcow2Disk();
+      const repo = `it/${packaging}-${run}`;
+      const digest = await pushDiskAs(packaging, repo, 'v1', disk);
+      const m = manifest('Image', `img-${packaging}`, t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'v1', insecure: true } } });
+      const remote = await applyOne(m);
+      const raw = await t.ctx.apis.image.get<RawImage>(`/images/${remote.id}`);
+      expect(raw).toMatchObject({ id: ociImageId(t.ctx.projectId, digest), status: 'active', disk_format: 'qcow2', container_format: 'bare', size: disk.length, name: `img-${packaging}`, os_hidden: false });
+      expect(raw).toMatchObject({ oci_repository: `${registry}/${repo}`, oci_tag: 'v1', oci_manifest_digest: digest, kupenstack_owner: t.ctx.owner, kupenstack_ref: `Image/img-${packaging}` });
+      expect([...raw.tags].sort()).toEqual(['oci-tag:v1', ownerTag(t.ctx.owner)].sort());
+      expect(sha(await download(remote.id))).toBe(sha(disk));
+      await boot(remote.id, `vm-${packaging}`);
+    });
+  }
+
+  it('never transfers the same digest twice: a second import moves 0 blob bytes, and a manifest adopts an earlier CLI import', async () => {
+    const disk = qcow2Disk();
+    const repo = `it/dedupe-${run}`;
+    const digest = await pushDiskAs('kupenstack-artifact', repo, 'v1', disk);
+    const g = { image: t.ctx.apis.image, compute: t.ctx.apis.compute, projectId: t.ctx.projectId };
+    const request = { repository: `${registry}/${repo}`, tag: 'v1', insecure: true };
+    let log = blobGets(repo, statSync(registryLog()).size);
+    const first = await importDisk(g, diskSourceFor(), request);
+    expect(first).toMatchObject({ reused: false, manifestDigest: digest });
+    expect(first.blobBytes).toBeGreaterThanOrEqual(disk.length);
+    log = blobGets(repo, log.end);
+    expect(log.count).toBeGreaterThanOrEqual(1);
+
+    const second = await importDisk(g, diskSourceFor(), request);
+    expect(second).toMatchObject({ reused: true, blobBytes: 0 });
+    expect(second.image.id).toBe(first.image.id);
+    // The registry saw no blob download (its own access log, not our counter).
+    log = blobGets(repo, log.end);
+    expect(log.count).toBe(0);
+
+    // An Image manifest following the same digest adopts the imported image: no download either.
+    const bytes = ociTransfers.blobBytes;
+    const remote = await applyOne(manifest('Image', 'adopter', t.ctx.namespace, { source: { oci: { ...request } } }));
+    expect(remote.id).toBe(first.image.id);
+    expect(remote.marker).toMatchObject({ owner: t.ctx.owner, ref: 'Image/adopter' });
+    expect(ociTransfers.blobBytes).toBe(bytes);
+    expect(blobGets(repo, log.end).count).toBe(0);
+    expect((await allImages()).filter((i) => i.oci_manifest_digest === digest)).toHaveLength(1);
+  });
+
+  it('moves the channel when the tag moves: a new image takes the name, the old one is hidden and kept; moving back downloads nothing', async () => {
+    const repo = `it/move-${run}`;
+    const d1 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    const m = manifest('Image', 'chan', t.ctx.namespace, { name: 'chan', source: { oci: { repository: `${registry}/${repo}`, tag: 'stable', insecure: true } }, keep: 5 });
+    const v1 = await applyOne(m);
+    await boot(v1.id, 'vm-on-v1');
+
+    const d2 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    expect(d2).not.toBe(d1);
+    const desired = await image.desired(m, t.ctx);
+    expect(image.follows!(m, desired, v1)).toEqual({ reference: `${registry}/${repo}:stable`, from: d1, to: d2 });
+    const v2 = await applyOne(m);
+    expect(v2.id).not.toBe(v1.id);
+    expect(v2.id).toBe(ociImageId(t.ctx.projectId, d2));
+    let old = await t.ctx.apis.image.get<RawImage>(`/images/${v1.id}`);
+    let next = await t.ctx.apis.image.get<RawImage>(`/images/${v2.id}`);
+    expect(next).toMatchObject({ name: 'chan', os_hidden: false, status: 'active', oci_manifest_digest: d2 });
+    expect(next.tags).toContain('oci-tag:stable');
+    expect(old).toMatchObject({ name: versionName('chan', d1), os_hidden: true, status: 'active', oci_superseded_by: d2 });
+    expect(old.tags).not.toContain('oci-tag:stable');
+    expect(old.tags).toContain(ownerTag(t.ctx.owner));
+    // One object per manifest for the engine, however many versions there are.
+    expect((await image.observe(t.ctx)).filter((r) => r.marker?.ref === 'Image/chan').map((r) => r.id)).toEqual([v2.id]);
+
+    // Back to the first digest: the old image is shown, renamed and tagged again, nothing downloaded.
+    const bytes = ociTransfers.blobBytes;
+    const log = statSync(registryLog()).size;
+    const back = await retag(repo, 'stable', d1);
+    expect(back).toBe(d1);
+    const v1again = await applyOne(m);
+    expect(v1again.id).toBe(v1.id);
+    expect(ociTransfers.blobBytes).toBe(bytes);
+    expect(blobGets(repo, log).count).toBe(0);
+    old = await t.ctx.apis.image.get<RawImage>(`/images/${v1.id}`);
+    next = await t.ctx.apis.image.get<RawImage>(`/images/${v2.id}`);
+    expect(old).toMatchObject({ name: 'chan', os_hidden: false });
+    expect(old.tags).toContain('oci-tag:stable');
+    expect(old).not.toHaveProperty('oci_superseded_by');
+    expect(next).toMatchObject({ name: versionName('chan', d2), os_hidden: true });
+  });
+
+  it('keeps `keep` versions: deletes only hidden, untagged, unprotected versions no server uses', async () => {
+    const repo = `it/keep-${run}`;
+    const m = manifest('Image', 'kept', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'rolling', insecure: true } }, keep: 2 });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      await pushDiskAs('kupenstack-artifact', repo, 'rolling', qcow2Disk());
+      ids.push((await applyOne(m)).id);
+      // The first version stays in use by a server: retention must spare it.
+      if (i === 0) await boot(ids[0]!, 'vm-keeps-v0');
+    }
+    const left = new Set((await allImages()).map((i) => i.id));
+    // v3 current, v2 retained (keep 2), v0 in use; v1 deleted.
+    expect(left.has(ids[3]!)).toBe(true);
+    expect(left.has(ids[2]!)).toBe(true);
+    expect(left.has(ids[0]!)).toBe(true);
+    expect(left.has(ids[1]!)).toBe(false);
+  });
+});
+
+/** Points `tag` at an existing manifest again (what `oras tag` does): fetch it by digest, put it under the tag. */
+async function retag(repo: string, tag: string, digest: string): Promise<string> {
+  const accept = 'application/vnd.oci.image.manifest.v1+json';
+  const got = await fetch(`http://${registry}/v2/${repo}/manifests/${digest}`, { headers: { accept } });
+  const body = Buffer.from(await got.arrayBuffer());
+  const put = await fetch(`http://${registry}/v2/${repo}/manifests/${tag}`, { method: 'PUT', body, headers: { 'content-type': accept } });
+  expect(put.status).toBe(201);
+  return `sha256:${sha(body)}`;
+}
