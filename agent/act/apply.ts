@@ -7,6 +7,7 @@ import { OpenStackCloud } from '../openstack/cloud.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { readState, writeState } from '../status/state.ts';
 import { checkPath } from '../validate/check-path.ts';
+import type { ObservedState } from './observed.ts';
 import { reconcile, type ApplyReport } from './reconcile.ts';
 
 export interface ApplyPathOptions {
@@ -20,6 +21,8 @@ export interface ApplyPathOptions {
   signal?: AbortSignal;
   /** Plan only: compare with the live cloud, change nothing, keep no state. */
   dryRun?: boolean;
+  /** `apply --plan`: stop before the first object write unless OpenStack still looks as it did for the plan. */
+  expectObserved?: ObservedState;
 }
 
 export interface ApplyOutcome {
@@ -59,6 +62,7 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
       log: opts.log,
       signal: opts.signal,
       dryRun: opts.dryRun,
+      expectObserved: opts.expectObserved,
     });
     if (opts.dryRun) return { diagnostics: [], report };
     if (report.errors.length === 0) state.lastAppliedRevision = check.revision;
