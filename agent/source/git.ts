@@ -131,6 +131,7 @@ export class GitSource implements Source {
     } catch (err) {
       const classified = classifyRemoteError(err, where, signal);
       if (classified) throw classified;
+      await rm(this.#layout.gitdir, { recursive: true, force: true }).catch(() => undefined);
       throw new SourceError('unreachable', `${this.description}: the local Git cache failed (${safeCause(err).message}); the cache of this repository is rebuilt on the next run`, { cause: safeCause(err) });
     }
   }

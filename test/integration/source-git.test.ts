@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -270,5 +270,77 @@ describe('Git source: credentials and an unreachable server', () => {
     const back = await src.fetch();
     expect(back.revision).toBe(`main@sha1:${next}`);
     expect(await readFile(join(back.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
+  });
+});
+
+describe('Git source: the cache', () => {
+  it('survives a new source instance: an unchanged branch costs one ref listing and no download', async () => {
+    const repo = await newRepo('src-cache');
+    await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const proxy = new GitProxy(peers.git.url);
+    await proxy.start();
+    cleanup.push(() => proxy.stop());
+    const url = repo.url.replace(peers.git.url, proxy.url);
+    const cacheDir = await newCache();
+
+    const first = await new GitSource({ url, ref: { branch: 'main' }, credentials, cacheDir }).fetch();
+    const cold = proxy.requests.length;
+    const checkedOutAt = (await stat(first.dir)).mtimeMs;
+    proxy.requests = [];
+
+    // A new instance, as after a restart of the agent.
+    const second = await new GitSource({ url, ref: { branch: 'main' }, credentials, cacheDir }).fetch();
+    expect(second.revision).toBe(first.revision);
+    expect(second.dir).toBe(first.dir);
+    expect((await stat(second.dir)).mtimeMs).toBe(checkedOutAt);
+    // Only ls-remote (protocol v2: GET info/refs, POST ls-refs); no pack negotiation.
+    expect(proxy.requests.map((r) => `${r.method} ${r.path.replace(/^.*\.git/, '')}`)).toEqual(['GET /info/refs?service=git-upload-pack', 'POST /git-upload-pack']);
+    expect(cold).toBeGreaterThan(proxy.requests.length);
+  });
+
+  it('a fetch stopped by its signal leaves nothing half-written, and the next fetch is complete', async () => {
+    const repo = await newRepo('src-abort');
+    await repo.commit({ 'a.yaml': 'a: 1\n', 'b/c.yaml': 'c: 1\n' });
+    repo.push();
+    const proxy = new GitProxy(peers.git.url);
+    await proxy.start();
+    cleanup.push(() => proxy.stop());
+    const cacheDir = await newCache();
+    const src = new GitSource({ url: repo.url.replace(peers.git.url, proxy.url), ref: { branch: 'main' }, credentials, cacheDir });
+
+    proxy.postDelayMs = 3_000;
+    const started = Date.now();
+    const stopped = await failure(src.fetch(AbortSignal.timeout(300)));
+    expectFailure(stopped, 'unreachable', /stopped before it finished \(timed out\)/);
+    expect(Date.now() - started).toBeLessThan(2_500);
+
+    proxy.postDelayMs = 0;
+    const after = await src.fetch();
+    expect(after.revision).toBe(`main@sha1:${repo.head()}`);
+    expect(await readFile(join(after.dir, 'b/c.yaml'), 'utf8')).toBe('c: 1\n');
+    const leftovers = (await readdir(join(after.dir, '..'))).filter((e) => e.startsWith('.tmp'));
+    expect(leftovers).toEqual([]);
+  });
+
+  it('starts the cache over when its object store is damaged', async () => {
+    const repo = await newRepo('src-corrupt');
+    await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const cacheDir = await newCache();
+    const src = source(repo, cacheDir);
+    await src.fetch();
+    // Damage every pack and index in the cache (a full disk, a crash mid-write).
+    const [urlDir] = await readdir(cacheDir);
+    const packDir = join(cacheDir, urlDir ?? '', 'repo.git', 'objects', 'pack');
+    const packs = await readdir(packDir);
+    expect(packs.length).toBeGreaterThan(0);
+    for (const f of packs) await writeFile(join(packDir, f), 'garbage');
+
+    const next = await repo.commit({ 'a.yaml': 'a: 2\n' });
+    repo.push();
+    const after = await source(repo, cacheDir).fetch();
+    expect(after.revision).toBe(`main@sha1:${next}`);
+    expect(await readFile(join(after.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
   });
 });
