@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import git from 'isomorphic-git';
-import { createMessage, generateKey, readPrivateKey, sign } from 'openpgp';
+import { createMessage, generateKey, type PrivateKey, readPrivateKey, sign } from 'openpgp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitCredentials } from '../../agent/source/credentials.ts';
 import { GitSource } from '../../agent/source/git.ts';
@@ -47,8 +47,11 @@ async function signedCommit(repo: TestRepo, key: TestKey, files: Record<string, 
     author: { name: 'Signer', email: 'signer@example.invalid' },
     signingKey: key.privateKey,
     onSign: async ({ payload, secretKey }) => {
-      const signingKeys = await readPrivateKey({ armoredKey: secretKey });
-      const signature = await sign({ message: await createMessage({ binary: Buffer.from(payload, 'utf8') }), signingKeys, detached: true, format: 'armored' });
+      const signingKeys: PrivateKey = await readPrivateKey({ armoredKey: secretKey });
+      const message = await createMessage({ binary: new TextEncoder().encode(payload) });
+      // openpgp's return type goes through web-stream types the linter cannot resolve.
+      const signature: unknown = await sign({ message, signingKeys, detached: true, format: 'armored' });
+      if (typeof signature !== 'string') throw new Error('openpgp returned no armored signature');
       return { signature };
     },
   });
