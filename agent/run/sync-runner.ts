@@ -46,6 +46,7 @@ export class SyncRunner {
   private readonly log: Logger;
   /** Set after the first successful apply since the agent started (readiness). */
   reconciledOnce = false;
+  private lastApplyAt = 0;
 
   readonly sync: SyncConfig;
   readonly store: StatusStore;
@@ -102,18 +103,18 @@ export class SyncRunner {
       st.condition('Ready', 'False', reason, `${fetchError.message}${keep}`);
       st.condition('Stalled', stalled ? 'True' : 'False', stalled ? reason : 'Retrying', stalled ? 'fix the source settings; the agent keeps retrying' : 'retrying with backoff');
       // The cloud can still drift while the source is away: keep the last good revision applied.
-      if (isTimed(trigger) && st.status.lastGoodDir && !signal.aborted) await this.apply(st.status.lastAppliedRevision!, st.status.lastGoodDir, trigger, signal, { drift: true });
+      if (this.driftDue(trigger) && st.status.lastGoodDir && !signal.aborted) await this.apply(st.status.lastAppliedRevision!, st.status.lastGoodDir, trigger, signal, { drift: true });
       return this.finish(started, trigger, false);
     }
 
     const revision = artifact!.revision;
     if (revision === st.status.rejectedRevision) {
       // Already rejected: nothing new to validate; a timed run still corrects drift with the last good revision.
-      if (isTimed(trigger) && st.status.lastGoodDir) await this.apply(st.status.lastAppliedRevision!, st.status.lastGoodDir, trigger, signal, { drift: true });
+      if (this.driftDue(trigger) && st.status.lastGoodDir) await this.apply(st.status.lastAppliedRevision!, st.status.lastGoodDir, trigger, signal, { drift: true });
       this.reject(revision, st.status.rejectedBecause ?? []);
       return this.finish(started, trigger, false);
     }
-    if (revision === st.status.lastAppliedRevision && st.status.lastGoodDir && !isTimed(trigger) && st.get('Ready')?.status === 'True') {
+    if (revision === st.status.lastAppliedRevision && st.status.lastGoodDir && !this.driftDue(trigger) && st.get('Ready')?.status === 'True') {
       // A webhook or watch event for what is already applied: nothing to do.
       this.log.debug({ revision, trigger }, 'revision unchanged');
       return this.finish(started, trigger, true, { skipped: true });
@@ -140,6 +141,7 @@ export class SyncRunner {
     await st.save();
     this.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
     let outcome: ApplyOutcome;
+    let firstWrite = true;
     try {
       outcome = await applyPath({
         path: dir,
@@ -150,7 +152,12 @@ export class SyncRunner {
         allowMassDelete: false,
         log: (line) => this.log.info({ revision }, line.replace(/\s+/, ' ')),
         signal,
-        counters: this.deps.metrics.countersFor(this.name, this.deps.onWrite),
+        counters: this.deps.metrics.countersFor(this.name, (at) => {
+          // The push-to-cloud latency ends here (benchmark and operators read this line).
+          if (firstWrite) this.log.info({ revision, writeAtMs: at }, 'first OpenStack write of the run');
+          firstWrite = false;
+          this.deps.onWrite?.(at);
+        }),
       });
     } catch (err) {
       const e = asError(err, signal);
@@ -190,6 +197,7 @@ export class SyncRunner {
     }
 
     // Applied: this copy becomes the last good revision.
+    this.lastApplyAt = Date.now();
     st.status.lastAppliedRevision = revision;
     st.status.lastGoodDir = dir;
     this.deps.metrics.setLastApplied(this.name, revision);
@@ -210,6 +218,18 @@ export class SyncRunner {
       st.condition('Stalled', 'False', 'ReconciliationSucceeded', '');
     }
     return true;
+  }
+
+  /**
+   * Whether this run re-applies what is applied, to correct drift: timed runs
+   * do (Flux's interval semantics); retries only once an interval has passed
+   * since the last apply, so a source that stays broken does not turn every
+   * retry into a full apply; webhooks and watches only look for new revisions.
+   */
+  private driftDue(trigger: Trigger): boolean {
+    if (trigger === 'interval' || trigger === 'schedule' || trigger === 'startup') return true;
+    if (trigger === 'retry') return Date.now() - this.lastApplyAt >= this.sync.intervalMs;
+    return false;
   }
 
   private reject(revision: string, lines: string[]): void {
@@ -255,10 +275,6 @@ export class SyncRunner {
   }
 }
 
-/** Timed runs correct drift; event-driven runs (webhook, watch) only look for a new revision. */
-function isTimed(trigger: Trigger): boolean {
-  return trigger !== 'webhook' && trigger !== 'watch';
-}
 
 function abortReason(signal: AbortSignal): string {
   return signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError' ? 'Timeout' : 'Interrupted';
