@@ -1,0 +1,45 @@
+import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
+import { type Dispatcher, request } from 'undici';
+
+/**
+ * isomorphic-git's HTTP transport on undici, with the caller's AbortSignal on
+ * every request. isomorphic-git's `fetch` passes no signal to its own client,
+ * and that client's response iterator can miss a socket error and wait
+ * forever; here an abort or a broken connection always ends the operation.
+ * Redirects are not followed: credentials are never sent to another place
+ * than the configured URL. TLS certificates are verified (undici's default).
+ */
+export function gitHttpClient(options: { signal?: AbortSignal; dispatcher?: Dispatcher; onRequest?: (method: string) => void } = {}): HttpClient {
+  return {
+    async request(req: GitHttpRequest): Promise<GitHttpResponse> {
+      options.signal?.throwIfAborted();
+      const method = req.method ?? 'GET';
+      options.onRequest?.(method);
+      let body: Buffer | undefined;
+      if (req.body) {
+        // Sent with a Content-Length: some servers (CodeCommit) hang up on chunked uploads.
+        const chunks: Uint8Array[] = [];
+        for await (const chunk of req.body) chunks.push(chunk);
+        body = Buffer.concat(chunks);
+      }
+      const res = await request(req.url, { method: method, headers: req.headers, body, signal: options.signal, dispatcher: options.dispatcher });
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      return {
+        url: req.url,
+        method,
+        statusCode: res.statusCode,
+        statusMessage: statusText(res.statusCode),
+        headers,
+        body: res.body[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>,
+      };
+    },
+  };
+}
+
+function statusText(code: number): string {
+  const known: Record<number, string> = { 200: 'OK', 301: 'Moved Permanently', 302: 'Found', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+  return known[code] ?? `HTTP ${code}`;
+}
