@@ -8,6 +8,7 @@ import type { ApiCounters } from '../openstack/counters.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { readState, writeState } from '../status/state.ts';
 import { checkPath } from '../validate/check-path.ts';
+import type { ObservedState } from './observed.ts';
 import { reconcile, type ApplyReport } from './reconcile.ts';
 
 export interface ApplyPathOptions {
@@ -23,6 +24,8 @@ export interface ApplyPathOptions {
   dryRun?: boolean;
   /** Where the OpenStack calls are counted (the agent exports them as metrics). */
   counters?: ApiCounters;
+  /** `apply --plan`: stop before the first object write unless OpenStack still looks as it did for the plan. */
+  expectObserved?: ObservedState;
 }
 
 export interface ApplyOutcome {
@@ -62,6 +65,7 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
       log: opts.log,
       signal: opts.signal,
       dryRun: opts.dryRun,
+      expectObserved: opts.expectObserved,
     });
     if (opts.dryRun) return { diagnostics: [], report };
     if (report.errors.length === 0) state.lastAppliedRevision = check.revision;

@@ -5,11 +5,13 @@ import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
-import type { Change, Drift, FieldDiff, Held } from '../plan/plan.ts';
+import { changeOf } from '../plan/change.ts';
+import type { Change, Drift, Held } from '../plan/plan.ts';
 import type { HealAttempt, State } from '../status/state.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { difference, replaceHash } from './diff.ts';
+import { compareObserved, observedHash, StalePlanError, type ObservedState } from './observed.ts';
 import { nextHeal } from './heal-policy.ts';
 import { ensureProjects, ownedProjects, type Project } from './projects.ts';
 
@@ -37,6 +39,8 @@ export interface ReconcileOptions {
   signal?: AbortSignal;
   /** Plan only: observe and compare, record every change, write nothing. */
   dryRun?: boolean;
+  /** `apply --plan`: the observed state the plan was computed against; any difference stops the run before its first object write. */
+  expectObserved?: ObservedState;
 }
 
 export interface ApplyError {
@@ -61,6 +65,8 @@ export interface ApplyReport {
   warnings: string[];
   /** Every change, applied or (dry run) planned, in execution order. */
   changes: Change[];
+  /** The observed objects this run compared with (a saved plan's staleness check). */
+  observed: ObservedState;
 }
 
 interface Node {
@@ -86,7 +92,7 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
   const { cloud, adapters, owner, log } = opts;
   const readsBefore = cloud.counters.read;
   const writesBefore = cloud.counters.write;
-  const report: ApplyReport = { revision: opts.revision, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: [], apiCalls: { read: 0, write: 0 }, drift: [], warnings: [], changes: [] };
+  const report: ApplyReport = { revision: opts.revision, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: [], apiCalls: { read: 0, write: 0 }, drift: [], warnings: [], changes: [], observed: {} };
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     report.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -157,6 +163,13 @@ export async function reconcile(rev: ValidatedRevision, opts: ReconcileOptions):
       }
     }
     if (node.remote && !node.imported) opts.state.resources[m.address] = { ...opts.state.resources[m.address], id: node.remote.id };
+  }
+
+  for (const [address, remote] of observed) report.observed[address] = observedHash(remote);
+  for (const node of nodes.values()) if (node.imported && node.remote) report.observed[node.address] = observedHash(node.remote);
+  if (opts.expectObserved) {
+    const differences = compareObserved(opts.expectObserved, report.observed);
+    if (differences.length > 0) throw new StalePlanError(differences);
   }
 
   // Prune candidates: ours, no longer declared.
@@ -355,26 +368,6 @@ async function reconcileNode(node: Node, report: ApplyReport, opts: ReconcileOpt
     report.updated++;
   }
   await waitReady(node, opts);
-}
-
-/** One planned change, with what the kind says is destructive about it. */
-function changeOf(address: string, adapter: KindAdapter, action: Change['action'], fields: FieldDiff[], id?: string): Change {
-  const [namespace = '', kind = '', name = ''] = address.split('/');
-  const change: Change = { address, kind, namespace, name, action, fields, destructive: false, reasons: [], ...(id ? { id } : {}) };
-  if (action === 'delete' || action === 'replace') {
-    const reason = adapter.impact?.onDelete ?? (action === 'delete' ? { code: 'object-deleted' as const, message: `the ${kind} is deleted` } : undefined);
-    if (reason) change.reasons.push(reason);
-  }
-  const notes: string[] = [];
-  for (const f of fields) {
-    const impact = adapter.impact?.fields?.[f.path];
-    if (!impact) continue;
-    notes.push(impact.note);
-    if (impact.code) change.reasons.push({ code: impact.code, message: impact.note });
-  }
-  if (notes.length) change.note = notes.join('; ');
-  change.destructive = change.reasons.length > 0;
-  return change;
 }
 
 /**

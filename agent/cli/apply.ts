@@ -1,6 +1,11 @@
 import { Command } from 'commander';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { applyPath } from '../act/apply.ts';
+import { compareObserved, StalePlanError } from '../act/observed.ts';
+import { UsageError } from '../errors.ts';
+import { planFromReport } from '../plan/from-report.ts';
+import { jsonPlan } from '../plan/render/json.ts';
+import { compareChanges, readSavedPlan, type SavedPlan } from '../plan/saved.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption, printJson, type OutputFormat } from './output.ts';
 
@@ -8,6 +13,7 @@ interface ApplyOptions extends CloudOptions {
   prune: boolean;
   allowMassDelete: boolean;
   output: OutputFormat;
+  plan?: string;
 }
 
 /** `kupenstack apply [PATH]`: validate, then make the cloud equal to PATH. Exit 0 when converged, 1 otherwise. */
@@ -15,26 +21,44 @@ export function applyCommand(): Command {
   return withCloudOptions(
     new Command('apply')
       .description('validate PATH and make the OpenStack cloud equal to it: create, update, heal and (with --prune) delete what this owner created')
-      .argument('[path]', 'a folder of manifests or one manifest file', '.'),
+      .argument('[path]', 'a folder of manifests or one manifest file (default: the current folder, or the saved plan\'s)'),
   )
     .option('--prune', 'delete objects this owner created that are no longer declared', false)
     .option('--allow-mass-delete', 'apply a revision that deletes more than the configured share of the owned objects', false)
+    .option('--plan <file>', 'apply exactly a plan saved by plan --save; refused when the manifests or the cloud changed since')
     .addOption(outputOption())
-    .action(async (path: string, opts: ApplyOptions) => {
-      const { config, cloud, cloudsFile } = resolveCloud(opts);
+    .action(async (pathArg: string | undefined, opts: ApplyOptions) => {
+      const saved = opts.plan ? await readSavedPlan(opts.plan) : undefined;
+      if (saved) checkSavedOptions(opts, saved);
+      const path = pathArg ?? saved?.path ?? '.';
+      const { config, cloud, cloudsFile } = resolveCloud(saved ? { ...opts, cloud: saved.cloud, owner: saved.owner } : opts);
+      const prune = saved ? saved.prune : opts.prune;
       const controller = new AbortController();
       const stop = (): void => controller.abort(new Error('interrupted'));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      const log = (line: string): void => {
+        process.stderr.write(`${line}\n`);
+      };
+      if (saved) {
+        // Read-only first: the same manifests and the same cloud must give the same plan.
+        const fresh = await applyPath({ path, cloud, cloudsFile, config, prune, allowMassDelete: false, dryRun: true, log: () => undefined, signal: controller.signal });
+        if (fresh.report) {
+          if (fresh.report.revision !== saved.plan.revision) throw new StalePlanError([`the manifests in ${path} are ${fresh.report.revision}, the plan was made for ${saved.plan.revision}`]);
+          const differences = [...compareObserved(saved.observed, fresh.report.observed), ...compareChanges(saved.plan, jsonPlan(planFromReport(fresh.report, `cloud ${cloud}`)))];
+          if (differences.length > 0) throw new StalePlanError(differences);
+        }
+      }
       const outcome = await applyPath({
         path,
         cloud,
         cloudsFile,
         config,
-        prune: opts.prune,
-        allowMassDelete: opts.allowMassDelete,
-        log: (line) => process.stderr.write(`${line}\n`),
+        prune,
+        allowMassDelete: saved ? false : opts.allowMassDelete,
+        log,
         signal: controller.signal,
+        ...(saved ? { expectObserved: saved.observed } : {}),
       });
       if (outcome.diagnostics.length > 0) {
         for (const d of outcome.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
@@ -56,4 +80,12 @@ export function applyCommand(): Command {
       }
       process.exitCode = r.errors.length === 0 && r.held.length === 0 ? 0 : 1;
     });
+}
+
+/** A saved plan fixes the cloud, the owner and prune: the command line may repeat them, not change them. */
+function checkSavedOptions(opts: ApplyOptions, saved: SavedPlan): void {
+  if (opts.cloud && opts.cloud !== saved.cloud) throw new UsageError(`the plan was made for cloud "${saved.cloud}", not "${opts.cloud}"; plan again for that cloud`);
+  if (opts.owner && opts.owner !== saved.owner) throw new UsageError(`the plan was made for owner "${saved.owner}", not "${opts.owner}"; plan again`);
+  if (opts.prune && !saved.prune) throw new UsageError('the plan was made without --prune; plan again with --prune');
+  if (opts.allowMassDelete) throw new UsageError('--allow-mass-delete cannot widen a saved plan: its held deletions stay held; plan and apply without a saved plan to confirm them');
 }

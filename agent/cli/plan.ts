@@ -1,50 +1,105 @@
+import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { applyPath } from '../act/apply.ts';
-import { formatDiagnostic } from '../diagnostic.ts';
+import { loadConfig } from '../config/config.ts';
+import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
+import { UsageError } from '../errors.ts';
+import { adapters } from '../kinds/index.ts';
+import { planBetweenRevisions } from '../plan/between-revisions.ts';
 import { planFromReport } from '../plan/from-report.ts';
-import { renderJson } from '../plan/render/json.ts';
+import type { Plan } from '../plan/plan.ts';
+import { jsonPlan, renderJson } from '../plan/render/json.ts';
 import { renderMarkdown } from '../plan/render/markdown.ts';
 import { renderText } from '../plan/render/text.ts';
+import { writeSavedPlan } from '../plan/saved.ts';
+import { loadSchemaRegistry } from '../schema/registry.ts';
+import { checkGitRevision } from '../validate/check-git.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption } from './output.ts';
 
 interface PlanOptions extends CloudOptions {
   prune: boolean;
   output: 'text' | 'markdown' | 'json';
+  base?: string;
+  head: string;
+  repo: string;
+  save?: string;
 }
 
 /**
  * `kupenstack plan [PATH] --cloud NAME`: what `apply` would change in the live
- * cloud, changing nothing. Exit 0 no changes, 2 changes, 1 error (like
- * `terraform plan -detailed-exitcode`).
+ * cloud, changing nothing. `--base REF [--head REF]`: the same between two Git
+ * revisions, with no cloud and no credentials (pull requests from forks).
+ * Exit 0 no changes, 2 changes, 1 error (like `terraform plan -detailed-exitcode`).
  */
 export function planCommand(): Command {
   return withCloudOptions(
     new Command('plan')
-      .description('show what apply would change in the live cloud (nothing is changed); exit 0 no changes, 2 changes, 1 error')
-      .argument('[path]', 'a folder of manifests or one manifest file', '.'),
+      .description('show what apply would change (nothing is changed): against the live cloud (--cloud), or between two Git revisions without any cloud (--base); exit 0 no changes, 2 changes, 1 error')
+      .argument('[path]', 'a folder of manifests or one manifest file (with --base: a path inside the repository)', '.'),
   )
-    .option('--prune', 'include the deletions apply --prune would make', false)
+    .option('--prune', 'include the deletions of objects no longer declared (what a pruning Sync or apply --prune does)', false)
+    .option('--base <ref>', 'plan between Git revisions: the revision the cloud is at (branch, tag, remote ref or commit); needs no cloud credentials')
+    .option('--head <ref>', 'with --base: the revision to plan (default HEAD)', 'HEAD')
+    .option('--repo <dir>', 'with --base: the Git repository (default: the current folder)', '.')
+    .option('--save <file>', 'live plan only: save the plan for apply --plan FILE, which refuses it once the cloud or the manifests change')
     .addOption(outputOption(['text', 'markdown', 'json']))
     .action(async (path: string, opts: PlanOptions) => {
+      if (opts.base !== undefined) return planRevisions(path, opts);
       const { config, cloud, cloudsFile } = resolveCloud(opts);
       const outcome = await applyPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, dryRun: true, log: () => undefined });
-      if (outcome.diagnostics.length > 0) {
-        for (const d of outcome.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-        process.stderr.write(`${outcome.diagnostics.length} validation errors: no plan\n`);
-        process.exitCode = 1;
-        return;
-      }
+      if (outcome.diagnostics.length > 0) return invalid(outcome.diagnostics);
       const report = outcome.report!;
       const plan = planFromReport(report, `cloud ${cloud}`);
-      const rendered = opts.output === 'json' ? renderJson(plan) : opts.output === 'markdown' ? renderMarkdown(plan, {}) : renderText(plan, { color: process.stdout.isTTY === true && !process.env.NO_COLOR });
-      process.stdout.write(rendered.endsWith('\n') ? rendered : `${rendered}\n`);
+      print(plan, opts.output);
       if (report.errors.length > 0) {
         for (const e of report.errors) process.stderr.write(`error: ${e.message}\n`);
         process.exitCode = 1;
         return;
       }
-      const changed = plan.changes.length > 0 || plan.held.length > 0;
-      process.exitCode = changed ? 2 : 0;
+      if (opts.save) {
+        await writeSavedPlan(opts.save, { apiVersion: 'kupenstack.io/v1alpha1', kind: 'SavedPlan', createdAt: new Date().toISOString(), path: resolve(path), cloud, owner: config.owner, prune: opts.prune, observed: report.observed, plan: jsonPlan(plan) });
+        process.stderr.write(`plan saved to ${opts.save}; apply exactly this plan with: kupenstack apply --plan ${opts.save}\n`);
+      }
+      process.exitCode = exitCode(plan);
     });
 }
+
+async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
+  if (opts.save) throw new UsageError('--save needs a live plan (--cloud): a plan between revisions knows nothing of the cloud, so it cannot be applied');
+  if (opts.cloud) throw new UsageError('--base plans between Git revisions without any cloud; leave out --cloud (or leave out --base to plan against the cloud)');
+  const config = loadConfig(opts.config);
+  const registry = loadSchemaRegistry();
+  const [base, head] = await Promise.all([checkGitRevision(opts.repo, opts.base!, path, registry), checkGitRevision(opts.repo, opts.head, path, registry)]);
+  // A broken base is what is deployed; only the head must be valid to be planned.
+  if (head.diagnostics.length > 0) return invalid(head.diagnostics);
+  if (base.diagnostics.length > 0) process.stderr.write(`warning: the base revision ${base.revision} has ${base.diagnostics.length} validation errors; its invalid manifests are left out of the comparison\n`);
+  const { plan, errors } = await planBetweenRevisions(base.validated, head.validated, {
+    adapters,
+    prune: opts.prune,
+    massDeleteThreshold: config.massDeleteThreshold / 100,
+    allowMassDelete: false,
+    baseLabel: base.revision,
+    headLabel: head.revision,
+  });
+  print(plan, opts.output);
+  if (errors.length > 0) {
+    for (const e of errors) process.stderr.write(`error: ${e}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  process.exitCode = exitCode(plan);
+}
+
+function print(plan: Plan, output: PlanOptions['output']): void {
+  const rendered = output === 'json' ? renderJson(plan) : output === 'markdown' ? renderMarkdown(plan, {}) : renderText(plan, { color: process.stdout.isTTY === true && !process.env.NO_COLOR });
+  process.stdout.write(rendered.endsWith('\n') ? rendered : `${rendered}\n`);
+}
+
+function invalid(diagnostics: Diagnostic[]): void {
+  for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+  process.stderr.write(`${diagnostics.length} validation errors: no plan\n`);
+  process.exitCode = 1;
+}
+
+const exitCode = (plan: Plan): number => (plan.changes.length > 0 || plan.held.length > 0 ? 2 : 0);

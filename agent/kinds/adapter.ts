@@ -120,6 +120,12 @@ export interface AdapterContext {
   /** Per-run memo for lookups several manifests share (an external network by filter, a public flavor by name). */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   signal?: AbortSignal;
+  /**
+   * `plan --base`: there is no cloud to ask. Ids are placeholders and lookups
+   * (a flavor by name, an external network by filter) answer placeholders
+   * named after what they look for, the same in both revisions.
+   */
+  offline?: boolean;
 }
 
 /** The OpenStack name of a manifest: spec.name, or metadata.name. */
@@ -146,4 +152,19 @@ export function knownAfterApply(ref: string): string {
 
 export function isKnownAfterApply(id: string): boolean {
   return id.startsWith('(known after apply: ');
+}
+
+/** `plan --base`: the id of an object the base revision declares (it exists; nobody asks for its id). */
+export function declaredId(ref: string): string {
+  return `(id of ${ref})`;
+}
+
+/** `plan --base`: what an offline lookup answers (`public flavor m1.small`). */
+export function lookedUpId(what: string): string {
+  return `(id of ${what})`;
+}
+
+/** Any id that stands for an object instead of naming one: never sent to OpenStack. */
+export function isPlaceholderId(id: string): boolean {
+  return isKnownAfterApply(id) || id.startsWith('(id of ');
 }

@@ -1,6 +1,6 @@
 import { KupenstackError } from '../errors.ts';
 import type { FloatingIPSpec } from '../model/kinds.generated.ts';
-import { isKnownAfterApply, knownAfterApply, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { isKnownAfterApply, isPlaceholderId, knownAfterApply, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { canonicalIp, describedUpdate, externalNetworkId, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
@@ -29,6 +29,8 @@ interface VmPort {
 async function vmPortId(ctx: AdapterContext, vm: string, fixedIp: string | undefined): Promise<string> {
   const vmId = ctx.idOf('VirtualMachine', vm);
   if (isKnownAfterApply(vmId)) return knownAfterApply(`port of VirtualMachine/${vm}`);
+  // Offline the VM exists but its port cannot be asked for: a placeholder that changes only with the VM.
+  if (isPlaceholderId(vmId)) return `(port of ${vmId})`;
   const ports = await ctx.memo(`neutron:ports:device:${vmId}`, () => ctx.apis.network.list<VmPort>('/ports', 'ports', { device_id: vmId }));
   const ordered = [...ports].sort((a, b) => (a.created_at ?? '').localeCompare(b.created_at ?? '') || a.id.localeCompare(b.id));
   const wanted = fixedIp === undefined ? undefined : canonicalIp(fixedIp);

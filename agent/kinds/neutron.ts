@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { KupenstackError } from '../errors.ts';
 import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
-import type { AdapterContext, ImportFilter, Remote } from './adapter.ts';
+import { lookedUpId, type AdapterContext, type ImportFilter, type Remote } from './adapter.ts';
 
 /**
  * Shared by the Neutron kinds. Zed's Neutron takes no tags in a create call,
@@ -95,6 +95,7 @@ export function desiredFixedIps(prefix: string, entries: readonly { subnet_id?: 
  * filter), memoised for the run: several manifests usually name the same one.
  */
 export function lookupOne(ctx: AdapterContext, collection: string, query: Record<string, string | boolean | string[] | undefined>, what: string): Promise<Record<string, unknown>> {
+  if (ctx.offline) return Promise.resolve({ id: lookedUpId(`${what} ${stableJson(query)}`) });
   return ctx.memo(`neutron:${collection}:${stableJson(query)}`, async () => {
     const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection, query);
     const criteria = Object.entries(query)

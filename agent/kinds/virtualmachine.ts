@@ -4,7 +4,7 @@ import { KupenstackError } from '../errors.ts';
 import type { VirtualMachineSpec } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, parseDescriptionMarker } from '../ownership/marker.ts';
-import { isKnownAfterApply, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { isPlaceholderId, lookedUpId, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serverHealth, showServer, waitForServer, type NovaServer, type PowerState } from './nova-server.ts';
 
 /**
@@ -84,10 +84,12 @@ function serverFlavor(s: NovaServer): FlavorView | undefined {
   return { name: f.original_name ?? '', vcpus: f.vcpus ?? 0, ram: f.ram ?? 0, disk: f.disk ?? 0, ephemeral: f.ephemeral ?? 0, swap: Number(f.swap) || 0 };
 }
 
+const placeholderFlavor = (name: string): FlavorView => ({ name, vcpus: 0, ram: 0, disk: 0, ephemeral: 0, swap: 0 });
+
 async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpec): Promise<{ id: string; view: FlavorView }> {
   if (spec.flavorRef) {
     const id = ctx.idOf('Flavor', spec.flavorRef.name);
-    if (isKnownAfterApply(id)) return { id, view: { name: id, vcpus: 0, ram: 0, disk: 0, ephemeral: 0, swap: 0 } };
+    if (isPlaceholderId(id)) return { id, view: placeholderFlavor(id) };
     // A flavor's sizes never change under its id: safe to share for the whole run. Read with
     // the admin scope (where Flavor manifests are made): it does not depend on the project's access yet.
     const f = await ctx.memo(`VirtualMachine:flavor:${id}`, async () => (await (await ctx.cloud.adminCompute()).get<{ flavor: NovaFlavor }>(`/flavors/${id}`)).flavor);
@@ -95,6 +97,7 @@ async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpec): Pro
   }
   const name = spec.flavorName;
   if (!name) throw new KupenstackError('vm.spec', 'a VirtualMachine needs flavorRef or flavorName');
+  if (ctx.offline) return { id: lookedUpId(`public flavor ${name}`), view: placeholderFlavor(name) };
   const flavors = await ctx.memo('VirtualMachine:public-flavors', () => ctx.apis.compute.list<NovaFlavor>('/flavors/detail', 'flavors', { is_public: true }));
   const f = flavors.find((x) => x.name === name);
   if (!f) throw new KupenstackError('vm.flavor-not-found', `flavorName "${name}": no public Nova flavor has this name (for a private one, declare a Flavor manifest and use flavorRef)`);

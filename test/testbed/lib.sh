@@ -8,6 +8,21 @@ APT="apt-get -o DPkg::Lock::Timeout=600 -y -q --no-install-recommends"
 
 tb_log() { echo "[testbed $(date +%H:%M:%S)] $*" >&2; }
 
+# One test-bed script at a time on this machine: several test runs (worktrees,
+# parallel CI jobs) may start the peers at once, and two starts of the same
+# service would race for its pid file and port. Child scripts inherit the lock.
+tb_lock() {
+  [ -n "${TB_LOCKED:-}" ] && return 0
+  mkdir -p "$TB_HOME"
+  exec 9>"$TB_HOME/.lock"
+  if ! flock -w 1800 9; then
+    echo "testbed: another test-bed script has held $TB_HOME/.lock for 30 min; see its output, or the process holding it: fuser $TB_HOME/.lock" >&2
+    exit 1
+  fi
+  export TB_LOCKED=1
+}
+tb_lock
+
 # tb_dirs PEER: sets RUN_DIR and LOG_DIR for that peer and creates them
 tb_dirs() {
   RUN_DIR="$TB_HOME/$1/run"; LOG_DIR="$TB_HOME/$1/log"

@@ -23,7 +23,8 @@ bash "$OS_DIR/install.sh" || tb_fail install "apt phase failed"
 conf_hash() {
   {
     (cd "$OS_DIR" && find conf plugins -type f | LC_ALL=C sort | xargs sha256sum)
-    sha256sum "$OS_DIR/configure.sh" "$OS_DIR/catalog.py"
+    # Relative names: the same files in another checkout (a worktree, a CI clone) are the same configuration.
+    (cd "$OS_DIR" && sha256sum configure.sh catalog.py)
     echo "$ADMIN_PASS $SERVICE_PASS $DB_PASS $REGION $COMPUTE_HOST $OS_STATE"
     echo "$KEYSTONE_PORT $GLANCE_PORT $PLACEMENT_PORT $NOVA_PORT $NEUTRON_PORT $CINDER_PORT $MARIADB_PORT $RABBIT_PORT $RABBIT_DIST_PORT $EPMD_PORT"
   } | sha256sum | cut -d' ' -f1
