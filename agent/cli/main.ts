@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
 import { version } from '../version.ts';
+import { agentCommand } from './agent.ts';
 import { applyCommand } from './apply.ts';
 import { planCommand } from './plan.ts';
 import { validateCommand } from './validate.ts';
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   program.addCommand(validateCommand());
   program.addCommand(applyCommand());
   program.addCommand(planCommand());
+  program.addCommand(agentCommand());
   return program;
 }
 
