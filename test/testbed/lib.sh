@@ -45,7 +45,8 @@ tb_pid() {
 tb_start() {
   local svc=$1; shift
   if tb_pid "$svc" >/dev/null; then return 0; fi
-  setsid "$@" >>"$LOG_DIR/$svc.log" 2>&1 < /dev/null &
+  # 9>&-: a daemon must not inherit the test-bed lock, or it holds it for as long as it runs.
+  setsid "$@" >>"$LOG_DIR/$svc.log" 2>&1 < /dev/null 9>&- &
   echo $! > "$RUN_DIR/$svc.pid"
 }
 
