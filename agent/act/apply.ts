@@ -4,6 +4,7 @@ import type { Diagnostic } from '../diagnostic.ts';
 import { kindOrder } from '../graph/kind-order.ts';
 import { adapters } from '../kinds/index.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
+import type { ApiCounters } from '../openstack/counters.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { readState, writeState } from '../status/state.ts';
 import { checkPath } from '../validate/check-path.ts';
@@ -21,6 +22,8 @@ export interface ApplyPathOptions {
   signal?: AbortSignal;
   /** Plan only: compare with the live cloud, change nothing, keep no state. */
   dryRun?: boolean;
+  /** Where the OpenStack calls are counted (the agent exports them as metrics). */
+  counters?: ApiCounters;
   /** `apply --plan`: stop before the first object write unless OpenStack still looks as it did for the plan. */
   expectObserved?: ObservedState;
 }
@@ -37,7 +40,7 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
   const check = await checkPath(opts.path, registry);
   if (check.diagnostics.length > 0) return { diagnostics: check.diagnostics };
 
-  const cloud = OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile);
+  const cloud = OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   const stateFile = join(opts.config.stateDir, `${opts.config.owner}.json`);
   const state = await readState(stateFile, opts.config.owner);
   const startedAt = new Date();

@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
 import { version } from '../version.ts';
+import { agentCommand } from './agent.ts';
 import { applyCommand } from './apply.ts';
 import { imageCommand } from './image.ts';
 import { planCommand } from './plan.ts';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   program.addCommand(applyCommand());
   program.addCommand(planCommand());
   program.addCommand(imageCommand());
+  program.addCommand(agentCommand());
   return program;
 }
 

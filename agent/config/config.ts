@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
-import { KupenstackError } from '../errors.ts';
+import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { ConfigError } from './config-error.ts';
+import { parseSyncs, type SyncConfig } from './syncs.ts';
 
 /** The standalone configuration (`kupenstack.yaml`): where the cloud is and how the agent names and owns things. */
 export interface AgentConfig {
@@ -21,6 +22,8 @@ export interface AgentConfig {
   /** Where standalone runs keep heal attempts and history. */
   stateDir: string;
   readyTimeoutSeconds: number;
+  /** `kupenstack agent`: the sources to keep applied (empty for apply/plan). */
+  syncs?: SyncConfig[];
 }
 
 export const defaultConfig: AgentConfig = {
@@ -34,32 +37,64 @@ export const defaultConfig: AgentConfig = {
   readyTimeoutSeconds: 300,
 };
 
-export class ConfigError extends KupenstackError {
-  constructor(message: string) {
-    super('config', message);
-  }
-}
+export { ConfigError };
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const scalarKeys = ['cloud', 'clouds', ...Object.keys(defaultConfig)];
+
+/** Where a key sits in the file, for messages: `kupenstack.yaml:12 (syncs[0].interval)`. */
+export type Locate = (path: (string | number)[]) => string;
+
+function locator(file: string, doc: Document, lines: LineCounter): Locate {
+  return (path) => {
+    const key = path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+    // Walk down as far as the document goes, so a missing key points at its parent.
+    for (let n = path.length; n >= 0; n--) {
+      const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+      if (isNode(node) && node.range) {
+        const { line } = lines.linePos(node.range[0]);
+        return `${file}:${line} (${key})`;
+      }
+    }
+    return `${file} (${key})`;
+  };
+}
 
 export function loadConfig(file: string | undefined): AgentConfig {
   if (!file) return { ...defaultConfig };
-  let raw: unknown;
+  let text: string;
   try {
-    raw = parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${file}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    throw new ConfigError(`${file}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, { cause: err });
   }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const { line, col } = lines.linePos(e.pos[0]);
+    throw new ConfigError(`${file}:${line}:${col}: ${e.message.split('\n')[0]}`);
+  }
+  const raw: unknown = doc.toJS();
   if (raw === null || raw === undefined) return { ...defaultConfig };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${file}: expected a mapping of settings`);
+  const at = locator(file, doc, lines);
   const config: AgentConfig = { ...defaultConfig };
+  let syncs: unknown;
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
-    if (!(key in defaultConfig) && key !== 'cloud' && key !== 'clouds') throw new ConfigError(`${file}: unknown setting "${key}"; known: cloud, clouds, ${Object.keys(defaultConfig).join(', ')}`);
+    if (key === 'syncs') {
+      syncs = value;
+      continue;
+    }
+    if (!scalarKeys.includes(key)) throw new ConfigError(`${at([key])}: unknown setting "${key}"; known: ${scalarKeys.join(', ')}, syncs`);
     const expected = key === 'cloud' || key === 'clouds' ? 'string' : typeof defaultConfig[key as keyof AgentConfig];
-    if (typeof value !== expected) throw new ConfigError(`${file}: "${key}" must be a ${expected}`);
+    if (typeof value !== expected) throw new ConfigError(`${at([key])}: "${key}" must be a ${expected}`);
     (config as unknown as Record<string, unknown>)[key] = value;
   }
-  return checkConfig(config, file);
+  checkConfig(config, file);
+  // Relative paths (stateDir, credential files) are relative to the working directory, as for apply.
+  if (syncs !== undefined) config.syncs = parseSyncs(syncs, { at, owner: config.owner, projectPrefix: config.projectPrefix });
+  return config;
 }
 
 export function checkConfig(config: AgentConfig, where = 'configuration'): AgentConfig {

@@ -1,0 +1,87 @@
+import { Command, Option } from 'commander';
+import { UsageError } from '../errors.ts';
+import { parseDuration } from '../config/syncs.ts';
+import { Agent } from '../run/agent.ts';
+import { createLogger, type LogFormat } from '../run/logger.ts';
+import { AgentMetrics } from '../run/metrics.ts';
+import { AgentServer } from '../run/server.ts';
+import { createSource } from '../run/sources.ts';
+import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
+
+interface AgentCliOptions extends CloudOptions {
+  listen: string;
+  once: boolean;
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
+  logFormat: LogFormat;
+  shutdownGrace: string;
+}
+
+/**
+ * `kupenstack agent --config kupenstack.yaml`: keep the cloud equal to every
+ * Sync of the config, serve health, readiness, metrics and webhooks, and on
+ * SIGTERM let the current step finish (or abandon it safely) before exiting.
+ */
+export function agentCommand(): Command {
+  return withCloudOptions(new Command('agent').description('run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>'))
+    .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
+    .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
+    .addOption(new Option('--log-level <level>', 'least level logged').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
+    .addOption(new Option('--log-format <format>', 'json lines (pino) or one readable line per event').choices(['json', 'pretty']).default('json'))
+    .option('--shutdown-grace <duration>', 'on SIGTERM, how long the current run may go on before it is abandoned at a safe point', '25s')
+    .action(async (opts: AgentCliOptions) => {
+      if (!opts.config) throw new UsageError('kupenstack agent needs --config FILE (a kupenstack.yaml with a syncs: list)');
+      const { config, cloud, cloudsFile } = resolveCloud(opts);
+      if (!config.syncs?.length) throw new UsageError(`${opts.config}: no "syncs:" entries; add one, e.g. syncs: [{name: main, source: {git: {url: https://…, ref: {branch: main}}}}]`);
+      const graceMs = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(opts.shutdownGrace) ? parseDuration(opts.shutdownGrace) : NaN;
+      if (Number.isNaN(graceMs)) throw new UsageError(`--shutdown-grace ${opts.shutdownGrace}: not a duration (e.g. 25s)`);
+      const listen = /^(.*):(\d+)$/.exec(opts.listen);
+      if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
+
+      const logger = createLogger(opts.logLevel, opts.logFormat);
+      const metrics = new AgentMetrics();
+      const agent = await Agent.create({ config, cloud, cloudsFile, logger, metrics, createSource: (sync) => createSource(sync, config) });
+
+      const interrupted = new AbortController();
+      if (opts.once) {
+        const stop = (): void => interrupted.abort(new Error('interrupted'));
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        const ok = await agent.once(interrupted.signal);
+        await agent.stop(0);
+        for (const h of agent.handles.values()) {
+          const ready = h.runner.status.conditions.find((c) => c.type === 'Ready');
+          process.stderr.write(`${h.sync.name}: ${ready?.status === 'True' ? 'ready' : 'not ready'} (${ready?.reason ?? '?'}): ${ready?.message ?? ''}\n`);
+        }
+        process.exitCode = ok ? 0 : 1;
+        return;
+      }
+
+      const server = new AgentServer(agent, metrics, logger);
+      const [, host = '127.0.0.1', port = '9090'] = listen!;
+      const address = await server.listen(host.replace(/^\[|\]$/g, ''), Number(port));
+      logger.info({ listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version }, 'agent started');
+      agent.start();
+
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const onSignal = (signal: NodeJS.Signals): void => {
+          if (stopping) {
+            logger.warn({ signal }, 'second signal: abandoning the current step now');
+            agent.abort();
+            return;
+          }
+          stopping = true;
+          logger.info({ signal, graceMs }, 'shutting down: finishing the current step');
+          void agent
+            .stop(graceMs)
+            .then(() => server.close())
+            .then(() => {
+              logger.info('stopped');
+              resolve();
+            });
+        };
+        process.on('SIGTERM', onSignal);
+        process.on('SIGINT', onSignal);
+      });
+    });
+}

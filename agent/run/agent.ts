@@ -1,0 +1,128 @@
+import type { AgentConfig } from '../config/config.ts';
+import type { SyncConfig } from '../config/syncs.ts';
+import type { Source } from '../source/source.ts';
+import type { Logger } from './logger.ts';
+import type { AgentMetrics } from './metrics.ts';
+import { Scheduler, type Trigger } from './scheduler.ts';
+import { SyncRunner } from './sync-runner.ts';
+
+export interface AgentOptions {
+  config: AgentConfig;
+  cloud: string;
+  cloudsFile?: string;
+  logger: Logger;
+  metrics: AgentMetrics;
+  createSource: (sync: SyncConfig) => Source;
+  onWrite?: (sync: string, at: number) => void;
+}
+
+export interface SyncHandle {
+  sync: SyncConfig;
+  runner: SyncRunner;
+  scheduler: Scheduler;
+  source: Source;
+  stopWatch?: () => void;
+}
+
+export interface Readiness {
+  ready: boolean;
+  /** Per Sync: why it is not ready yet (empty when ready). */
+  syncs: Record<string, { ready: boolean; reason: string; message: string }>;
+}
+
+/**
+ * Several Syncs in one process, isolated: each has its own source, owner,
+ * state dir, clock and status, and an error in one never reaches another.
+ */
+export class Agent {
+  readonly handles: Map<string, SyncHandle>;
+  private readonly logger: Logger;
+
+  private constructor(handles: Map<string, SyncHandle>, logger: Logger) {
+    this.handles = handles;
+    this.logger = logger;
+  }
+
+  static async create(opts: AgentOptions): Promise<Agent> {
+    const handles = new Map<string, SyncHandle>();
+    for (const sync of opts.config.syncs ?? []) {
+      const source = opts.createSource(sync);
+      const runner = await SyncRunner.create(sync, {
+        config: opts.config,
+        cloud: opts.cloud,
+        cloudsFile: opts.cloudsFile,
+        source,
+        logger: opts.logger,
+        metrics: opts.metrics,
+        onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
+      });
+      const log = opts.logger.child({ sync: sync.name });
+      const scheduler = new Scheduler(sync, (trigger, signal) => runner.run(trigger, signal), (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'));
+      handles.set(sync.name, { sync, runner, scheduler, source });
+    }
+    return new Agent(handles, opts.logger);
+  }
+
+  start(): void {
+    for (const h of this.handles.values()) {
+      if (h.sync.suspend) {
+        this.logger.info({ sync: h.sync.name }, 'suspended: not fetching, not applying');
+        continue;
+      }
+      this.logger.info({ sync: h.sync.name, source: h.source.description, interval: h.sync.intervalMs / 1000, schedule: h.sync.schedule }, 'starting');
+      h.scheduler.start();
+      if (h.source.watch) h.stopWatch = h.source.watch(() => h.scheduler.trigger('watch'));
+    }
+  }
+
+  trigger(name: string, trigger: Trigger): boolean {
+    return this.handles.get(name)?.scheduler.trigger(trigger) ?? false;
+  }
+
+  /** Ready once every Sync that is not suspended has applied a revision since the agent started. */
+  readiness(): Readiness {
+    const syncs: Readiness['syncs'] = {};
+    for (const h of this.handles.values()) {
+      const ready = h.sync.suspend || h.runner.reconciledOnce;
+      const cond = h.runner.status.conditions.find((c) => c.type === 'Ready');
+      syncs[h.sync.name] = ready
+        ? { ready, reason: h.sync.suspend ? 'Suspended' : 'Reconciled', message: h.sync.suspend ? 'suspended' : `applied ${h.runner.status.lastAppliedRevision ?? ''}` }
+        : { ready, reason: cond?.reason ?? 'Pending', message: h.runner.store.status.history.length === 0 && cond?.reason === 'Pending' ? 'no reconcile finished yet' : (cond?.message ?? 'no reconcile finished yet') };
+    }
+    return { ready: Object.values(syncs).every((s) => s.ready), syncs };
+  }
+
+  /** One run of every Sync that is not suspended (`--once`); true when all converged. */
+  async once(signal: AbortSignal): Promise<boolean> {
+    const results = await Promise.all(
+      [...this.handles.values()]
+        .filter((h) => !h.sync.suspend)
+        .map(async (h) => {
+          const s = AbortSignal.any([signal, AbortSignal.timeout(h.sync.timeoutMs)]);
+          try {
+            return await h.runner.run('startup', s);
+          } catch (err) {
+            this.logger.error({ sync: h.sync.name, error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly');
+            return false;
+          }
+        }),
+    );
+    return results.every(Boolean);
+  }
+
+  /** Stops the clocks, lets current runs finish within graceMs, then aborts them at a safe point; closes the sources. */
+  async stop(graceMs: number): Promise<void> {
+    await Promise.all(
+      [...this.handles.values()].map(async (h) => {
+        h.stopWatch?.();
+        await h.scheduler.stop(graceMs);
+        await h.source.close().catch(() => {});
+      }),
+    );
+  }
+
+  /** Second signal: abort whatever runs now. */
+  abort(): void {
+    for (const h of this.handles.values()) h.scheduler.abort();
+  }
+}

@@ -1,0 +1,86 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ApiCounters } from '../openstack/counters.ts';
+
+/** The agent's Prometheus series (one registry per agent, so tests can run several). */
+export class AgentMetrics {
+  readonly registry = new Registry();
+  readonly reconcileDuration: Histogram<'sync' | 'result'>;
+  readonly reconciles: Counter<'sync' | 'result' | 'trigger'>;
+  readonly apiCalls: Counter<'sync' | 'service' | 'method' | 'status'>;
+  readonly resources: Gauge<'sync' | 'kind' | 'state'>;
+  readonly fetchDuration: Histogram<'sync' | 'result'>;
+  readonly lastApplied: Gauge<'sync' | 'revision'>;
+  readonly ready: Gauge<'sync'>;
+  readonly webhooks: Counter<'sync' | 'provider' | 'result'>;
+  private readonly revisions = new Map<string, string>();
+  private readonly resourceKeys = new Map<string, Set<string>>();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'kupenstack_process_' });
+    const registers = [this.registry];
+    this.reconcileDuration = new Histogram({
+      name: 'kupenstack_reconcile_duration_seconds',
+      help: 'Duration of one Sync run (fetch, validate, apply), by result.',
+      labelNames: ['sync', 'result'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers,
+    });
+    this.reconciles = new Counter({ name: 'kupenstack_reconcile_total', help: 'Sync runs by result and trigger.', labelNames: ['sync', 'result', 'trigger'], registers });
+    this.apiCalls = new Counter({ name: 'kupenstack_openstack_api_calls_total', help: 'OpenStack API calls by service, method and HTTP status (AUTH = token requests).', labelNames: ['sync', 'service', 'method', 'status'], registers });
+    this.resources = new Gauge({ name: 'kupenstack_resources', help: 'Objects a Sync manages, by kind and state (ready, not-ready, failed).', labelNames: ['sync', 'kind', 'state'], registers });
+    this.fetchDuration = new Histogram({
+      name: 'kupenstack_source_fetch_duration_seconds',
+      help: 'Duration of fetching a Sync source, by result (ok or the failure: unreachable, auth, ref-not-found, …).',
+      labelNames: ['sync', 'result'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.lastApplied = new Gauge({ name: 'kupenstack_last_applied_revision_info', help: 'Last applied revision of each Sync (value 1).', labelNames: ['sync', 'revision'], registers });
+    this.ready = new Gauge({ name: 'kupenstack_sync_ready', help: 'Whether the Ready condition of a Sync is True (1) or not (0).', labelNames: ['sync'], registers });
+    this.webhooks = new Counter({ name: 'kupenstack_webhook_deliveries_total', help: 'Webhook deliveries by result (triggered, ignored, replayed, rejected).', labelNames: ['sync', 'provider', 'result'], registers });
+  }
+
+  /** API counters for one Sync's OpenStack client, mirrored into the metrics as calls happen. */
+  countersFor(sync: string, onWrite?: (at: number) => void): ApiCounters {
+    return new MeteredCounters(sync, this.apiCalls, onWrite);
+  }
+
+  /** One series per Sync: the old revision's series goes. */
+  setLastApplied(sync: string, revision: string): void {
+    const old = this.revisions.get(sync);
+    if (old !== undefined) this.lastApplied.remove({ sync, revision: old });
+    this.revisions.set(sync, revision);
+    this.lastApplied.set({ sync, revision }, 1);
+  }
+
+  setResources(sync: string, counts: Map<string, number>): void {
+    for (const key of this.resourceKeys.get(sync) ?? []) {
+      const [kind = '', state = ''] = key.split(' ');
+      if (!counts.has(key)) this.resources.remove({ sync, kind, state });
+    }
+    for (const [key, n] of counts) {
+      const [kind = '', state = ''] = key.split(' ');
+      this.resources.set({ sync, kind, state }, n);
+    }
+    this.resourceKeys.set(sync, new Set(counts.keys()));
+  }
+}
+
+class MeteredCounters extends ApiCounters {
+  private readonly sync: string;
+  private readonly calls: Counter<'sync' | 'service' | 'method' | 'status'>;
+  private readonly onWrite?: (at: number) => void;
+
+  constructor(sync: string, calls: Counter<'sync' | 'service' | 'method' | 'status'>, onWrite?: (at: number) => void) {
+    super();
+    this.sync = sync;
+    this.calls = calls;
+    this.onWrite = onWrite;
+  }
+
+  override record(service: string, method: string, status: number): void {
+    super.record(service, method, status);
+    this.calls.inc({ sync: this.sync, service, method, status: String(status) });
+    if (this.onWrite && method !== 'GET' && method !== 'HEAD' && method !== 'AUTH') this.onWrite(Date.now());
+  }
+}

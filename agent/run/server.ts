@@ -1,0 +1,163 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readSecret } from '../config/syncs.ts';
+import { KupenstackError } from '../errors.ts';
+import type { Agent, SyncHandle } from './agent.ts';
+import type { Logger } from './logger.ts';
+import type { AgentMetrics } from './metrics.ts';
+import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from './webhook.ts';
+
+const maxBody = 1024 * 1024;
+
+/**
+ * The agent's HTTP side: `/healthz` (the process answers), `/readyz` (every
+ * Sync reconciled once since start, or why not), `/metrics` (Prometheus),
+ * `/status` (every Sync's status as JSON) and the push receivers
+ * `POST /hooks/<sync>` and `POST /hooks` (matched by repository URL and ref).
+ */
+export class AgentServer {
+  private readonly server: Server;
+  private readonly deliveries = new DeliveryLog(1000);
+
+  private readonly agent: Agent;
+  private readonly metrics: AgentMetrics;
+  private readonly logger: Logger;
+
+  constructor(agent: Agent, metrics: AgentMetrics, logger: Logger) {
+    this.agent = agent;
+    this.metrics = metrics;
+    this.logger = logger;
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.logger.error({ error: err instanceof Error ? err.message : String(err), url: req.url }, 'http handler failed');
+        if (!res.headersSent) send(res, 500, { error: 'internal error' });
+        else res.end();
+      });
+    });
+  }
+
+  async listen(host: string, port: number): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => resolve());
+    });
+    return this.server.address() as AddressInfo;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://agent');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    if (path === '/healthz') return send(res, 200, { status: 'ok' });
+    if (path === '/readyz') {
+      const r = this.agent.readiness();
+      return send(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', syncs: r.syncs });
+    }
+    if (path === '/metrics') {
+      const text = await this.metrics.registry.metrics();
+      res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
+      res.end(text);
+      return;
+    }
+    if (path === '/status') return send(res, 200, { syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })) });
+    if (path === '/hooks' || path.startsWith('/hooks/')) {
+      if (req.method !== 'POST') return send(res, 405, { error: 'webhooks are POSTed' });
+      return this.hook(req, res, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)));
+    }
+    send(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>` });
+  }
+
+  private async hook(req: IncomingMessage, res: ServerResponse, name: string | undefined): Promise<void> {
+    let body: Buffer;
+    try {
+      body = await readBody(req);
+    } catch (err) {
+      return send(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
+    }
+    const label = name ?? '*';
+    try {
+      const delivery = identify(req.headers, body);
+      let candidates: SyncHandle[];
+      if (name !== undefined) {
+        const h = this.agent.handles.get(name);
+        if (!h) throw new WebhookError(404, `no Sync named "${name}"`);
+        candidates = [h];
+      } else {
+        // Not yet authenticated: the payload only narrows down whose secret to try.
+        const push = parsePush(delivery, body);
+        const urls = new Set((push?.repoUrls ?? []).map(normalizeRepoUrl));
+        candidates = [...this.agent.handles.values()].filter((h) => h.sync.source.git && urls.has(normalizeRepoUrl(h.sync.source.git.url)));
+        if (candidates.length === 0) throw new WebhookError(404, 'no Sync follows the repository named in this payload');
+      }
+      const verified = candidates.filter((h) => {
+        if (!h.sync.webhook) return false;
+        try {
+          verify(delivery, req.headers, body, readSecret(h.sync.webhook.secret, `Sync ${h.sync.name} webhook secret`));
+          return true;
+        } catch (err) {
+          if (err instanceof WebhookError) return false;
+          throw err;
+        }
+      });
+      if (verified.length === 0) {
+        if (candidates.every((h) => !h.sync.webhook)) throw new WebhookError(403, `Sync ${candidates.map((h) => h.sync.name).join(', ')} has no webhook secret configured (webhook: {secretEnv|secretFile})`);
+        // The precise reason, from the first candidate, without revealing anything about the secret.
+        try {
+          const h = candidates.find((c) => c.sync.webhook)!;
+          verify(delivery, req.headers, body, readSecret(h.sync.webhook!.secret, `Sync ${h.sync.name} webhook secret`));
+        } catch (err) {
+          if (err instanceof WebhookError) throw err;
+        }
+        throw new WebhookError(401, 'the signature does not verify');
+      }
+      // Remembered only once authentic, so forged deliveries cannot burn ids.
+      if (!this.deliveries.remember(`${name ?? ''}:${delivery.provider}:${delivery.id}`)) {
+        this.count(verified, delivery.provider, 'replayed');
+        this.logger.info({ provider: delivery.provider, delivery: delivery.id, syncs: verified.map((h) => h.sync.name) }, 'webhook: replayed delivery ignored');
+        return send(res, 200, { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` });
+      }
+      const push = parsePush(delivery, body);
+      if (!push) {
+        this.count(verified, delivery.provider, 'ignored');
+        return send(res, 200, { result: 'ignored', message: `event "${delivery.event}" is not a push` });
+      }
+      const moved = verified.filter((h) => !h.sync.source.git || refMatches(push.ref, h.sync.source.git.ref));
+      this.count(verified.filter((h) => !moved.includes(h)), delivery.provider, 'ignored');
+      if (moved.length === 0) return send(res, 200, { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((h) => h.sync.name).join(', ')}` });
+      for (const h of moved) h.scheduler.trigger('webhook');
+      this.count(moved, delivery.provider, 'triggered');
+      this.logger.info({ provider: delivery.provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((h) => h.sync.name) }, 'webhook: push received, fetching now');
+      return send(res, 202, { result: 'triggered', syncs: moved.map((h) => h.sync.name) });
+    } catch (err) {
+      if (!(err instanceof WebhookError) && !(err instanceof KupenstackError)) throw err;
+      const status = err instanceof WebhookError ? err.status : 500;
+      this.metrics.webhooks.inc({ sync: label, provider: 'unknown', result: 'rejected' });
+      this.logger.warn({ sync: label, status, error: err.message }, 'webhook rejected');
+      return send(res, status, { error: err.message });
+    }
+  }
+
+  private count(handles: SyncHandle[], provider: string, result: string): void {
+    for (const h of handles) this.metrics.webhooks.inc({ sync: h.sync.name, provider, result });
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(`${JSON.stringify(body)}\n`);
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBody) throw new WebhookError(413, `webhook body larger than ${maxBody} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}

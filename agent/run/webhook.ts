@@ -1,0 +1,146 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { KupenstackError } from '../errors.ts';
+
+/**
+ * Push webhooks of GitHub, Gitea (and Forgejo) and GitLab: who sent it, is it
+ * authentic, have we seen it, and which repository and ref it is about.
+ * Pure functions; server.ts wires them to the Syncs.
+ */
+
+export type Provider = 'github' | 'gitea' | 'gitlab';
+
+export class WebhookError extends KupenstackError {
+  readonly status: number;
+
+  constructor(status: number, message: string) {
+    super('webhook', message);
+    this.status = status;
+  }
+}
+
+export interface Delivery {
+  provider: Provider;
+  /** The provider's delivery id, or a hash of the body when it sends none: what replay detection remembers. */
+  id: string;
+  event: string;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Which provider sent it, from its own headers. */
+export function identify(headers: IncomingHttpHeaders, body: Buffer): Delivery {
+  const bodyId = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+  // Gitea also sends X-GitHub-* headers for compatibility: look at its own first.
+  if (header(headers, 'x-gitea-event') !== undefined || header(headers, 'x-gitea-signature') !== undefined || header(headers, 'x-forgejo-signature') !== undefined)
+    return { provider: 'gitea', id: header(headers, 'x-gitea-delivery') ?? header(headers, 'x-forgejo-delivery') ?? bodyId, event: header(headers, 'x-gitea-event') ?? header(headers, 'x-forgejo-event') ?? '' };
+  if (header(headers, 'x-gitlab-event') !== undefined || header(headers, 'x-gitlab-token') !== undefined)
+    return { provider: 'gitlab', id: header(headers, 'x-gitlab-event-uuid') ?? header(headers, 'idempotency-key') ?? header(headers, 'x-gitlab-webhook-uuid') ?? bodyId, event: header(headers, 'x-gitlab-event') ?? '' };
+  if (header(headers, 'x-github-event') !== undefined || header(headers, 'x-hub-signature-256') !== undefined)
+    return { provider: 'github', id: header(headers, 'x-github-delivery') ?? bodyId, event: header(headers, 'x-github-event') ?? '' };
+  throw new WebhookError(400, 'not a GitHub, Gitea or GitLab webhook (no X-GitHub-Event, X-Gitea-Event or X-Gitlab-Event header)');
+}
+
+/** Constant-time: the time taken says nothing about how much of the secret matched. */
+function sameSecret(a: string, b: string): boolean {
+  // Hash both sides to equal lengths first; timingSafeEqual refuses different lengths (which would leak the length).
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb);
+}
+
+export function hmacHex(secret: string, body: Buffer): string {
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hmac hex>`; Gitea: `X-Gitea-Signature: <hmac hex>`
+ * (HMAC-SHA256 of the raw body); GitLab: `X-Gitlab-Token: <secret>` as is.
+ */
+export function verify(delivery: Delivery, headers: IncomingHttpHeaders, body: Buffer, secret: string): void {
+  if (delivery.provider === 'gitlab') {
+    const token = header(headers, 'x-gitlab-token');
+    if (token === undefined) throw new WebhookError(401, 'GitLab webhook without X-Gitlab-Token: set the secret token of the webhook to the Sync\'s webhook secret');
+    if (!sameSecret(token, secret)) throw new WebhookError(401, 'GitLab webhook: X-Gitlab-Token does not match the Sync\'s webhook secret');
+    return;
+  }
+  const name = delivery.provider === 'github' ? 'x-hub-signature-256' : header(headers, 'x-gitea-signature') !== undefined ? 'x-gitea-signature' : 'x-forgejo-signature';
+  const given = header(headers, name);
+  const label = delivery.provider === 'github' ? 'GitHub' : 'Gitea';
+  if (given === undefined) throw new WebhookError(401, `${label} webhook without ${name}: give the webhook a secret equal to the Sync's webhook secret`);
+  const expected = (delivery.provider === 'github' ? 'sha256=' : '') + hmacHex(secret, body);
+  if (!sameSecret(given.trim().toLowerCase(), expected)) throw new WebhookError(401, `${label} webhook: ${name} does not match the HMAC-SHA256 of the body under the Sync's webhook secret`);
+}
+
+export interface Push {
+  /** `refs/heads/main`, `refs/tags/v1.2.0`. */
+  ref: string;
+  /** New commit (all zeros when the ref was deleted). */
+  after?: string;
+  /** Every URL the payload gives for the repository (clone, ssh, web). */
+  repoUrls: string[];
+}
+
+/** The push (or tag push) in a payload; undefined for other events (ping, issues…). */
+export function parsePush(delivery: Delivery, body: Buffer): Push | undefined {
+  const event = delivery.event.toLowerCase();
+  const isPush = delivery.provider === 'gitlab' ? event === 'push hook' || event === 'tag push hook' : event === 'push' || event === 'create' || event === 'delete';
+  if (!isPush) return undefined;
+  let payload: Record<string, unknown>;
+  try {
+    payload = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    throw new WebhookError(400, 'the webhook body is not JSON (set the content type of the webhook to application/json)');
+  }
+  let ref = typeof payload.ref === 'string' ? payload.ref : '';
+  // GitHub/Gitea create/delete events name the ref without its prefix.
+  if ((event === 'create' || event === 'delete') && typeof payload.ref_type === 'string' && !ref.startsWith('refs/')) ref = `refs/${payload.ref_type === 'tag' ? 'tags' : 'heads'}/${ref}`;
+  if (!ref) throw new WebhookError(400, 'push payload without "ref"');
+  const repo = (payload.repository ?? {}) as Record<string, unknown>;
+  const project = (payload.project ?? {}) as Record<string, unknown>;
+  const urls = [repo.clone_url, repo.ssh_url, repo.html_url, repo.git_http_url, repo.git_ssh_url, repo.url, repo.homepage, project.git_http_url, project.git_ssh_url, project.http_url, project.web_url].filter((u): u is string => typeof u === 'string' && u !== '');
+  return { ref, after: typeof payload.after === 'string' ? payload.after : undefined, repoUrls: urls };
+}
+
+/** Same repository whatever the spelling: no credentials, no trailing `.git` or `/`, case-insensitive host. */
+export function normalizeRepoUrl(url: string): string {
+  const m = /^([a-z+]+:\/\/)?(?:[^@/]*@)?([^/:]+)(:\d+)?[/:]?(.*)$/i.exec(url.trim());
+  if (!m) return url;
+  const path = (m[4] ?? '').replace(/\/+$/, '').replace(/\.git$/, '');
+  return `${m[2]!.toLowerCase()}/${path}`;
+}
+
+/** Whether a pushed ref moves what a Sync follows. */
+export function refMatches(pushed: string, follow: { branch?: string; tag?: string; semver?: string; commit?: string }): boolean {
+  if (follow.branch !== undefined) return pushed === `refs/heads/${follow.branch}`;
+  if (follow.tag !== undefined) return pushed === `refs/tags/${follow.tag}`;
+  if (follow.semver !== undefined) return pushed.startsWith('refs/tags/');
+  return false;
+}
+
+/** Delivery ids seen recently (bounded; oldest forgotten first): a replayed delivery is acknowledged and ignored. */
+export class DeliveryLog {
+  private readonly seen = new Map<string, number>();
+
+  private readonly capacity: number;
+
+  constructor(capacity = 1000) {
+    this.capacity = capacity;
+  }
+
+  /** True the first time an id is offered, false for a replay. */
+  remember(key: string): boolean {
+    if (this.seen.has(key)) {
+      // Refresh its place: a replay storm keeps the id remembered.
+      this.seen.delete(key);
+      this.seen.set(key, Date.now());
+      return false;
+    }
+    this.seen.set(key, Date.now());
+    while (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!);
+    return true;
+  }
+}
