@@ -3,7 +3,7 @@ import { KupenstackError } from '../errors.ts';
 import type { ImageSpec } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../ownership/marker.ts';
-import { openstackName, pick, type AdapterContext, type Remote } from './adapter.ts';
+import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from './adapter.ts';
 import { toRemote } from './image.ts';
 import { applyRetention, deleteVersion, demote, findOrCreateVersion, promote, uploadVersion, type GlanceTarget, type VersionLook } from './image-oci.ts';
 import { resolveDue } from './image-oci-poll.ts';
@@ -109,6 +109,7 @@ const request = (m: Manifest): DiskRequest => requestOf(ociSourceOf(m));
 
 export async function ociDesired(m: Manifest, ctx: AdapterContext): Promise<Record<string, unknown>> {
   const spec = specOf(m);
+  if (ctx.offline) return offlineDesired(m);
   const disk = await resolveManifest(m, ctx);
   const look = lookOf(m, disk);
   const out: Record<string, unknown> = {
@@ -122,6 +123,25 @@ export async function ociDesired(m: Manifest, ctx: AdapterContext): Promise<Reco
   };
   if (look.minDisk !== undefined) out.min_disk = look.minDisk;
   if (look.minRam !== undefined) out.min_ram = look.minRam;
+  return out;
+}
+
+/**
+ * `plan --base`: no registry is asked. The content is named by the reference
+ * the manifest follows, so a moved tag or pin shows as a new version; what
+ * only the registry knows (digest, disk annotations) is left out on both sides.
+ */
+function offlineDesired(m: Manifest): Record<string, unknown> {
+  const spec = specOf(m);
+  const oci = ociSourceOf(m);
+  const out: Record<string, unknown> = {
+    name: openstackName(m),
+    ...pick(spec, { diskFormat: 'disk_format', containerFormat: 'container_format', visibility: 'visibility', protected: 'protected', minDisk: 'min_disk', minRam: 'min_ram' }),
+    properties: spec.properties ?? {},
+    tags: [...new Set([...(spec.tags ?? []), ...(oci.tag !== undefined && oci.digest === undefined ? [ociTag(oci.tag)] : [])])].sort(),
+    source: 'oci',
+    content: lookedUpId(`digest of ${referenceOf(oci)}`),
+  };
   return out;
 }
 

@@ -5,7 +5,7 @@ import type { ValidatedRevision } from '../validate/validate.ts';
 import { KupenstackError } from '../errors.ts';
 import { changeOf } from './change.ts';
 import { orderChanges } from './order.ts';
-import { summarize, type Change, type FieldDiff, type Held, type Plan } from './plan.ts';
+import { summarize, type Change, type FieldDiff, type Held, type ImageResolution, type Plan } from './plan.ts';
 
 /**
  * `plan --base`: the declared-state diff between two revisions, with no cloud
@@ -86,6 +86,7 @@ export async function planBetweenRevisions(base: ValidatedRevision, head: Valida
   // The head, dependencies first: a reference to an object created or replaced by this change is not known yet.
   const changing = new Set([...headSet.keys()].filter((a) => !baseSet.has(a)));
   const changes: Change[] = [];
+  const images: ImageResolution[] = [];
   for (const address of head.order) {
     const m = headSet.get(address);
     if (!m) continue;
@@ -122,6 +123,11 @@ export async function planBetweenRevisions(base: ValidatedRevision, head: Valida
       changes.push(changeOf(address, adapter, 'replace', fields));
     } else if (fields.length > 0) {
       changes.push(changeOf(address, adapter, 'update', fields));
+      // An update that makes a new object (an OCI image version): what follows it by id sees a new id.
+      for (const f of fields.filter((x) => adapter.impact?.fields?.[x.path]?.newId && x.before !== '(not declared)')) {
+        changing.add(address);
+        images.push({ address, reference: String(f.after), from: String(f.before), to: String(f.after) });
+      }
     }
   }
 
@@ -141,6 +147,6 @@ export async function planBetweenRevisions(base: ValidatedRevision, head: Valida
   }
 
   const ordered = orderChanges(changes);
-  const plan: Plan = { revision: opts.headLabel, against: opts.baseLabel, summary: summarize(ordered), changes: ordered, drift: [], held, images: [], warnings };
+  const plan: Plan = { revision: opts.headLabel, against: opts.baseLabel, summary: summarize(ordered), changes: ordered, drift: [], held, images, warnings };
   return { plan, errors };
 }

@@ -89,4 +89,17 @@ describe('plan between revisions (no cloud)', () => {
     const p = await plan([net(), image('one'), byName], [net(), image('one'), byName.replace('m1.small', 'm1.large')]);
     expect(p.changes[0]!.fields[0]).toEqual({ path: 'flavor', before: { name: 'm1.small' }, after: { name: 'm1.large' }, forcesReplacement: false });
   });
+
+  it('a moved OCI tag is a new image version, and VMs that follow it are rebuilt (destructive)', async () => {
+    const oci = (tag: string) => `${h('Image', 'os')}  source:\n    oci: {repository: registry.example.com/vm/os, tag: "${tag}"}\n`;
+    const follower = `${h('VirtualMachine', 'vm')}  flavorName: m1.small\n  imageRef: {name: os}\n  onImageUpdate: rebuild\n  networks: [{networkRef: {name: net}}]\n`;
+    const p = await plan([net(), oci('1.0'), follower], [net(), oci('1.1'), follower]);
+    expect(actions(p)).toEqual(['update t/Image/os', 'update t/VirtualMachine/vm']);
+    expect(p.images).toEqual([{ address: 't/Image/os', reference: '(id of digest of registry.example.com/vm/os:1.1)', from: '(id of digest of registry.example.com/vm/os:1.0)', to: '(id of digest of registry.example.com/vm/os:1.1)' }]);
+    const vmChange = p.changes.find((c) => c.address === 't/VirtualMachine/vm')!;
+    expect(vmChange.destructive).toBe(true);
+    expect(vmChange.reasons.map((r) => r.code)).toContain('root-disk-lost');
+    const ignoring = follower.replace('rebuild', 'ignore');
+    expect(actions(await plan([net(), oci('1.0'), ignoring], [net(), oci('1.1'), ignoring]))).toEqual(['update t/Image/os']);
+  });
 });
