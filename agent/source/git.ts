@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { Dispatcher } from 'undici';
 import { KupenstackError } from '../errors.ts';
-import { cacheLayout, type CacheLayout, checkoutDir, promoteCheckout, readCheckoutMeta, removeTemporaryCheckouts, temporaryCheckoutDir, withCacheLock, writeCheckoutMeta } from './git-cache.ts';
+import { cacheLayout, type CacheLayout, checkoutDir, currentCheckout, promoteCheckout, readCheckoutMeta, removeTemporaryCheckouts, temporaryCheckoutDir, withCacheLock, writeCheckoutMeta } from './git-cache.ts';
 import { checkoutTree } from './git-checkout.ts';
 import { classifyRemoteError, safeCause } from './git-errors.ts';
 import { gitHttpClient } from './git-http.ts';
@@ -252,7 +252,10 @@ export class GitSource implements Source {
       const tmp = temporaryCheckoutDir(this.#layout, target.commit);
       await mkdir(tmp, { recursive: true });
       try {
-        const { skippedLinks } = await checkoutTree(this.#layout.gitdir, target.commit, tmp, signal);
+        // Files unchanged since the current checkout are shared with it (hard links).
+        const current = await currentCheckout(this.#layout);
+        const previous = current && (await exists(checkoutDir(this.#layout, current))) ? { commit: current, dir: checkoutDir(this.#layout, current) } : undefined;
+        const { skippedLinks } = await checkoutTree(this.#layout.gitdir, target.commit, tmp, { signal, previous });
         await writeCheckoutMeta(this.#layout, target.commit, { skippedLinks });
         await rename(tmp, finalDir);
       } catch (err) {

@@ -75,6 +75,9 @@ describe('Git source: following a branch', () => {
     expect((await readdir(join(second.dir, 'clusters/prod'))).sort()).toEqual(['network.yaml', 'subnet.yaml']);
     // The previous checkout is untouched: a consumer still reading it is not disturbed.
     expect(await readFile(join(first.dir, 'clusters/prod/network.yaml'), 'utf8')).toBe('kind: Network\nmetadata: {name: a}\n');
+    // Unchanged files are shared with the previous checkout (same inode), changed ones are new files.
+    expect((await stat(join(second.dir, 'README.md'))).ino).toBe((await stat(join(first.dir, 'README.md'))).ino);
+    expect((await stat(join(second.dir, 'clusters/prod/network.yaml'))).ino).not.toBe((await stat(join(first.dir, 'clusters/prod/network.yaml'))).ino);
     expect(src.description).toBe(`git ${repo.url} branch main`);
   });
 
