@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { Dispatcher } from 'undici';
@@ -230,7 +230,10 @@ export class GitSource implements Source {
     if (await exists(gitdir)) {
       const healthy = (await exists(join(gitdir, 'config'))) && (await exists(join(gitdir, 'objects')));
       const packs = healthy ? (await readdir(join(gitdir, 'objects', 'pack')).catch(() => [])).filter((f) => f.endsWith('.pack')).length : 0;
-      if (healthy && packs <= maxPacks) return;
+      if (healthy && packs <= maxPacks) {
+        await repairShallow(gitdir);
+        return;
+      }
       await rm(gitdir, { recursive: true, force: true });
     }
     await mkdir(this.#layout.root, { recursive: true });
@@ -286,6 +289,24 @@ async function hasCommit(gitdir: string, oid: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * isomorphic-git records the new shallow boundary before it downloads the
+ * pack; a fetch stopped in between leaves boundaries for commits the store
+ * does not have, which would mislead the next negotiation. Keep only real ones.
+ */
+async function repairShallow(gitdir: string): Promise<void> {
+  const file = join(gitdir, 'shallow');
+  let lines: string[];
+  try {
+    lines = (await readFile(file, 'utf8')).split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l));
+  } catch {
+    return;
+  }
+  const kept: string[] = [];
+  for (const oid of lines) if (await hasCommit(gitdir, oid)) kept.push(oid);
+  if (kept.length !== lines.length) await writeFile(file, kept.map((l) => `${l}\n`).join(''));
 }
 
 /** An annotated tag points at a tag object; the checkout needs the commit behind it. */

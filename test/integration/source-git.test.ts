@@ -354,6 +354,33 @@ describe('Git source: the cache', () => {
     expect(leftovers).toEqual([]);
   });
 
+  it('a download cut in the middle of the pack leaves a cache the next fetch completes correctly', async () => {
+    const repo = await newRepo('src-cut');
+    await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const proxy = new GitProxy(peers.git.url);
+    await proxy.start();
+    cleanup.push(() => proxy.stop());
+    const src = new GitSource({ url: repo.url.replace(peers.git.url, proxy.url), ref: { branch: 'main' }, credentials, cacheDir: await newCache() });
+    await src.fetch();
+
+    // A big, incompressible change: its pack is far larger than what the proxy lets through.
+    const noise = Array.from({ length: 2_000 }, (_, i) => `k${i}: ${Math.random().toString(36)}${Math.random().toString(36)}`).join('\n');
+    const next = await repo.commit({ 'big.yaml': `${noise}\n`, 'a.yaml': 'a: 2\n' });
+    repo.push();
+    proxy.stallPostAfterBytes = 4_096;
+    const cut = await failure(src.fetch(AbortSignal.timeout(1_500)));
+    expect(cut.failure).toBe('unreachable');
+    // The ref listing went through; the pack download was cut.
+    expect(proxy.requests.filter((r) => r.method === 'POST').length).toBeGreaterThanOrEqual(2);
+
+    proxy.stallPostAfterBytes = undefined;
+    const after = await src.fetch();
+    expect(after.revision).toBe(`main@sha1:${next}`);
+    expect(await readFile(join(after.dir, 'big.yaml'), 'utf8')).toBe(`${noise}\n`);
+    expect(await readFile(join(after.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
+  });
+
   it('serves several sources of one repository fetching at the same time from one cache', async () => {
     const repo = await newRepo('src-shared');
     const c1 = await repo.commit({ 'a.yaml': 'a: 1\n' });
