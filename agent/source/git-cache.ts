@@ -56,6 +56,12 @@ async function readState(layout: CacheLayout): Promise<CheckoutState> {
   }
 }
 
+/** The commit last handed out for this ref (its checkout may be gone). */
+export async function currentCheckout(layout: CacheLayout): Promise<string | undefined> {
+  const { current } = await readState(layout);
+  return typeof current === 'string' && /^[0-9a-f]{40}$/.test(current) ? current : undefined;
+}
+
 /**
  * Records `commit` as the current checkout and deletes every other checkout
  * except the one that was current before (and unfinished temporary ones).

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
-import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { Dispatcher } from 'undici';
-import { cacheLayout, type CacheLayout, checkoutDir, promoteCheckout, readCheckoutMeta, removeTemporaryCheckouts, temporaryCheckoutDir, withCacheLock, writeCheckoutMeta } from './git-cache.ts';
+import { KupenstackError } from '../errors.ts';
+import { cacheLayout, type CacheLayout, checkoutDir, currentCheckout, promoteCheckout, readCheckoutMeta, removeTemporaryCheckouts, temporaryCheckoutDir, withCacheLock, writeCheckoutMeta } from './git-cache.ts';
 import { checkoutTree } from './git-checkout.ts';
 import { classifyRemoteError, safeCause } from './git-errors.ts';
 import { gitHttpClient } from './git-http.ts';
@@ -20,8 +21,12 @@ export interface GitSourceOptions {
   ref: GitRef;
   /** Folder inside the repository holding the manifests (default: the root). */
   path?: string;
-  /** Resolved by the caller (see credentials.ts); anonymous when absent. */
-  credentials?: GitCredentials;
+  /**
+   * Resolved by the caller (see credentials.ts); anonymous when absent. A
+   * function is called before every fetch, so a rotated token or a fixed
+   * password file takes effect without a new source.
+   */
+  credentials?: GitCredentials | (() => GitCredentials | undefined | Promise<GitCredentials | undefined>);
   /** Survives restarts; several sources may share it. */
   cacheDir: string;
   /** Signed-commit mode: the checked-out commit must be signed by one of its keys. */
@@ -110,7 +115,7 @@ export class GitSource implements Source {
   async #fetchLocked(signal?: AbortSignal): Promise<GitArtifact> {
     const where = redactUrl(this.#url);
     const http = gitHttpClient({ signal, dispatcher: this.#options.dispatcher, onRequest: this.#options.onHttpRequest });
-    const headers = this.#authHeaders();
+    const headers = await this.#authHeaders();
     try {
       await removeTemporaryCheckouts(this.#layout);
       const target = await this.#resolveTarget(http, headers);
@@ -136,8 +141,16 @@ export class GitSource implements Source {
     }
   }
 
-  #authHeaders(): Record<string, string> {
-    const c = this.#options.credentials;
+  async #authHeaders(): Promise<Record<string, string>> {
+    const given = this.#options.credentials;
+    let c: GitCredentials | undefined;
+    try {
+      c = typeof given === 'function' ? await given() : given;
+    } catch (err) {
+      // A missing variable or password file: the user's to fix, like a wrong password.
+      if (err instanceof KupenstackError) throw new SourceError('auth', `${this.description}: ${err.message}`, { cause: err });
+      throw err;
+    }
     // Sent with the first request: saves the 401 round trip isomorphic-git would make.
     return c ? { Authorization: `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}` } : {};
   }
@@ -217,7 +230,10 @@ export class GitSource implements Source {
     if (await exists(gitdir)) {
       const healthy = (await exists(join(gitdir, 'config'))) && (await exists(join(gitdir, 'objects')));
       const packs = healthy ? (await readdir(join(gitdir, 'objects', 'pack')).catch(() => [])).filter((f) => f.endsWith('.pack')).length : 0;
-      if (healthy && packs <= maxPacks) return;
+      if (healthy && packs <= maxPacks) {
+        await repairShallow(gitdir);
+        return;
+      }
       await rm(gitdir, { recursive: true, force: true });
     }
     await mkdir(this.#layout.root, { recursive: true });
@@ -239,7 +255,10 @@ export class GitSource implements Source {
       const tmp = temporaryCheckoutDir(this.#layout, target.commit);
       await mkdir(tmp, { recursive: true });
       try {
-        const { skippedLinks } = await checkoutTree(this.#layout.gitdir, target.commit, tmp, signal);
+        // Files unchanged since the current checkout are shared with it (hard links).
+        const current = await currentCheckout(this.#layout);
+        const previous = current && (await exists(checkoutDir(this.#layout, current))) ? { commit: current, dir: checkoutDir(this.#layout, current) } : undefined;
+        const { skippedLinks } = await checkoutTree(this.#layout.gitdir, target.commit, tmp, { signal, previous });
         await writeCheckoutMeta(this.#layout, target.commit, { skippedLinks });
         await rename(tmp, finalDir);
       } catch (err) {
@@ -270,6 +289,24 @@ async function hasCommit(gitdir: string, oid: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * isomorphic-git records the new shallow boundary before it downloads the
+ * pack; a fetch stopped in between leaves boundaries for commits the store
+ * does not have, which would mislead the next negotiation. Keep only real ones.
+ */
+async function repairShallow(gitdir: string): Promise<void> {
+  const file = join(gitdir, 'shallow');
+  let lines: string[];
+  try {
+    lines = (await readFile(file, 'utf8')).split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l));
+  } catch {
+    return;
+  }
+  const kept: string[] = [];
+  for (const oid of lines) if (await hasCommit(gitdir, oid)) kept.push(oid);
+  if (kept.length !== lines.length) await writeFile(file, kept.map((l) => `${l}\n`).join(''));
 }
 
 /** An annotated tag points at a tag object; the checkout needs the commit behind it. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GitCredentials } from '../../agent/source/credentials.ts';
+import { GitCredentials, resolveCredentials } from '../../agent/source/credentials.ts';
 import { GitSource, type GitSourceOptions } from '../../agent/source/git.ts';
 import { SourceError, type SourceFailure } from '../../agent/source/source.ts';
 import { GitProxy } from '../support/git-proxy.ts';
@@ -75,6 +75,9 @@ describe('Git source: following a branch', () => {
     expect((await readdir(join(second.dir, 'clusters/prod'))).sort()).toEqual(['network.yaml', 'subnet.yaml']);
     // The previous checkout is untouched: a consumer still reading it is not disturbed.
     expect(await readFile(join(first.dir, 'clusters/prod/network.yaml'), 'utf8')).toBe('kind: Network\nmetadata: {name: a}\n');
+    // Unchanged files are shared with the previous checkout (same inode), changed ones are new files.
+    expect((await stat(join(second.dir, 'README.md'))).ino).toBe((await stat(join(first.dir, 'README.md'))).ino);
+    expect((await stat(join(second.dir, 'clusters/prod/network.yaml'))).ino).not.toBe((await stat(join(first.dir, 'clusters/prod/network.yaml'))).ino);
     expect(src.description).toBe(`git ${repo.url} branch main`);
   });
 
@@ -149,6 +152,17 @@ describe('Git source: tags, semver ranges and pinned commits', () => {
     expect(await readFile(join(annotated.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
 
     expectFailure(await failure(source(repo, cache, { ref: { tag: 'v9' } }).fetch()), 'ref-not-found', /tag v9 does not exist/);
+
+    // A tag moved on the server (git tag -f; git push -f) is followed.
+    const src = source(repo, cache, { ref: { tag: 'light' } });
+    expect((await src.fetch()).commit).toBe(c1);
+    const moved = await repo.commit({ 'a.yaml': 'a: 4\n' });
+    repo.git('tag', '-f', 'light');
+    repo.git('push', '-q', '--force', repo.url, 'refs/tags/light');
+    expect(repo.remoteRef('refs/tags/light')).toBe(moved);
+    const after = await src.fetch();
+    expect(after.revision).toBe(`light@sha1:${moved}`);
+    expect(await readFile(join(after.dir, 'a.yaml'), 'utf8')).toBe('a: 4\n');
   });
 
   it('follows the highest tag in a semver range and moves when a higher one is pushed', async () => {
@@ -249,6 +263,23 @@ describe('Git source: credentials and an unreachable server', () => {
     expectFailure(anonymous, 'auth', /HTTP 401/);
   });
 
+  it('reads credentials again before every fetch when given a provider: a fixed password works without a new source', async () => {
+    const repo = await newRepo('src-rotate');
+    const commit = await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const env: NodeJS.ProcessEnv = { GIT_PASSWORD: 'wrong-password-1b2c' };
+    const src = source(repo, await newCache(), { credentials: () => resolveCredentials({ username: peers.git.user, passwordEnv: 'GIT_PASSWORD' }, env) });
+    const wrong = await failure(src.fetch());
+    expectFailure(wrong, 'auth', /HTTP 401/);
+    expect(inspect(wrong, { depth: 10 })).not.toContain('wrong-password-1b2c');
+
+    delete env.GIT_PASSWORD;
+    expectFailure(await failure(src.fetch()), 'auth', /environment variable GIT_PASSWORD, which is not set/);
+
+    env.GIT_PASSWORD = peers.git.password;
+    expect((await src.fetch()).revision).toBe(`main@sha1:${commit}`);
+  });
+
   it('reports a server that is gone as unreachable and recovers when it is back, on the same source object', async () => {
     const repo = await newRepo('src-down');
     await repo.commit({ 'a.yaml': 'a: 1\n' });
@@ -321,6 +352,51 @@ describe('Git source: the cache', () => {
     expect(await readFile(join(after.dir, 'b/c.yaml'), 'utf8')).toBe('c: 1\n');
     const leftovers = (await readdir(join(after.dir, '..'))).filter((e) => e.startsWith('.tmp'));
     expect(leftovers).toEqual([]);
+  });
+
+  it('a download cut in the middle of the pack leaves a cache the next fetch completes correctly', async () => {
+    const repo = await newRepo('src-cut');
+    await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const proxy = new GitProxy(peers.git.url);
+    await proxy.start();
+    cleanup.push(() => proxy.stop());
+    const src = new GitSource({ url: repo.url.replace(peers.git.url, proxy.url), ref: { branch: 'main' }, credentials, cacheDir: await newCache() });
+    await src.fetch();
+
+    // A big, incompressible change: its pack is far larger than what the proxy lets through.
+    const noise = Array.from({ length: 2_000 }, (_, i) => `k${i}: ${Math.random().toString(36)}${Math.random().toString(36)}`).join('\n');
+    const next = await repo.commit({ 'big.yaml': `${noise}\n`, 'a.yaml': 'a: 2\n' });
+    repo.push();
+    proxy.stallPostAfterBytes = 4_096;
+    const cut = await failure(src.fetch(AbortSignal.timeout(1_500)));
+    expect(cut.failure).toBe('unreachable');
+    // The ref listing went through; the pack download was cut.
+    expect(proxy.requests.filter((r) => r.method === 'POST').length).toBeGreaterThanOrEqual(2);
+
+    proxy.stallPostAfterBytes = undefined;
+    const after = await src.fetch();
+    expect(after.revision).toBe(`main@sha1:${next}`);
+    expect(await readFile(join(after.dir, 'big.yaml'), 'utf8')).toBe(`${noise}\n`);
+    expect(await readFile(join(after.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
+  });
+
+  it('serves several sources of one repository fetching at the same time from one cache', async () => {
+    const repo = await newRepo('src-shared');
+    const c1 = await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push('main', 'main:release');
+    const c2 = await repo.commit({ 'a.yaml': 'a: 2\n' });
+    repo.git('tag', 'v1.0.0');
+    repo.push('main', '--tags');
+    const cacheDir = await newCache();
+    const sources = [source(repo, cacheDir), source(repo, cacheDir, { ref: { branch: 'release' } }), source(repo, cacheDir, { ref: { semver: '1.x' } }), source(repo, cacheDir, { ref: { commit: c1 } })];
+    const artifacts = await Promise.all(sources.map((s) => s.fetch()));
+    expect(artifacts.map((a) => a.revision)).toEqual([`main@sha1:${c2}`, `release@sha1:${c1}`, `v1.0.0@sha1:${c2}`, `sha1:${c1}`]);
+    const contents = await Promise.all(artifacts.map((a) => readFile(join(a.dir, 'a.yaml'), 'utf8')));
+    expect(contents).toEqual(['a: 2\n', 'a: 1\n', 'a: 2\n', 'a: 1\n']);
+    // One object store for the repository, one checkout folder per ref.
+    const [urlDir] = await readdir(cacheDir);
+    expect((await readdir(join(cacheDir, urlDir ?? ''))).filter((e) => e.startsWith('ref-')).length).toBe(4);
   });
 
   it('starts the cache over when its object store is damaged', async () => {

@@ -11,6 +11,8 @@ export class GitProxy {
   requests: { method: string; path: string }[] = [];
   /** Holds every POST (the pack transfer) this long before relaying it: a slow server. */
   postDelayMs = 0;
+  /** Relays only this many bytes of each POST response, then stalls: a connection that dies mid-download. */
+  stallPostAfterBytes: number | undefined;
   #server: Server | undefined;
   #sockets = new Set<Socket>();
   #port = 0;
@@ -36,7 +38,18 @@ export class GitProxy {
     const relay = (req: IncomingMessage, res: ServerResponse): void => {
       const upstream = request({ host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: { ...req.headers, host: this.target.host } }, (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
+        const limit = req.method === 'POST' ? this.stallPostAfterBytes : undefined;
+        if (limit === undefined) {
+          up.pipe(res);
+          return;
+        }
+        let sent = 0;
+        up.on('data', (chunk: Buffer) => {
+          if (sent >= limit) return;
+          const part = chunk.subarray(0, limit - sent);
+          sent += part.length;
+          res.write(part);
+        });
       });
       upstream.on('error', () => res.destroy());
       req.pipe(upstream);

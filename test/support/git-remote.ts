@@ -89,7 +89,10 @@ export class TestRepo {
     return line?.split('\t')[0];
   }
 
+  /** Removes the working copy and this test's repository from the server (only the one it created). */
   async dispose(): Promise<void> {
     await rm(dirname(this.work), { recursive: true, force: true });
+    const home = process.env.KUPENSTACK_TESTBED_HOME ?? '/var/lib/kupenstack-testbed';
+    await rm(join(home, 'git', 'repos', `${this.name}.git`), { recursive: true, force: true });
   }
 }
