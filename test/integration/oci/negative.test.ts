@@ -107,6 +107,20 @@ describe('negative corpus: refused before the stream ends', () => {
     await expect(source.resolve({ repository: `${plain}/${repo}`, tag: 'traversal', insecure: true })).rejects.toMatchObject({ code: 'oci.unsafe', message: expect.stringContaining('climbs out') as unknown });
   });
 
+  it('a containerDisk built for another architecture, or a bootc container, is refused by its image config', async () => {
+    const c = client();
+    const repo = uniqueRepo('cd-config');
+    const layer = await containerDiskLayer([{ header: { name: 'disk/disk.qcow2', size: qcow2.length }, body: qcow2 }]);
+    const armConfig = { mediaType: imageConfig.mediaType, data: Buffer.from(JSON.stringify({ architecture: 'arm64', os: 'linux', rootfs: { type: 'layers', diff_ids: [] } })) };
+    await pushRaw(c, repo, 'arm', { config: armConfig, layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', data: layer }] });
+    await expect(source.resolve({ repository: `${plain}/${repo}`, tag: 'arm', insecure: true })).rejects.toMatchObject({ code: 'oci.platform', message: expect.stringContaining('for arm64, not amd64') as unknown });
+    const arm = await source.resolve({ repository: `${plain}/${repo}`, tag: 'arm', insecure: true, platform: { architecture: 'aarch64' } });
+    expect(arm.diskFormat).toBe('qcow2');
+    const bootcConfig = { mediaType: imageConfig.mediaType, data: Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { 'containers.bootc': '1' } }, rootfs: { type: 'layers', diff_ids: [] } })) };
+    await pushRaw(c, repo, 'bootc', { config: bootcConfig, layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', data: layer }] });
+    await expect(source.resolve({ repository: `${plain}/${repo}`, tag: 'bootc', insecure: true })).rejects.toMatchObject({ code: 'oci.format', message: expect.stringContaining('bootable container') as unknown });
+  });
+
   it('more than one disk (layers or containerDisk entries) is ambiguous and refused', async () => {
     const c = client();
     const repo = uniqueRepo('two-disks');
