@@ -177,7 +177,8 @@ export class RegistryClient {
         authenticated = true;
         continue;
       }
-      if ((res.statusCode === 429 || res.statusCode >= 500) && idempotent.has(method) && attempt < this.retries) {
+      // A caller that takes 5xx itself (the blob reader resumes) gets it at once: no nested retries.
+      if ((res.statusCode === 429 || res.statusCode >= 500) && !accept(res.statusCode) && idempotent.has(method) && attempt < this.retries) {
         await res.body.dump();
         await sleep(backoff(attempt++), undefined, { signal: options.signal });
         continue;

@@ -5,13 +5,15 @@ import { benchPlan } from './plan.ts';
 import { benchValidate } from './validate.ts';
 import { benchOciImport } from './oci-import.ts';
 import { benchPushLatency } from './push-latency.ts';
+import { benchOci } from './oci.ts';
+import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
 
 // The apply benchmark needs the test bed's cloud (started, or reused).
 if (spawnSync('bash', ['test/testbed/up.sh'], { stdio: ['ignore', 'ignore', 'inherit'] }).status !== 0) throw new Error('the test bed did not start');
 const only = process.env.BENCH_ONLY?.split(',');
-const benches = { validate: benchValidate, plan: benchPlan, apply: benchApply, oci: benchOciImport, push: benchPushLatency };
+const benches = { validate: benchValidate, plan: benchPlan, apply: benchApply, registry: benchOci, oci: benchOciImport, git: benchGitSource, push: benchPushLatency };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));
 console.log(renderTable(rows));
