@@ -164,12 +164,21 @@ export function corruptBlobAtRest(digest: string): void {
   writeFileSync(file, data);
 }
 
-/** Blob GETs for a repository in the registry's access log since a byte offset (an independent count of transfers). */
-export function blobGets(repo: string, since: number): { count: number; end: number } {
-  const log = registryLog();
-  const text = readFileSync(log, 'latin1').slice(since);
-  const re = new RegExp(`"GET /v2/${repo.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/blobs/sha256:[0-9a-f]{64} HTTP/1.1" 20[06]`, 'g');
-  return { count: text.match(re)?.length ?? 0, end: since + text.length };
+/**
+ * Blob GETs for a repository in the registry's access log since a byte
+ * offset (an independent count of transfers): whole downloads (200), and
+ * the bytes of partial ones (206: resolve's pre-flight read of the disk head).
+ */
+export function blobGets(repo: string, since: number): { count: number; partialBytes: number; end: number } {
+  const text = readFileSync(registryLog(), 'latin1').slice(since);
+  const re = new RegExp(`"GET /v2/${repo.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/blobs/sha256:[0-9a-f]{64} HTTP/1.1" (20[06]) (\\d+)`, 'g');
+  let count = 0;
+  let partialBytes = 0;
+  for (const m of text.matchAll(re)) {
+    if (m[1] === '200') count++;
+    else partialBytes += Number(m[2]);
+  }
+  return { count, partialBytes, end: since + text.length };
 }
 
 export function registryLog(): string {
