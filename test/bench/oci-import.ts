@@ -141,10 +141,10 @@ export async function benchOciImport(): Promise<BenchRow[]> {
   try {
     const one = await diskFile(GiB);
     const ref1 = pushArtifact(one.file, one.digest, 'one-gib');
-    // Side by side, alternating, best of 2 each (Glance's ingest is the shared bottleneck).
+    // Side by side, alternating, best of 3 each (Glance's ingest is the shared bottleneck).
     const pipes: number[] = [];
     const ours: ChildResult[] = [];
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < 3; i++) {
       const p = await pipe(cloud, projectId, one.digest);
       made.push(p.id);
       pipes.push(p.seconds);

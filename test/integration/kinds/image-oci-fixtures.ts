@@ -17,12 +17,18 @@ import type { DiskPackaging } from '../../../oci/disk-source.ts';
 export const registry = '127.0.0.1:5050';
 const sha256 = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
-/** A small qcow2 whose clusters hold random data, so every version's bytes differ. */
+/**
+ * A small qcow2 (64 MiB virtual) whose first MiB is random: every call gives
+ * a blob no other test has, so the registry's content-addressed storage is
+ * never shared between tests (a test that corrupts its blob harms only itself).
+ */
 export function qcow2Disk(): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'ks-oci-disk-'));
   try {
-    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', join(dir, 'd.qcow2'), '64M']);
-    execFileSync('qemu-io', ['-f', 'qcow2', '-c', `write -P 0x${randomBytes(1).toString('hex')} 0 1M`, '-c', 'write -P 0x11 8M 512k', join(dir, 'd.qcow2')]);
+    const raw = Buffer.alloc(64 * 1024 * 1024);
+    randomBytes(1024 * 1024).copy(raw);
+    writeFileSync(join(dir, 'd.raw'), raw);
+    execFileSync('qemu-img', ['convert', '-q', '-f', 'raw', '-O', 'qcow2', join(dir, 'd.raw'), join(dir, 'd.qcow2')]);
     return readFileSync(join(dir, 'd.qcow2'));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { image } from '../../../agent/kinds/image.ts';
 import { importDisk } from '../../../agent/kinds/image-oci-import.ts';
 import { ociTransfers } from '../../../agent/kinds/image-oci.ts';
 import { diskSourceFor } from '../../../agent/kinds/image-oci-source.ts';
+import { forgetResolutions } from '../../../agent/kinds/image-oci-kind.ts';
 import { ociImageId, versionName } from '../../../agent/kinds/image-oci-versions.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import { ownerTag } from '../../../agent/ownership/marker.ts';
@@ -192,6 +193,22 @@ describe('OCI images in Glance', () => {
     expect(old.tags).toContain('oci-tag:stable');
     expect(old).not.toHaveProperty('oci_superseded_by');
     expect(next).toMatchObject({ name: versionName('chan', d2), os_hidden: true });
+  });
+
+  it('with `interval`, asks the registry again only when the last answer is that old', async () => {
+    const repo = `it/poll-${run}`;
+    const d1 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
+    const m = manifest('Image', 'polled', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } }, interval: '1h' });
+    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    const d2 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
+    // A later run within the hour: the remembered answer, no registry call.
+    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    // Without a policy the same tag is followed at once.
+    const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } } });
+    expect((await image.desired(eager, runCtx())).content).toBe(d2);
+    // The hour is over (the remembered time forgotten, as after it passed): the new digest.
+    forgetResolutions();
+    expect((await image.desired(m, runCtx())).content).toBe(d2);
   });
 
   it('keeps `keep` versions: deletes only hidden, untagged, unprotected versions no server uses', async () => {
