@@ -165,13 +165,20 @@ export class RegistryClient {
       if (res.statusCode === 401 && sameOrigin) {
         const text = await res.body.text();
         if (authenticated || isStream(options.body)) {
-          throw new OciError('oci.auth', `${this.registry} refused ${method} ${describe(url)} (401${authDetail(text, header(response, 'www-authenticate'))}) even after authenticating; check that the credentials for ${this.registry} allow ${options.scopes.join(' ') || 'this'}`);
+          const detail = `401${authDetail(text, header(response, 'www-authenticate'))}`;
+          throw new OciError(
+            'oci.auth',
+            this.credential()
+              ? `${this.registry} refused ${method} ${describe(url)} (${detail}) even after authenticating; check that the credentials for ${this.registry} allow ${options.scopes.join(' ') || 'this'}`
+              : `${this.registry} refused anonymous ${method} ${describe(url)} (${detail}); give credentials for ${this.registry} (--docker-config FILE, DOCKER_CONFIG, or a .dockerconfigjson Secret)`,
+          );
         }
         await this.authenticate(header(response, 'www-authenticate'), options.scopes, options.signal);
         authenticated = true;
         continue;
       }
-      if ((res.statusCode === 429 || res.statusCode >= 500) && idempotent.has(method) && attempt < this.retries) {
+      // A caller that takes 5xx itself (the blob reader resumes) gets it at once: no nested retries.
+      if ((res.statusCode === 429 || res.statusCode >= 500) && !accept(res.statusCode) && idempotent.has(method) && attempt < this.retries) {
         await res.body.dump();
         await sleep(backoff(attempt++), undefined, { signal: options.signal });
         continue;

@@ -10,9 +10,9 @@ import { OciError } from './errors.ts';
 import { diskFromTar, type TarDiskState } from './formats/containerdisk.ts';
 import { detectDisk } from './formats/detect.ts';
 import { glanceMetadata, vmimage } from './formats/vmimage-annotations.ts';
-import { fetchManifest, type FetchedManifest } from './manifest.ts';
+import { fetchManifest, type Descriptor, type FetchedManifest } from './manifest.ts';
 import { tarLayerCompression, type Compression } from './media-types.ts';
-import { defaultPlatform, selectPlatform } from './platform.ts';
+import { defaultPlatform, ociArchitecture, selectPlatform } from './platform.ts';
 import { isValidDigest, isValidTag, parseRepository } from './reference.ts';
 import { ByteLimit, SniffGate } from './sniff-gate.ts';
 import { sniffBytes, sniffDiskFormat, formatsAgree } from './sniff.ts';
@@ -35,6 +35,7 @@ export interface RegistryDiskSourceOptions {
 }
 
 export const defaultMaxDiskBytes = 1024 ** 4;
+const maxConfigBytes = 1024 * 1024;
 
 function decompressor(compression: Compression | 'none' | undefined): Duplex | undefined {
   if (compression === 'gzip') return createGunzip();
@@ -104,6 +105,7 @@ export class RegistryDiskSource implements DiskSource {
     const manifest = top.manifest;
     if (manifest.kind !== 'manifest') throw new OciError('oci.format', `${where} is not an image manifest`);
     const detected = detectDisk(manifest, where);
+    if (detected.packaging === 'containerdisk') await this.checkContainerConfig(client, repository, manifest.config, request.platform ?? platform, where, signal);
     const meta = glanceMetadata(manifest.annotations, platform?.architecture);
     if (meta.declaredFormat !== undefined && detected.declaredFormat !== undefined && meta.declaredFormat !== detected.declaredFormat) {
       throw new OciError('oci.format-mismatch', `${where}: ${vmimage.diskFormat} says ${meta.declaredFormat} but the layer says ${detected.declaredFormat}; make them agree`);
@@ -141,6 +143,31 @@ export class RegistryDiskSource implements DiskSource {
     }
     await this.preflight(client, repository, resolved, where, signal);
     return resolved;
+  }
+
+  /**
+   * A containerDisk's image config: its architecture must be the one asked
+   * for (a single-arch image of another architecture would boot nowhere),
+   * and bootable-container (bootc/ostree) images are not disks.
+   */
+  private async checkContainerConfig(client: RegistryClient, repository: string, config: Descriptor, wanted: Platform | undefined, where: string, signal: AbortSignal | undefined): Promise<void> {
+    if (config.size > maxConfigBytes) throw new OciError('oci.too-large', `${where}: the image config is ${config.size} bytes (limit ${maxConfigBytes})`);
+    const chunks: Buffer[] = [];
+    for await (const c of openBlob(client, repository, config, { signal }) as AsyncIterable<Buffer>) chunks.push(c);
+    let doc: { architecture?: unknown; config?: { Labels?: Record<string, unknown> | null } };
+    try {
+      doc = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof doc;
+    } catch {
+      throw new OciError('oci.format', `${where}: the image config is not JSON`);
+    }
+    const labels = doc.config?.Labels ?? {};
+    if (labels['containers.bootc'] === '1' || labels['ostree.bootable'] === '1' || labels['ostree.bootable'] === 'true') {
+      throw new OciError('oci.format', `${where} is a bootable container (bootc/ostree), not a containerDisk; build a disk image from it (bootc-image-builder) and push that`);
+    }
+    const wantedArch = ociArchitecture((wanted ?? defaultPlatform).architecture);
+    if (typeof doc.architecture === 'string' && ociArchitecture(doc.architecture) !== wantedArch) {
+      throw new OciError('oci.platform', `${where} is a containerDisk for ${doc.architecture}, not ${wantedArch}; ask for platform ${doc.architecture} or use an image built for ${wantedArch}`);
+    }
   }
 
   /** Highest tag satisfying a semver range (`v` prefixes allowed; prereleases only if the range names one). */

@@ -11,7 +11,13 @@ const here = dirname(fileURLToPath(import.meta.url));
  */
 export default function setup(): void {
   const started = Date.now();
-  const result = spawnSync('bash', [join(here, 'up.sh')], { stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', timeout: 30 * 60_000 });
+  const result = spawnSync('bash', [join(here, 'up.sh')], {
+    // The token server of the Bearer registry is TypeScript: run it with this node.
+    env: { ...process.env, KUPENSTACK_NODE: process.execPath },
+    stdio: ['ignore', 'inherit', 'pipe'],
+    encoding: 'utf8',
+    timeout: 30 * 60_000,
+  });
   process.stderr.write(result.stderr ?? '');
   if (result.status !== 0) {
     const tail = (result.stderr ?? '').split('\n').slice(-60).join('\n');

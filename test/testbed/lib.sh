@@ -45,7 +45,9 @@ tb_pid() {
 tb_start() {
   local svc=$1; shift
   if tb_pid "$svc" >/dev/null; then return 0; fi
-  setsid "$@" >>"$LOG_DIR/$svc.log" 2>&1 < /dev/null &
+  # 9>&-: the daemon must not inherit tb_lock's descriptor, or it holds the
+  # test-bed lock for as long as it runs and every later script waits 30 min.
+  setsid "$@" >>"$LOG_DIR/$svc.log" 2>&1 < /dev/null 9>&- &
   echo $! > "$RUN_DIR/$svc.pid"
 }
 

@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 t0=$(date +%s)
-for peer in ${TESTBED_PEERS:-registry git openstack}; do
+for peer in ${TESTBED_PEERS:-registry oci-tools git openstack}; do
   tb_log "== $peer"
   bash "$HERE/$peer/up.sh"
 done

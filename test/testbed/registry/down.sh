@@ -6,8 +6,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/../lib.sh"
 tb_dirs registry
-tb_stop registry registry-auth
+tb_stop registry registry-auth registry-token token-server
 if [ "${1:-}" = "--wipe" ]; then
-  rm -rf "$TB_HOME/registry/data-plain" "$TB_HOME/registry/data-auth"
+  rm -rf "$TB_HOME/registry/data-plain" "$TB_HOME/registry/data-auth" "$TB_HOME/registry/data-token"
   tb_log "wiped registry storage"
 fi

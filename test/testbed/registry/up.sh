@@ -4,6 +4,7 @@
 # config did not change are reused.
 #   registry       http://127.0.0.1:5050  anonymous
 #   registry-auth  http://127.0.0.1:5051  Basic auth kupenstack / testbed-secret
+#   registry-token http://127.0.0.1:5052  Bearer tokens from token-server (127.0.0.1:5053)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=../lib.sh
@@ -19,12 +20,12 @@ PEER_DIR="$TB_HOME/registry"
 # policy-rc.d denies it. If it ran anyway, stop only the daemon the install
 # itself started (pid file of the init script, proven to be new).
 tb_guard_install docker-registry:/var/run/docker-registry.pid:/usr/bin/docker-registry \
-                  apache2-utils:: curl::
+                  apache2-utils:: curl:: openssl::
 command -v docker-registry >/dev/null || tb_fail registry "docker-registry binary missing after install"
 command -v htpasswd >/dev/null || tb_fail registry "htpasswd (apache2-utils) missing after install"
 
 # --- config -------------------------------------------------------------------
-mkdir -p "$PEER_DIR/data-plain" "$PEER_DIR/data-auth" "$PEER_DIR/etc"
+mkdir -p "$PEER_DIR/data-plain" "$PEER_DIR/data-auth" "$PEER_DIR/data-token" "$PEER_DIR/etc"
 
 # htpasswd (bcrypt): (re)create only when it does not verify the test credentials
 HTPASSWD="$PEER_DIR/etc/htpasswd"
@@ -90,6 +91,29 @@ reg_config registry-auth "$REG_AUTH_PORT" "$PEER_DIR/data-auth" "auth:
   | write_if_changed "$PEER_DIR/etc/registry-auth.yml" && changed_auth=1
 [ $htpasswd_changed = 1 ] && changed_auth=1   # 2.8 reads htpasswd once at start
 
+# Token signing key (EC P-256) and the self-signed certificate the registry
+# trusts (rootcertbundle); created once.
+TOKEN_KEY="$PEER_DIR/etc/token.key"; TOKEN_CERT="$PEER_DIR/etc/token.crt"
+changed_token=0
+if ! [ -s "$TOKEN_KEY" ] || ! [ -s "$TOKEN_CERT" ]; then
+  openssl ecparam -name prime256v1 -genkey -noout -out "$TOKEN_KEY.new" 2>/dev/null
+  openssl req -new -x509 -key "$TOKEN_KEY.new" -out "$TOKEN_CERT.new" -days 3650 -subj "/CN=$TOKEN_ISSUER" 2>/dev/null
+  chmod 600 "$TOKEN_KEY.new"; mv "$TOKEN_KEY.new" "$TOKEN_KEY"; mv "$TOKEN_CERT.new" "$TOKEN_CERT"
+  changed_token=1
+fi
+reg_config registry-token "$REG_TOKEN_PORT" "$PEER_DIR/data-token" "auth:
+  token:
+    realm: http://127.0.0.1:$TOKEN_PORT/token
+    service: $TOKEN_SERVICE
+    issuer: $TOKEN_ISSUER
+    rootcertbundle: $TOKEN_CERT" \
+  | write_if_changed "$PEER_DIR/etc/registry-token.yml" && changed_token=1
+
+# The token server's settings; a change (or a new token-server.ts) restarts it.
+NODE_BIN=$(tb_node) || tb_fail token-server "no node >= 22.18 found (set KUPENSTACK_NODE=/path/to/node)"
+changed_ts=0
+{ echo "node=$NODE_BIN"; sha256sum < "$HERE/token-server.ts"; sha256sum < "$TOKEN_KEY"; } | write_if_changed "$PEER_DIR/etc/token-server.stamp" && changed_ts=1
+
 # --- start --------------------------------------------------------------------
 # start_reg SVC PORT CHANGED
 start_reg() {
@@ -109,13 +133,28 @@ start_reg() {
 }
 start_reg registry "$REG_PORT" "$changed_plain"
 start_reg registry-auth "$REG_AUTH_PORT" "$changed_auth"
+start_reg registry-token "$REG_TOKEN_PORT" "$changed_token"
 
-for svc in registry registry-auth; do
-  port=$REG_PORT; [ $svc = registry-auth ] && port=$REG_AUTH_PORT
+if tb_pid token-server >/dev/null && [ "$changed_ts" = 0 ] && tb_port_listening "$TOKEN_PORT"; then
+  tb_log "token-server: already running (pid $(tb_pid token-server)), reused"
+else
+  tb_stop token-server
+  if tb_port_listening "$TOKEN_PORT"; then
+    tb_fail token-server "port 127.0.0.1:$TOKEN_PORT is already used by a process we did not start: $(ss -Hltnp "sport = :$TOKEN_PORT" | head -1)"
+  fi
+  tb_log "token-server: starting on 127.0.0.1:$TOKEN_PORT ($NODE_BIN)"
+  TOKEN_PORT=$TOKEN_PORT TOKEN_KEY=$TOKEN_KEY TOKEN_ISSUER=$TOKEN_ISSUER TOKEN_SERVICE=$TOKEN_SERVICE \
+    TOKEN_USER=$REG_USER TOKEN_PASSWORD=$REG_PASSWORD TOKEN_REFRESH=$REG_REFRESH_TOKEN \
+    tb_start token-server "$NODE_BIN" "$HERE/token-server.ts"
+fi
+tb_wait_http "http://127.0.0.1:$TOKEN_PORT/stats" 30 || tb_fail token-server "no HTTP answer on 127.0.0.1:$TOKEN_PORT within 30 s"
+
+for svc in registry registry-auth registry-token; do
+  port=$REG_PORT; [ $svc = registry-auth ] && port=$REG_AUTH_PORT; [ $svc = registry-token ] && port=$REG_TOKEN_PORT
   tb_wait_http "http://127.0.0.1:$port/v2/" 60 || tb_fail "$svc" "no HTTP answer on 127.0.0.1:$port within 60 s"
   tb_pid "$svc" >/dev/null || tb_fail "$svc" "process exited"
 done
 
 # --- verify -------------------------------------------------------------------
 reg_check || tb_fail registry-auth "verification failed (see above)"
-tb_log "registries ready in $((SECONDS - t0)) s: http://127.0.0.1:$REG_PORT (anonymous), http://127.0.0.1:$REG_AUTH_PORT (Basic $REG_USER)"
+tb_log "registries ready in $((SECONDS - t0)) s: http://127.0.0.1:$REG_PORT (anonymous), http://127.0.0.1:$REG_AUTH_PORT (Basic $REG_USER), http://127.0.0.1:$REG_TOKEN_PORT (Bearer, tokens from :$TOKEN_PORT)"

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { formatReference, isLoopbackHost, parseReference, parseRepository } from '../../../oci/reference.ts';
+
+describe('OCI references', () => {
+  it('splits registry, repository, tag and digest', () => {
+    expect(parseReference('127.0.0.1:5050/vm/cirros:0.6.2')).toEqual({ registry: '127.0.0.1:5050', repository: 'vm/cirros', tag: '0.6.2' });
+    const d = `sha256:${'a'.repeat(64)}`;
+    expect(parseReference(`ghcr.io/org/img@${d}`)).toEqual({ registry: 'ghcr.io', repository: 'org/img', digest: d });
+    expect(parseReference(`localhost/x:1@${d}`)).toEqual({ registry: 'localhost', repository: 'x', tag: '1', digest: d });
+  });
+
+  it('reads Docker Hub short names like docker does', () => {
+    expect(parseReference('ubuntu')).toEqual({ registry: 'docker.io', repository: 'library/ubuntu' });
+    expect(parseReference('kubevirt/cirros-container-disk-demo:latest')).toEqual({ registry: 'docker.io', repository: 'kubevirt/cirros-container-disk-demo', tag: 'latest' });
+    expect(parseReference('index.docker.io/library/alpine:3').registry).toBe('docker.io');
+  });
+
+  it('refuses malformed references with a hint', () => {
+    expect(() => parseReference('http://127.0.0.1:5050/a:1')).toThrow(/leave out the scheme/);
+    expect(() => parseReference('127.0.0.1:5050/UPPER:1')).toThrow(/not a repository name/);
+    expect(() => parseReference('r.example/a@sha256:1234')).toThrow(/not a sha256/);
+    expect(() => parseReference('r.example/a:-bad')).toThrow(/not a valid tag/);
+    expect(() => parseReference('r.example/a/../b:1')).toThrow(/not a repository/);
+  });
+
+  it('round-trips and separates repository-only forms', () => {
+    const text = '127.0.0.1:5050/vm/cirros:1';
+    expect(formatReference(parseReference(text))).toBe(text);
+    expect(parseRepository('127.0.0.1:5050/vm/cirros')).toEqual({ registry: '127.0.0.1:5050', repository: 'vm/cirros' });
+    expect(() => parseRepository('127.0.0.1:5050/vm/cirros:1')).toThrow(/repository only/);
+  });
+
+  it('knows loopback hosts', () => {
+    expect(isLoopbackHost('127.0.0.1')).toBe(true);
+    expect(isLoopbackHost('127.4.5.6')).toBe(true);
+    expect(isLoopbackHost('[::1]')).toBe(true);
+    expect(isLoopbackHost('localhost')).toBe(true);
+    expect(isLoopbackHost('10.0.0.1')).toBe(false);
+    expect(isLoopbackHost('127.0.0.1.evil.example')).toBe(false);
+  });
+});
