@@ -195,6 +195,31 @@ describe('OCI images in Glance', () => {
     expect(next).toMatchObject({ name: versionName('chan', d2), os_hidden: true });
   });
 
+  it('after a crash between promoting the new version and hiding the old one, the next run hides the old one', async () => {
+    const repo = `it/crash-${run}`;
+    const m = manifest('Image', 'crashy', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'stable', insecure: true } } });
+    await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    const v1 = await applyOne(m);
+    await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    const v2 = await applyOne(m);
+    // The state a kill -9 right after promote() leaves: both shown, both tagged.
+    const ops = [
+      { op: 'replace', path: '/os_hidden', value: false },
+      { op: 'replace', path: '/name', value: 'crashy' },
+    ];
+    await t.ctx.apis.image.call('PATCH', `/images/${v1.id}`, { body: Buffer.from(JSON.stringify(ops)), headers: { 'content-type': 'application/openstack-images-v2.1-json-patch' } });
+    await t.ctx.apis.image.call('PUT', `/images/${v1.id}/tags/oci-tag:stable`, { ok: [204] });
+    const seen = (await image.observe(runCtx())).find((r) => r.marker?.ref === 'Image/crashy')!;
+    // The version promoted last stays current; the other is reported stale.
+    expect(seen.id).toBe(v2.id);
+    expect(seen.fields.stale_versions).toEqual([v1.id]);
+    const healed = await applyOne(m);
+    expect(healed.id).toBe(v2.id);
+    const old = await t.ctx.apis.image.get<RawImage>(`/images/${v1.id}`);
+    expect(old.os_hidden).toBe(true);
+    expect(old.tags).not.toContain('oci-tag:stable');
+  });
+
   it('with `interval`, asks the registry again only when the last answer is that old', async () => {
     const repo = `it/poll-${run}`;
     const d1 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
