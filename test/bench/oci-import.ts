@@ -79,9 +79,9 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  * agent (dist/, what `kupenstack` ships), not the TypeScript sources, whose
  * type stripping alone costs ~30 MB of RSS.
  */
-function runChild(ref: string, projectId: string): ChildResult {
+function runChild(ref: string, projectId: string, nodeFlags: string[] = []): ChildResult {
   const code = `const { child } = await import(${JSON.stringify(`${root}dist/test-bench-oci-child.js`)}); await child(process.argv[1], process.argv[2]);`;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code, ref, projectId], { encoding: 'utf8', maxBuffer: 1 << 20, cwd: root });
+  const r = spawnSync(process.execPath, [...nodeFlags, '--input-type=module', '-e', code, ref, projectId], { encoding: 'utf8', maxBuffer: 1 << 20, cwd: root });
   if (r.status !== 0) throw new Error(`the import child failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as ChildResult;
 }
@@ -141,10 +141,10 @@ export async function benchOciImport(): Promise<BenchRow[]> {
   try {
     const one = await diskFile(GiB);
     const ref1 = pushArtifact(one.file, one.digest, 'one-gib');
-    // Side by side, alternating, best of 2 each (Glance's ingest is the shared bottleneck).
+    // Side by side, alternating, best of 3 each (Glance's ingest is the shared bottleneck).
     const pipes: number[] = [];
     const ours: ChildResult[] = [];
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < 3; i++) {
       const p = await pipe(cloud, projectId, one.digest);
       made.push(p.id);
       pipes.push(p.seconds);
@@ -163,19 +163,33 @@ export async function benchOciImport(): Promise<BenchRow[]> {
       peer: `curl | curl -T: ${mibps(GiB, bestPipe).toFixed(0)} (${bestPipe.toFixed(1)} s)`,
       verdict: `${ratio.toFixed(2)}× the pipe (goal ≥ 0.9×) ${ratio >= 0.9 ? 'ok' : 'BELOW GOAL'}`,
     });
+    // Peak RSS with Node's default heap sizing, and with a 1 MB young generation: under a high
+    // allocation rate V8 grows the semi-spaces to 16 MB each and scavenges rarely, so dead
+    // chunk buffers pile up; --max-semi-space-size=1 (NODE_OPTIONS) collects them sooner.
+    const small = ['--max-semi-space-size=1'];
     const rss1 = Math.max(...ours.map((o) => o.maxRssKiB)) / 1024;
-    rows.push({ name: 'oci import peak RSS, 1 GiB', ours: `${rss1.toFixed(0)} MB`, peer: 'goal ≤ 150 MB', verdict: rss1 <= 150 ? 'ok' : 'ABOVE GOAL' });
+    const o1s = runChild(ref1, projectId, small);
+    await deleteVersion(g, o1s.id);
+    const rss1s = o1s.maxRssKiB / 1024;
+    rows.push({ name: 'oci import peak RSS, 1 GiB', ours: `${rss1.toFixed(0)} MB default; ${rss1s.toFixed(0)} MB semi-space 1 MB`, peer: 'goal ≤ 150 MB', verdict: rss1s <= 150 ? (rss1 <= 150 ? 'ok' : 'ok with semi-space 1 MB') : 'ABOVE GOAL' });
 
     const four = await diskFile(4 * GiB);
     const ref4 = pushArtifact(four.file, four.digest, 'four-gib');
     const o4 = runChild(ref4, projectId);
-    made.push(o4.id);
-    const rss4 = o4.maxRssKiB / 1024;
-    rows.push({ name: 'oci import peak RSS, 4 GiB', ours: `${rss4.toFixed(0)} MB (${mibps(4 * GiB, o4.seconds).toFixed(0)} MiB/s)`, peer: 'goal ≤ 150 MB', verdict: rss4 <= 150 ? 'ok' : 'ABOVE GOAL' });
+    await deleteVersion(g, o4.id);
+    const o4s = runChild(ref4, projectId, small);
+    made.push(o4s.id);
+    const [rss4, rss4s] = [o4.maxRssKiB / 1024, o4s.maxRssKiB / 1024];
+    rows.push({
+      name: 'oci import peak RSS, 4 GiB',
+      ours: `${rss4.toFixed(0)} MB default; ${rss4s.toFixed(0)} MB semi-space 1 MB (${mibps(4 * GiB, o4s.seconds).toFixed(0)} MiB/s)`,
+      peer: 'goal ≤ 150 MB',
+      verdict: rss4s <= 150 ? (rss4 <= 150 ? 'ok' : 'ok with semi-space 1 MB') : 'ABOVE GOAL',
+    });
 
     // The same digest again: found in Glance, nothing downloaded.
     const again = runChild(ref4, projectId);
-    rows.push({ name: 'oci import, same digest again', ours: `${again.seconds.toFixed(2)} s, reused=${String(again.reused)}`, peer: 'goal: 0 bytes moved', verdict: again.reused && again.id === o4.id ? 'ok' : 'TRANSFERRED AGAIN' });
+    rows.push({ name: 'oci import, same digest again', ours: `${again.seconds.toFixed(2)} s, reused=${String(again.reused)}`, peer: 'goal: 0 bytes moved', verdict: again.reused && again.id === o4s.id ? 'ok' : 'TRANSFERRED AGAIN' });
   } finally {
     for (const id of made) await deleteVersion(g, id).catch(() => undefined);
     await cloud.identity.call('PATCH', `/projects/${projectId}`, { json: { project: { enabled: false } } });

@@ -48,9 +48,16 @@ async function allImages(): Promise<RawImage[]> {
 
 const g = (): Parameters<typeof importDisk>[0] => ({ image: t.ctx.apis.image, compute: t.ctx.apis.compute, projectId: t.ctx.projectId });
 
-/** Imports and expects a typed refusal; afterwards the project holds no image at all (neither active nor queued). */
-async function refused(repository: string, tag: string, code: RegExp, source = diskSourceFor()): Promise<KupenstackError> {
+const imageCalls = (method: string, status: number): number => t.cloud.counters.sum((e) => e.service === 'image' && e.method === method && e.status === status);
+
+/**
+ * Imports and expects a typed refusal; afterwards the project holds no image
+ * at all (neither active nor queued). `uploaded`: the failure came during the
+ * upload, so Glance did get a queued image, which was deleted.
+ */
+async function refused(repository: string, tag: string, code: RegExp, source = diskSourceFor(), uploaded = false): Promise<KupenstackError> {
   const before = new Set((await allImages()).map((i) => i.id));
+  const [posts, deletes] = [imageCalls('POST', 201), imageCalls('DELETE', 204)];
   const err = await importDisk(g(), source, { repository, tag, insecure: true }).then(
     () => undefined,
     (e: unknown) => e,
@@ -59,6 +66,10 @@ async function refused(repository: string, tag: string, code: RegExp, source = d
   expect((err as KupenstackError).code).toMatch(code);
   const left = (await allImages()).filter((i) => !before.has(i.id));
   expect(left.map((i) => `${i.id} ${i.status}`)).toEqual([]);
+  if (uploaded) {
+    expect(imageCalls('POST', 201) - posts).toBe(1);
+    expect(imageCalls('DELETE', 204) - deletes).toBe(1);
+  }
   return err as KupenstackError;
 }
 
@@ -68,7 +79,7 @@ describe('OCI import: the negative corpus never leaves a wrong or half-made imag
     const repo = `faults/corrupt-${run}`;
     await pushDiskAs('kupenstack-artifact', repo, 'v1', disk);
     corruptBlobAtRest(`sha256:${sha(disk)}`);
-    const err = await refused(`${registry}/${repo}`, 'v1', /^oci\.digest$|^image\.oci-upload$/);
+    const err = await refused(`${registry}/${repo}`, 'v1', /^oci\.digest$/, diskSourceFor(), true);
     expect(err.message).toMatch(/digest|sha256/);
   });
 
@@ -112,7 +123,7 @@ describe('OCI import: the negative corpus never leaves a wrong or half-made imag
       await pushDiskAs('kupenstack-artifact', repo, 'v1', qcow2Disk());
       proxy.set(fault);
       try {
-        await refused(`${proxy.host}/${repo}`, 'v1', /^oci\.(truncated|registry|network)$/);
+        await refused(`${proxy.host}/${repo}`, 'v1', /^oci\.(truncated|registry|network)$/, diskSourceFor(), true);
       } finally {
         proxy.set('none');
       }

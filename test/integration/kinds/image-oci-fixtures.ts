@@ -17,12 +17,18 @@ import type { DiskPackaging } from '../../../oci/disk-source.ts';
 export const registry = '127.0.0.1:5050';
 const sha256 = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
-/** A small qcow2 whose clusters hold random data, so every version's bytes differ. */
+/**
+ * A small qcow2 (64 MiB virtual) whose first MiB is random: every call gives
+ * a blob no other test has, so the registry's content-addressed storage is
+ * never shared between tests (a test that corrupts its blob harms only itself).
+ */
 export function qcow2Disk(): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'ks-oci-disk-'));
   try {
-    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', join(dir, 'd.qcow2'), '64M']);
-    execFileSync('qemu-io', ['-f', 'qcow2', '-c', `write -P 0x${randomBytes(1).toString('hex')} 0 1M`, '-c', 'write -P 0x11 8M 512k', join(dir, 'd.qcow2')]);
+    const raw = Buffer.alloc(64 * 1024 * 1024);
+    randomBytes(1024 * 1024).copy(raw);
+    writeFileSync(join(dir, 'd.raw'), raw);
+    execFileSync('qemu-img', ['convert', '-q', '-f', 'raw', '-O', 'qcow2', join(dir, 'd.raw'), join(dir, 'd.qcow2')]);
     return readFileSync(join(dir, 'd.qcow2'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -164,12 +170,21 @@ export function corruptBlobAtRest(digest: string): void {
   writeFileSync(file, data);
 }
 
-/** Blob GETs for a repository in the registry's access log since a byte offset (an independent count of transfers). */
-export function blobGets(repo: string, since: number): { count: number; end: number } {
-  const log = registryLog();
-  const text = readFileSync(log, 'latin1').slice(since);
-  const re = new RegExp(`"GET /v2/${repo.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/blobs/sha256:[0-9a-f]{64} HTTP/1.1" 20[06]`, 'g');
-  return { count: text.match(re)?.length ?? 0, end: since + text.length };
+/**
+ * Blob GETs for a repository in the registry's access log since a byte
+ * offset (an independent count of transfers): whole downloads (200), and
+ * the bytes of partial ones (206: resolve's pre-flight read of the disk head).
+ */
+export function blobGets(repo: string, since: number): { count: number; partialBytes: number; end: number } {
+  const text = readFileSync(registryLog(), 'latin1').slice(since);
+  const re = new RegExp(`"GET /v2/${repo.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/blobs/sha256:[0-9a-f]{64} HTTP/1.1" (20[06]) (\\d+)`, 'g');
+  let count = 0;
+  let partialBytes = 0;
+  for (const m of text.matchAll(re)) {
+    if (m[1] === '200') count++;
+    else partialBytes += Number(m[2]);
+  }
+  return { count, partialBytes, end: since + text.length };
 }
 
 export function registryLog(): string {

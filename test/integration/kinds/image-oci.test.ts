@@ -3,11 +3,12 @@ import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/act/diff.ts';
-import type { Remote } from '../../../agent/kinds/adapter.ts';
+import type { AdapterContext, Remote } from '../../../agent/kinds/adapter.ts';
 import { image } from '../../../agent/kinds/image.ts';
 import { importDisk } from '../../../agent/kinds/image-oci-import.ts';
 import { ociTransfers } from '../../../agent/kinds/image-oci.ts';
 import { diskSourceFor } from '../../../agent/kinds/image-oci-source.ts';
+import { forgetResolutions } from '../../../agent/kinds/image-oci-kind.ts';
 import { ociImageId, versionName } from '../../../agent/kinds/image-oci-versions.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import { ownerTag } from '../../../agent/ownership/marker.ts';
@@ -73,17 +74,30 @@ async function boot(imageId: string, name: string): Promise<string> {
   throw new Error('server not ACTIVE in time');
 }
 
-/** The engine's steps for one manifest: desired → create or update (+ the follow-up) → observe again. */
+/** The adapter context of one run: its own memo, as the engine makes one per run. */
+function runCtx(): AdapterContext {
+  const memos = new Map<string, Promise<unknown>>();
+  return {
+    ...t.ctx,
+    memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
+      if (!memos.has(key)) memos.set(key, load());
+      return memos.get(key) as Promise<T>;
+    },
+  };
+}
+
+/** The engine's steps for one manifest in one run: desired → create or update (+ the follow-up) → observe again. */
 async function applyOne(m: Manifest): Promise<Remote> {
-  const mine = async (): Promise<Remote | undefined> => (await image.observe(t.ctx)).find((r) => r.marker?.ref === `Image/${m.metadata.name}`);
+  const ctx = runCtx();
+  const mine = async (): Promise<Remote | undefined> => (await image.observe(ctx)).find((r) => r.marker?.ref === `Image/${m.metadata.name}`);
   let remote = await mine();
-  const desired = await image.desired(m, t.ctx);
+  const desired = await image.desired(m, ctx);
   if (!remote) {
-    remote = await image.create(t.ctx, m, desired, { owner: t.ctx.owner, ref: `Image/${m.metadata.name}`, specHash: replaceHash(image, desired) });
+    remote = await image.create(ctx, m, desired, { owner: ctx.owner, ref: `Image/${m.metadata.name}`, specHash: replaceHash(image, desired) });
   }
   const diff = difference(image, desired, remote);
   expect(diff.replace).toBe(false);
-  if (Object.keys(diff.updates).length > 0) await image.update(t.ctx, remote, diff.updates, m);
+  if (Object.keys(diff.updates).length > 0) await image.update(ctx, remote, diff.updates, m);
   const after = await mine();
   expect(after).toBeDefined();
   expect(difference(image, desired, after!).updates).toEqual({});
@@ -124,9 +138,11 @@ describe('OCI images in Glance', () => {
     const second = await importDisk(g, diskSourceFor(), request);
     expect(second).toMatchObject({ reused: true, blobBytes: 0 });
     expect(second.image.id).toBe(first.image.id);
-    // The registry saw no blob download (its own access log, not our counter).
+    // The registry saw no blob download (its own access log, not our counter); only
+    // resolve's pre-flight read of the disk head (64 KiB) touches the blob.
     log = blobGets(repo, log.end);
     expect(log.count).toBe(0);
+    expect(log.partialBytes).toBeLessThanOrEqual(64 * 1024);
 
     // An Image manifest following the same digest adopts the imported image: no download either.
     const bytes = ociTransfers.blobBytes;
@@ -147,7 +163,7 @@ describe('OCI images in Glance', () => {
 
     const d2 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
     expect(d2).not.toBe(d1);
-    const desired = await image.desired(m, t.ctx);
+    const desired = await image.desired(m, runCtx());
     expect(image.follows!(m, desired, v1)).toEqual({ reference: `${registry}/${repo}:stable`, from: d1, to: d2 });
     const v2 = await applyOne(m);
     expect(v2.id).not.toBe(v1.id);
@@ -177,6 +193,47 @@ describe('OCI images in Glance', () => {
     expect(old.tags).toContain('oci-tag:stable');
     expect(old).not.toHaveProperty('oci_superseded_by');
     expect(next).toMatchObject({ name: versionName('chan', d2), os_hidden: true });
+  });
+
+  it('after a crash between promoting the new version and hiding the old one, the next run hides the old one', async () => {
+    const repo = `it/crash-${run}`;
+    const m = manifest('Image', 'crashy', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'stable', insecure: true } } });
+    await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    const v1 = await applyOne(m);
+    await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    const v2 = await applyOne(m);
+    // The state a kill -9 right after promote() leaves: both shown, both tagged.
+    const ops = [
+      { op: 'replace', path: '/os_hidden', value: false },
+      { op: 'replace', path: '/name', value: 'crashy' },
+    ];
+    await t.ctx.apis.image.call('PATCH', `/images/${v1.id}`, { body: Buffer.from(JSON.stringify(ops)), headers: { 'content-type': 'application/openstack-images-v2.1-json-patch' } });
+    await t.ctx.apis.image.call('PUT', `/images/${v1.id}/tags/oci-tag:stable`, { ok: [204] });
+    const seen = (await image.observe(runCtx())).find((r) => r.marker?.ref === 'Image/crashy')!;
+    // The version promoted last stays current; the other is reported stale.
+    expect(seen.id).toBe(v2.id);
+    expect(seen.fields.stale_versions).toEqual([v1.id]);
+    const healed = await applyOne(m);
+    expect(healed.id).toBe(v2.id);
+    const old = await t.ctx.apis.image.get<RawImage>(`/images/${v1.id}`);
+    expect(old.os_hidden).toBe(true);
+    expect(old.tags).not.toContain('oci-tag:stable');
+  });
+
+  it('with `interval`, asks the registry again only when the last answer is that old', async () => {
+    const repo = `it/poll-${run}`;
+    const d1 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
+    const m = manifest('Image', 'polled', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } }, interval: '1h' });
+    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    const d2 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
+    // A later run within the hour: the remembered answer, no registry call.
+    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    // Without a policy the same tag is followed at once.
+    const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } } });
+    expect((await image.desired(eager, runCtx())).content).toBe(d2);
+    // The hour is over (the remembered time forgotten, as after it passed): the new digest.
+    forgetResolutions();
+    expect((await image.desired(m, runCtx())).content).toBe(d2);
   });
 
   it('keeps `keep` versions: deletes only hidden, untagged, unprotected versions no server uses', async () => {
