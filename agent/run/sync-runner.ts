@@ -89,18 +89,20 @@ export class SyncRunner {
     try {
       artifact = await this.deps.source.fetch(signal);
       this.deps.metrics.fetchDuration.observe({ sync: this.name, result: 'ok' }, (performance.now() - fetchStart) / 1000);
+      this.deps.metrics.fetches.inc({ sync: this.name, result: 'ok' });
       this.log.debug({ revision: artifact.revision, trigger }, 'fetched');
     } catch (err) {
       fetchError = asError(err, signal);
       const result = err instanceof SourceError ? err.failure : signal.aborted ? 'aborted' : 'error';
       this.deps.metrics.fetchDuration.observe({ sync: this.name, result }, (performance.now() - fetchStart) / 1000);
+      this.deps.metrics.fetches.inc({ sync: this.name, result });
     }
 
     if (fetchError) {
       const { reason, stalled } = fetchError instanceof SourceError ? sourceReasons[fetchError.failure] : signal.aborted ? { reason: abortReason(signal), stalled: false } : { reason: 'FetchFailed', stalled: false };
       const keep = st.status.lastAppliedRevision ? ` The last applied revision ${st.status.lastAppliedRevision} stays applied.` : '';
       this.log.warn({ reason, trigger, error: fetchError.message }, 'fetch failed');
-      st.condition('Ready', 'False', reason, `${fetchError.message}${keep}`);
+      st.condition('Ready', 'False', reason, `${fetchError.message.replace(/([^.!?])$/, '$1.')}${keep}`);
       st.condition('Stalled', stalled ? 'True' : 'False', stalled ? reason : 'Retrying', stalled ? 'fix the source settings; the agent keeps retrying' : 'retrying with backoff');
       // The cloud can still drift while the source is away: keep the last good revision applied.
       if (this.driftDue(trigger) && st.status.lastGoodDir && !signal.aborted) await this.apply(st.status.lastAppliedRevision!, st.status.lastGoodDir, trigger, signal, { drift: true });
@@ -253,6 +255,7 @@ export class SyncRunner {
     const seconds = (Date.now() - started) / 1000;
     const result = opts.skipped ? 'skipped' : ok ? 'success' : 'failure';
     this.deps.metrics.reconcileDuration.observe({ sync: this.name, result }, seconds);
+    this.deps.metrics.lastDuration.set({ sync: this.name }, seconds);
     this.deps.metrics.reconciles.inc({ sync: this.name, result, trigger });
     this.deps.metrics.ready.set({ sync: this.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
     st.condition('Reconciling', 'False', ok ? 'Idle' : 'RetryScheduled', ok ? 'waiting for the next interval, schedule or webhook' : 'waiting for the retry');
