@@ -5,6 +5,8 @@ import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { KupenstackError } from '../errors.ts';
 import { SourceError, type Artifact, type Source } from '../source/source.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
+import { loadSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
 import { readState } from '../status/state.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
@@ -47,6 +49,9 @@ export class SyncRunner {
   /** Set after the first successful apply since the agent started (readiness). */
   reconciledOnce = false;
   private lastApplyAt = 0;
+  private openstack?: OpenStackCloud;
+  /** Called on every OpenStack write of the current run. */
+  private onWrite?: (at: number) => void;
 
   readonly sync: SyncConfig;
   readonly store: StatusStore;
@@ -144,6 +149,12 @@ export class SyncRunner {
     this.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
     let outcome: ApplyOutcome;
     let firstWrite = true;
+    this.onWrite = (at) => {
+      // The push-to-cloud latency ends here (benchmark and operators read this line).
+      if (firstWrite) this.log.info({ revision, writeAtMs: at }, 'first OpenStack write of the run');
+      firstWrite = false;
+      this.deps.onWrite?.(at);
+    };
     try {
       outcome = await applyPath({
         path: dir,
@@ -154,12 +165,8 @@ export class SyncRunner {
         allowMassDelete: false,
         log: (line) => this.log.info({ revision }, line.replace(/\s+/, ' ')),
         signal,
-        counters: this.deps.metrics.countersFor(this.name, (at) => {
-          // The push-to-cloud latency ends here (benchmark and operators read this line).
-          if (firstWrite) this.log.info({ revision, writeAtMs: at }, 'first OpenStack write of the run');
-          firstWrite = false;
-          this.deps.onWrite?.(at);
-        }),
+        registry: schemas(),
+        openstack: this.client(),
       });
     } catch (err) {
       const e = asError(err, signal);
@@ -220,6 +227,12 @@ export class SyncRunner {
       st.condition('Stalled', 'False', 'ReconciliationSucceeded', '');
     }
     return true;
+  }
+
+  /** One OpenStack client per Sync for the agent's life: tokens and the catalog are reused, calls are counted for /metrics. */
+  private client(): OpenStackCloud {
+    this.openstack ??= OpenStackCloud.fromCloudsYaml(this.deps.cloud, this.deps.cloudsFile, this.deps.metrics.countersFor(this.name, (at) => this.onWrite?.(at)));
+    return this.openstack;
   }
 
   /**
@@ -290,4 +303,11 @@ function asError(err: unknown, signal: AbortSignal): KupenstackError {
     return new KupenstackError(timeout ? 'timeout' : 'interrupted', timeout ? 'the run took longer than the Sync\'s timeout and was stopped at a safe point' : 'the run was interrupted (agent shutting down)', { cause: err });
   }
   return new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+let registry: SchemaRegistry | undefined;
+/** The schemas are files of the agent itself: compiled once per process. */
+function schemas(): SchemaRegistry {
+  registry ??= loadSchemaRegistry();
+  return registry;
 }
