@@ -3,6 +3,7 @@ import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { Dispatcher } from 'undici';
+import { KupenstackError } from '../errors.ts';
 import { cacheLayout, type CacheLayout, checkoutDir, promoteCheckout, readCheckoutMeta, removeTemporaryCheckouts, temporaryCheckoutDir, withCacheLock, writeCheckoutMeta } from './git-cache.ts';
 import { checkoutTree } from './git-checkout.ts';
 import { classifyRemoteError, safeCause } from './git-errors.ts';
@@ -20,8 +21,12 @@ export interface GitSourceOptions {
   ref: GitRef;
   /** Folder inside the repository holding the manifests (default: the root). */
   path?: string;
-  /** Resolved by the caller (see credentials.ts); anonymous when absent. */
-  credentials?: GitCredentials;
+  /**
+   * Resolved by the caller (see credentials.ts); anonymous when absent. A
+   * function is called before every fetch, so a rotated token or a fixed
+   * password file takes effect without a new source.
+   */
+  credentials?: GitCredentials | (() => GitCredentials | undefined | Promise<GitCredentials | undefined>);
   /** Survives restarts; several sources may share it. */
   cacheDir: string;
   /** Signed-commit mode: the checked-out commit must be signed by one of its keys. */
@@ -110,7 +115,7 @@ export class GitSource implements Source {
   async #fetchLocked(signal?: AbortSignal): Promise<GitArtifact> {
     const where = redactUrl(this.#url);
     const http = gitHttpClient({ signal, dispatcher: this.#options.dispatcher, onRequest: this.#options.onHttpRequest });
-    const headers = this.#authHeaders();
+    const headers = await this.#authHeaders();
     try {
       await removeTemporaryCheckouts(this.#layout);
       const target = await this.#resolveTarget(http, headers);
@@ -131,12 +136,21 @@ export class GitSource implements Source {
     } catch (err) {
       const classified = classifyRemoteError(err, where, signal);
       if (classified) throw classified;
+      await rm(this.#layout.gitdir, { recursive: true, force: true }).catch(() => undefined);
       throw new SourceError('unreachable', `${this.description}: the local Git cache failed (${safeCause(err).message}); the cache of this repository is rebuilt on the next run`, { cause: safeCause(err) });
     }
   }
 
-  #authHeaders(): Record<string, string> {
-    const c = this.#options.credentials;
+  async #authHeaders(): Promise<Record<string, string>> {
+    const given = this.#options.credentials;
+    let c: GitCredentials | undefined;
+    try {
+      c = typeof given === 'function' ? await given() : given;
+    } catch (err) {
+      // A missing variable or password file: the user's to fix, like a wrong password.
+      if (err instanceof KupenstackError) throw new SourceError('auth', `${this.description}: ${err.message}`, { cause: err });
+      throw err;
+    }
     // Sent with the first request: saves the 401 round trip isomorphic-git would make.
     return c ? { Authorization: `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}` } : {};
   }

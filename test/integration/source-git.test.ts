@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GitCredentials } from '../../agent/source/credentials.ts';
+import { GitCredentials, resolveCredentials } from '../../agent/source/credentials.ts';
 import { GitSource, type GitSourceOptions } from '../../agent/source/git.ts';
 import { SourceError, type SourceFailure } from '../../agent/source/source.ts';
 import { GitProxy } from '../support/git-proxy.ts';
@@ -149,6 +149,17 @@ describe('Git source: tags, semver ranges and pinned commits', () => {
     expect(await readFile(join(annotated.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
 
     expectFailure(await failure(source(repo, cache, { ref: { tag: 'v9' } }).fetch()), 'ref-not-found', /tag v9 does not exist/);
+
+    // A tag moved on the server (git tag -f; git push -f) is followed.
+    const src = source(repo, cache, { ref: { tag: 'light' } });
+    expect((await src.fetch()).commit).toBe(c1);
+    const moved = await repo.commit({ 'a.yaml': 'a: 4\n' });
+    repo.git('tag', '-f', 'light');
+    repo.git('push', '-q', '--force', repo.url, 'refs/tags/light');
+    expect(repo.remoteRef('refs/tags/light')).toBe(moved);
+    const after = await src.fetch();
+    expect(after.revision).toBe(`light@sha1:${moved}`);
+    expect(await readFile(join(after.dir, 'a.yaml'), 'utf8')).toBe('a: 4\n');
   });
 
   it('follows the highest tag in a semver range and moves when a higher one is pushed', async () => {
@@ -249,6 +260,23 @@ describe('Git source: credentials and an unreachable server', () => {
     expectFailure(anonymous, 'auth', /HTTP 401/);
   });
 
+  it('reads credentials again before every fetch when given a provider: a fixed password works without a new source', async () => {
+    const repo = await newRepo('src-rotate');
+    const commit = await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const env: NodeJS.ProcessEnv = { GIT_PASSWORD: 'wrong-password-1b2c' };
+    const src = source(repo, await newCache(), { credentials: () => resolveCredentials({ username: peers.git.user, passwordEnv: 'GIT_PASSWORD' }, env) });
+    const wrong = await failure(src.fetch());
+    expectFailure(wrong, 'auth', /HTTP 401/);
+    expect(inspect(wrong, { depth: 10 })).not.toContain('wrong-password-1b2c');
+
+    delete env.GIT_PASSWORD;
+    expectFailure(await failure(src.fetch()), 'auth', /environment variable GIT_PASSWORD, which is not set/);
+
+    env.GIT_PASSWORD = peers.git.password;
+    expect((await src.fetch()).revision).toBe(`main@sha1:${commit}`);
+  });
+
   it('reports a server that is gone as unreachable and recovers when it is back, on the same source object', async () => {
     const repo = await newRepo('src-down');
     await repo.commit({ 'a.yaml': 'a: 1\n' });
@@ -270,5 +298,95 @@ describe('Git source: credentials and an unreachable server', () => {
     const back = await src.fetch();
     expect(back.revision).toBe(`main@sha1:${next}`);
     expect(await readFile(join(back.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
+  });
+});
+
+describe('Git source: the cache', () => {
+  it('survives a new source instance: an unchanged branch costs one ref listing and no download', async () => {
+    const repo = await newRepo('src-cache');
+    await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const proxy = new GitProxy(peers.git.url);
+    await proxy.start();
+    cleanup.push(() => proxy.stop());
+    const url = repo.url.replace(peers.git.url, proxy.url);
+    const cacheDir = await newCache();
+
+    const first = await new GitSource({ url, ref: { branch: 'main' }, credentials, cacheDir }).fetch();
+    const cold = proxy.requests.length;
+    const checkedOutAt = (await stat(first.dir)).mtimeMs;
+    proxy.requests = [];
+
+    // A new instance, as after a restart of the agent.
+    const second = await new GitSource({ url, ref: { branch: 'main' }, credentials, cacheDir }).fetch();
+    expect(second.revision).toBe(first.revision);
+    expect(second.dir).toBe(first.dir);
+    expect((await stat(second.dir)).mtimeMs).toBe(checkedOutAt);
+    // Only ls-remote (protocol v2: GET info/refs, POST ls-refs); no pack negotiation.
+    expect(proxy.requests.map((r) => `${r.method} ${r.path.replace(/^.*\.git/, '')}`)).toEqual(['GET /info/refs?service=git-upload-pack', 'POST /git-upload-pack']);
+    expect(cold).toBeGreaterThan(proxy.requests.length);
+  });
+
+  it('a fetch stopped by its signal leaves nothing half-written, and the next fetch is complete', async () => {
+    const repo = await newRepo('src-abort');
+    await repo.commit({ 'a.yaml': 'a: 1\n', 'b/c.yaml': 'c: 1\n' });
+    repo.push();
+    const proxy = new GitProxy(peers.git.url);
+    await proxy.start();
+    cleanup.push(() => proxy.stop());
+    const cacheDir = await newCache();
+    const src = new GitSource({ url: repo.url.replace(peers.git.url, proxy.url), ref: { branch: 'main' }, credentials, cacheDir });
+
+    proxy.postDelayMs = 3_000;
+    const started = Date.now();
+    const stopped = await failure(src.fetch(AbortSignal.timeout(300)));
+    expectFailure(stopped, 'unreachable', /stopped before it finished \(timed out\)/);
+    expect(Date.now() - started).toBeLessThan(2_500);
+
+    proxy.postDelayMs = 0;
+    const after = await src.fetch();
+    expect(after.revision).toBe(`main@sha1:${repo.head()}`);
+    expect(await readFile(join(after.dir, 'b/c.yaml'), 'utf8')).toBe('c: 1\n');
+    const leftovers = (await readdir(join(after.dir, '..'))).filter((e) => e.startsWith('.tmp'));
+    expect(leftovers).toEqual([]);
+  });
+
+  it('serves several sources of one repository fetching at the same time from one cache', async () => {
+    const repo = await newRepo('src-shared');
+    const c1 = await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push('main', 'main:release');
+    const c2 = await repo.commit({ 'a.yaml': 'a: 2\n' });
+    repo.git('tag', 'v1.0.0');
+    repo.push('main', '--tags');
+    const cacheDir = await newCache();
+    const sources = [source(repo, cacheDir), source(repo, cacheDir, { ref: { branch: 'release' } }), source(repo, cacheDir, { ref: { semver: '1.x' } }), source(repo, cacheDir, { ref: { commit: c1 } })];
+    const artifacts = await Promise.all(sources.map((s) => s.fetch()));
+    expect(artifacts.map((a) => a.revision)).toEqual([`main@sha1:${c2}`, `release@sha1:${c1}`, `v1.0.0@sha1:${c2}`, `sha1:${c1}`]);
+    const contents = await Promise.all(artifacts.map((a) => readFile(join(a.dir, 'a.yaml'), 'utf8')));
+    expect(contents).toEqual(['a: 2\n', 'a: 1\n', 'a: 2\n', 'a: 1\n']);
+    // One object store for the repository, one checkout folder per ref.
+    const [urlDir] = await readdir(cacheDir);
+    expect((await readdir(join(cacheDir, urlDir ?? ''))).filter((e) => e.startsWith('ref-')).length).toBe(4);
+  });
+
+  it('starts the cache over when its object store is damaged', async () => {
+    const repo = await newRepo('src-corrupt');
+    await repo.commit({ 'a.yaml': 'a: 1\n' });
+    repo.push();
+    const cacheDir = await newCache();
+    const src = source(repo, cacheDir);
+    await src.fetch();
+    // Damage every pack and index in the cache (a full disk, a crash mid-write).
+    const [urlDir] = await readdir(cacheDir);
+    const packDir = join(cacheDir, urlDir ?? '', 'repo.git', 'objects', 'pack');
+    const packs = await readdir(packDir);
+    expect(packs.length).toBeGreaterThan(0);
+    for (const f of packs) await writeFile(join(packDir, f), 'garbage');
+
+    const next = await repo.commit({ 'a.yaml': 'a: 2\n' });
+    repo.push();
+    const after = await source(repo, cacheDir).fetch();
+    expect(after.revision).toBe(`main@sha1:${next}`);
+    expect(await readFile(join(after.dir, 'a.yaml'), 'utf8')).toBe('a: 2\n');
   });
 });

@@ -1,4 +1,4 @@
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
@@ -9,6 +9,8 @@ import type { AddressInfo, Socket } from 'node:net';
 export class GitProxy {
   readonly target: URL;
   requests: { method: string; path: string }[] = [];
+  /** Holds every POST (the pack transfer) this long before relaying it: a slow server. */
+  postDelayMs = 0;
   #server: Server | undefined;
   #sockets = new Set<Socket>();
   #port = 0;
@@ -25,13 +27,21 @@ export class GitProxy {
   async start(): Promise<void> {
     const server = createServer((req, res) => {
       this.requests.push({ method: req.method ?? 'GET', path: req.url ?? '' });
+      const delay = req.method === 'POST' ? this.postDelayMs : 0;
+      if (delay > 0) {
+        req.pause();
+        setTimeout(() => relay(req, res), delay);
+      } else relay(req, res);
+    });
+    const relay = (req: IncomingMessage, res: ServerResponse): void => {
       const upstream = request({ host: this.target.hostname, port: this.target.port, method: req.method, path: req.url, headers: { ...req.headers, host: this.target.host } }, (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       });
       upstream.on('error', () => res.destroy());
       req.pipe(upstream);
-    });
+      req.resume();
+    };
     server.on('connection', (socket) => {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));

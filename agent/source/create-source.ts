@@ -1,0 +1,50 @@
+import type { Dispatcher } from 'undici';
+import type { SyncSpec } from '../model/kinds.generated.ts';
+import { SourceConfigError } from './config-error.ts';
+import type { GitCredentials } from './credentials.ts';
+import { DirectorySource } from './directory.ts';
+import { checkGitRef } from './git-ref.ts';
+import { GitSource } from './git.ts';
+import type { Source } from './source.ts';
+import { CommitVerifier } from './verify-signature.ts';
+
+/** The part of a Sync spec that says where manifests come from. */
+export type SourceSpec = Pick<SyncSpec, 'source' | 'path'>;
+
+/**
+ * What the caller resolved outside the spec: the spec only names Secrets
+ * (`secretRef`, `publicKeysSecretRef`); the agent reads them (from the
+ * cluster, or from kupenstack.yaml's env/file settings, see credentials.ts)
+ * and passes the values here.
+ */
+export interface SourceContext {
+  /** Where Git sources keep their cache (survives restarts). */
+  cacheDir: string;
+  credentials?: GitCredentials;
+  /** Armored OpenPGP public keys trusted for `verify.mode: head`. */
+  publicKeys?: readonly string[];
+  /** undici dispatcher for Git over HTTPS (private CA, proxy). */
+  dispatcher?: Dispatcher;
+  onHttpRequest?: (method: string) => void;
+  /** Directory sources: quiet time before a watch reports. */
+  debounceMs?: number;
+}
+
+/** Builds the Source a Sync names. Configuration that can never work throws a SourceConfigError. */
+export async function createSource(spec: SourceSpec, context: SourceContext): Promise<Source> {
+  const { git, directory } = spec.source;
+  if ((git === undefined) === (directory === undefined)) throw new SourceConfigError('the source must name exactly one of git or directory');
+  if (directory) return new DirectorySource({ directory: directory.path, path: spec.path, debounceMs: context.debounceMs });
+  if (!git) throw new SourceConfigError('the source must name exactly one of git or directory');
+  const verifier = git.verify?.mode === 'head' ? await CommitVerifier.fromArmored(context.publicKeys ?? []) : undefined;
+  return new GitSource({
+    url: git.url,
+    ref: checkGitRef(git.ref),
+    path: spec.path,
+    credentials: context.credentials,
+    cacheDir: context.cacheDir,
+    verifier,
+    dispatcher: context.dispatcher,
+    onHttpRequest: context.onHttpRequest,
+  });
+}
