@@ -1,11 +1,13 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { SyncStatus } from '../../agent/run/status.ts';
 import { AgentProcess, freePort, head, networksIn, TestRepo } from '../support/agent-harness.ts';
 import { GitRelay } from '../support/agent-proxy.ts';
+import { testCloudName } from '../support/context.ts';
 import { peers } from '../support/peers.ts';
 
 /**
@@ -315,6 +317,43 @@ describe('kupenstack agent: two Syncs in one agent are isolated', () => {
     expect(names(await networksIn(`${agent.owner}-iso-g`))).toEqual(['n1', 'n2']);
     expect(await networksIn(`${agent.owner}-iso-b`)).toEqual([]);
     expect((await agent.status('broken')).lastAppliedRevision).toBeUndefined();
+    await agent.kill('SIGTERM');
+  });
+});
+
+describe('kupenstack agent: drift correction while the newest revision is rejected', () => {
+  const agent = new AgentProcess();
+  const dir = join(agent.dir, 'manifests');
+
+  afterAll(async () => {
+    await agent.dispose(['local']);
+  });
+
+  it('re-applies the last good revision (a directory source, 3 s interval), never the rejected one, and keeps saying why it is rejected', async () => {
+    mkdirSync(join(dir, 'drift'), { recursive: true });
+    writeFileSync(join(dir, 'drift/a.yaml'), net('keep-me', 'drift'));
+    agent.configure([{ name: 'local', source: { directory: { path: dir } }, interval: '3s', retryInterval: '3s' }]);
+    await agent.start();
+    const good = await agent.waitFor('local', 'first apply', (s) => s.lastAppliedRevision !== undefined && s.conditions.some((c) => c.type === 'Ready' && c.status === 'True'));
+    const project = `${agent.owner}-drift`;
+    expect(names(await networksIn(project))).toEqual(['keep-me']);
+
+    // A bad revision: a valid new network beside an invalid file, and keep-me gone from the files.
+    writeFileSync(join(dir, 'drift/b.yaml'), net('not-me', 'drift'));
+    writeFileSync(join(dir, 'drift/bad.yaml'), `${head('Network', 'bad', 'drift')}  mtu: "high"\n`);
+    rmSync(join(dir, 'drift/a.yaml'));
+    await agent.waitFor('local', 'rejected', readyReason('ValidationFailed'));
+
+    // Drift: someone deletes keep-me behind the agent's back; the next timed run puts it back from the last good revision.
+    const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+    const [gone] = (await networksIn(project)).filter((n) => n.name === 'keep-me');
+    await cloud.client('network').remove(`/networks/${gone!.id}`);
+    const deletedAt = Date.now();
+    const s = await agent.waitFor('local', 'drift corrected', (x) => x.history.some((h) => h.revision === good.lastAppliedRevision && Date.parse(h.startedAt) >= deletedAt && h.result === 'Succeeded' && (h.counts?.created ?? 0) >= 1), 60_000);
+    expect(names(await networksIn(project))).toEqual(['keep-me']);
+    expect(s.lastAppliedRevision).toBe(good.lastAppliedRevision);
+    expect(agent.ready(s).reason).toBe('ValidationFailed');
+    expect(agent.ready(s).message).toMatch(/drift\/bad\.yaml:7/);
     await agent.kill('SIGTERM');
   });
 });
