@@ -5,7 +5,7 @@ import { kindOrder } from '../graph/kind-order.ts';
 import { adapters } from '../kinds/index.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
-import { loadSchemaRegistry } from '../schema/registry.ts';
+import { loadSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
 import { readState, writeState } from '../status/state.ts';
 import { checkPath } from '../validate/check-path.ts';
 import type { ObservedState } from './observed.ts';
@@ -24,6 +24,10 @@ export interface ApplyPathOptions {
   dryRun?: boolean;
   /** Where the OpenStack calls are counted (the agent exports them as metrics). */
   counters?: ApiCounters;
+  /** The agent loads the schemas once, not on every run. */
+  registry?: SchemaRegistry;
+  /** The agent reuses one client per Sync, so its tokens outlive a run. */
+  openstack?: OpenStackCloud;
   /** `apply --plan`: stop before the first object write unless OpenStack still looks as it did for the plan. */
   expectObserved?: ObservedState;
 }
@@ -36,11 +40,11 @@ export interface ApplyOutcome {
 
 /** Validate a folder, then make the cloud equal to it (standalone mode; state in config.stateDir). */
 export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
-  const registry = loadSchemaRegistry();
+  const registry = opts.registry ?? loadSchemaRegistry();
   const check = await checkPath(opts.path, registry);
   if (check.diagnostics.length > 0) return { diagnostics: check.diagnostics };
 
-  const cloud = OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
+  const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   const stateFile = join(opts.config.stateDir, `${opts.config.owner}.json`);
   const state = await readState(stateFile, opts.config.owner);
   const startedAt = new Date();

@@ -9,6 +9,8 @@ export class AgentMetrics {
   readonly apiCalls: Counter<'sync' | 'service' | 'method' | 'status'>;
   readonly resources: Gauge<'sync' | 'kind' | 'state'>;
   readonly fetchDuration: Histogram<'sync' | 'result'>;
+  readonly fetches: Counter<'sync' | 'result'>;
+  readonly lastDuration: Gauge<'sync'>;
   readonly lastApplied: Gauge<'sync' | 'revision'>;
   readonly ready: Gauge<'sync'>;
   readonly webhooks: Counter<'sync' | 'provider' | 'result'>;
@@ -35,6 +37,9 @@ export class AgentMetrics {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
+    // Plain series beside the histograms: simple text-format parsers (prom2json style) merge the buckets of labelled histograms.
+    this.fetches = new Counter({ name: 'kupenstack_source_fetch_total', help: 'Source fetches by result (ok or the failure).', labelNames: ['sync', 'result'], registers });
+    this.lastDuration = new Gauge({ name: 'kupenstack_reconcile_last_duration_seconds', help: 'Duration of the last Sync run.', labelNames: ['sync'], registers });
     this.lastApplied = new Gauge({ name: 'kupenstack_last_applied_revision_info', help: 'Last applied revision of each Sync (value 1).', labelNames: ['sync', 'revision'], registers });
     this.ready = new Gauge({ name: 'kupenstack_sync_ready', help: 'Whether the Ready condition of a Sync is True (1) or not (0).', labelNames: ['sync'], registers });
     this.webhooks = new Counter({ name: 'kupenstack_webhook_deliveries_total', help: 'Webhook deliveries by result (triggered, ignored, replayed, rejected).', labelNames: ['sync', 'provider', 'result'], registers });

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
-import { ConfigError } from '../config/config-error.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { KupenstackError } from '../errors.ts';
 import { resolveCredentials, type GitCredentials } from '../source/credentials.ts';
@@ -10,11 +9,11 @@ import { checkGitRef, describeRef, type GitRef } from '../source/git-ref.ts';
 import { redactUrl } from '../source/git-url.ts';
 import { SourceError, type Artifact, type Source } from '../source/source.ts';
 import { CommitVerifier, readKeyFiles } from '../source/verify-signature.ts';
+import { DirectorySource } from '../source/directory.ts';
 
 /** The Source of a Sync: a Git repository (cached under the state dir) or a local directory. */
 export function createSource(sync: SyncConfig, config: AgentConfig): Source {
-  // TODO(merge agent-source): the directory source (chokidar) lands on that branch.
-  if (sync.source.directory) throw new ConfigError(`Sync ${sync.name}: directory sources are not in this build yet; use source.git`);
+  if (sync.source.directory) return new DirectorySource({ directory: sync.source.directory.path, path: sync.path });
   return new RefreshingGitSource(sync, join(config.stateDir, 'git-cache'));
 }
 

@@ -5,6 +5,8 @@ import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { KupenstackError } from '../errors.ts';
 import { SourceError, type Artifact, type Source } from '../source/source.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
+import { loadSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
 import { readState } from '../status/state.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
@@ -47,6 +49,9 @@ export class SyncRunner {
   /** Set after the first successful apply since the agent started (readiness). */
   reconciledOnce = false;
   private lastApplyAt = 0;
+  private openstack?: OpenStackCloud;
+  /** Called on every OpenStack write of the current run. */
+  private onWrite?: (at: number) => void;
 
   readonly sync: SyncConfig;
   readonly store: StatusStore;
@@ -89,18 +94,20 @@ export class SyncRunner {
     try {
       artifact = await this.deps.source.fetch(signal);
       this.deps.metrics.fetchDuration.observe({ sync: this.name, result: 'ok' }, (performance.now() - fetchStart) / 1000);
+      this.deps.metrics.fetches.inc({ sync: this.name, result: 'ok' });
       this.log.debug({ revision: artifact.revision, trigger }, 'fetched');
     } catch (err) {
       fetchError = asError(err, signal);
       const result = err instanceof SourceError ? err.failure : signal.aborted ? 'aborted' : 'error';
       this.deps.metrics.fetchDuration.observe({ sync: this.name, result }, (performance.now() - fetchStart) / 1000);
+      this.deps.metrics.fetches.inc({ sync: this.name, result });
     }
 
     if (fetchError) {
       const { reason, stalled } = fetchError instanceof SourceError ? sourceReasons[fetchError.failure] : signal.aborted ? { reason: abortReason(signal), stalled: false } : { reason: 'FetchFailed', stalled: false };
       const keep = st.status.lastAppliedRevision ? ` The last applied revision ${st.status.lastAppliedRevision} stays applied.` : '';
       this.log.warn({ reason, trigger, error: fetchError.message }, 'fetch failed');
-      st.condition('Ready', 'False', reason, `${fetchError.message}${keep}`);
+      st.condition('Ready', 'False', reason, `${fetchError.message.replace(/([^.!?])$/, '$1.')}${keep}`);
       st.condition('Stalled', stalled ? 'True' : 'False', stalled ? reason : 'Retrying', stalled ? 'fix the source settings; the agent keeps retrying' : 'retrying with backoff');
       // The cloud can still drift while the source is away: keep the last good revision applied.
       if (this.driftDue(trigger) && st.status.lastGoodDir && !signal.aborted) await this.apply(st.status.lastAppliedRevision!, st.status.lastGoodDir, trigger, signal, { drift: true });
@@ -142,6 +149,12 @@ export class SyncRunner {
     this.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
     let outcome: ApplyOutcome;
     let firstWrite = true;
+    this.onWrite = (at) => {
+      // The push-to-cloud latency ends here (benchmark and operators read this line).
+      if (firstWrite) this.log.info({ revision, writeAtMs: at }, 'first OpenStack write of the run');
+      firstWrite = false;
+      this.deps.onWrite?.(at);
+    };
     try {
       outcome = await applyPath({
         path: dir,
@@ -152,12 +165,8 @@ export class SyncRunner {
         allowMassDelete: false,
         log: (line) => this.log.info({ revision }, line.replace(/\s+/, ' ')),
         signal,
-        counters: this.deps.metrics.countersFor(this.name, (at) => {
-          // The push-to-cloud latency ends here (benchmark and operators read this line).
-          if (firstWrite) this.log.info({ revision, writeAtMs: at }, 'first OpenStack write of the run');
-          firstWrite = false;
-          this.deps.onWrite?.(at);
-        }),
+        registry: schemas(),
+        openstack: this.client(),
       });
     } catch (err) {
       const e = asError(err, signal);
@@ -220,6 +229,12 @@ export class SyncRunner {
     return true;
   }
 
+  /** One OpenStack client per Sync for the agent's life: tokens and the catalog are reused, calls are counted for /metrics. */
+  private client(): OpenStackCloud {
+    this.openstack ??= OpenStackCloud.fromCloudsYaml(this.deps.cloud, this.deps.cloudsFile, this.deps.metrics.countersFor(this.name, (at) => this.onWrite?.(at)));
+    return this.openstack;
+  }
+
   /**
    * Whether this run re-applies what is applied, to correct drift: timed runs
    * do (Flux's interval semantics); retries only once an interval has passed
@@ -253,6 +268,7 @@ export class SyncRunner {
     const seconds = (Date.now() - started) / 1000;
     const result = opts.skipped ? 'skipped' : ok ? 'success' : 'failure';
     this.deps.metrics.reconcileDuration.observe({ sync: this.name, result }, seconds);
+    this.deps.metrics.lastDuration.set({ sync: this.name }, seconds);
     this.deps.metrics.reconciles.inc({ sync: this.name, result, trigger });
     this.deps.metrics.ready.set({ sync: this.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
     st.condition('Reconciling', 'False', ok ? 'Idle' : 'RetryScheduled', ok ? 'waiting for the next interval, schedule or webhook' : 'waiting for the retry');
@@ -287,4 +303,11 @@ function asError(err: unknown, signal: AbortSignal): KupenstackError {
     return new KupenstackError(timeout ? 'timeout' : 'interrupted', timeout ? 'the run took longer than the Sync\'s timeout and was stopped at a safe point' : 'the run was interrupted (agent shutting down)', { cause: err });
   }
   return new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+let registry: SchemaRegistry | undefined;
+/** The schemas are files of the agent itself: compiled once per process. */
+function schemas(): SchemaRegistry {
+  registry ??= loadSchemaRegistry();
+  return registry;
 }

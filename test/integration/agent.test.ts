@@ -1,11 +1,13 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { SyncStatus } from '../../agent/run/status.ts';
 import { AgentProcess, freePort, head, networksIn, TestRepo } from '../support/agent-harness.ts';
 import { GitRelay } from '../support/agent-proxy.ts';
+import { testCloudName } from '../support/context.ts';
 import { peers } from '../support/peers.ts';
 
 /**
@@ -176,12 +178,21 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
     const families = new Map<string, PromFamily>(parsePrometheusTextFormat(text).map((f) => [f.name, f]));
     const samples = (name: string, labels: Record<string, string> = {}): PromFamily['metrics'] => (families.get(name)?.metrics ?? []).filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
 
-    const duration = families.get('kupenstack_reconcile_duration_seconds');
-    expect(duration?.type).toBe('HISTOGRAM');
-    const ok = samples('kupenstack_reconcile_duration_seconds', { sync: 'app', result: 'success' });
-    expect(Number(ok[0]?.count)).toBeGreaterThanOrEqual(6);
-    expect(Number(ok[0]?.sum)).toBeGreaterThan(0);
-    expect(Number(samples('kupenstack_reconcile_duration_seconds', { sync: 'app', result: 'failure' })[0]?.count)).toBeGreaterThanOrEqual(3);
+    // Histograms: parse-prometheus-text-format merges the buckets of labelled histograms into one
+    // sample (prom2json style), so their type and buckets are checked here and the values through
+    // the plain series the agent exports beside them.
+    for (const name of ['kupenstack_reconcile_duration_seconds', 'kupenstack_source_fetch_duration_seconds']) {
+      const family = families.get(name);
+      expect(family?.type, name).toBe('HISTOGRAM');
+      expect(Number(family?.metrics[0]?.buckets?.['+Inf']), name).toBeGreaterThanOrEqual(1);
+    }
+    expect(text).toMatch(/^kupenstack_reconcile_duration_seconds_count\{sync="app",result="success"\} ([6-9]|\d\d+)$/m);
+    const runs = (result: string): number => samples('kupenstack_reconcile_total', { sync: 'app', result }).reduce((n, m) => n + Number(m.value), 0);
+    expect(runs('success')).toBeGreaterThanOrEqual(6);
+    expect(runs('failure')).toBeGreaterThanOrEqual(3);
+    const last = Number(samples('kupenstack_reconcile_last_duration_seconds', { sync: 'app' })[0]?.value);
+    expect(last).toBeGreaterThan(0);
+    expect(last).toBeLessThan(120);
 
     const posts = samples('kupenstack_openstack_api_calls_total', { sync: 'app', service: 'network', method: 'POST', status: '201' });
     expect(Number(posts[0]?.value)).toBeGreaterThanOrEqual(6);
@@ -190,9 +201,8 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
 
     expect(Number(samples('kupenstack_resources', { sync: 'app', kind: 'Network', state: 'ready' })[0]?.value)).toBe(5);
 
-    const fetchOk = samples('kupenstack_source_fetch_duration_seconds', { sync: 'app', result: 'ok' });
-    expect(Number(fetchOk[0]?.count)).toBeGreaterThanOrEqual(6);
-    for (const failure of ['auth', 'unreachable', 'ref-not-found']) expect(Number(samples('kupenstack_source_fetch_duration_seconds', { sync: 'app', result: failure })[0]?.count), failure).toBeGreaterThanOrEqual(1);
+    expect(Number(samples('kupenstack_source_fetch_total', { sync: 'app', result: 'ok' })[0]?.value)).toBeGreaterThanOrEqual(6);
+    for (const failure of ['auth', 'unreachable', 'ref-not-found']) expect(Number(samples('kupenstack_source_fetch_total', { sync: 'app', result: failure })[0]?.value), failure).toBeGreaterThanOrEqual(1);
 
     const status = await agent.status('app');
     const info = samples('kupenstack_last_applied_revision_info', { sync: 'app' });
@@ -208,7 +218,11 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
     expect(s.history.length).toBeLessThanOrEqual(10);
     const times = s.history.map((h) => Date.parse(h.startedAt));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
-    for (const h of s.history) expect(h).toMatchObject({ revision: expect.stringMatching(/^main@sha1:[0-9a-f]{40}$/), duration: expect.stringMatching(/s$/), result: expect.stringMatching(/^(Succeeded|Failed|Rejected|Held)$/) });
+    for (const h of s.history) {
+      expect(h.revision).toMatch(/^main@sha1:[0-9a-f]{40}$/);
+      expect(h.duration).toMatch(/s$/);
+      expect(['Succeeded', 'Failed', 'Rejected', 'Held']).toContain(h.result);
+    }
     expect(new Set(agent.lines.map((l) => l.level))).toEqual(expect.objectContaining(new Set([20, 30, 40])));
   });
 
@@ -303,6 +317,43 @@ describe('kupenstack agent: two Syncs in one agent are isolated', () => {
     expect(names(await networksIn(`${agent.owner}-iso-g`))).toEqual(['n1', 'n2']);
     expect(await networksIn(`${agent.owner}-iso-b`)).toEqual([]);
     expect((await agent.status('broken')).lastAppliedRevision).toBeUndefined();
+    await agent.kill('SIGTERM');
+  });
+});
+
+describe('kupenstack agent: drift correction while the newest revision is rejected', () => {
+  const agent = new AgentProcess();
+  const dir = join(agent.dir, 'manifests');
+
+  afterAll(async () => {
+    await agent.dispose(['local']);
+  });
+
+  it('re-applies the last good revision (a directory source, 3 s interval), never the rejected one, and keeps saying why it is rejected', async () => {
+    mkdirSync(join(dir, 'drift'), { recursive: true });
+    writeFileSync(join(dir, 'drift/a.yaml'), net('keep-me', 'drift'));
+    agent.configure([{ name: 'local', source: { directory: { path: dir } }, interval: '3s', retryInterval: '3s' }]);
+    await agent.start();
+    const good = await agent.waitFor('local', 'first apply', (s) => s.lastAppliedRevision !== undefined && s.conditions.some((c) => c.type === 'Ready' && c.status === 'True'));
+    const project = `${agent.owner}-drift`;
+    expect(names(await networksIn(project))).toEqual(['keep-me']);
+
+    // A bad revision: a valid new network beside an invalid file, and keep-me gone from the files.
+    writeFileSync(join(dir, 'drift/b.yaml'), net('not-me', 'drift'));
+    writeFileSync(join(dir, 'drift/bad.yaml'), `${head('Network', 'bad', 'drift')}  mtu: "high"\n`);
+    rmSync(join(dir, 'drift/a.yaml'));
+    await agent.waitFor('local', 'rejected', readyReason('ValidationFailed'));
+
+    // Drift: someone deletes keep-me behind the agent's back; the next timed run puts it back from the last good revision.
+    const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+    const [gone] = (await networksIn(project)).filter((n) => n.name === 'keep-me');
+    await cloud.client('network').remove(`/networks/${gone!.id}`);
+    const deletedAt = Date.now();
+    const s = await agent.waitFor('local', 'drift corrected', (x) => x.history.some((h) => h.revision === good.lastAppliedRevision && Date.parse(h.startedAt) >= deletedAt && h.result === 'Succeeded' && (h.counts?.created ?? 0) >= 1), 60_000);
+    expect(names(await networksIn(project))).toEqual(['keep-me']);
+    expect(s.lastAppliedRevision).toBe(good.lastAppliedRevision);
+    expect(agent.ready(s).reason).toBe('ValidationFailed');
+    expect(agent.ready(s).message).toMatch(/drift\/bad\.yaml:7/);
     await agent.kill('SIGTERM');
   });
 });

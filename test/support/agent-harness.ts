@@ -39,6 +39,9 @@ export class TestRepo {
     const made = spawnSync('bash', ['test/testbed/git/new-repo.sh', this.name], { encoding: 'utf8' });
     if (made.status !== 0) throw new Error(`new-repo.sh failed: ${made.stderr}`);
     this.url = made.stdout.trim();
+    // Let a test delete `main` (the bare repository's HEAD), as a forge allows for any branch but its default.
+    const bare = spawnSync('git', ['-C', join(repoRoot, `${this.name}.git`), 'config', 'receive.denyDeleteCurrent', 'ignore']);
+    if (bare.status !== 0) throw new Error(`git config on the bare repository failed: ${bare.stderr.toString()}`);
     const dir = mkdtempSync(join(tmpdir(), 'ks-repo-'));
     this.home = join(dir, 'home');
     this.work = join(dir, 'work');
@@ -140,7 +143,7 @@ export class AgentProcess {
     const child = spawn(process.execPath, ['agent/cli/main.ts', 'agent', '--config', this.configFile, '--listen', `127.0.0.1:${this.port}`, '--log-level', 'debug', '--shutdown-grace', '10s'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     this.child = child;
     let buf = '';
-    child.stdout!.on('data', (b: Buffer) => {
+    child.stdout.on('data', (b: Buffer) => {
       buf += b.toString();
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -154,7 +157,7 @@ export class AgentProcess {
       }
     });
     let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
     void this.exited.then((code) => {
       if (code) this.lines.push({ time: '', level: 60, msg: `exited ${code}: ${stderr}` });
