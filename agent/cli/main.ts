@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
 // The `kupenstack` command: a thin dispatcher; each subcommand lives in its own file.
 import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
