@@ -243,7 +243,7 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     repo.dispose();
   });
 
-  it('converges with no duplicates', async () => {
+  it('converges with no duplicates; a SIGTERM mid-prune exits cleanly and a restart converges', async () => {
     for (const ns of namespaces) {
       const docs: string[] = [];
       for (let i = 0; i < perNamespace; i++) docs.push(net(`net-${i}`, ns), `${head('Subnet', `sub-${i}`, ns)}  networkRef: {name: net-${i}}\n  cidr: 10.${i}.0.0/24\n`);
@@ -251,7 +251,7 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     }
     const sha = repo.commit('24 networks, 24 subnets');
     repo.push();
-    agent.configure([{ name: 'crash', source: { git: { url: repo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_TEST_GIT_PASSWORD' } }, interval: '1m', retryInterval: '2s' }]);
+    agent.configure([{ name: 'crash', source: { git: { url: repo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_TEST_GIT_PASSWORD' } }, interval: '5s', retryInterval: '2s' }]);
     const env = { KS_TEST_GIT_PASSWORD: peers.git.password };
     await agent.start(env);
     // Kill it once a few objects are created, well before the 48 are done.
@@ -271,6 +271,28 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
       expect(names(nets)).toEqual(Array.from({ length: perNamespace }, (_, i) => `net-${i}`).sort());
       for (const n of nets) expect(n.description).toContain(`[kupenstack ${agent.owner}-crash Network/${n.name}`);
     }
+
+    // SIGTERM in the middle of a prune: the agent finishes or abandons the step within the grace period, exits 0, and a restart converges.
+    for (const ns of namespaces) {
+      const docs: string[] = [];
+      for (let i = 0; i < 8; i++) docs.push(net(`net-${i}`, ns), `${head('Subnet', `sub-${i}`, ns)}  networkRef: {name: net-${i}}\n  cidr: 10.${i}.0.0/24\n`);
+      repo.write({ [`${ns}/all.yaml`]: docs.join('---\n') });
+    }
+    const smaller = repo.commit('a third fewer');
+    repo.push();
+    const from = agent.lines.length;
+    const until2 = Date.now() + 120_000;
+    while (!agent.lines.slice(from).some((l) => l.msg.startsWith('delete '))) {
+      if (Date.now() > until2) throw new Error(`no deletes logged:\n${agent.tail()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const termAt = Date.now();
+    expect(await agent.kill('SIGTERM')).toBe(0);
+    expect(Date.now() - termAt).toBeLessThan(30_000);
+    expect(agent.lines.at(-1)?.msg).toBe('stopped');
+    await agent.start(env);
+    await agent.waitFor('crash', `applied ${smaller}`, applied(smaller), 180_000);
+    for (const ns of namespaces) expect(names(await networksIn(`${agent.owner}-${ns}`))).toEqual(Array.from({ length: 8 }, (_, i) => `net-${i}`).sort());
     await agent.kill('SIGTERM');
   });
 });
