@@ -3,8 +3,7 @@
 // foreground, show the resources appear, and say how to push a change.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
@@ -16,7 +15,6 @@ const repoName = 'demo';
 const gitUser = 'kupenstack';
 const gitPassword = 'testbed-secret'; // the test bed's own throw-away credential
 const listen = process.env.KUPENSTACK_DEMO_LISTEN ?? '127.0.0.1:9090';
-const imagePort = Number(process.env.KUPENSTACK_DEMO_IMAGE_PORT ?? 8199);
 const owner = 'demo';
 const bold = (s: string): string => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 const say = (s: string): void => void process.stdout.write(`${bold('demo')} ${s}\n`);
@@ -30,56 +28,48 @@ function git(args: string[], cwd?: string): string {
 
 /**
  * A small copy of repo-template: both tenants' networks, routers, security
- * groups, key pairs and flavors, and one VM (team-a's web-1) — enough to see
- * every kind at work and to converge in about a minute.
- *
- * TODO(integrator): push a small VM image with `kupenstack image push` to
- * 127.0.0.1:5050 and point the Image manifests at it (keep repo-template's
- * `source.oci`), then drop the local HTTP image below.
+ * groups, key pairs, flavors and images, and one VM (team-a's web-1) — enough
+ * to see every kind at work and to converge in about a minute. The Image
+ * manifests keep repo-template's `source.oci` (127.0.0.1:5050/vm/cirros:0.6).
  */
-function seed(dir: string, imageUrl: string): void {
+function seed(dir: string): void {
   cpSync(join(root, 'repo-template'), dir, { recursive: true });
   rmSync(join(dir, 'tenants/team-b/web.yaml'), { force: true });
   const vms = join(dir, 'tenants/team-a/virtual-machines.yaml');
   const docs = readFileSync(vms, 'utf8').split(/^---\n/m);
   writeFileSync(vms, docs.filter((d) => /name: web-1\n/.test(d)).join('---\n'));
-  for (const file of walk(dir)) {
-    const text = readFileSync(file, 'utf8');
-    if (text.includes('kind: Image')) writeFileSync(file, text.replace(/ {2}source:\n {4}oci:\n( {6}.*\n)+/, `  source:\n    url:\n      url: ${imageUrl}\n`).replace(/^ {2}(interval|schedule|keep): .*\n/gm, ''));
-  }
 }
 
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((e) => {
-    const p = join(dir, e);
-    return statSync(p).isDirectory() ? (e === '.git' ? [] : walk(p)) : p.endsWith('.yaml') ? [p] : [];
-  });
-}
-
-/** The image the demo's Image manifests download (a tiny blank qcow2), until the OCI pipeline lands. */
-async function serveImage(): Promise<string> {
+/**
+ * The VM image repo-template names, published to the local registry with
+ * `kupenstack image push` (once): tag 0.6 (team-a follows it) and 0.6.2
+ * (team-b follows the semver range >=0.6.0 <0.7.0).
+ */
+function publishImage(): void {
+  const cli = (args: string[]) => spawnSync(process.execPath, [join(root, 'agent/cli/main.ts'), 'image', ...args], { encoding: 'utf8' });
   const disk = join(home, 'cirros.qcow2');
-  if (!existsSync(disk)) execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '64M']);
-  const bytes = readFileSync(disk);
-  const server = createServer((_req, res) => res.end(bytes));
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(imagePort, '127.0.0.1', ok);
-  });
-  server.unref();
-  return `http://127.0.0.1:${imagePort}/cirros.qcow2`;
+  for (const ref of ['127.0.0.1:5050/vm/cirros:0.6', '127.0.0.1:5050/vm/cirros:0.6.2']) {
+    if (cli(['inspect', ref, '--insecure', '-o', 'json']).status === 0) {
+      say(`VM image ${ref} is in the registry`);
+      continue;
+    }
+    if (!existsSync(disk)) execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', disk, '64M']);
+    const pushed = cli(['push', disk, ref, '--insecure', '--os-distro', 'cirros', '--os-version', '0.6', '--arch', 'x86_64', '--min-disk', '1', '--quiet']);
+    if (pushed.status !== 0) throw new Error(`kupenstack image push ${ref} failed: ${pushed.stderr}`);
+    say(`published a small qcow2 as ${ref} (kupenstack image push)`);
+  }
 }
 
 async function main(): Promise<void> {
   mkdirSync(join(home, 'git-home'), { recursive: true });
-  const imageUrl = await serveImage();
+  publishImage();
   const url = execFileSync('bash', [join(root, 'test/testbed/git/new-repo.sh'), repoName], { encoding: 'utf8' }).trim();
   const seeded = git(['ls-remote', url, 'refs/heads/main']) !== '';
   if (seeded) say(`reusing ${url} (delete ${tbHome}/git/repos/${repoName}.git to start over)`);
   else {
     const work = join(home, 'seed');
     rmSync(work, { recursive: true, force: true });
-    seed(work, imageUrl);
+    seed(work);
     git(['init', '-q', '--initial-branch=main', work]);
     git(['add', '-A'], work);
     git(['commit', '-q', '-m', 'KupenStack demo: seeded from repo-template'], work);
