@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPath } from '../../agent/act/apply.ts';
+import { ownedProjects } from '../../agent/act/projects.ts';
 import { planFromReport } from '../../agent/plan/from-report.ts';
 import { jsonPlan, type JsonPlan } from '../../agent/plan/render/json.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
@@ -163,13 +164,16 @@ describe('apply --plan: exactly the saved plan, or nothing', () => {
 
     // Someone edits an object of ours outside Git after the plan was made.
     const network = ws.cloud.client('network');
-    const [net] = await network.list<{ id: string; description: string }>('/networks', 'networks', { name: 'extra' });
+    // Admin lists every project's networks: look only in this workspace's project.
+    const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === ns)!;
+    const [net] = await network.list<{ id: string; description: string }>('/networks', 'networks', { name: 'extra', project_id: project.id });
+    expect(net).toBeDefined();
     await network.put(`/networks/${net!.id}`, { network: { mtu: 1300 } });
 
     const refused = run(['apply', '--plan', saved, '--config', configFile]);
+    expect(`${refused.stderr}${refused.stdout}`).toMatch(/the plan is stale: OpenStack changed since it was computed \(rev\/Network\/extra changed; apply would now "update rev\/Network\/extra", which the plan does not show\); nothing was applied\. Run plan again/);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/the plan is stale: OpenStack changed since it was computed \(rev\/Network\/extra changed; apply would now "update rev\/Network\/extra", which the plan does not show\); nothing was applied\. Run plan again/);
-    expect(await network.list('/networks', 'networks', { name: 'late' })).toEqual([]);
+    expect(await network.list('/networks', 'networks', { name: 'late', project_id: project.id })).toEqual([]);
 
     // Changed manifests make a saved plan stale too.
     ws.write({ 'late.yaml': `${head('Network', 'late', ns)}  mtu: 1300\n` });
@@ -179,6 +183,6 @@ describe('apply --plan: exactly the saved plan, or nothing', () => {
     const edited = run(['apply', '--plan', fresh, '--config', configFile]);
     expect(edited.code).toBe(1);
     expect(edited.stderr).toMatch(/the plan is stale: .*the plan was made for sha256:/);
-    expect(await network.list('/networks', 'networks', { name: 'late' })).toEqual([]);
+    expect(await network.list('/networks', 'networks', { name: 'late', project_id: project.id })).toEqual([]);
   }, 300_000);
 });
