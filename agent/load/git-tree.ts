@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join, posix, resolve } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 import git from 'isomorphic-git';
 import { KupenstackError } from '../errors.ts';
+import { checkoutTree } from '../source/git-checkout.ts';
 
 /**
  * One revision of a local Git repository, written out as plain files so the
@@ -88,43 +88,17 @@ async function resolvePlain(repoDir: string, ref: string): Promise<GitRevision> 
   }
 }
 
-const writeConcurrency = 32;
-
 /**
- * Writes the files of `commit` under `subpath` (the repository root when
- * empty) into `into`, which must be empty. Returns the folder to load.
+ * Writes `commit` into the empty folder `into` exactly as the agent's Git
+ * source checks it out (same name checks, links leaving the tree left out),
+ * so a plan sees what the agent would apply. Returns the folder to load:
+ * `subpath` inside it (the repository root when empty).
  */
 export async function writeRevision(repoDir: string, commit: string, subpath: string, into: string): Promise<string> {
-  const gitdir = gitdirOf(repoDir);
   const prefix = posix.normalize(subpath.split('\\').join('/')).replace(/^\.\/?|\/$/g, '');
   if (prefix === '..' || prefix.startsWith('../') || posix.isAbsolute(prefix)) throw new GitRevisionError(`path "${subpath}" leaves the repository; give a path inside it`);
-  const pending: { path: string; oid: string; mode: string }[] = [];
-  const walkTree = async (oid: string, path: string): Promise<void> => {
-    const { tree } = await git.readTree({ fs, dir: repoDir, gitdir, oid });
-    for (const entry of tree) {
-      const full = path ? `${path}/${entry.path}` : entry.path;
-      const within = prefix === '' || full === prefix || full.startsWith(`${prefix}/`) || prefix.startsWith(`${full}/`);
-      if (!within) continue;
-      if (entry.type === 'tree') await walkTree(entry.oid, full);
-      else if (entry.type === 'blob' && (prefix === '' || full.startsWith(`${prefix}/`) || full === prefix)) pending.push({ path: full, oid: entry.oid, mode: entry.mode });
-      // Submodules (commit entries) hold no manifests of this repository.
-    }
-  };
-  const { commit: c } = await git.readCommit({ fs, dir: repoDir, gitdir, oid: commit });
-  await walkTree(c.tree, '');
-  if (pending.length === 0 && prefix !== '') throw new GitRevisionError(`path "${subpath}" does not exist in commit ${commit.slice(0, 12)}`);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < pending.length) {
-      const item = pending[next++]!;
-      const target = join(into, item.path);
-      await mkdir(dirname(target), { recursive: true });
-      const { blob } = await git.readBlob({ fs, dir: repoDir, gitdir, oid: item.oid });
-      // A symlink is written as one, so the loader's checks (no escape from the root) apply as on disk.
-      if (item.mode === '120000') await symlink(Buffer.from(blob).toString('utf8'), target);
-      else await writeFile(target, blob);
-    }
-  };
-  await Promise.all(Array.from({ length: writeConcurrency }, worker));
-  return prefix === '' ? into : join(into, prefix);
+  await checkoutTree(gitdirOf(repoDir), commit, into);
+  const root = prefix === '' ? into : join(into, prefix);
+  if (!fs.existsSync(root)) throw new GitRevisionError(`path "${subpath}" does not exist in commit ${commit.slice(0, 12)}`);
+  return root;
 }
