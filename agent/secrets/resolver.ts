@@ -1,0 +1,43 @@
+/**
+ * Where secret values come from. Manifests and kupenstack.yaml only ever name
+ * a secret; the resolver reads it when it is used, so a rotated value takes
+ * effect without a restart. Standalone: environment variables and files the
+ * user names (EnvFileSecretResolver). In the cluster: Kubernetes Secrets in
+ * the manifest's namespace (or the agent's, for cluster-scoped kinds).
+ *
+ * Values never reach logs, errors, status, events or plans: errors say which
+ * secret is missing, never what a value was.
+ */
+export interface SecretResolver {
+  /**
+   * The value of one key. `ref.namespace` is the manifest's namespace for
+   * namespaced kinds and absent for cluster-scoped ones. Throws
+   * SecretNotFoundError (naming the reference, never a value) when it is missing.
+   */
+  get(ref: SecretKey): Promise<string>;
+  /** Every key of a Secret (a `.dockerconfigjson`, a `clouds.yaml`); same errors. */
+  getAll?(ref: SecretName): Promise<Record<string, string>>;
+}
+
+export interface SecretName {
+  /** A Kubernetes Secret's name (in-cluster). */
+  name?: string;
+  namespace?: string;
+  /** Standalone: an environment variable holding the value. */
+  env?: string;
+  /** Standalone: a file holding the value (trailing newline dropped). */
+  file?: string;
+}
+
+export interface SecretKey extends SecretName {
+  /** The key inside a Kubernetes Secret; ignored for env/file. */
+  key?: string;
+}
+
+/** How a reference reads in messages: never a value. */
+export function describeSecret(ref: SecretKey): string {
+  if (ref.env) return `environment variable ${ref.env}`;
+  if (ref.file) return `file ${ref.file}`;
+  const where = ref.namespace ? `${ref.namespace}/` : '';
+  return `Secret ${where}${ref.name ?? '(unnamed)'}${ref.key ? ` key ${ref.key}` : ''}`;
+}
