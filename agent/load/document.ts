@@ -1,20 +1,8 @@
 import { isMap, isScalar, isSeq, type Document, type Node } from 'yaml';
+import type { Position, SourceDocument } from '../model/manifest.ts';
 
-/** One manifest as found in a file: its parsed value and what is needed to point back into the text. */
-export interface SourceDocument {
-  /** Path relative to the loaded root, with forward slashes. */
-  file: string;
-  /** 0-based index of the document inside a multi-document file. */
-  index: number;
-  value: unknown;
-  /** Character offset → position; resolved lazily because positions are only needed for errors. */
-  position: (path: readonly (string | number)[], at?: 'key' | 'value') => Position;
-}
-
-export interface Position {
-  line: number;
-  column: number;
-}
+/** The loader makes SourceDocuments; their shape lives in the model. */
+export type { Position, SourceDocument };
 
 /** Maps character offsets to 1-based line/column, building the line index only when first asked. */
 export class LineIndex {

@@ -1,4 +1,22 @@
-import type { SourceDocument } from '../load/document.ts';
+/**
+ * One manifest as found in a file: its parsed value and what is needed to
+ * point back into the text. The loader makes them (load/document.ts); the
+ * model owns the shape so that nothing downstream needs the loader.
+ */
+export interface SourceDocument {
+  /** Path relative to the loaded root, with forward slashes. */
+  file: string;
+  /** 0-based index of the document inside a multi-document file. */
+  index: number;
+  value: unknown;
+  /** Character offset → position; resolved lazily because positions are only needed for errors. */
+  position: (path: readonly (string | number)[], at?: 'key' | 'value') => Position;
+}
+
+export interface Position {
+  line: number;
+  column: number;
+}
 
 export interface ManifestMetadata {
   name: string;

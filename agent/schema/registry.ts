@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { schemasDir } from '../paths.ts';
-import { isCidr, isIp } from '../validate/ip.ts';
+import { isCidr, isIp } from '../util/ip.ts';
 import type { JsonSchema, PrinterColumn } from './json-schema.ts';
 
 export const group = 'kupenstack.io';

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import { watch as watchFiles } from 'chokidar';
-import { readManifestFiles } from '../load/files.ts';
 import { defaultLimits, type LoadLimits } from '../load/limits.ts';
+import { directoryRevision } from '../load/revision.ts';
 import { normalizeSourcePath, resolveSourcePath } from './source-path.ts';
 import { type Artifact, type Source, SourceError } from './source.ts';
 
@@ -110,15 +109,6 @@ export class DirectorySource implements Source {
   async close(): Promise<void> {
     await Promise.all([...this.#stops].map((stop) => stop()));
   }
-}
-
-/** `sha256:<16 hex>` over the manifest files (path and content) and the files the loader refuses (path and reason). */
-export async function directoryRevision(dir: string, limits: LoadLimits = defaultLimits): Promise<string> {
-  const { files, diagnostics } = await readManifestFiles(dir, limits);
-  const hash = createHash('sha256');
-  for (const f of [...files].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))) hash.update(`${f.file}\0${f.text.length}\0${f.text}\0`);
-  for (const d of diagnostics) hash.update(`!${d.file}\0${d.code}\0`);
-  return `sha256:${hash.digest('hex').slice(0, 16)}`;
 }
 
 /** Paths (relative to the watched folder) whose changes never matter: VCS data, hidden files, editor temporaries. */

@@ -2,11 +2,11 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { compareDiagnostics } from '../diagnostic.ts';
-import { resolveCommit, writeRevision } from '../load/git-tree.ts';
 import { defaultLimits, type LoadLimits } from '../load/limits.ts';
 import { loadTree } from '../load/load.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { PathCheck } from './check-path.ts';
+import { resolveCommit, writeRevision } from './git-revision.ts';
 import { validateRevision } from './validate.ts';
 
 export interface GitCheck extends PathCheck {

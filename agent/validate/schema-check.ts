@@ -1,7 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { Diagnostic } from '../diagnostic.ts';
-import type { SourceDocument } from '../load/document.ts';
-import { addressOf, type Manifest, type ManifestMetadata } from '../model/manifest.ts';
+import { addressOf, type Manifest, type ManifestMetadata, type SourceDocument } from '../model/manifest.ts';
 import { apiVersion, group, type KindInfo, type SchemaRegistry } from '../schema/registry.ts';
 import type { JsonSchema } from '../schema/json-schema.ts';
 import { formatPath, pointerToPath } from './json-path.ts';

@@ -1,11 +1,11 @@
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
+import { dependencyEdges } from '../graph/edges.ts';
 import { buildGraph, createOrder, findCycles, type DependencyGraph } from '../graph/graph.ts';
 import { referencesOf, type Reference } from '../graph/references.ts';
-import type { SourceDocument } from '../load/document.ts';
-import type { Manifest } from '../model/manifest.ts';
+import type { Manifest, SourceDocument } from '../model/manifest.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import { checkConsistency } from './consistency.ts';
-import { checkNetworkRules } from './network-rules.ts';
+import { checkKindRules } from './kind-rules.ts';
 import { checkUniqueNames } from './names.ts';
 import { checkReferences } from './references.ts';
 import { diagnosticAt } from './report.ts';
@@ -23,8 +23,8 @@ export interface ValidatedRevision {
 
 /**
  * Schema first, then the rules that need the whole revision: unique names,
- * references, cycles and network arithmetic. All errors are collected; a
- * revision with any error must not be applied at all.
+ * references, each kind's own rules (kinds/<kind>.rules.ts) and cycles. All
+ * errors are collected; a revision with any error must not be applied at all.
  */
 export function validateRevision(documents: SourceDocument[], registry: SchemaRegistry): ValidatedRevision {
   const diagnostics: Diagnostic[] = [];
@@ -40,27 +40,11 @@ export function validateRevision(documents: SourceDocument[], registry: SchemaRe
   const byAddress = new Map(unique.map((m) => [m.address, m]));
   const references = unique.flatMap((m) => referencesOf(m, registry));
   diagnostics.push(...checkReferences(references, byAddress));
-  diagnostics.push(...checkNetworkRules(unique, byAddress));
   diagnostics.push(...checkConsistency(unique));
+  diagnostics.push(...checkKindRules(unique, byAddress));
 
-  const edges = references
-    .filter((r) => !r.weak)
-    .map((r) => ({ from: r.from.address, to: `${r.from.metadata.namespace ? `${r.from.metadata.namespace}/` : ''}${r.targetKind}/${r.targetName}` }));
-  // Ordering without a reference: every manifest of a kind listed in x-kupenstack-after, same namespace
-  // (a port needs the subnets of its network before it can get an address).
-  const byNamespaceKind = new Map<string, Manifest[]>();
-  for (const m of unique) {
-    const key = `${m.metadata.namespace ?? ''}/${m.kind}`;
-    const list = byNamespaceKind.get(key);
-    if (list) list.push(m);
-    else byNamespaceKind.set(key, [m]);
-  }
-  for (const m of unique) {
-    for (const kind of registry.kinds.get(m.kind)?.after ?? []) {
-      for (const other of byNamespaceKind.get(`${m.metadata.namespace ?? ''}/${kind}`) ?? []) edges.push({ from: m.address, to: other.address });
-    }
-  }
-  const graph = buildGraph(unique, edges);
+  // The graph is a step of validation: a revision whose references form a cycle is invalid.
+  const graph = buildGraph(unique, dependencyEdges(unique, references, registry));
   for (const cycle of findCycles(graph)) {
     const first = byAddress.get(cycle[0]!)!;
     diagnostics.push(diagnosticAt(first, 'graph.cycle', ['metadata', 'name'], `dependency cycle: ${cycle.join(' → ')}; remove one of these references`));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cidrContains, cidrsOverlap, formatCidr, isCidr, isIp, parseCidr, parseIp } from '../../agent/validate/ip.ts';
+import { cidrContains, cidrsOverlap, formatCidr, isCidr, isIp, parseCidr, parseIp } from '../../agent/util/ip.ts';
 
 describe('address arithmetic', () => {
   it('accepts IPv4 and IPv6 addresses and CIDRs, and refuses look-alikes', () => {

@@ -1,0 +1,8 @@
+import { portRules } from './port.rules.ts';
+import type { KindRules } from './rule.ts';
+import { securityGroupRules } from './securitygroup.rules.ts';
+import { subnetRules } from './subnet.rules.ts';
+import { virtualMachineRules } from './virtualmachine.rules.ts';
+
+/** Every kind's own rules (kinds/<kind>.rules.ts). The validator runs them all and knows no kind. */
+export const kindRules: readonly KindRules[] = [portRules, securityGroupRules, subnetRules, virtualMachineRules];
