@@ -1,0 +1,27 @@
+// Import cycles, checked by `npm run lint` (depcruise): between files, and between
+// folders — each folder of agent/, and oci/ as a whole against agent/. Type-only
+// imports count: a type shared both ways is a concept without a home.
+export default {
+  forbidden: [
+    {
+      name: 'no-file-cycle',
+      severity: 'error',
+      comment: 'These files import each other, directly or around a circle: move what both need into a third file.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-cycle',
+      scope: 'folder',
+      severity: 'error',
+      comment: 'These folders import each other, directly or around a circle: the folders must form a DAG (source → load → validate → plan → act → status).',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|dist)/' },
+  },
+};

@@ -1,0 +1,37 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// The import-cycle half of `npm run lint` (package.json "lint:cycles"), run with
+// the project's own rules over small fixtures: one with a file cycle, one with
+// a folder cycle only, and one without any.
+const root = join(import.meta.dirname, '..', '..');
+const fixtures = 'test/unit/import-cycles';
+
+function depcruise(dir: string): { status: number | null; out: string } {
+  const r = spawnSync(process.execPath, [join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruiser.mjs'), '--config', '.dependency-cruiser.js', join(fixtures, dir)], { cwd: root, encoding: 'utf8' });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+describe('npm run lint refuses import cycles', () => {
+  it('fails on two files that import each other', () => {
+    const r = depcruise('file-cycle');
+    expect(r.status, r.out).not.toBe(0);
+    expect(r.out).toContain('no-file-cycle');
+    expect(r.out).toMatch(/file-cycle\/a\.ts →\s+\S*file-cycle\/b\.ts →\s+\S*file-cycle\/a\.ts/);
+  });
+
+  it('fails on two folders that import each other with no file cycle', () => {
+    const r = depcruise('folder-cycle');
+    expect(r.status, r.out).not.toBe(0);
+    expect(r.out).toContain('no-folder-cycle');
+    expect(r.out).not.toContain('no-file-cycle');
+    expect(r.out).toMatch(/folder-cycle\/(one|two) →\s+\S*folder-cycle\/(one|two) →/);
+  });
+
+  it('passes when imports run one way', () => {
+    const r = depcruise('acyclic');
+    expect(r.out).not.toContain('error');
+    expect(r.status, r.out).toBe(0);
+  });
+});
