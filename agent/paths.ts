@@ -16,4 +16,3 @@ function findPackageRoot(start: string): string {
 
 export const packageRoot = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
 export const schemasDir = join(packageRoot, 'schemas');
-export const crdsDir = join(packageRoot, 'deploy', 'crds');

@@ -15,8 +15,3 @@ export function uuid5(name: string, namespace = kupenstackNamespace): string {
   const hex = hash.subarray(0, 16).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
-
-/** `namespace/Kind/name` of the manifest a marker ref belongs to, in the adapter's project. */
-export function addressOfRef(namespace: string, ref: string): string {
-  return `${namespace}/${ref}`;
-}
