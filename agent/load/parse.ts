@@ -9,15 +9,22 @@ const maxAliasCount = 100;
 const emptyFile = 'the file holds no manifest; add one or delete the file';
 const notObject = 'a manifest must be a mapping with apiVersion, kind, metadata and spec';
 const anchor = /(^|[\s[{,:-])&\S/m;
+/** An explicit tag (`!!float 1`): js-yaml and yaml resolve some differently, so only the precise parser reads them. */
+const tag = /(^|[\s[{,:-])!/m;
+
+/** The precise parser's options: YAML 1.2 core schema, duplicate keys and other ambiguities are errors. */
+export const preciseOptions = { uniqueKeys: true, strict: true, prettyErrors: false, keepSourceTokens: false } as const;
 
 /**
- * js-yaml is several times faster than \`yaml\` but keeps no positions and does
- * not bound aliases; it reads the common case (well-formed, no anchors), and
- * anything else takes the precise path. The core schema keeps values YAML 1.2
- * plain (no timestamps, no merge keys), the same as the precise parser.
+ * js-yaml is about ten times faster than `yaml` but keeps no positions and does
+ * not bound aliases; it reads the common case (well-formed, no anchors, tags
+ * or tabs), and anything else takes the precise path. The core schema keeps values
+ * YAML 1.2 plain (no timestamps, no merge keys), the same as the precise parser;
+ * test/unit/yaml-parsers.test.ts proves both give the same documents over every
+ * manifest the tests and benchmarks use.
  */
-function fastParse(text: string): unknown[] | undefined {
-  if (anchor.test(text) || text.includes('\t')) return undefined;
+export function fastParse(text: string): unknown[] | undefined {
+  if (anchor.test(text) || tag.test(text) || text.includes('\t')) return undefined;
   try {
     return jsyaml.loadAll(text, null, { schema: jsyaml.CORE_SCHEMA });
   } catch {
@@ -69,7 +76,7 @@ export function parseManifestFile(input: ManifestFile): { documents: SourceDocum
     if (documents.length === 0 && diagnostics.length === 0) problem('file.empty', 0, emptyFile);
     return { documents, diagnostics };
   }
-  const parsed = parseAllDocuments(text, { uniqueKeys: true, strict: true, prettyErrors: false, keepSourceTokens: false });
+  const parsed = parseAllDocuments(text, preciseOptions);
   if (!Array.isArray(parsed)) {
     // An empty stream comes back as a single EmptyStream object.
     problem('file.empty', 0, emptyFile);

@@ -18,7 +18,7 @@ function shape(scale: number): { nets: number; keys: number } {
   return { nets: Math.round(60 * scale), keys: Math.round(30 * scale) };
 }
 
-function manifests(ns: string, scale: number): string {
+export function manifests(ns: string, scale: number): string {
   const { nets, keys } = shape(scale);
   const h = (kind: string, name: string) => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
   const docs: string[] = [];

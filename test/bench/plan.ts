@@ -15,7 +15,7 @@ import type { BenchRow } from './table.ts';
  * with the VMs' references following), flavors (resizes), new networks and a
  * removed tenant (deletions).
  */
-function writeTenants(dir: string, total: number, head: boolean): number {
+export function writeTenants(dir: string, total: number, head: boolean): number {
   let count = 0;
   for (let t = 0; count < total; t++) {
     const ns = `tenant-${t}`;

@@ -7,7 +7,7 @@ import { checkPath } from '../../agent/validate/check-path.ts';
 import type { BenchRow } from './table.ts';
 
 /** A realistic revision: `tenants` namespaces of networks, subnets, groups, flavors, VMs. */
-function writeRevision(dir: string, total: number): number {
+export function writeRevision(dir: string, total: number): number {
   let count = 0;
   for (let t = 0; count < total; t++) {
     const ns = `tenant-${t}`;
