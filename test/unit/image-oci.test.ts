@@ -2,19 +2,19 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedDisk } from '../../oci/disk-source.ts';
-import { cronPassed, resolveDue } from '../../agent/kinds/image-oci-poll.ts';
-import { HoldBackLast } from '../../agent/kinds/image-oci-stream.ts';
+import { cronPassed, resolveDue } from '../../agent/kinds/image/oci-poll.ts';
+import { HoldBackLast } from '../../lib/stream/hold-back.ts';
+import { formatRequest as referenceOf } from '../../oci/reference.ts';
 import {
   currentVersion,
   globMatch,
   ociImageId,
-  referenceOf,
   retentionVictims,
   staleVersions,
   versionName,
   versionProperties,
   type GlanceImage,
-} from '../../agent/kinds/image-oci-versions.ts';
+} from '../../agent/glance/version-rules.ts';
 
 const d1 = `sha256:${'a'.repeat(64)}`;
 const d2 = `sha256:${'b'.repeat(64)}`;

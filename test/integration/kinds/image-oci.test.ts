@@ -4,12 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/act/diff.ts';
 import type { AdapterContext, Remote } from '../../../agent/kinds/adapter.ts';
-import { image } from '../../../agent/kinds/image.ts';
-import { importDisk } from '../../../agent/kinds/image-oci-import.ts';
-import { ociTransfers } from '../../../agent/kinds/image-oci.ts';
-import { diskSourceFor } from '../../../agent/kinds/image-oci-source.ts';
-import { forgetResolutions } from '../../../agent/kinds/image-oci-kind.ts';
-import { ociImageId, versionName } from '../../../agent/kinds/image-oci-versions.ts';
+import { image } from '../../../agent/kinds/image/adapter.ts';
+import { importDisk } from '../../../agent/glance/import.ts';
+import { ociTransfers } from '../../../agent/glance/versions.ts';
+import { diskSourceFor } from '../../../agent/glance/registry-source.ts';
+import { forgetResolutions } from '../../../agent/kinds/image/oci.ts';
+import { ociImageId, versionName } from '../../../agent/glance/version-rules.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import { ownerTag } from '../../../agent/ownership/marker.ts';
 import type { DiskPackaging } from '../../../oci/disk-source.ts';
@@ -224,16 +224,16 @@ describe('OCI images in Glance', () => {
     const repo = `it/poll-${run}`;
     const d1 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
     const m = manifest('Image', 'polled', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } }, interval: '1h' });
-    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    expect((await image.desired(m, runCtx())).digest).toBe(d1);
     const d2 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
     // A later run within the hour: the remembered answer, no registry call.
-    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    expect((await image.desired(m, runCtx())).digest).toBe(d1);
     // Without a policy the same tag is followed at once.
     const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } } });
-    expect((await image.desired(eager, runCtx())).content).toBe(d2);
+    expect((await image.desired(eager, runCtx())).digest).toBe(d2);
     // The hour is over (the remembered time forgotten, as after it passed): the new digest.
     forgetResolutions();
-    expect((await image.desired(m, runCtx())).content).toBe(d2);
+    expect((await image.desired(m, runCtx())).digest).toBe(d2);
   });
 
   it('keeps `keep` versions: deletes only hidden, untagged, unprotected versions no server uses', async () => {
