@@ -183,3 +183,37 @@ describe('HoldBackLast', () => {
     expect(out).toBe(3);
   });
 });
+
+describe('HoldBackLast with a check at the end (the URL upload\'s sha256)', () => {
+  it('withholds the last chunk when the check refuses, and hands out everything when it passes', async () => {
+    class Refusing extends HoldBackLast {
+      refuse = true;
+      protected override check(): Error | undefined {
+        return this.refuse ? new Error('sha256 mismatch') : undefined;
+      }
+    }
+    const run = async (refuse: boolean): Promise<{ out: number; err?: unknown }> => {
+      const hb = new Refusing();
+      hb.refuse = refuse;
+      let out = 0;
+      const err = await pipeline(
+        Readable.from([Buffer.alloc(3, 1), Buffer.alloc(4, 2), Buffer.alloc(5, 3)]),
+        hb,
+        new Writable({
+          write(c: Buffer, _e, cb) {
+            out += c.length;
+            cb();
+          },
+        }),
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { out, ...(err ? { err } : {}) };
+    };
+    expect(await run(false)).toEqual({ out: 12 });
+    const refused = await run(true);
+    expect(refused.out).toBe(7);
+    expect(refused.err).toMatchObject({ message: 'sha256 mismatch' });
+  });
+});
