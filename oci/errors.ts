@@ -1,11 +1,12 @@
 import { KupenstackError } from '../lib/errors.ts';
 
 /**
- * The OCI library's own errors. Their base, KupenstackError, is the
- * project-wide one in lib/ (oci/ imports nothing from agent/), so the CLI and
- * the engine report them like every other error. Stable codes of everything the registry side refuses or fails at. The
- * message names what is wrong and how to fix it; it never contains a
- * credential (registry answers are quoted only from their JSON error codes).
+ * The OCI library's own errors: stable codes of everything the registry side
+ * refuses or fails at. The message names what is wrong and how to fix it; it
+ * never contains a credential (registry answers are quoted only from their
+ * JSON error codes). Their base, KupenstackError, is the project-wide one in
+ * lib/ (oci/ imports nothing from agent/), so the CLI and the engine report
+ * them like every other error.
  */
 export type OciErrorCode =
   | 'oci.reference' // the reference text is malformed

@@ -23,7 +23,7 @@ export interface GlanceImage extends Record<string, unknown> {
 export const propRepository = 'oci_repository';
 export const propTag = 'oci_tag';
 export const propDigest = 'oci_manifest_digest';
-/** When a version last took over its channel: decides the current version if a crash left two shown. */
+/** When a version last took the image name (promote): decides the current version if a crash left two shown. */
 export const propPromotedAt = 'oci_promoted_at';
 export const propSupersededBy = 'oci_superseded_by';
 export const propSupersededAt = 'oci_superseded_at';
@@ -47,7 +47,7 @@ export function ociImageId(projectId: string, manifestDigest: string, attempt = 
   return uuid5(`oci-image:${projectId}@${manifestDigest}${attempt > 0 ? `#${attempt}` : ''}`);
 }
 
-/** The name an older version takes when a newer one owns the channel name. */
+/** The name an older version takes when a newer one holds the image name. */
 export function versionName(name: string, manifestDigest: string): string {
   const hex = manifestDigest.replace(/^[a-z0-9]+:/, '').slice(0, 12);
   return `${name}@sha256:${hex}`;
@@ -82,7 +82,7 @@ const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0
 
 /**
  * The version that stands for the manifest: the shown one that took the
- * channel last (a crash between promoting the new and hiding the old leaves
+ * image name last (a crash between promoting the new and hiding the old leaves
  * two shown), else the newest shown, else the newest at all.
  */
 export function currentVersion<T extends GlanceImage>(versions: readonly T[]): T | undefined {

@@ -24,7 +24,8 @@ import {
  * The Glance side of the OCI pipeline, shared by the Image kind and
  * `kupenstack image import` (agent/glance/import.ts): find a version by digest (hidden ones too),
  * create it under a deterministic id, stream the disk into it, move the
- * channel (name + `oci-tag:` tag) between versions, and apply retention.
+ * image name and `oci-tag:` tag between versions (promote, demote), and
+ * apply retention. The order of a tag move is mapped in kinds/image/adapter.ts.
  */
 
 export interface GlanceTarget {
@@ -36,7 +37,7 @@ export interface GlanceTarget {
   log?: (line: string) => void;
 }
 
-/** How a version looks in Glance (the channel name and tags are the promoted ones). */
+/** How a version looks in Glance (the image name and tags are the promoted version's). */
 export interface VersionLook {
   name: string;
   diskFormat?: string | undefined;
@@ -238,9 +239,9 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
 }
 
 /**
- * The channel moves to this version: channel name, shown, the `oci-tag:`
+ * The tag moves to this version: the image name, shown, the `oci-tag:`
  * tag and the look the manifest wants. Added before the old version loses
- * them (demote), so the channel is never empty.
+ * them (demote), so the name is never without an image.
  */
 export async function promote(g: GlanceTarget, img: GlanceImage, look: VersionLook): Promise<GlanceImage> {
   const ops: PatchOp[] = [
@@ -260,10 +261,10 @@ export async function promote(g: GlanceTarget, img: GlanceImage, look: VersionLo
 }
 
 /** An older version: no OCI tag, renamed `name@sha256:…`, hidden. Never deleted here (servers and rebuilds use its id). */
-export async function demote(g: GlanceTarget, img: GlanceImage, channelName: string, supersededBy: string): Promise<void> {
+export async function demote(g: GlanceTarget, img: GlanceImage, imageName: string, supersededBy: string): Promise<void> {
   const digest = typeof img[propDigest] === 'string' ? img[propDigest] : img.id;
   const ops: PatchOp[] = [
-    { op: 'replace', path: '/name', value: versionName(channelName, digest) },
+    { op: 'replace', path: '/name', value: versionName(imageName, digest) },
     { op: 'replace', path: '/os_hidden', value: true },
     { op: 'replace', path: '/tags', value: (img.tags ?? []).filter((t) => !t.startsWith(ociTagPrefix)) },
     { op: 'add', path: pointer(propSupersededBy), value: supersededBy },
