@@ -198,7 +198,7 @@ export class RegistryClient {
         } catch (err) {
           if (options.signal?.aborted) throw err;
           if (isPlainHttp(err) && url.startsWith('https:')) {
-            throw new OciError('oci.plain-http', `${this.registry} answered in plain HTTP, not TLS; if this registry has no TLS, ${this.plainHttpAdvice}`, { cause: err });
+            throw new PlainHttpError('oci.network', `${this.registry} answered in plain HTTP, not TLS; if this registry has no TLS, ${this.plainHttpAdvice}`, { cause: err });
           }
           throw new OciError('oci.network', `${method} ${describe(url)} failed: ${(err as Error).message}`, { cause: err });
         }
@@ -208,7 +208,7 @@ export class RegistryClient {
         }
         return res;
       },
-      { retries, baseMs: 200, maxMs: 3000, retryable: (err) => err instanceof OciError && (err.code === 'oci.network' || err.code === 'oci.registry'), ...(options.signal ? { signal: options.signal } : {}) },
+      { retries, baseMs: 200, maxMs: 3000, retryable: (err) => err instanceof OciError && !(err instanceof PlainHttpError) && (err.code === 'oci.network' || err.code === 'oci.registry'), ...(options.signal ? { signal: options.signal } : {}) },
     );
   }
 
@@ -274,6 +274,9 @@ function authDetail(text: string, challenge: string | undefined): string {
   const error = parseChallenges(challenge).find((c) => c.params.error)?.params.error;
   return [summary, error].filter(Boolean).map((s) => `, ${s}`).join('');
 }
+
+/** A plain-HTTP answer to https: a connection failure (`oci.network`) that no retry can fix. */
+class PlainHttpError extends OciError {}
 
 /** OpenSSL's answer to a plain-HTTP reply where a TLS record was expected. */
 function isPlainHttp(err: unknown): boolean {

@@ -21,8 +21,7 @@ export type OciErrorCode =
   | 'oci.too-large' // more bytes than the limit or than the descriptor says
   | 'oci.platform' // no manifest for the requested platform
   | 'oci.registry' // unexpected HTTP answer
-  | 'oci.network' // connection failed
-  | 'oci.plain-http'; // https asked, the registry answered in plain HTTP (it needs insecure)
+  | 'oci.network'; // connection failed (also: https asked, the registry answered in plain HTTP)
 
 export class OciError extends KupenstackError {
   declare readonly code: OciErrorCode;

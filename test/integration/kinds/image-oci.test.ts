@@ -273,7 +273,7 @@ describe('registry access of an Image', () => {
   it('a plain-HTTP registry without `insecure: true` is named, with the manifest field to set', async () => {
     const m = manifest('Image', 'plain-http', t.ctx.namespace, { source: { oci: { repository: `${registry}/it/plain-http-${run}`, tag: 'v1' } } });
     const err = await Promise.resolve(image.desired(m, runCtx())).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'oci.plain-http', message: `${registry} answered in plain HTTP, not TLS; if this registry has no TLS, set insecure: true under spec.source.oci` });
+    expect(err).toMatchObject({ code: 'oci.network', message: `${registry} answered in plain HTTP, not TLS; if this registry has no TLS, set insecure: true under spec.source.oci` });
   });
 
   it('credentialsSecretRef: the .dockerconfigjson Secret comes through the SecretResolver and reaches the registry', async () => {

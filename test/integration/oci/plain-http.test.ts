@@ -48,7 +48,7 @@ describe('a plain-HTTP registry reached without --insecure', () => {
     const started = Date.now();
     const err = await new RegistryDiskSource().resolve({ repository: `${plain}/${repo}`, tag: '1' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OciError);
-    expect(err).toMatchObject({ code: 'oci.plain-http', message: advice });
+    expect(err).toMatchObject({ code: 'oci.network', message: advice });
     // Retries of a network error back off for seconds; this answer comes at once.
     expect(Date.now() - started).toBeLessThan(2000);
     // Nothing under the tag 2 was pushed by the refused push.
