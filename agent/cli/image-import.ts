@@ -32,10 +32,11 @@ export function imageImportCommand(): Command {
     .option('--name <name>', 'Glance image name (default: <repository basename>:<tag>)')
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
+      // The reference first: a typo fails before any cloud is asked.
+      const request = { ...toDiskRequest(ref), ...(opts.insecure ? { insecure: true } : {}) };
       const { cloud: cloudName, cloudsFile } = resolveCloud(opts);
       const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
       const projectId = await findProject(cloud, opts.project);
-      const request = { ...toDiskRequest(ref), ...(opts.insecure ? { insecure: true } : {}) };
       let progress: Progress | undefined;
       let total = 0;
       try {

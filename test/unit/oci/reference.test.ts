@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { formatReference, formatRequest, isLoopbackHost, parseReference, parseRepository, toDiskRequest } from '../../../oci/reference.ts';
 
@@ -58,5 +59,13 @@ describe('toDiskRequest (image import, inspect) and formatRequest (plans, logs)'
     expect(formatRequest({ repository: '127.0.0.1:5050/vm/cirros', tag: '0.6' })).toBe('127.0.0.1:5050/vm/cirros:0.6');
     expect(formatRequest({ repository: '127.0.0.1:5050/vm/cirros', tag: '0.6', digest: d })).toBe(`127.0.0.1:5050/vm/cirros@${d}`);
     expect(formatRequest({ repository: '127.0.0.1:5050/vm/cirros' })).toBe('127.0.0.1:5050/vm/cirros:latest');
+  });
+});
+
+describe('kupenstack image import', () => {
+  it('reads its reference with the same parser, before any cloud is asked', () => {
+    const r = spawnSync(process.execPath, ['agent/cli/main.ts', 'image', 'import', 'http://127.0.0.1:5050/vm/cirros:0.6', '--project', 'p'], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('kupenstack: "http://127.0.0.1:5050/vm/cirros:0.6" is not an OCI reference (leave out the scheme; use --insecure for a plain-HTTP registry); write registry/repository:tag or registry/repository@sha256:<64 hex>\n');
   });
 });
