@@ -1,13 +1,7 @@
-/** Base of every error KupenStack raises on purpose: a stable code, a message that says how to fix it, and the cause. */
-export class KupenstackError extends Error {
-  readonly code: string;
+import { KupenstackError } from '../lib/errors.ts';
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+/** Base of every error KupenStack raises on purpose (defined in lib/ so oci/ can raise it too). */
+export { KupenstackError };
 
 /** The command line was wrong: exit code 1 and the message only, no stack. */
 export class UsageError extends KupenstackError {

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay } from '../lib/retry.ts';
 import { describe, header, type RegistryClient, type RegistryResponse } from './client.ts';
 import { newHash, parseDigest } from './digest.ts';
 import { OciError } from './errors.ts';
@@ -38,6 +39,8 @@ async function* blobChunks(client: RegistryClient, repository: string, descripto
   let failures = 0;
   let etag: string | undefined;
   let lastProblem = '';
+  // A resume, not a retry of one call (lib/retry.ts): each attempt continues at `received` inside this generator; the waits are lib/retry's.
+  const pause = (): Promise<void> => sleep(backoffDelay(failures + 1, 250, 4000), undefined, { signal: options.signal });
   while (received < size || (received === 0 && size === 0)) {
     if (failures > retries) {
       throw new OciError('oci.truncated', `${where}: the download broke off ${failures} times (last: ${lastProblem}) after ${received} of ${size} bytes; nothing was used — retry later or check the registry`);
@@ -54,14 +57,14 @@ async function* blobChunks(client: RegistryClient, repository: string, descripto
       if (options.signal?.aborted || !(err instanceof OciError) || err.code !== 'oci.network') throw err;
       failures++;
       lastProblem = err.message;
-      await sleep(Math.min(250 * 2 ** failures, 4000), undefined, { signal: options.signal });
+      await pause();
       continue;
     }
     if (res.status >= 500) {
       await res.body.dump().catch(() => undefined);
       failures++;
       lastProblem = `HTTP ${res.status} from ${describe(res.url)}`;
-      await sleep(Math.min(250 * 2 ** failures, 4000), undefined, { signal: options.signal });
+      await pause();
       continue;
     }
     etag ??= header(res, 'etag');
@@ -105,7 +108,7 @@ async function* blobChunks(client: RegistryClient, repository: string, descripto
       if (err instanceof OciError || options.signal?.aborted) throw err;
       failures++;
       lastProblem = (err as Error).message;
-      await sleep(Math.min(250 * 2 ** failures, 4000), undefined, { signal: options.signal });
+      await pause();
     }
     if (size === 0) break;
   }

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
-import { version } from '../agent/version.ts';
+import { retry } from '../lib/retry.ts';
 import { basicAuthorization } from './auth/basic.ts';
 import { fetchToken, type Token } from './auth/bearer.ts';
 import { challengeScopes, mergeScopes, parseChallenges, scopesCover } from './auth/challenge.ts';
@@ -29,6 +28,14 @@ export interface RegistryClientOptions {
   retries?: number;
   /** Idle time before a request or body is given up (ms). Default 60 s. */
   timeoutMs?: number;
+  /** Sent as User-Agent (the caller names itself: `kupenstack/<version>`). */
+  userAgent?: string;
+  /**
+   * How the caller's user turns plain HTTP on, for the message when an https
+   * request meets a plain-HTTP registry: `pass --insecure` (CLI, the default)
+   * or the manifest field.
+   */
+  plainHttpAdvice?: string;
 }
 
 export type Headers = Record<string, string>;
@@ -95,7 +102,8 @@ export class RegistryClient {
   private readonly credentials: CredentialStore;
   private readonly dispatcher: Dispatcher;
   private readonly retries: number;
-  private readonly userAgent = `kupenstack/${version}`;
+  private readonly userAgent: string;
+  private readonly plainHttpAdvice: string;
   private tokens: Token[] = [];
   private basic: string | undefined;
   /** Bytes of response bodies read through this client's blob readers. */
@@ -109,6 +117,8 @@ export class RegistryClient {
     const timeoutMs = options.timeoutMs ?? 60_000;
     this.dispatcher = options.dispatcher ?? agentFor(options.caFile, timeoutMs);
     this.retries = options.retries ?? 3;
+    this.userAgent = options.userAgent ?? 'kupenstack';
+    this.plainHttpAdvice = options.plainHttpAdvice ?? 'pass --insecure';
   }
 
   private credential(): Credential | undefined {
@@ -134,23 +144,12 @@ export class RegistryClient {
     let url = new URL(pathOrUrl, this.origin).toString();
     let authenticated = false;
     let redirects = 0;
-    let attempt = 0;
     for (;;) {
       const sameOrigin = new URL(url).origin === this.origin;
       const headers: Record<string, string> = { 'user-agent': this.userAgent, ...options.headers };
       const authorization = sameOrigin ? this.authorization(options.scopes) : undefined;
       if (authorization) headers.authorization = authorization;
-      let res: Dispatcher.ResponseData;
-      try {
-        res = await request(url, { method: method, headers, body: options.body, dispatcher: this.dispatcher, signal: options.signal });
-      } catch (err) {
-        if (options.signal?.aborted) throw err;
-        if (idempotent.has(method) && attempt < this.retries) {
-          await sleep(backoff(attempt++), undefined, { signal: options.signal });
-          continue;
-        }
-        throw new OciError('oci.network', `${method} ${describe(url)} failed: ${(err as Error).message}`, { cause: err });
-      }
+      const res = await this.request(method, url, headers, options, accept);
       const response: RegistryResponse = { status: res.statusCode, headers: res.headers, body: res.body, url };
       if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && header(response, 'location')) {
         await res.body.dump();
@@ -177,16 +176,40 @@ export class RegistryClient {
         authenticated = true;
         continue;
       }
-      // A caller that takes 5xx itself (the blob reader resumes) gets it at once: no nested retries.
-      if ((res.statusCode === 429 || res.statusCode >= 500) && !accept(res.statusCode) && idempotent.has(method) && attempt < this.retries) {
-        await res.body.dump();
-        await sleep(backoff(attempt++), undefined, { signal: options.signal });
-        continue;
-      }
       if (accept(res.statusCode)) return response;
       const text = await res.body.text().catch(() => '');
       throw this.httpError(method, url, res.statusCode, text);
     }
+  }
+
+  /**
+   * One request, retried (lib/retry.ts) when it is idempotent and the
+   * connection failed or the registry answered 429/5xx. A caller that takes
+   * 5xx itself (the blob reader resumes) gets it at once: no nested retries.
+   * The last busy answer is handed back as it is, for its error body.
+   */
+  private async request(method: string, url: string, headers: Record<string, string>, options: SendOptions, accept: (status: number) => boolean): Promise<Dispatcher.ResponseData> {
+    const retries = idempotent.has(method) ? this.retries : 0;
+    return retry(
+      async (attempt) => {
+        let res: Dispatcher.ResponseData;
+        try {
+          res = await request(url, { method, headers, body: options.body, dispatcher: this.dispatcher, signal: options.signal });
+        } catch (err) {
+          if (options.signal?.aborted) throw err;
+          if (isPlainHttp(err) && url.startsWith('https:')) {
+            throw new PlainHttpError('oci.network', `${this.registry} answered in plain HTTP, not TLS; if this registry has no TLS, ${this.plainHttpAdvice}`, { cause: err });
+          }
+          throw new OciError('oci.network', `${method} ${describe(url)} failed: ${(err as Error).message}`, { cause: err });
+        }
+        if ((res.statusCode === 429 || res.statusCode >= 500) && !accept(res.statusCode) && attempt < retries) {
+          await res.body.dump();
+          throw new OciError('oci.registry', `${method} ${describe(url)} → ${res.statusCode}`);
+        }
+        return res;
+      },
+      { retries, baseMs: 200, maxMs: 3000, retryable: (err) => err instanceof OciError && !(err instanceof PlainHttpError) && (err.code === 'oci.network' || err.code === 'oci.registry'), ...(options.signal ? { signal: options.signal } : {}) },
+    );
   }
 
   /** Answers a 401 challenge: a token, or Basic credentials. */
@@ -252,6 +275,13 @@ function authDetail(text: string, challenge: string | undefined): string {
   return [summary, error].filter(Boolean).map((s) => `, ${s}`).join('');
 }
 
-function backoff(attempt: number): number {
-  return Math.min(200 * 2 ** attempt, 3000);
+/** A plain-HTTP answer to https: a connection failure (`oci.network`) that no retry can fix. */
+class PlainHttpError extends OciError {}
+
+/** OpenSSL's answer to a plain-HTTP reply where a TLS record was expected. */
+function isPlainHttp(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  if (!e) return false;
+  if (e.code === 'ERR_SSL_WRONG_VERSION_NUMBER' || (typeof e.message === 'string' && /wrong version number|packet length too long/.test(e.message))) return true;
+  return e.cause !== undefined && e.cause !== err && isPlainHttp(e.cause);
 }

@@ -73,25 +73,3 @@ export class VerifyingStream extends Transform {
     callback();
   }
 }
-
-/**
- * Keeps the latest chunk back until everything upstream finished without
- * error: the last byte of a disk is handed out only together with 'end', so
- * a consumer that sends exactly the bytes it got (a Content-Length upload)
- * can never complete with a blob that later fails verification.
- */
-export class HoldBackLast extends Transform {
-  private held: Buffer | undefined;
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    const previous = this.held;
-    this.held = chunk;
-    callback(null, previous);
-  }
-
-  override _flush(callback: TransformCallback): void {
-    if (this.held) this.push(this.held);
-    this.held = undefined;
-    callback();
-  }
-}

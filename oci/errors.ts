@@ -1,9 +1,12 @@
-import { KupenstackError } from '../agent/errors.ts';
+import { KupenstackError } from '../lib/errors.ts';
 
 /**
- * Stable codes of everything the registry side refuses or fails at. The
- * message names what is wrong and how to fix it; it never contains a
- * credential (registry answers are quoted only from their JSON error codes).
+ * The OCI library's own errors: stable codes of everything the registry side
+ * refuses or fails at. The message names what is wrong and how to fix it; it
+ * never contains a credential (registry answers are quoted only from their
+ * JSON error codes). Their base, KupenstackError, is the project-wide one in
+ * lib/ (oci/ imports nothing from agent/), so the CLI and the engine report
+ * them like every other error.
  */
 export type OciErrorCode =
   | 'oci.reference' // the reference text is malformed
@@ -18,7 +21,7 @@ export type OciErrorCode =
   | 'oci.too-large' // more bytes than the limit or than the descriptor says
   | 'oci.platform' // no manifest for the requested platform
   | 'oci.registry' // unexpected HTTP answer
-  | 'oci.network'; // connection failed
+  | 'oci.network'; // connection failed (also: https asked, the registry answered in plain HTTP)
 
 export class OciError extends KupenstackError {
   declare readonly code: OciErrorCode;

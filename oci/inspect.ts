@@ -1,6 +1,6 @@
 import type { CredentialStore } from './auth/credentials.ts';
-import type { Platform, ResolvedDisk } from './disk-source.ts';
-import { parseReference } from './reference.ts';
+import type { DiskSource, Platform, ResolvedDisk } from './disk-source.ts';
+import { toDiskRequest } from './reference.ts';
 import { RegistryDiskSource } from './registry-disk-source.ts';
 
 /** `kupenstack image inspect`: what a reference resolves to, without downloading the disk. */
@@ -29,14 +29,12 @@ export interface InspectResult {
 
 export async function inspectImage(
   ref: string,
-  options: { insecure?: boolean; credentials?: CredentialStore; platform?: Platform; signal?: AbortSignal; source?: RegistryDiskSource } = {},
+  options: { insecure?: boolean; credentials?: CredentialStore; platform?: Platform; signal?: AbortSignal; source?: DiskSource } = {},
 ): Promise<InspectResult> {
-  const parsed = parseReference(ref);
   const source = options.source ?? new RegistryDiskSource(options.credentials ? { credentials: options.credentials } : {});
   const resolved = await source.resolve(
     {
-      repository: `${parsed.registry}/${parsed.repository}`,
-      ...(parsed.digest ? { digest: parsed.digest } : { tag: parsed.tag ?? 'latest' }),
+      ...toDiskRequest(ref),
       ...(options.platform ? { platform: options.platform } : {}),
       ...(options.insecure ? { insecure: true } : {}),
     },

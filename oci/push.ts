@@ -12,7 +12,7 @@ import { vmimage } from './formats/vmimage-annotations.ts';
 import { createdAnnotation, diskMediaType, emptyDigest, ociEmpty, ociManifest, titleAnnotation, vmImageArtifact, type Compression } from './media-types.ts';
 import { glanceArchitecture } from './platform.ts';
 import { formatReference, parseReference } from './reference.ts';
-import { qcow2VirtualSize, sniffBytes, sniffDiskFormat } from './sniff.ts';
+import { qcow2VirtualSize, sniffBytes, sniffDiskFormat } from '../lib/disk/sniff.ts';
 import { blobExists, putManifest, uploadBuffer, uploadStream } from './upload.ts';
 
 /**

@@ -77,6 +77,28 @@ export function formatReference(ref: Reference): string {
   return `${ref.registry}/${ref.repository}${ref.tag !== undefined ? `:${ref.tag}` : ''}${ref.digest !== undefined ? `@${ref.digest}` : ''}`;
 }
 
+/**
+ * How plans and logs name what a DiskRequest follows, its repository as the
+ * user wrote it: `repo@sha256:…` (a pinned digest wins), `repo:tag`, or
+ * `repo:<semver range>`.
+ */
+export function formatRequest(request: { repository: string; tag?: string | undefined; semver?: string | undefined; digest?: string | undefined }): string {
+  if (request.digest) return `${request.repository}@${request.digest}`;
+  return `${request.repository}:${request.semver ?? request.tag ?? 'latest'}`;
+}
+
+/**
+ * A reference as a DiskRequest (`registry/repository` plus tag or digest;
+ * no tag and no digest means `latest`). Docker Hub short names work:
+ * `cirros:0.6` is `docker.io/library/cirros:0.6`.
+ */
+export function toDiskRequest(text: string): { repository: string; tag?: string; digest?: string } {
+  const ref = parseReference(text);
+  const repository = `${ref.registry}/${ref.repository}`;
+  if (ref.digest !== undefined) return { repository, digest: ref.digest };
+  return { repository, tag: ref.tag ?? 'latest' };
+}
+
 /** The host the HTTP API is served on (Docker Hub's API is not on docker.io). */
 export function apiHost(registry: string): string {
   return registry === dockerHub ? 'registry-1.docker.io' : registry;

@@ -4,7 +4,9 @@ import semver from 'semver';
 import type { CredentialStore } from './auth/credentials.ts';
 import { openBlob, readBlobHead } from './blob.ts';
 import { RegistryClient, type RegistryClientOptions } from './client.ts';
-import { HoldBackLast, VerifyingStream } from './digest.ts';
+import { HoldBackLast } from '../lib/stream/hold-back.ts';
+import { chooseSemverTag } from '../lib/semver-tag.ts';
+import { VerifyingStream } from './digest.ts';
 import type { DiskRequest, DiskSource, OpenedDisk, Platform, ResolvedDisk } from './disk-source.ts';
 import { OciError } from './errors.ts';
 import { diskFromTar, type TarDiskState } from './formats/containerdisk.ts';
@@ -14,8 +16,8 @@ import { fetchManifest, type Descriptor, type FetchedManifest } from './manifest
 import { tarLayerCompression, type Compression } from './media-types.ts';
 import { defaultPlatform, ociArchitecture, selectPlatform } from './platform.ts';
 import { isValidDigest, isValidTag, parseRepository } from './reference.ts';
+import { formatsAgree, sniffBytes, sniffDiskFormat } from '../lib/disk/sniff.ts';
 import { ByteLimit, SniffGate } from './sniff-gate.ts';
-import { sniffBytes, sniffDiskFormat, formatsAgree } from './sniff.ts';
 import { listTags } from './tags.ts';
 
 /**
@@ -170,21 +172,15 @@ export class RegistryDiskSource implements DiskSource {
     }
   }
 
-  /** Highest tag satisfying a semver range (`v` prefixes allowed; prereleases only if the range names one). */
+  /** Highest tag satisfying a semver range: the Git source's rule (lib/semver-tag.ts). */
   private async highestTag(client: RegistryClient, repository: string, range: string, signal: AbortSignal | undefined): Promise<string> {
     if (semver.validRange(range) === null) throw new OciError('oci.reference', `"${range}" is not a semver range (e.g. ^1.2, ~0.6.0, >=1 <2)`);
     const tags = await listTags(client, repository, signal);
-    const byVersion = new Map<string, string>();
-    for (const t of tags) {
-      const v = semver.valid(t);
-      // Two tags for one version (1.2.3 and v1.2.3): the exact spelling wins, deterministically.
-      if (v && (!byVersion.has(v) || t === v)) byVersion.set(v, t);
+    const best = chooseSemverTag(tags, range);
+    if (best === undefined) {
+      throw new OciError('oci.not-found', `${client.registry}/${repository} has no tag matching ${range} (${tags.filter((t) => semver.valid(t) !== null).length} semver tags of ${tags.length})`);
     }
-    const best = semver.maxSatisfying([...byVersion.keys()], range);
-    if (!best) {
-      throw new OciError('oci.not-found', `${client.registry}/${repository} has no tag matching ${range} (${byVersion.size} semver tags of ${tags.length})`);
-    }
-    return byVersion.get(best)!;
+    return best;
   }
 
   /**
@@ -228,7 +224,7 @@ export class RegistryDiskSource implements DiskSource {
       if (disk.diskDigest) stages.push(new VerifyingStream(disk.diskDigest, `${where}: the decompressed disk`, disk.diskSize));
     }
     const gate = new SniffGate(disk.formatDeclared === false ? undefined : disk.diskFormat || undefined, where);
-    const out = new HoldBackLast({ highWaterMark: 1 << 20 });
+    const out = new HoldBackLast(undefined, 0, { highWaterMark: 1 << 20 });
     const streams = [source, ...stages, new ByteLimit(limit, where), gate, out] as const;
     pipeline(streams as unknown as [Readable, ...Duplex[]], (err) => {
       if (err && !out.destroyed) out.destroy(toOciError(err, where));

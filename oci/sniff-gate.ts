@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { OciError } from './errors.ts';
-import { formatsAgree, sniffBytes, sniffDiskFormat } from './sniff.ts';
+import { formatsAgree, sniffBytes, sniffDiskFormat } from '../lib/disk/sniff.ts';
 
 /**
  * Holds the first 64 KiB of a disk stream, sniffs them, and only then lets

@@ -1,18 +1,17 @@
 import { Command } from 'commander';
 import { UsageError } from '../errors.ts';
-import { importDisk, parseReference } from '../kinds/image-oci-import.ts';
-import { diskSourceFor } from '../kinds/image-oci-source.ts';
+import { toDiskRequest } from '../../oci/reference.ts';
+import { importDisk } from '../glance/import.ts';
+import { diskSourceFor } from '../glance/registry-source.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
-import { withRegistryOptions } from './image.ts';
 import { outputOption, printJson } from './output.ts';
 import { byteProgress, type Progress } from './progress.ts';
+import { withRegistryOptions, type RegistryOptions } from './registry-options.ts';
 
-interface ImportCliOptions extends CloudOptions {
+interface ImportCliOptions extends CloudOptions, RegistryOptions {
   project: string;
   name?: string;
-  insecure: boolean;
-  dockerConfig?: string;
   output: 'text' | 'json';
 }
 
@@ -26,17 +25,18 @@ export function imageImportCommand(): Command {
     withCloudOptions(
       new Command('import')
         .description('import a VM disk from an OCI registry into Glance (registry/repo:tag or registry/repo@sha256:…); the same digest is never transferred twice')
-        .argument('<ref>', 'OCI reference, e.g. 127.0.0.1:5050/vm/cirros:0.6'),
+        .argument('<ref>', 'OCI reference, e.g. 127.0.0.1:5050/vm/cirros:0.6 (Docker Hub short names such as cirros:0.6 work too)'),
     ),
   )
     .requiredOption('--project <name-or-id>', 'Keystone project that receives the image')
     .option('--name <name>', 'Glance image name (default: <repository basename>:<tag>)')
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
+      // The reference first: a typo fails before any cloud is asked.
+      const request = { ...toDiskRequest(ref), ...(opts.insecure ? { insecure: true } : {}) };
       const { cloud: cloudName, cloudsFile } = resolveCloud(opts);
       const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
       const projectId = await findProject(cloud, opts.project);
-      const request = { ...parseReference(ref), ...(opts.insecure ? { insecure: true } : {}) };
       let progress: Progress | undefined;
       let total = 0;
       try {

@@ -6,7 +6,7 @@ import { router } from './router.ts';
 import { securityGroup } from './securitygroup.ts';
 import { subnet } from './subnet.ts';
 import { flavor } from './flavor.ts';
-import { image } from './image.ts';
+import { image } from './image/adapter.ts';
 import { keyPair } from './keypair.ts';
 import { projectQuota } from './projectquota.ts';
 import { volume } from './volume.ts';

@@ -1,4 +1,4 @@
-import { maxSatisfying, parse, validRange } from 'semver';
+import { validRange } from 'semver';
 import { SourceConfigError } from './config-error.ts';
 
 /** What to check out: exactly one of branch, tag, semver range over tags, or a pinned commit. */
@@ -71,20 +71,5 @@ export function gitRevision(name: string | undefined, commit: string): string {
   return name ? `${name}@sha1:${commit}` : `sha1:${commit}`;
 }
 
-/**
- * The highest tag whose name is a semantic version in the range (a leading
- * `v` is allowed, as in `v1.2.0`). Pre-releases only match ranges that name
- * a pre-release of the same version (npm's rule). When two tags carry the same
- * version (`1.2.0` and `v1.2.0`), the one without `v` wins, so the choice is stable.
- */
-export function chooseSemverTag(tags: readonly string[], range: string): string | undefined {
-  const byVersion = new Map<string, string>();
-  for (const tag of [...tags].sort()) {
-    const version = parse(tag);
-    if (version === null) continue;
-    const key = version.format();
-    if (!byVersion.has(key)) byVersion.set(key, tag);
-  }
-  const best = maxSatisfying([...byVersion.keys()], range);
-  return best === null ? undefined : byVersion.get(best);
-}
+/** The Git source and the OCI image source choose a semver tag the same way. */
+export { chooseSemverTag } from '../../lib/semver-tag.ts';

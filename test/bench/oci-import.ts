@@ -6,7 +6,7 @@ import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeF
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { deleteVersion } from '../../agent/kinds/image-oci.ts';
+import { deleteVersion } from '../../agent/glance/versions.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ensureProjects } from '../../agent/act/projects.ts';
 import { testCloudName } from '../support/context.ts';
@@ -89,8 +89,8 @@ function runChild(ref: string, projectId: string, nodeFlags: string[] = []): Chi
 /** The child's program, compiled with the agent into dist/ by build(). */
 const childSource = `
 import { performance } from 'node:perf_hooks';
-import { importDisk } from './agent/kinds/image-oci-import.js';
-import { diskSourceFor } from './agent/kinds/image-oci-source.js';
+import { importDisk } from './agent/glance/import.js';
+import { diskSourceFor } from './agent/glance/registry-source.js';
 import { OpenStackCloud } from './agent/openstack/cloud.js';
 export async function child(ref, projectId) {
   const cloud = OpenStackCloud.fromCloudsYaml(${JSON.stringify(testCloudName)});

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../agent/act/diff.ts';
 import { KupenstackError } from '../../agent/errors.ts';
-import { image } from '../../agent/kinds/image.ts';
-import { importDisk } from '../../agent/kinds/image-oci-import.ts';
-import { diskSourceFor } from '../../agent/kinds/image-oci-source.ts';
+import { image } from '../../agent/kinds/image/adapter.ts';
+import { importDisk } from '../../agent/glance/import.ts';
+import { diskSourceFor } from '../../agent/glance/registry-source.ts';
 import { manifest, testProject, type TestProject } from '../support/context.ts';
 import { backedQcow2, corruptBlobAtRest, faultProxy, pushBlob, pushDiskAs, qcow2Disk, registry, target, type Fault } from './kinds/image-oci-fixtures.ts';
 

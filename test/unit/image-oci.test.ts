@@ -2,19 +2,19 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedDisk } from '../../oci/disk-source.ts';
-import { cronPassed, resolveDue } from '../../agent/kinds/image-oci-poll.ts';
-import { HoldBackLast } from '../../agent/kinds/image-oci-stream.ts';
+import { cronPassed, resolveDue } from '../../agent/kinds/image/oci-poll.ts';
+import { HoldBackLast } from '../../lib/stream/hold-back.ts';
+import { formatRequest as referenceOf } from '../../oci/reference.ts';
 import {
   currentVersion,
   globMatch,
   ociImageId,
-  referenceOf,
   retentionVictims,
   staleVersions,
   versionName,
   versionProperties,
   type GlanceImage,
-} from '../../agent/kinds/image-oci-versions.ts';
+} from '../../agent/glance/version-rules.ts';
 
 const d1 = `sha256:${'a'.repeat(64)}`;
 const d2 = `sha256:${'b'.repeat(64)}`;
@@ -181,5 +181,39 @@ describe('HoldBackLast', () => {
       ),
     ).rejects.toThrow('digest mismatch');
     expect(out).toBe(3);
+  });
+});
+
+describe('HoldBackLast with a check at the end (the URL upload\'s sha256)', () => {
+  it('withholds the last chunk when the check refuses, and hands out everything when it passes', async () => {
+    class Refusing extends HoldBackLast {
+      refuse = true;
+      protected override check(): Error | undefined {
+        return this.refuse ? new Error('sha256 mismatch') : undefined;
+      }
+    }
+    const run = async (refuse: boolean): Promise<{ out: number; err?: unknown }> => {
+      const hb = new Refusing();
+      hb.refuse = refuse;
+      let out = 0;
+      const err = await pipeline(
+        Readable.from([Buffer.alloc(3, 1), Buffer.alloc(4, 2), Buffer.alloc(5, 3)]),
+        hb,
+        new Writable({
+          write(c: Buffer, _e, cb) {
+            out += c.length;
+            cb();
+          },
+        }),
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { out, ...(err ? { err } : {}) };
+    };
+    expect(await run(false)).toEqual({ out: 12 });
+    const refused = await run(true);
+    expect(refused.out).toBe(7);
+    expect(refused.err).toMatchObject({ message: 'sha256 mismatch' });
   });
 });

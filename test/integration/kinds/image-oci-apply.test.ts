@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPath } from '../../../agent/act/apply.ts';
 import { ownedProjects } from '../../../agent/act/projects.ts';
-import { versionName } from '../../../agent/kinds/image-oci-versions.ts';
+import { versionName } from '../../../agent/glance/version-rules.ts';
 import { planFromReport } from '../../../agent/plan/from-report.ts';
 import type { Plan } from '../../../agent/plan/plan.ts';
 import { manifestHead as head, Workspace } from '../../support/apply.ts';
@@ -65,7 +65,7 @@ describe('apply and plan with an OCI image', () => {
     expect(p.images).toEqual([{ address: 'ocia/Image/os', reference: `${registry}/${repo}:stable`, from: d1, to: d2 }]);
     const img = p.changes.find((c) => c.address === 'ocia/Image/os')!;
     expect(img.action).toBe('update');
-    expect(img.fields.find((f) => f.path === 'content')).toMatchObject({ before: d1, after: d2 });
+    expect(img.fields.find((f) => f.path === 'digest')).toMatchObject({ before: d1, after: d2 });
     const follower = p.changes.find((c) => c.address === 'ocia/VirtualMachine/follower')!;
     expect(follower).toMatchObject({ action: 'update', destructive: true });
     expect(follower.reasons.map((r) => r.code)).toContain('root-disk-lost');

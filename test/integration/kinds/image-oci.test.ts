@@ -4,15 +4,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/act/diff.ts';
 import type { AdapterContext, Remote } from '../../../agent/kinds/adapter.ts';
-import { image } from '../../../agent/kinds/image.ts';
-import { importDisk } from '../../../agent/kinds/image-oci-import.ts';
-import { ociTransfers } from '../../../agent/kinds/image-oci.ts';
-import { diskSourceFor } from '../../../agent/kinds/image-oci-source.ts';
-import { forgetResolutions } from '../../../agent/kinds/image-oci-kind.ts';
-import { ociImageId, versionName } from '../../../agent/kinds/image-oci-versions.ts';
+import { image } from '../../../agent/kinds/image/adapter.ts';
+import { importDisk } from '../../../agent/glance/import.ts';
+import { ociTransfers } from '../../../agent/glance/versions.ts';
+import { diskSourceFor } from '../../../agent/glance/registry-source.ts';
+import { forgetResolutions } from '../../../agent/kinds/image/oci.ts';
+import { ociImageId, versionName } from '../../../agent/glance/version-rules.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import { ownerTag } from '../../../agent/ownership/marker.ts';
+import type { SecretName, SecretResolver } from '../../../agent/secrets/resolver.ts';
+import { staticCredentials } from '../../../oci/auth/credentials.ts';
 import type { DiskPackaging } from '../../../oci/disk-source.ts';
+import { pushDisk } from '../../../oci/push.ts';
+import { randomFile, registries, tempDir } from '../../support/oci.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 import { blobGets, pushDiskAs, qcow2Disk, registry, registryLog } from './image-oci-fixtures.ts';
 
@@ -224,16 +228,16 @@ describe('OCI images in Glance', () => {
     const repo = `it/poll-${run}`;
     const d1 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
     const m = manifest('Image', 'polled', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } }, interval: '1h' });
-    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    expect((await image.desired(m, runCtx())).digest).toBe(d1);
     const d2 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
     // A later run within the hour: the remembered answer, no registry call.
-    expect((await image.desired(m, runCtx())).content).toBe(d1);
+    expect((await image.desired(m, runCtx())).digest).toBe(d1);
     // Without a policy the same tag is followed at once.
     const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } } });
-    expect((await image.desired(eager, runCtx())).content).toBe(d2);
+    expect((await image.desired(eager, runCtx())).digest).toBe(d2);
     // The hour is over (the remembered time forgotten, as after it passed): the new digest.
     forgetResolutions();
-    expect((await image.desired(m, runCtx())).content).toBe(d2);
+    expect((await image.desired(m, runCtx())).digest).toBe(d2);
   });
 
   it('keeps `keep` versions: deletes only hidden, untagged, unprotected versions no server uses', async () => {
@@ -264,3 +268,36 @@ async function retag(repo: string, tag: string, digest: string): Promise<string>
   expect(put.status).toBe(201);
   return `sha256:${sha(body)}`;
 }
+
+describe('registry access of an Image', () => {
+  it('a plain-HTTP registry without `insecure: true` is named, with the manifest field to set', async () => {
+    const m = manifest('Image', 'plain-http', t.ctx.namespace, { source: { oci: { repository: `${registry}/it/plain-http-${run}`, tag: 'v1' } } });
+    const err = await Promise.resolve(image.desired(m, runCtx())).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'oci.network', message: `${registry} answered in plain HTTP, not TLS; if this registry has no TLS, set insecure: true under spec.source.oci` });
+  });
+
+  it('credentialsSecretRef: the .dockerconfigjson Secret comes through the SecretResolver and reaches the registry', async () => {
+    const basic = registries.basic;
+    const repo = `kupenstack-test/secret-ref-${run}`;
+    const file = randomFile(tempDir(), 'disk.raw', 64 * 1024);
+    const pushed = await pushDisk(file, `${basic}/${repo}:1`, { insecure: true, credentials: staticCredentials(basic, { kind: 'basic', username: registries.user, password: registries.password }) });
+    const spec = { source: { oci: { repository: `${basic}/${repo}`, tag: '1', insecure: true, credentialsSecretRef: { name: 'regcred' } } } };
+    const m = manifest('Image', 'secret-ref', t.ctx.namespace, spec);
+    const dockerConfig = (password: string): string => JSON.stringify({ auths: { [basic]: { auth: Buffer.from(`${registries.user}:${password}`).toString('base64') } } });
+    const asked: SecretName[] = [];
+    const resolver = (password: string): SecretResolver => ({
+      get: () => Promise.reject(new Error('getAll is used for a .dockerconfigjson')),
+      getAll: (ref) => {
+        asked.push(ref);
+        return Promise.resolve({ '.dockerconfigjson': dockerConfig(password) });
+      },
+    });
+    const ctx = (secrets?: SecretResolver) => ({ ...runCtx(), ...(secrets ? { secrets } : {}) });
+    expect((await image.desired(m, ctx(resolver(registries.password)))).digest).toBe(pushed.manifestDigest);
+    expect(asked).toEqual([{ name: 'regcred', namespace: t.ctx.namespace, key: '.dockerconfigjson' }]);
+    // A wrong password in the Secret: the registry refuses it (a rotated Secret is read again, not cached).
+    await expect(Promise.resolve(image.desired(m, ctx(resolver('wrong'))))).rejects.toMatchObject({ code: 'oci.auth' });
+    // No resolver at all: said so, naming the Secret, never a value.
+    await expect(Promise.resolve(image.desired(m, ctx()))).rejects.toMatchObject({ code: 'image.oci-credentials', message: expect.stringContaining(`Secret ${t.ctx.namespace}/regcred key .dockerconfigjson`) as unknown });
+  });
+});

@@ -10,8 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/act/diff.ts';
 import type { Remote } from '../../../agent/kinds/adapter.ts';
-import { HoldBackSha256, putImageData } from '../../../agent/kinds/glance.ts';
-import { image, imageId } from '../../../agent/kinds/image.ts';
+import { putImageData } from '../../../agent/glance/image-api.ts';
+import { image } from '../../../agent/kinds/image/adapter.ts';
+import { HoldBackSha256, imageId } from '../../../agent/kinds/image/url.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import type { OpenStackError } from '../../../agent/openstack/errors.ts';
 import { ownerTag } from '../../../agent/ownership/marker.ts';
@@ -93,7 +94,7 @@ describe('the Image adapter', () => {
       properties: { os_distro: 'cirros', hw_disk_bus: 'virtio' },
       tags: ['a', 'b'],
       source: { url, sha256: sha(rawDisk) },
-      content: url,
+      digest: url,
     });
     const marker = { owner: ctx.owner, ref: 'Image/base', specHash: replaceHash(image, desired) };
 
@@ -113,8 +114,8 @@ describe('the Image adapter', () => {
       expect(raw).toMatchObject({ kupenstack_owner: ctx.owner, kupenstack_ref: 'Image/base', kupenstack_spec: marker.specHash, kupenstack_source: url });
       expect([...raw.tags].sort()).toEqual(['a', 'b', ownerTag(ctx.owner)].sort());
 
-      // The upload is the follow-up update of `content`; the format comes from the bytes.
-      expect(difference(image, desired, created).updates).toEqual({ content: url });
+      // The upload is the follow-up update of `digest`; the format comes from the bytes.
+      expect(difference(image, desired, created).updates).toEqual({ digest: url });
       await followUp(m, desired, created);
       raw = await ctx.apis.image.get<RawImage>(`/images/${created.id}`);
       expect(raw).toMatchObject({ status: 'active', size: rawDisk.length, disk_format: 'raw' });
@@ -174,7 +175,7 @@ describe('the Image adapter', () => {
     const m = manifest('Image', 'bad-sum', ctx.namespace, { source: { url: { url: `${base}/disk.raw`, sha256: '0'.repeat(64) } } });
     const desired = await image.desired(m, ctx);
     const created = await image.create(ctx, m, desired, { owner: ctx.owner, ref: 'Image/bad-sum', specHash: replaceHash(image, desired) });
-    const err = await image.update(ctx, created, { content: desired.content }, m).catch((e: unknown) => e);
+    const err = await image.update(ctx, created, { digest: desired.digest }, m).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'image.checksum' });
     expect(await ctx.apis.image.find(`/images/${created.id}`)).toBeUndefined();
     expect(await image.observe(ctx)).toEqual([]);
@@ -210,7 +211,7 @@ describe('the Image adapter', () => {
       const m = manifest('Image', name, ctx.namespace, spec);
       const desired = await image.desired(m, ctx);
       const remote = await image.create(ctx, m, desired, { owner: ctx.owner, ref: `Image/${name}`, specHash: replaceHash(image, desired) });
-      const err = await image.update(ctx, remote, { content: desired.content }, m).catch((e: unknown) => e);
+      const err = await image.update(ctx, remote, { digest: desired.digest }, m).catch((e: unknown) => e);
       return { remote, err };
     };
     const plain = await upload('plain', { source: { url: { url: `${base}/plain.qcow2` } } });
@@ -244,7 +245,7 @@ describe('the Image adapter', () => {
       const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 20);
       const start = process.memoryUsage().arrayBuffers;
       try {
-        await image.update(ctx, created, { content: desired.content }, m);
+        await image.update(ctx, created, { digest: desired.digest }, m);
       } finally {
         clearInterval(sample);
       }

@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { formatReference, isLoopbackHost, parseReference, parseRepository } from '../../../oci/reference.ts';
+import { formatReference, formatRequest, isLoopbackHost, parseReference, parseRepository, toDiskRequest } from '../../../oci/reference.ts';
 
 describe('OCI references', () => {
   it('splits registry, repository, tag and digest', () => {
@@ -37,5 +38,34 @@ describe('OCI references', () => {
     expect(isLoopbackHost('localhost')).toBe(true);
     expect(isLoopbackHost('10.0.0.1')).toBe(false);
     expect(isLoopbackHost('127.0.0.1.evil.example')).toBe(false);
+  });
+});
+
+describe('toDiskRequest (image import, inspect) and formatRequest (plans, logs)', () => {
+  const d = `sha256:${'c'.repeat(64)}`;
+  it('reads Docker Hub short names as push and inspect do', () => {
+    expect(toDiskRequest('cirros:0.6')).toEqual({ repository: 'docker.io/library/cirros', tag: '0.6' });
+    expect(toDiskRequest('library/cirros:0.6')).toEqual({ repository: 'docker.io/library/cirros', tag: '0.6' });
+    expect(toDiskRequest('cirros')).toEqual({ repository: 'docker.io/library/cirros', tag: 'latest' });
+  });
+
+  it('keeps registries, and a digest wins over a tag', () => {
+    expect(toDiskRequest('127.0.0.1:5050/vm/cirros:0.6')).toEqual({ repository: '127.0.0.1:5050/vm/cirros', tag: '0.6' });
+    expect(toDiskRequest(`127.0.0.1:5050/vm/cirros:0.6@${d}`)).toEqual({ repository: '127.0.0.1:5050/vm/cirros', digest: d });
+    expect(() => toDiskRequest('http://127.0.0.1:5050/vm/cirros:0.6')).toThrow(/leave out the scheme/);
+  });
+
+  it('names a request as the user wrote its repository', () => {
+    expect(formatRequest({ repository: '127.0.0.1:5050/vm/cirros', tag: '0.6' })).toBe('127.0.0.1:5050/vm/cirros:0.6');
+    expect(formatRequest({ repository: '127.0.0.1:5050/vm/cirros', tag: '0.6', digest: d })).toBe(`127.0.0.1:5050/vm/cirros@${d}`);
+    expect(formatRequest({ repository: '127.0.0.1:5050/vm/cirros' })).toBe('127.0.0.1:5050/vm/cirros:latest');
+  });
+});
+
+describe('kupenstack image import', () => {
+  it('reads its reference with the same parser, before any cloud is asked', () => {
+    const r = spawnSync(process.execPath, ['agent/cli/main.ts', 'image', 'import', 'http://127.0.0.1:5050/vm/cirros:0.6', '--project', 'p'], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('kupenstack: "http://127.0.0.1:5050/vm/cirros:0.6" is not an OCI reference (leave out the scheme; use --insecure for a plain-HTTP registry); write registry/repository:tag or registry/repository@sha256:<64 hex>\n');
   });
 });

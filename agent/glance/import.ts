@@ -1,13 +1,13 @@
 import type { DiskRequest, DiskSource } from '../../oci/disk-source.ts';
-import { KupenstackError } from '../errors.ts';
-import { findOrCreateVersion, ociTransfers, uploadVersion, type GlanceTarget, type TransferProgress } from './image-oci.ts';
-import { ociTag, versionProperties, type GlanceImage } from './image-oci-versions.ts';
+import { findOrCreateVersion, ociTransfers, uploadVersion, type GlanceTarget, type TransferProgress } from './versions.ts';
+import { ociTag, versionProperties, type GlanceImage } from './version-rules.ts';
 
 /**
  * One import of an OCI reference into a project, outside any manifest
  * (`kupenstack image import`): the version for the digest, found or made,
  * with its data. No marker: an Image manifest that later follows the same
- * digest adopts it without a second transfer.
+ * digest adopts it without a second transfer. The reference is parsed by
+ * oci/reference.ts (`toDiskRequest`), like `image push` and `inspect` do.
  */
 
 export interface ImportOptions {
@@ -28,21 +28,6 @@ export interface ImportResult {
 }
 
 export const defaultAllowedProperties: readonly string[] = ['os_distro', 'os_version', 'os_type', 'architecture'];
-
-/** `registry/repo:tag`, `registry/repo@sha256:…`, or `registry/repo` (tag latest). */
-export function parseReference(ref: string): { repository: string; tag?: string; digest?: string } {
-  const at = ref.indexOf('@');
-  if (at >= 0) {
-    const digest = ref.slice(at + 1);
-    if (!/^sha(256:[a-f0-9]{64}|512:[a-f0-9]{128})$/.test(digest)) throw new KupenstackError('usage', `${ref}: the digest after @ must be sha256:<64 hex>`);
-    return { repository: ref.slice(0, at), digest };
-  }
-  const slash = ref.lastIndexOf('/');
-  const colon = ref.lastIndexOf(':');
-  if (slash < 0) throw new KupenstackError('usage', `${ref}: name the registry too, e.g. 127.0.0.1:5050/vm/cirros:0.6 (there is no implicit Docker Hub)`);
-  if (colon > slash) return { repository: ref.slice(0, colon), tag: ref.slice(colon + 1) };
-  return { repository: ref, tag: 'latest' };
-}
 
 export async function importDisk(g: GlanceTarget, source: DiskSource, request: DiskRequest, options: ImportOptions = {}): Promise<ImportResult> {
   const disk = await source.resolve(request, g.signal);

@@ -4,8 +4,10 @@ import { KupenstackError } from '../errors.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { ServiceClient } from '../openstack/service.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, type Marker } from '../ownership/marker.ts';
-import { checkDeclaredFormat, patchImage, pointer, putImageData, type PatchOp } from './glance.ts';
-import { HoldBackLast, uploadChunkBytes } from './image-oci-stream.ts';
+import { checkDeclaredFormat } from '../../lib/disk/sniff.ts';
+import { HoldBackLast } from '../../lib/stream/hold-back.ts';
+import { retry } from '../util/retry.ts';
+import { deleteImage, patchImage, pointer, putImageData, type PatchOp } from './image-api.ts';
 import {
   ociImageId,
   ociTagPrefix,
@@ -16,13 +18,14 @@ import {
   retentionVictims,
   versionName,
   type GlanceImage,
-} from './image-oci-versions.ts';
+} from './version-rules.ts';
 
 /**
  * The Glance side of the OCI pipeline, shared by the Image kind and
- * `kupenstack image import`: find a version by digest (hidden ones too),
+ * `kupenstack image import` (agent/glance/import.ts): find a version by digest (hidden ones too),
  * create it under a deterministic id, stream the disk into it, move the
- * channel (name + `oci-tag:` tag) between versions, and apply retention.
+ * image name and `oci-tag:` tag between versions (promote, demote), and
+ * apply retention. The order of a tag move is mapped in kinds/image/adapter.ts.
  */
 
 export interface GlanceTarget {
@@ -34,7 +37,7 @@ export interface GlanceTarget {
   log?: (line: string) => void;
 }
 
-/** How a version looks in Glance (the channel name and tags are the promoted ones). */
+/** How a version looks in Glance (the image name and tags are the promoted version's). */
 export interface VersionLook {
   name: string;
   diskFormat?: string | undefined;
@@ -61,6 +64,8 @@ export const ociTransfers = { blobBytes: 0, uploads: 0 };
 
 /** Upload attempts of one version before its queued image is deleted. */
 export const uploadAttempts = 3;
+/** Chunks to Glance are gathered to this size: fewer, larger HTTP chunks cost Glance (Python) less per byte. */
+export const uploadChunkBytes = 1024 * 1024;
 const uploadTimeoutMs = 12 * 3600_000;
 /** An upload Glance still calls `saving` after this long was cut off without Glance noticing. */
 const stalledAfterMs = 3600_000;
@@ -165,20 +170,31 @@ function retryable(err: unknown): boolean {
 export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk, source: DiskSource, onProgress?: (p: TransferProgress) => void): Promise<GlanceImage> {
   if (img.status !== 'queued') throw new KupenstackError('image.data-immutable', `Glance image ${img.id} is ${img.status}: image data is written once`);
   let lastError: unknown;
-  for (let attempt = 1; attempt <= uploadAttempts; attempt++) {
-    try {
-      return await uploadOnce(g, img, disk, source, onProgress);
-    } catch (err) {
-      lastError = err;
-      const now = await g.image.find<GlanceImage>(`/images/${img.id}`);
-      // Should Glance ever have finished an upload we cut short, its content is not trusted.
-      if (now && now.status !== 'queued') {
-        await deleteVersion(g, img.id);
-        break;
-      }
-      if (!now || !retryable(err) || g.signal?.aborted) break;
-      g.log?.(`retry   upload of ${disk.manifestDigest} into ${img.id} (attempt ${attempt + 1} of ${uploadAttempts}) after: ${err instanceof Error ? err.message : String(err)}`);
-    }
+  // Worth another attempt: decided after each failure, from what Glance holds now.
+  let again = false;
+  try {
+    return await retry(
+      async () => {
+        try {
+          return await uploadOnce(g, img, disk, source, onProgress);
+        } catch (err) {
+          const now = await g.image.find<GlanceImage>(`/images/${img.id}`);
+          // Should Glance ever have finished an upload we cut short, its content is not trusted: no retry, deleted below.
+          again = now?.status === 'queued' && retryable(err);
+          throw err;
+        }
+      },
+      {
+        retries: uploadAttempts - 1,
+        baseMs: 500,
+        maxMs: 5_000,
+        retryable: () => again,
+        onRetry: (err, attempt) => g.log?.(`retry   upload of ${disk.manifestDigest} into ${img.id} (attempt ${attempt + 1} of ${uploadAttempts}) after: ${err instanceof Error ? err.message : String(err)}`),
+        ...(g.signal ? { signal: g.signal } : {}),
+      },
+    );
+  } catch (err) {
+    lastError = err;
   }
   // Nothing unverified stays in Glance: the queued image goes (the next run starts over under the next id).
   await deleteVersion(g, img.id);
@@ -223,9 +239,9 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
 }
 
 /**
- * The channel moves to this version: channel name, shown, the `oci-tag:`
+ * The tag moves to this version: the image name, shown, the `oci-tag:`
  * tag and the look the manifest wants. Added before the old version loses
- * them (demote), so the channel is never empty.
+ * them (demote), so the name is never without an image.
  */
 export async function promote(g: GlanceTarget, img: GlanceImage, look: VersionLook): Promise<GlanceImage> {
   const ops: PatchOp[] = [
@@ -245,10 +261,10 @@ export async function promote(g: GlanceTarget, img: GlanceImage, look: VersionLo
 }
 
 /** An older version: no OCI tag, renamed `name@sha256:…`, hidden. Never deleted here (servers and rebuilds use its id). */
-export async function demote(g: GlanceTarget, img: GlanceImage, channelName: string, supersededBy: string): Promise<void> {
+export async function demote(g: GlanceTarget, img: GlanceImage, imageName: string, supersededBy: string): Promise<void> {
   const digest = typeof img[propDigest] === 'string' ? img[propDigest] : img.id;
   const ops: PatchOp[] = [
-    { op: 'replace', path: '/name', value: versionName(channelName, digest) },
+    { op: 'replace', path: '/name', value: versionName(imageName, digest) },
     { op: 'replace', path: '/os_hidden', value: true },
     { op: 'replace', path: '/tags', value: (img.tags ?? []).filter((t) => !t.startsWith(ociTagPrefix)) },
     { op: 'add', path: pointer(propSupersededBy), value: supersededBy },
@@ -278,9 +294,5 @@ export async function applyRetention(g: GlanceTarget, versions: readonly GlanceI
 
 /** Deletes one version; a protected one is unprotected first (only images the caller owns come here). */
 export async function deleteVersion(g: GlanceTarget, id: string): Promise<void> {
-  const url = `/images/${id}`;
-  const res = await g.image.call('DELETE', url, { ok: [204, 403, 404], signal: g.signal });
-  if (res.status !== 403) return;
-  await patchImage(g.image, id, [{ op: 'replace', path: '/protected', value: false }], g.signal);
-  await g.image.remove(url);
+  await deleteImage(g.image, id, g.signal);
 }

@@ -1,8 +1,9 @@
-import { KupenstackError } from '../agent/errors.ts';
+import { KupenstackError } from '../errors.ts';
 
 /**
- * What a disk's first bytes show. Shared by the URL upload of the Image kind
- * (agent/kinds/glance.ts re-exports these) and the OCI pipeline.
+ * What a disk's first bytes show. Neither OCI nor Glance: the Image kind's
+ * URL upload and the OCI pipeline (oci/sniff-gate.ts, the pre-flight) both
+ * use it.
  */
 
 export const sniffBytes = 64 * 1024;

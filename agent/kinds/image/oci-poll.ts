@@ -1,6 +1,6 @@
 import cron from 'node-cron';
-import { parseDuration } from '../act/heal-policy.ts';
-import { KupenstackError } from '../errors.ts';
+import { parseDuration } from '../../util/duration.ts';
+import { KupenstackError } from '../../errors.ts';
 
 /**
  * When to ask the registry again where a tag points. Without `interval` or

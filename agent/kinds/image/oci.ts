@@ -1,34 +1,28 @@
-import type { DiskRequest, ResolvedDisk } from '../../oci/disk-source.ts';
-import { KupenstackError } from '../errors.ts';
-import type { ImageSpec } from '../model/kinds.generated.ts';
-import type { Manifest } from '../model/manifest.ts';
-import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../ownership/marker.ts';
-import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from './adapter.ts';
-import { toRemote } from './image.ts';
-import { applyRetention, deleteVersion, demote, findOrCreateVersion, promote, uploadVersion, type GlanceTarget, type VersionLook } from './image-oci.ts';
-import { resolveDue } from './image-oci-poll.ts';
-import { diskSourceFor } from './image-oci-source.ts';
-import {
-  currentVersion,
-  ociTag,
-  propDigest,
-  propPromotedAt,
-  propSupersededAt,
-  propSupersededBy,
-  referenceOf,
-  staleVersions,
-  versionProperties,
-  type GlanceImage,
-} from './image-oci-versions.ts';
+import { createHash } from 'node:crypto';
+import { DockerConfigCredentials } from '../../../oci/auth/docker-config.ts';
+import type { DiskRequest, DiskSource, ResolvedDisk } from '../../../oci/disk-source.ts';
+import { formatRequest } from '../../../oci/reference.ts';
+import { KupenstackError } from '../../errors.ts';
+import { diskSourceFor } from '../../glance/registry-source.ts';
+import { currentVersion, ociTag, propDigest, staleVersions, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
+import { applyRetention, deleteVersion, demote, findOrCreateVersion, promote, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
+import type { ImageSpec } from '../../model/kinds.generated.ts';
+import type { Manifest } from '../../model/manifest.ts';
+import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
+import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
+import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from '../adapter.ts';
+import { resolveDue } from './oci-poll.ts';
+import { toRemote } from './remote.ts';
 
 /**
- * The Image kind with `source.oci`. One Glance image per manifest digest
- * (the versions); the manifest's object is the current version, the one
- * holding the channel name and the `oci-tag:` tag. The fields:
- * - `content`: the digest the current version holds (null while queued);
- *   desired = where the tag points now. Its update uploads a queued current
- *   version, or moves the channel to the new digest's version (imported or
- *   found), which gives the manifest a new Glance id: update() returns it.
+ * The Image kind with `source.oci` (the map of a tag move is in adapter.ts).
+ * One Glance image per manifest digest (the versions); the manifest's object
+ * is the current version, the one holding the image name and the `oci-tag:`
+ * tag. The fields:
+ * - `digest`: the manifest digest the current version holds (null while
+ *   queued); desired = where the tag points now. Its update uploads a queued
+ *   current version, or moves the tag to the new digest's version (imported
+ *   or found), which gives the manifest a new Glance id: update() returns it.
  * - `stale_versions`: other versions still shown or tagged (a crash between
  *   promote and demote); desired none.
  * - `source`: 'oci' (a switch between URL and OCI replaces).
@@ -48,9 +42,6 @@ function ociSourceOf(m: Manifest): OciSource {
   return oci;
 }
 
-/** Keys the pipeline keeps on versions for itself: not user properties, never drift. */
-export const ociFields = { internal: new Set([propPromotedAt, propSupersededBy, propSupersededAt]) };
-
 export function requestOf(oci: OciSource): DiskRequest {
   return {
     repository: oci.repository,
@@ -60,7 +51,42 @@ export function requestOf(oci: OciSource): DiskRequest {
   };
 }
 
-/** Last resolution per manifest, for `interval` and `schedule` (this process only; see image-oci-poll.ts). */
+/**
+ * The adapter context with the SecretResolver the engine hands in
+ * (EngineDeps.secrets); optional until every caller passes one.
+ */
+export type ImageContext = AdapterContext & { secrets?: SecretResolver };
+
+/** What an Image's user is told when its https registry answers in plain HTTP. */
+const plainHttpAdvice = 'set insecure: true under spec.source.oci';
+
+/**
+ * The registry client for this manifest: anonymous or the agent's docker
+ * config, or the `.dockerconfigjson` Secret `credentialsSecretRef` names,
+ * read through the SecretResolver at each use (a rotated Secret takes effect).
+ */
+async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSource> {
+  const ref = ociSourceOf(m).credentialsSecretRef;
+  if (!ref) return diskSourceFor({ plainHttpAdvice });
+  const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };
+  if (!ctx.secrets) {
+    throw new KupenstackError('image.oci-credentials', `${m.address}: source.oci.credentialsSecretRef names ${describeSecret(secret)}, but this agent reads no Secrets; give it a secret resolver, or a docker config file (DOCKER_CONFIG) and drop credentialsSecretRef`);
+  }
+  const value = ctx.secrets.getAll ? (await ctx.secrets.getAll(secret))['.dockerconfigjson'] : await ctx.secrets.get(secret);
+  if (value === undefined) throw new KupenstackError('image.oci-credentials', `${m.address}: ${describeSecret(secret)} has no .dockerconfigjson; create it with kubectl create secret docker-registry`);
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    throw new KupenstackError('image.oci-credentials', `${m.address}: ${describeSecret(secret)} is not JSON; it must hold a docker config (kubectl create secret docker-registry)`);
+  }
+  const store = new DockerConfigCredentials(describeSecret(secret), json);
+  // The cache key names the Secret and a hash of its value (a rotation makes a new client), never the value.
+  const key = `${describeSecret(secret)}#${createHash('sha256').update(value).digest('hex').slice(0, 16)}`;
+  return diskSourceFor({ credentials: { key, store }, plainHttpAdvice });
+}
+
+/** Last resolution per manifest, for `interval` and `schedule` (this process only; see oci-poll.ts). */
 const lastResolved = new Map<string, { disk: ResolvedDisk; at: number }>();
 
 /**
@@ -68,18 +94,16 @@ const lastResolved = new Map<string, { disk: ResolvedDisk; at: number }>();
  * tag per run (ctx.memo), and none at all while `interval`/`schedule` say
  * the last answer is recent enough. A pinned digest never moves.
  */
-export async function resolveManifest(m: Manifest, ctx: AdapterContext): Promise<ResolvedDisk> {
+export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<ResolvedDisk> {
   const spec = specOf(m);
   const oci = ociSourceOf(m);
-  if (oci.credentialsSecretRef) {
-    throw new KupenstackError('image.oci-credentials', `${m.address}: source.oci.credentialsSecretRef needs the in-cluster mode; standalone, give the agent a docker config file (DOCKER_CONFIG) instead`);
-  }
   const request = requestOf(oci);
   const key = stableJson(request);
   const cacheKey = `${ctx.projectId}|${m.address}|${key}`;
   const cached = lastResolved.get(cacheKey);
   if (cached && (request.digest !== undefined || !resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }))) return cached.disk;
-  const disk = await ctx.memo(`Image:oci:${key}`, () => diskSourceFor().resolve(request, ctx.signal));
+  const source = await sourceOf(m, ctx);
+  const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
   lastResolved.set(cacheKey, { disk, at: Date.now() });
   return disk;
 }
@@ -107,7 +131,7 @@ export function lookOf(m: Manifest, disk: ResolvedDisk, marker?: Marker): Versio
 
 const request = (m: Manifest): DiskRequest => requestOf(ociSourceOf(m));
 
-export async function ociDesired(m: Manifest, ctx: AdapterContext): Promise<Record<string, unknown>> {
+export async function ociDesired(m: Manifest, ctx: ImageContext): Promise<Record<string, unknown>> {
   const spec = specOf(m);
   if (ctx.offline) return offlineDesired(m);
   const disk = await resolveManifest(m, ctx);
@@ -118,7 +142,7 @@ export async function ociDesired(m: Manifest, ctx: AdapterContext): Promise<Reco
     properties: look.properties,
     tags: [...look.tags].sort(),
     source: 'oci',
-    content: disk.manifestDigest,
+    digest: disk.manifestDigest,
     stale_versions: [],
   };
   if (look.minDisk !== undefined) out.min_disk = look.minDisk;
@@ -127,7 +151,7 @@ export async function ociDesired(m: Manifest, ctx: AdapterContext): Promise<Reco
 }
 
 /**
- * `plan --base`: no registry is asked. The content is named by the reference
+ * `plan --base`: no registry is asked. The digest is named by the reference
  * the manifest follows, so a moved tag or pin shows as a new version; what
  * only the registry knows (digest, disk annotations) is left out on both sides.
  */
@@ -140,16 +164,16 @@ function offlineDesired(m: Manifest): Record<string, unknown> {
     properties: spec.properties ?? {},
     tags: [...new Set([...(spec.tags ?? []), ...(oci.tag !== undefined && oci.digest === undefined ? [ociTag(oci.tag)] : [])])].sort(),
     source: 'oci',
-    content: lookedUpId(`digest of ${referenceOf(oci)}`),
+    digest: lookedUpId(`digest of ${formatRequest(oci)}`),
   };
   return out;
 }
 
 /** For the plan's image lines: the reference the manifest follows, from the digest in use to the digest now. */
 export function ociFollows(m: Manifest, desired: Record<string, unknown>, remote: Remote | undefined): { reference: string; from?: string; to: string } | undefined {
-  if (!isOciManifest(m) || typeof desired.content !== 'string') return undefined;
+  if (!isOciManifest(m) || typeof desired.digest !== 'string') return undefined;
   const from = remote?.raw[propDigest];
-  return { reference: referenceOf(ociSourceOf(m)), ...(typeof from === 'string' ? { from } : {}), to: desired.content };
+  return { reference: formatRequest(ociSourceOf(m)), ...(typeof from === 'string' ? { from } : {}), to: desired.digest };
 }
 
 const versionsOf = new WeakMap<Remote, GlanceImage[]>();
@@ -197,9 +221,9 @@ async function listVersions(ctx: AdapterContext, marker: Marker): Promise<Glance
 /**
  * The first version: found by digest (no second transfer; an image made by
  * `kupenstack image import` is adopted) or created queued with the marker.
- * A found version that was hidden takes the channel right away.
+ * A found version that was hidden takes the tag right away.
  */
-export async function ociCreate(ctx: AdapterContext, m: Manifest, marker: Marker): Promise<Remote> {
+export async function ociCreate(ctx: ImageContext, m: Manifest, marker: Marker): Promise<Remote> {
   const disk = await resolveManifest(m, ctx);
   const look = lookOf(m, disk, marker);
   const g = targetOf(ctx);
@@ -208,21 +232,21 @@ export async function ociCreate(ctx: AdapterContext, m: Manifest, marker: Marker
 }
 
 /**
- * Uploads a queued current version, or moves the channel to the version of
+ * Uploads a queued current version, or moves the tag to the version of
  * the digest the reference points to now (returned: the manifest's new
  * object). Fields left for the generic PATCH path: undefined is returned.
  */
-export async function ociUpdate(ctx: AdapterContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<Remote | undefined> {
+export async function ociUpdate(ctx: ImageContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<Remote | undefined> {
   if (!isOciManifest(m)) return undefined;
   const g = targetOf(ctx);
   const marker = remote.marker ?? markerFromMetadata(remote.raw);
   if (!marker) throw new KupenstackError('internal', `Glance image ${remote.id} carries no marker`);
   const disk = await resolveManifest(m, ctx);
   const look = lookOf(m, disk, marker);
-  if ('content' in changes && remote.raw[propDigest] === disk.manifestDigest) {
-    if (remote.status === 'queued') remote.raw = await uploadVersion(g, remote.raw as GlanceImage, disk, diskSourceFor());
-  } else if ('content' in changes) {
-    return moveChannel(ctx, g, remote, marker, disk, look, m);
+  if ('digest' in changes && remote.raw[propDigest] === disk.manifestDigest) {
+    if (remote.status === 'queued') remote.raw = await uploadVersion(g, remote.raw as GlanceImage, disk, await sourceOf(m, ctx));
+  } else if ('digest' in changes) {
+    return moveTag(ctx, g, remote, marker, disk, look, m);
   }
   if ('stale_versions' in changes) {
     const versions = ociVersionsOf(remote) ?? (await listVersions(ctx, marker));
@@ -231,11 +255,12 @@ export async function ociUpdate(ctx: AdapterContext, remote: Remote, changes: Re
   return undefined;
 }
 
-async function moveChannel(ctx: AdapterContext, g: GlanceTarget, remote: Remote, marker: Marker, disk: ResolvedDisk, look: VersionLook, m: Manifest): Promise<Remote> {
-  // Hidden and under its version name until its data is verified and stored: the channel never shows a half-made image.
+/** Step 3 and 4 of a tag move (adapter.ts): the new digest's version takes the name and tag, the old ones are hidden, retention runs. */
+async function moveTag(ctx: ImageContext, g: GlanceTarget, remote: Remote, marker: Marker, disk: ResolvedDisk, look: VersionLook, m: Manifest): Promise<Remote> {
+  // Hidden and under its version name until its data is verified and stored: the image name never shows a half-made image.
   let { image: next } = await findOrCreateVersion(g, disk, look, { hidden: true });
-  if (next.status === 'queued') next = await uploadVersion(g, next, disk, diskSourceFor());
-  // Add before remove: the new version takes the channel, then the old ones let go of it.
+  if (next.status === 'queued') next = await uploadVersion(g, next, disk, await sourceOf(m, ctx));
+  // Add before remove: the new version takes the name and tag, then the old ones let go of them.
   next = await promote(g, next, look);
   const before = await listVersions(ctx, marker);
   for (const old of staleVersions(before, next.id)) await demote(g, old, look.name, disk.manifestDigest);

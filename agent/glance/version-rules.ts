@@ -1,10 +1,10 @@
 import type { ResolvedDisk } from '../../oci/disk-source.ts';
-import { uuid5 } from './names.ts';
+import { uuid5 } from '../util/uuid5.ts';
 
 /**
  * The pure rules of OCI image versions in Glance: ids, names, tags, which
  * version is the current one, and which old versions retention may delete.
- * No I/O here: the Glance calls live in image-oci.ts.
+ * No I/O here: the Glance calls live in versions.ts.
  */
 
 /** A Glance image as listed, with the keys the OCI pipeline reads. */
@@ -23,7 +23,7 @@ export interface GlanceImage extends Record<string, unknown> {
 export const propRepository = 'oci_repository';
 export const propTag = 'oci_tag';
 export const propDigest = 'oci_manifest_digest';
-/** When a version last took over its channel: decides the current version if a crash left two shown. */
+/** When a version last took the image name (promote): decides the current version if a crash left two shown. */
 export const propPromotedAt = 'oci_promoted_at';
 export const propSupersededBy = 'oci_superseded_by';
 export const propSupersededAt = 'oci_superseded_at';
@@ -31,6 +31,8 @@ export const ociTagPrefix = 'oci-tag:';
 
 /** Properties the pipeline writes itself: never taken from annotations, never treated as user drift. */
 export const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt];
+/** Keys the pipeline keeps on versions for its own bookkeeping: not user properties, never drift. */
+export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt]);
 
 export function ociTag(tag: string): string {
   return `${ociTagPrefix}${tag}`;
@@ -45,7 +47,7 @@ export function ociImageId(projectId: string, manifestDigest: string, attempt = 
   return uuid5(`oci-image:${projectId}@${manifestDigest}${attempt > 0 ? `#${attempt}` : ''}`);
 }
 
-/** The name an older version takes when a newer one owns the channel name. */
+/** The name an older version takes when a newer one holds the image name. */
 export function versionName(name: string, manifestDigest: string): string {
   const hex = manifestDigest.replace(/^[a-z0-9]+:/, '').slice(0, 12);
   return `${name}@sha256:${hex}`;
@@ -80,7 +82,7 @@ const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0
 
 /**
  * The version that stands for the manifest: the shown one that took the
- * channel last (a crash between promoting the new and hiding the old leaves
+ * image name last (a crash between promoting the new and hiding the old leaves
  * two shown), else the newest shown, else the newest at all.
  */
 export function currentVersion<T extends GlanceImage>(versions: readonly T[]): T | undefined {
@@ -103,11 +105,4 @@ export function staleVersions(versions: readonly GlanceImage[], currentId: strin
 export function retentionVictims(versions: readonly GlanceImage[], currentId: string, keep: number, inUse: ReadonlySet<string>): GlanceImage[] {
   const others = versions.filter((v) => v.id !== currentId).sort((a, b) => time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1));
   return others.slice(Math.max(0, keep - 1)).filter((v) => v.os_hidden === true && !(v.tags ?? []).some((t) => t.startsWith(ociTagPrefix)) && v.protected !== true && !inUse.has(v.id));
-}
-
-/** `registry/repo:tag`, `registry/repo@sha256:…` or `registry/repo (semver range)`: how plans and logs name what is followed. */
-export function referenceOf(source: { repository: string; tag?: string | undefined; semver?: string | undefined; digest?: string | undefined }): string {
-  if (source.digest) return `${source.repository}@${source.digest}`;
-  if (source.semver) return `${source.repository}:${source.semver}`;
-  return `${source.repository}:${source.tag ?? 'latest'}`;
 }

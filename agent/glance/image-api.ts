@@ -1,17 +1,16 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
-import { KupenstackError } from '../errors.ts';
 import type { CloudConfig } from '../openstack/clouds.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { ServiceClient } from '../openstack/service.ts';
 import { pathOf, toError } from '../openstack/transport.ts';
 
 /**
- * Glance helpers shared by the URL upload and (later) the OCI pipeline:
- * JSON-patch updates, disk sniffing, and a hash check that holds back the
- * last chunk so a bad download never completes an upload.
+ * The Glance image API calls the Image kind (URL and OCI sources) and
+ * `kupenstack image import` share, beyond the transport's plain JSON calls:
+ * JSON-patch updates, a delete that unprotects first, and the streamed data
+ * upload.
  */
 
 export type PatchOp = { op: 'add' | 'replace' | 'remove'; path: string; value?: unknown };
@@ -31,77 +30,13 @@ export function pointer(key: string): string {
   return `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
 }
 
-// Sniffing lives with the OCI pipeline (oci/sniff.ts); re-exported for the URL upload.
-export { checkDeclaredFormat, sniffBytes, sniffDiskFormat } from '../../oci/sniff.ts';
-
-/** Reads the first `size` bytes and hands back a stream that still yields everything. */
-export async function peek(source: Readable, size: number): Promise<{ head: Buffer; stream: Readable }> {
-  const it = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const chunks: Buffer[] = [];
-  let length = 0;
-  let done = false;
-  while (length < size) {
-    const r = await it.next();
-    if (r.done) {
-      done = true;
-      break;
-    }
-    chunks.push(r.value);
-    length += r.value.length;
-  }
-  const head = Buffer.concat(chunks);
-  async function* rest(): AsyncGenerator<Buffer> {
-    try {
-      if (head.length > 0) yield head;
-      while (!done) {
-        const r = await it.next();
-        if (r.done) return;
-        yield r.value;
-      }
-    } finally {
-      // Closes the source too when the consumer gives up early.
-      await it.return?.();
-    }
-  }
-  return { head, stream: Readable.from(rest(), { objectMode: false }) };
-}
-
-/**
- * Hashes what flows through and keeps the latest chunk back until the end:
- * on a digest mismatch the stream fails before its last byte, so the upload
- * is cut short and Glance leaves the image `queued` instead of `active`.
- */
-export class HoldBackSha256 extends Transform {
-  readonly expected: string | undefined;
-  private readonly hash = createHash('sha256');
-  private held: Buffer | undefined;
-  bytes = 0;
-  digest: string | undefined;
-  mismatch: KupenstackError | undefined;
-
-  constructor(expected: string | undefined) {
-    super();
-    this.expected = expected;
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.hash.update(chunk);
-    this.bytes += chunk.length;
-    const previous = this.held;
-    this.held = chunk;
-    callback(null, previous);
-  }
-
-  override _flush(callback: TransformCallback): void {
-    this.digest = this.hash.digest('hex');
-    if (this.expected && this.digest !== this.expected) {
-      this.mismatch = new KupenstackError('image.checksum', `the downloaded disk has sha256 ${this.digest}, not ${this.expected} as spec.source.url.sha256 says; the upload was refused`);
-      callback(this.mismatch);
-      return;
-    }
-    if (this.held) this.push(this.held);
-    callback();
-  }
+/** Deletes an image the caller owns; a protected one is unprotected first (the schema promises it). */
+export async function deleteImage(image: ServiceClient, id: string, signal?: AbortSignal): Promise<void> {
+  const url = `/images/${id}`;
+  const res = await image.call('DELETE', url, { ok: [204, 403, 404], signal });
+  if (res.status !== 403) return;
+  await patchImage(image, id, [{ op: 'replace', path: '/protected', value: false }], signal);
+  await image.remove(url);
 }
 
 const dispatchers = new WeakMap<CloudConfig, Dispatcher>();

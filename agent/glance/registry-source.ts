@@ -1,0 +1,43 @@
+import { DockerConfigCredentials } from '../../oci/auth/docker-config.ts';
+import type { CredentialStore } from '../../oci/auth/credentials.ts';
+import type { DiskSource } from '../../oci/disk-source.ts';
+import { RegistryDiskSource } from '../../oci/registry-disk-source.ts';
+import { version } from '../version.ts';
+
+/**
+ * Where the Image kind and the CLI get their registry client (the
+ * composition root of oci/). One instance per credentials and advice, so
+ * token caches and connections are shared by a run.
+ */
+export interface SourceOptions {
+  /** A docker config.json the user names (`--docker-config`); else $DOCKER_CONFIG/config.json; else anonymous. */
+  dockerConfig?: string | undefined;
+  /**
+   * Credentials already read (a `.dockerconfigjson` Secret named by the
+   * manifest's `credentialsSecretRef`); `key` names them for the cache, never a value.
+   */
+  credentials?: { key: string; store: CredentialStore } | undefined;
+  /** What a plain-HTTP registry reached over https is told to do: `pass --insecure` (CLI, the default) or the manifest field. */
+  plainHttpAdvice?: string | undefined;
+}
+
+const sources = new Map<string, DiskSource>();
+
+export function diskSourceFor(options: SourceOptions = {}): DiskSource {
+  const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '']);
+  let s = sources.get(key);
+  if (!s) {
+    s = makeDiskSource(options);
+    sources.set(key, s);
+  }
+  return s;
+}
+
+/** Credentials only from a Secret the manifest names, a file the user names, or $DOCKER_CONFIG/config.json. */
+function makeDiskSource(options: SourceOptions): DiskSource {
+  const credentials = options.credentials?.store ?? DockerConfigCredentials.fromEnvironment(options.dockerConfig);
+  return new RegistryDiskSource({
+    ...(credentials ? { credentials } : {}),
+    client: { userAgent: `kupenstack/${version}`, ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}) },
+  });
+}

@@ -1,0 +1,121 @@
+import { deleteImage, patchImage, pointer, type PatchOp } from '../../glance/image-api.ts';
+import { ownerTag, ownerTagPrefix, markerFromMetadata } from '../../ownership/marker.ts';
+import type { Health, KindAdapter } from '../adapter.ts';
+import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFollows, ociUpdate, ociVersionsOf, withVersions } from './oci.ts';
+import { toRemote, type RawImage } from './remote.ts';
+import { urlCreate, urlDesired, urlUpload } from './url.ts';
+
+/**
+ * Glance images from an HTTP(S) URL (url.ts) or an OCI registry (oci.ts).
+ *
+ * A tag moves, step by step (source.oci.tag `0.6` now names another digest):
+ * 1. Detect: desired() resolves the tag (oci.ts `resolveManifest`, as often
+ *    as oci-poll.ts allows); `digest` becomes the new manifest digest, the
+ *    observed `digest` is the current version's (remote.ts), so the generic
+ *    diff sees an update of `digest`.
+ * 2. Plan: `impact.fields.digest.newId` makes references "known after
+ *    apply"; `follows` gives the plan its ⟳ line (reference, from, to).
+ * 3. Move: update() → oci.ts `moveTag`: the digest's version is found or
+ *    made hidden and uploaded (glance/versions.ts `findOrCreateVersion`,
+ *    `uploadVersion`), then `promote`d (takes the name, shown, `oci-tag:`),
+ *    then the old versions `demote`d (hidden, renamed `name@sha256:…`).
+ * 4. Retention: glance/versions.ts `applyRetention` deletes versions beyond
+ *    `keep` that are hidden, untagged, unprotected and used by no server.
+ * 5. VMs: the manifest's object has a new Glance id; VirtualMachines follow
+ *    it only with `onImageUpdate: rebuild` (kinds/virtualmachine.ts).
+ */
+
+export const image: KindAdapter = {
+  impact: {
+    onDelete: { code: 'image-deleted', message: 'the image is deleted: servers and volumes can no longer be rebuilt from it' },
+    fields: { digest: { note: 'an OCI source moved: a new Glance image takes the name, the old one is hidden and kept', newId: true } },
+  },
+  kind: 'Image',
+  fields: {
+    name: 'update',
+    disk_format: 'replace',
+    container_format: 'replace',
+    visibility: 'update',
+    protected: 'update',
+    min_disk: 'update',
+    min_ram: 'update',
+    properties: 'update',
+    tags: 'update',
+    source: 'replace',
+    digest: 'update',
+    stale_versions: 'update',
+  },
+  follows: ociFollows,
+
+  async observe(ctx) {
+    // Hidden images (older OCI versions) are left out of a plain list, and `os_hidden=true` lists only them: two lists.
+    const query = { owner: ctx.projectId, tag: ownerTag(ctx.owner), visibility: 'all' };
+    const [shown, hidden] = await Promise.all([ctx.apis.image.list<RawImage>('/images', 'images', query), ctx.apis.image.list<RawImage>('/images', 'images', { ...query, os_hidden: true })]);
+    // OCI versions of one manifest collapse into its current version; the others ride along for moves and retention.
+    return withVersions([...shown, ...hidden].filter((raw) => markerFromMetadata(raw)?.owner === ctx.owner));
+  },
+
+  desired(m, ctx) {
+    return isOciManifest(m) ? ociDesired(m, ctx) : urlDesired(m);
+  },
+
+  async create(ctx, m, desired, marker) {
+    return isOciManifest(m) ? ociCreate(ctx, m, marker) : urlCreate(ctx, m, desired, marker);
+  },
+
+  async update(ctx, remote, changes, m) {
+    if (isOciManifest(m) || ociVersionsOf(remote)) {
+      const moved = await ociUpdate(ctx, remote, changes, m);
+      if (moved) return moved;
+    }
+    const ops: PatchOp[] = [];
+    for (const key of ['name', 'visibility', 'protected', 'min_disk', 'min_ram']) if (key in changes) ops.push({ op: 'replace', path: `/${key}`, value: changes[key] });
+    if ('properties' in changes) {
+      const want = (changes.properties ?? {}) as Record<string, string>;
+      const have = (remote.fields.properties ?? {}) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(want)) if (have[k] !== v) ops.push({ op: 'add', path: pointer(k), value: v });
+      for (const k of Object.keys(have)) if (!(k in want)) ops.push({ op: 'remove', path: pointer(k) });
+    }
+    if ('tags' in changes) {
+      const own = ((remote.raw.tags ?? []) as string[]).filter((t) => t.startsWith(ownerTagPrefix));
+      ops.push({ op: 'replace', path: '/tags', value: [...((changes.tags ?? []) as string[]), ...own] });
+    }
+    if (ops.length > 0) await patchImage(ctx.apis.image, remote.id, ops, ctx.signal);
+    if ('digest' in changes && changes.digest && !isOciManifest(m)) await urlUpload(ctx, remote, m);
+  },
+
+  async delete(ctx, remote) {
+    if (ociVersionsOf(remote)) return ociDelete(ctx, remote);
+    await deleteImage(ctx.apis.image, remote.id, ctx.signal);
+  },
+
+  async get(ctx, id) {
+    const raw = await ctx.apis.image.find<RawImage>(`/images/${encodeURIComponent(id)}`);
+    return raw ? toRemote(raw) : undefined;
+  },
+
+  async find(ctx, filter) {
+    const q = new URLSearchParams();
+    if (filter.name !== undefined) q.set('name', filter.name);
+    // Glance matches any non-attribute key as an exact property; several `tag` keys must all be present.
+    if (filter.description !== undefined) q.set('description', filter.description);
+    for (const t of filter.tags ?? []) q.append('tag', t);
+    const items = await ctx.apis.image.list<RawImage>(`/images?${q.toString()}`, 'images');
+    return items.map(toRemote);
+  },
+
+  health(remote): Health {
+    switch (remote.status) {
+      case 'active':
+        return { state: 'ready' };
+      case 'queued':
+        return { state: 'progressing', reason: 'image created, data not uploaded yet', waitsForUpdate: true };
+      case 'saving':
+      case 'uploading':
+      case 'importing':
+        return { state: 'progressing', reason: `Glance status ${remote.status}` };
+      default:
+        return { state: 'failed', reason: `Glance status ${String(remote.status)}` };
+    }
+  },
+};
