@@ -13,6 +13,8 @@ import { reconcile, type ApplyReport } from './reconcile.ts';
 
 export interface ApplyPathOptions {
   path: string;
+  /** The source's revision (`main@sha1:…`): one revision string per run. Default: the content hash of the folder. */
+  revision?: string;
   cloud: string;
   cloudsFile?: string;
   config: AgentConfig;
@@ -48,7 +50,8 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
   const stateFile = join(opts.config.stateDir, `${opts.config.owner}.json`);
   const state = await readState(stateFile, opts.config.owner);
   const startedAt = new Date();
-  state.lastAttemptedRevision = check.revision;
+  const revision = opts.revision ?? check.revision;
+  state.lastAttemptedRevision = revision;
   try {
     const report = await reconcile(check.validated, {
       cloud,
@@ -58,7 +61,7 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
       projectPrefix: opts.config.projectPrefix,
       domainId: opts.config.domain,
       role: opts.config.role,
-      revision: check.revision,
+      revision,
       prune: opts.prune,
       allowMassDelete: opts.allowMassDelete,
       massDeleteThreshold: opts.config.massDeleteThreshold / 100,
@@ -72,11 +75,11 @@ export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
       expectObserved: opts.expectObserved,
     });
     if (opts.dryRun) return { diagnostics: [], report };
-    if (report.errors.length === 0) state.lastAppliedRevision = check.revision;
+    if (report.errors.length === 0) state.lastAppliedRevision = revision;
     state.history = [
       ...state.history,
       {
-        revision: check.revision,
+        revision,
         startedAt: startedAt.toISOString(),
         durationMs: Date.now() - startedAt.getTime(),
         result: report.errors.length ? ('failed' as const) : report.held.length ? ('held' as const) : ('applied' as const),

@@ -217,7 +217,7 @@ function explain(error: ErrorObject, info: KindInfo): { path: Path; message: str
   const path: Path = instance[0] === 'metadata' ? ['name'] : instance.slice(1);
   const key = String(path.at(-1) ?? 'syncs');
   const params = error.params as Record<string, unknown>;
-  const parent = error.parentSchema as JsonSchema | undefined;
+  const parent: JsonSchema | undefined = error.parentSchema;
   const data: unknown = error.data;
   switch (error.keyword) {
     case 'additionalProperties': {

@@ -29,7 +29,11 @@ export class EnvFileSecretResolver implements SecretResolver {
   }
 
   get(ref: SecretKey): Promise<string> {
-    return Promise.resolve(this.getSync(ref));
+    try {
+      return Promise.resolve(this.getSync(ref));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
   /** Same as get, for the few callers that cannot wait (configuration checks at startup). */
@@ -44,8 +48,8 @@ export class EnvFileSecretResolver implements SecretResolver {
     return readValue(ref, join(this.#secretDir(ref), ref.key));
   }
 
-  getAll(ref: SecretName): Promise<Record<string, string>> {
-    if (ref.env !== undefined || ref.file !== undefined) return this.get(ref).then((value) => ({ [ref.env ?? ref.file!]: value }));
+  async getAll(ref: SecretName): Promise<Record<string, string>> {
+    if (ref.env !== undefined || ref.file !== undefined) return { [ref.env ?? ref.file!]: await this.get(ref) };
     const dir = this.#secretDir(ref);
     let keys: string[];
     try {
@@ -54,7 +58,7 @@ export class EnvFileSecretResolver implements SecretResolver {
     } catch (err) {
       throw new SecretNotFoundError(ref, 'missing', `${describeSecret(ref)} not found: no directory ${dir} (${errno(err)}); create it with one file per key`, { cause: err });
     }
-    return Promise.resolve(Object.fromEntries(keys.sort().map((key) => [key, this.getSync({ ...ref, key })])));
+    return Object.fromEntries(keys.sort().map((key) => [key, this.getSync({ ...ref, key })]));
   }
 
   #secretDir(ref: SecretName): string {
