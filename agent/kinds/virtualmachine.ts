@@ -325,6 +325,7 @@ export const virtualMachine: KindAdapter = {
       image: { code: 'root-disk-lost', note: 'rebuild: the root disk starts again from the new image' },
       image_id: { code: 'root-disk-lost', note: 'rebuild: the root disk starts again from the new image version' },
       flavor: { note: 'resize: the server restarts on the new flavor, its disk is kept' },
+      power_state: { note: 'the power state is set back to the declared one', heal: 'reboot' },
     },
   },
   kind: 'VirtualMachine',

@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import type { ObservedState } from '../act/observed.ts';
+import type { ObservedState } from './observed.ts';
 import { KupenstackError } from '../errors.ts';
 import { stableJson } from '../ownership/marker.ts';
+import type { Plan } from './plan.ts';
 import type { JsonPlan } from './render/json.ts';
 
 /**
@@ -61,4 +62,21 @@ export function compareChanges(saved: JsonPlan, now: JsonPlan): string[] {
   for (const k of a) if (!b.has(k)) out.push(`planned "${head(k)}" is no longer what apply would do`);
   for (const k of b) if (!a.has(k)) out.push(`apply would now "${head(k)}", which the plan does not show`);
   return out;
+}
+
+/** A saved plan's JSON back as a Plan (what apply compares its fresh decision with). */
+export function planFromJson(j: JsonPlan): Plan {
+  return {
+    revision: j.revision,
+    against: j.against,
+    summary: j.summary,
+    changes: j.changes.map((c) => {
+      const [namespace = '', kind = '', name = ''] = c.address.split('/');
+      return { address: c.address, kind, namespace, name, action: c.action, fields: c.fields, destructive: c.destructive, reasons: c.reasons };
+    }),
+    drift: j.drift,
+    held: j.held,
+    images: j.images.map((i) => ({ address: i.address, reference: i.reference, to: i.to, ...(i.from === null ? {} : { from: i.from }) })),
+    warnings: j.warnings,
+  };
 }
