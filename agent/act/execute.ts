@@ -137,13 +137,15 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     if (e.code === 'heal.gave-up') status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
     run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, e.code, e.message);
   };
-  for (const e of decision.errors) fail(e.address, e.error);
-  const failed = new Set(decision.errors.map((e) => e.address));
+  // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.
+  const imports = new Set(decision.declared.filter((m) => m.spec.import !== undefined).map((m) => m.address));
+  const failed = new Set(decision.errors.filter((e) => imports.has(e.address)).map((e) => e.address));
+  for (const e of decision.errors) if (failed.has(e.address)) fail(e.address, e.error);
 
   // Projects: the plan's namespaces that have none get one now (the first write of the run).
   const scopes = new Map<string, ProjectContext>(seen.scopes);
   const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
-  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role });
+  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role }, seen.projects);
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;

@@ -47,6 +47,8 @@ export interface Observation {
   resources: Manifest[];
   /** Namespaces the declared manifests need a project for. */
   namespaces: string[];
+  /** Every project this owner had when observed (the executor does not list them again). */
+  projects: Project[];
 }
 
 /**
@@ -65,7 +67,8 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   });
   const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
   const projects = new Map<string, Project>();
-  for (const p of await ownedProjects(cloud, owner)) if (inScope(p.namespace) && (opts.prune || namespaces.includes(p.namespace))) projects.set(p.namespace, p);
+  const allProjects = await ownedProjects(cloud, owner);
+  for (const p of allProjects) if (inScope(p.namespace) && (opts.prune || namespaces.includes(p.namespace))) projects.set(p.namespace, p);
   const scopes = new Map<string, ProjectContext & { future: boolean }>();
   const missing = namespaces.filter((n) => !projects.has(n));
   const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
@@ -121,7 +124,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     resources: opts.resources,
     detached: (address) => opts.resources[address]?.onDelete === 'detach',
   };
-  return { inventory, scopes, resources, namespaces };
+  return { inventory, scopes, resources, namespaces, projects: allProjects };
 }
 
 async function resolveImport(m: Manifest, adapter: KindAdapter, pc: ProjectContext): Promise<Remote> {
