@@ -59,6 +59,7 @@ export class Agent {
         source,
         logger: opts.logger,
         metrics: opts.metrics,
+        secrets: opts.secrets,
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
       const log = opts.logger.child({ sync: sync.name });

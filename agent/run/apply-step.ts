@@ -4,6 +4,8 @@ import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
+import { metricsSink } from './event-sinks.ts';
 import { abortReason, asError } from './fetch-step.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
@@ -24,6 +26,8 @@ export interface ApplyStepContext {
   cloudsFile?: string;
   openstack: OpenStackCloud;
   registry: SchemaRegistry;
+  /** Manifests' secret references (userDataSecretRef, credentialsSecretRef) are read through it. */
+  secrets: SecretResolver;
 }
 
 export type ApplyResult = 'applied' | 'rejected' | 'failed';
@@ -57,7 +61,10 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
       config: ctx.config,
       prune: ctx.sync.prune,
       allowMassDelete: false,
+      // The engine's text lines stay the log (operators and tests read them); metrics count its typed events.
       log: (line) => ctx.log.info({ revision }, line.replace(/\s+/, ' ')),
+      events: metricsSink(ctx.sync.name, ctx.metrics),
+      secrets: ctx.secrets,
       signal,
       registry: ctx.registry,
       openstack: ctx.openstack,

@@ -3,6 +3,7 @@ import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { loadSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import { applyStep, type ApplyStepContext } from './apply-step.ts';
 import { driftDue } from './drift-policy.ts';
@@ -21,6 +22,7 @@ export interface SyncRunnerDeps {
   source: Source;
   logger: Logger;
   metrics: AgentMetrics;
+  secrets: SecretResolver;
   /** Called with the time of each OpenStack write (benchmarks and logs). */
   onWrite?: (at: number) => void;
   /** Where the status goes; default: status.json in the Sync's state dir. */
@@ -132,6 +134,7 @@ export class SyncRunner {
       cloudsFile: this.deps.cloudsFile,
       openstack: this.client(),
       registry: schemas(),
+      secrets: this.deps.secrets,
     };
     const result = await applyStep(ctx, revision, dir, trigger, signal, { drift });
     if (result !== 'applied') return false;
