@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { validate as validCron } from 'node-cron';
 import type { SyncSpec } from '../model/kinds.generated.ts';
-import { apiVersion, loadSchemaRegistry, type KindInfo } from '../schema/registry.ts';
+import { apiVersion, sharedSchemaRegistry, type KindInfo } from '../schema/registry.ts';
 import type { JsonSchema } from '../schema/json-schema.ts';
 import type { SecretKey } from '../secrets/resolver.ts';
 import { checkCredentialSettings, type CredentialSettings } from '../source/credentials.ts';
@@ -160,10 +160,9 @@ function sourceOf(spec: SyncSpec, fail: (key: Path, message: string) => Error): 
   return { git: out };
 }
 
-let sync: KindInfo | undefined;
-/** The Sync kind as the schema registry compiles it (once per process). */
+/** The Sync kind as the schema registry compiles it (once per process, shared with the runner). */
 function syncKind(): KindInfo {
-  sync ??= loadSchemaRegistry().kinds.get('Sync');
+  const sync = sharedSchemaRegistry().kinds.get('Sync');
   if (!sync) throw new Error('schemas/sync.schema.json is missing from the agent');
   return sync;
 }

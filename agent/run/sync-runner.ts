@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
-import { loadSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
+import { sharedSchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import { applyStep, type ApplyStepContext } from './apply-step.ts';
@@ -133,7 +133,7 @@ export class SyncRunner {
       cloud: this.deps.cloud,
       cloudsFile: this.deps.cloudsFile,
       openstack: this.client(),
-      registry: schemas(),
+      registry: sharedSchemaRegistry(),
       secrets: this.deps.secrets,
     };
     const result = await applyStep(ctx, revision, dir, trigger, signal, { drift });
@@ -161,11 +161,4 @@ export class SyncRunner {
     await st.save();
     return ok;
   }
-}
-
-let registry: SchemaRegistry | undefined;
-/** The schemas are files of the agent itself: compiled once per process. */
-function schemas(): SchemaRegistry {
-  registry ??= loadSchemaRegistry();
-  return registry;
 }
