@@ -1,11 +1,13 @@
 import { Command, Option } from 'commander';
 import { UsageError } from '../errors.ts';
-import { parseDuration } from '../config/syncs.ts';
+import { secretsDirOf } from '../config/config.ts';
+import { EnvFileSecretResolver } from '../secrets/env-file.ts';
+import { isDuration, parseDuration } from '../util/duration.ts';
 import { Agent } from '../run/agent.ts';
 import { createLogger, type LogFormat } from '../run/logger.ts';
 import { AgentMetrics } from '../run/metrics.ts';
 import { AgentServer } from '../run/server.ts';
-import { createSource } from '../run/sources.ts';
+import { sourceForSync } from '../run/sync-source.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 
 interface AgentCliOptions extends CloudOptions {
@@ -32,14 +34,15 @@ export function agentCommand(): Command {
       if (!opts.config) throw new UsageError('kupenstack agent needs --config FILE (a kupenstack.yaml with a syncs: list)');
       const { config, cloud, cloudsFile } = resolveCloud(opts);
       if (!config.syncs?.length) throw new UsageError(`${opts.config}: no "syncs:" entries; add one, e.g. syncs: [{name: main, source: {git: {url: https://…, ref: {branch: main}}}}]`);
-      const graceMs = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/.test(opts.shutdownGrace) ? parseDuration(opts.shutdownGrace) : NaN;
-      if (Number.isNaN(graceMs)) throw new UsageError(`--shutdown-grace ${opts.shutdownGrace}: not a duration (e.g. 25s)`);
+      if (!isDuration(opts.shutdownGrace)) throw new UsageError(`--shutdown-grace ${opts.shutdownGrace}: not a duration (e.g. 25s)`);
+      const graceMs = parseDuration(opts.shutdownGrace);
       const listen = /^(.*):(\d+)$/.exec(opts.listen);
       if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
 
       const logger = createLogger(opts.logLevel, opts.logFormat);
       const metrics = new AgentMetrics();
-      const agent = await Agent.create({ config, cloud, cloudsFile, logger, metrics, createSource: (sync) => createSource(sync, config) });
+      const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
+      const agent = await Agent.create({ config, cloud, cloudsFile, logger, metrics, secrets, createSource: (sync) => sourceForSync(sync, config, secrets) });
 
       const interrupted = new AbortController();
       if (opts.once) {

@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { join } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { isDnsLabel } from '../util/dns-label.ts';
 import { ConfigError } from './config-error.ts';
+import { locator } from './locate.ts';
 import { parseSyncs, type SyncConfig } from './syncs.ts';
 
 /** The standalone configuration (`kupenstack.yaml`): where the cloud is and how the agent names and owns things. */
@@ -22,6 +25,12 @@ export interface AgentConfig {
   /** Where standalone runs keep heal attempts and history. */
   stateDir: string;
   readyTimeoutSeconds: number;
+  /**
+   * Standalone Secrets, laid out like mounted Secret volumes:
+   * `<secretsDir>/<namespace>/<name>/<key>` (manifests' credentialsSecretRef,
+   * userDataSecretRef; a Sync's secretRef). Default: `<stateDir>/secrets`.
+   */
+  secretsDir?: string;
   /** `kupenstack agent`: the sources to keep applied (empty for apply/plan). */
   syncs?: SyncConfig[];
 }
@@ -39,25 +48,13 @@ export const defaultConfig: AgentConfig = {
 
 export { ConfigError };
 
-const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const scalarKeys = ['cloud', 'clouds', ...Object.keys(defaultConfig)];
+/** Settings that are strings and have no default value. */
+const optionalStrings = ['cloud', 'clouds', 'secretsDir'];
+const scalarKeys = [...optionalStrings.slice(0, 2), ...Object.keys(defaultConfig), optionalStrings[2]!];
 
-/** Where a key sits in the file, for messages: `kupenstack.yaml:12 (syncs[0].interval)`. */
-export type Locate = (path: (string | number)[]) => string;
-
-function locator(file: string, doc: Document, lines: LineCounter): Locate {
-  return (path) => {
-    const key = path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
-    // Walk down as far as the document goes, so a missing key points at its parent.
-    for (let n = path.length; n >= 0; n--) {
-      const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-      if (isNode(node) && node.range) {
-        const { line } = lines.linePos(node.range[0]);
-        return `${file}:${line} (${key})`;
-      }
-    }
-    return `${file} (${key})`;
-  };
+/** Where the standalone resolver reads `{name, namespace, key}` Secrets. */
+export function secretsDirOf(config: AgentConfig): string {
+  return config.secretsDir ?? join(config.stateDir, 'secrets');
 }
 
 export function loadConfig(file: string | undefined): AgentConfig {
@@ -87,7 +84,7 @@ export function loadConfig(file: string | undefined): AgentConfig {
       continue;
     }
     if (!scalarKeys.includes(key)) throw new ConfigError(`${at([key])}: unknown setting "${key}"; known: ${scalarKeys.join(', ')}, syncs`);
-    const expected = key === 'cloud' || key === 'clouds' ? 'string' : typeof defaultConfig[key as keyof AgentConfig];
+    const expected = optionalStrings.includes(key) ? 'string' : typeof defaultConfig[key as keyof AgentConfig];
     if (typeof value !== expected) throw new ConfigError(`${at([key])}: "${key}" must be a ${expected}`);
     (config as unknown as Record<string, unknown>)[key] = value;
   }
@@ -98,7 +95,7 @@ export function loadConfig(file: string | undefined): AgentConfig {
 }
 
 export function checkConfig(config: AgentConfig, where = 'configuration'): AgentConfig {
-  if (!dnsLabel.test(config.owner) || config.owner.length > 40) throw new ConfigError(`${where}: owner "${config.owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)`);
+  if (!isDnsLabel(config.owner, 40)) throw new ConfigError(`${where}: owner "${config.owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)`);
   if (!Number.isInteger(config.concurrency) || config.concurrency < 1 || config.concurrency > 64) throw new ConfigError(`${where}: concurrency must be an integer from 1 to 64`);
   if (config.massDeleteThreshold < 1 || config.massDeleteThreshold > 100) throw new ConfigError(`${where}: massDeleteThreshold is a percentage from 1 to 100`);
   return config;

@@ -1,42 +1,31 @@
-import { readFileSync } from 'node:fs';
+import type { ErrorObject } from 'ajv';
 import { validate as validCron } from 'node-cron';
+import type { SyncSpec } from '../model/kinds.generated.ts';
+import { apiVersion, sharedSchemaRegistry, type KindInfo } from '../schema/registry.ts';
+import type { JsonSchema } from '../schema/json-schema.ts';
+import type { SecretKey } from '../secrets/resolver.ts';
+import { checkCredentialSettings, type CredentialSettings } from '../source/credentials.ts';
+import { checkGitRef, type GitRef } from '../source/git-ref.ts';
+import { isDnsLabel } from '../util/dns-label.ts';
+import { parseDuration } from '../util/duration.ts';
 import { ConfigError } from './config-error.ts';
-import type { Locate } from './config.ts';
+import type { Locate } from './locate.ts';
 
 /**
- * The `syncs:` entries of kupenstack.yaml: the standalone twin of the Sync
- * kind's spec. Credentials are never in the file itself, only the name of an
- * environment variable or a file holding them; they are read when used, so a
- * fixed password file takes effect without restarting the agent.
+ * The `syncs:` entries of kupenstack.yaml. Each entry is `name` plus the Sync
+ * kind's spec, validated by Ajv against schemas/sync.schema.json (the schema
+ * also holds the standalone-only fields: env/file secret references, owner).
+ * SyncConfig is what a run needs from a SyncSpec (durations in ms, defaults
+ * filled, owner decided); the in-cluster controller derives it the same way
+ * with syncConfigOf. Credentials are never in the file, only named; they are
+ * read when used, so a fixed password file works without a restart.
  */
-
-/** Where a secret is: an environment variable or a file (whole content, trailing newline dropped). */
-export interface SecretRef {
-  env?: string;
-  file?: string;
-}
-
-export interface GitRef {
-  branch?: string;
-  tag?: string;
-  semver?: string;
-  commit?: string;
-}
-
-/** Git credentials by reference (the Git source resolves them on every fetch). */
-export interface GitCredentialSettings {
-  username?: string;
-  usernameEnv?: string;
-  usernameFile?: string;
-  passwordEnv?: string;
-  passwordFile?: string;
-}
 
 export interface GitSourceConfig {
   url: string;
   ref: GitRef;
-  credentials?: GitCredentialSettings;
-  verify?: { mode: 'head' | 'none'; publicKeysFile?: string };
+  credentials?: CredentialSettings;
+  verify?: { mode: 'head' | 'none'; publicKeysFile?: string; publicKeysSecretRef?: { name: string } };
 }
 
 export interface SyncConfig {
@@ -54,19 +43,10 @@ export interface SyncConfig {
   /** Ownership identity of this Sync's objects (two Syncs must never share one: each prunes what its owner made). */
   owner: string;
   projectPrefix: string;
-  webhook?: { secret: SecretRef };
+  webhook?: { secret: SecretKey };
 }
 
-
-const durationPattern = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
-const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const cronMacros: Record<string, string> = { '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0', '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *' };
-
-export function parseDuration(text: string): number {
-  let ms = 0;
-  for (const [, n, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
-  return ms;
-}
 
 /** node-cron knows no @-macros; the schema allows them. */
 export function cronExpression(schedule: string): string {
@@ -79,10 +59,17 @@ interface Context {
   projectPrefix: string;
 }
 
+type Path = (string | number)[];
+
 export function parseSyncs(raw: unknown, ctx: Context): SyncConfig[] {
   const { at } = ctx;
   if (!Array.isArray(raw)) throw new ConfigError(`${at(['syncs'])}: "syncs" must be a list of Sync entries (name, source, interval, …)`);
-  const syncs = raw.map((entry, i) => parseSync(entry, ['syncs', i], ctx, raw.length));
+  const info = syncKind();
+  const syncs = raw.map((entry, i) => {
+    const p: Path = ['syncs', i];
+    const { name, spec } = checkEntry(entry, p, info, ctx);
+    return syncConfigOf(name, spec, { owner: ctx.owner, projectPrefix: ctx.projectPrefix, single: raw.length === 1 }, (key, message) => new ConfigError(`${at([...p, ...key])}: ${message}`));
+  });
   const names = new Set<string>();
   const owners = new Map<string, string>();
   syncs.forEach((s, i) => {
@@ -95,134 +82,175 @@ export function parseSyncs(raw: unknown, ctx: Context): SyncConfig[] {
   return syncs;
 }
 
-function parseSync(raw: unknown, p: (string | number)[], ctx: Context, count: number): SyncConfig {
-  const m = mapping(raw, p, ctx, ['name', 'source', 'path', 'interval', 'retryInterval', 'timeout', 'schedule', 'suspend', 'prune', 'owner', 'projectPrefix', 'webhook']);
-  const name = string(m.name, [...p, 'name'], ctx, true)!;
-  if (!dnsLabel.test(name) || name.length > 63) throw new ConfigError(`${ctx.at([...p, 'name'])}: Sync name "${name}" must be a DNS label (lower-case letters, digits, '-') of at most 63 characters`);
-  const source = parseSource(m.source, [...p, 'source'], ctx);
-  const path = string(m.path, [...p, 'path'], ctx) ?? './';
-  if (path.split(/[\\/]/).includes('..') || path.startsWith('/')) throw new ConfigError(`${ctx.at([...p, 'path'])}: path "${path}" must stay inside the source: relative, without '..'`);
-  const intervalMs = duration(m.interval, [...p, 'interval'], ctx) ?? 5 * 60_000;
-  const retryIntervalMs = duration(m.retryInterval, [...p, 'retryInterval'], ctx) ?? intervalMs;
-  const timeoutMs = duration(m.timeout, [...p, 'timeout'], ctx) ?? intervalMs;
-  if (intervalMs < 1000) throw new ConfigError(`${ctx.at([...p, 'interval'])}: interval must be at least 1s`);
-  const schedule = string(m.schedule, [...p, 'schedule'], ctx);
-  if (schedule !== undefined && !validCron(cronExpression(schedule))) throw new ConfigError(`${ctx.at([...p, 'schedule'])}: "${schedule}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …`);
+/** One entry: `name` plus a Sync spec, checked by the Sync kind's schema. */
+function checkEntry(entry: unknown, p: Path, info: KindInfo, ctx: Context): { name: string; spec: SyncSpec } {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${ctx.at(p)}: expected a mapping: name, source, interval, …`);
+  const { name, ...spec } = entry as Record<string, unknown>;
+  if (typeof name !== 'string' || name === '') throw new ConfigError(`${ctx.at([...p, 'name'])}: ${name === undefined ? 'missing "name"' : '"name" must be a non-empty string'}`);
+  // The owner default and the state dir are made from the name: a DNS label, not the wider subdomain of metadata.name.
+  if (!isDnsLabel(name)) throw new ConfigError(`${ctx.at([...p, 'name'])}: Sync name "${name}" must be a DNS label (lower-case letters, digits, '-') of at most 63 characters`);
+  if ('cloud' in spec) throw new ConfigError(`${ctx.at([...p, 'cloud'])}: a standalone Sync uses the cloud of kupenstack.yaml (the top-level "cloud:" setting); remove "cloud" here`);
+  const valid = info.validate({ apiVersion, kind: 'Sync', metadata: { name }, spec });
+  const errors = valid ? [] : relevant(info.validate.errors ?? []);
+  // Nothing left once the CR-only `cloud` is set aside: the entry is a valid standalone Sync.
+  if (errors.length === 0) return { name, spec: spec as unknown as SyncSpec };
+  // Of the most telling kind of error, the one first in the file.
+  const best = errors.filter((e) => rank(e) === rank(errors[0]!)).map((e) => explain(e, info)).map((x) => ({ ...x, where: ctx.at([...p, ...x.path]) }));
+  const { where, message } = best.sort((a, b) => compareWhere(a.where, b.where))[0]!;
+  throw new ConfigError(`${where}: ${message}`);
+}
+
+/**
+ * A run's settings from a Sync spec: defaults from the schema, durations in
+ * ms, the owner. Semantic checks the schema cannot express throw through
+ * `fail(key path inside the spec, message)`.
+ */
+export function syncConfigOf(name: string, spec: SyncSpec, defaults: { owner: string; projectPrefix: string; single: boolean }, fail: (key: Path, message: string) => Error): SyncConfig {
+  const path = spec.path ?? String(specDefault('path'));
+  if (path.split(/[\\/]/).includes('..') || path.startsWith('/')) throw fail(['path'], `path "${path}" must stay inside the source: relative, without '..'`);
+  const intervalMs = parseDuration(spec.interval ?? String(specDefault('interval')));
+  if (intervalMs < 1000) throw fail(['interval'], 'interval must be at least 1s');
+  if (spec.schedule !== undefined && !validCron(cronExpression(spec.schedule)))
+    throw fail(['schedule'], `"${spec.schedule}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …`);
   // One Sync may keep the instance's owner (what `kupenstack apply` uses); several get one each.
-  const owner = string(m.owner, [...p, 'owner'], ctx) ?? (count === 1 ? ctx.owner : `${ctx.owner}-${name}`);
-  if (!dnsLabel.test(owner) || owner.length > 40) throw new ConfigError(`${ctx.at([...p, m.owner === undefined ? 'name' : 'owner'])}: owner "${owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags); set "owner" on this Sync`);
-  const projectPrefix = string(m.projectPrefix, [...p, 'projectPrefix'], ctx) ?? ctx.projectPrefix;
+  const owner = spec.owner ?? (defaults.single ? defaults.owner : `${defaults.owner}-${name}`);
+  if (!isDnsLabel(owner, 40)) throw fail([spec.owner === undefined ? 'name' : 'owner'], `owner "${owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags); set "owner" on this Sync`);
   const sync: SyncConfig = {
     name,
-    source,
+    source: sourceOf(spec, fail),
     path,
     intervalMs,
-    retryIntervalMs,
-    timeoutMs,
-    suspend: boolean(m.suspend, [...p, 'suspend'], ctx) ?? false,
-    prune: boolean(m.prune, [...p, 'prune'], ctx) ?? true,
+    retryIntervalMs: spec.retryInterval ? parseDuration(spec.retryInterval) : intervalMs,
+    timeoutMs: spec.timeout ? parseDuration(spec.timeout) : intervalMs,
+    suspend: spec.suspend ?? false,
+    prune: spec.prune ?? true,
     owner,
-    projectPrefix,
+    projectPrefix: spec.projectPrefix ?? defaults.projectPrefix,
   };
-  if (schedule !== undefined) sync.schedule = schedule;
-  if (m.webhook !== undefined) {
-    const w = mapping(m.webhook, [...p, 'webhook'], ctx, ['secretEnv', 'secretFile']);
-    const secret = secretRef(w, [...p, 'webhook'], 'secret', ctx);
-    if (!secret) throw new ConfigError(`${ctx.at([...p, 'webhook'])}: webhook needs secretEnv (an environment variable) or secretFile (a file) holding the shared secret`);
-    sync.webhook = { secret };
-  }
+  if (spec.schedule !== undefined) sync.schedule = spec.schedule;
+  const w = spec.webhook;
+  if (w) sync.webhook = { secret: w.secretEnv !== undefined ? { env: w.secretEnv } : w.secretFile !== undefined ? { file: w.secretFile } : { name: w.secretRef!.name, key: 'token' } };
   return sync;
 }
 
-function parseSource(raw: unknown, p: (string | number)[], ctx: Context): SyncConfig['source'] {
-  if (raw === undefined) throw new ConfigError(`${ctx.at(p.slice(0, -1))}: missing "source" (git: {url, ref} or directory: {path})`);
-  const m = mapping(raw, p, ctx, ['git', 'directory']);
-  if ((m.git === undefined) === (m.directory === undefined)) throw new ConfigError(`${ctx.at(p)}: source needs exactly one of git or directory`);
-  if (m.directory !== undefined) {
-    const d = mapping(m.directory, [...p, 'directory'], ctx, ['path']);
-    return { directory: { path: string(d.path, [...p, 'directory', 'path'], ctx, true)! } };
-  }
-  const gp = [...p, 'git'];
-  const g = mapping(m.git, gp, ctx, ['url', 'ref', 'username', 'usernameEnv', 'usernameFile', 'passwordEnv', 'passwordFile', 'verify']);
-  const url = string(g.url, [...gp, 'url'], ctx, true)!;
-  if (!/^(https?|ssh):\/\//.test(url)) throw new ConfigError(`${ctx.at([...gp, 'url'])}: url must start with https://, http:// or ssh://`);
-  if (/^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url)) throw new ConfigError(`${ctx.at([...gp, 'url'])}: the url carries a password; put it in passwordEnv or passwordFile instead`);
-  if (g.ref === undefined) throw new ConfigError(`${ctx.at(gp)}: missing "ref" (branch, tag, semver or commit)`);
-  const r = mapping(g.ref, [...gp, 'ref'], ctx, ['branch', 'tag', 'semver', 'commit']);
-  const ref: GitRef = {};
-  for (const k of ['branch', 'tag', 'semver', 'commit'] as const) {
-    const v = string(r[k], [...gp, 'ref', k], ctx);
-    if (v !== undefined) ref[k] = v;
-  }
-  if (Object.keys(ref).length !== 1) throw new ConfigError(`${ctx.at([...gp, 'ref'])}: ref needs exactly one of branch, tag, semver or commit`);
-  if (ref.commit !== undefined && !/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(ref.commit)) throw new ConfigError(`${ctx.at([...gp, 'ref', 'commit'])}: commit must be a full SHA (40 or 64 lower-case hex digits)`);
-  const git: GitSourceConfig = { url, ref };
-  const credentials: GitCredentialSettings = {};
-  for (const k of ['username', 'usernameEnv', 'usernameFile', 'passwordEnv', 'passwordFile'] as const) {
-    const v = string(g[k], [...gp, k], ctx);
-    if (v !== undefined) credentials[k] = v;
-  }
-  if ([credentials.username, credentials.usernameEnv, credentials.usernameFile].filter((v) => v !== undefined).length > 1) throw new ConfigError(`${ctx.at([...gp, 'username'])}: give the user name one way only: username, usernameEnv or usernameFile`);
-  if (credentials.passwordEnv !== undefined && credentials.passwordFile !== undefined) throw new ConfigError(`${ctx.at([...gp, 'passwordEnv'])}: give passwordEnv or passwordFile, not both`);
-  if (Object.keys(credentials).length > 0 && credentials.passwordEnv === undefined && credentials.passwordFile === undefined) throw new ConfigError(`${ctx.at(gp)}: a user name without passwordEnv (an environment variable) or passwordFile (a file) holding the password or token`);
-  if (Object.keys(credentials).length > 0) git.credentials = credentials;
-  if (g.verify !== undefined) {
-    const v = mapping(g.verify, [...gp, 'verify'], ctx, ['mode', 'publicKeysFile']);
-    const mode = string(v.mode, [...gp, 'verify', 'mode'], ctx, true);
-    if (mode !== 'head' && mode !== 'none') throw new ConfigError(`${ctx.at([...gp, 'verify', 'mode'])}: verify.mode must be "head" or "none"`);
-    const publicKeysFile = string(v.publicKeysFile, [...gp, 'verify', 'publicKeysFile'], ctx);
-    if (mode === 'head' && !publicKeysFile) throw new ConfigError(`${ctx.at([...gp, 'verify'])}: verify.mode head needs publicKeysFile (trusted PGP or SSH public keys)`);
-    git.verify = publicKeysFile ? { mode, publicKeysFile } : { mode };
-  }
-  return { git };
-}
-
-function secretRef(m: Record<string, unknown>, p: (string | number)[], name: string, ctx: Context): SecretRef | undefined {
-  const env = string(m[`${name}Env`], [...p, `${name}Env`], ctx);
-  const file = string(m[`${name}File`], [...p, `${name}File`], ctx);
-  if (env !== undefined && file !== undefined) throw new ConfigError(`${ctx.at([...p, `${name}Env`])}: give ${name}Env or ${name}File, not both`);
-  if (env !== undefined) return { env };
-  if (file !== undefined) return { file };
-  return undefined;
-}
-
-/** Reads a secret when it is needed; the message names where it was looked for, never what it holds. */
-export function readSecret(ref: SecretRef, what: string): string {
-  if (ref.env !== undefined) {
-    const value = process.env[ref.env];
-    if (!value) throw new ConfigError(`${what}: environment variable ${ref.env} is not set`);
-    return value;
-  }
+function sourceOf(spec: SyncSpec, fail: (key: Path, message: string) => Error): SyncConfig['source'] {
+  const { git, directory } = spec.source;
+  if (directory) return { directory: { path: directory.path } };
+  if (!git) throw fail(['source'], 'source needs exactly one of git or directory');
+  const gp = ['source', 'git'];
+  if (/^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(git.url)) throw fail([...gp, 'url'], 'the url carries a password; put it in passwordEnv or passwordFile instead');
+  let ref: GitRef;
   try {
-    return readFileSync(ref.file!, 'utf8').replace(/\r?\n$/, '');
+    ref = checkGitRef(git.ref);
   } catch (err) {
-    throw new ConfigError(`${what}: cannot read ${ref.file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw fail([...gp, 'ref'], (err as Error).message);
   }
-}
-
-function mapping(raw: unknown, p: (string | number)[], ctx: Context, known: string[]): Record<string, unknown> {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${ctx.at(p)}: expected a mapping with keys ${known.join(', ')}`);
-  for (const key of Object.keys(raw)) if (!known.includes(key)) throw new ConfigError(`${ctx.at([...p, key])}: unknown key "${key}"; known: ${known.join(', ')}`);
-  return raw as Record<string, unknown>;
-}
-
-function string(v: unknown, p: (string | number)[], ctx: Context, required = false): string | undefined {
-  if (v === undefined || v === null) {
-    if (required) throw new ConfigError(`${ctx.at(p)}: missing "${String(p.at(-1))}"`);
-    return undefined;
+  const out: GitSourceConfig = { url: git.url, ref };
+  const credentials: CredentialSettings = {};
+  if (git.secretRef) credentials.secretRef = { name: git.secretRef.name };
+  for (const k of ['username', 'usernameEnv', 'usernameFile', 'passwordEnv', 'passwordFile'] as const) if (git[k] !== undefined) credentials[k] = git[k];
+  const problem = checkCredentialSettings(credentials);
+  if (problem) throw fail([...gp, problem.key], problem.message);
+  if (Object.keys(credentials).length > 0) out.credentials = credentials;
+  if (git.verify) {
+    const { mode, publicKeysFile, publicKeysSecretRef } = git.verify;
+    if (mode === 'head' && !publicKeysFile && !publicKeysSecretRef) throw fail([...gp, 'verify'], 'verify.mode head needs publicKeysFile (trusted PGP public keys) or publicKeysSecretRef');
+    out.verify = { mode, ...(publicKeysFile ? { publicKeysFile } : {}), ...(publicKeysSecretRef ? { publicKeysSecretRef: { name: publicKeysSecretRef.name } } : {}) };
   }
-  if (typeof v !== 'string' || v === '') throw new ConfigError(`${ctx.at(p)}: "${String(p.at(-1))}" must be a non-empty string`);
-  return v;
+  return { git: out };
 }
 
-function boolean(v: unknown, p: (string | number)[], ctx: Context): boolean | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'boolean') throw new ConfigError(`${ctx.at(p)}: "${String(p.at(-1))}" must be true or false`);
-  return v;
+/** The Sync kind as the schema registry compiles it (once per process, shared with the runner). */
+function syncKind(): KindInfo {
+  const sync = sharedSchemaRegistry().kinds.get('Sync');
+  if (!sync) throw new Error('schemas/sync.schema.json is missing from the agent');
+  return sync;
 }
 
-function duration(v: unknown, p: (string | number)[], ctx: Context): number | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !durationPattern.test(v)) throw new ConfigError(`${ctx.at(p)}: "${typeof v === 'string' ? v : JSON.stringify(v)}" is not a duration; write e.g. 30s, 5m or 1h30m`);
-  return parseDuration(v);
+function specDefault(key: string): unknown {
+  return syncKind().schema.properties?.spec?.properties?.[key]?.default;
+}
+
+/**
+ * Errors inside oneOf branches only explain the combinator's own error; the
+ * Sync CR's required `cloud` is kupenstack.yaml's top-level setting. An
+ * unknown key comes first: it usually explains a missing one (a typo).
+ */
+function relevant(errors: ErrorObject[]): ErrorObject[] {
+  return errors
+    .filter((e) => !/\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath) && !/\/not\//.test(e.schemaPath))
+    .filter((e) => !(e.instancePath === '/spec' && e.keyword === 'required' && e.params.missingProperty === 'cloud'))
+    .sort((a, b) => rank(a) - rank(b));
+}
+
+function rank(e: ErrorObject): number {
+  return e.keyword === 'additionalProperties' ? 0 : e.keyword === 'required' ? 2 : 1;
+}
+
+/** Orders `file:line:col (key)` locations by line, then column. */
+function compareWhere(a: string, b: string): number {
+  const pos = (w: string): number[] => (/:(\d+):(\d+) \(/.exec(w) ?? [0, 0, 0]).slice(1).map(Number);
+  const [la = 0, ca = 0] = pos(a);
+  const [lb = 0, cb = 0] = pos(b);
+  return la - lb || ca - cb;
+}
+
+/** Messages for values whose schema pattern says little to a reader. */
+const patternMessages: { test: (schema: JsonSchema, path: Path) => boolean; message: (value: string, key: string) => string }[] = [
+  { test: (s) => s.description?.startsWith('A Go-style duration') === true, message: (v) => `"${v}" is not a duration; write e.g. 30s, 5m or 1h30m` },
+  { test: (s) => s.description?.startsWith('A cron schedule') === true, message: (v) => `"${v}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …` },
+  { test: (_, p) => p.join('.') === 'source.git.url', message: () => 'url must start with https://, http:// or ssh://' },
+  { test: (_, p) => p.join('.') === 'source.git.ref.commit', message: () => 'commit must be a full SHA (40 or 64 lower-case hex digits)' },
+  { test: (_, p) => p.join('.') === 'owner', message: (v) => `owner "${v}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)` },
+];
+
+/** What to set when none of a oneOf's forms is there. */
+const missingFormHints: Record<string, string> = {
+  source: 'source needs exactly one of git (url, ref) or directory (path)',
+  webhook: 'webhook needs secretEnv (an environment variable) or secretFile (a file) holding the shared secret, or secretRef (a Secret under secretsDir with a token key)',
+};
+
+/** Turns the first Ajv error into a key path inside the entry and a message that says what to write. */
+function explain(error: ErrorObject, info: KindInfo): { path: Path; message: string } {
+  const instance = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const path: Path = instance[0] === 'metadata' ? ['name'] : instance.slice(1);
+  const key = String(path.at(-1) ?? 'syncs');
+  const params = error.params as Record<string, unknown>;
+  const parent: JsonSchema | undefined = error.parentSchema;
+  const data: unknown = error.data;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const extra = String(params.additionalProperty);
+      const known = Object.keys(parent?.properties ?? {}).filter((k) => !(path.length === 0 && k === 'cloud'));
+      return { path: [...path, extra], message: `unknown key "${extra}"; known: ${(path.length === 0 ? ['name', ...known] : known).join(', ')}` };
+    }
+    case 'required': {
+      const missing = String(params.missingProperty);
+      const hint = missing === 'source' ? ' (git: {url, ref} or directory: {path})' : missing === 'ref' ? ' (branch, tag, semver or commit)' : '';
+      return { path, message: `missing "${missing}"${hint}` };
+    }
+    case 'type':
+      if (params.type === 'object') return { path, message: `expected a mapping with keys ${Object.keys(parent?.properties ?? {}).join(', ')}` };
+      return { path, message: `"${key}" must be ${params.type === 'boolean' ? 'true or false' : params.type === 'string' ? 'a non-empty string' : `a ${String(params.type)}`}` };
+    case 'minLength':
+      return { path, message: `"${key}" must be a non-empty string` };
+    case 'pattern': {
+      const special = patternMessages.find((m) => parent && m.test(parent, path));
+      if (special) return { path, message: special.message(String(data), key) };
+      return { path, message: `${JSON.stringify(data)} does not match ${String(params.pattern)}${parent?.description ? ` (${parent.description})` : ''}` };
+    }
+    case 'enum':
+      return { path, message: `${JSON.stringify(data)} is not allowed; use one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+    case 'oneOf': {
+      const forms = ((error.schema as JsonSchema[] | undefined) ?? []).flatMap((b) => b.required ?? []);
+      const several = Array.isArray(params.passingSchemas);
+      const hint = missingFormHints[path.join('.')];
+      if (!several && hint) return { path, message: hint };
+      return { path, message: `${key} needs exactly one of ${forms.slice(0, -1).join(', ')} or ${forms.at(-1) ?? '?'}` };
+    }
+    case 'not':
+      return { path, message: 'give the Git password one way only: secretRef, passwordEnv or passwordFile' };
+    default:
+      return { path, message: `${JSON.stringify(data)} ${error.message ?? 'is not valid'}; see the ${info.kind} kind's schema (${info.file})` };
+  }
 }

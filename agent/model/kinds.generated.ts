@@ -1057,12 +1057,24 @@ export type SyncSpec = {
       };
       /** Secret with the Git credentials: username and password (or a token as password) for https, identity and known_hosts for ssh. Default: anonymous. */
       secretRef?: SecretRef;
+      /** Standalone (kupenstack.yaml) only: the Git user name, literally. Default with a password: git. */
+      username?: string;
+      /** Standalone only: environment variable holding the Git user name. */
+      usernameEnv?: string;
+      /** Standalone only: file holding the Git user name. */
+      usernameFile?: string;
+      /** Standalone only: environment variable holding the Git password or token, read before every fetch. */
+      passwordEnv?: string;
+      /** Standalone only: file holding the Git password or token (a mounted Secret), read before every fetch. */
+      passwordFile?: string;
       /** Commit signature verification. */
       verify?: {
         /** head: the checked-out commit must be signed by one of the keys; none: no check. */
         mode: "head" | "none";
         /** Secret whose values are trusted PGP or SSH public keys. */
         publicKeysSecretRef?: SecretRef;
+        /** Standalone only: file of trusted PGP public keys (armored), read before every fetch. */
+        publicKeysFile?: string;
       };
     };
     /** A local directory, watched for changes (development and standalone mode). */
@@ -1096,12 +1108,18 @@ export type SyncSpec = {
   };
   /** Prefix of the Keystone project made for each namespace: project name = prefix + namespace. Keystone names are at most 64 characters, so prefix plus namespace must fit. */
   projectPrefix?: string;
+  /** Ownership identity written into the markers of this Sync's objects; each Sync prunes only what its owner made, so two Syncs never share one. Default: the agent's owner (one Sync) or <owner>-<sync name>. */
+  owner?: DnsLabel;
   /** Namespaces treated as admin: their flavors and images may be public, their networks shared or external. */
   adminNamespaces?: DnsLabel[];
-  /** Run on push notifications from the Git host. */
+  /** Run on push notifications from the Git host. Exactly one of secretRef, secretEnv or secretFile. */
   webhook?: {
     /** Secret whose `token` key verifies the payloads (HMAC). */
-    secretRef: SecretRef;
+    secretRef?: SecretRef;
+    /** Standalone only: environment variable holding the shared secret. */
+    secretEnv?: string;
+    /** Standalone only: file holding the shared secret. */
+    secretFile?: string;
   };
 };
 

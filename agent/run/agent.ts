@@ -1,5 +1,6 @@
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
@@ -12,7 +13,9 @@ export interface AgentOptions {
   cloudsFile?: string;
   logger: Logger;
   metrics: AgentMetrics;
-  createSource: (sync: SyncConfig) => Source;
+  createSource: (sync: SyncConfig) => Promise<Source>;
+  /** Webhook secrets, Git credentials and trusted keys are read through it when used. */
+  secrets: SecretResolver;
   onWrite?: (sync: string, at: number) => void;
 }
 
@@ -36,17 +39,19 @@ export interface Readiness {
  */
 export class Agent {
   readonly handles: Map<string, SyncHandle>;
+  readonly secrets: SecretResolver;
   private readonly logger: Logger;
 
-  private constructor(handles: Map<string, SyncHandle>, logger: Logger) {
+  private constructor(handles: Map<string, SyncHandle>, secrets: SecretResolver, logger: Logger) {
     this.handles = handles;
+    this.secrets = secrets;
     this.logger = logger;
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
     const handles = new Map<string, SyncHandle>();
     for (const sync of opts.config.syncs ?? []) {
-      const source = opts.createSource(sync);
+      const source = await opts.createSource(sync);
       const runner = await SyncRunner.create(sync, {
         config: opts.config,
         cloud: opts.cloud,
@@ -54,13 +59,14 @@ export class Agent {
         source,
         logger: opts.logger,
         metrics: opts.metrics,
+        secrets: opts.secrets,
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
       const log = opts.logger.child({ sync: sync.name });
       const scheduler = new Scheduler(sync, (trigger, signal) => runner.run(trigger, signal), (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'));
       handles.set(sync.name, { sync, runner, scheduler, source });
     }
-    return new Agent(handles, opts.logger);
+    return new Agent(handles, opts.secrets, opts.logger);
   }
 
   start(): void {

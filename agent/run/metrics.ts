@@ -14,6 +14,7 @@ export class AgentMetrics {
   readonly lastApplied: Gauge<'sync' | 'revision'>;
   readonly ready: Gauge<'sync'>;
   readonly webhooks: Counter<'sync' | 'provider' | 'result'>;
+  readonly engineEvents: Counter<'sync' | 'type' | 'kind'>;
   private readonly revisions = new Map<string, string>();
   private readonly resourceKeys = new Map<string, Set<string>>();
 
@@ -42,6 +43,7 @@ export class AgentMetrics {
     this.lastDuration = new Gauge({ name: 'kupenstack_reconcile_last_duration_seconds', help: 'Duration of the last Sync run.', labelNames: ['sync'], registers });
     this.lastApplied = new Gauge({ name: 'kupenstack_last_applied_revision_info', help: 'Last applied revision of each Sync (value 1).', labelNames: ['sync', 'revision'], registers });
     this.ready = new Gauge({ name: 'kupenstack_sync_ready', help: 'Whether the Ready condition of a Sync is True (1) or not (0).', labelNames: ['sync'], registers });
+    this.engineEvents = new Counter({ name: 'kupenstack_engine_events_total', help: 'What the engine did, from its typed events: created, updated, replaced, deleted, healed, held, failed, … by kind.', labelNames: ['sync', 'type', 'kind'], registers });
     this.webhooks = new Counter({ name: 'kupenstack_webhook_deliveries_total', help: 'Webhook deliveries by result (triggered, ignored, replayed, rejected).', labelNames: ['sync', 'provider', 'result'], registers });
   }
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readSecret } from '../config/syncs.ts';
 import { KupenstackError } from '../errors.ts';
+import { SecretNotFoundError } from '../secrets/env-file.ts';
 import type { Agent, SyncHandle } from './agent.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
@@ -49,6 +49,16 @@ export class AgentServer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Read on every delivery: a rotated secret needs no restart. The error names the reference, never a value. */
+  private async webhookSecret(h: SyncHandle): Promise<string> {
+    try {
+      return await this.agent.secrets.get(h.sync.webhook!.secret);
+    } catch (err) {
+      if (err instanceof SecretNotFoundError) throw new SecretNotFoundError(err.ref, err.problem, `Sync ${h.sync.name} webhook secret: ${err.message}`, { cause: err });
+      throw err;
+    }
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://agent');
     const path = url.pathname.replace(/\/+$/, '') || '/';
@@ -93,22 +103,22 @@ export class AgentServer {
         candidates = [...this.agent.handles.values()].filter((h) => h.sync.source.git && urls.has(normalizeRepoUrl(h.sync.source.git.url)));
         if (candidates.length === 0) throw new WebhookError(404, 'no Sync follows the repository named in this payload');
       }
-      const verified = candidates.filter((h) => {
-        if (!h.sync.webhook) return false;
+      const verified: SyncHandle[] = [];
+      for (const h of candidates) {
+        if (!h.sync.webhook) continue;
         try {
-          verify(delivery, req.headers, body, readSecret(h.sync.webhook.secret, `Sync ${h.sync.name} webhook secret`));
-          return true;
+          verify(delivery, req.headers, body, await this.webhookSecret(h));
+          verified.push(h);
         } catch (err) {
-          if (err instanceof WebhookError) return false;
-          throw err;
+          if (!(err instanceof WebhookError)) throw err;
         }
-      });
+      }
       if (verified.length === 0) {
         if (candidates.every((h) => !h.sync.webhook)) throw new WebhookError(403, `Sync ${candidates.map((h) => h.sync.name).join(', ')} has no webhook secret configured (webhook: {secretEnv|secretFile})`);
         // The precise reason, from the first candidate, without revealing anything about the secret.
         try {
           const h = candidates.find((c) => c.sync.webhook)!;
-          verify(delivery, req.headers, body, readSecret(h.sync.webhook!.secret, `Sync ${h.sync.name} webhook secret`));
+          verify(delivery, req.headers, body, await this.webhookSecret(h));
         } catch (err) {
           if (err instanceof WebhookError) throw err;
         }

@@ -1,5 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { setCondition, type Condition as ResourceCondition } from '../status/conditions.ts';
+import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Trigger } from './scheduler.ts';
 
 /**
@@ -8,14 +9,11 @@ import type { Trigger } from './scheduler.ts';
  * state dir so a restarted agent still knows the last good revision.
  */
 
-export type ConditionType = 'Ready' | 'Reconciling' | 'Stalled';
+/** kstatus' three, plus SourceReady: the fetch side's own verdict (Flux keeps source and apply status apart). */
+export type ConditionType = ResourceCondition['type'] | 'SourceReady';
 
-export interface Condition {
+export interface Condition extends Omit<ResourceCondition, 'type'> {
   type: ConditionType;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
 }
 
 export type RunResult = 'Succeeded' | 'Failed' | 'Rejected' | 'Held';
@@ -37,9 +35,11 @@ export interface SyncStatus {
   /** Where from, without credentials. */
   source: string;
   suspended: boolean;
+  /** The newest revision the source handed out (the fetch step's artifact). */
+  lastFetchedRevision?: string;
   lastAppliedRevision?: string;
   lastAttemptedRevision?: string;
-  /** The last fetched revision that failed validation, and why (file:line:col first). */
+  /** The last fetched revision that failed validation, and why (file:line:col first, as the repository names the file). */
   rejectedRevision?: string;
   rejectedBecause?: string[];
   /** Private copy of the last applied revision's manifests: what drift correction re-applies. */
@@ -51,9 +51,27 @@ export interface SyncStatus {
   history: RunRecord[];
 }
 
-const historyLength = 10;
+/**
+ * Where a Sync's status lives. Standalone: a JSON file in the state dir
+ * (StatusStore). In the cluster: the Sync custom resource's status
+ * subresource. The runner changes `status` and the conditions in memory and
+ * calls `save` at the points a reader should see (start of a step, end of a
+ * run); a store may coalesce writes. Nothing in it is a secret.
+ */
+export interface SyncStatusStore {
+  readonly status: SyncStatus;
+  condition(type: ConditionType, status: Condition['status'], reason: string, message: string): void;
+  get(type: ConditionType): Condition | undefined;
+  /** Adds a run to the history (newest first, bounded) and stamps lastSyncTime. */
+  record(run: RunRecord): void;
+  save(): Promise<void>;
+}
 
-export class StatusStore {
+const historyLength = 10;
+const conditionOrder: ConditionType[] = ['Ready', 'Reconciling', 'Stalled', 'SourceReady'];
+
+/** A Sync status as a file (standalone). */
+export class StatusStore implements SyncStatusStore {
   readonly file: string;
   readonly status: SyncStatus;
 
@@ -78,10 +96,8 @@ export class StatusStore {
   }
 
   condition(type: ConditionType, status: Condition['status'], reason: string, message: string): void {
-    const old = this.status.conditions.find((c) => c.type === type);
-    const lastTransitionTime = old && old.status === status ? old.lastTransitionTime : new Date().toISOString();
-    const next: Condition = { type, status, reason, message, lastTransitionTime };
-    this.status.conditions = [...this.status.conditions.filter((c) => c.type !== type), next].sort((a, b) => order(a.type) - order(b.type));
+    const next = setCondition<Condition>(this.status.conditions, { type, status, reason, message });
+    this.status.conditions = next.sort((a, b) => conditionOrder.indexOf(a.type) - conditionOrder.indexOf(b.type));
   }
 
   get(type: ConditionType): Condition | undefined {
@@ -93,17 +109,10 @@ export class StatusStore {
     this.status.lastSyncTime = new Date().toISOString();
   }
 
-  /** Temporary file then rename: a crash never leaves half a status. */
+  /** A crash never leaves half a status. */
   async save(): Promise<void> {
-    await mkdir(dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(this.status, null, 2)}\n`);
-    await rename(tmp, this.file);
+    await writeJsonAtomic(this.file, this.status);
   }
-}
-
-function order(type: ConditionType): number {
-  return type === 'Ready' ? 0 : type === 'Reconciling' ? 1 : 2;
 }
 
 export function formatDuration(ms: number): string {

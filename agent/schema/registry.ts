@@ -126,3 +126,10 @@ function dedupeRefs(refs: RefPath[]): RefPath[] {
   for (const ref of refs) seen.set(`${ref.path.join('.')}>${ref.target}`, ref);
   return [...seen.values()];
 }
+
+let shared: SchemaRegistry | undefined;
+/** The schemas are files of the agent itself: one compiled registry per process (compiling takes about a second). */
+export function sharedSchemaRegistry(): SchemaRegistry {
+  shared ??= loadSchemaRegistry();
+  return shared;
+}

@@ -1,10 +1,9 @@
 import type { Dispatcher } from 'undici';
 import type { SyncSpec } from '../model/kinds.generated.ts';
 import { SourceConfigError } from './config-error.ts';
-import type { GitCredentials } from './credentials.ts';
 import { DirectorySource } from './directory.ts';
 import { checkGitRef } from './git-ref.ts';
-import { GitSource } from './git.ts';
+import { GitSource, type GitSourceOptions } from './git.ts';
 import type { Source } from './source.ts';
 import { CommitVerifier } from './verify-signature.ts';
 
@@ -20,9 +19,10 @@ export type SourceSpec = Pick<SyncSpec, 'source' | 'path'>;
 export interface SourceContext {
   /** Where Git sources keep their cache (survives restarts). */
   cacheDir: string;
-  credentials?: GitCredentials;
-  /** Armored OpenPGP public keys trusted for `verify.mode: head`. */
-  publicKeys?: readonly string[];
+  /** A function is called before every fetch: a rotated token needs no new source. */
+  credentials?: GitSourceOptions['credentials'];
+  /** Armored OpenPGP public keys trusted for `verify.mode: head`; a function is read again before every fetch. */
+  publicKeys?: readonly string[] | (() => Promise<readonly string[]>);
   /** undici dispatcher for Git over HTTPS (private CA, proxy). */
   dispatcher?: Dispatcher;
   onHttpRequest?: (method: string) => void;
@@ -36,7 +36,9 @@ export async function createSource(spec: SourceSpec, context: SourceContext): Pr
   if ((git === undefined) === (directory === undefined)) throw new SourceConfigError('the source must name exactly one of git or directory');
   if (directory) return new DirectorySource({ directory: directory.path, path: spec.path, debounceMs: context.debounceMs });
   if (!git) throw new SourceConfigError('the source must name exactly one of git or directory');
-  const verifier = git.verify?.mode === 'head' ? await CommitVerifier.fromArmored(context.publicKeys ?? []) : undefined;
+  const keys = context.publicKeys;
+  let verifier: GitSourceOptions['verifier'];
+  if (git.verify?.mode === 'head') verifier = typeof keys === 'function' ? async () => CommitVerifier.fromArmored(await keys()) : await CommitVerifier.fromArmored(keys ?? []);
   return new GitSource({
     url: git.url,
     ref: checkGitRef(git.ref),

@@ -29,8 +29,8 @@ export interface GitSourceOptions {
   credentials?: GitCredentials | (() => GitCredentials | undefined | Promise<GitCredentials | undefined>);
   /** Survives restarts; several sources may share it. */
   cacheDir: string;
-  /** Signed-commit mode: the checked-out commit must be signed by one of its keys. */
-  verifier?: CommitVerifier;
+  /** Signed-commit mode: the checked-out commit must be signed by one of its keys. A function is called before every check (rotated keys). */
+  verifier?: CommitVerifier | (() => Promise<CommitVerifier>);
   /** undici dispatcher, e.g. an Agent with a private CA (`connect: { ca }`). */
   dispatcher?: Dispatcher;
   /** Called for every HTTP request sent to the server (metrics). */
@@ -155,6 +155,18 @@ export class GitSource implements Source {
     return c ? { Authorization: `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}` } : {};
   }
 
+  async #verifier(): Promise<CommitVerifier | undefined> {
+    const given = this.#options.verifier;
+    if (typeof given !== 'function') return given;
+    try {
+      return await given();
+    } catch (err) {
+      // An unreadable or wrong key file is the user's to fix, like an unsigned commit.
+      if (err instanceof KupenstackError && !(err instanceof SourceError)) throw new SourceError('signature', `${this.description}: ${err.message}`, { cause: err });
+      throw err;
+    }
+  }
+
   /** Asks the server where the ref points now (one small request; protocol v2 ls-refs). */
   async #resolveTarget(http: HttpClient, headers: Record<string, string>): Promise<Target> {
     const ref = this.#ref;
@@ -249,7 +261,8 @@ export class GitSource implements Source {
   /** Verifies (when asked), checks out (unless already there), applies `path`, and keeps only the current and previous checkout. */
   async #finish(target: Target, signal?: AbortSignal): Promise<GitArtifact> {
     const revision = gitRevision(target.name, target.commit);
-    const signedBy = this.#options.verifier ? await this.#options.verifier.verifyCommit(this.#layout.gitdir, target.commit) : undefined;
+    const verifier = await this.#verifier();
+    const signedBy = verifier ? await verifier.verifyCommit(this.#layout.gitdir, target.commit) : undefined;
     const finalDir = checkoutDir(this.#layout, target.commit);
     if (!(await exists(finalDir))) {
       const tmp = temporaryCheckoutDir(this.#layout, target.commit);

@@ -17,9 +17,16 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/** What setCondition needs of a condition; a Sync adds its own types (SourceReady) to the three above. */
+export interface ConditionLike {
+  type: string;
+  status: Condition['status'];
+  lastTransitionTime: string;
+}
+
 /** Sets one condition, keeping lastTransitionTime when the status did not change. Returns the new list. */
-export function setCondition(list: readonly Condition[], next: Omit<Condition, 'lastTransitionTime'>, now: Date = new Date()): Condition[] {
+export function setCondition<C extends ConditionLike = Condition>(list: readonly C[], next: Omit<C, 'lastTransitionTime'>, now: Date = new Date()): C[] {
   const old = list.find((c) => c.type === next.type);
   const lastTransitionTime = old && old.status === next.status ? old.lastTransitionTime : now.toISOString();
-  return [...list.filter((c) => c.type !== next.type), { ...next, lastTransitionTime }];
+  return [...list.filter((c) => c.type !== next.type), { ...next, lastTransitionTime } as C];
 }

@@ -90,6 +90,10 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
     const ready = agent.ready(s);
     expect(ready.message).toMatch(/team\/bad\.yaml:8:\d+/);
     expect(ready.message).toContain('colour');
+    // Named as the repository names it, never by the agent's private copy of the revision.
+    expect(s.rejectedBecause?.[0]).toMatch(/^team\/bad\.yaml:8:\d+: error/);
+    expect(ready.message).not.toContain(agent.stateDir);
+    expect(agent.lines.find((l) => l.msg === 'revision rejected: nothing applied')?.first).toMatch(/^team\/bad\.yaml:8:\d+: error/);
     expect(ready.message).toContain(`main@sha1:${first} stays applied`);
     expect(s.lastAppliedRevision).toBe(`main@sha1:${first}`);
     expect(s.lastAttemptedRevision).toBe(`main@sha1:${bad}`);

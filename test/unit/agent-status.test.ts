@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StatusStore } from '../../agent/run/status.ts';
+import { StatusStore, type SyncStatusStore } from '../../agent/run/status.ts';
+import { fetched, fetchFailed, sourceReasons } from '../../agent/run/sync-conditions.ts';
 
 describe('Sync status', () => {
   it('keeps the last 10 runs newest first, survives a reopen, and moves lastTransitionTime only on a status change', async () => {
@@ -25,5 +26,19 @@ describe('Sync status', () => {
     expect(again.status.conditions.map((c) => c.type)).toEqual(['Ready', 'Reconciling', 'Stalled']);
     expect(again.status.lastAppliedRevision).toBe('r11');
     expect(again.get('Ready')!.status).toBe('True');
+  });
+
+  it('keeps the fetch side apart: SourceReady names the fetched revision or why fetching failed, after the three kstatus conditions', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ks-status-')), 'status.json');
+    const st: SyncStatusStore = await StatusStore.open(file, 'app', 'git x branch main', false);
+    fetched(st, 'main@sha1:abc');
+    expect(st.status.lastFetchedRevision).toBe('main@sha1:abc');
+    st.status.lastAppliedRevision = 'main@sha1:abc';
+    fetchFailed(st, sourceReasons.auth.reason, sourceReasons.auth.stalled, 'git x: authentication failed');
+    expect(st.get('SourceReady')).toMatchObject({ status: 'False', reason: 'AuthenticationFailed' });
+    expect(st.get('Ready')).toMatchObject({ status: 'False', message: 'git x: authentication failed. The last applied revision main@sha1:abc stays applied.' });
+    expect(st.get('Stalled')).toMatchObject({ status: 'True', reason: 'AuthenticationFailed' });
+    st.condition('Reconciling', 'False', 'Idle', '');
+    expect(st.status.conditions.map((c) => c.type)).toEqual(['Ready', 'Reconciling', 'Stalled', 'SourceReady']);
   });
 });

@@ -1,0 +1,118 @@
+import { applyPath, type ApplyOutcome } from '../act/apply.ts';
+import type { AgentConfig } from '../config/config.ts';
+import type { SyncConfig } from '../config/syncs.ts';
+import { formatDiagnostic } from '../diagnostic.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { SchemaRegistry } from '../schema/registry.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
+import { metricsSink } from './event-sinks.ts';
+import { abortReason, asError } from './fetch-step.ts';
+import type { Logger } from './logger.ts';
+import type { AgentMetrics } from './metrics.ts';
+import { repoPath } from './repo-path.ts';
+import { resourceCounts } from './resource-counts.ts';
+import type { Trigger } from './scheduler.ts';
+import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from './status.ts';
+import { applyFailed, held, progressing, rejected, succeeded } from './sync-conditions.ts';
+
+export interface ApplyStepContext {
+  sync: SyncConfig;
+  /** This Sync's applies: its own owner, project prefix and state dir. */
+  config: AgentConfig;
+  store: SyncStatusStore;
+  log: Logger;
+  metrics: AgentMetrics;
+  cloud: string;
+  cloudsFile?: string;
+  openstack: OpenStackCloud;
+  registry: SchemaRegistry;
+  /** Manifests' secret references (userDataSecretRef, credentialsSecretRef) are read through it. */
+  secrets: SecretResolver;
+}
+
+export type ApplyResult = 'applied' | 'rejected' | 'failed';
+
+/**
+ * The apply step (Flux's kustomize side): validate and apply one revision's
+ * private copy with the source's revision string, record the run, and turn
+ * the outcome into Ready/Stalled. `drift` runs re-apply the last good
+ * revision; they never hide why the newest revision was rejected.
+ */
+export async function applyStep(ctx: ApplyStepContext, revision: string, dir: string, trigger: Trigger, signal: AbortSignal, opts: { drift: boolean }): Promise<ApplyResult> {
+  const st = ctx.store;
+  const started = Date.now();
+  const record = (result: RunResult, message?: string, counts?: Record<string, number>): void => {
+    const durationMs = Date.now() - started;
+    const run: RunRecord = { revision, trigger, startedAt: new Date(started).toISOString(), duration: formatDuration(durationMs), durationMs, result };
+    if (message) run.message = message.slice(0, 4096);
+    if (counts) run.counts = counts;
+    st.record(run);
+  };
+  progressing(st, `${opts.drift ? 'correcting drift with' : 'applying'} ${revision}`);
+  await st.save();
+  ctx.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
+  let outcome: ApplyOutcome;
+  try {
+    outcome = await applyPath({
+      path: dir,
+      revision,
+      cloud: ctx.cloud,
+      cloudsFile: ctx.cloudsFile,
+      config: ctx.config,
+      prune: ctx.sync.prune,
+      allowMassDelete: false,
+      // The engine's text lines stay the log (operators and tests read them); metrics count its typed events.
+      log: (line) => ctx.log.info({ revision }, line.replace(/\s+/, ' ')),
+      events: metricsSink(ctx.sync.name, ctx.metrics),
+      secrets: ctx.secrets,
+      signal,
+      registry: ctx.registry,
+      openstack: ctx.openstack,
+    });
+  } catch (err) {
+    const e = asError(err, signal);
+    const reason = signal.aborted ? abortReason(signal) : 'ApplyFailed';
+    ctx.log.error({ revision, reason, error: e.message }, 'apply failed');
+    record('Failed', e.message);
+    if (!opts.drift || st.get('Ready')?.status === 'True') applyFailed(st, reason, `${revision}: ${e.message}`);
+    return 'failed';
+  }
+
+  if (outcome.diagnostics.length > 0) {
+    // Files as the repository names them, not as the agent's private copy does.
+    const lines = outcome.diagnostics.map((d) => formatDiagnostic({ ...d, file: repoPath(d.file, dir, ctx.sync.path) }));
+    ctx.log.warn({ revision, errors: outcome.diagnostics.length, first: lines[0] }, 'revision rejected: nothing applied');
+    record('Rejected', lines.slice(0, 5).join('\n'));
+    st.status.rejectedRevision = revision;
+    st.status.rejectedBecause = lines.slice(0, 20);
+    rejected(st, revision, lines);
+    return 'rejected';
+  }
+
+  const r = outcome.report!;
+  const counts = { created: r.created, updated: r.updated, replaced: r.replaced, deleted: r.deleted, healed: r.healed, unchanged: r.unchanged, failed: r.errors.length };
+  ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
+  const summary = `${r.created} created, ${r.updated} updated, ${r.replaced} replaced, ${r.deleted} deleted, ${r.healed} healed, ${r.unchanged} unchanged`;
+  if (r.errors.length > 0) {
+    const message = `${r.errors.length} errors applying ${revision}: ${r.errors.slice(0, 3).map((e) => e.message).join('; ')}`;
+    ctx.log.error({ revision, ...counts }, message);
+    record('Failed', message, counts);
+    if (!st.status.rejectedRevision || !opts.drift) applyFailed(st, 'ApplyFailed', message);
+    return 'failed';
+  }
+
+  st.status.lastAppliedRevision = revision;
+  st.status.lastGoodDir = dir;
+  ctx.metrics.setLastApplied(ctx.sync.name, revision);
+  const isHeld = r.held.length > 0;
+  record(isHeld ? 'Held' : 'Succeeded', isHeld ? `${r.held.length} deletions held by the mass-delete guard` : summary, counts);
+  ctx.log.info({ revision, trigger, ...counts, durationMs: Date.now() - started }, isHeld ? 'applied, deletions held' : 'applied');
+  if (!opts.drift) {
+    st.status.rejectedRevision = undefined;
+    st.status.rejectedBecause = undefined;
+  }
+  if (st.status.rejectedRevision) return 'applied'; // the newest revision is still rejected: its conditions stay.
+  if (isHeld) held(st, revision, r.held.length);
+  else succeeded(st, revision, summary);
+  return 'applied';
+}

@@ -1,0 +1,86 @@
+import type { SourceError } from '../source/source.ts';
+import type { SyncStatusStore } from './status.ts';
+
+/**
+ * A Sync's reasons, in one table, and how each outcome sets the conditions.
+ * `Ready` is the Sync's verdict (the newest revision is applied), `Stalled`
+ * says a person must act, `SourceReady` is the fetch side's own verdict.
+ * Reasons are stable CamelCase: alerts and tests match on them.
+ */
+
+/** Source failures: the reason, and whether a human must act (Stalled) or a retry may fix it. */
+export const sourceReasons: Record<SourceError['failure'], { reason: string; stalled: boolean }> = {
+  unreachable: { reason: 'SourceUnreachable', stalled: false },
+  auth: { reason: 'AuthenticationFailed', stalled: true },
+  'ref-not-found': { reason: 'RefNotFound', stalled: true },
+  signature: { reason: 'SignatureVerificationFailed', stalled: true },
+  path: { reason: 'PathNotFound', stalled: true },
+};
+
+export const reasons = {
+  pending: 'Pending',
+  progressing: 'Progressing',
+  fetched: 'ArtifactReady',
+  fetchFailed: 'FetchFailed',
+  artifactFailed: 'ArtifactFailed',
+  validationFailed: 'ValidationFailed',
+  applyFailed: 'ApplyFailed',
+  deletionHeld: 'DeletionHeld',
+  succeeded: 'ReconciliationSucceeded',
+  retrying: 'Retrying',
+  idle: 'Idle',
+  retryScheduled: 'RetryScheduled',
+} as const;
+
+/** Sentences end with a full stop before more is appended. */
+function sentence(text: string): string {
+  return text.replace(/([^.!?])$/, '$1.');
+}
+
+export function progressing(st: SyncStatusStore, message: string): void {
+  st.condition('Reconciling', 'True', reasons.progressing, message);
+}
+
+export function fetched(st: SyncStatusStore, revision: string): void {
+  st.status.lastFetchedRevision = revision;
+  st.condition('SourceReady', 'True', reasons.fetched, `fetched revision ${revision}`);
+}
+
+/** The source failed: the last applied revision stays applied (and drift correction may still re-apply it). */
+export function fetchFailed(st: SyncStatusStore, reason: string, stalled: boolean, message: string): void {
+  const keep = st.status.lastAppliedRevision ? ` The last applied revision ${st.status.lastAppliedRevision} stays applied.` : '';
+  st.condition('SourceReady', 'False', reason, message);
+  st.condition('Ready', 'False', reason, `${sentence(message)}${keep}`);
+  st.condition('Stalled', stalled ? 'True' : 'False', stalled ? reason : reasons.retrying, stalled ? 'fix the source settings; the agent keeps retrying' : 'retrying with backoff');
+}
+
+export function artifactFailed(st: SyncStatusStore, revision: string, message: string): void {
+  st.condition('Ready', 'False', reasons.artifactFailed, `cannot copy revision ${revision}: ${message}`);
+}
+
+/** A revision failed validation: nothing from it was applied; `lines` name files as the repository does. */
+export function rejected(st: SyncStatusStore, revision: string, lines: string[]): void {
+  const more = lines.length > 1 ? ` (and ${lines.length - 1} more)` : '';
+  const keep = st.status.lastAppliedRevision ? `; ${st.status.lastAppliedRevision} stays applied` : '';
+  st.condition('Ready', 'False', reasons.validationFailed, `revision ${revision} rejected, nothing from it applied${keep}: ${lines[0] ?? 'invalid'}${more}`);
+  st.condition('Stalled', 'True', reasons.validationFailed, 'fix the files named in Ready and push again');
+}
+
+export function applyFailed(st: SyncStatusStore, reason: string, message: string): void {
+  st.condition('Ready', 'False', reason, message);
+  st.condition('Stalled', 'False', reasons.retrying, 'retrying with backoff');
+}
+
+export function held(st: SyncStatusStore, revision: string, count: number): void {
+  st.condition('Ready', 'False', reasons.deletionHeld, `${revision} applied except ${count} deletions held by the mass-delete guard (massDeleteThreshold); apply them with kupenstack apply --prune --allow-mass-delete`);
+  st.condition('Stalled', 'True', reasons.deletionHeld, 'waiting for a person to confirm the deletions');
+}
+
+export function succeeded(st: SyncStatusStore, revision: string, summary: string): void {
+  st.condition('Ready', 'True', reasons.succeeded, `applied revision ${revision}: ${summary}`);
+  st.condition('Stalled', 'False', reasons.succeeded, '');
+}
+
+export function finished(st: SyncStatusStore, ok: boolean): void {
+  st.condition('Reconciling', 'False', ok ? reasons.idle : reasons.retryScheduled, ok ? 'waiting for the next interval, schedule or webhook' : 'waiting for the retry');
+}
