@@ -211,6 +211,8 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       status.conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Reconciled', message: '' });
       status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Reconciled', message: '' });
       status.lastSyncTime = new Date().toISOString();
+      // What an operator looks for first; kinds may later report more (power state, addresses, digest).
+      if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}) };
       await run.settle(node.address, status);
     } catch (err) {
       if (err instanceof PendingReference) deferred.push(node);
