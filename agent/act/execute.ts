@@ -271,7 +271,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
 
 async function reconcileNode(node: Node, run: Run): Promise<void> {
   const { adapter, m, pc } = node;
-  const { opts, out } = run;
+  const { opts } = run;
   const ctx = pc.ctx;
   const state = (opts.resources[node.address] ??= {});
   const desired = await adapter.desired(m, ctx);
@@ -328,7 +328,6 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
   }
   if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
   await waitReady(node, run);
-  void out;
 }
 
 /**
