@@ -1,7 +1,7 @@
 import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { KupenstackError } from '../errors.ts';
-import { discardEvents, type EventSink } from '../events/events.ts';
+import { fanOut, type EventSink } from '../events/events.ts';
 import { textLogSink } from '../events/text-log.ts';
 import { kindOrder } from '../graph/kind-order.ts';
 import { adapters } from '../kinds/index.ts';
@@ -256,12 +256,16 @@ export async function planPath(opts: PathOptions): Promise<PlanOutcome> {
 async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] } | { input: RevisionInput; deps: EngineDeps }> {
   const registry = opts.registry ?? loadSchemaRegistry();
   const check = await checkPath(opts.path, registry);
-  if (check.diagnostics.length > 0) return { diagnostics: check.diagnostics };
-  const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   const sink = textLogSink(opts.log);
-  const events: EventSink = opts.events ? (e) => (sink(e), opts.events!(e)) : sink;
+  const events: EventSink = opts.events ? fanOut(sink, opts.events) : sink;
+  if (check.diagnostics.length > 0) {
+    const first = check.diagnostics[0]!;
+    events({ type: 'rejected', address: opts.revision ?? check.revision, reason: 'ValidationFailed', message: `${check.diagnostics.length} validation errors, the first at ${first.file}:${first.line}:${first.column}: ${first.message}; nothing was applied`, severity: 'warning', revision: opts.revision ?? check.revision, at: new Date().toISOString() });
+    return { diagnostics: check.diagnostics };
+  }
+  const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   return {
     input: { revision: opts.revision ?? check.revision, validated: check.validated },
-    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events: events ?? discardEvents, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
+    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
   };
 }

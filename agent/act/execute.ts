@@ -211,6 +211,8 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       status.conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Reconciled', message: '' });
       status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Reconciled', message: '' });
       status.lastSyncTime = new Date().toISOString();
+      // What an operator looks for first; kinds may later report more (power state, addresses, digest).
+      if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}) };
       await run.settle(node.address, status);
     } catch (err) {
       if (err instanceof PendingReference) deferred.push(node);
@@ -269,7 +271,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
 
 async function reconcileNode(node: Node, run: Run): Promise<void> {
   const { adapter, m, pc } = node;
-  const { opts, out } = run;
+  const { opts } = run;
   const ctx = pc.ctx;
   const state = (opts.resources[node.address] ??= {});
   const desired = await adapter.desired(m, ctx);
@@ -326,7 +328,6 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
   }
   if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
   await waitReady(node, run);
-  void out;
 }
 
 /**

@@ -73,9 +73,6 @@ export interface KindAdapter {
   /** Read by the planner to flag destructive changes honestly. */
   readonly impact?: Impact;
 
-  /** Where the adapter acts: inside the project (default) or with the agent's own admin scope (flavors, quotas). */
-  readonly scope?: 'project' | 'admin';
-
   /**
    * Repairs a failed object in place (VMs: `reboot`, then `rebuild`); the
    * engine decides the step from the manifest's heal policy and the attempts

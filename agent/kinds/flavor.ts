@@ -56,7 +56,6 @@ async function visibleToProject(ctx: AdapterContext): Promise<Set<string>> {
 
 export const flavor: KindAdapter = {
   kind: 'Flavor',
-  scope: 'admin',
   fields: {
     name: 'replace',
     description: 'update',

@@ -87,7 +87,6 @@ const tagPath = (ctx: AdapterContext, tag: string): string => `/projects/${encod
 
 export const projectQuota: KindAdapter = {
   kind: 'ProjectQuota',
-  scope: 'admin',
   fields: Object.fromEntries(sectionNames.flatMap((s) => Object.values(sections[s]).map((api) => [`${s}.${api}`, 'update' as const]))),
 
   async observe(ctx) {

@@ -218,7 +218,7 @@ function cascade(replaced: ReadonlyMap<string, Change>, changes: Change[], inv: 
       } else if (other.action === 'replace') followers.push(`${other.kind}/${other.name}`);
     }
     if (detached.length + followers.length === 0) continue;
-    const parts = [detached.length ? `detaches ${detached.join(', ')} first` : '', followers.length ? `replaces ${followers.join(', ')} with it` : ''].filter(Boolean);
+    const parts = [detached.length ? `detaches ${detached.sort().join(', ')} first` : '', followers.length ? `replaces ${followers.sort().join(', ')} with it` : ''].filter(Boolean);
     change.reasons.push({ code: 'dependents-deleted', message: `replacing it ${parts.join(' and ')}` });
     change.destructive = true;
   }

@@ -1,0 +1,78 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { textLine } from '../../agent/events/text-log.ts';
+import { adapters } from '../../agent/kinds/index.ts';
+import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
+import { FileStateStore } from '../../agent/status/file-store.ts';
+import { loadSchemaRegistry } from '../../agent/schema/registry.ts';
+import { checkPath } from '../../agent/validate/check-path.ts';
+
+const registry = loadSchemaRegistry();
+const scratch = mkdtempSync(join(tmpdir(), 'ks-decide-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\n  namespace: t\nspec:\n`;
+let n = 0;
+async function revision(docs: string[]) {
+  const dir = join(scratch, `r${n++}`);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'all.yaml'), docs.join('---\n'));
+  const check = await checkPath(dir, registry);
+  expect(check.diagnostics).toEqual([]);
+  return check.validated;
+}
+
+const net = `${h('Network', 'net')}  mtu: 1450\n`;
+const sub = (cidr: string) => `${h('Subnet', 'sub')}  networkRef: {name: net}\n  cidr: ${cidr}\n`;
+const router = `${h('Router', 'r')}  interfaces: [{subnetRef: {name: sub}}]\n`;
+const port = `${h('Port', 'p')}  networkRef: {name: net}\n  fixedIPs: [{subnetRef: {name: sub}}]\n`;
+
+describe('the planner: a replace cascades as explicit, destructive changes', () => {
+  it('a subnet replaced under a router interface and a port: both are detached first and updated after, all flagged destructive', async () => {
+    const { plan, errors } = await planBetweenRevisions(await revision([net, sub('10.1.0.0/24'), router, port]), await revision([net, sub('10.2.0.0/24'), router, port]), { adapters, prune: true, massDeleteThreshold: 0.5, allowMassDelete: false, baseLabel: 'base', headLabel: 'head' });
+    expect(errors).toEqual([]);
+    const by = new Map(plan.changes.map((c) => [c.address, c]));
+    expect([...by.keys()].sort()).toEqual(['t/Port/p', 't/Router/r', 't/Subnet/sub']);
+    expect(by.get('t/Subnet/sub')).toMatchObject({ action: 'replace', destructive: true });
+    expect(by.get('t/Subnet/sub')!.reasons).toContainEqual({ code: 'dependents-deleted', message: 'replacing it detaches Port/p, Router/r first' });
+    for (const a of ['t/Router/r', 't/Port/p']) expect(by.get(a)).toMatchObject({ action: 'update', destructive: true, detachFrom: ['t/Subnet/sub'] });
+    expect(plan.summary.destructive).toBe(3);
+  });
+
+  it('a network replaced takes its subnet with it (immutable network_id), and what uses the subnet is detached', async () => {
+    const provider = (seg: number) => `${h('Network', 'net')}  mtu: 1450\n  provider: {networkType: vlan, physicalNetwork: physnet1, segmentationId: ${seg}}\n`;
+    const { plan } = await planBetweenRevisions(await revision([provider(100), sub('10.1.0.0/24'), router]), await revision([provider(101), sub('10.1.0.0/24'), router]), { adapters, prune: true, massDeleteThreshold: 0.5, allowMassDelete: false, baseLabel: 'base', headLabel: 'head' });
+    expect(plan.changes.map((c) => `${c.action} ${c.address}`).sort()).toEqual(['replace t/Network/net', 'replace t/Subnet/sub', 'update t/Router/r']);
+    expect(plan.changes.find((c) => c.address === 't/Network/net')!.reasons.map((r) => r.message)).toContain('replacing it replaces Subnet/sub with it');
+    expect(plan.changes.find((c) => c.address === 't/Router/r')!.detachFrom).toEqual(['t/Subnet/sub']);
+  });
+});
+
+describe('engine seams', () => {
+  it('the text log sink prints the lines the CLI always printed', () => {
+    const at = new Date().toISOString();
+    const base = { reason: 'x', severity: 'normal' as const, at };
+    expect(textLine({ ...base, type: 'created', address: 'a/Network/n', message: 'created Network 1' })).toBe('create  a/Network/n');
+    expect(textLine({ ...base, type: 'updated', address: 'a/Network/n', message: 'mtu, tags' })).toBe('update  a/Network/n: mtu, tags');
+    expect(textLine({ ...base, type: 'deleted', address: 'a/Network/n', message: '', id: 'i1' })).toBe('delete  a/Network/n (i1)');
+    expect(textLine({ ...base, type: 'replaced', address: 'a/Subnet/s', message: '', id: 'i2' })).toBe('replace a/Subnet/s (deleting i2)');
+    expect(textLine({ ...base, type: 'failed', address: 'a/Port/p', message: 'boom' })).toBe('error   a/Port/p: boom');
+    expect(textLine({ ...base, type: 'held', address: 'rev', message: '3 deletions (mass-delete guard)' })).toBe('held    3 deletions (mass-delete guard)');
+    expect(textLine({ ...base, type: 'drift-corrected', address: 'a/Port/p', message: 'x' })).toBeUndefined();
+  });
+
+  it('the file state store keeps today\'s file: resources, revisions, the last ten runs', async () => {
+    const store = new FileStateStore(join(scratch, 'state'), 'owner1');
+    expect(await store.load()).toEqual({ owner: 'owner1', resources: {}, history: [] });
+    await store.putResource('a/Network/n', { id: 'i1', conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 't' }] });
+    await store.putResource('a/Network/gone', { id: 'i2' });
+    await store.putResource('a/Network/gone', undefined);
+    for (let i = 0; i < 12; i++) await store.finishRun({ revision: `r${i}`, startedAt: 't', durationMs: 1, result: i === 11 ? 'failed' : 'applied', counts: {} });
+    const again = await new FileStateStore(join(scratch, 'state'), 'owner1').load();
+    expect(Object.keys(again.resources)).toEqual(['a/Network/n']);
+    expect(again.resources['a/Network/n']!.id).toBe('i1');
+    expect([again.lastAppliedRevision, again.lastAttemptedRevision, again.history.length]).toEqual(['r10', 'r11', 10]);
+  });
+});
