@@ -1,15 +1,10 @@
 import { KupenstackError } from '../errors.ts';
-import type { EngineEvent, EngineEventType, EventSink } from '../events/events.ts';
-import type { KindAdapter, Remote } from '../kinds/adapter.ts';
-import type { Manifest } from '../model/manifest.ts';
-import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import type { Decision } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
-import type { Drift, ImageResolution } from '../plan/plan.ts';
 import { setCondition } from '../status/conditions.ts';
-import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { retry } from '../util/retry.ts';
 import { dag, groupRuns, pool } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
@@ -18,81 +13,9 @@ import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
 import { ensureProjects } from './projects.ts';
 import { waitGone, waitReady } from './wait.ts';
+import type { ExecuteOptions, Node, Outcome, Run } from './run.ts';
 
-export interface ExecuteOptions {
-  cloud: OpenStackCloud;
-  adapters: ReadonlyMap<string, KindAdapter>;
-  /** Kinds, referenced kinds first: the reverse is the order to delete pruned objects in. */
-  kindOrder: string[];
-  owner: string;
-  projectPrefix: string;
-  domainId: string;
-  role: string;
-  revision: string;
-  concurrency: number;
-  /** How long to wait for an object to become ready (a server ACTIVE, an image active). */
-  readyTimeoutMs: number;
-  /** Retries of an action after a transient OpenStack error (5xx, 409 busy, quota). */
-  transientRetries: number;
-  resources: Record<string, ResourceStatus>;
-  state: StateStore;
-  events: EventSink;
-  signal?: AbortSignal;
-}
-
-export interface ApplyError {
-  address: string;
-  code: string;
-  message: string;
-  requestId?: string;
-}
-
-export interface KindCounts {
-  created: number;
-  updated: number;
-  replaced: number;
-  deleted: number;
-  healed: number;
-  unchanged: number;
-  errors: number;
-}
-
-export interface Outcome {
-  created: number;
-  updated: number;
-  replaced: number;
-  deleted: number;
-  healed: number;
-  unchanged: number;
-  errors: ApplyError[];
-  drift: Drift[];
-  warnings: string[];
-  images: ImageResolution[];
-  kinds: Record<string, KindCounts>;
-}
-
-/** One declared object while a plan runs. */
-export interface Node {
-  address: string;
-  m: Manifest;
-  adapter: KindAdapter;
-  pc: ProjectContext;
-  ref: string;
-  remote?: Remote;
-  imported: boolean;
-  /** The old object was deleted in phase A: the create is the second half of a replacement. */
-  replacing?: boolean;
-}
-
-/** What the phases share: options, the outcome being counted, the event sink with the run's revision. */
-export interface Run {
-  opts: ExecuteOptions;
-  out: Outcome;
-  emit(type: EngineEventType, address: string, reason: string, message: string, extra?: Partial<EngineEvent>): void;
-  settle(address: string, status: ResourceStatus | undefined): Promise<void>;
-  retrying<T>(address: string | undefined, action: () => Promise<T>): Promise<T>;
-  count(address: string, key: keyof KindCounts): void;
-}
+export type { ApplyError, ExecuteOptions, KindCounts, Node, Outcome, Run } from './run.ts';
 
 /**
  * Runs a plan (Terraform's apply of a planfile): creates the projects the

@@ -4,7 +4,7 @@ import type { Marker } from '../ownership/marker.ts';
 import { replaceHash } from '../plan/diff.ts';
 import { nextHeal } from '../plan/heal-policy.ts';
 import type { HealAttempt, ResourceState } from '../status/state.ts';
-import type { Node, Run } from './execute.ts';
+import type { Node, Run } from './run.ts';
 import { waitGone, waitReady } from './wait.ts';
 
 /**

@@ -2,7 +2,7 @@ import { KupenstackError } from '../errors.ts';
 import type { KindAdapter } from '../kinds/adapter.ts';
 import { poll } from '../util/poll.ts';
 import type { ProjectContext } from './context.ts';
-import type { Node, Run } from './execute.ts';
+import type { Node, Run } from './run.ts';
 
 /**
  * Polls (re-reading the object first: it was just acted on) until it is

@@ -1,0 +1,84 @@
+import type { EngineEvent, EngineEventType, EventSink } from '../events/events.ts';
+import type { KindAdapter, Remote } from '../kinds/adapter.ts';
+import type { Manifest } from '../model/manifest.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { Drift, ImageResolution } from '../plan/plan.ts';
+import type { ResourceStatus, StateStore } from '../status/store.ts';
+import type { ProjectContext } from './context.ts';
+
+/** The types the execution phases (execute, heal, wait) share: one run of a plan. */
+
+export interface ExecuteOptions {
+  cloud: OpenStackCloud;
+  adapters: ReadonlyMap<string, KindAdapter>;
+  /** Kinds, referenced kinds first: the reverse is the order to delete pruned objects in. */
+  kindOrder: string[];
+  owner: string;
+  projectPrefix: string;
+  domainId: string;
+  role: string;
+  revision: string;
+  concurrency: number;
+  /** How long to wait for an object to become ready (a server ACTIVE, an image active). */
+  readyTimeoutMs: number;
+  /** Retries of an action after a transient OpenStack error (5xx, 409 busy, quota). */
+  transientRetries: number;
+  resources: Record<string, ResourceStatus>;
+  state: StateStore;
+  events: EventSink;
+  signal?: AbortSignal;
+}
+
+export interface ApplyError {
+  address: string;
+  code: string;
+  message: string;
+  requestId?: string;
+}
+
+export interface KindCounts {
+  created: number;
+  updated: number;
+  replaced: number;
+  deleted: number;
+  healed: number;
+  unchanged: number;
+  errors: number;
+}
+
+export interface Outcome {
+  created: number;
+  updated: number;
+  replaced: number;
+  deleted: number;
+  healed: number;
+  unchanged: number;
+  errors: ApplyError[];
+  drift: Drift[];
+  warnings: string[];
+  images: ImageResolution[];
+  kinds: Record<string, KindCounts>;
+}
+
+/** One declared object while a plan runs. */
+export interface Node {
+  address: string;
+  m: Manifest;
+  adapter: KindAdapter;
+  pc: ProjectContext;
+  ref: string;
+  remote?: Remote;
+  imported: boolean;
+  /** The old object was deleted in phase A: the create is the second half of a replacement. */
+  replacing?: boolean;
+}
+
+/** What the phases share: options, the outcome being counted, the event sink with the run's revision. */
+export interface Run {
+  opts: ExecuteOptions;
+  out: Outcome;
+  emit(type: EngineEventType, address: string, reason: string, message: string, extra?: Partial<EngineEvent>): void;
+  settle(address: string, status: ResourceStatus | undefined): Promise<void>;
+  retrying<T>(address: string | undefined, action: () => Promise<T>): Promise<T>;
+  count(address: string, key: keyof KindCounts): void;
+}
