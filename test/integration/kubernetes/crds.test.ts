@@ -48,7 +48,7 @@ describe('the CRDs in deploy/crds', () => {
   it('a CR that sets both `id` and `filter` of an import is refused with the readable CEL message', async () => {
     const r = await kubectl(['apply', '-f', '-'], { input: network('both', { import: { id: '4f6c9d0e-2d7b-4c1a-9f3e-1a2b3c4d5e6f', filter: { name: 'x' } } }) });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('spec.import: Invalid value: "object": set exactly one of `id` or `filter`');
+    expect(r.stderr).toContain('The Network "both" is invalid: spec.import: Invalid value: set exactly one of `id` or `filter`');
     expect(r.stderr).not.toContain('must validate one and only one schema');
     const empty = await kubectl(['apply', '-f', '-'], { input: network('nofilter', { import: { filter: {} } }) });
     expect(empty.stderr).toContain('set at least one of `name`, `description` or `tags`');

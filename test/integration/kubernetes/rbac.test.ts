@@ -62,11 +62,13 @@ describe('a tenant with kupenstack-edit bound in team-a only', () => {
   });
 
   it('cannot raise its own quota or write status', async () => {
-    const can = async (verb: string, resource: string) => (await kubectl(['auth', 'can-i', verb, resource, '-n', teamA], { kubeconfig: tenant.path })).stdout.trim();
+    const can = async (verb: string, resource: string, ...more: string[]) =>
+      (await kubectl(['auth', 'can-i', verb, resource, '-n', teamA, ...more], { kubeconfig: tenant.path })).stdout.trim();
     expect(await can('create', 'networks.kupenstack.io')).toBe('yes');
     expect(await can('get', 'projectquotas.kupenstack.io')).toBe('yes');
     expect(await can('create', 'projectquotas.kupenstack.io')).toBe('no');
-    expect(await can('patch', 'networks.kupenstack.io/status')).toBe('no');
+    expect(await can('patch', 'networks.kupenstack.io', '--subresource=status')).toBe('no');
+    expect(await can('patch', 'networks.kupenstack.io')).toBe('yes');
   });
 
   it('the built-in view role, bound in team-b, lets it read but not write there (aggregation)', async () => {
@@ -91,8 +93,8 @@ describe("the controller's ClusterRole", () => {
 
   it.each([
     [['watch', 'virtualmachines.kupenstack.io', '--all-namespaces'], 'yes'],
-    [['patch', 'virtualmachines.kupenstack.io/status', '-n', 'team-x'], 'yes'],
-    [['update', 'networks.kupenstack.io/finalizers', '-n', 'team-x'], 'yes'],
+    [['patch', 'virtualmachines.kupenstack.io', '--subresource=status', '-n', 'team-x'], 'yes'],
+    [['update', 'networks.kupenstack.io', '--subresource=finalizers', '-n', 'team-x'], 'yes'],
     [['patch', 'networks.kupenstack.io', '-n', 'team-x'], 'yes'],
     [['list', 'syncs.kupenstack.io'], 'yes'],
     [['create', 'events', '-n', 'team-x'], 'yes'],
