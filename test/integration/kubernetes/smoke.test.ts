@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AppsV1Api, AuthenticationV1Api, BatchV1Api, CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
@@ -69,7 +72,7 @@ describe('the Kubernetes peer', () => {
     expect(job.status?.succeeded).toBe(1);
   });
 
-  it('issues ServiceAccount tokens (TokenRequest) that authenticate as the account, and RBAC then decides', async () => {
+  it('issues ServiceAccount tokens (TokenRequest) that authenticate as the account (from a kubeconfig or mounted in-cluster), and RBAC then decides', async () => {
     await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'robot' } } });
     const tr = await core.createNamespacedServiceAccountToken({ name: 'robot', namespace: ns, body: { spec: { audiences: [], expirationSeconds: 600 } } });
     const token = tr.status?.token;
@@ -88,6 +91,21 @@ describe('the Kubernetes peer', () => {
       expect(denied?.reason).toBe('Forbidden');
     } finally {
       file.dispose();
+    }
+    // The same token mounted as in a pod: the in-cluster configuration of agent/kube.
+    const prefix = mkdtempSync(join(tmpdir(), 'ks-incluster-'));
+    try {
+      const sa = join(prefix, 'var/run/secrets/kubernetes.io/serviceaccount');
+      mkdirSync(sa, { recursive: true });
+      writeFileSync(join(sa, 'token'), token!);
+      copyFileSync(kube.caFile, join(sa, 'ca.crt'));
+      writeFileSync(join(sa, 'namespace'), ns);
+      const inCluster = loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '6443' }, inClusterPathPrefix: prefix });
+      expect(inCluster.getCurrentCluster()?.server).toBe(kube.server);
+      const review = await inCluster.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+      expect(review.status?.userInfo?.username).toBe(`system:serviceaccount:${ns}:robot`);
+    } finally {
+      rmSync(prefix, { recursive: true, force: true });
     }
     const forged = tokenKubeconfig(`${token!.slice(0, -4)}AAAA`, ns);
     try {
