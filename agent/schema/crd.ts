@@ -71,7 +71,9 @@ export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResource
     // one and only one schema".
     const rules = (['oneOf', 'anyOf'] as const).flatMap((c) => {
       const branches = node[c];
-      return branches?.every(onlyRequired) ? [celRule(c, branches)] : [];
+      if (!branches?.every(onlyRequired)) return [];
+      const factors = c === 'oneOf' ? productFactors(branches) : undefined;
+      return factors ? factors.map((f) => celRule('oneOf', f.map((field) => ({ required: [field] })))) : [celRule(c, branches)];
     });
     if (rules.length) out['x-kubernetes-validations'] = rules;
     if (!out.type && !out['x-kubernetes-int-or-string'] && !out['x-kubernetes-preserve-unknown-fields']) out.type = inferType(node);
@@ -158,6 +160,20 @@ function branchOf(branch: JsonSchema): { cel: string; words: string; negated: st
 
 function orList(items: string[]): string {
   return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+/**
+ * oneOf over every pair of a field from F and a field from G ("flavorRef or
+ * flavorName, with imageRef or bootVolume") is "exactly one of F" and "exactly
+ * one of G": two short messages instead of one listing every pair.
+ */
+function productFactors(branches: JsonSchema[]): [string[], string[]] | undefined {
+  if (!branches.every((b) => b.required?.length === 2 && !b.not)) return undefined;
+  const f = [...new Set(branches.map((b) => b.required![0]!))];
+  const g = [...new Set(branches.map((b) => b.required![1]!))];
+  if (f.some((x) => g.includes(x)) || f.length * g.length !== branches.length || f.length < 2 || g.length < 2) return undefined;
+  const pairs = new Set(branches.map((b) => b.required!.join('\0')));
+  return f.every((x) => g.every((y) => pairs.has(`${x}\0${y}`))) ? [f, g] : undefined;
 }
 
 /** oneOf/anyOf whose branches only say which fields are set, as an x-kubernetes-validations rule. */

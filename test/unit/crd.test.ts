@@ -61,6 +61,10 @@ describe('CRDs readable by humans', () => {
     expect(validations(at(schemaOf('Network'), 'spec.import.filter'))).toEqual([
       { rule: 'has(self.name) || has(self.description) || has(self.tags)', message: 'set at least one of `name`, `description` or `tags`' },
     ]);
+    // oneOf over flavor × boot source: two rules, one per choice, instead of one listing the four pairs.
+    expect(validations(at(schemaOf('VirtualMachine'), 'spec')).map((v) => v.message)).toEqual(
+      expect.arrayContaining(['set exactly one of `flavorRef` or `flavorName`', 'set exactly one of `imageRef` or `bootVolume`']),
+    );
     expect(validations(at(schemaOf('VirtualMachine'), 'spec'))).toContainEqual({
       rule: '!(has(self.userData)) || !(has(self.userDataSecretRef))',
       message: '`userData` and `userDataSecretRef` exclude each other: set at most one of them',

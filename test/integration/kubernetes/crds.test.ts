@@ -52,6 +52,10 @@ describe('the CRDs in deploy/crds', () => {
     expect(r.stderr).not.toContain('must validate one and only one schema');
     const empty = await kubectl(['apply', '-f', '-'], { input: network('nofilter', { import: { filter: {} } }) });
     expect(empty.stderr).toContain('set at least one of `name`, `description` or `tags`');
+    const vm = { apiVersion: `${group}/${version}`, kind: 'VirtualMachine', metadata: { name: 'two-flavors', namespace: ns }, spec: { flavorName: 'm1.tiny', flavorRef: { name: 'f' }, imageRef: { name: 'cirros' } } };
+    const twoFlavors = await kubectl(['apply', '-f', '-'], { input: JSON.stringify(vm) });
+    expect(twoFlavors.stderr).toContain('spec: Invalid value: set exactly one of `flavorRef` or `flavorName`');
+    expect(twoFlavors.stderr).not.toContain('imageRef');
     const fine = await kubectl(['apply', '-f', '-'], { input: network('fine', { mtu: 1400 }) });
     expect(fine.stderr).toBe('');
   });
