@@ -18,6 +18,20 @@ export default {
       from: {},
       to: { circular: true },
     },
+    {
+      name: 'oci-is-a-library',
+      severity: 'error',
+      comment: 'oci/ is a registry library that knows nothing of the agent or Glance: it may import lib/ and npm packages only.',
+      from: { path: '^oci/' },
+      to: { path: '^agent/' },
+    },
+    {
+      name: 'lib-is-a-leaf',
+      severity: 'error',
+      comment: 'lib/ holds what agent/ and oci/ share; it imports neither.',
+      from: { path: '^lib/' },
+      to: { path: '^(agent|oci)/' },
+    },
   ],
   options: {
     tsPreCompilationDeps: true,

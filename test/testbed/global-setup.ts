@@ -16,7 +16,8 @@ export default function setup(): void {
     env: { ...process.env, KUPENSTACK_NODE: process.execPath },
     stdio: ['ignore', 'inherit', 'pipe'],
     encoding: 'utf8',
-    timeout: 30 * 60_000,
+    // A fresh machine builds the Kubernetes binaries once (~25 min on 2 busy cores).
+    timeout: 50 * 60_000,
   });
   process.stderr.write(result.stderr ?? '');
   if (result.status !== 0) {
