@@ -223,7 +223,16 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
       expect(h.duration).toMatch(/s$/);
       expect(['Succeeded', 'Failed', 'Rejected', 'Held']).toContain(h.result);
     }
-    expect(new Set(agent.lines.map((l) => l.level))).toEqual(expect.objectContaining(new Set([20, 30, 40])));
+    // As arrays (a Set has no own properties, so objectContaining(new Set(…)) matched anything): the levels seen, and the level of known lines.
+    const levels = [...new Set(agent.lines.map((l) => l.level))].sort((a, b) => a - b);
+    expect(levels).toEqual(expect.arrayContaining([20, 30, 40]));
+    const levelsOf = (msg: string): number[] => [...new Set(agent.lines.filter((l) => l.msg === msg).map((l) => l.level))];
+    expect({ fetched: levelsOf('fetched'), applying: levelsOf('applying revision'), fetchFailed: levelsOf('fetch failed'), rejected: levelsOf('revision rejected: nothing applied') }).toEqual({
+      fetched: [20],
+      applying: [30],
+      fetchFailed: [40],
+      rejected: [40],
+    });
   });
 
   it('SIGTERM: finishes, saves its status and exits 0', async () => {
