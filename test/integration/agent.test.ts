@@ -5,7 +5,7 @@ import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-tex
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { SyncStatus } from '../../agent/run/status.ts';
-import { AgentProcess, freePort, head, networksIn, TestRepo } from '../support/agent-harness.ts';
+import { AgentProcess, freePort, head, networksIn, subnetsIn, TestRepo } from '../support/agent-harness.ts';
 import { GitRelay } from '../support/agent-proxy.ts';
 import { testCloudName } from '../support/context.ts';
 import { peers } from '../support/peers.ts';
@@ -262,22 +262,30 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     repo.push();
     agent.configure([{ name: 'crash', source: { git: { url: repo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_TEST_GIT_PASSWORD' } }, interval: '5s', retryInterval: '2s' }]);
     const env = { KS_TEST_GIT_PASSWORD: peers.git.password };
+    // The engine logs "create  <address>" before each create. At the 6th, the agent is frozen (SIGSTOP, from the
+    // handler that read the line) so the cloud can be read mid-run, then killed: the kill lands after writes began.
+    let creates = 0;
+    const sixth = agent.nextLine('the 6th create', (l) => l.msg.startsWith('create ') && ++creates === 6);
     await agent.start(env);
-    // Kill it once a few objects are created, well before the 48 are done.
-    const until = Date.now() + 120_000;
-    while (agent.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('create ')).length < 6) {
-      if (Date.now() > until) throw new Error(`no creates logged:\n${agent.tail()}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await sixth.then(() => agent.signal('SIGSTOP'));
+    const inCloud = async (): Promise<number> => {
+      let n = 0;
+      for (const ns of namespaces) n += (await networksIn(`${agent.owner}-${ns}`)).length + (await subnetsIn(`${agent.owner}-${ns}`)).length;
+      return n;
+    };
+    const atKill = await inCloud();
+    expect(atKill, 'the kill lands before the 48 objects are all made').toBeLessThan(48);
     expect(await agent.kill('SIGKILL')).toBe(null);
-    const created = agent.lines.filter((l) => l.msg.startsWith('create ')).length;
-    expect(created).toBeLessThan(48);
+    expect(agent.lines.filter((l) => l.msg.startsWith('create ')).length).toBeLessThan(48);
 
     await agent.start(env);
     await agent.waitFor('crash', `applied ${sha}`, applied(sha), 180_000);
+    const all = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`).sort();
     for (const ns of namespaces) {
       const nets = await networksIn(`${agent.owner}-${ns}`);
-      expect(names(nets)).toEqual(Array.from({ length: perNamespace }, (_, i) => `net-${i}`).sort());
+      // Exact names, each once: no duplicate from the create the kill interrupted.
+      expect(names(nets)).toEqual(all('net', perNamespace));
+      expect(names(await subnetsIn(`${agent.owner}-${ns}`))).toEqual(all('sub', perNamespace));
       for (const n of nets) expect(n.description).toContain(`[kupenstack ${agent.owner}-crash Network/${n.name}`);
     }
 
@@ -289,20 +297,24 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     }
     const smaller = repo.commit('a third fewer');
     repo.push();
-    const from = agent.lines.length;
-    const until2 = Date.now() + 120_000;
-    while (!agent.lines.slice(from).some((l) => l.msg.startsWith('delete '))) {
-      if (Date.now() > until2) throw new Error(`no deletes logged:\n${agent.tail()}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // The prune logs "delete  <address> (<id>)" before each delete: at the first one the agent is frozen (SIGSTOP from
+    // the handler that read the line), the cloud shows the prune unfinished, then SIGTERM lands in the middle of it.
+    await agent.nextLine('the first delete of the prune', (l) => l.msg.startsWith('delete ')).then(() => agent.signal('SIGSTOP'));
+    expect(await inCloud(), 'SIGTERM lands before the prune is done (2 × 8 networks + 8 subnets left)').toBeGreaterThan(2 * 16);
     const termAt = Date.now();
-    expect(await agent.kill('SIGTERM')).toBe(0);
+    // Pending while stopped, delivered the moment it resumes.
+    agent.signal('SIGTERM');
+    agent.signal('SIGCONT');
+    expect(await agent.exit()).toBe(0);
     expect(Date.now() - termAt).toBeLessThan(30_000);
     expect(agent.lines.at(-1)?.msg).toBe('stopped');
     await agent.start(env);
     await agent.waitFor('crash', `applied ${smaller}`, applied(smaller), 180_000);
-    for (const ns of namespaces) expect(names(await networksIn(`${agent.owner}-${ns}`))).toEqual(Array.from({ length: 8 }, (_, i) => `net-${i}`).sort());
-    await agent.kill('SIGTERM');
+    for (const ns of namespaces) {
+      expect(names(await networksIn(`${agent.owner}-${ns}`))).toEqual(all('net', 8));
+      expect(names(await subnetsIn(`${agent.owner}-${ns}`))).toEqual(all('sub', 8));
+    }
+    expect(await agent.kill('SIGTERM')).toBe(0);
   });
 });
 
