@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,12 +158,27 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
   });
 
   it('webhook deliveries: a bad signature is refused, a good one triggers, a replayed one is ignored', async () => {
-    const body = JSON.stringify({ ref: 'refs/heads/main', after: 'f'.repeat(40), repository: { clone_url: repo.url } });
+    // A commit the agent has not heard of: pushed with the server's hook set aside, so only the delivery below announces it.
+    const hook = join(repo.bareDir, 'hooks', 'post-receive');
+    renameSync(hook, `${hook}.off`);
+    repo.write({ 'team/net-hook.yaml': net('net-hook') });
+    const announced = repo.commit('net-hook, announced by hand');
+    try {
+      repo.push();
+    } finally {
+      renameSync(`${hook}.off`, hook);
+    }
+    const body = JSON.stringify({ ref: 'refs/heads/main', after: announced, repository: { clone_url: repo.url } });
     const post = (headers: Record<string, string>): Promise<Response> => agent.get('/hooks/app', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const sig = (s: string): string => createHmac('sha256', s).update(body).digest('hex');
     const id = randomUUID();
     expect((await post({ 'x-gitea-event': 'push', 'x-gitea-delivery': id, 'x-gitea-signature': sig('not-the-secret') })).status).toBe(401);
+    const applying = agent.nextLine('applying the announced revision', (l) => l.msg === 'applying revision' && String(l.revision).endsWith(announced));
     expect((await post({ 'x-github-event': 'push', 'x-github-delivery': id, 'x-hub-signature-256': `sha256=${sig(secret)}` })).status).toBe(202);
+    // The good delivery led to a fetch and an apply (triggered by the webhook, not the 30 s interval), seen in status and in the cloud.
+    expect(await applying).toMatchObject({ trigger: 'webhook' });
+    await agent.waitFor('app', `applied ${announced}`, applied(announced));
+    expect(names(await networksIn(project))).toContain('net-hook');
     const replay = await post({ 'x-github-event': 'push', 'x-github-delivery': id, 'x-hub-signature-256': `sha256=${sig(secret)}` });
     expect(replay.status).toBe(200);
     expect(await replay.json()).toMatchObject({ result: 'replayed' });

@@ -87,6 +87,11 @@ export class TestRepo {
    * a push (X-Gitea-Event/Delivery/Signature, HMAC-SHA256 of the body) to the
    * agent, so `git push` itself triggers the agent as a forge would.
    */
+  /** The bare repository on the test bed's Git server (its hooks/ live here). */
+  get bareDir(): string {
+    return join(repoRoot, `${this.name}.git`);
+  }
+
   installPushHook(hookUrl: string, secret: string): void {
     const hook = join(repoRoot, `${this.name}.git`, 'hooks', 'post-receive');
     writeFileSync(
