@@ -177,8 +177,8 @@ export class AgentProcess {
     void this.exited.then((code) => {
       if (code) this.lines.push({ time: '', level: 60, msg: `exited ${code}: ${stderr}` });
     });
-    // Up when /healthz answers.
-    for (let i = 0; i < 100; i++) {
+    // Up when /healthz answers (30 s: on the shared 2-core test bed a cold start of the .ts sources can pass 10 s).
+    for (let i = 0; i < 300; i++) {
       if (child.exitCode !== null) throw new Error(`the agent exited: ${stderr}`);
       if (await this.get('/healthz').then((r) => r.ok, () => false)) return;
       await sleep(100);
