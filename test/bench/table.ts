@@ -20,7 +20,8 @@ export function ratioGoal(ours: number, peer: number, min: number, of: string): 
 }
 
 export function renderTable(rows: BenchRow[]): string {
-  const cells = (r: BenchRow): string[] => [r.name, r.ours, r.peer, r.goal, r.met ? 'meets goal' : 'MISSES GOAL'];
+  // A `|` inside a cell (a shell pipe in the peer's name) is escaped so the Markdown table keeps its columns.
+  const cells = (r: BenchRow): string[] => [r.name, r.ours, r.peer, r.goal, r.met ? 'meets goal' : 'MISSES GOAL'].map((c) => c.replace(/\|/g, '\\|'));
   const all = [['benchmark', 'kupenstack', 'peer / limit', 'goal', 'verdict'], ...rows.map(cells)];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((c) => c[i]!.length)));
   const line = (c: string[]): string => `| ${c.map((x, i) => x.padEnd(widths[i]!)).join(' | ')} |`;
