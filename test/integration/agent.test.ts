@@ -161,8 +161,9 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
     // A commit the agent has not heard of: pushed with the server's hook set aside, so only the delivery below announces it.
     const hook = join(repo.bareDir, 'hooks', 'post-receive');
     renameSync(hook, `${hook}.off`);
-    repo.write({ 'team/net-hook.yaml': net('net-hook') });
-    const announced = repo.commit('net-hook, announced by hand');
+    // An in-place change (mtu), so the Sync's resource counts checked below stay as they were.
+    repo.write({ 'team/net-a.yaml': net('net-a').replace('mtu: 1400', 'mtu: 1350') });
+    const announced = repo.commit('net-a mtu 1350, announced by hand');
     try {
       repo.push();
     } finally {
@@ -178,7 +179,7 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
     // The good delivery led to a fetch and an apply (triggered by the webhook, not the 30 s interval), seen in status and in the cloud.
     expect(await applying).toMatchObject({ trigger: 'webhook' });
     await agent.waitFor('app', `applied ${announced}`, applied(announced));
-    expect(names(await networksIn(project))).toContain('net-hook');
+    expect((await networksIn(project)).find((n) => n.name === 'net-a')).toMatchObject({ mtu: 1350 });
     const replay = await post({ 'x-github-event': 'push', 'x-github-delivery': id, 'x-hub-signature-256': `sha256=${sig(secret)}` });
     expect(replay.status).toBe(200);
     expect(await replay.json()).toMatchObject({ result: 'replayed' });
@@ -267,7 +268,8 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     repo.dispose();
   });
 
-  it('converges with no duplicates; a SIGTERM mid-prune exits cleanly and a restart converges', async () => {
+  // Two cold starts, two full applies and a prune: past the default 180 s on the loaded 2-core test bed.
+  it('converges with no duplicates; a SIGTERM mid-prune exits cleanly and a restart converges', { timeout: 480_000 }, async () => {
     for (const ns of namespaces) {
       const docs: string[] = [];
       for (let i = 0; i < perNamespace; i++) docs.push(net(`net-${i}`, ns), `${head('Subnet', `sub-${i}`, ns)}  networkRef: {name: net-${i}}\n  cidr: 10.${i}.0.0/24\n`);

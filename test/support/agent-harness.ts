@@ -271,11 +271,11 @@ export class AgentProcess {
 }
 
 /** Networks of a project by name, with the owner marker in their description. */
-export async function networksIn(projectName: string): Promise<{ id: string; name: string; description: string }[]> {
+export async function networksIn(projectName: string): Promise<{ id: string; name: string; description: string; mtu: number }[]> {
   const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
   const [project] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: projectName });
   if (!project) return [];
-  return cloud.client('network').list<{ id: string; name: string; description: string }>('/networks', 'networks', { project_id: project.id });
+  return cloud.client('network').list<{ id: string; name: string; description: string; mtu: number }>('/networks', 'networks', { project_id: project.id });
 }
 
 /** Subnets of a project by name (empty when the project does not exist). */
