@@ -66,7 +66,8 @@ function runApply(args: string[]): { kill: () => void; writes: () => number; don
 }
 
 describe('crash safety', () => {
-  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', async () => {
+  // Up to 80 rounds of a cold CLI start each, then a full apply: past the default 180 s on the loaded test bed.
+  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 600_000 }, async () => {
     writeFileSync(join(ws.dir, 'kupenstack.yaml'), stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir, concurrency: 8 }));
     // Replay a failure with KS_CRASH_SEED=<the seed printed>.
     const seed = Number(process.env.KS_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
