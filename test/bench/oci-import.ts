@@ -10,7 +10,7 @@ import { deleteVersion } from '../../agent/glance/versions.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ensureProjects } from '../../agent/act/projects.ts';
 import { testCloudName } from '../support/context.ts';
-import type { BenchRow } from './table.ts';
+import { ratioGoal, type BenchRow } from './table.ts';
 
 const registry = '127.0.0.1:5050';
 const repo = 'bench/oci-import';
@@ -156,12 +156,14 @@ export async function benchOciImport(): Promise<BenchRow[]> {
     }
     const bestPipe = Math.min(...pipes);
     const best = ours.reduce((a, b) => (a.seconds <= b.seconds ? a : b));
-    const ratio = bestPipe / best.seconds;
+    // Throughput ratio: ours ÷ the unverified pipe's, best of 3 each.
+    const { goal, met, ratio } = ratioGoal(mibps(GiB, best.seconds), mibps(GiB, bestPipe), 1.0, 'the curl pipe');
     rows.push({
-      name: 'oci import 1 GiB raw → Glance (MiB/s)',
-      ours: `${mibps(GiB, best.seconds).toFixed(0)} (${best.seconds.toFixed(1)} s)`,
+      name: 'oci import 1 GiB raw → Glance (MiB/s), best of 3 each',
+      ours: `${mibps(GiB, best.seconds).toFixed(0)} (${best.seconds.toFixed(1)} s) = ${ratio}`,
       peer: `curl | curl -T: ${mibps(GiB, bestPipe).toFixed(0)} (${bestPipe.toFixed(1)} s)`,
-      verdict: `${ratio.toFixed(2)}× the pipe (goal ≥ 0.9×) ${ratio >= 0.9 ? 'ok' : 'BELOW GOAL'}`,
+      goal,
+      met,
     });
     // Peak RSS with Node's default heap sizing, and with a 1 MB young generation: under a high
     // allocation rate V8 grows the semi-spaces to 16 MB each and scavenges rarely, so dead
@@ -171,7 +173,7 @@ export async function benchOciImport(): Promise<BenchRow[]> {
     const o1s = runChild(ref1, projectId, small);
     await deleteVersion(g, o1s.id);
     const rss1s = o1s.maxRssKiB / 1024;
-    rows.push({ name: 'oci import peak RSS, 1 GiB', ours: `${rss1.toFixed(0)} MB default; ${rss1s.toFixed(0)} MB semi-space 1 MB`, peer: 'goal ≤ 150 MB', verdict: rss1s <= 150 ? (rss1 <= 150 ? 'ok' : 'ok with semi-space 1 MB') : 'ABOVE GOAL' });
+    rows.push({ name: 'oci import peak RSS, 1 GiB', ours: `${rss1.toFixed(0)} MB default; ${rss1s.toFixed(0)} MB semi-space 1 MB`, peer: 'none', goal: '≤ 150 MB as shipped (semi-space 1 MB)', met: rss1s <= 150 });
 
     const four = await diskFile(4 * GiB);
     const ref4 = pushArtifact(four.file, four.digest, 'four-gib');
@@ -183,13 +185,14 @@ export async function benchOciImport(): Promise<BenchRow[]> {
     rows.push({
       name: 'oci import peak RSS, 4 GiB',
       ours: `${rss4.toFixed(0)} MB default; ${rss4s.toFixed(0)} MB semi-space 1 MB (${mibps(4 * GiB, o4s.seconds).toFixed(0)} MiB/s)`,
-      peer: 'goal ≤ 150 MB',
-      verdict: rss4s <= 150 ? (rss4 <= 150 ? 'ok' : 'ok with semi-space 1 MB') : 'ABOVE GOAL',
+      peer: 'none',
+      goal: '≤ 150 MB as shipped (semi-space 1 MB)',
+      met: rss4s <= 150,
     });
 
     // The same digest again: found in Glance, nothing downloaded.
     const again = runChild(ref4, projectId);
-    rows.push({ name: 'oci import, same digest again', ours: `${again.seconds.toFixed(2)} s, reused=${String(again.reused)}`, peer: 'goal: 0 bytes moved', verdict: again.reused && again.id === o4s.id ? 'ok' : 'TRANSFERRED AGAIN' });
+    rows.push({ name: 'oci import, same digest again', ours: `${again.seconds.toFixed(2)} s, reused=${String(again.reused)}`, peer: 'none', goal: 'reused, 0 bytes moved', met: again.reused && again.id === o4s.id });
   } finally {
     for (const id of made) await deleteVersion(g, id).catch(() => undefined);
     await cloud.identity.call('PATCH', `/projects/${projectId}`, { json: { project: { enabled: false } } });

@@ -1,11 +1,11 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { SyncStatus } from '../../agent/run/status.ts';
-import { AgentProcess, freePort, head, networksIn, TestRepo } from '../support/agent-harness.ts';
+import { AgentProcess, freePort, head, networksIn, subnetsIn, TestRepo } from '../support/agent-harness.ts';
 import { GitRelay } from '../support/agent-proxy.ts';
 import { testCloudName } from '../support/context.ts';
 import { peers } from '../support/peers.ts';
@@ -162,12 +162,28 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
   });
 
   it('webhook deliveries: a bad signature is refused, a good one triggers, a replayed one is ignored', async () => {
-    const body = JSON.stringify({ ref: 'refs/heads/main', after: 'f'.repeat(40), repository: { clone_url: repo.url } });
+    // A commit the agent has not heard of: pushed with the server's hook set aside, so only the delivery below announces it.
+    const hook = join(repo.bareDir, 'hooks', 'post-receive');
+    renameSync(hook, `${hook}.off`);
+    // An in-place change (mtu), so the Sync's resource counts checked below stay as they were.
+    repo.write({ 'team/net-a.yaml': net('net-a').replace('mtu: 1400', 'mtu: 1350') });
+    const announced = repo.commit('net-a mtu 1350, announced by hand');
+    try {
+      repo.push();
+    } finally {
+      renameSync(`${hook}.off`, hook);
+    }
+    const body = JSON.stringify({ ref: 'refs/heads/main', after: announced, repository: { clone_url: repo.url } });
     const post = (headers: Record<string, string>): Promise<Response> => agent.get('/hooks/app', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const sig = (s: string): string => createHmac('sha256', s).update(body).digest('hex');
     const id = randomUUID();
     expect((await post({ 'x-gitea-event': 'push', 'x-gitea-delivery': id, 'x-gitea-signature': sig('not-the-secret') })).status).toBe(401);
+    const applying = agent.nextLine('applying the announced revision', (l) => l.msg === 'applying revision' && String(l.revision).endsWith(announced));
     expect((await post({ 'x-github-event': 'push', 'x-github-delivery': id, 'x-hub-signature-256': `sha256=${sig(secret)}` })).status).toBe(202);
+    // The good delivery led to a fetch and an apply (triggered by the webhook, not the 30 s interval), seen in status and in the cloud.
+    expect(await applying).toMatchObject({ trigger: 'webhook' });
+    await agent.waitFor('app', `applied ${announced}`, applied(announced));
+    expect((await networksIn(project)).find((n) => n.name === 'net-a')).toMatchObject({ mtu: 1350 });
     const replay = await post({ 'x-github-event': 'push', 'x-github-delivery': id, 'x-hub-signature-256': `sha256=${sig(secret)}` });
     expect(replay.status).toBe(200);
     expect(await replay.json()).toMatchObject({ result: 'replayed' });
@@ -227,7 +243,16 @@ describe('kupenstack agent: one Sync through pushes, bad revisions and broken so
       expect(h.duration).toMatch(/s$/);
       expect(['Succeeded', 'Failed', 'Rejected', 'Held']).toContain(h.result);
     }
-    expect(new Set(agent.lines.map((l) => l.level))).toEqual(expect.objectContaining(new Set([20, 30, 40])));
+    // As arrays (a Set has no own properties, so objectContaining(new Set(…)) matched anything): the levels seen, and the level of known lines.
+    const levels = [...new Set(agent.lines.map((l) => l.level))].sort((a, b) => a - b);
+    expect(levels).toEqual(expect.arrayContaining([20, 30, 40]));
+    const levelsOf = (msg: string): number[] => [...new Set(agent.lines.filter((l) => l.msg === msg).map((l) => l.level))];
+    expect({ fetched: levelsOf('fetched'), applying: levelsOf('applying revision'), fetchFailed: levelsOf('fetch failed'), rejected: levelsOf('revision rejected: nothing applied') }).toEqual({
+      fetched: [20],
+      applying: [30],
+      fetchFailed: [40],
+      rejected: [40],
+    });
   });
 
   it('SIGTERM: finishes, saves its status and exits 0', async () => {
@@ -247,7 +272,8 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     repo.dispose();
   });
 
-  it('converges with no duplicates; a SIGTERM mid-prune exits cleanly and a restart converges', async () => {
+  // Two cold starts, two full applies and a prune: past the default 180 s on the loaded 2-core test bed.
+  it('converges with no duplicates; a SIGTERM mid-prune exits cleanly and a restart converges', { timeout: 480_000 }, async () => {
     for (const ns of namespaces) {
       const docs: string[] = [];
       for (let i = 0; i < perNamespace; i++) docs.push(net(`net-${i}`, ns), `${head('Subnet', `sub-${i}`, ns)}  networkRef: {name: net-${i}}\n  cidr: 10.${i}.0.0/24\n`);
@@ -257,22 +283,30 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     repo.push();
     agent.configure([{ name: 'crash', source: { git: { url: repo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_TEST_GIT_PASSWORD' } }, interval: '5s', retryInterval: '2s' }]);
     const env = { KS_TEST_GIT_PASSWORD: peers.git.password };
+    // The engine logs "create  <address>" before each create. At the 6th, the agent is frozen (SIGSTOP, from the
+    // handler that read the line) so the cloud can be read mid-run, then killed: the kill lands after writes began.
+    let creates = 0;
+    const sixth = agent.nextLine('the 6th create', (l) => l.msg.startsWith('create ') && ++creates === 6);
     await agent.start(env);
-    // Kill it once a few objects are created, well before the 48 are done.
-    const until = Date.now() + 120_000;
-    while (agent.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('create ')).length < 6) {
-      if (Date.now() > until) throw new Error(`no creates logged:\n${agent.tail()}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await sixth.then(() => agent.signal('SIGSTOP'));
+    const inCloud = async (): Promise<number> => {
+      let n = 0;
+      for (const ns of namespaces) n += (await networksIn(`${agent.owner}-${ns}`)).length + (await subnetsIn(`${agent.owner}-${ns}`)).length;
+      return n;
+    };
+    const atKill = await inCloud();
+    expect(atKill, 'the kill lands before the 48 objects are all made').toBeLessThan(48);
     expect(await agent.kill('SIGKILL')).toBe(null);
-    const created = agent.lines.filter((l) => l.msg.startsWith('create ')).length;
-    expect(created).toBeLessThan(48);
+    expect(agent.lines.filter((l) => l.msg.startsWith('create ')).length).toBeLessThan(48);
 
     await agent.start(env);
     await agent.waitFor('crash', `applied ${sha}`, applied(sha), 180_000);
+    const all = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`).sort();
     for (const ns of namespaces) {
       const nets = await networksIn(`${agent.owner}-${ns}`);
-      expect(names(nets)).toEqual(Array.from({ length: perNamespace }, (_, i) => `net-${i}`).sort());
+      // Exact names, each once: no duplicate from the create the kill interrupted.
+      expect(names(nets)).toEqual(all('net', perNamespace));
+      expect(names(await subnetsIn(`${agent.owner}-${ns}`))).toEqual(all('sub', perNamespace));
       for (const n of nets) expect(n.description).toContain(`[kupenstack ${agent.owner}-crash Network/${n.name}`);
     }
 
@@ -284,20 +318,24 @@ describe('kupenstack agent: kill -9 in the middle of a reconcile, then a restart
     }
     const smaller = repo.commit('a third fewer');
     repo.push();
-    const from = agent.lines.length;
-    const until2 = Date.now() + 120_000;
-    while (!agent.lines.slice(from).some((l) => l.msg.startsWith('delete '))) {
-      if (Date.now() > until2) throw new Error(`no deletes logged:\n${agent.tail()}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // The prune logs "delete  <address> (<id>)" before each delete: at the first one the agent is frozen (SIGSTOP from
+    // the handler that read the line), the cloud shows the prune unfinished, then SIGTERM lands in the middle of it.
+    await agent.nextLine('the first delete of the prune', (l) => l.msg.startsWith('delete ')).then(() => agent.signal('SIGSTOP'));
+    expect(await inCloud(), 'SIGTERM lands before the prune is done (2 × 8 networks + 8 subnets left)').toBeGreaterThan(2 * 16);
     const termAt = Date.now();
-    expect(await agent.kill('SIGTERM')).toBe(0);
+    // Pending while stopped, delivered the moment it resumes.
+    agent.signal('SIGTERM');
+    agent.signal('SIGCONT');
+    expect(await agent.exit()).toBe(0);
     expect(Date.now() - termAt).toBeLessThan(30_000);
     expect(agent.lines.at(-1)?.msg).toBe('stopped');
     await agent.start(env);
     await agent.waitFor('crash', `applied ${smaller}`, applied(smaller), 180_000);
-    for (const ns of namespaces) expect(names(await networksIn(`${agent.owner}-${ns}`))).toEqual(Array.from({ length: 8 }, (_, i) => `net-${i}`).sort());
-    await agent.kill('SIGTERM');
+    for (const ns of namespaces) {
+      expect(names(await networksIn(`${agent.owner}-${ns}`))).toEqual(all('net', 8));
+      expect(names(await subnetsIn(`${agent.owner}-${ns}`))).toEqual(all('sub', 8));
+    }
+    expect(await agent.kill('SIGTERM')).toBe(0);
   });
 });
 

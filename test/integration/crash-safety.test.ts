@@ -33,13 +33,31 @@ function revision(keepEvery = 1): Record<string, string> {
   return files;
 }
 
-function runApply(args: string[]): { kill: () => void; done: Promise<number | null> } {
+/** A small seeded PRNG (mulberry32): the same seed replays the same kill delays. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * `kupenstack apply` as a child. `writes()`: the writes it had begun so far,
+ * counted from its log ("create  <address>", "update  <address>: …",
+ * "delete  <address> (<id>)" are printed just before each call).
+ */
+function runApply(args: string[]): { kill: () => void; writes: () => number; done: Promise<number | null> } {
   const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', ws.repo, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     kill: () => child.kill('SIGKILL'),
+    writes: () => stderr.split('\n').filter((l) => /^(create|update|delete) {2}\S/.test(l)).length,
     done: done.then((code) => {
       if (code !== null && code !== 0) ws.log.push(stderr);
       return code;
@@ -48,24 +66,32 @@ function runApply(args: string[]): { kill: () => void; done: Promise<number | nu
 }
 
 describe('crash safety', () => {
-  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', async () => {
+  // Up to 80 rounds of a cold CLI start each, then a full apply: past the default 180 s on the loaded test bed.
+  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 600_000 }, async () => {
     writeFileSync(join(ws.dir, 'kupenstack.yaml'), stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir, concurrency: 8 }));
-    let kills = 0;
-    for (let round = 0; kills < 20 && round < 60; round++) {
+    // Replay a failure with KS_CRASH_SEED=<the seed printed>.
+    const seed = Number(process.env.KS_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
+    console.log(`crash-safety: seed ${seed} (replay with KS_CRASH_SEED=${seed})`);
+    const random = prng(seed);
+    const rounds: { round: number; delay: number; killed: boolean; writes: number; code: number | null }[] = [];
+    // Only kills that land after the round's writes began count: a kill before any write proves nothing.
+    const landed = (): number => rounds.filter((r) => r.killed && r.writes > 0).length;
+    for (let round = 0; landed() < 20 && round < 80; round++) {
       // Alternate between the full revision and one without two thirds of it, so creates and deletes are both cut.
       ws.remove(`${namespaces[0]}/all.yaml`);
       ws.remove(`${namespaces[1]}/all.yaml`);
       ws.write(round % 4 === 3 ? revision(3) : revision());
       const run = runApply(['--prune', '--allow-mass-delete']);
-      const delay = 300 + Math.floor(Math.random() * 2500);
+      const delay = 300 + Math.floor(random() * 2500);
       const finished = await Promise.race([run.done.then(() => true), sleep(delay).then(() => false)]);
-      if (!finished) {
-        run.kill();
-        kills++;
-      }
-      await run.done;
+      const writes = run.writes();
+      if (!finished) run.kill();
+      rounds.push({ round, delay, killed: !finished, writes, code: await run.done });
     }
-    expect(kills).toBeGreaterThanOrEqual(20);
+    const story = `seed ${seed}; rounds:\n${rounds.map((r) => JSON.stringify(r)).join('\n')}\n${ws.log.join('\n')}`;
+    expect(landed(), story).toBeGreaterThanOrEqual(20);
+    // A round that was not killed ran to its end and succeeded, even right after a kill.
+    expect(rounds.filter((r) => !r.killed).map((r) => ({ round: r.round, code: r.code })), story).toEqual(rounds.filter((r) => !r.killed).map((r) => ({ round: r.round, code: 0 })));
 
     ws.write(revision());
     const final = runApply(['--prune']);

@@ -149,10 +149,29 @@ describe('apply --plan: exactly the saved plan, or nothing', () => {
     expect(planned.code).toBe(2);
     expect(actions(JSON.parse(planned.stdout) as JsonPlan)).toEqual(['create rev/Network/extra', 'update rev/Network/net']);
 
+    // Neutron before and after, read directly: exactly net's description changed (same id: updated, not
+    // replaced) and extra appeared; every other network of the project is as it was.
+    const network = ws.cloud.client('network');
+    const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === ns)!;
+    type Net = { id: string; name: string; description: string; mtu: number; revision_number: number; updated_at: string };
+    const read = async (): Promise<Map<string, Net>> => new Map((await network.list<Net>('/networks', 'networks', { project_id: project.id })).map((n) => [n.name, n]));
+    const before = await read();
+    expect(before.has('net')).toBe(true);
+    expect(before.has('extra')).toBe(false);
+
     const applied = run(['apply', '--plan', saved, '--config', configFile, '--output', 'json']);
     expect(applied.stderr).not.toMatch(/stale/);
     expect(applied.code).toBe(0);
     expect(JSON.parse(applied.stdout)).toMatchObject({ created: 1, updated: 1, replaced: 0, deleted: 0, errors: [] });
+
+    const after = await read();
+    expect([...after.keys()].sort()).toEqual([...before.keys(), 'extra'].sort());
+    expect(after.get('net')).toMatchObject({ id: before.get('net')!.id, mtu: before.get('net')!.mtu });
+    expect(after.get('net')!.description).toContain('saved');
+    expect(before.get('net')!.description).not.toContain('saved');
+    expect(after.get('extra')).toMatchObject({ mtu: 1400 });
+    const untouched = [...before.keys()].filter((n) => n !== 'net');
+    expect(untouched.map((n) => after.get(n))).toEqual(untouched.map((n) => before.get(n)));
     expect((await livePlan(false)).changes).toEqual([]);
   }, 300_000);
 

@@ -87,6 +87,11 @@ export class TestRepo {
    * a push (X-Gitea-Event/Delivery/Signature, HMAC-SHA256 of the body) to the
    * agent, so `git push` itself triggers the agent as a forge would.
    */
+  /** The bare repository on the test bed's Git server (its hooks/ live here). */
+  get bareDir(): string {
+    return join(repoRoot, `${this.name}.git`);
+  }
+
   installPushHook(hookUrl: string, secret: string): void {
     const hook = join(repoRoot, `${this.name}.git`, 'hooks', 'post-receive');
     writeFileSync(
@@ -127,6 +132,7 @@ export class AgentProcess {
   readonly lines: LogLine[] = [];
   port = 0;
   private child?: ChildProcess;
+  private readonly watchers: { test: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
   private exited?: Promise<number | null>;
 
   get base(): string {
@@ -149,10 +155,19 @@ export class AgentProcess {
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
+        let parsed: LogLine;
         try {
-          this.lines.push(JSON.parse(line) as LogLine);
+          parsed = JSON.parse(line) as LogLine;
         } catch {
-          this.lines.push({ time: '', level: 50, msg: `unparsed: ${line}` });
+          parsed = { time: '', level: 50, msg: `unparsed: ${line}` };
+        }
+        this.lines.push(parsed);
+        // Watchers run here, in the handler that reads the line: a test acting on a line does so before the next read.
+        for (const w of [...this.watchers]) {
+          if (w.test(parsed)) {
+            this.watchers.splice(this.watchers.indexOf(w), 1);
+            w.resolve(parsed);
+          }
         }
       }
     });
@@ -162,8 +177,8 @@ export class AgentProcess {
     void this.exited.then((code) => {
       if (code) this.lines.push({ time: '', level: 60, msg: `exited ${code}: ${stderr}` });
     });
-    // Up when /healthz answers.
-    for (let i = 0; i < 100; i++) {
+    // Up when /healthz answers (30 s: on the shared 2-core test bed a cold start of the .ts sources can pass 10 s).
+    for (let i = 0; i < 300; i++) {
       if (child.exitCode !== null) throw new Error(`the agent exited: ${stderr}`);
       if (await this.get('/healthz').then((r) => r.ok, () => false)) return;
       await sleep(100);
@@ -205,6 +220,28 @@ export class AgentProcess {
       .join('\n');
   }
 
+  /**
+   * Resolves with the first line from now on that passes `test`, from inside
+   * the stdout handler, so `then` code (e.g. a SIGSTOP) runs before any later
+   * line is read.
+   */
+  nextLine(what: string, test: (l: LogLine) => boolean, timeoutMs = 120_000): Promise<LogLine> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no log line ${what} within ${timeoutMs} ms:\n${this.tail()}`)), timeoutMs);
+      this.watchers.push({ test, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+    });
+  }
+
+  /** Sends a signal without waiting for an exit (SIGSTOP, SIGCONT). */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
+  /** The exit code once the process has exited (null: killed by a signal). */
+  exit(): Promise<number | null> {
+    return this.exited ?? Promise.resolve(null);
+  }
+
   kill(signal: NodeJS.Signals): Promise<number | null> {
     this.child?.kill(signal);
     return this.exited ?? Promise.resolve(null);
@@ -234,9 +271,17 @@ export class AgentProcess {
 }
 
 /** Networks of a project by name, with the owner marker in their description. */
-export async function networksIn(projectName: string): Promise<{ id: string; name: string; description: string }[]> {
+export async function networksIn(projectName: string): Promise<{ id: string; name: string; description: string; mtu: number }[]> {
   const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
   const [project] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: projectName });
   if (!project) return [];
-  return cloud.client('network').list<{ id: string; name: string; description: string }>('/networks', 'networks', { project_id: project.id });
+  return cloud.client('network').list<{ id: string; name: string; description: string; mtu: number }>('/networks', 'networks', { project_id: project.id });
+}
+
+/** Subnets of a project by name (empty when the project does not exist). */
+export async function subnetsIn(projectName: string): Promise<{ id: string; name: string; network_id: string }[]> {
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  const [project] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: projectName });
+  if (!project) return [];
+  return cloud.client('network').list<{ id: string; name: string; network_id: string }>('/subnets', 'subnets', { project_id: project.id });
 }

@@ -90,6 +90,8 @@ export interface RawLayer {
   mediaType: string;
   data: Buffer;
   annotations?: Record<string, string>;
+  /** The size the manifest states, when it must lie about `data`'s length. */
+  statedSize?: number;
 }
 
 /**
@@ -108,7 +110,7 @@ export async function pushRaw(
   const layers = [];
   for (const l of parts.layers) {
     const { digest, size } = await uploadBuffer(c, repository, l.data);
-    layers.push({ mediaType: l.mediaType, digest, size, ...(l.annotations ? { annotations: l.annotations } : {}) });
+    layers.push({ mediaType: l.mediaType, digest, size: l.statedSize ?? size, ...(l.annotations ? { annotations: l.annotations } : {}) });
   }
   const mediaType = parts.mediaType ?? ociManifest;
   const manifest = {

@@ -12,6 +12,7 @@ const files = generatedFiles(registry);
 
 describe('files generated from schemas/', () => {
   it('are up to date (run `npm run generate` after editing a schema)', () => {
+    expect(files.size).toBeGreaterThan(0);
     for (const [path, content] of files) expect(readFileSync(path, 'utf8'), path).toBe(content);
     const crdsOnDisk = readdirSync('deploy/crds').map((f) => `deploy/crds/${f}`).sort();
     expect(crdsOnDisk).toEqual([...files.keys()].filter((p) => p.startsWith('deploy/crds/')).sort());
@@ -53,6 +54,7 @@ describe('files generated from schemas/', () => {
 describe('the TypeScript types', () => {
   it('declare every kind with its spec', () => {
     const ts = readFileSync(join('agent/model/kinds.generated.ts'), 'utf8');
+    expect(registry.kinds.size).toBeGreaterThan(0);
     for (const kind of registry.kinds.keys()) expect(ts).toContain(`export interface ${kind} {`);
   });
 });

@@ -75,6 +75,7 @@ describe('the Flavor adapter', () => {
       // No drift: the unchanged manifest matches what is observed, so a second apply writes nothing.
       const writes = ctx.cloud.counters.write;
       observed = await flavor.observe(ctx);
+      expect(Object.keys(desired).length).toBeGreaterThan(0);
       for (const key of Object.keys(desired)) expect(observed[0]!.fields[key], key).toEqual(desired[key]);
       diff = difference(flavor, desired, observed[0]!);
       expect(diff.updates).toEqual({});

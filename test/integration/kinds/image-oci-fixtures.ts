@@ -193,27 +193,41 @@ export function registryLog(): string {
 
 export type Fault = 'none' | 'truncate-always' | 'truncate-once' | 'truncate-then-5xx';
 
+/** One blob download the fault proxy saw: the Range it asked for (absent: the whole blob), what it answered, whether it cut the body. */
+export interface ProxiedBlob {
+  range: string | undefined;
+  status: number;
+  cut: boolean;
+}
+
 /**
  * A loopback HTTP middlebox in front of the real registry that breaks blob
  * downloads mid-way: cut the body half way (the connection dies), or answer
  * 503 to the resumption. Manifests and everything else pass through untouched.
+ * `set` starts a new activation: the fault counts from the next blob GET, and
+ * `blobs()` lists the downloads of this activation only, as seen on the wire.
  */
-export async function faultProxy(): Promise<{ host: string; set: (f: Fault) => void; blobRequests: () => number; close: () => Promise<void> }> {
+export async function faultProxy(): Promise<{ host: string; set: (f: Fault) => void; blobs: () => ProxiedBlob[]; close: () => Promise<void> }> {
   const { createServer, request: forward } = await import('node:http');
   let fault: Fault = 'none';
-  let blobs = 0;
+  let seen: ProxiedBlob[] = [];
   const server = createServer((req, res) => {
     // The downloads of the disk itself: a whole blob, or its resumption (`bytes=N-`); a pre-flight read of the head (`bytes=0-65535`) passes.
-    const preflight = /^bytes=\d+-\d+$/.test(String(req.headers.range ?? ''));
+    const range = req.headers.range;
+    const preflight = /^bytes=\d+-\d+$/.test(String(range ?? ''));
     const isBlob = /\/blobs\/sha256:[0-9a-f]{64}$/.test(req.url ?? '') && req.method === 'GET' && !preflight;
-    if (isBlob) blobs++;
-    const nth = blobs;
+    const entry: ProxiedBlob = { range, status: 0, cut: false };
+    if (isBlob) seen.push(entry);
+    const nth = seen.length;
     if (isBlob && fault === 'truncate-then-5xx' && nth > 1) {
+      entry.status = 503;
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"errors":[{"code":"UNAVAILABLE","message":"injected"}]}');
       return;
     }
     const up = forward({ host: '127.0.0.1', port: 5050, method: req.method, path: req.url, headers: { ...req.headers, host: registry } }, (upRes) => {
       const cut = isBlob && (fault === 'truncate-always' || ((fault === 'truncate-once' || fault === 'truncate-then-5xx') && nth === 1));
+      entry.status = upRes.statusCode ?? 502;
+      entry.cut = cut;
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       if (!cut) return void upRes.pipe(res);
       const limit = Math.floor(Number(upRes.headers['content-length'] ?? 0) / 2);
@@ -236,8 +250,11 @@ export async function faultProxy(): Promise<{ host: string; set: (f: Fault) => v
   const port = (server.address() as { port: number }).port;
   return {
     host: `127.0.0.1:${port}`,
-    set: (f) => (fault = f),
-    blobRequests: () => blobs,
+    set: (f) => {
+      fault = f;
+      seen = [];
+    },
+    blobs: () => [...seen],
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

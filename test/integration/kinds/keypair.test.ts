@@ -50,6 +50,7 @@ describe('the KeyPair adapter', () => {
 
       // No drift, and a second apply writes nothing.
       const writes = ctx.cloud.counters.write;
+      expect(Object.keys(desired).length).toBeGreaterThan(0);
       for (const k of Object.keys(desired)) expect(observed[0]!.fields[k], k).toEqual(desired[k]);
       expect(difference(keyPair, desired, observed[0]!)).toMatchObject({ updates: {}, replace: false });
       expect(ctx.cloud.counters.write).toBe(writes);

@@ -68,6 +68,7 @@ describe('the ProjectQuota adapter', () => {
 
       // No drift: a second apply writes nothing.
       const writes = ctx.cloud.counters.write;
+      expect(Object.keys(desired).length).toBeGreaterThan(0);
       for (const k of Object.keys(desired)) expect(observed[0]!.fields[k], k).toEqual(desired[k]);
       expect(difference(projectQuota, desired, observed[0]!)).toMatchObject({ updates: {}, replace: false });
       expect(ctx.cloud.counters.write).toBe(writes);

@@ -92,6 +92,7 @@ describe('the SecurityGroup adapter', () => {
       // The no-drift property, for every field desired returns.
       for (const [m, id] of [[web, webCreated.id], [db, dbCreated.id]] as const) {
         const desired = await securityGroup.desired(m, ctx);
+        expect(Object.keys(desired).length).toBeGreaterThan(0);
         for (const k of Object.keys(desired)) expect(byId(id).fields[k], `${m.metadata.name}.${k}`).toEqual(desired[k]);
         expect(drift(securityGroup, desired, byId(id))).toEqual({});
         expect(byId(id).marker).toEqual(markerOf(m, m === web ? webFirst : dbFirst));

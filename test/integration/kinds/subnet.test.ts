@@ -74,6 +74,7 @@ describe('the Subnet adapter', () => {
       await subnet.update(ctx, observed[0]!, { tags: ['a', 'b'] }, m);
       observed = await subnet.observe(ctx);
       // The no-drift property: an unchanged manifest gives no difference, so a second apply writes nothing.
+      expect(Object.keys(desired).length).toBeGreaterThan(0);
       for (const k of Object.keys(desired)) expect(observed[0]!.fields[k], k).toEqual(desired[k]);
       expect(drift(subnet, await subnet.desired(m, ctx), observed[0]!)).toEqual({});
 
@@ -127,6 +128,7 @@ describe('the Subnet adapter', () => {
     try {
       const observed = await subnet.observe(ctx);
       expect(observed.map((r) => r.id)).toEqual([created.id]);
+      expect(Object.keys(desired).length).toBeGreaterThan(0);
       for (const k of Object.keys(desired)) expect(observed[0]!.fields[k], k).toEqual(desired[k]);
       expect(drift(subnet, desired, observed[0]!)).toEqual({});
     } finally {

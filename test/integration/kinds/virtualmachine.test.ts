@@ -173,6 +173,7 @@ describe('the VirtualMachine adapter', () => {
     t.cloud.counters.reset();
     const again = await virtualMachine.desired(m(), ctx);
     const [remote] = await virtualMachine.observe(ctx);
+    expect(Object.entries(again).length).toBeGreaterThan(0);
     for (const [k, v] of Object.entries(again)) {
       if (vmUnobservedFields.includes(k)) expect(remote!.fields, k).not.toHaveProperty(k);
       else expect(remote!.fields[k], k).toEqual(v);
