@@ -106,6 +106,7 @@ describe('a replace cascades through what uses the replaced object', () => {
     const iface = after.ports.filter((x) => x.device_id === after.routerId);
     expect(iface.map((x) => x.fixed_ips.map((ip) => [ip.subnet_id, ip.ip_address]))).toEqual([[[newSubnet, '10.97.0.1']]]);
     // Nothing left behind: every port of the network sits on the new subnet only; no port without an address.
+    expect(after.ports.length).toBeGreaterThan(0);
     for (const x of after.ports) expect(x.fixed_ips.map((ip) => ip.subnet_id), `${x.device_owner} ${x.id}`).toEqual([newSubnet]);
     expect(after.ports.filter((x) => x.device_owner !== 'network:dhcp').map((x) => x.id).sort()).toEqual([port.id, iface[0]!.id].sort());
     expect(before.ports.find((x) => x.name === 'p')!.id).toBe(port.id);

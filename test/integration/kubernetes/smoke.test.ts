@@ -52,6 +52,7 @@ describe('the Kubernetes peer', () => {
       const list = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' });
       return list.items.filter((p) => p.status?.phase === 'Running').length === 3 ? list.items : undefined;
     });
+    expect(pods).toHaveLength(3);
     for (const p of pods) expect(p.spec?.nodeName).toBe(kube.node);
     const d = await until('deployment web Available', async () => {
       const dep = await apps.readNamespacedDeployment({ name: 'web', namespace: ns });
