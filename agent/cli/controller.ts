@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
 import { bridgeApplyRevision } from '../controller/engine-bridge.ts';
-import { loadKubeConfig } from '../controller/kube-client.ts';
+import { loadKubeConfig } from '../kube/client.ts';
 import { UsageError } from '../errors.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { ApiCounters } from '../openstack/counters.ts';
@@ -53,7 +53,7 @@ export function controllerCommand(): Command {
       if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
-      const kc = loadKubeConfig(opts.kubeconfig);
+      const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
       const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
       const secrets = new KubeSecretResolver(kc, ownNamespace);
       const counters = new ApiCounters();

@@ -1,6 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { group, version } from '../schema/registry.ts';
-import { httpStatus, mergePatch } from './kube-client.ts';
+import { mergePatch } from '../kube/client.ts';
+import { isKubeStatus } from '../kube/errors.ts';
 import type { KubeObject } from './objects.ts';
 
 /**
@@ -19,7 +20,7 @@ export async function setFinalizer(api: k8s.CustomObjectsApi, plural: string, o:
       mergePatch,
     )) as KubeObject;
   } catch (err) {
-    if (httpStatus(err) === 404) return undefined;
+    if (isKubeStatus(err, 404)) return undefined;
     throw err;
   }
 }
@@ -32,6 +33,6 @@ export async function setNamespaceFinalizer(core: k8s.CoreV1Api, ns: k8s.V1Names
   try {
     await core.patchNamespace({ name: ns.metadata!.name!, body: { metadata: { finalizers, resourceVersion: ns.metadata?.resourceVersion } } }, mergePatch);
   } catch (err) {
-    if (httpStatus(err) !== 404) throw err;
+    if (!isKubeStatus(err, 404)) throw err;
   }
 }

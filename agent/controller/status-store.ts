@@ -1,7 +1,8 @@
 import type * as k8s from '@kubernetes/client-node';
 import { apiVersion, group, version } from '../schema/registry.ts';
 import type { ResourceStatus, RunSummary, StateStore, StoredState } from '../status/store.ts';
-import { httpStatus, serverSideApply } from './kube-client.ts';
+import { serverSideApply } from '../kube/client.ts';
+import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
 import type { WatchedKind } from './kinds.ts';
 import type { KubeObject } from './objects.ts';
 import { sameStatus, statusBody } from './status-writer.ts';
@@ -73,8 +74,8 @@ export class KubeStatusStore implements StateStore {
       entry.object = { ...entry.object, status: updated.status };
     } catch (err) {
       // A CR deleted while the run went on is not an error (StateStore contract); anything else is logged, not thrown: status must not fail a reconcile.
-      if (httpStatus(err) === 404) return;
-      this.log(`status  ${address}: could not write status (HTTP ${httpStatus(err) ?? '?'})`);
+      if (isKubeStatus(err, 404)) return;
+      this.log(`status  ${address}: could not write status (${kubeApiError('status write', err).message})`);
     }
   }
 
