@@ -7,7 +7,10 @@ const opts = { debounceMs: 30, backoffBaseMs: 40, backoffMaxMs: 200, concurrency
 describe('WorkQueue', () => {
   it('collapses adds inside the debounce window into one run', async () => {
     const runs: string[] = [];
-    const q = new WorkQueue(opts, async (k) => void runs.push(k));
+    const q = new WorkQueue(opts, (k) => {
+      runs.push(k);
+      return Promise.resolve();
+    });
     for (let i = 0; i < 5; i++) q.add('team-a');
     q.add('team-b');
     await sleep(5);
@@ -40,10 +43,10 @@ describe('WorkQueue', () => {
     const at: number[] = [];
     const start = Date.now();
     let calls = 0;
-    const q = new WorkQueue(opts, async () => {
+    const q = new WorkQueue(opts, () => {
       at.push(Date.now() - start);
       calls++;
-      if (calls <= 2) throw new Error('OpenStack unavailable');
+      return calls <= 2 ? Promise.reject(new Error('OpenStack unavailable')) : Promise.resolve();
     });
     q.add('ns', 0);
     await sleep(20);
