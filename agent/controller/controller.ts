@@ -163,7 +163,8 @@ export class Controller {
 
     const store = new KubeStatusStore(this.custom, ns, entries, this.memory, log);
     const events = fanOut(kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log), ...(this.opts.events ? [this.opts.events] : []));
-    const documents = documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
+    // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
+    const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
     const { validated, rejected } = validateNamespace(documents, this.opts.registry);
     const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
     for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
@@ -180,7 +181,8 @@ export class Controller {
     const failed = new Set(report.errors.map((e) => e.address));
     const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
     const releasable = prune ? deleting.filter(([address]) => !failed.has(address)) : [];
-    if (terminating && report.errors.length === 0 && releasable.length === deleting.length) {
+    const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
+    if (emptied) {
       const id = await deleteNamespaceProject(cloud, this.opts.config.owner, ns);
       if (id) log(`delete  project of namespace ${ns} (${id})`);
     }
@@ -188,7 +190,7 @@ export class Controller {
       await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, false);
       entries.delete(address);
     }
-    if (terminating && report.errors.length === 0 && releasable.length === deleting.length && (this.objects.get(ns)?.size ?? 0) === releasable.length) {
+    if (emptied && (this.objects.get(ns)?.size ?? 0) <= releasable.length) {
       await setNamespaceFinalizer(this.core, namespace, finalizer, false);
     }
     this.runs.set(ns, (this.runs.get(ns) ?? 0) + 1);

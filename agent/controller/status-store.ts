@@ -44,6 +44,8 @@ export class KubeStatusStore implements StateStore {
       const id = typeof object.status?.id === 'string' ? object.status.id : undefined;
       resources[address] = { ...known, ...(id && !known?.id ? { id } : {}), onDelete: object.spec?.onDelete === 'detach' ? 'detach' : undefined };
     }
+    // Objects whose CR is gone but whose OpenStack object stays (onDelete: detach) are remembered, or the next run would prune them.
+    for (const [address, known] of this.memory) if (address.startsWith(`${this.namespace}/`) && !resources[address]) resources[address] = known;
     return Promise.resolve({ owner: this.namespace, resources, history: [] });
   }
 

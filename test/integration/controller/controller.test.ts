@@ -239,16 +239,16 @@ describe('kupenstack controller', () => {
   });
 
   it('kill -9 in the middle of a reconcile, then a restart, converges with no duplicate', async () => {
-    const many = Array.from({ length: 8 }, (_, i) => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: burst-${i}, namespace: ${nsA}}\nspec: {}\n`).join('---\n');
+    const many = Array.from({ length: 20 }, (_, i) => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: burst-${i}, namespace: ${nsA}}\nspec: {}\n`).join('---\n');
     kubectlOk(['apply', '-f', '-'], { input: many });
     await until('the first write of the burst', async () => (await networksIn(nsA)).some((n) => n.name.startsWith('burst-')), 60_000, 50);
     controller.kill9();
     const atKill = (await networksIn(nsA)).filter((n) => n.name.startsWith('burst-')).length;
     await controller.start();
-    await until('every burst network Ready', () => Promise.resolve(Array.from({ length: 8 }, (_, i) => ready('network', nsA, `burst-${i}`)).every(Boolean)), 120_000, 1000);
+    await until('every burst network Ready', () => Promise.resolve(Array.from({ length: 20 }, (_, i) => ready('network', nsA, `burst-${i}`)).every(Boolean)), 120_000, 1000);
     const names = (await networksIn(nsA)).map((n) => n.name).filter((n) => n.startsWith('burst-')).sort();
-    expect(names).toEqual(Array.from({ length: 8 }, (_, i) => `burst-${i}`).sort());
-    expect(atKill).toBeLessThan(8);
+    expect(names).toEqual(Array.from({ length: 20 }, (_, i) => `burst-${i}`).sort());
+    expect(atKill).toBeLessThan(20);
   });
 
   it('no secret value reaches status, Events or the controller log', () => {
