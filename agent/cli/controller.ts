@@ -9,7 +9,7 @@ import { OpenStackCloud } from '../openstack/cloud.ts';
 import { ApiCounters } from '../openstack/counters.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { KubeSecretResolver } from '../secrets/kubernetes.ts';
-import { parseDuration } from '../util/duration.ts';
+import { isDuration, parseDuration } from '../util/duration.ts';
 import { loadConfig } from '../config/config.ts';
 
 interface ControllerCliOptions {
@@ -35,7 +35,7 @@ const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/n
 export function controllerCommand(): Command {
   return new Command('controller')
     .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
-    .option('--kubeconfig <file>', 'kubeconfig to use (default: in-cluster service account, else KUBECONFIG)')
+    .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
     .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
     .option('--cloud <name>', 'clouds.yaml entry of the cloud (or "cloud" in the config file)')
     .option('--clouds <file>', 'clouds.yaml file (when the cloud is not read from a Secret)')
@@ -51,6 +51,8 @@ export function controllerCommand(): Command {
       if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
       const cloudName = opts.cloud ?? config.cloud;
       if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
+      if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
+      if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });

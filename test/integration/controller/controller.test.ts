@@ -26,7 +26,8 @@ const network = () => cloud.client('network');
 let controller: ControllerProcess;
 let tenant: string;
 let imageServer: Server;
-let appCredential: { id: string; secret: string } | undefined;
+/** The controller's own Keystone user, whose password the test looks for everywhere it must not be. */
+let agentUser: { id: string; password: string } | undefined;
 
 interface Kobj {
   metadata: { name: string; finalizers?: string[]; generation?: number };
@@ -68,6 +69,10 @@ function events(ns: string, name: string): { reason: string; message: string; ty
   return getJson<{ items: { reason: string; message: string; type: string; involvedObject: { name: string } }[] }>(['get', 'events', '-n', ns]).items.filter((e) => e.involvedObject.name === name);
 }
 
+const secretsSeen: string[] = [];
+const cloudsYaml = (password: string): string =>
+  `clouds:\n  ctl:\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      username: ks-ctl-${run}\n      password: ${password}\n      user_domain_name: Default\n      project_name: admin\n      project_domain_name: Default\n    region_name: RegionOne\n    interface: public\n    compute_api_version: '2.74'\n`;
+
 const openstack = (...args: string[]): string => execFileSync('openstack', ['--os-cloud', testCloudName, ...args], { encoding: 'utf8' });
 
 beforeAll(async () => {
@@ -86,13 +91,15 @@ beforeAll(async () => {
   kubectlOk(['create', 'rolebinding', 'tenant-edit', '-n', nsA, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${nsA}:tenant`]);
   tenant = tenantKubeconfig(nsA, 'tenant');
 
-  // The cloud's clouds.yaml comes from a Secret, with an application credential whose secret the test then looks for everywhere.
-  const me = await cloud.whoami();
-  const created = await cloud.identity.post<{ application_credential: { id: string; secret: string } }>(`/users/${me.userId}/application_credentials`, { application_credential: { name: `ks-ctl-${run}`, unrestricted: false } }, [201]);
-  appCredential = created.application_credential;
-  const cloudsYaml = `clouds:\n  ctl:\n    auth_type: v3applicationcredential\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      application_credential_id: ${appCredential.id}\n      application_credential_secret: ${appCredential.secret}\n    region_name: RegionOne\n    interface: public\n`;
+  // The cloud's clouds.yaml comes from a Secret, for a Keystone user of this test with a random password.
+  const password = randomBytes(24).toString('hex');
+  const user = await cloud.identity.post<{ user: { id: string } }>('/users', { user: { name: `ks-ctl-${run}`, domain_id: 'default', password } }, [201]);
+  agentUser = { id: user.user.id, password };
+  const [adminRole] = await cloud.identity.list<{ id: string }>('/roles', 'roles', { name: 'admin' });
+  const [adminProject] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: 'admin' });
+  await cloud.identity.put(`/projects/${adminProject!.id}/users/${agentUser.id}/roles/${adminRole!.id}`, undefined, [204]);
   kubectlOk(['create', 'namespace', `ctl-${run}-system`]);
-  kubectlOk(['create', 'secret', 'generic', 'cloud', '-n', `ctl-${run}-system`, '--from-file=clouds.yaml=/dev/stdin'], { input: cloudsYaml });
+  kubectlOk(['create', 'secret', 'generic', 'cloud', '-n', `ctl-${run}-system`, '--from-file=clouds.yaml=/dev/stdin'], { input: cloudsYaml(agentUser.password) });
 
   imageServer = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
   await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
@@ -114,10 +121,7 @@ afterAll(async () => {
   }
   kubectl(['delete', 'namespace', `ctl-${run}-system`, '--wait=false']);
   imageServer?.close();
-  if (appCredential) {
-    const me = await cloud.whoami();
-    await cloud.identity.remove(`/users/${me.userId}/application_credentials/${appCredential.id}`);
-  }
+  if (agentUser) await cloud.identity.remove(`/users/${agentUser.id}`);
 }, 300_000);
 
 const port = (): number => {
@@ -251,10 +255,25 @@ describe('kupenstack controller', () => {
     expect(atKill).toBeLessThan(20);
   });
 
+  it('a rotated clouds.yaml Secret takes effect without a restart', async () => {
+    const next = randomBytes(24).toString('hex');
+    // The old password stops working (Keystone revokes the user's tokens): only the new Secret can make the next object.
+    await cloud.identity.call('PATCH', `/users/${agentUser!.id}`, { json: { user: { password: next } } });
+    secretsSeen.push(agentUser!.password);
+    agentUser!.password = next;
+    const manifest = kubectlOk(['create', 'secret', 'generic', 'cloud', '-n', `ctl-${run}-system`, '--from-file=clouds.yaml=/dev/stdin', '--dry-run=client', '-o', 'yaml'], { input: cloudsYaml(next) });
+    kubectlOk(['apply', '-f', '-'], { input: manifest });
+    kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: rotated, namespace: ${nsA}}\nspec: {}\n` });
+    await until('a network made with the rotated credential', async () => (await networksIn(nsA)).some((n) => n.name === 'rotated'), 60_000);
+    expect(controller.child?.exitCode ?? null).toBeNull();
+  });
+
   it('no secret value reaches status, Events or the controller log', () => {
     const everything = [controller.log(), kubectlOk(['get', 'events', '-n', nsA, '-o', 'json']), kubectlOk(['get', 'kupenstack', '-n', nsA, '-o', 'json'])].join('\n');
-    expect(appCredential!.secret.length).toBeGreaterThan(20);
-    expect(everything).not.toContain(appCredential!.secret);
+    for (const secret of [...secretsSeen, agentUser!.password]) {
+      expect(secret.length).toBeGreaterThan(20);
+      expect(everything).not.toContain(secret);
+    }
   });
 
   it('deleting the namespace empties its project, then deletes the project', async () => {
