@@ -63,7 +63,7 @@ export type Cidr = string;
 /** A MAC address, six colon-separated hex octets, e.g. fa:16:3e:12:34:56. */
 export type MacAddress = string;
 
-/** Tags: at most 32, each 1 to 255 characters without commas. The agent adds its own ownership tags on top of these. */
+/** Tags: at most 32, each 1 to 255 characters without commas, no duplicates (a set: order does not matter). The agent adds its own ownership tags on top of these. */
 export type Tags = string[];
 
 /** Kind-agnostic filter selecting one pre-existing OpenStack object; all given criteria must match. Matching zero objects waits; matching more than one is an error. */
@@ -1025,6 +1025,19 @@ export type SubnetStatus = {
   observed?: Observed;
   /** When the agent last compared this object with OpenStack. */
   lastSyncTime?: string;
+  /** Gateway address Neutron assigned (or none when the subnet has no gateway). */
+  gatewayIP?: string;
+  /** Address ranges Neutron allocates ports from. */
+  allocationPools?: {
+    /** First address. */
+    start: string;
+    /** Last address. */
+    end: string;
+  }[];
+  /** Addresses allocated to ports in this subnet (Neutron's IP availability), when the agent may read it. */
+  usedIPs?: number;
+  /** Addresses the allocation pools hold in total. */
+  totalIPs?: number;
 };
 
 /** A Neutron subnet (IPv4 or IPv6) of a Network. */

@@ -46,10 +46,10 @@ export interface CustomResourceDefinition {
 
 /** The CRD of one kind: the kind's JSON Schema made structural ($refs inlined, agent-only keywords dropped). */
 export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResourceDefinition {
-  const toStructural = (node: JsonSchema, root: JsonSchema): JsonSchema => {
+  const toStructural = (node: JsonSchema, root: JsonSchema, name = ''): JsonSchema => {
     if (node.$ref) {
       const target = registry.resolve(node.$ref, root);
-      const merged = toStructural(target.schema, target.root);
+      const merged = toStructural(target.schema, target.root, name);
       // A description at the referencing property is more specific than the definition's.
       return node.description ? { ...merged, description: node.description } : merged;
     }
@@ -60,17 +60,22 @@ export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResource
     if (typeof node.exclusiveMinimum === 'number') Object.assign(out, { minimum: node.exclusiveMinimum, exclusiveMinimum: true });
     if (typeof node.exclusiveMaximum === 'number') Object.assign(out, { maximum: node.exclusiveMaximum, exclusiveMaximum: true });
     if (node.properties) {
-      out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, toStructural(v, root)]));
+      out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, toStructural(v, root, k)]));
     }
     if (node.items) out.items = toStructural(node.items, root);
     if (node.additionalProperties && typeof node.additionalProperties === 'object' && !node.properties) {
       out.additionalProperties = toStructural(node.additionalProperties, root);
     }
-    for (const combinator of ['oneOf', 'anyOf'] as const) {
-      const branches = node[combinator];
-      if (branches && branches.every(onlyRequired)) out[combinator] = branches.map((b) => ({ ...b }));
-    }
+    // oneOf/anyOf of "which fields are set" become CEL rules with a message a
+    // user can act on; the API server words a oneOf failure as "must validate
+    // one and only one schema".
+    const rules = (['oneOf', 'anyOf'] as const).flatMap((c) => {
+      const branches = node[c];
+      return branches?.every(onlyRequired) ? [celRule(c, branches)] : [];
+    });
+    if (rules.length) out['x-kubernetes-validations'] = rules;
     if (!out.type && !out['x-kubernetes-int-or-string'] && !out['x-kubernetes-preserve-unknown-fields']) out.type = inferType(node);
+    listType(out, node, name);
     return out;
   };
 
@@ -120,6 +125,53 @@ export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResource
       ],
     },
   };
+}
+
+/**
+ * How server-side apply merges a list. `conditions` are keyed by `type`, so
+ * several managers can own one condition each (metav1.Condition's convention);
+ * a scalar list with unique items is a set; other lists stay atomic.
+ */
+function listType(out: JsonSchema, node: JsonSchema, name: string): void {
+  if (out.type !== 'array' || !out.items) return;
+  if (name === 'conditions' && out.items.required?.includes('type')) {
+    Object.assign(out, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
+  } else if (node.uniqueItems && out.items.type !== 'object' && out.items.type !== 'array') {
+    out['x-kubernetes-list-type'] = 'set';
+  }
+}
+
+/** CEL's reserved words and characters, escaped as the API server expects in field selections. */
+const celReserved = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+function celField(name: string): string {
+  if (celReserved.has(name)) return `__${name}__`;
+  return name.replace(/_/g, '__underscores__').replace(/\./g, '__dot__').replace(/-/g, '__dash__').replace(/\//g, '__slash__');
+}
+
+/** One branch ("these fields set, those not") as a CEL condition and as words. */
+function branchOf(branch: JsonSchema): { cel: string; words: string; negated: string[] } {
+  const set = branch.required ?? [];
+  const unset = branch.not?.required ?? [];
+  const cel = [...set.map((f) => `has(self.${celField(f)})`), ...(unset.length ? [`!(${unset.map((f) => `has(self.${celField(f)})`).join(' && ')})`] : [])].join(' && ');
+  return { cel: set.length + (unset.length ? 1 : 0) > 1 ? `(${cel})` : cel, words: set.map((f) => `\`${f}\``).join(' and '), negated: unset };
+}
+
+function orList(items: string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+/** oneOf/anyOf whose branches only say which fields are set, as an x-kubernetes-validations rule. */
+function celRule(combinator: 'oneOf' | 'anyOf', branches: JsonSchema[]): { rule: string; message: string } {
+  const parts = branches.map(branchOf);
+  if (combinator === 'oneOf') {
+    return { rule: `${parts.map((p) => `(${p.cel} ? 1 : 0)`).join(' + ')} == 1`, message: `set exactly one of ${orList(parts.map((p) => p.words))}` };
+  }
+  const rule = parts.map((p) => p.cel).join(' || ');
+  // anyOf(not a, not b) is "a and b exclude each other".
+  if (parts.every((p) => p.words === '' && p.negated.length === 1)) {
+    return { rule, message: `${parts.map((p) => `\`${p.negated[0]}\``).join(' and ')} exclude each other: set at most one of them` };
+  }
+  return { rule, message: `set at least one of ${orList(parts.map((p) => p.words))}` };
 }
 
 function onlyRequired(branch: JsonSchema): boolean {

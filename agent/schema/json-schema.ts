@@ -28,6 +28,8 @@ export interface JsonSchema {
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
+  /** A set: becomes x-kubernetes-list-type: set in the CRD. */
+  uniqueItems?: boolean;
   minProperties?: number;
   maxProperties?: number;
   'x-kupenstack-scope'?: 'Namespaced' | 'Cluster';

@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The test bed's Kubernetes control plane as tests see it (test/testbed/kubernetes/up.sh
+ * starts it): where the admin kubeconfig and the version-matched kubectl are.
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+const versions = Object.fromEntries(
+  readFileSync(join(here, 'versions.sh'), 'utf8')
+    .split('\n')
+    .map((l) => /^([A-Z0-9_]+)=(\S+)/.exec(l))
+    .filter((m) => m !== null)
+    .map((m) => [m[1]!, m[2]!]),
+);
+const home = process.env.KUPENSTACK_TESTBED_HOME ?? '/var/lib/kupenstack-testbed';
+const cache = process.env.KUPENSTACK_TESTBED_CACHE ?? '/var/cache/kupenstack-testbed';
+
+export const kube = {
+  version: versions.K8S_VERSION!,
+  server: 'https://127.0.0.1:6443',
+  /** cluster-admin (client certificate, group system:masters). */
+  kubeconfig: join(home, 'kubernetes/admin.kubeconfig'),
+  caFile: join(home, 'kubernetes/pki/ca.crt'),
+  bin: join(cache, `kubernetes-${versions.K8S_VERSION!}/bin`),
+  node: 'kwok-node-0',
+} as const;
+
+export const kubectlPath = join(kube.bin, 'kubectl');
+
+export interface KubectlResult { code: number; stdout: string; stderr: string }
+
+/** kubectl as cluster-admin (or with another kubeconfig); never throws, the test asserts on the result. */
+export async function kubectl(args: string[], opts: { kubeconfig?: string; input?: string } = {}): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    const child = execFile(kubectlPath, [`--kubeconfig=${opts.kubeconfig ?? kube.kubeconfig}`, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+    else child.stdin?.end();
+  });
+}
+
+/** kubectl that must succeed: its stdout, or an error with its stderr. */
+export async function kubectlOk(args: string[], opts: { kubeconfig?: string; input?: string } = {}): Promise<string> {
+  const r = await kubectl(args, opts);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (exit ${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** A kubeconfig file for a bearer token (a ServiceAccount's TokenRequest token); removed by the returned dispose. */
+export function tokenKubeconfig(token: string, namespace = 'default'): { path: string; dispose: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ks-kubeconfig-'));
+  const path = join(dir, 'kubeconfig');
+  const ca = readFileSync(kube.caFile).toString('base64');
+  writeFileSync(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{name: testbed, cluster: {server: "${kube.server}", certificate-authority-data: "${ca}"}}]`,
+      `users: [{name: token, user: {token: "${token}"}}]`,
+      `contexts: [{name: testbed, context: {cluster: testbed, user: token, namespace: ${namespace}}}]`,
+      'current-context: testbed',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  return { path, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
