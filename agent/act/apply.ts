@@ -1,17 +1,206 @@
-import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
+import { KupenstackError } from '../errors.ts';
+import { discardEvents, type EventSink } from '../events/events.ts';
+import { textLogSink } from '../events/text-log.ts';
 import { kindOrder } from '../graph/kind-order.ts';
 import { adapters } from '../kinds/index.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
+import { decide, planErrorMessage, type Decision } from '../plan/decide.ts';
+import { observedHash, StalePlanError, compareObserved, type ObservedState } from '../plan/observed.ts';
+import type { Change, Drift, Held, ImageResolution, Plan } from '../plan/plan.ts';
+import { jsonPlan } from '../plan/render/json.ts';
+import { compareChanges } from '../plan/saved.ts';
 import { loadSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
-import { readState, writeState } from '../status/state.ts';
+import { describeSecret, type SecretResolver } from '../secrets/resolver.ts';
+import { FileStateStore } from '../status/file-store.ts';
+import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { checkPath } from '../validate/check-path.ts';
-import type { ObservedState } from './observed.ts';
-import { reconcile, type ApplyReport } from './reconcile.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
+import { execute, type ApplyError, type KindCounts } from './execute.ts';
+import { observe, type Observation } from './observe.ts';
 
-export interface ApplyPathOptions {
+export type { ApplyError, KindCounts };
+
+/** One revision of the desired state: the source's revision string and its validated manifests. */
+export interface RevisionInput {
+  revision: string;
+  validated: ValidatedRevision;
+}
+
+export interface EngineDeps {
+  cloud: OpenStackCloud;
+  registry: SchemaRegistry;
+  config: AgentConfig;
+  state: StateStore;
+  events: EventSink;
+  secrets: SecretResolver;
+  counters?: ApiCounters;
+  signal?: AbortSignal;
+  /** Only these namespaces' projects are observed, planned and pruned (the in-cluster controller reconciles one namespace at a time). Absent = every owned project. */
+  namespaces?: string[];
+}
+
+export interface EngineOptions {
+  prune: boolean;
+  allowMassDelete: boolean;
+}
+
+/** A live plan, plus what a saved plan and the CLI need: what it was compared with, and what could not be planned. */
+export interface PlannedRevision extends Plan {
+  /** Per address, a hash of the observed object: `apply --plan` refuses once OpenStack no longer looks like this. */
+  observed: ObservedState;
+  errors: ApplyError[];
+  apiCalls: { read: number; write: number };
+}
+
+export interface ApplyReport {
+  revision: string;
+  created: number;
+  updated: number;
+  replaced: number;
+  deleted: number;
+  healed: number;
+  unchanged: number;
+  held: Held[];
+  errors: ApplyError[];
+  apiCalls: { read: number; write: number };
+  drift: Drift[];
+  warnings: string[];
+  /** The plan's changes this run executed. */
+  changes: Change[];
+  /** Moving references (OCI tags) that point elsewhere than the object in use. */
+  images: ImageResolution[];
+  /** The observed objects this run compared with. */
+  observed: ObservedState;
+  /** The same counts per kind (metrics, status). */
+  kinds: Record<string, KindCounts>;
+}
+
+/** Where no secret can be read (a caller that gave no resolver): a manifest that names one fails with the reference, never a value. */
+export const noSecrets: SecretResolver = {
+  get: (ref) => Promise.reject(new KupenstackError('secret.unavailable', `${describeSecret(ref)} cannot be read here: no secret resolver is configured`)),
+};
+
+/** What the live cloud holds for this revision, then the plan: read-only (no project is created either). */
+export async function planRevision(input: RevisionInput, deps: EngineDeps, opts: EngineOptions): Promise<PlannedRevision> {
+  const before = calls(deps.cloud);
+  const { seen, decision } = await observeAndDecide(input, deps, opts, (await deps.state.load()).resources);
+  return { ...decision.plan, observed: observedOf(seen), errors: decision.errors.map((e) => applyError(e.address, e.error)), apiCalls: since(deps.cloud, before) };
+}
+
+/**
+ * Makes OpenStack equal to one revision: observe, decide, execute. With
+ * `opts.plan` (a saved plan) the fresh decision must equal it — same observed
+ * objects, same changes — or nothing is written (Terraform's "inconsistent
+ * final plan"). State goes through `deps.state`, progress through `deps.events`.
+ */
+export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts: EngineOptions & { plan?: Plan & { observed?: ObservedState } }): Promise<ApplyReport> {
+  const started = new Date();
+  const before = calls(deps.cloud);
+  const stored = await deps.state.load();
+  const resources = stored.resources;
+  const { seen, decision } = await observeAndDecide(input, deps, opts, resources);
+  const observed = observedOf(seen);
+  if (opts.plan) {
+    if (opts.plan.revision !== input.revision) throw new StalePlanError([`the manifests are ${input.revision}, the plan was made for ${opts.plan.revision}`]);
+    const differences = [...(opts.plan.observed ? compareObserved(opts.plan.observed, observed) : []), ...compareChanges(jsonPlan(opts.plan), jsonPlan(decision.plan))];
+    if (differences.length > 0) throw new StalePlanError(differences);
+  }
+  if (decision.plan.held.length > 0) deps.events({ type: 'held', address: input.revision, reason: 'MassDeleteGuard', message: `${decision.plan.held.length} deletions (mass-delete guard)`, severity: 'warning', revision: input.revision, at: new Date().toISOString() });
+  const out = await execute(input.validated, decision, seen, {
+    cloud: deps.cloud,
+    adapters,
+    kindOrder: kindOrder(deps.registry),
+    owner: deps.config.owner,
+    projectPrefix: deps.config.projectPrefix,
+    domainId: deps.config.domain,
+    role: deps.config.role,
+    revision: input.revision,
+    concurrency: deps.config.concurrency,
+    readyTimeoutMs: deps.config.readyTimeoutSeconds * 1000,
+    transientRetries: 4,
+    resources,
+    state: deps.state,
+    events: deps.events,
+    signal: deps.signal,
+  });
+  for (const m of decision.declared) if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
+  const report: ApplyReport = {
+    revision: input.revision,
+    created: out.created,
+    updated: out.updated,
+    replaced: out.replaced,
+    deleted: out.deleted,
+    healed: out.healed,
+    unchanged: out.unchanged,
+    held: decision.plan.held,
+    errors: out.errors,
+    apiCalls: since(deps.cloud, before),
+    drift: out.drift,
+    warnings: [...out.warnings, ...warningsOf(seen)],
+    changes: decision.plan.changes,
+    images: out.images,
+    observed,
+    kinds: out.kinds,
+  };
+  await deps.state.finishRun({
+    revision: input.revision,
+    startedAt: started.toISOString(),
+    durationMs: Date.now() - started.getTime(),
+    result: report.errors.length ? 'failed' : report.held.length ? 'held' : 'applied',
+    counts: { created: report.created, updated: report.updated, replaced: report.replaced, deleted: report.deleted, healed: report.healed, unchanged: report.unchanged, errors: report.errors.length },
+  });
+  return report;
+}
+
+async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
+  const seen = await observe(input.validated.manifests, {
+    cloud: deps.cloud,
+    adapters,
+    owner: deps.config.owner,
+    projectPrefix: deps.config.projectPrefix,
+    prune: opts.prune,
+    concurrency: deps.config.concurrency,
+    resources: res,
+    namespaces: deps.namespaces,
+    secrets: deps.secrets,
+    signal: deps.signal,
+  });
+  const decision = await decide(input.validated, seen.inventory, {
+    adapters,
+    revision: input.revision,
+    against: `cloud ${deps.config.cloud}`,
+    prune: opts.prune,
+    allowMassDelete: opts.allowMassDelete,
+    massDeleteThreshold: deps.config.massDeleteThreshold / 100,
+  });
+  decision.plan.warnings.unshift(...warningsOf(seen));
+  return { seen, decision };
+}
+
+/** Extra objects carrying one marker: the planner deletes them; the user hears why. */
+function warningsOf(seen: Observation): string[] {
+  return seen.inventory.duplicates.map((d) => `${d.address}: more than one OpenStack object carries this marker (${d.remote.id} besides ${seen.inventory.owned.get(d.address)?.id ?? '?'}); the extra one is pruned`);
+}
+
+function observedOf(seen: Observation): ObservedState {
+  const out: ObservedState = {};
+  for (const [address, remote] of seen.inventory.owned) out[address] = observedHash(remote);
+  for (const [address, remote] of seen.inventory.imports) out[address] = observedHash(remote);
+  return out;
+}
+
+function applyError(address: string, error: unknown): ApplyError {
+  const { code, message } = planErrorMessage({ address, error });
+  return { address, code, message: `${address}: ${message}` };
+}
+
+const calls = (cloud: OpenStackCloud): { read: number; write: number } => ({ read: cloud.counters.read, write: cloud.counters.write });
+const since = (cloud: OpenStackCloud, before: { read: number; write: number }): { read: number; write: number } => ({ read: cloud.counters.read - before.read, write: cloud.counters.write - before.write });
+
+export interface PathOptions {
   path: string;
   cloud: string;
   cloudsFile?: string;
@@ -20,17 +209,23 @@ export interface ApplyPathOptions {
   allowMassDelete: boolean;
   log: (line: string) => void;
   signal?: AbortSignal;
-  /** Plan only: compare with the live cloud, change nothing, keep no state. */
-  dryRun?: boolean;
   /** Where the OpenStack calls are counted (the agent exports them as metrics). */
   counters?: ApiCounters;
   /** The agent loads the schemas once, not on every run. */
   registry?: SchemaRegistry;
   /** The agent reuses one client per Sync, so its tokens outlive a run. */
   openstack?: OpenStackCloud;
-  /** `apply --plan`: stop before the first object write unless OpenStack still looks as it did for the plan. */
-  expectObserved?: ObservedState;
+  /** Structured events besides the log lines. */
+  events?: EventSink;
+  secrets?: SecretResolver;
+  /** `apply --plan`: the saved plan this run must equal. */
+  plan?: Plan & { observed?: ObservedState };
+  /** The source's revision; default: the content hash of the loaded manifests. */
+  revision?: string;
 }
+
+/** Kept for callers that still pass it. */
+export type ApplyPathOptions = PathOptions;
 
 export interface ApplyOutcome {
   /** Set when the revision is invalid: nothing was sent to OpenStack. */
@@ -38,53 +233,35 @@ export interface ApplyOutcome {
   report?: ApplyReport;
 }
 
+export interface PlanOutcome {
+  diagnostics: Diagnostic[];
+  report?: PlannedRevision;
+}
+
 /** Validate a folder, then make the cloud equal to it (standalone mode; state in config.stateDir). */
-export async function applyPath(opts: ApplyPathOptions): Promise<ApplyOutcome> {
+export async function applyPath(opts: PathOptions): Promise<ApplyOutcome> {
+  const prepared = await prepare(opts);
+  if ('diagnostics' in prepared) return { diagnostics: prepared.diagnostics };
+  const report = await applyRevision(prepared.input, prepared.deps, { prune: opts.prune, allowMassDelete: opts.allowMassDelete, ...(opts.plan ? { plan: opts.plan } : {}) });
+  return { diagnostics: [], report };
+}
+
+/** Validate a folder and plan it against the live cloud, changing nothing. */
+export async function planPath(opts: PathOptions): Promise<PlanOutcome> {
+  const prepared = await prepare(opts);
+  if ('diagnostics' in prepared) return { diagnostics: prepared.diagnostics };
+  return { diagnostics: [], report: await planRevision(prepared.input, prepared.deps, { prune: opts.prune, allowMassDelete: opts.allowMassDelete }) };
+}
+
+async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] } | { input: RevisionInput; deps: EngineDeps }> {
   const registry = opts.registry ?? loadSchemaRegistry();
   const check = await checkPath(opts.path, registry);
   if (check.diagnostics.length > 0) return { diagnostics: check.diagnostics };
-
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
-  const stateFile = join(opts.config.stateDir, `${opts.config.owner}.json`);
-  const state = await readState(stateFile, opts.config.owner);
-  const startedAt = new Date();
-  state.lastAttemptedRevision = check.revision;
-  try {
-    const report = await reconcile(check.validated, {
-      cloud,
-      adapters,
-      kindOrder: kindOrder(registry),
-      owner: opts.config.owner,
-      projectPrefix: opts.config.projectPrefix,
-      domainId: opts.config.domain,
-      role: opts.config.role,
-      revision: check.revision,
-      prune: opts.prune,
-      allowMassDelete: opts.allowMassDelete,
-      massDeleteThreshold: opts.config.massDeleteThreshold / 100,
-      concurrency: opts.config.concurrency,
-      readyTimeoutMs: opts.config.readyTimeoutSeconds * 1000,
-      transientRetries: 4,
-      state,
-      log: opts.log,
-      signal: opts.signal,
-      dryRun: opts.dryRun,
-      expectObserved: opts.expectObserved,
-    });
-    if (opts.dryRun) return { diagnostics: [], report };
-    if (report.errors.length === 0) state.lastAppliedRevision = check.revision;
-    state.history = [
-      ...state.history,
-      {
-        revision: check.revision,
-        startedAt: startedAt.toISOString(),
-        durationMs: Date.now() - startedAt.getTime(),
-        result: report.errors.length ? ('failed' as const) : report.held.length ? ('held' as const) : ('applied' as const),
-        counts: { created: report.created, updated: report.updated, replaced: report.replaced, deleted: report.deleted, healed: report.healed, unchanged: report.unchanged, errors: report.errors.length },
-      },
-    ].slice(-10);
-    return { diagnostics: [], report };
-  } finally {
-    if (!opts.dryRun) await writeState(stateFile, state);
-  }
+  const sink = textLogSink(opts.log);
+  const events: EventSink = opts.events ? (e) => (sink(e), opts.events!(e)) : sink;
+  return {
+    input: { revision: opts.revision ?? check.revision, validated: check.validated },
+    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events: events ?? discardEvents, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
+  };
 }

@@ -1,5 +1,6 @@
 import { KupenstackError } from '../errors.ts';
-import { knownAfterApply, type AdapterContext } from '../kinds/adapter.ts';
+import type { AdapterContext } from '../kinds/adapter.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Project } from './projects.ts';
 
@@ -20,11 +21,12 @@ export interface ProjectContext {
 }
 
 /**
- * `planning`: ids of objects not created yet become placeholders instead of
- * errors. `scopeProjectId`: the project whose token reads for this namespace
- * (a plan for a namespace without a project yet reads with the agent's own).
+ * `scopeProjectId`: the project whose token reads for this namespace (a plan
+ * for a namespace without a project yet reads with the agent's own). The
+ * planner answers references itself (plan/decide.ts); this context's `idOf`
+ * throws PendingReference for an object that does not exist yet.
  */
-export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, planning = false, scopeProjectId = project.id): Promise<ProjectContext> {
+export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver): Promise<ProjectContext> {
   const ids = new Map<string, string>();
   const memos = new Map<string, Promise<unknown>>();
   const ctx: AdapterContext = {
@@ -35,12 +37,10 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
     projectName: project.name,
     owner,
     signal,
+    ...(secrets ? { secrets } : {}),
     idOf: (kind, name) => {
       const id = ids.get(`${kind}/${name}`);
-      if (id === undefined) {
-        if (planning) return knownAfterApply(`${kind}/${name}`);
-        throw new PendingReference(`${kind}/${name}`);
-      }
+      if (id === undefined) throw new PendingReference(`${kind}/${name}`);
       return id;
     },
     memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {

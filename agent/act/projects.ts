@@ -33,14 +33,11 @@ const namespaceTag = (ns: string): string => `kupenstack-namespace:${ns}`;
  * and makes sure the agent's user holds `role` in each (a HEAD, then a PUT
  * only when missing), so later calls run with a token scoped to the project.
  */
-export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[], opts: ProjectOptions): Promise<Map<string, Project>> {
+export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[], opts: ProjectOptions, known?: readonly Project[]): Promise<Map<string, Project>> {
   const identity = cloud.identity;
-  const owned = await identity.list<KeystoneProject>('/projects', 'projects', { tags: ownerTag(opts.owner) });
   const byNamespace = new Map<string, Project>();
-  for (const p of owned) {
-    const ns = p.tags?.find((t) => t.startsWith('kupenstack-namespace:'))?.slice('kupenstack-namespace:'.length);
-    if (ns) byNamespace.set(ns, { namespace: ns, id: p.id, name: p.name });
-  }
+  // `known`: the owner's projects as just listed (observe); a project created since is adopted on the create's conflict.
+  for (const p of known ?? (await ownedProjects(cloud, opts.owner))) byNamespace.set(p.namespace, p);
   const me = await cloud.whoami();
   let roleId: string | undefined;
   for (const ns of [...new Set(namespaces)].sort()) {

@@ -1,11 +1,8 @@
 import { Command } from 'commander';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { applyPath } from '../act/apply.ts';
-import { compareObserved, StalePlanError } from '../act/observed.ts';
 import { UsageError } from '../errors.ts';
-import { planFromReport } from '../plan/from-report.ts';
-import { jsonPlan } from '../plan/render/json.ts';
-import { compareChanges, readSavedPlan, type SavedPlan } from '../plan/saved.ts';
+import { planFromJson, readSavedPlan, type SavedPlan } from '../plan/saved.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption, printJson, type OutputFormat } from './output.ts';
 
@@ -40,15 +37,6 @@ export function applyCommand(): Command {
       const log = (line: string): void => {
         process.stderr.write(`${line}\n`);
       };
-      if (saved) {
-        // Read-only first: the same manifests and the same cloud must give the same plan.
-        const fresh = await applyPath({ path, cloud, cloudsFile, config, prune, allowMassDelete: false, dryRun: true, log: () => undefined, signal: controller.signal });
-        if (fresh.report) {
-          if (fresh.report.revision !== saved.plan.revision) throw new StalePlanError([`the manifests in ${path} are ${fresh.report.revision}, the plan was made for ${saved.plan.revision}`]);
-          const differences = [...compareObserved(saved.observed, fresh.report.observed), ...compareChanges(saved.plan, jsonPlan(planFromReport(fresh.report, `cloud ${cloud}`)))];
-          if (differences.length > 0) throw new StalePlanError(differences);
-        }
-      }
       const outcome = await applyPath({
         path,
         cloud,
@@ -58,7 +46,8 @@ export function applyCommand(): Command {
         allowMassDelete: saved ? false : opts.allowMassDelete,
         log,
         signal: controller.signal,
-        ...(saved ? { expectObserved: saved.observed } : {}),
+        // The fresh decision must equal the saved plan, or nothing is written.
+        ...(saved ? { plan: { ...planFromJson(saved.plan), observed: saved.observed } } : {}),
       });
       if (outcome.diagnostics.length > 0) {
         for (const d of outcome.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);

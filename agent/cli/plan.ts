@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
-import { applyPath } from '../act/apply.ts';
+import { planPath } from '../act/apply.ts';
 import { loadConfig } from '../config/config.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { UsageError } from '../errors.ts';
 import { adapters } from '../kinds/index.ts';
 import { planBetweenRevisions } from '../plan/between-revisions.ts';
-import { planFromReport } from '../plan/from-report.ts';
 import type { Plan } from '../plan/plan.ts';
 import { jsonPlan, renderJson } from '../plan/render/json.ts';
 import { renderMarkdown } from '../plan/render/markdown.ts';
@@ -47,10 +46,10 @@ export function planCommand(): Command {
     .action(async (path: string, opts: PlanOptions) => {
       if (opts.base !== undefined) return planRevisions(path, opts);
       const { config, cloud, cloudsFile } = resolveCloud(opts);
-      const outcome = await applyPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, dryRun: true, log: () => undefined });
+      const outcome = await planPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, log: () => undefined });
       if (outcome.diagnostics.length > 0) return invalid(outcome.diagnostics);
       const report = outcome.report!;
-      const plan = planFromReport(report, `cloud ${cloud}`);
+      const plan: Plan = report;
       print(plan, opts.output);
       if (report.errors.length > 0) {
         for (const e of report.errors) process.stderr.write(`error: ${e.message}\n`);

@@ -1,7 +1,8 @@
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud, ProjectApis } from '../openstack/cloud.ts';
 import type { Marker } from '../ownership/marker.ts';
-import type { DestructiveReason } from '../plan/plan.ts';
+import type { DestructiveReason } from '../model/impact.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
 
 /**
  * What one kind knows about OpenStack, and nothing else: API paths, the field
@@ -81,6 +82,21 @@ export interface KindAdapter {
    * so far, and does `recreate` itself (delete + create).
    */
   heal?(ctx: AdapterContext, remote: Remote, step: 'reboot' | 'rebuild', m: Manifest): Promise<void>;
+
+  /**
+   * Replace cascade: stops using these OpenStack objects (a subnet about to be
+   * deleted and created again), so their deletion is not refused as "in use".
+   * The update that follows their re-creation attaches the new ones. Only
+   * touches what refers to `ids`; absent = the kind holds no such use.
+   */
+  release?(ctx: AdapterContext, remote: Remote, ids: readonly string[]): Promise<void>;
+
+  /**
+   * Rewrites the marker (same owner and ref, a new spec hash) without
+   * touching anything else: the manifest dropped a `replace` field, and the
+   * stale hash would make later drift look like a manifest change.
+   */
+  remark?(ctx: AdapterContext, remote: Remote, marker: Marker): Promise<void>;
 }
 
 export type FieldChange = 'update' | 'replace';
@@ -93,8 +109,10 @@ export interface Impact {
    * Updates of these fields are more than a write: a rebuild, a resize.
    * `newId`: the update gives the manifest a new object (the old one is
    * kept), so a plan shows references to it as known after apply.
+   * `heal`: correcting this field repairs the object (a VM powered off
+   * outside Git): the engine counts and records it as that heal step.
    */
-  fields?: Record<string, { code?: DestructiveReason; note: string; newId?: boolean }>;
+  fields?: Record<string, { code?: DestructiveReason; note: string; newId?: boolean; heal?: 'reboot' }>;
 }
 
 /** An OpenStack object as observed. */
@@ -136,6 +154,8 @@ export interface AdapterContext {
   /** Per-run memo for lookups several manifests share (an external network by filter, a public flavor by name). */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   signal?: AbortSignal;
+  /** Secret values a manifest names (VM user data); absent where none can be read (plan --base). */
+  secrets?: SecretResolver;
   /**
    * `plan --base`: there is no cloud to ask. Ids are placeholders and lookups
    * (a flavor by name, an external network by filter) answer placeholders

@@ -1,6 +1,6 @@
 import { parseDescriptionMarker } from '../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from './adapter.ts';
-import { describedUpdate, neutronDescription, observeNeutron, putTags, sortedTags } from './neutron.ts';
+import { describedUpdate, neutronDescription, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
   id: String(raw.id),
@@ -41,6 +41,8 @@ export const network: KindAdapter = {
     'provider:segmentation_id': 'replace',
     tags: 'update',
   },
+
+  remark: remarkNeutron('networks', 'network'),
 
   observe: (ctx) => observeNeutron(ctx, 'networks', toRemote),
 

@@ -31,6 +31,14 @@ export function describedUpdate(remote: Remote, changes: Record<string, unknown>
   return body;
 }
 
+/** A new marker in the description, the description itself unchanged (KindAdapter.remark). */
+export function remarkNeutron(collection: string, singular: string): (ctx: AdapterContext, remote: Remote, marker: Marker) => Promise<void> {
+  return async (ctx, remote, marker) => {
+    const text = typeof remote.fields.description === 'string' && remote.fields.description !== '' ? remote.fields.description : undefined;
+    await ctx.apis.network.put(`/${collection}/${remote.id}`, { [singular]: { description: withDescriptionMarker(text, marker) } });
+  };
+}
+
 /** Neutron keeps tags behind their own endpoint: one PUT replaces the set. */
 export async function putTags(ctx: AdapterContext, collection: string, id: string, tags: unknown): Promise<void> {
   await ctx.apis.network.put(`/${collection}/${id}/tags`, { tags: Array.isArray(tags) ? tags : [] });

@@ -1,7 +1,7 @@
 import type { Manifest } from '../model/manifest.ts';
 import type { PortSpec } from '../model/kinds.generated.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, putTags, sortedTags } from './neutron.ts';
+import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pair = { ip_address: string; mac_address?: string };
 
@@ -72,6 +72,15 @@ export const port: KindAdapter = {
     allowed_address_pairs: 'update',
     'binding:vnic_type': 'update',
     tags: 'update',
+  },
+
+  remark: remarkNeutron('ports', 'port'),
+
+  // Replace cascade: the port gives up its addresses on a subnet about to be replaced; the update after takes new ones.
+  async release(ctx, remote, ids) {
+    const current = (remote.raw.fixed_ips ?? []) as { subnet_id: string; ip_address: string }[];
+    const kept = current.filter((ip) => !ids.includes(ip.subnet_id));
+    if (kept.length !== current.length) await ctx.apis.network.put(`/ports/${remote.id}`, { port: { fixed_ips: kept } });
   },
 
   observe: (ctx) => observeNeutron(ctx, 'ports', toRemote),

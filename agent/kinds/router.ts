@@ -16,6 +16,7 @@ import {
   observeNeutron,
   putTags,
   sortedTags,
+  remarkNeutron,
 } from './neutron.ts';
 
 type Gateway = NonNullable<RouterSpec['externalGateway']>;
@@ -146,6 +147,16 @@ export const router: KindAdapter = {
   },
 
   // Two lists per project: the routers, and all their interface ports at once.
+  remark: remarkNeutron('routers', 'router'),
+
+  // Replace cascade: the interfaces on a subnet (or port) about to be replaced go first; the update after re-adds them.
+  async release(ctx, remote, ids) {
+    const interfaces = Array.isArray(remote.fields.interfaces) ? (remote.fields.interfaces as string[]) : [];
+    for (const iface of interfaces.filter((i) => ids.includes(i.slice(i.indexOf(':') + 1)))) {
+      await ctx.apis.network.put(`/routers/${remote.id}/remove_router_interface`, interfaceBody(iface), [200, 404]);
+    }
+  },
+
   observe: (ctx) => withInterfaces(ctx, observeNeutron(ctx, 'routers', bare)),
 
   async desired(m, ctx) {

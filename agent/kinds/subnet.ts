@@ -1,6 +1,6 @@
 import type { SubnetSpec } from '../model/kinds.generated.ts';
 import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags } from './neutron.ts';
+import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pool = { start: string; end: string };
 type Route = { destination: string; nexthop: string };
@@ -46,6 +46,8 @@ export const subnet: KindAdapter = {
     ipv6_ra_mode: 'replace',
     tags: 'update',
   },
+
+  remark: remarkNeutron('subnets', 'subnet'),
 
   observe: (ctx) => observeNeutron(ctx, 'subnets', toRemote),
 

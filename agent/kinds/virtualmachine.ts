@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { KupenstackError } from '../errors.ts';
 import type { VirtualMachineSpec } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
+import { describeSecret } from '../secrets/resolver.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, parseDescriptionMarker } from '../ownership/marker.ts';
 import { isPlaceholderId, lookedUpId, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serverHealth, showServer, waitForServer, type NovaServer, type PowerState } from './nova-server.ts';
@@ -105,10 +106,18 @@ async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpec): Pro
   return { id: f.id, view: flavorView(f) };
 }
 
-/** Base64 user data, as Nova takes it. */
-function userData(spec: VirtualMachineSpec): string | undefined {
-  if (spec.userDataSecretRef) {
-    throw new KupenstackError('vm.user-data-secret', 'spec.userDataSecretRef is not supported in standalone mode yet: put the user data in spec.userData');
+/**
+ * Base64 user data, as Nova takes it: inline, or read through the context's
+ * SecretResolver (the manifest's namespace, default key `userData`). Offline
+ * (plan --base) a secret stands for itself: the same reference, the same value.
+ */
+async function userData(spec: VirtualMachineSpec, ctx: AdapterContext): Promise<string | undefined> {
+  const ref = spec.userDataSecretRef;
+  if (ref) {
+    const key = { name: ref.name, namespace: ctx.namespace, key: ref.key ?? 'userData' };
+    if (ctx.offline) return Buffer.from(lookedUpId(`user data of ${describeSecret(key)}`), 'utf8').toString('base64');
+    if (!ctx.secrets) throw new KupenstackError('vm.user-data-secret', `spec.userDataSecretRef: ${describeSecret(key)} cannot be read here (no secret resolver); put the user data in spec.userData`);
+    return Buffer.from(await ctx.secrets.get(key), 'utf8').toString('base64');
   }
   return spec.userData === undefined ? undefined : Buffer.from(spec.userData, 'utf8').toString('base64');
 }
@@ -270,7 +279,7 @@ async function rebuildImage(ctx: AdapterContext, id: string, spec: VirtualMachin
   s = await wakeUp(ctx, s);
   // Rebuild replaces the whole metadata: the record of the new image lands with the rebuild itself.
   const body: Record<string, unknown> = { imageRef: imageId, metadata: { ...s.metadata, [metaImage]: name } };
-  const data = userData(spec);
+  const data = await userData(spec, ctx);
   if (data !== undefined) body.user_data = data;
   await serverAction(ctx, id, { rebuild: body });
   return true;
@@ -325,6 +334,7 @@ export const virtualMachine: KindAdapter = {
       image: { code: 'root-disk-lost', note: 'rebuild: the root disk starts again from the new image' },
       image_id: { code: 'root-disk-lost', note: 'rebuild: the root disk starts again from the new image version' },
       flavor: { note: 'resize: the server restarts on the new flavor, its disk is kept' },
+      power_state: { note: 'the power state is set back to the declared one', heal: 'reboot' },
     },
   },
   kind: 'VirtualMachine',
@@ -378,7 +388,7 @@ export const virtualMachine: KindAdapter = {
     if (spec.networks?.some((n) => n.fixedIP)) out.fixed_ips = spec.networks.map((n) => n.fixedIP ?? null);
     if (spec.securityGroupRefs && spec.networks?.some((n) => n.networkRef)) out.security_groups = uniqSorted(spec.securityGroupRefs.map((r) => ctx.idOf('SecurityGroup', r.name)));
     if (spec.keyPairRef) out.key_name = ctx.idOf('KeyPair', spec.keyPairRef.name);
-    const data = userData(spec);
+    const data = await userData(spec, ctx);
     if (data !== undefined) out.user_data = digest(data);
     if (spec.availabilityZone !== undefined) out.availability_zone = spec.availabilityZone;
     if (spec.configDrive !== undefined) out.config_drive = spec.configDrive;
@@ -403,7 +413,7 @@ export const virtualMachine: KindAdapter = {
     // Ids, not names: Neutron group names are not unique in a project.
     if (Array.isArray(desired.security_groups)) server.security_groups = strings(desired.security_groups).map((id) => ({ name: id }));
     if (spec.keyPairRef) server.key_name = ctx.idOf('KeyPair', spec.keyPairRef.name);
-    const data = userData(spec);
+    const data = await userData(spec, ctx);
     if (data !== undefined) server.user_data = data;
     if (spec.availabilityZone !== undefined) server.availability_zone = spec.availabilityZone;
     if (spec.configDrive !== undefined) server.config_drive = spec.configDrive;
@@ -472,7 +482,7 @@ export const virtualMachine: KindAdapter = {
     const imageId = imageIdOf(s);
     if (step === 'rebuild' && imageId) {
       const body: Record<string, unknown> = { imageRef: imageId };
-      const data = userData(specOf(m));
+      const data = await userData(specOf(m), ctx);
       if (data !== undefined) body.user_data = data;
       return serverAction(ctx, s.id, { rebuild: body });
     }

@@ -1,18 +1,18 @@
-import { declaredId, knownAfterApply, type AdapterContext, type KindAdapter } from '../kinds/adapter.ts';
-import type { Manifest } from '../model/manifest.ts';
-import { stableJson } from '../ownership/marker.ts';
-import type { ValidatedRevision } from '../validate/validate.ts';
 import { KupenstackError } from '../errors.ts';
-import { changeOf } from './change.ts';
-import { orderChanges } from './order.ts';
-import { summarize, type Change, type FieldDiff, type Held, type ImageResolution, type Plan } from './plan.ts';
+import { declaredId, type AdapterContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import type { Manifest } from '../model/manifest.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
+import { decide, notDeclared, planErrorMessage, type Inventory } from './decide.ts';
+import { replaceHash } from './diff.ts';
+import type { Plan } from './plan.ts';
 
 /**
  * `plan --base`: the declared-state diff between two revisions, with no cloud
- * and no credentials (pull requests from forks). Each kind's own `desired()`
- * and field table decide update vs replace, exactly as against the live
- * cloud; ids are placeholders. What it cannot see: drift, heals, and fields
- * OpenStack would report differently from what the base declared.
+ * and no credentials (pull requests from forks). The base revision becomes an
+ * offline inventory — every object it declares exists, as declared — and the
+ * same planner as against the live cloud decides. Ids are placeholders. What
+ * it cannot see: drift, heals, and fields OpenStack would report differently
+ * from what the base declared.
  */
 
 export interface RevisionPlanOptions {
@@ -56,97 +56,44 @@ function offlineContext(namespace: string, idOf: (kind: string, name: string) =>
   };
 }
 
-/** The manifests the engine would create and update (imports are only observed). */
-function managed(rev: ValidatedRevision, adapters: ReadonlyMap<string, KindAdapter>): Map<string, Manifest> {
-  const out = new Map<string, Manifest>();
-  for (const m of rev.manifests) if (adapters.has(m.kind) && m.metadata.namespace && m.spec.import === undefined) out.set(m.address, m);
-  return out;
-}
+const ofScope = (m: Manifest, adapters: ReadonlyMap<string, KindAdapter>): boolean => adapters.has(m.kind) && m.metadata.namespace !== undefined;
 
-const addressOf = (namespace: string, kind: string, name: string): string => `${namespace}/${kind}/${name}`;
+/** The base revision as if it were the cloud: each managed manifest exists with the fields it declares. */
+async function offlineInventory(base: ValidatedRevision, head: ValidatedRevision, adapters: ReadonlyMap<string, KindAdapter>, errors: string[]): Promise<Inventory> {
+  const owned = new Map<string, Remote>();
+  const detached = new Set<string>();
+  for (const m of base.manifests.filter((x) => ofScope(x, adapters) && x.spec.import === undefined)) {
+    const adapter = adapters.get(m.kind)!;
+    const ref = `${m.kind}/${m.metadata.name}`;
+    try {
+      const desired = await adapter.desired(m, offlineContext(m.metadata.namespace!, (kind, name) => declaredId(`${kind}/${name}`)));
+      const fields: Record<string, unknown> = Object.fromEntries(Object.keys(adapter.fields).map((k) => [k, notDeclared]));
+      Object.assign(fields, desired);
+      owned.set(m.address, { id: declaredId(ref), marker: { owner: 'plan', ref, specHash: replaceHash(adapter, desired) }, fields, raw: {} });
+      if (m.spec.onDelete === 'detach') detached.add(m.address);
+    } catch (err) {
+      errors.push(`${m.address} (base): ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const imports = new Map<string, Remote>();
+  for (const m of head.manifests.filter((x) => ofScope(x, adapters) && x.spec.import !== undefined)) imports.set(m.address, { id: declaredId(`${m.kind}/${m.metadata.name}`), fields: {}, raw: {} });
+  return {
+    owned,
+    duplicates: [],
+    imports,
+    importErrors: new Map(),
+    total: owned.size,
+    offline: true,
+    context: (m, idOf) => (ofScope(m, adapters) ? offlineContext(m.metadata.namespace!, idOf) : undefined),
+    resources: {},
+    detached: (address) => detached.has(address),
+  };
+}
 
 export async function planBetweenRevisions(base: ValidatedRevision, head: ValidatedRevision, opts: RevisionPlanOptions): Promise<{ plan: Plan; errors: string[] }> {
   const errors: string[] = [];
-  const warnings: string[] = [];
-  const baseSet = managed(base, opts.adapters);
-  const headSet = managed(head, opts.adapters);
-  const imported = new Set(head.manifests.filter((m) => m.spec.import !== undefined).map((m) => m.address));
-
-  // The base: everything exists, every reference is an existing id.
-  const before = new Map<string, Record<string, unknown>>();
-  for (const [address, m] of baseSet) {
-    const ctx = offlineContext(m.metadata.namespace!, (kind, name) => declaredId(`${kind}/${name}`));
-    try {
-      before.set(address, await opts.adapters.get(m.kind)!.desired(m, ctx));
-    } catch (err) {
-      errors.push(`${address} (base): ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
-  // The head, dependencies first: a reference to an object created or replaced by this change is not known yet.
-  const changing = new Set([...headSet.keys()].filter((a) => !baseSet.has(a)));
-  const changes: Change[] = [];
-  const images: ImageResolution[] = [];
-  for (const address of head.order) {
-    const m = headSet.get(address);
-    if (!m) continue;
-    const adapter = opts.adapters.get(m.kind)!;
-    const ns = m.metadata.namespace!;
-    const ctx = offlineContext(ns, (kind, name) => {
-      const target = addressOf(ns, kind, name);
-      return changing.has(target) && !imported.has(target) ? knownAfterApply(`${kind}/${name}`) : declaredId(`${kind}/${name}`);
-    });
-    let after: Record<string, unknown>;
-    try {
-      after = await adapter.desired(m, ctx);
-    } catch (err) {
-      errors.push(`${address}: ${err instanceof Error ? err.message : String(err)}`);
-      continue;
-    }
-    const old = before.get(address);
-    if (!baseSet.has(address)) {
-      changes.push(changeOf(address, adapter, 'create', Object.entries(after).map(([path, value]) => ({ path, before: null, after: value, forcesReplacement: false }))));
-      continue;
-    }
-    if (!old) continue; // The base could not be planned; reported above.
-    const fields: FieldDiff[] = [];
-    let replace = false;
-    for (const [path, value] of Object.entries(after)) {
-      const was = path in old ? old[path] : undefined;
-      if (stableJson(was) === stableJson(value)) continue;
-      const forces = (adapter.fields[path] ?? 'replace') === 'replace';
-      replace ||= forces;
-      fields.push({ path, before: path in old ? was : '(not declared)', after: value, forcesReplacement: forces });
-    }
-    if (replace) {
-      changing.add(address);
-      changes.push(changeOf(address, adapter, 'replace', fields));
-    } else if (fields.length > 0) {
-      changes.push(changeOf(address, adapter, 'update', fields));
-      // An update that makes a new object (an OCI image version): what follows it by id sees a new id.
-      for (const f of fields.filter((x) => adapter.impact?.fields?.[x.path]?.newId && x.before !== '(not declared)')) {
-        changing.add(address);
-        images.push({ address, reference: String(f.after), from: String(f.before), to: String(f.after) });
-      }
-    }
-  }
-
-  // Removed manifests: deleted when the Sync prunes, held when too many go at once.
-  const held: Held[] = [];
-  const removed = [...baseSet.values()].filter((m) => !headSet.has(m.address) && !imported.has(m.address));
-  const detached = removed.filter((m) => m.spec.onDelete === 'detach');
-  for (const m of detached) warnings.push(`${m.address}: no longer declared and left in OpenStack (onDelete: detach)`);
-  const deletions = removed.filter((m) => m.spec.onDelete !== 'detach');
-  if (!opts.prune && deletions.length > 0) {
-    warnings.push(`${deletions.length} manifests were removed; their objects are deleted only by a Sync that prunes (plan with --prune to see the deletions)`);
-  } else if (deletions.length > 0 && !opts.allowMassDelete && baseSet.size > 0 && deletions.length / baseSet.size > opts.massDeleteThreshold) {
-    const reason = `this revision deletes ${deletions.length} of ${baseSet.size} declared objects (more than ${Math.round(opts.massDeleteThreshold * 100)} %); the agent holds it until confirmed`;
-    for (const m of deletions) held.push({ address: m.address, action: 'delete', reason });
-  } else {
-    for (const m of deletions) changes.push(changeOf(m.address, opts.adapters.get(m.kind)!, 'delete', []));
-  }
-
-  const ordered = orderChanges(changes);
-  const plan: Plan = { revision: opts.headLabel, against: opts.baseLabel, summary: summarize(ordered), changes: ordered, drift: [], held, images, warnings };
-  return { plan, errors };
+  const inventory = await offlineInventory(base, head, opts.adapters, errors);
+  const decision = await decide(head, inventory, { adapters: opts.adapters, revision: opts.headLabel, against: opts.baseLabel, prune: opts.prune, allowMassDelete: opts.allowMassDelete, massDeleteThreshold: opts.massDeleteThreshold });
+  for (const e of decision.errors) errors.push(`${e.address}: ${planErrorMessage(e).message}`);
+  return { plan: decision.plan, errors };
 }

@@ -1,15 +1,9 @@
 /** The plan as data (Terraform's split): what `apply` executes and what the renderers show. */
+import type { DestructiveReason } from '../model/impact.ts';
+
+export type { DestructiveReason };
 
 export type Action = 'create' | 'update' | 'replace' | 'delete' | 'heal' | 'noop';
-
-/** Why a change loses something a user may care about; renderers put these first and loud. */
-export type DestructiveReason =
-  | 'root-disk-lost' // a VM rebuilt or recreated: its root disk starts again from the image
-  | 'fixed-ip-changes' // a port or VM replaced: its addresses change
-  | 'data-volume-deleted' // a volume deleted or replaced: its data is gone
-  | 'image-deleted' // a Glance image deleted: VMs and volumes can no longer be rebuilt from it
-  | 'dependents-deleted' // deleting this takes other declared objects with it
-  | 'object-deleted'; // anything else deleted
 
 export interface FieldDiff {
   path: string;
@@ -34,6 +28,11 @@ export interface Change {
   heal?: { step: 'reboot' | 'rebuild' | 'recreate'; attempt: number; reason: string };
   /** Human hint for an update that is more than a field write (a resize, a rebuild). */
   note?: string;
+  /**
+   * Replace cascade: the replaced objects (addresses) this object uses and is
+   * detached from before they are deleted; its update then attaches the new ones.
+   */
+  detachFrom?: string[];
 }
 
 export interface Drift {

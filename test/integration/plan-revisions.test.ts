@@ -4,9 +4,8 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath } from '../../agent/act/apply.ts';
+import { planPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
-import { planFromReport } from '../../agent/plan/from-report.ts';
 import { jsonPlan, type JsonPlan } from '../../agent/plan/render/json.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
@@ -48,10 +47,10 @@ function run(args: string[], env: NodeJS.ProcessEnv = process.env): { code: numb
 
 /** What the live plan would do now, as `plan --output json` prints it. */
 async function livePlan(prune: boolean): Promise<JsonPlan> {
-  const outcome = await applyPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune, allowMassDelete: false, dryRun: true, log: () => undefined });
+  const outcome = await planPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune, allowMassDelete: false, log: () => undefined });
   expect(outcome.diagnostics).toEqual([]);
   expect(outcome.report!.errors).toEqual([]);
-  return jsonPlan(planFromReport(outcome.report!, 'cloud'));
+  return jsonPlan(outcome.report!);
 }
 
 const actions = (p: JsonPlan): string[] => p.changes.map((c) => `${c.action} ${c.address}`).sort();

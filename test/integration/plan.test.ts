@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath } from '../../agent/act/apply.ts';
-import { planFromReport } from '../../agent/plan/from-report.ts';
+import { planPath } from '../../agent/act/apply.ts';
 import type { Plan } from '../../agent/plan/plan.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
@@ -31,10 +30,10 @@ const files = (image: string, flavor: string, withNet2 = true): Record<string, s
 });
 
 async function plan(prune = false): Promise<Plan> {
-  const outcome = await applyPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune, allowMassDelete: false, dryRun: true, log: () => undefined });
+  const outcome = await planPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune, allowMassDelete: false, log: () => undefined });
   expect(outcome.report!.errors).toEqual([]);
   expect(outcome.report!.apiCalls.write).toBe(0); // a plan never changes the cloud
-  return planFromReport(outcome.report!, 'cloud');
+  return outcome.report!;
 }
 
 beforeAll(async () => {

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath } from '../../../agent/act/apply.ts';
+import { planPath } from '../../../agent/act/apply.ts';
 import { ownedProjects } from '../../../agent/act/projects.ts';
 import { versionName } from '../../../agent/kinds/image-oci-versions.ts';
-import { planFromReport } from '../../../agent/plan/from-report.ts';
 import type { Plan } from '../../../agent/plan/plan.ts';
 import { manifestHead as head, Workspace } from '../../support/apply.ts';
 import { testCloudName } from '../../support/context.ts';
@@ -29,10 +28,10 @@ const files = (): Record<string, string> => ({
 });
 
 async function plan(): Promise<Plan> {
-  const outcome = await applyPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune: false, allowMassDelete: false, dryRun: true, log: () => undefined });
+  const outcome = await planPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune: false, allowMassDelete: false, log: () => undefined });
   expect(outcome.report!.errors).toEqual([]);
   expect(outcome.report!.apiCalls.write).toBe(0);
-  return planFromReport(outcome.report!, 'cloud');
+  return outcome.report!;
 }
 
 async function serverImage(name: string): Promise<string> {

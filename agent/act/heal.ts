@@ -1,0 +1,59 @@
+import { KupenstackError } from '../errors.ts';
+import type { Remote } from '../kinds/adapter.ts';
+import type { Marker } from '../ownership/marker.ts';
+import { replaceHash } from '../plan/diff.ts';
+import { nextHeal } from '../plan/heal-policy.ts';
+import type { HealAttempt, ResourceState } from '../status/state.ts';
+import type { Node, Run } from './execute.ts';
+import { waitGone, waitReady } from './wait.ts';
+
+/**
+ * Repairs a failed object by its manifest's heal policy: the adapter reboots
+ * or rebuilds, the engine recreates (delete, then create with the marker).
+ * Every attempt is recorded; a spent budget stops the healing loudly.
+ */
+export async function heal(node: Node, reason: string, run: Run, followUp: (n: Node) => Promise<void>, create: (n: Node, desired: Record<string, unknown>, marker: Marker) => Promise<Remote>): Promise<void> {
+  const state = (run.opts.resources[node.address] ??= {});
+  const decision = nextHeal(node.m, state.heal ?? [], Date.now());
+  if (decision.giveUp) {
+    state.gaveUp = decision.giveUp;
+    throw new KupenstackError('heal.gave-up', `${reason}; ${decision.giveUp}`);
+  }
+  if (decision.wait) {
+    run.out.warnings.push(`${node.address}: failed (${reason}); ${decision.wait}`);
+    return;
+  }
+  const step = decision.step!;
+  const attempt: HealAttempt = { step, at: new Date().toISOString(), reason, result: 'done' };
+  try {
+    if (step === 'recreate') {
+      await node.adapter.delete(node.pc.ctx, node.remote!);
+      await waitGone(node.adapter, node.pc, node.remote!.id, run);
+      const desired = await node.adapter.desired(node.m, node.pc.ctx);
+      node.remote = await create(node, desired, { owner: run.opts.owner, ref: node.ref, specHash: replaceHash(node.adapter, desired) });
+      node.pc.ids.set(node.ref, node.remote.id);
+      state.id = node.remote.id;
+      await followUp(node);
+    } else {
+      await node.adapter.heal!(node.pc.ctx, node.remote!, step, node.m);
+    }
+    run.emit('healed', node.address, step === 'reboot' ? 'HealRebooted' : step === 'rebuild' ? 'HealRebuilt' : 'HealRecreated', `${step} (attempt ${decision.attempt}) because ${reason}`, { id: node.remote!.id });
+    await waitReady(node, run);
+    run.count(node.address, 'healed');
+    // The episode is over: the next failure starts again from a reboot.
+    state.heal = [];
+    state.gaveUp = undefined;
+  } catch (err) {
+    attempt.result = 'failed';
+    attempt.error = err instanceof Error ? err.message : String(err);
+    throw err;
+  } finally {
+    if (attempt.result === 'failed') recordHeal(state, attempt);
+    else state.healHistory = [...(state.healHistory ?? []), attempt].slice(-20);
+  }
+}
+
+export function recordHeal(state: ResourceState, attempt: HealAttempt, episode = true): void {
+  if (episode) state.heal = [...(state.heal ?? []), attempt].slice(-20);
+  state.healHistory = [...(state.healHistory ?? []), attempt].slice(-20);
+}

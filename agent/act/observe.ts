@@ -1,0 +1,141 @@
+import { KupenstackError } from '../errors.ts';
+import { knownAfterApply, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import type { Manifest } from '../model/manifest.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { Inventory } from '../plan/decide.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
+import type { ResourceState } from '../status/state.ts';
+import { pool } from '../util/concurrency.ts';
+import { projectContext, type ProjectContext } from './context.ts';
+import { ownedProjects, type Project } from './projects.ts';
+
+/**
+ * Where a manifest is reconciled. Namespaced kinds live in the namespace's
+ * Keystone project; a manifest no provider takes (cluster-scoped kinds:
+ * OpenStackCloud, Sync) is left to another loop and never reaches the engine.
+ */
+export interface ScopeProvider {
+  /** The scope key of a manifest (its namespace), or undefined when this provider does not handle it. */
+  scopeOf(m: Manifest, adapters: ReadonlyMap<string, KindAdapter>): string | undefined;
+}
+
+export const projectScope: ScopeProvider = {
+  scopeOf: (m, adapters) => (adapters.has(m.kind) && m.metadata.namespace ? m.metadata.namespace : undefined),
+};
+
+export interface ObserveOptions {
+  cloud: OpenStackCloud;
+  adapters: ReadonlyMap<string, KindAdapter>;
+  owner: string;
+  projectPrefix: string;
+  prune: boolean;
+  concurrency: number;
+  resources: Record<string, ResourceState>;
+  /** Only these namespaces (the in-cluster controller reconciles one at a time). */
+  namespaces?: readonly string[];
+  scope?: ScopeProvider;
+  secrets?: SecretResolver;
+  signal?: AbortSignal;
+}
+
+/** The live inventory plus the per-namespace contexts the executor acts through. */
+export interface Observation {
+  inventory: Inventory;
+  /** Namespace → context; `future` ones have no project yet (the executor creates it). */
+  scopes: Map<string, ProjectContext & { future: boolean }>;
+  /** The declared manifests the engine handles, in the revision's order. */
+  resources: Manifest[];
+  /** Namespaces the declared manifests need a project for. */
+  namespaces: string[];
+  /** Every project this owner had when observed (the executor does not list them again). */
+  projects: Project[];
+}
+
+/**
+ * Observe, read-only: the owner's projects (one list), then one list per
+ * kind and project, and the objects declared imports name. Namespaces with
+ * no project yet read with the agent's own scope and see nothing; nothing is
+ * created here, so a plan and the first half of an apply write nothing.
+ */
+export async function observe(manifests: readonly Manifest[], opts: ObserveOptions): Promise<Observation> {
+  const { cloud, adapters, owner } = opts;
+  const scope = opts.scope ?? projectScope;
+  const inScope = (ns: string): boolean => !opts.namespaces || opts.namespaces.includes(ns);
+  const resources = manifests.filter((m) => {
+    const ns = scope.scopeOf(m, adapters);
+    return ns !== undefined && inScope(ns);
+  });
+  const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
+  const projects = new Map<string, Project>();
+  const allProjects = await ownedProjects(cloud, owner);
+  for (const p of allProjects) if (inScope(p.namespace) && (opts.prune || namespaces.includes(p.namespace))) projects.set(p.namespace, p);
+  const scopes = new Map<string, ProjectContext & { future: boolean }>();
+  const missing = namespaces.filter((n) => !projects.has(n));
+  const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
+  for (const ns of missing) {
+    const future: Project = { namespace: ns, id: knownAfterApply(`project ${opts.projectPrefix}${ns}`), name: `${opts.projectPrefix}${ns}` };
+    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets)), future: true });
+  }
+  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets)), future: false });
+
+  const declaredKinds = new Map<string, Set<string>>();
+  for (const m of resources) declaredKinds.set(m.metadata.namespace!, (declaredKinds.get(m.metadata.namespace!) ?? new Set<string>()).add(m.kind));
+  const owned = new Map<string, Remote>();
+  const duplicates: { address: string; remote: Remote }[] = [];
+  let total = 0;
+  const work = [...projects.values()].flatMap((p) => [...adapters.values()].filter((a) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind)).map((a) => ({ p, a })));
+  await pool(work, opts.concurrency, async ({ p, a }) => {
+    const pc = scopes.get(p.namespace)!;
+    for (const remote of await a.observe(pc.ctx)) {
+      if (!remote.marker || remote.marker.owner !== owner) continue;
+      const address = `${p.namespace}/${remote.marker.ref}`;
+      total++;
+      if (owned.has(address)) duplicates.push({ address, remote });
+      else owned.set(address, remote);
+      pc.ids.set(remote.marker.ref, remote.id);
+    }
+  });
+
+  const imports = new Map<string, Remote>();
+  const importErrors = new Map<string, unknown>();
+  for (const m of resources.filter((x) => x.spec.import !== undefined)) {
+    const pc = scopes.get(m.metadata.namespace!)!;
+    try {
+      const found = await resolveImport(m, adapters.get(m.kind)!, pc);
+      imports.set(m.address, found);
+      pc.ids.set(`${m.kind}/${m.metadata.name}`, found.id);
+    } catch (err) {
+      importErrors.set(m.address, err);
+    }
+  }
+
+  const inventory: Inventory = {
+    owned,
+    duplicates,
+    imports,
+    importErrors,
+    total,
+    offline: false,
+    context: (m, idOf) => {
+      const ns = scope.scopeOf(m, adapters);
+      const pc = ns === undefined ? undefined : scopes.get(ns);
+      return pc ? { ...pc.ctx, idOf } : undefined;
+    },
+    resources: opts.resources,
+    detached: (address) => opts.resources[address]?.onDelete === 'detach',
+  };
+  return { inventory, scopes, resources, namespaces, projects: allProjects };
+}
+
+async function resolveImport(m: Manifest, adapter: KindAdapter, pc: ProjectContext): Promise<Remote> {
+  const spec = m.spec.import as { id?: string; filter?: Record<string, unknown> };
+  if (spec.id) {
+    const found = await adapter.get?.(pc.ctx, spec.id);
+    if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no such ${m.kind} in OpenStack; fix the id`);
+    return found;
+  }
+  if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
+  const matches = await adapter.find(pc.ctx, spec.filter ?? {});
+  if (matches.length !== 1) throw new KupenstackError('import.ambiguous', `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`);
+  return matches[0]!;
+}

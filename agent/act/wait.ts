@@ -1,0 +1,47 @@
+import { KupenstackError } from '../errors.ts';
+import type { KindAdapter } from '../kinds/adapter.ts';
+import { poll } from '../util/poll.ts';
+import type { ProjectContext } from './context.ts';
+import type { Node, Run } from './execute.ts';
+
+/**
+ * Polls (re-reading the object first: it was just acted on) until it is
+ * healthy. A failure is thrown for the next run's heal, or returned when the
+ * caller heals it now.
+ */
+export async function waitReady(node: Node, run: Run, tolerateFailed = false): Promise<void> {
+  const { adapter } = node;
+  if (!adapter.health || !adapter.get || !node.remote) return;
+  const timeoutMs = run.opts.readyTimeoutMs;
+  let lastReason = '';
+  await poll(
+    async () => {
+      node.remote = (await adapter.get!(node.pc.ctx, node.remote!.id)) ?? node.remote!;
+      const health = adapter.health!(node.remote);
+      const state = (run.opts.resources[node.address] ??= {});
+      state.ready = health.state === 'ready';
+      if (health.state === 'ready') return true;
+      if (health.state === 'failed') {
+        if (tolerateFailed) return true;
+        throw new KupenstackError('resource.failed', `${node.m.kind} ${node.remote.id} failed: ${health.reason}; the next run heals it by its policy`);
+      }
+      if (health.waitsForUpdate) return true;
+      lastReason = health.reason;
+      return undefined;
+    },
+    { timeoutMs, initialDelayMs: 500, maxDelayMs: 5_000, signal: run.opts.signal, onTimeout: () => new KupenstackError('resource.timeout', `${node.m.kind} ${node.remote!.id} not ready after ${timeoutMs / 1000} s (${lastReason})`) },
+  );
+}
+
+/** Deletion is asynchronous for servers, volumes and images: wait until the object is gone. */
+export async function waitGone(adapter: KindAdapter, pc: ProjectContext, id: string, run: Run): Promise<void> {
+  if (!adapter.health || !adapter.get) return;
+  const timeoutMs = run.opts.readyTimeoutMs;
+  await poll(async () => ((await adapter.get!(pc.ctx, id)) === undefined ? true : undefined), {
+    timeoutMs,
+    initialDelayMs: 300,
+    maxDelayMs: 3_000,
+    signal: run.opts.signal,
+    onTimeout: () => new KupenstackError('resource.timeout', `${id} still exists ${timeoutMs / 1000} s after its deletion`),
+  });
+}

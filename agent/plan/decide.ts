@@ -1,0 +1,231 @@
+import { KupenstackError } from '../errors.ts';
+import { knownAfterApply, type AdapterContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import type { Manifest } from '../model/manifest.ts';
+import type { ResourceState } from '../status/state.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
+import { changeOf } from './change.ts';
+import { difference } from './diff.ts';
+import { nextHeal } from './heal-policy.ts';
+import { orderChanges } from './order.ts';
+import { summarize, type Change, type Drift, type Held, type ImageResolution, type Plan } from './plan.ts';
+
+/**
+ * What the planner compares a revision with: the objects this owner has, as
+ * observed in the live cloud (act/observe.ts) or as an older revision
+ * declared them (`plan --base`, plan/between-revisions.ts). The planner never
+ * asks a cloud anything itself; adapters may look things up through the
+ * contexts the inventory gives (a flavor by name), read-only.
+ */
+export interface Inventory {
+  /** Owned objects by address (`namespace/Kind/name`); one each, the others are in `duplicates`. */
+  owned: ReadonlyMap<string, Remote>;
+  /** Extra objects carrying an address's marker (a create that was retried blindly long ago). */
+  duplicates: readonly { address: string; remote: Remote }[];
+  /** Declared imports, resolved to the objects they name; or why not. */
+  imports: ReadonlyMap<string, Remote>;
+  importErrors: ReadonlyMap<string, unknown>;
+  /** What the mass-delete guard counts against: every owned object (live) or every declared one (offline). */
+  total: number;
+  offline: boolean;
+  /**
+   * The scope provider: an adapter context for a namespace whose references
+   * answer with `idOf`, or undefined when the manifest has no scope the
+   * engine handles (cluster-scoped kinds today: they are left out).
+   */
+  context(m: Manifest, idOf: (kind: string, name: string) => string): AdapterContext | undefined;
+  /** Heal attempts of earlier runs. */
+  resources: Readonly<Record<string, ResourceState>>;
+  /** An undeclared object stays in OpenStack (`onDelete: detach`). */
+  detached(address: string): boolean;
+}
+
+/** What an offline inventory reports for a field the older revision did not declare. */
+export const notDeclared = '(not declared)';
+
+export interface DecideOptions {
+  adapters: ReadonlyMap<string, KindAdapter>;
+  revision: string;
+  against: string;
+  prune: boolean;
+  allowMassDelete: boolean;
+  /** Share of `inventory.total` one revision may delete before it is held (0.5 = 50 %). */
+  massDeleteThreshold: number;
+  now?: number;
+}
+
+export interface PlanError {
+  address: string;
+  error: unknown;
+}
+
+export interface Decision {
+  plan: Plan;
+  /** Manifests that could not be planned (their desired state needs what is not there). */
+  errors: PlanError[];
+  /** Declared objects with nothing to do. */
+  unchanged: number;
+  /** Addresses the plan covers, in dependency order (imports included). */
+  declared: Manifest[];
+}
+
+/**
+ * The planner (Terraform's split): a validated revision against an
+ * inventory → a Plan, changing nothing. Walks the revision dependencies
+ * first, so an object whose reference is created or replaced by this plan
+ * sees that id as "known after apply" — which is how a replace cascades:
+ * what refers to a replaced object by an immutable field is replaced too,
+ * what refers to it by an updatable one is detached first and updated after.
+ */
+export async function decide(rev: ValidatedRevision, inv: Inventory, opts: DecideOptions): Promise<Decision> {
+  const now = opts.now ?? Date.now();
+  const changes: Change[] = [];
+  const drift: Drift[] = [];
+  const images: ImageResolution[] = [];
+  const warnings: string[] = [];
+  const errors: PlanError[] = [];
+  let unchanged = 0;
+  /** Addresses whose id this plan changes (created, replaced, moved to a new object). */
+  const changing = new Set<string>();
+  const byAddress = new Map(rev.manifests.map((m) => [m.address, m]));
+  const declared: Manifest[] = [];
+  const replaced = new Map<string, Change>();
+
+  for (const address of rev.order) {
+    const m = byAddress.get(address);
+    const adapter = m && opts.adapters.get(m.kind);
+    if (!m || !adapter) continue;
+    const ns = m.metadata.namespace ?? '';
+    const ctx = inv.context(m, (kind, name) => {
+      const target = `${ns}/${kind}/${name}`;
+      if (changing.has(target)) return knownAfterApply(`${kind}/${name}`);
+      return (inv.imports.get(target) ?? inv.owned.get(target))?.id ?? knownAfterApply(`${kind}/${name}`);
+    });
+    if (!ctx) continue;
+    declared.push(m);
+
+    if (m.spec.import !== undefined) {
+      const err = inv.importErrors.get(address);
+      if (err !== undefined) errors.push({ address, error: err });
+      else if (m.spec.managementPolicy !== 'unmanaged') warnings.push(`${address}: import is observe-only; KupenStack never changes or deletes an object it did not create`);
+      continue;
+    }
+
+    let desired: Record<string, unknown>;
+    try {
+      desired = await adapter.desired(m, ctx);
+    } catch (err) {
+      errors.push({ address, error: err });
+      continue;
+    }
+    const remote = inv.owned.get(address);
+    const follows = inv.offline ? undefined : adapter.follows?.(m, desired, remote);
+    if (follows && follows.from !== follows.to) images.push({ address, ...follows });
+
+    if (!remote) {
+      changes.push(changeOf(address, adapter, 'create', Object.entries(desired).map(([path, after]) => ({ path, before: null, after, forcesReplacement: false }))));
+      changing.add(address);
+      continue;
+    }
+    const diff = difference(adapter, desired, remote);
+    if (diff.replace) {
+      const change = changeOf(address, adapter, 'replace', diff.fields, remote.id);
+      changes.push(change);
+      replaced.set(address, change);
+      changing.add(address);
+      continue;
+    }
+    // An older revision has no health: only the live cloud heals.
+    const health = inv.offline ? undefined : adapter.health?.(remote);
+    if (health?.state === 'failed' && adapter.heal) {
+      const decision = nextHeal(m, inv.resources[address]?.heal ?? [], now);
+      if (decision.step) {
+        const change = changeOf(address, adapter, 'heal', [], remote.id);
+        change.heal = { step: decision.step, attempt: decision.attempt, reason: health.reason };
+        if (decision.step !== 'reboot') change.reasons.push(adapter.impact?.onDelete ?? { code: 'object-deleted', message: `${decision.step} starts the object again` });
+        change.destructive = decision.step !== 'reboot';
+        changes.push(change);
+      } else warnings.push(`${address}: failed (${health.reason}); ${decision.giveUp ?? decision.wait ?? ''}`);
+      continue;
+    }
+    for (const d of diff.drift.filter((x) => x.immutable)) {
+      drift.push({ address, ...d });
+      warnings.push(`${address}: ${d.path} is ${JSON.stringify(d.actual)} in OpenStack but ${JSON.stringify(d.expected)} in Git, and cannot change in place; left alone (change the manifest to replace it)`);
+    }
+    if (Object.keys(diff.updates).length === 0) {
+      unchanged++;
+      continue;
+    }
+    for (const d of diff.drift.filter((x) => !x.immutable)) drift.push({ address, ...d });
+    changes.push(changeOf(address, adapter, 'update', diff.fields, remote.id));
+    // The update makes a new object (an OCI tag move): what references it sees a new id.
+    for (const f of diff.fields.filter((x) => adapter.impact?.fields?.[x.path]?.newId && x.before !== null && x.before !== undefined && x.before !== notDeclared)) {
+      changing.add(address);
+      // Offline there is no registry to follow: the declared versions are the image line.
+      if (inv.offline) images.push({ address, reference: String(f.after), from: String(f.before), to: String(f.after) });
+    }
+  }
+  cascade(replaced, changes, inv);
+
+  // Prune: ours, no longer declared; held when it is too much at once.
+  const declaredSet = new Set(declared.map((m) => m.address));
+  const undeclared = [...inv.owned.entries()].filter(([address]) => !declaredSet.has(address));
+  for (const [address] of undeclared.filter(([a]) => inv.detached(a))) warnings.push(`${address}: no longer declared and left in OpenStack (onDelete: detach)`);
+  const prunable = undeclared.filter(([a]) => !inv.detached(a));
+  const held: Held[] = [];
+  const deletions: [string, Remote][] = [];
+  if (!opts.prune) {
+    if (inv.offline && prunable.length > 0) warnings.push(`${prunable.length} manifests were removed; their objects are deleted only by a Sync that prunes (plan with --prune to see the deletions)`);
+  } else if (prunable.length > 0 && !opts.allowMassDelete && inv.total > 0 && prunable.length / inv.total > opts.massDeleteThreshold) {
+    const pct = Math.round(opts.massDeleteThreshold * 100);
+    const reason = inv.offline
+      ? `this revision deletes ${prunable.length} of ${inv.total} declared objects (more than ${pct} %); the agent holds it until confirmed`
+      : `this revision deletes ${prunable.length} of ${inv.total} owned objects (more than ${pct} %); confirm with --allow-mass-delete`;
+    for (const [address] of prunable) held.push({ address, action: 'delete', reason });
+  } else deletions.push(...prunable);
+  for (const d of inv.duplicates) if (opts.prune || declaredSet.has(d.address)) deletions.push([d.address, d.remote]);
+  for (const [address, remote] of deletions) {
+    const adapter = opts.adapters.get(address.split('/')[1] ?? '');
+    if (adapter) changes.push(changeOf(address, adapter, 'delete', [], remote.id));
+  }
+
+  const ordered = orderChanges(changes);
+  return { plan: { revision: opts.revision, against: opts.against, summary: summarize(ordered), changes: ordered, drift, held, images, warnings }, errors, unchanged, declared };
+}
+
+/**
+ * A replaced object is deleted before its successor exists. Whatever still
+ * uses it by an updatable field (a router interface, a port's fixed IP on a
+ * replaced subnet) is detached first, or the service refuses the delete as
+ * "in use"; both sides are destructive (addresses change, traffic stops).
+ */
+function cascade(replaced: ReadonlyMap<string, Change>, changes: Change[], inv: Inventory): void {
+  for (const [address, change] of replaced) {
+    const oldId = inv.owned.get(address)?.id;
+    if (!oldId) continue;
+    const [, kind = '', name = ''] = address.split('/');
+    const placeholder = JSON.stringify(knownAfterApply(`${kind}/${name}`)).slice(1, -1);
+    const detached: string[] = [];
+    const followers: string[] = [];
+    for (const other of changes) {
+      if (other.address === address || other.namespace !== change.namespace) continue;
+      const uses = other.fields.some((f) => JSON.stringify(f.before ?? null).includes(oldId) && JSON.stringify(f.after ?? null).includes(placeholder));
+      if (!uses) continue;
+      if (other.action === 'update') {
+        other.detachFrom = [...(other.detachFrom ?? []), address];
+        other.reasons.push({ code: 'fixed-ip-changes', message: `detached from ${kind}/${name} while it is replaced, then attached to the new one: its addresses there change` });
+        other.destructive = true;
+        detached.push(`${other.kind}/${other.name}`);
+      } else if (other.action === 'replace') followers.push(`${other.kind}/${other.name}`);
+    }
+    if (detached.length + followers.length === 0) continue;
+    const parts = [detached.length ? `detaches ${detached.join(', ')} first` : '', followers.length ? `replaces ${followers.join(', ')} with it` : ''].filter(Boolean);
+    change.reasons.push({ code: 'dependents-deleted', message: `replacing it ${parts.join(' and ')}` });
+    change.destructive = true;
+  }
+}
+
+/** A message for a planning error, as the engine reports it. */
+export function planErrorMessage(e: PlanError): { code: string; message: string } {
+  const err = e.error instanceof KupenstackError ? e.error : undefined;
+  return { code: err?.code ?? 'internal', message: e.error instanceof Error ? e.error.message : String(e.error) };
+}

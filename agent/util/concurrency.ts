@@ -1,0 +1,59 @@
+/** Runs `work` over items, at most `limit` at a time. */
+export async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+}
+
+/** Runs every node once all of its dependencies have run, at most `limit` at a time. */
+export async function dag(order: readonly string[], deps: (node: string) => string[], limit: number, work: (node: string) => Promise<void>): Promise<void> {
+  const waiting = new Map(order.map((n) => [n, new Set(deps(n))]));
+  const dependents = new Map<string, string[]>();
+  for (const [n, ds] of waiting) for (const d of ds) dependents.set(d, [...(dependents.get(d) ?? []), n]);
+  const ready = order.filter((n) => waiting.get(n)!.size === 0);
+  let running = 0;
+  await new Promise<void>((resolve, reject) => {
+    const pump = (): void => {
+      if (ready.length === 0 && running === 0) return resolve();
+      while (running < limit && ready.length > 0) {
+        const n = ready.shift()!;
+        running++;
+        work(n)
+          .then(() => {
+            running--;
+            for (const d of dependents.get(n) ?? []) {
+              const set = waiting.get(d)!;
+              set.delete(n);
+              if (set.size === 0) ready.push(d);
+            }
+            pump();
+          })
+          .catch(reject);
+      }
+    };
+    pump();
+  });
+}
+
+/** Consecutive runs of items with the same key. */
+export function groupRuns<T>(items: readonly T[], key: (t: T) => string): T[][] {
+  const groups: T[][] = [];
+  let current: T[] = [];
+  let last: string | undefined;
+  for (const item of items) {
+    const k = key(item);
+    if (k !== last && current.length) {
+      groups.push(current);
+      current = [];
+    }
+    current.push(item);
+    last = k;
+  }
+  if (current.length) groups.push(current);
+  return groups;
+}
