@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { applyRevision } from '../act/apply.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
-import { bridgeApplyRevision } from '../controller/engine-bridge.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { UsageError } from '../errors.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
@@ -68,7 +68,7 @@ export function controllerCommand(): Command {
         cloud = () => Promise.resolve(fixed);
       }
       const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: bridgeApplyRevision, allowNamespaces: opts.namespace, resyncMs, debounceMs, log });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, resyncMs, debounceMs, log });
       const stop = (): void => {
         log('stopping');
         void controller.stop().then(() => {

@@ -1,4 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
+import type { ApplyReport, EngineDeps, EngineOptions, RevisionInput } from '../act/apply.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
@@ -7,9 +8,8 @@ import { group, version, type SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { setCondition } from '../status/conditions.ts';
 import type { ResourceStatus } from '../status/store.ts';
-import type { ApplyRevision } from './engine.ts';
 import { kubeEventSink } from './event-sink.ts';
-import { setFinalizer, setNamespaceFinalizer } from './finalizers.ts';
+import { setFinalizer } from './finalizers.ts';
 import { namespacedKinds, type WatchedKind } from './kinds.ts';
 import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objects.ts';
 import { deleteNamespaceProject } from './project-cleanup.ts';
@@ -19,6 +19,9 @@ import { validateNamespace } from './validate-namespace.ts';
 import { WorkQueue } from './work-queue.ts';
 
 export const projectLabel = 'kupenstack.io/project';
+
+/** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
+export type ApplyRevision = (input: RevisionInput, deps: EngineDeps, opts: EngineOptions) => Promise<ApplyReport>;
 
 export interface ControllerOptions {
   kc: k8s.KubeConfig;
@@ -54,6 +57,8 @@ export class Controller {
   private readonly core: k8s.CoreV1Api;
   private readonly objects = new Map<string, Map<string, NamespaceObject>>();
   private readonly namespaces = new Map<string, k8s.V1Namespace>();
+  /** Opted-in namespaces deleted whose project is not deleted yet. */
+  private readonly gone = new Set<string>();
   /** Engine state the status subresource cannot hold (heal episodes), per address. */
   private readonly memory = new Map<string, ResourceStatus>();
   private readonly informers: Informer<k8s.KubernetesObject>[] = [];
@@ -75,7 +80,7 @@ export class Controller {
     const nsInformer = k8s.makeInformer(this.opts.kc, '/api/v1/namespaces', () => this.core.listNamespace());
     nsInformer.on('add', (ns) => this.onNamespace(ns));
     nsInformer.on('update', (ns) => this.onNamespace(ns));
-    nsInformer.on('delete', (ns) => this.namespaces.delete(ns.metadata?.name ?? ''));
+    nsInformer.on('delete', (ns) => this.onNamespaceGone(ns.metadata?.name ?? ''));
     this.keepWatching(nsInformer, 'namespaces');
     for (const kind of this.kinds) {
       const informer = k8s.makeInformer<KubeObject & k8s.KubernetesObject>(this.opts.kc, `/apis/${group}/${version}/${kind.plural}`, async () => (await this.custom.listClusterCustomObject({ group, version, plural: kind.plural })) as k8s.KubernetesListObject<KubeObject & k8s.KubernetesObject>);
@@ -129,6 +134,15 @@ export class Controller {
     if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[projectLabel] || terminating)) this.queue.add(name);
   }
 
+  /** A deleted namespace's project is emptied and deleted even when no object held the namespace back (it had none). */
+  private onNamespaceGone(name: string): void {
+    const was = this.enabled(name);
+    this.namespaces.delete(name);
+    if (!was) return;
+    this.gone.add(name);
+    this.queue.add(name);
+  }
+
   private onObject(kind: WatchedKind, o: KubeObject, event: 'add' | 'update' | 'delete'): void {
     const ns = o.metadata.namespace;
     if (!ns) return;
@@ -145,15 +159,14 @@ export class Controller {
   }
 
   private async reconcileNamespace(ns: string): Promise<void> {
-    if (!this.enabled(ns)) return;
+    const cleanup = this.gone.has(ns) && !this.namespaces.has(ns);
+    if (!cleanup && !this.enabled(ns)) return;
     const started = Date.now();
-    const namespace = this.namespaces.get(ns)!;
-    const terminating = namespace.metadata?.deletionTimestamp !== undefined;
+    const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
     const entries = new Map(this.objects.get(ns) ?? []);
     const log = this.opts.log;
 
     // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
-    if (!terminating) await setNamespaceFinalizer(this.core, namespace, finalizer, true);
     for (const [address, entry] of entries) {
       if (isDeleting(entry.object)) continue;
       const updated = await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, true);
@@ -185,13 +198,11 @@ export class Controller {
     if (emptied) {
       const id = await deleteNamespaceProject(cloud, this.opts.config.owner, ns);
       if (id) log(`delete  project of namespace ${ns} (${id})`);
+      this.gone.delete(ns);
     }
     for (const [address, entry] of releasable) {
       await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, false);
       entries.delete(address);
-    }
-    if (emptied && (this.objects.get(ns)?.size ?? 0) <= releasable.length) {
-      await setNamespaceFinalizer(this.core, namespace, finalizer, false);
     }
     this.runs.set(ns, (this.runs.get(ns) ?? 0) + 1);
     log(`reconciled ${ns} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);

@@ -24,15 +24,3 @@ export async function setFinalizer(api: k8s.CustomObjectsApi, plural: string, o:
     throw err;
   }
 }
-
-/** The same for a namespace (metadata.finalizers, not spec.finalizers): it holds the namespace until its project is deleted. */
-export async function setNamespaceFinalizer(core: k8s.CoreV1Api, ns: k8s.V1Namespace, name: string, present: boolean): Promise<void> {
-  const current = ns.metadata?.finalizers ?? [];
-  if (current.includes(name) === present) return;
-  const finalizers = present ? [...current, name] : current.filter((f) => f !== name);
-  try {
-    await core.patchNamespace({ name: ns.metadata!.name!, body: { metadata: { finalizers, resourceVersion: ns.metadata?.resourceVersion } } }, mergePatch);
-  } catch (err) {
-    if (!isKubeStatus(err, 404)) throw err;
-  }
-}

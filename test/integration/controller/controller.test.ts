@@ -1,12 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
-import { ControllerProcess, getJson, kubectl, kubectlOk, tenantKubeconfig, until } from './harness.ts';
+import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
  * The in-cluster controller against the real kube-apiserver + KCM of the test
@@ -78,9 +77,8 @@ const openstack = (...args: string[]): string => execFileSync('openstack', ['--o
 beforeAll(async () => {
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
   kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
-  const rbac = join(repo, 'deploy/rbac');
-  expect(readdirSync(rbac).length, 'deploy/rbac ships the ClusterRoles').toBeGreaterThan(0);
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', rbac]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/controller/validating-admission-policy.yaml')]);
   for (const ns of [nsA, nsB]) {
     kubectlOk(['create', 'namespace', ns]);
@@ -89,7 +87,7 @@ beforeAll(async () => {
   // The tenant: a ServiceAccount with kupenstack-edit in team A only, logging in with a TokenRequest token.
   kubectlOk(['create', 'serviceaccount', 'tenant', '-n', nsA]);
   kubectlOk(['create', 'rolebinding', 'tenant-edit', '-n', nsA, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${nsA}:tenant`]);
-  tenant = tenantKubeconfig(nsA, 'tenant');
+  tenant = serviceAccountKubeconfig(nsA, 'tenant');
 
   // The cloud's clouds.yaml comes from a Secret, for a Keystone user of this test with a random password.
   const password = randomBytes(24).toString('hex');
@@ -104,7 +102,8 @@ beforeAll(async () => {
   imageServer = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
   await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
 
-  controller = new ControllerProcess(['--cloud', 'ctl', '--clouds-secret', `ctl-${run}-system/cloud`, '--owner', owner, '--project-prefix', prefix, '--resync', '5s']);
+  // The controller runs with its own ServiceAccount and deploy/rbac's least-privilege ClusterRole, as in a pod.
+  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['--cloud', 'ctl', '--clouds-secret', `ctl-${run}-system/cloud`, '--owner', owner, '--project-prefix', prefix, '--resync', '5s']);
   await controller.start();
 }, 300_000);
 
@@ -175,7 +174,7 @@ describe('kupenstack controller', () => {
     expect(cr('network', nsA, 'app')?.status?.id).toBe(net!.id);
     for (const type of ['Ready', 'Reconciling', 'Stalled']) expect(condition(vm, type), type).toBeDefined();
     const table = kubectlOk(['get', 'ksvm', '-n', nsA]);
-    expect(table).toMatch(/NAME\s+STATUS\s+IP/);
+    expect(table).toMatch(/NAME\s+STATUS\s+POWER\s+IP/);
     expect(table).toMatch(/web\s/);
     const described = kubectlOk(['describe', 'network.kupenstack.io', 'app', '-n', nsA]);
     expect(described).toMatch(/Events:[\s\S]*Created[\s\S]*kupenstack-controller/);
@@ -194,7 +193,8 @@ describe('kupenstack controller', () => {
     openstack('server', 'delete', '--wait', before!.id);
     await until('the VM to come back', async () => (await serversIn(nsA)).some((s) => s.id !== before!.id && s.status === 'ACTIVE'), 180_000, 1000);
     expect((await serversIn(nsA)).length).toBe(1);
-    await until('the Recreated Event', () => Promise.resolve(events(nsA, 'web').some((e) => e.reason === 'Recreated')), 30_000);
+    const [after] = await serversIn(nsA);
+    await until('an Event about the new server', () => Promise.resolve(events(nsA, 'web').some((e) => e.reason === 'Created' && e.message.includes(after!.id))), 30_000);
   });
 
   it('an MTU changed in OpenStack is set back, with a DriftCorrected Event', async () => {

@@ -1,14 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { kube, kubectlPath, tokenKubeconfig } from '../../testbed/kubernetes/peer.ts';
 
 /** The test bed's Kubernetes plane (test/testbed/kubernetes): cluster-admin kubeconfig and the kubectl built beside it. */
-const home = process.env.KUPENSTACK_TESTBED_HOME ?? '/var/lib/kupenstack-testbed';
-export const adminKubeconfig = join(home, 'kubernetes/admin.kubeconfig');
+export const adminKubeconfig = kube.kubeconfig;
 const repo = join(import.meta.dirname, '../../..');
-const kubectlBin = join(spawnSync('bash', [join(repo, 'test/testbed/kubernetes/build.sh'), '--dir'], { encoding: 'utf8' }).stdout.trim(), 'kubectl');
 
 export interface Run {
   status: number;
@@ -18,7 +17,7 @@ export interface Run {
 
 /** kubectl as a given user (a kubeconfig); never throws, the caller checks the exit status. */
 export function kubectl(args: string[], opts: { kubeconfig?: string; input?: string } = {}): Run {
-  const r = spawnSync(kubectlBin, ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, ...args], { encoding: 'utf8', input: opts.input, timeout: 60_000 });
+  const r = spawnSync(kubectlPath, ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, ...args], { encoding: 'utf8', input: opts.input, timeout: 60_000 });
   return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
 
@@ -32,30 +31,10 @@ export function getJson<T>(args: string[]): T {
   return JSON.parse(kubectlOk([...args, '-o', 'json'])) as T;
 }
 
-/** A kubeconfig that logs in as a ServiceAccount with a TokenRequest token (what a tenant gets). */
-export function tenantKubeconfig(namespace: string, serviceAccount: string): string {
-  const token = kubectlOk(['create', 'token', serviceAccount, '-n', namespace, '--duration', '1h']).trim();
-  const admin = readFileSync(adminKubeconfig, 'utf8');
-  const server = /server:\s*(\S+)/.exec(admin)![1]!;
-  const ca = /certificate-authority-data:\s*(\S+)/.exec(admin)?.[1];
-  const caFile = /certificate-authority:\s*(\S+)/.exec(admin)?.[1];
-  const dir = mkdtempSync(join(tmpdir(), 'ks-tenant-'));
-  const file = join(dir, 'kubeconfig');
-  writeFileSync(
-    file,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      `- name: testbed\n  cluster:\n    server: ${server}\n    ${ca ? `certificate-authority-data: ${ca}` : `certificate-authority: ${caFile}`}`,
-      `users:\n- name: tenant\n  user:\n    token: ${token}`,
-      'contexts:\n- name: tenant\n  context: {cluster: testbed, user: tenant}',
-      'current-context: tenant',
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  );
-  return file;
+/** A kubeconfig that logs in as a ServiceAccount with a TokenRequest token (what a tenant, or the controller's pod, gets). */
+export function serviceAccountKubeconfig(namespace: string, serviceAccount: string): string {
+  const token = kubectlOk(['create', 'token', serviceAccount, '-n', namespace, '--duration', '2h']).trim();
+  return tokenKubeconfig(token, namespace).path;
 }
 
 /** `kupenstack controller` as a child process (so a test can kill -9 it), its output in a file. */
@@ -64,7 +43,10 @@ export class ControllerProcess {
   readonly logFile: string;
   private readonly args: string[];
 
-  constructor(args: string[]) {
+  private readonly kubeconfig: string;
+
+  constructor(kubeconfig: string, args: string[]) {
+    this.kubeconfig = kubeconfig;
     this.args = args;
     this.logFile = join(mkdtempSync(join(tmpdir(), 'ks-controller-')), 'controller.log');
   }
@@ -72,7 +54,7 @@ export class ControllerProcess {
   async start(): Promise<void> {
     const out = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => out.once('open', () => resolve()));
-    this.child = spawn(process.execPath, [join(repo, 'agent/cli/main.ts'), 'controller', '--kubeconfig', adminKubeconfig, ...this.args], { stdio: ['ignore', out, out] });
+    this.child = spawn(process.execPath, [join(repo, 'agent/cli/main.ts'), 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
     await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 60_000);
   }
 
