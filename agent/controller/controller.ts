@@ -65,6 +65,8 @@ export class Controller {
   private readonly queue: WorkQueue;
   private resync?: NodeJS.Timeout;
   private stopped = false;
+  /** Events recorded lately, so a repeating failure is not one Event per resync. */
+  private readonly recentEvents = new Map<string, number>();
   /** Runs done, per namespace (tests and metrics). */
   readonly runs = new Map<string, number>();
 
@@ -175,7 +177,7 @@ export class Controller {
     }
 
     const store = new KubeStatusStore(this.custom, ns, entries, this.memory, log);
-    const events = fanOut(kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log), ...(this.opts.events ? [this.opts.events] : []));
+    const events = fanOut(kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
     // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
     const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
     const { validated, rejected } = validateNamespace(documents, this.opts.registry);
