@@ -68,7 +68,9 @@ function events(ns: string, name: string): { reason: string; message: string; ty
   return getJson<{ items: { reason: string; message: string; type: string; involvedObject: { name: string } }[] }>(['get', 'events', '-n', ns]).items.filter((e) => e.involvedObject.name === name);
 }
 
-const secretsSeen: string[] = [];
+const userDataToken = randomBytes(16).toString('hex');
+const userData = `#cloud-config\n# api token ${userDataToken}\n`;
+const secretsSeen: string[] = [userDataToken];
 const cloudsYaml = (password: string): string =>
   `clouds:\n  ctl:\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      username: ks-ctl-${run}\n      password: ${password}\n      user_domain_name: Default\n      project_name: admin\n      project_domain_name: Default\n    region_name: RegionOne\n    interface: public\n    compute_api_version: '2.74'\n`;
 
@@ -157,11 +159,13 @@ spec: {diskFormat: raw, source: {url: {url: "http://127.0.0.1:${port()}/disk.raw
 apiVersion: kupenstack.io/v1alpha1
 kind: VirtualMachine
 metadata: {name: web, namespace: ${ns}}
-spec: {flavorRef: {name: tiny}, imageRef: {name: raw}, networks: [{networkRef: {name: app}}]}
+spec: {flavorRef: {name: tiny}, imageRef: {name: raw}, networks: [{networkRef: {name: app}}], userDataSecretRef: {name: web-init}}
 `;
 
 describe('kupenstack controller', () => {
   it('a tenant kubectl-applies a network, subnet, router and VM in its namespace: they exist in its project, the VM ACTIVE, status and Events on the objects', async () => {
+    // cloud-init with a secret in it, from a Secret of the namespace (the tenant's kupenstack-edit cannot read Secrets; an admin made it).
+    kubectlOk(['create', 'secret', 'generic', 'web-init', '-n', nsA, '--from-file=userData=/dev/stdin'], { input: userData });
     kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: stack(nsA) });
     await until('the VM to be Ready', () => Promise.resolve(ready('virtualmachine', nsA, 'web')), 240_000, 1000);
     const [net] = await networksIn(nsA);
@@ -170,6 +174,9 @@ describe('kupenstack controller', () => {
     expect(servers.map((s) => [s.name, s.status])).toEqual([['web', 'ACTIVE']]);
     const vm = cr('virtualmachine', nsA, 'web')!;
     expect(vm.status?.id).toBe(servers[0]!.id);
+    const compute = await cloud.adminCompute();
+    const detail = await compute.get<{ server: Record<string, unknown> }>(`/servers/${servers[0]!.id}`);
+    expect(Buffer.from(String(detail.server['OS-EXT-SRV-ATTR:user_data']), 'base64').toString('utf8')).toBe(userData);
     expect(vm.metadata.finalizers).toContain('kupenstack.io/finalizer');
     expect(cr('network', nsA, 'app')?.status?.id).toBe(net!.id);
     for (const type of ['Ready', 'Reconciling', 'Stalled']) expect(condition(vm, type), type).toBeDefined();
