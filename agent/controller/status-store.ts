@@ -73,7 +73,8 @@ export class KubeStatusStore implements StateStore {
         },
         serverSideApply,
       )) as KubeObject;
-      entry.object = { ...entry.object, status: updated.status };
+      // The new resourceVersion too: a finalizer patch later in this run carries it for optimistic concurrency.
+      entry.object = { ...entry.object, metadata: { ...entry.object.metadata, resourceVersion: updated.metadata.resourceVersion }, status: updated.status };
     } catch (err) {
       // A CR deleted while the run went on is not an error (StateStore contract); anything else is logged, not thrown: status must not fail a reconcile.
       if (isKubeStatus(err, 404)) return;
