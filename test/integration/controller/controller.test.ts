@@ -74,6 +74,8 @@ const secretsSeen: string[] = [userDataToken];
 const cloudsYaml = (password: string): string =>
   `clouds:\n  ctl:\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      username: ks-ctl-${run}\n      password: ${password}\n      user_domain_name: Default\n      project_name: admin\n      project_domain_name: Default\n    region_name: RegionOne\n    interface: public\n    compute_api_version: '2.74'\n`;
 
+const secret = (namespace: string, name: string, key: string, value: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { [key]: value } });
+
 const openstack = (...args: string[]): string => execFileSync('openstack', ['--os-cloud', testCloudName, ...args], { encoding: 'utf8' });
 
 beforeAll(async () => {
@@ -99,7 +101,7 @@ beforeAll(async () => {
   const [adminProject] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: 'admin' });
   await cloud.identity.put(`/projects/${adminProject!.id}/users/${agentUser.id}/roles/${adminRole!.id}`, undefined, [204]);
   kubectlOk(['create', 'namespace', `ctl-${run}-system`]);
-  kubectlOk(['create', 'secret', 'generic', 'cloud', '-n', `ctl-${run}-system`, '--from-file=clouds.yaml=/dev/stdin'], { input: cloudsYaml(agentUser.password) });
+  kubectlOk(['apply', '-f', '-'], { input: secret(`ctl-${run}-system`, 'cloud', 'clouds.yaml', cloudsYaml(agentUser.password)) });
 
   imageServer = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
   await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
@@ -165,7 +167,7 @@ spec: {flavorRef: {name: tiny}, imageRef: {name: raw}, networks: [{networkRef: {
 describe('kupenstack controller', () => {
   it('a tenant kubectl-applies a network, subnet, router and VM in its namespace: they exist in its project, the VM ACTIVE, status and Events on the objects', async () => {
     // cloud-init with a secret in it, from a Secret of the namespace (the tenant's kupenstack-edit cannot read Secrets; an admin made it).
-    kubectlOk(['create', 'secret', 'generic', 'web-init', '-n', nsA, '--from-file=userData=/dev/stdin'], { input: userData });
+    kubectlOk(['apply', '-f', '-'], { input: secret(nsA, 'web-init', 'userData', userData) });
     kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: stack(nsA) });
     await until('the VM to be Ready', () => Promise.resolve(ready('virtualmachine', nsA, 'web')), 240_000, 1000);
     const [net] = await networksIn(nsA);
@@ -268,8 +270,7 @@ describe('kupenstack controller', () => {
     await cloud.identity.call('PATCH', `/users/${agentUser!.id}`, { json: { user: { password: next } } });
     secretsSeen.push(agentUser!.password);
     agentUser!.password = next;
-    const manifest = kubectlOk(['create', 'secret', 'generic', 'cloud', '-n', `ctl-${run}-system`, '--from-file=clouds.yaml=/dev/stdin', '--dry-run=client', '-o', 'yaml'], { input: cloudsYaml(next) });
-    kubectlOk(['apply', '-f', '-'], { input: manifest });
+    kubectlOk(['apply', '-f', '-'], { input: secret(`ctl-${run}-system`, 'cloud', 'clouds.yaml', cloudsYaml(next)) });
     kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: rotated, namespace: ${nsA}}\nspec: {}\n` });
     await until('a network made with the rotated credential', async () => (await networksIn(nsA)).some((n) => n.name === 'rotated'), 60_000);
     expect(controller.child?.exitCode ?? null).toBeNull();
