@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,7 +109,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
 
   // The controller runs with its own ServiceAccount and deploy/rbac's least-privilege ClusterRole, as in a pod.
-  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['--cloud', 'ctl', '--clouds-secret', `ctl-${run}-system/cloud`, '--owner', owner, '--project-prefix', prefix, '--resync', '5s']);
+  // readyTimeoutSeconds 60: the engine's wait for a server that was deleted under it lasts this long (agent/act/wait.ts keeps the vanished object and polls on), then the next run recreates it.
+  const config = join(mkdtempSync(join(tmpdir(), 'ks-ctl-config-')), 'kupenstack.yaml');
+  writeFileSync(config, 'readyTimeoutSeconds: 60\n');
+  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['-c', config, '--cloud', 'ctl', '--clouds-secret', `ctl-${run}-system/cloud`, '--owner', owner, '--project-prefix', prefix, '--resync', '5s']);
   await controller.start();
 }, 300_000);
 
