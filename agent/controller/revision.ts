@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SourceDocument } from '../load/document.ts';
 import { apiVersion } from '../schema/registry.ts';
 import type { KubeObject } from './objects.ts';
@@ -29,13 +30,14 @@ function manifestOf(kind: string, o: KubeObject): Record<string, unknown> {
   return { apiVersion, kind, metadata, spec: o.spec ?? {} };
 }
 
-/** `k8s:<namespace>@<highest resourceVersion>`: changes whenever any object of the namespace changes. */
+/**
+ * `k8s:<namespace>@<digest>`: a digest of every object's uid, generation and
+ * deletion, so it moves with any spec change, creation or deletion, but not
+ * with status writes. (The highest resourceVersion would move with the
+ * controller's own status writes, and a Ready message naming the revision
+ * would then be rewritten on every resync, forever.)
+ */
 export function revisionOf(namespace: string, objects: KubeObject[]): string {
-  let max = 0n;
-  for (const o of objects) {
-    const rv = o.metadata.resourceVersion;
-    // resourceVersions are opaque strings; etcd's are integers, and only an order between them is needed here.
-    if (rv && /^\d+$/.test(rv) && BigInt(rv) > max) max = BigInt(rv);
-  }
-  return `k8s:${namespace}@${max}`;
+  const parts = objects.map((o) => `${o.metadata.uid ?? o.metadata.name}:${o.metadata.generation ?? 0}:${isDeleting(o) ? 'd' : ''}`).sort();
+  return `k8s:${namespace}@${createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 12)}`;
 }

@@ -51,10 +51,13 @@ describe('custom resources as a revision', () => {
     expect(validated.diagnostics).toEqual([]);
   });
 
-  it('have a revision that moves with the newest resourceVersion', () => {
+  it('have a revision that moves with a spec change, a new object or a deletion, never with a status write', () => {
     const a = cr('Network', 'a', {}).object;
-    const b = { ...cr('Network', 'b', {}).object, metadata: { ...cr('Network', 'b', {}).object.metadata, resourceVersion: '1042' } };
-    expect(revisionOf('team-a', [a, b])).toBe('k8s:team-a@1042');
-    expect(revisionOf('team-a', [])).toBe('k8s:team-a@0');
+    const base = revisionOf('team-a', [a]);
+    expect(base).toMatch(/^k8s:team-a@[0-9a-f]{12}$/);
+    expect(revisionOf('team-a', [{ ...a, metadata: { ...a.metadata, resourceVersion: '99' }, status: { id: 'y' } }])).toBe(base);
+    expect(revisionOf('team-a', [{ ...a, metadata: { ...a.metadata, generation: 3 } }])).not.toBe(base);
+    expect(revisionOf('team-a', [a, cr('Network', 'b', {}).object])).not.toBe(base);
+    expect(revisionOf('team-a', [{ ...a, metadata: { ...a.metadata, deletionTimestamp: '2026-11-23T12:00:00Z' } }])).not.toBe(base);
   });
 });
