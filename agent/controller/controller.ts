@@ -176,26 +176,25 @@ export class Controller {
       else entries.delete(address);
     }
 
-    const store = new KubeStatusStore(this.custom, ns, entries, this.memory, log);
     const events = fanOut(kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
     // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
     const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
     const { validated, rejected } = validateNamespace(documents, this.opts.registry);
     const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
+    const store = new KubeStatusStore(this.custom, ns, entries, this.memory, log, new Set(rejected.keys()));
     for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
 
     const cloud = await this.opts.cloud();
-    // An invalid object may still have an OpenStack object from its last valid spec: without prune it is kept, not deleted for being "undeclared".
-    const prune = rejected.size === 0;
+    // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
     const report = await this.opts.engine(
       { revision, validated },
       { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns] },
       // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
-      { prune, allowMassDelete: true },
+      { prune: true, allowMassDelete: true },
     );
     const failed = new Set(report.errors.map((e) => e.address));
     const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
-    const releasable = prune ? deleting.filter(([address]) => !failed.has(address)) : [];
+    const releasable = deleting.filter(([address]) => !failed.has(address));
     const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
     if (emptied) {
       const id = await deleteNamespaceProject(cloud, this.opts.config.owner, ns);

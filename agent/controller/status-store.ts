@@ -29,7 +29,11 @@ export class KubeStatusStore implements StateStore {
   private readonly log: (line: string) => void;
   lastRun?: RunSummary;
 
-  constructor(api: k8s.CustomObjectsApi, namespace: string, objects: Map<string, NamespaceObject>, memory: Map<string, ResourceStatus>, log: (line: string) => void) {
+  /** Objects left out of this run (invalid specs): what they made in OpenStack is kept, as if detached, instead of pruned as undeclared. */
+  private readonly keep: ReadonlySet<string>;
+
+  constructor(api: k8s.CustomObjectsApi, namespace: string, objects: Map<string, NamespaceObject>, memory: Map<string, ResourceStatus>, log: (line: string) => void, keep: ReadonlySet<string> = new Set()) {
+    this.keep = keep;
     this.api = api;
     this.namespace = namespace;
     this.objects = objects;
@@ -42,7 +46,7 @@ export class KubeStatusStore implements StateStore {
     for (const [address, { object }] of this.objects) {
       const known = this.memory.get(address);
       const id = typeof object.status?.id === 'string' ? object.status.id : undefined;
-      resources[address] = { ...known, ...(id && !known?.id ? { id } : {}), onDelete: object.spec?.onDelete === 'detach' ? 'detach' : undefined };
+      resources[address] = { ...known, ...(id && !known?.id ? { id } : {}), onDelete: object.spec?.onDelete === 'detach' || this.keep.has(address) ? 'detach' : undefined };
     }
     // Objects whose CR is gone but whose OpenStack object stays (onDelete: detach) are remembered, or the next run would prune them.
     for (const [address, known] of this.memory) if (address.startsWith(`${this.namespace}/`) && !resources[address]) resources[address] = known;
