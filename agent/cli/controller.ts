@@ -22,6 +22,7 @@ interface ControllerCliOptions {
   owner?: string;
   projectPrefix?: string;
   resync: string;
+  optInLabel: string;
   debounce: string;
 }
 
@@ -43,6 +44,7 @@ export function controllerCommand(): Command {
     .option('-c, --config <file>', 'kupenstack.yaml (owner, projectPrefix, role, concurrency)')
     .option('--owner <name>', 'ownership identity written into every object (overrides the config)')
     .option('--project-prefix <prefix>', 'Keystone project name = prefix + namespace (overrides the config)')
+    .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
     .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled', '200ms')
     .action(async (opts: ControllerCliOptions) => {
@@ -55,6 +57,8 @@ export function controllerCommand(): Command {
       if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
+      const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
+      if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
       const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
       const secrets = new KubeSecretResolver(kc, ownNamespace);
@@ -68,7 +72,7 @@ export function controllerCommand(): Command {
         cloud = () => Promise.resolve(fixed);
       }
       const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, resyncMs, debounceMs, log });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log });
       const stop = (): void => {
         log('stopping');
         void controller.stop().then(() => {
