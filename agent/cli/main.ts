@@ -5,6 +5,7 @@ import { KupenstackError } from '../errors.ts';
 import { version } from '../version.ts';
 import { agentCommand } from './agent.ts';
 import { applyCommand } from './apply.ts';
+import { controllerCommand } from './controller.ts';
 import { imageCommand } from './image.ts';
 import { planCommand } from './plan.ts';
 import { validateCommand } from './validate.ts';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   program.addCommand(planCommand());
   program.addCommand(imageCommand());
   program.addCommand(agentCommand());
+  program.addCommand(controllerCommand());
   return program;
 }
 

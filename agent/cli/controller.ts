@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { applyRevision } from '../act/apply.ts';
+import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
+import { Controller } from '../controller/controller.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import { UsageError } from '../errors.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
+import { ApiCounters } from '../openstack/counters.ts';
+import { loadSchemaRegistry } from '../schema/registry.ts';
+import { KubeSecretResolver } from '../secrets/kubernetes.ts';
+import { isDuration, parseDuration } from '../util/duration.ts';
+import { loadConfig } from '../config/config.ts';
+
+interface ControllerCliOptions {
+  kubeconfig?: string;
+  namespace: string[];
+  cloud?: string;
+  clouds?: string;
+  cloudsSecret?: string;
+  config?: string;
+  owner?: string;
+  projectPrefix?: string;
+  resync: string;
+  optInLabel: string;
+  debounce: string;
+}
+
+const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * `kupenstack controller`: the in-cluster resource loop. The custom resources
+ * of every namespace that opts in are kept equal in OpenStack (namespace =
+ * project), with status, Events and finalizers on the CRs.
+ */
+export function controllerCommand(): Command {
+  return new Command('controller')
+    .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
+    .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
+    .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
+    .option('--cloud <name>', 'clouds.yaml entry of the cloud (or "cloud" in the config file)')
+    .option('--clouds <file>', 'clouds.yaml file (when the cloud is not read from a Secret)')
+    .option('--clouds-secret <[namespace/]name>', 'read clouds.yaml from this Secret (key clouds.yaml); changes apply without a restart')
+    .option('-c, --config <file>', 'kupenstack.yaml (owner, projectPrefix, role, concurrency)')
+    .option('--owner <name>', 'ownership identity written into every object (overrides the config)')
+    .option('--project-prefix <prefix>', 'Keystone project name = prefix + namespace (overrides the config)')
+    .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
+    .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
+    .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled', '200ms')
+    .action(async (opts: ControllerCliOptions) => {
+      const config = loadConfig(opts.config);
+      if (opts.owner) config.owner = opts.owner;
+      if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
+      const cloudName = opts.cloud ?? config.cloud;
+      if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
+      if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
+      if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
+      const resyncMs = parseDuration(opts.resync);
+      const debounceMs = parseDuration(opts.debounce);
+      const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
+      if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
+      const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
+      const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
+      const secrets = new KubeSecretResolver(kc, ownNamespace);
+      const counters = new ApiCounters();
+      let cloud: () => Promise<OpenStackCloud>;
+      if (opts.cloudsSecret) {
+        const [namespace, name] = opts.cloudsSecret.includes('/') ? opts.cloudsSecret.split('/', 2) : [ownNamespace, opts.cloudsSecret];
+        cloud = cloudFromSecret(secrets, { namespace, name: name!, key: 'clouds.yaml' }, cloudName, counters);
+      } else {
+        const fixed = OpenStackCloud.fromCloudsYaml(cloudName, opts.clouds ?? config.clouds, counters);
+        cloud = () => Promise.resolve(fixed);
+      }
+      const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log });
+      const stop = (): void => {
+        log('stopping');
+        void controller.stop().then(() => {
+          secrets.stop();
+          process.exit(0);
+        });
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      await controller.start();
+      log('controller started');
+      await new Promise(() => {});
+    });
+}
+
+function readOwnNamespace(): string | undefined {
+  try {
+    return readFileSync(serviceAccountNamespace, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,232 @@
+import * as k8s from '@kubernetes/client-node';
+import type { ApplyReport, EngineDeps, EngineOptions, RevisionInput } from '../act/apply.ts';
+import type { AgentConfig } from '../config/config.ts';
+import { formatDiagnostic } from '../diagnostic.ts';
+import { fanOut, type EventSink } from '../events/events.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import { group, version, type SchemaRegistry } from '../schema/registry.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
+import { setCondition } from '../status/conditions.ts';
+import type { ResourceStatus } from '../status/store.ts';
+import { kubeEventSink } from './event-sink.ts';
+import { setFinalizer } from './finalizers.ts';
+import { namespacedKinds, type WatchedKind } from './kinds.ts';
+import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objects.ts';
+import { deleteNamespaceProject } from './project-cleanup.ts';
+import { documentsOf, revisionOf } from './revision.ts';
+import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
+import { validateNamespace } from './validate-namespace.ts';
+import { WorkQueue } from './work-queue.ts';
+
+export const projectLabel = 'kupenstack.io/project';
+
+/** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
+export type ApplyRevision = (input: RevisionInput, deps: EngineDeps, opts: EngineOptions) => Promise<ApplyReport>;
+
+export interface ControllerOptions {
+  kc: k8s.KubeConfig;
+  registry: SchemaRegistry;
+  config: AgentConfig;
+  /** The OpenStack client for a run; re-read when the cloud's Secret changes. */
+  cloud: () => Promise<OpenStackCloud>;
+  secrets: SecretResolver;
+  engine: ApplyRevision;
+  /** The label by which a namespace opts in (default `kupenstack.io/project=enabled`). */
+  optInLabel?: { key: string; value: string };
+  /** Namespaces reconciled whatever their labels; a namespace labelled `kupenstack.io/project=enabled` opts in too. */
+  allowNamespaces?: string[];
+  /** Drift correction and self-heal: every opted-in namespace is reconciled this often even without a change. */
+  resyncMs: number;
+  debounceMs: number;
+  log: (line: string) => void;
+  /** Extra subscribers to engine events (metrics, tests). */
+  events?: EventSink;
+}
+
+type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
+
+/**
+ * The in-cluster resource loop (DESIGN §9, loop 2): list+watch the namespaced
+ * kinds cluster-wide, keep a cache per namespace, and reconcile one namespace
+ * at a time with the same engine as standalone (namespace = project). A
+ * status-only change (our own writes) never schedules a run; a spec,
+ * deletion or label change does, after a short debounce.
+ */
+export class Controller {
+  private readonly opts: ControllerOptions;
+  private readonly kinds: WatchedKind[];
+  private readonly custom: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
+  private readonly objects = new Map<string, Map<string, NamespaceObject>>();
+  private readonly namespaces = new Map<string, k8s.V1Namespace>();
+  /** Opted-in namespaces deleted whose project is not deleted yet. */
+  private readonly gone = new Set<string>();
+  /** Engine state the status subresource cannot hold (heal episodes), per address. */
+  private readonly memory = new Map<string, ResourceStatus>();
+  private readonly informers: Informer<k8s.KubernetesObject>[] = [];
+  private readonly queue: WorkQueue;
+  private resync?: NodeJS.Timeout;
+  private stopped = false;
+  /** Events recorded lately, so a repeating failure is not one Event per resync. */
+  private readonly recentEvents = new Map<string, number>();
+  /** Runs done, per namespace (tests and metrics). */
+  readonly runs = new Map<string, number>();
+
+  constructor(opts: ControllerOptions) {
+    this.opts = opts;
+    this.kinds = namespacedKinds(opts.registry);
+    this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: Math.max(1, Math.min(4, opts.config.concurrency)) }, (ns) => this.reconcileNamespace(ns));
+  }
+
+  async start(): Promise<void> {
+    const nsInformer = k8s.makeInformer(this.opts.kc, '/api/v1/namespaces', () => this.core.listNamespace());
+    nsInformer.on('add', (ns) => this.onNamespace(ns));
+    nsInformer.on('update', (ns) => this.onNamespace(ns));
+    nsInformer.on('delete', (ns) => this.onNamespaceGone(ns.metadata?.name ?? ''));
+    this.keepWatching(nsInformer, 'namespaces');
+    for (const kind of this.kinds) {
+      const informer = k8s.makeInformer<KubeObject & k8s.KubernetesObject>(this.opts.kc, `/apis/${group}/${version}/${kind.plural}`, async () => (await this.custom.listClusterCustomObject({ group, version, plural: kind.plural })) as k8s.KubernetesListObject<KubeObject & k8s.KubernetesObject>);
+      informer.on('add', (o) => this.onObject(kind, o, 'add'));
+      informer.on('update', (o) => this.onObject(kind, o, 'update'));
+      informer.on('delete', (o) => this.onObject(kind, o, 'delete'));
+      this.keepWatching(informer, kind.plural);
+    }
+    await Promise.all([nsInformer.start(), ...this.informers.filter((i) => i !== nsInformer).map((i) => i.start())]);
+    this.opts.log(`watching ${this.kinds.length} kinds; namespaces opt in with ${projectLabel}=enabled${this.opts.allowNamespaces?.length ? ` or by --namespace (${this.opts.allowNamespaces.join(', ')})` : ''}`);
+    for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns);
+    this.resync = setInterval(() => {
+      for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns, 0);
+    }, this.opts.resyncMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.resync) clearInterval(this.resync);
+    this.queue.stop();
+    await Promise.all(this.informers.map((i) => i.stop().catch(() => {})));
+  }
+
+  /** Resolves when no namespace is scheduled or running (tests). */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  private keepWatching(informer: Informer<k8s.KubernetesObject>, what: string): void {
+    this.informers.push(informer);
+    // The informer lists again by itself after a 410 Gone; any other end of the watch stops it, so it is started again.
+    informer.on('error', (err: unknown) => {
+      if (this.stopped) return;
+      this.opts.log(`watch   ${what} ended (${(err as { message?: string } | undefined)?.message ?? 'no reason'}); listing again in 2 s`);
+      setTimeout(() => void informer.start().catch(() => {}), 2_000);
+    });
+  }
+
+  private enabled(ns: string): boolean {
+    if (this.opts.allowNamespaces?.includes(ns)) return this.namespaces.has(ns);
+    const { key, value } = this.opts.optInLabel ?? { key: projectLabel, value: 'enabled' };
+    return this.namespaces.get(ns)?.metadata?.labels?.[key] === value;
+  }
+
+  private onNamespace(ns: k8s.V1Namespace): void {
+    const name = ns.metadata?.name;
+    if (!name) return;
+    const old = this.namespaces.get(name);
+    this.namespaces.set(name, ns);
+    const key = this.opts.optInLabel?.key ?? projectLabel;
+    const was = old?.metadata?.labels?.[key];
+    const terminating = ns.metadata?.deletionTimestamp !== undefined && old?.metadata?.deletionTimestamp === undefined;
+    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating)) this.queue.add(name);
+  }
+
+  /** A deleted namespace's project is emptied and deleted even when no object held the namespace back (it had none). */
+  private onNamespaceGone(name: string): void {
+    const was = this.enabled(name);
+    this.namespaces.delete(name);
+    if (!was) return;
+    this.gone.add(name);
+    this.queue.add(name);
+  }
+
+  private onObject(kind: WatchedKind, o: KubeObject, event: 'add' | 'update' | 'delete'): void {
+    const ns = o.metadata.namespace;
+    if (!ns) return;
+    const address = addressOfObject(kind.kind, o);
+    const bucket = this.objects.get(ns) ?? new Map<string, NamespaceObject>();
+    this.objects.set(ns, bucket);
+    const old = bucket.get(address)?.object;
+    if (event === 'delete') bucket.delete(address);
+    else bucket.set(address, { kind, object: o });
+    if (!this.enabled(ns)) return;
+    // Our own status writes change only status (generation stays): they must not schedule a run.
+    const matters = event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
+    if (matters) this.queue.add(ns);
+  }
+
+  private async reconcileNamespace(ns: string): Promise<void> {
+    const cleanup = this.gone.has(ns) && !this.namespaces.has(ns);
+    if (!cleanup && !this.enabled(ns)) return;
+    const started = Date.now();
+    const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
+    const entries = new Map(this.objects.get(ns) ?? []);
+    const log = this.opts.log;
+
+    // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
+    for (const [address, entry] of entries) {
+      if (isDeleting(entry.object)) continue;
+      const updated = await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, true);
+      if (updated) entry.object = { ...updated };
+      else entries.delete(address);
+    }
+
+    const events = fanOut(kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
+    // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
+    const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
+    const { validated, rejected } = validateNamespace(documents, this.opts.registry);
+    const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
+    const store = new KubeStatusStore(this.custom, ns, entries, this.memory, log, new Set(rejected.keys()));
+    for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
+
+    const cloud = await this.opts.cloud();
+    // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
+    const report = await this.opts.engine(
+      { revision, validated },
+      { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns] },
+      // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
+      { prune: true, allowMassDelete: true },
+    );
+    const failed = new Set(report.errors.map((e) => e.address));
+    const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
+    const releasable = deleting.filter(([address]) => !failed.has(address));
+    const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
+    if (emptied) {
+      const id = await deleteNamespaceProject(cloud, this.opts.config.owner, ns);
+      if (id) log(`delete  project of namespace ${ns} (${id})`);
+      this.gone.delete(ns);
+    }
+    for (const [address, entry] of releasable) {
+      await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, false);
+      entries.delete(address);
+    }
+    this.runs.set(ns, (this.runs.get(ns) ?? 0) + 1);
+    log(`reconciled ${ns} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);
+    if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
+  }
+
+  /** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
+  private async reject(address: string, message: string, entries: Map<string, NamespaceObject>, store: KubeStatusStore, events: EventSink, revision: string): Promise<void> {
+    const entry = entries.get(address);
+    if (!entry) return;
+    const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
+    const now = new Date();
+    const known = this.memory.get(address) ?? {};
+    let conditions = setCondition([], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message }, now);
+    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, now);
+    conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'InvalidSpec', message: 'waiting for a corrected spec' }, now);
+    await store.putResource(address, { ...known, conditions });
+    if (previous?.message !== message || previous.observedGeneration !== entry.object.metadata.generation) {
+      events({ type: 'rejected', address, kind: entry.kind.kind, reason: 'InvalidSpec', message, severity: 'warning', revision, at: now.toISOString() });
+    }
+  }
+}

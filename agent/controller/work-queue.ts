@@ -1,0 +1,111 @@
+import { backoffDelay } from '../util/retry.ts';
+
+export interface WorkQueueOptions {
+  /** Quiet time after the last change before a key runs: a `kubectl apply -f dir/` of ten objects is one reconcile, not ten. */
+  debounceMs: number;
+  /** First retry after a failed run; doubles per consecutive failure. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Keys running at once (different keys only: one key never runs twice at once). */
+  concurrency: number;
+  random?: () => number;
+}
+
+/**
+ * A keyed work queue (one key per namespace), the controller-runtime way:
+ * adds within the debounce window collapse into one run; a key never runs
+ * concurrently with itself, and a change that arrives while it runs
+ * schedules exactly one more run; a failed run comes back after an
+ * exponential backoff that resets on success.
+ */
+export class WorkQueue {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly due = new Set<string>();
+  private readonly running = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private stopped = false;
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly opts: WorkQueueOptions;
+  private readonly work: (key: string) => Promise<void>;
+
+  constructor(opts: WorkQueueOptions, work: (key: string) => Promise<void>) {
+    this.opts = opts;
+    this.work = work;
+  }
+
+  /** Schedules `key` after the debounce window (or `delayMs`), restarting the window. */
+  add(key: string, delayMs = this.opts.debounceMs): void {
+    if (this.stopped) return;
+    if (this.running.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    const old = this.timers.get(key);
+    if (old) clearTimeout(old);
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        this.due.add(key);
+        this.pump();
+      }, delayMs),
+    );
+  }
+
+  /** Consecutive failures of a key (0 after a success). */
+  failuresOf(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** Resolves when nothing is scheduled, due or running. */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    this.due.clear();
+    this.notifyIdle();
+  }
+
+  private isIdle(): boolean {
+    return this.timers.size === 0 && this.due.size === 0 && this.running.size === 0;
+  }
+
+  private notifyIdle(): void {
+    if (!this.isIdle() && !this.stopped) return;
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private pump(): void {
+    for (const key of [...this.due]) {
+      if (this.running.size >= this.opts.concurrency) return;
+      if (this.running.has(key)) continue;
+      this.due.delete(key);
+      this.running.add(key);
+      void this.run(key);
+    }
+  }
+
+  private async run(key: string): Promise<void> {
+    let failed = false;
+    try {
+      await this.work(key);
+      this.failures.delete(key);
+    } catch {
+      // The worker reports its own errors (status, Events); the queue only decides when to try again.
+      failed = true;
+      this.failures.set(key, this.failuresOf(key) + 1);
+    } finally {
+      this.running.delete(key);
+    }
+    if (this.dirty.delete(key)) this.add(key);
+    else if (failed) this.add(key, backoffDelay(this.failuresOf(key), this.opts.backoffBaseMs, this.opts.backoffMaxMs, this.opts.random));
+    this.pump();
+    this.notifyIdle();
+  }
+}

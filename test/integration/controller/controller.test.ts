@@ -1,0 +1,326 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
+import { testCloudName } from '../../support/context.ts';
+import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+
+/*
+ * The in-cluster controller against the real kube-apiserver + KCM of the test
+ * bed and the real OpenStack: a tenant with kupenstack-edit in one namespace
+ * only creates OpenStack objects through kubectl; status, Events, self-heal,
+ * drift, finalizers, admission, namespace deletion and kill -9 are checked in
+ * OpenStack itself.
+ */
+const repo = join(import.meta.dirname, '../../..');
+const run = randomBytes(3).toString('hex');
+const owner = `ctl${run}`;
+const nsA = `ctl-${run}-a`;
+const nsB = `ctl-${run}-b`;
+const prefix = 'ks-';
+/** This run's opt-in label value: a controller of another run of this file on the shared plane never takes these namespaces. */
+const optIn = `test-${run}`;
+const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+const network = () => cloud.client('network');
+let controller: ControllerProcess;
+let tenant: string;
+let imageServer: Server;
+/** The controller's own Keystone user, whose password the test looks for everywhere it must not be. */
+let agentUser: { id: string; password: string } | undefined;
+
+interface Kobj {
+  metadata: { name: string; finalizers?: string[]; generation?: number };
+  status?: { id?: string; observedGeneration?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
+}
+
+async function projectOf(ns: string): Promise<string | undefined> {
+  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+  return p?.id;
+}
+
+async function networksIn(ns: string): Promise<{ id: string; name: string; mtu: number }[]> {
+  const project = await projectOf(ns);
+  return project ? network().list('/networks', 'networks', { project_id: project }) : [];
+}
+
+async function serversIn(ns: string): Promise<{ id: string; name: string; status: string }[]> {
+  const project = await projectOf(ns);
+  if (!project) return [];
+  const compute = await cloud.adminCompute();
+  return compute.list('/servers/detail', 'servers', { all_tenants: 1, project_id: project });
+}
+
+function cr(kind: string, ns: string, name: string): Kobj | undefined {
+  const r = kubectl(['get', `${kind}.kupenstack.io`, name, '-n', ns, '-o', 'json']);
+  return r.status === 0 ? (JSON.parse(r.stdout) as Kobj) : undefined;
+}
+
+function condition(o: Kobj | undefined, type: string): { status: string; reason: string; message: string } | undefined {
+  return o?.status?.conditions?.find((c) => c.type === type);
+}
+
+function ready(kind: string, ns: string, name: string): boolean {
+  const o = cr(kind, ns, name);
+  return condition(o, 'Ready')?.status === 'True' && o?.status?.observedGeneration === o?.metadata.generation;
+}
+
+function events(ns: string, name: string): { reason: string; message: string; type: string }[] {
+  return getJson<{ items: { reason: string; message: string; type: string; involvedObject: { name: string } }[] }>(['get', 'events', '-n', ns]).items.filter((e) => e.involvedObject.name === name);
+}
+
+const userDataToken = randomBytes(16).toString('hex');
+const userData = `#cloud-config\n# api token ${userDataToken}\n`;
+const secretsSeen: string[] = [userDataToken];
+const cloudsYaml = (password: string): string =>
+  `clouds:\n  ctl:\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      username: ks-ctl-${run}\n      password: ${password}\n      user_domain_name: Default\n      project_name: admin\n      project_domain_name: Default\n    region_name: RegionOne\n    interface: public\n    compute_api_version: '2.74'\n`;
+
+const secret = (namespace: string, name: string, key: string, value: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: { [key]: value } });
+
+const openstack = (...args: string[]): string => execFileSync('openstack', ['--os-cloud', testCloudName, ...args], { encoding: 'utf8' });
+
+beforeAll(async () => {
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/controller/validating-admission-policy.yaml')]);
+  for (const ns of [nsA, nsB]) {
+    kubectlOk(['create', 'namespace', ns]);
+    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
+  }
+  // The tenant: a ServiceAccount with kupenstack-edit in team A only, logging in with a TokenRequest token.
+  kubectlOk(['create', 'serviceaccount', 'tenant', '-n', nsA]);
+  kubectlOk(['create', 'rolebinding', 'tenant-edit', '-n', nsA, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${nsA}:tenant`]);
+  tenant = serviceAccountKubeconfig(nsA, 'tenant');
+
+  // The cloud's clouds.yaml comes from a Secret, for a Keystone user of this test with a random password.
+  const password = randomBytes(24).toString('hex');
+  const user = await cloud.identity.post<{ user: { id: string } }>('/users', { user: { name: `ks-ctl-${run}`, domain_id: 'default', password } }, [201]);
+  agentUser = { id: user.user.id, password };
+  const [adminRole] = await cloud.identity.list<{ id: string }>('/roles', 'roles', { name: 'admin' });
+  const [adminProject] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: 'admin' });
+  await cloud.identity.put(`/projects/${adminProject!.id}/users/${agentUser.id}/roles/${adminRole!.id}`, undefined, [204]);
+  kubectlOk(['create', 'namespace', `ctl-${run}-system`]);
+  kubectlOk(['apply', '-f', '-'], { input: secret(`ctl-${run}-system`, 'cloud', 'clouds.yaml', cloudsYaml(agentUser.password)) });
+
+  imageServer = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
+  await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
+
+  // The controller runs with its own ServiceAccount and deploy/rbac's least-privilege ClusterRole, as in a pod.
+  // readyTimeoutSeconds 60: the engine's wait for a server that was deleted under it lasts this long (agent/act/wait.ts keeps the vanished object and polls on), then the next run recreates it.
+  const config = join(mkdtempSync(join(tmpdir(), 'ks-ctl-config-')), 'kupenstack.yaml');
+  writeFileSync(config, 'readyTimeoutSeconds: 60\n');
+  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['-c', config, '--cloud', 'ctl', '--clouds-secret', `ctl-${run}-system/cloud`, '--owner', owner, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`]);
+  await controller.start();
+}, 300_000);
+
+afterAll(async () => {
+  await controller?.stop();
+  for (const ns of [nsA, nsB]) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  // Whatever the tests left behind: remove the controller's finalizers so the namespaces can go.
+  for (const ns of [nsA, nsB]) {
+    for (const kind of ['virtualmachines', 'subnets', 'networks', 'routers', 'flavors', 'images']) {
+      const list = kubectl(['get', `${kind}.kupenstack.io`, '-n', ns, '-o', 'name']);
+      for (const name of list.stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    }
+    kubectl(['patch', 'namespace', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  }
+  kubectl(['delete', 'namespace', `ctl-${run}-system`, '--wait=false']);
+  imageServer?.close();
+  if (agentUser) await cloud.identity.remove(`/users/${agentUser.id}`);
+}, 300_000);
+
+const port = (): number => {
+  const a = imageServer.address();
+  return typeof a === 'object' && a ? a.port : 0;
+};
+
+const stack = (ns: string): string => `
+apiVersion: kupenstack.io/v1alpha1
+kind: Network
+metadata: {name: app, namespace: ${ns}}
+spec: {mtu: 1400}
+---
+apiVersion: kupenstack.io/v1alpha1
+kind: Subnet
+metadata: {name: app, namespace: ${ns}}
+spec: {networkRef: {name: app}, cidr: 10.61.0.0/24, gatewayIP: 10.61.0.1}
+---
+apiVersion: kupenstack.io/v1alpha1
+kind: Router
+metadata: {name: edge, namespace: ${ns}}
+spec: {interfaces: [{subnetRef: {name: app}}]}
+---
+apiVersion: kupenstack.io/v1alpha1
+kind: Flavor
+metadata: {name: tiny, namespace: ${ns}}
+spec: {vcpus: 1, ram: 64, disk: 1}
+---
+apiVersion: kupenstack.io/v1alpha1
+kind: Image
+metadata: {name: raw, namespace: ${ns}}
+spec: {diskFormat: raw, source: {url: {url: "http://127.0.0.1:${port()}/disk.raw"}}}
+---
+apiVersion: kupenstack.io/v1alpha1
+kind: VirtualMachine
+metadata: {name: web, namespace: ${ns}}
+spec: {flavorRef: {name: tiny}, imageRef: {name: raw}, networks: [{networkRef: {name: app}}], userDataSecretRef: {name: web-init}}
+`;
+
+describe('kupenstack controller', () => {
+  it('a tenant kubectl-applies a network, subnet, router and VM in its namespace: they exist in its project, the VM ACTIVE, status and Events on the objects', async () => {
+    // cloud-init with a secret in it, from a Secret of the namespace (the tenant's kupenstack-edit cannot read Secrets; an admin made it).
+    kubectlOk(['apply', '-f', '-'], { input: secret(nsA, 'web-init', 'userData', userData) });
+    kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: stack(nsA) });
+    await until('the VM to be Ready', () => Promise.resolve(ready('virtualmachine', nsA, 'web')), 240_000, 1000);
+    const [net] = await networksIn(nsA);
+    expect(net).toMatchObject({ name: 'app', mtu: 1400 });
+    const servers = await serversIn(nsA);
+    expect(servers.map((s) => [s.name, s.status])).toEqual([['web', 'ACTIVE']]);
+    const vm = cr('virtualmachine', nsA, 'web')!;
+    expect(vm.status?.id).toBe(servers[0]!.id);
+    const compute = await cloud.adminCompute();
+    const detail = await compute.get<{ server: Record<string, unknown> }>(`/servers/${servers[0]!.id}`);
+    expect(Buffer.from(String(detail.server['OS-EXT-SRV-ATTR:user_data']), 'base64').toString('utf8')).toBe(userData);
+    expect(vm.metadata.finalizers).toContain('kupenstack.io/finalizer');
+    expect(cr('network', nsA, 'app')?.status?.id).toBe(net!.id);
+    for (const type of ['Ready', 'Reconciling', 'Stalled']) expect(condition(vm, type), type).toBeDefined();
+    const table = kubectlOk(['get', 'ksvm', '-n', nsA]);
+    expect(table).toMatch(/NAME\s+STATUS\s+POWER\s+IP/);
+    expect(table).toMatch(/web\s/);
+    const described = kubectlOk(['describe', 'network.kupenstack.io', 'app', '-n', nsA]);
+    expect(described).toMatch(/Events:[\s\S]*Created[\s\S]*kupenstack-controller/);
+  });
+
+  it('the same tenant is Forbidden in another namespace, and nothing appears in that project', async () => {
+    const r = kubectl(['apply', '-f', '-'], { kubeconfig: tenant, input: stack(nsB) });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/forbidden/i);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(await networksIn(nsB)).toEqual([]);
+  });
+
+  it('a VM deleted in OpenStack is created again, and an Event says so', async () => {
+    const [before] = await serversIn(nsA);
+    openstack('server', 'delete', '--wait', before!.id);
+    await until('the VM to come back', async () => (await serversIn(nsA)).some((s) => s.id !== before!.id && s.status === 'ACTIVE'), 180_000, 1000);
+    expect((await serversIn(nsA)).length).toBe(1);
+    const [after] = await serversIn(nsA);
+    await until('an Event about the new server', () => Promise.resolve(events(nsA, 'web').some((e) => e.reason === 'Created' && e.message.includes(after!.id))), 30_000);
+  });
+
+  it('an MTU changed in OpenStack is set back, with a DriftCorrected Event', async () => {
+    const [net] = await networksIn(nsA);
+    await network().put(`/networks/${net!.id}`, { network: { mtu: 1300 } });
+    await until('the MTU to be corrected', async () => (await networksIn(nsA))[0]?.mtu === 1400, 60_000, 500);
+    await until('the DriftCorrected Event', () => Promise.resolve(events(nsA, 'app').some((e) => e.reason === 'DriftCorrected')), 30_000);
+  });
+
+  it('a Subnet whose gateway lies outside its CIDR is refused at admission with the message kupenstack validate gives', () => {
+    const bad = `apiVersion: kupenstack.io/v1alpha1\nkind: Subnet\nmetadata: {name: bad, namespace: ${nsA}}\nspec: {networkRef: {name: app}, cidr: 10.62.0.0/24, gatewayIP: 10.99.0.1}\n`;
+    const r = kubectl(['apply', '-f', '-'], { kubeconfig: tenant, input: bad });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('[subnet.gateway-outside]');
+    expect(r.stderr).toContain('gateway 10.99.0.1 is outside 10.62.0.0/24');
+  });
+
+  it('a Subnet that names a missing network is Stalled with the validation message; nothing is created and the rest still reconciles', async () => {
+    const orphan = `apiVersion: kupenstack.io/v1alpha1\nkind: Subnet\nmetadata: {name: orphan, namespace: ${nsA}}\nspec: {networkRef: {name: nowhere}, cidr: 10.63.0.0/24}\n`;
+    kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: orphan });
+    await until('the Stalled condition', () => Promise.resolve(condition(cr('subnet', nsA, 'orphan'), 'Stalled')?.status === 'True'), 30_000);
+    const stalled = condition(cr('subnet', nsA, 'orphan'), 'Stalled')!;
+    expect(stalled.reason).toBe('InvalidSpec');
+    expect(stalled.message).toContain(`${nsA}/Subnet/orphan`);
+    expect(stalled.message).toMatch(/nowhere/);
+    const subnets = await network().list<{ name: string }>('/subnets', 'subnets', { project_id: (await projectOf(nsA))! });
+    expect(subnets.map((s) => s.name)).toEqual(['app']);
+    expect(events(nsA, 'orphan').some((e) => e.reason === 'InvalidSpec' && e.type === 'Warning')).toBe(true);
+    kubectlOk(['delete', 'subnet.kupenstack.io', 'orphan', '-n', nsA, '--wait=true', '--timeout=60s'], { kubeconfig: tenant });
+  });
+
+  it('kubectl delete of a VM deletes the server, then the finalizer lets the object go', async () => {
+    kubectlOk(['delete', 'virtualmachine.kupenstack.io', 'web', '-n', nsA, '--wait=true', '--timeout=120s'], { kubeconfig: tenant });
+    expect(cr('virtualmachine', nsA, 'web')).toBeUndefined();
+    expect(await serversIn(nsA)).toEqual([]);
+  });
+
+  it('onDelete: detach keeps the OpenStack object when the resource is deleted', async () => {
+    const kept = `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: kept, namespace: ${nsA}}\nspec: {onDelete: detach}\n`;
+    kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: kept });
+    await until('the network to exist', async () => (await networksIn(nsA)).some((n) => n.name === 'kept'), 60_000);
+    kubectlOk(['delete', 'network.kupenstack.io', 'kept', '-n', nsA, '--wait=true', '--timeout=60s'], { kubeconfig: tenant });
+    const still = (await networksIn(nsA)).find((n) => n.name === 'kept');
+    expect(still).toBeDefined();
+    await network().remove(`/networks/${still!.id}`);
+  });
+
+  it('kill -9 in the middle of a reconcile, then a restart, converges with no duplicate', async () => {
+    const many = Array.from({ length: 20 }, (_, i) => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: burst-${i}, namespace: ${nsA}}\nspec: {}\n`).join('---\n');
+    kubectlOk(['apply', '-f', '-'], { input: many });
+    await until('the first write of the burst', async () => (await networksIn(nsA)).some((n) => n.name.startsWith('burst-')), 60_000, 50);
+    controller.kill9();
+    const atKill = (await networksIn(nsA)).filter((n) => n.name.startsWith('burst-')).length;
+    await controller.start();
+    await until('every burst network Ready', () => Promise.resolve(Array.from({ length: 20 }, (_, i) => ready('network', nsA, `burst-${i}`)).every(Boolean)), 120_000, 1000);
+    const names = (await networksIn(nsA)).map((n) => n.name).filter((n) => n.startsWith('burst-')).sort();
+    expect(names).toEqual(Array.from({ length: 20 }, (_, i) => `burst-${i}`).sort());
+    expect(atKill).toBeLessThan(20);
+  });
+
+  it('a rotated clouds.yaml Secret takes effect without a restart', async () => {
+    const next = randomBytes(24).toString('hex');
+    // The old password stops working (Keystone revokes the user's tokens): only the new Secret can make the next object.
+    await cloud.identity.call('PATCH', `/users/${agentUser!.id}`, { json: { user: { password: next } } });
+    secretsSeen.push(agentUser!.password);
+    agentUser!.password = next;
+    kubectlOk(['apply', '-f', '-'], { input: secret(`ctl-${run}-system`, 'cloud', 'clouds.yaml', cloudsYaml(next)) });
+    kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: rotated, namespace: ${nsA}}\nspec: {}\n` });
+    await until('a network made with the rotated credential', async () => (await networksIn(nsA)).some((n) => n.name === 'rotated'), 60_000);
+    expect(controller.child?.exitCode ?? null).toBeNull();
+  });
+
+  it('no secret value reaches status, Events or the controller log', () => {
+    const everything = [controller.log(), kubectlOk(['get', 'events', '-n', nsA, '-o', 'json']), kubectlOk(['get', 'kupenstack', '-n', nsA, '-o', 'json'])].join('\n');
+    for (const secret of [...secretsSeen, agentUser!.password]) {
+      expect(secret.length).toBeGreaterThan(20);
+      expect(everything).not.toContain(secret);
+    }
+  });
+
+  it('deleting the namespace empties its project, then deletes the project', async () => {
+    const project = await projectOf(nsA);
+    expect(project).toBeDefined();
+    kubectlOk(['delete', 'namespace', nsA, '--wait=true', '--timeout=180s']);
+    expect(await projectOf(nsA)).toBeUndefined();
+    expect(await network().list('/networks', 'networks', { project_id: project! })).toEqual([]);
+    expect(await network().list('/routers', 'routers', { project_id: project! })).toEqual([]);
+  });
+});
+
+describe('benchmark', () => {
+  it('kubectl apply of a network → first OpenStack write, median of 10', async () => {
+    const ns = `ctl-${run}-bench`;
+    kubectlOk(['create', 'namespace', ns]);
+    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
+    const seed = `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: seed, namespace: ${ns}}\nspec: {}\n`;
+    kubectlOk(['apply', '-f', '-'], { input: seed });
+    await until('the bench project', async () => (await networksIn(ns)).length === 1, 60_000);
+    const times: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const start = Date.now();
+      kubectlOk(['apply', '-f', '-'], { input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: n${i}, namespace: ${ns}}\nspec: {}\n` });
+      await until(`network n${i}`, async () => (await networksIn(ns)).some((n) => n.name === `n${i}`), 30_000, 25);
+      times.push(Date.now() - start);
+      await until(`n${i} Ready`, () => Promise.resolve(ready('network', ns, `n${i}`)), 30_000, 100);
+    }
+    times.sort((a, b) => a - b);
+    const median = (times[4]! + times[5]!) / 2;
+    process.stderr.write(`[bench] kubectl apply → first OpenStack write: median ${median} ms, min ${times[0]} ms, max ${times[9]} ms (${times.join(', ')})\n`);
+    kubectlOk(['delete', 'namespace', ns, '--wait=true', '--timeout=180s']);
+    expect(median).toBeLessThan(5000);
+  });
+});

@@ -1,0 +1,91 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { kube, kubectlPath, tokenKubeconfig } from '../../testbed/kubernetes/peer.ts';
+
+/** The test bed's Kubernetes plane (test/testbed/kubernetes): cluster-admin kubeconfig and the kubectl built beside it. */
+export const adminKubeconfig = kube.kubeconfig;
+const repo = join(import.meta.dirname, '../../..');
+
+export interface Run {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** kubectl as a given user (a kubeconfig); never throws, the caller checks the exit status. */
+export function kubectl(args: string[], opts: { kubeconfig?: string; input?: string } = {}): Run {
+  const r = spawnSync(kubectlPath, ['--kubeconfig', opts.kubeconfig ?? adminKubeconfig, ...args], { encoding: 'utf8', input: opts.input, timeout: 60_000 });
+  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+export function kubectlOk(args: string[], opts: { kubeconfig?: string; input?: string } = {}): string {
+  const r = kubectl(args, opts);
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+export function getJson<T>(args: string[]): T {
+  return JSON.parse(kubectlOk([...args, '-o', 'json'])) as T;
+}
+
+/** A kubeconfig that logs in as a ServiceAccount with a TokenRequest token (what a tenant, or the controller's pod, gets). */
+export function serviceAccountKubeconfig(namespace: string, serviceAccount: string): string {
+  const token = kubectlOk(['create', 'token', serviceAccount, '-n', namespace, '--duration', '2h']).trim();
+  return tokenKubeconfig(token, namespace).path;
+}
+
+/** `kupenstack controller` as a child process (so a test can kill -9 it), its output in a file. */
+export class ControllerProcess {
+  child?: ChildProcess;
+  readonly logFile: string;
+  private readonly args: string[];
+
+  private readonly kubeconfig: string;
+
+  constructor(kubeconfig: string, args: string[]) {
+    this.kubeconfig = kubeconfig;
+    this.args = args;
+    this.logFile = join(mkdtempSync(join(tmpdir(), 'ks-controller-')), 'controller.log');
+  }
+
+  async start(): Promise<void> {
+    const out = createWriteStream(this.logFile, { flags: 'a' });
+    await new Promise<void>((resolve) => out.once('open', () => resolve()));
+    this.child = spawn(process.execPath, [join(repo, 'agent/cli/main.ts'), 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
+    await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 60_000);
+  }
+
+  log(): string {
+    try {
+      return readFileSync(this.logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  kill9(): void {
+    this.child?.kill('SIGKILL');
+    this.child = undefined;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
+  }
+}
+
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 120_000, everyMs = 500): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}

@@ -1,0 +1,75 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { WorkQueue } from '../../../agent/controller/work-queue.ts';
+
+const opts = { debounceMs: 30, backoffBaseMs: 40, backoffMaxMs: 200, concurrency: 2, random: () => 0.5 };
+
+describe('WorkQueue', () => {
+  it('collapses adds inside the debounce window into one run', async () => {
+    const runs: string[] = [];
+    const q = new WorkQueue(opts, (k) => {
+      runs.push(k);
+      return Promise.resolve();
+    });
+    for (let i = 0; i < 5; i++) q.add('team-a');
+    q.add('team-b');
+    await sleep(5);
+    expect(runs).toEqual([]);
+    await q.idle();
+    expect(runs.sort()).toEqual(['team-a', 'team-b']);
+  });
+
+  it('never runs a key twice at once, and runs once more for a change that came while it ran', async () => {
+    let active = 0;
+    let maxActive = 0;
+    let runs = 0;
+    const q = new WorkQueue(opts, async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      runs++;
+      await sleep(60);
+      active--;
+    });
+    q.add('ns');
+    await sleep(45); // running now
+    q.add('ns');
+    q.add('ns');
+    await q.idle();
+    expect(maxActive).toBe(1);
+    expect(runs).toBe(2);
+  });
+
+  it('retries a failed key with a growing backoff and resets it after a success', async () => {
+    const at: number[] = [];
+    const start = Date.now();
+    let calls = 0;
+    const q = new WorkQueue(opts, () => {
+      at.push(Date.now() - start);
+      calls++;
+      return calls <= 2 ? Promise.reject(new Error('OpenStack unavailable')) : Promise.resolve();
+    });
+    q.add('ns', 0);
+    await sleep(20);
+    expect(q.failuresOf('ns')).toBe(1);
+    await q.idle();
+    expect(calls).toBe(3);
+    expect(q.failuresOf('ns')).toBe(0);
+    // backoff 40 ms then 80 ms (random pinned to 0.5 = no jitter)
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(38);
+    expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(78);
+  });
+
+  it('runs at most `concurrency` keys at once', async () => {
+    let active = 0;
+    let maxActive = 0;
+    const q = new WorkQueue({ ...opts, concurrency: 2 }, async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await sleep(30);
+      active--;
+    });
+    for (const k of ['a', 'b', 'c', 'd', 'e']) q.add(k, 0);
+    await q.idle();
+    expect(maxActive).toBe(2);
+  });
+});
