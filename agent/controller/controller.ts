@@ -6,7 +6,7 @@ import { fanOut, type EventSink } from '../events/events.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { group, version, type SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
-import { setCondition } from '../status/conditions.ts';
+import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus } from '../status/store.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { setFinalizer } from './finalizers.ts';
@@ -221,7 +221,7 @@ export class Controller {
     const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
     const now = new Date();
     const known = this.memory.get(address) ?? {};
-    let conditions = setCondition([], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message }, now);
+    let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message }, now);
     conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, now);
     conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'InvalidSpec', message: 'waiting for a corrected spec' }, now);
     await store.putResource(address, { ...known, conditions });
