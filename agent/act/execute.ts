@@ -134,8 +134,8 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       status.conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Reconciled', message: '' });
       status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Reconciled', message: '' });
       status.lastSyncTime = new Date().toISOString();
-      // What an operator looks for first; kinds may later report more (power state, addresses, digest).
-      if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}) };
+      // What an operator looks for, as the kind reports it (power state, addresses, digest…).
+      if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
       await run.settle(node.address, status);
     } catch (err) {
       if (err instanceof PendingReference) deferred.push(node);
@@ -202,9 +202,12 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
 
   if (!node.remote) {
     const knownBefore = state.id !== undefined;
+    const previousId = state.id;
     const marker = { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
     const remote = await createOnce(node, desired, marker, run);
-    run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
+    // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
+    if (knownBefore && !node.replacing && previousId !== remote.id) run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
+    else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
     pc.ids.set(node.ref, remote.id);
     state.id = remote.id;
     if (!node.replacing) run.count(node.address, 'created');

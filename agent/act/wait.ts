@@ -16,7 +16,10 @@ export async function waitReady(node: Node, run: Run, tolerateFailed = false): P
   let lastReason = '';
   await poll(
     async () => {
-      node.remote = (await adapter.get!(node.pc.ctx, node.remote!.id)) ?? node.remote!;
+      const current = await adapter.get!(node.pc.ctx, node.remote!.id);
+      // Deleted under our feet: waiting longer cannot help; the next run creates it again.
+      if (current === undefined) throw new KupenstackError('resource.gone', `${node.m.kind} ${node.remote!.id} disappeared while waiting for it to become ready; the next run creates it again`);
+      node.remote = current;
       const health = adapter.health!(node.remote);
       const state = (run.opts.resources[node.address] ??= {});
       state.ready = health.state === 'ready';

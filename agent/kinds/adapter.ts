@@ -81,6 +81,13 @@ export interface KindAdapter {
   heal?(ctx: AdapterContext, remote: Remote, step: 'reboot' | 'rebuild', m: Manifest): Promise<void>;
 
   /**
+   * What an operator looks for in the resource's status (a VM's power state
+   * and addresses, a floating IP's address), named as the kind's schema names
+   * its `status` fields. Pure: read from what `observe`/`get` returned.
+   */
+  report?(remote: Remote): Record<string, unknown>;
+
+  /**
    * Replace cascade: stops using these OpenStack objects (a subnet about to be
    * deleted and created again), so their deletion is not refused as "in use".
    * The update that follows their re-creation attaches the new ones. Only

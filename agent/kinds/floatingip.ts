@@ -55,6 +55,12 @@ export const floatingIp: KindAdapter = {
 
   observe: (ctx) => observeNeutron(ctx, 'floatingips', toRemote),
 
+  report: (remote) => ({
+    ...(typeof remote.raw.floating_ip_address === 'string' ? { floatingIPAddress: remote.raw.floating_ip_address } : {}),
+    ...(typeof remote.raw.fixed_ip_address === 'string' ? { fixedIPAddress: remote.raw.fixed_ip_address } : {}),
+    ...(typeof remote.raw.port_id === 'string' ? { portID: remote.raw.port_id } : {}),
+  }),
+
   async desired(m, ctx) {
     const spec = m.spec as FloatingIPSpec;
     const out: Record<string, unknown> = { floating_network_id: await externalNetworkId(ctx, spec.externalNetwork) };

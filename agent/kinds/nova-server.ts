@@ -22,7 +22,7 @@ export interface NovaServer {
   flavor?: { original_name?: string; vcpus?: number; ram?: number; disk?: number; ephemeral?: number; swap?: number | '' };
   key_name?: string | null;
   config_drive?: string | boolean;
-  addresses?: Record<string, { addr?: string; 'OS-EXT-IPS-MAC:mac_addr'?: string }[]>;
+  addresses?: Record<string, { addr?: string; 'OS-EXT-IPS-MAC:mac_addr'?: string; 'OS-EXT-IPS:type'?: string }[]>;
   fault?: { message?: string; details?: string; code?: number };
   'OS-EXT-AZ:availability_zone'?: string;
   'OS-EXT-STS:task_state'?: string | null;

@@ -85,6 +85,13 @@ export const port: KindAdapter = {
 
   observe: (ctx) => observeNeutron(ctx, 'ports', toRemote),
 
+  report: (remote) => ({
+    ...(typeof remote.raw.mac_address === 'string' ? { macAddress: remote.raw.mac_address } : {}),
+    fixedIPs: Array.isArray(remote.raw.fixed_ips) ? (remote.raw.fixed_ips as { subnet_id: string; ip_address: string }[]).map((ip) => ({ subnetID: ip.subnet_id, ipAddress: ip.ip_address })) : [],
+    ...(typeof remote.raw.device_id === 'string' && remote.raw.device_id ? { deviceID: remote.raw.device_id } : {}),
+    ...(typeof remote.raw.device_owner === 'string' && remote.raw.device_owner ? { deviceOwner: remote.raw.device_owner } : {}),
+  }),
+
   desired(m, ctx) {
     const spec = m.spec as PortSpec;
     const out: Record<string, unknown> = { name: openstackName(m) };

@@ -159,6 +159,11 @@ export const router: KindAdapter = {
 
   observe: (ctx) => withInterfaces(ctx, observeNeutron(ctx, 'routers', bare)),
 
+  report: (remote) => {
+    const gateway = remote.raw.external_gateway_info as { external_fixed_ips?: { ip_address?: string }[] } | null | undefined;
+    return { externalGatewayIPs: (gateway?.external_fixed_ips ?? []).flatMap((ip) => (ip.ip_address ? [ip.ip_address] : [])) };
+  },
+
   async desired(m, ctx) {
     const spec = m.spec as RouterSpec;
     const out: Record<string, unknown> = { name: openstackName(m) };

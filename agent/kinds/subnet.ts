@@ -51,6 +51,11 @@ export const subnet: KindAdapter = {
 
   observe: (ctx) => observeNeutron(ctx, 'subnets', toRemote),
 
+  report: (remote) => {
+    const pools = Array.isArray(remote.raw.allocation_pools) ? (remote.raw.allocation_pools as { start: string; end: string }[]).map((p) => ({ start: p.start, end: p.end })) : [];
+    return { ...(typeof remote.raw.gateway_ip === 'string' ? { gatewayIP: remote.raw.gateway_ip } : {}), allocationPools: pools };
+  },
+
   desired(m, ctx) {
     const spec = m.spec as SubnetSpec;
     const out: Record<string, unknown> = { name: openstackName(m) };

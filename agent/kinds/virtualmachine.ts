@@ -226,6 +226,20 @@ function toRemote(s: NovaServer, ports: NeutronPort[]): Remote {
   };
 }
 
+/** What `kubectl get ksvm` shows: Nova's status, the power state, the image and the addresses (fixed before floating). */
+function serverReport(s: NovaServer): Record<string, unknown> {
+  if (s.status === undefined) return {};
+  const addresses = Object.entries(s.addresses ?? {})
+    .flatMap(([network, list]) =>
+      list
+        .filter((a) => typeof a.addr === 'string')
+        .map((a) => ({ network, address: a.addr!, type: a['OS-EXT-IPS:type'] === 'floating' ? 'floating' : 'fixed', ...(a['OS-EXT-IPS-MAC:mac_addr'] ? { macAddress: a['OS-EXT-IPS-MAC:mac_addr'] } : {}) })),
+    )
+    .sort((a, b) => (a.type === b.type ? 0 : a.type === 'fixed' ? -1 : 1));
+  const imageId = imageIdOf(s);
+  return { serverStatus: s.status, powerState: powerStateOf(s) ?? 'unknown', ...(imageId ? { imageID: imageId } : {}), addresses };
+}
+
 function byDevice(ports: NeutronPort[]): Map<string, NeutronPort[]> {
   const out = new Map<string, NeutronPort[]>();
   for (const p of ports) out.set(p.device_id, [...(out.get(p.device_id) ?? []), p]);
@@ -468,6 +482,8 @@ export const virtualMachine: KindAdapter = {
       servers.filter((s) => filter.description === undefined || (s.description ?? '') === filter.description),
     );
   },
+
+  report: (remote) => serverReport(remote.raw as unknown as NovaServer),
 
   health: (remote) => (remote.raw.status === undefined ? { state: 'progressing', reason: 'just created' } : serverHealth(remote.raw as unknown as NovaServer)),
 

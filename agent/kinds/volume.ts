@@ -59,6 +59,12 @@ export const volume: KindAdapter = {
     metadata: 'update',
   },
 
+  report: (remote) => ({
+    ...(remote.status ? { volumeStatus: remote.status } : {}),
+    ...(typeof remote.raw.bootable === 'string' || typeof remote.raw.bootable === 'boolean' ? { bootable: String(remote.raw.bootable).toLowerCase() === 'true' } : {}),
+    attachments: Array.isArray(remote.raw.attachments) ? (remote.raw.attachments as { server_id?: string; device?: string }[]).map((a) => ({ ...(a.server_id ? { serverID: a.server_id } : {}), ...(a.device ? { device: a.device } : {}) })) : [],
+  }),
+
   async observe(ctx) {
     const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { metadata: JSON.stringify({ [metaOwner]: ctx.owner }) });
     return items.map(toRemote).filter((r) => r.marker?.owner === ctx.owner);

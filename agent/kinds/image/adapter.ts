@@ -1,4 +1,5 @@
 import { deleteImage, patchImage, pointer, type PatchOp } from '../../glance/image-api.ts';
+import { propTag } from '../../glance/version-rules.ts';
 import { ownerTag, ownerTagPrefix, markerFromMetadata } from '../../ownership/marker.ts';
 import type { Health, KindAdapter } from '../adapter.ts';
 import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFollows, ociUpdate, ociVersionsOf, withVersions } from './oci.ts';
@@ -46,6 +47,12 @@ export const image: KindAdapter = {
     stale_versions: 'update',
   },
   follows: ociFollows,
+
+  report: (remote) => ({
+    // A URL image's `digest` field holds its URL: only an OCI digest is reported as one.
+    ...(typeof remote.fields.digest === 'string' && remote.fields.digest.startsWith('sha256:') ? { digest: remote.fields.digest } : {}),
+    ...(typeof remote.raw[propTag] === 'string' ? { resolvedTag: remote.raw[propTag] } : {}),
+  }),
 
   async observe(ctx) {
     // Hidden images (older OCI versions) are left out of a plain list, and `os_hidden=true` lists only them: two lists.

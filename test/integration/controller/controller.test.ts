@@ -191,7 +191,10 @@ describe('kupenstack controller', () => {
     for (const type of ['Ready', 'Reconciling', 'Stalled']) expect(condition(vm, type), type).toBeDefined();
     const table = kubectlOk(['get', 'ksvm', '-n', nsA]);
     expect(table).toMatch(/NAME\s+STATUS\s+POWER\s+IP/);
-    expect(table).toMatch(/web\s/);
+    // The row shows what Nova reports: ACTIVE, running, and the server's fixed address.
+    const addresses = Object.values(detail.server.addresses as Record<string, { addr: string }[]>).flat().map((a) => a.addr);
+    expect(addresses).toHaveLength(1);
+    expect(kubectlOk(['get', 'ksvm', 'web', '-n', nsA, '--no-headers']).trim().split(/\s+/).slice(0, 4)).toEqual(['web', 'ACTIVE', 'running', addresses[0]]);
     const described = kubectlOk(['describe', 'network.kupenstack.io', 'app', '-n', nsA]);
     expect(described).toMatch(/Events:[\s\S]*Created[\s\S]*kupenstack-controller/);
   });
@@ -210,7 +213,7 @@ describe('kupenstack controller', () => {
     await until('the VM to come back', async () => (await serversIn(nsA)).some((s) => s.id !== before!.id && s.status === 'ACTIVE'), 180_000, 1000);
     expect((await serversIn(nsA)).length).toBe(1);
     const [after] = await serversIn(nsA);
-    await until('an Event about the new server', () => Promise.resolve(events(nsA, 'web').some((e) => e.reason === 'Created' && e.message.includes(after!.id))), 30_000);
+    await until('an Event saying the server was deleted outside and created again', () => Promise.resolve(events(nsA, 'web').some((e) => e.reason === 'Recreated' && e.message.includes(before!.id) && e.message.includes(after!.id))), 30_000);
   });
 
   it('an MTU changed in OpenStack is set back, with a DriftCorrected Event', async () => {
