@@ -50,14 +50,21 @@ function prng(seed: number): () => number {
  * counted from its log ("create  <address>", "update  <address>: …",
  * "delete  <address> (<id>)" are printed just before each call).
  */
-function runApply(args: string[]): { kill: () => void; writes: () => number; done: Promise<number | null> } {
+function runApply(args: string[]): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
   const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', ws.repo, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  let wrote = (): void => undefined;
+  const firstWrite = new Promise<void>((resolve) => (wrote = resolve));
+  const writes = (): number => stderr.split('\n').filter((l) => /^(create|update|delete) {2}\S/.test(l)).length;
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString();
+    if (writes() > 0) wrote();
+  });
   const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     kill: () => child.kill('SIGKILL'),
-    writes: () => stderr.split('\n').filter((l) => /^(create|update|delete) {2}\S/.test(l)).length,
+    writes,
+    firstWrite,
     done: done.then((code) => {
       if (code !== null && code !== 0) ws.log.push(stderr);
       return code;
@@ -82,8 +89,10 @@ describe('crash safety', () => {
       ws.remove(`${namespaces[1]}/all.yaml`);
       ws.write(round % 4 === 3 ? revision(3) : revision());
       const run = runApply(['--prune', '--allow-mass-delete']);
-      const delay = 300 + Math.floor(random() * 2500);
-      const finished = await Promise.race([run.done.then(() => true), sleep(delay).then(() => false)]);
+      // The clock starts at the round's first logged write (a cold CLI start on the loaded bed can take seconds):
+      // the kill lands 0–1.5 s into the writes, or the round ends first (nothing left to do, or done in time).
+      const delay = Math.floor(random() * 1500);
+      const finished = await Promise.race([run.done.then(() => true), run.firstWrite.then(() => sleep(delay)).then(() => false)]);
       const writes = run.writes();
       if (!finished) run.kill();
       rounds.push({ round, delay, killed: !finished, writes, code: await run.done });
