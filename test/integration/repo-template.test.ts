@@ -80,7 +80,8 @@ describe('the repo template, applied to the test-bed cloud', () => {
       const servers = await compute.list<{ name: string; status: string }>('/servers/detail', 'servers', { all_tenants: 1, project_id: pid });
       expect(servers.map((s) => [s.name, s.status])).toEqual(servers.map((s) => [s.name, 'ACTIVE']));
       const inNeutron = async (path: string, key: string): Promise<number> => (await network.list<{ description?: string }>(path, key, { project_id: pid })).filter((o) => marked(o.description)).length;
-      const volumes = await ws.cloud.client('volumev3', { projectId: pid }).list<{ id: string }>('/volumes', 'volumes', {});
+      // Ours carry the owner marker in their metadata; a VM's boot volume is Nova's, not a Volume manifest's.
+      const volumes = (await ws.cloud.client('volumev3', { projectId: pid }).list<{ metadata?: Record<string, string> }>('/volumes/detail', 'volumes', {})).filter((v) => JSON.stringify(v.metadata ?? {}).includes(ws.owner));
       const images = await ws.cloud.client('image', { projectId: pid }).list<{ owner: string }>('/images', 'images', { owner: pid });
       const flavors = await compute.list<{ name: string }>('/flavors', 'flavors', { is_public: 'None' });
       let keyPairs = 0;
