@@ -73,8 +73,9 @@ function runApply(args: string[]): { kill: () => void; writes: () => number; fir
 }
 
 describe('crash safety', () => {
-  // Up to 80 rounds of a cold CLI start each, then a full apply: past the default 180 s on the loaded test bed.
-  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 600_000 }, async () => {
+  // Up to 80 rounds, each a cold CLI start and a full observe before its first write, then a full apply: a 600 s
+  // budget was not enough on the loaded 2-core test bed.
+  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 1_200_000 }, async () => {
     writeFileSync(join(ws.dir, 'kupenstack.yaml'), stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir, concurrency: 8 }));
     // Replay a failure with KS_CRASH_SEED=<the seed printed>.
     const seed = Number(process.env.KS_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -96,6 +97,8 @@ describe('crash safety', () => {
       const writes = run.writes();
       if (!finished) run.kill();
       rounds.push({ round, delay, killed: !finished, writes, code: await run.done });
+      // Progress on the console too, so a run cut by the timeout still shows how far it got.
+      console.log(`crash-safety round ${JSON.stringify(rounds.at(-1))}`);
     }
     const story = `seed ${seed}; rounds:\n${rounds.map((r) => JSON.stringify(r)).join('\n')}\n${ws.log.join('\n')}`;
     expect(landed(), story).toBeGreaterThanOrEqual(20);
