@@ -50,14 +50,21 @@ function prng(seed: number): () => number {
  * counted from its log ("create  <address>", "update  <address>: …",
  * "delete  <address> (<id>)" are printed just before each call).
  */
-function runApply(args: string[]): { kill: () => void; writes: () => number; done: Promise<number | null> } {
+function runApply(args: string[]): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
   const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', ws.repo, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  let wrote = (): void => undefined;
+  const firstWrite = new Promise<void>((resolve) => (wrote = resolve));
+  const writes = (): number => stderr.split('\n').filter((l) => /^(create|update|delete) {2}\S/.test(l)).length;
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString();
+    if (writes() > 0) wrote();
+  });
   const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     kill: () => child.kill('SIGKILL'),
-    writes: () => stderr.split('\n').filter((l) => /^(create|update|delete) {2}\S/.test(l)).length,
+    writes,
+    firstWrite,
     done: done.then((code) => {
       if (code !== null && code !== 0) ws.log.push(stderr);
       return code;
@@ -66,8 +73,9 @@ function runApply(args: string[]): { kill: () => void; writes: () => number; don
 }
 
 describe('crash safety', () => {
-  // Up to 80 rounds of a cold CLI start each, then a full apply: past the default 180 s on the loaded test bed.
-  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 600_000 }, async () => {
+  // Up to 80 rounds, each a cold CLI start and a full observe before its first write, then a full apply: a 600 s
+  // budget was not enough on the loaded 2-core test bed.
+  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 1_200_000 }, async () => {
     writeFileSync(join(ws.dir, 'kupenstack.yaml'), stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir, concurrency: 8 }));
     // Replay a failure with KS_CRASH_SEED=<the seed printed>.
     const seed = Number(process.env.KS_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -82,11 +90,15 @@ describe('crash safety', () => {
       ws.remove(`${namespaces[1]}/all.yaml`);
       ws.write(round % 4 === 3 ? revision(3) : revision());
       const run = runApply(['--prune', '--allow-mass-delete']);
-      const delay = 300 + Math.floor(random() * 2500);
-      const finished = await Promise.race([run.done.then(() => true), sleep(delay).then(() => false)]);
+      // The clock starts at the round's first logged write (a cold CLI start on the loaded bed can take seconds):
+      // the kill lands 0–1.5 s into the writes, or the round ends first (nothing left to do, or done in time).
+      const delay = Math.floor(random() * 1500);
+      const finished = await Promise.race([run.done.then(() => true), run.firstWrite.then(() => sleep(delay)).then(() => false)]);
       const writes = run.writes();
       if (!finished) run.kill();
       rounds.push({ round, delay, killed: !finished, writes, code: await run.done });
+      // Progress on the console too, so a run cut by the timeout still shows how far it got.
+      console.log(`crash-safety round ${JSON.stringify(rounds.at(-1))}`);
     }
     const story = `seed ${seed}; rounds:\n${rounds.map((r) => JSON.stringify(r)).join('\n')}\n${ws.log.join('\n')}`;
     expect(landed(), story).toBeGreaterThanOrEqual(20);
