@@ -95,13 +95,11 @@ describe('the Volume adapter', () => {
       expect(remote.fields.volume_type).toBe(typeName);
       expect(remote.status).toBe('available');
 
-      // Growing is an os-extend. The test bed's fake Cinder driver cannot extend (its FakeBrickLVM
-      // has no extend_volume): Cinder accepts the request, then marks the volume error_extending
-      // and keeps its size; the kind reports that as failed health. Asserted as it happens here.
+      // Growing is an os-extend: Cinder grows the volume and it is available again at the new size.
       await volume.update(ctx, remote, { size: 3 }, m);
       remote = await settled(ctx, created.id);
-      expect({ status: remote.status, size: remote.fields.size }).toEqual({ status: 'error_extending', size: 2 });
-      expect(volume.health!(remote)).toMatchObject({ state: 'failed' });
+      expect({ status: remote.status, size: remote.fields.size }).toEqual({ status: 'available', size: 3 });
+      expect(volume.health!(remote)).toEqual({ state: 'ready' });
     } finally {
       await volume.delete(ctx, created);
       await volume.delete(ctx, created);
