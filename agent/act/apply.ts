@@ -18,7 +18,8 @@ import { FileStateStore } from '../status/file-store.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { checkPath } from '../validate/check-path.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
-import { execute, type ApplyError, type KindCounts } from './execute.ts';
+import { execute } from './execute.ts';
+import type { ApplyError, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
 
 export type { ApplyError, KindCounts };
@@ -55,14 +56,8 @@ export interface PlannedRevision extends Plan {
   apiCalls: { read: number; write: number };
 }
 
-export interface ApplyReport {
+export interface ApplyReport extends RunCounts {
   revision: string;
-  created: number;
-  updated: number;
-  replaced: number;
-  deleted: number;
-  healed: number;
-  unchanged: number;
   held: Held[];
   errors: ApplyError[];
   apiCalls: { read: number; write: number };

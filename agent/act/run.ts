@@ -36,23 +36,21 @@ export interface ApplyError {
   requestId?: string;
 }
 
-export interface KindCounts {
+/** What a run did, counted: the report, its per-kind breakdown and the outcome share these. */
+export interface RunCounts {
   created: number;
   updated: number;
   replaced: number;
   deleted: number;
   healed: number;
   unchanged: number;
+}
+
+export interface KindCounts extends RunCounts {
   errors: number;
 }
 
-export interface Outcome {
-  created: number;
-  updated: number;
-  replaced: number;
-  deleted: number;
-  healed: number;
-  unchanged: number;
+export interface Outcome extends RunCounts {
   errors: ApplyError[];
   drift: Drift[];
   warnings: string[];

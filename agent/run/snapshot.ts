@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { cp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { cp, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathExists } from '../util/fs.ts';
 
 /**
  * Private copies of fetched revisions. A Source may reuse its checkout for
@@ -22,7 +23,7 @@ export class Snapshots {
   /** Copies `dir` once per revision (a copy cut by a crash is never used: it is renamed into place when complete). */
   async take(revision: string, dir: string): Promise<string> {
     const target = this.dirOf(revision);
-    if (await exists(target)) return target;
+    if (await pathExists(target)) return target;
     const tmp = `${target}.${process.pid}.tmp`;
     await rm(tmp, { recursive: true, force: true });
     await cp(dir, tmp, { recursive: true, filter: (src) => !src.split(/[\\/]/).includes('.git') });
@@ -43,14 +44,5 @@ export class Snapshots {
       const path = join(this.root, name);
       if (!wanted.has(path)) await rm(path, { recursive: true, force: true });
     }
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }

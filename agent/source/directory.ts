@@ -3,7 +3,7 @@ import { relative, resolve, sep } from 'node:path';
 import { watch as watchFiles } from 'chokidar';
 import { defaultLimits, type LoadLimits } from '../load/limits.ts';
 import { directoryRevision } from '../load/revision.ts';
-import { normalizeSourcePath, resolveSourcePath } from './source-path.ts';
+import { resolveSourcePath, sourcePathOrError } from './source-path.ts';
 import { type Artifact, type Source, SourceError } from './source.ts';
 
 export interface DirectorySourceOptions {
@@ -38,14 +38,9 @@ export class DirectorySource implements Source {
 
   constructor(options: DirectorySourceOptions) {
     this.#root = resolve(options.directory);
-    let path = '.';
-    try {
-      path = normalizeSourcePath(options.path);
-    } catch (err) {
-      if (!(err instanceof SourceError)) throw err;
-      this.#pathError = err;
-    }
-    this.#path = path;
+    const { path, error } = sourcePathOrError(options.path);
+    this.#pathError = error;
+    this.#path = error ? '.' : path;
     this.#debounceMs = options.debounceMs ?? 300;
     this.#limits = options.limits ?? defaultLimits;
     this.description = `directory ${this.#root}${path === '.' ? '' : ` path ${path}`}`;

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { Dispatcher } from 'undici';
@@ -11,9 +11,10 @@ import { gitHttpClient } from './git-http.ts';
 import { chooseSemverTag, describeRef, type GitRef, gitRevision, refKey } from './git-ref.ts';
 import { checkGitUrl, redactUrl } from './git-url.ts';
 import type { GitCredentials } from './credentials.ts';
-import { normalizeSourcePath, resolveSourcePath } from './source-path.ts';
+import { resolveSourcePath, sourcePathOrError } from './source-path.ts';
 import { type Artifact, type Source, SourceError } from './source.ts';
 import type { CommitVerifier, SignatureCheck } from './verify-signature.ts';
+import { pathExists } from '../util/fs.ts';
 
 export interface GitSourceOptions {
   /** https:// (or http://) URL without credentials. */
@@ -78,13 +79,8 @@ export class GitSource implements Source {
   constructor(options: GitSourceOptions) {
     this.#url = checkGitUrl(options.url).toString();
     this.#ref = options.ref;
-    let path = options.path ?? '.';
-    try {
-      path = normalizeSourcePath(options.path);
-    } catch (err) {
-      if (!(err instanceof SourceError)) throw err;
-      this.#pathError = err;
-    }
+    const { path, error } = sourcePathOrError(options.path);
+    this.#pathError = error;
     this.#path = path;
     this.#options = options;
     this.#layout = cacheLayout(options.cacheDir, redactUrl(this.#url), refKey(options.ref));
@@ -119,7 +115,7 @@ export class GitSource implements Source {
     try {
       await removeTemporaryCheckouts(this.#layout);
       const target = await this.#resolveTarget(http, headers);
-      if (await exists(checkoutDir(this.#layout, target.commit))) {
+      if (await pathExists(checkoutDir(this.#layout, target.commit))) {
         // Already checked out (here or by an earlier process): no download. The
         // commit object is still needed for the signature check.
         if (!this.#options.verifier || (await hasCommit(this.#layout.gitdir, target.commit))) return await this.#finish(target, signal);
@@ -239,8 +235,8 @@ export class GitSource implements Source {
 
   async #prepareGitdir(): Promise<void> {
     const gitdir = this.#layout.gitdir;
-    if (await exists(gitdir)) {
-      const healthy = (await exists(join(gitdir, 'config'))) && (await exists(join(gitdir, 'objects')));
+    if (await pathExists(gitdir)) {
+      const healthy = (await pathExists(join(gitdir, 'config'))) && (await pathExists(join(gitdir, 'objects')));
       const packs = healthy ? (await readdir(join(gitdir, 'objects', 'pack')).catch(() => [])).filter((f) => f.endsWith('.pack')).length : 0;
       if (healthy && packs <= maxPacks) {
         await repairShallow(gitdir);
@@ -264,13 +260,13 @@ export class GitSource implements Source {
     const verifier = await this.#verifier();
     const signedBy = verifier ? await verifier.verifyCommit(this.#layout.gitdir, target.commit) : undefined;
     const finalDir = checkoutDir(this.#layout, target.commit);
-    if (!(await exists(finalDir))) {
+    if (!(await pathExists(finalDir))) {
       const tmp = temporaryCheckoutDir(this.#layout, target.commit);
       await mkdir(tmp, { recursive: true });
       try {
         // Files unchanged since the current checkout are shared with it (hard links).
         const current = await currentCheckout(this.#layout);
-        const previous = current && (await exists(checkoutDir(this.#layout, current))) ? { commit: current, dir: checkoutDir(this.#layout, current) } : undefined;
+        const previous = current && (await pathExists(checkoutDir(this.#layout, current))) ? { commit: current, dir: checkoutDir(this.#layout, current) } : undefined;
         const { skippedLinks } = await checkoutTree(this.#layout.gitdir, target.commit, tmp, { signal, previous });
         await writeCheckoutMeta(this.#layout, target.commit, { skippedLinks });
         await rename(tmp, finalDir);
@@ -283,15 +279,6 @@ export class GitSource implements Source {
     const dir = await resolveSourcePath(finalDir, this.#path, `${redactUrl(this.#url)} at ${revision}`);
     await promoteCheckout(this.#layout, target.commit);
     return { revision, dir, commit: target.commit, ...(signedBy ? { signedBy } : {}), ...(skippedLinks.length > 0 ? { skippedLinks } : {}) };
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

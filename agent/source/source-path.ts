@@ -16,6 +16,19 @@ export function normalizeSourcePath(path: string | undefined): string {
 }
 
 /**
+ * The Sync's path, or the error to report at the first fetch: a source is
+ * built even from a bad path, so the Sync's status can say what is wrong.
+ */
+export function sourcePathOrError(path: string | undefined): { path: string; error?: SourceError } {
+  try {
+    return { path: normalizeSourcePath(path) };
+  } catch (err) {
+    if (!(err instanceof SourceError)) throw err;
+    return { path: path ?? '.', error: err };
+  }
+}
+
+/**
  * The real location of `path` under `root`. It must exist and stay inside
  * `root` once symbolic links are followed; `where` names the revision in the message.
  */
