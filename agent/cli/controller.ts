@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
+import { serveHealth } from '../controller/health.ts';
 import { holderIdentity, LeaderElector } from '../controller/leader.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { UsageError } from '../errors.ts';
@@ -30,6 +31,7 @@ interface ControllerCliOptions {
   leaseDuration: string;
   renewDeadline: string;
   retryPeriod: string;
+  listen?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -57,6 +59,7 @@ export function controllerCommand(): Command {
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
     .option('--renew-deadline <duration>', 'the leader stops acting once it could not renew for this long', '10s')
     .option('--retry-period <duration>', 'how often candidates try and the leader renews', '2s')
+    .option('--listen <host:port>', 'serve /healthz and /readyz (probes) on this address')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
       if (opts.owner) config.owner = opts.owner;
@@ -68,6 +71,8 @@ export function controllerCommand(): Command {
       for (const [flag, value] of [['--lease-duration', opts.leaseDuration], ['--renew-deadline', opts.renewDeadline], ['--retry-period', opts.retryPeriod]] as const) {
         if (!isDuration(value)) throw new UsageError(`${flag} ${value}: not a duration (e.g. 15s)`);
       }
+      const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
+      if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
@@ -100,7 +105,13 @@ export function controllerCommand(): Command {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      let started = false;
+      if (listen) {
+        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => elector?.isLeader() });
+        log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
+      }
       await controller.start();
+      started = true;
       elector?.start();
       log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${opts.leaderElectionId})` : ''}`);
       await new Promise(() => {});

@@ -25,6 +25,12 @@ async function networksIn(): Promise<{ id: string; name: string }[]> {
   return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
 }
 const networks = (names: string[]): string => names.map((n) => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: ${n}, namespace: ${ns}}\nspec: {}\n`).join('---\n');
+/** GET /readyz of a replica (the port it logged). */
+async function readyz(c: ControllerProcess): Promise<{ code: number; body: { status: string; leader?: boolean } }> {
+  const port = /serving \/healthz and \/readyz on 127\.0\.0\.1:(\d+)/.exec(c.log())?.[1];
+  const r = await fetch(`http://127.0.0.1:${port}/readyz`);
+  return { code: r.status, body: (await r.json()) as { status: string; leader?: boolean } };
+}
 const acquired = (c: ControllerProcess): boolean => c.log().includes(`acquired lease kupenstack-system/${lease}`);
 
 beforeAll(async () => {
@@ -35,7 +41,7 @@ beforeAll(async () => {
   kubectlOk(['label', 'namespace', ns, 'kupenstack.io/project=enabled']);
   const kubeconfig = serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller');
   for (let i = 0; i < 2; i++) {
-    const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--namespace', ns, '--leader-elect', '--leader-election-id', lease, '--lease-duration', `${leaseSeconds}s`, '--renew-deadline', '3s', '--retry-period', '1s']);
+    const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--namespace', ns, '--leader-elect', '--leader-election-id', lease, '--lease-duration', `${leaseSeconds}s`, '--renew-deadline', '3s', '--retry-period', '1s', '--listen', '127.0.0.1:0']);
     replicas.push(c);
     await c.start();
   }
@@ -62,6 +68,9 @@ describe('kupenstack controller --leader-elect, two replicas', () => {
     // The follower ran no reconcile: it wrote nothing to OpenStack nor to the objects.
     expect(follower.log()).not.toMatch(/reconciled /);
     expect(leader.log()).toMatch(new RegExp(`reconciled ${ns} `));
+    // Both are ready (a follower must stay up to take over); /readyz says which one leads.
+    expect(await readyz(leader)).toEqual({ code: 200, body: { status: 'ready', leader: true } });
+    expect(await readyz(follower)).toEqual({ code: 200, body: { status: 'ready', leader: false } });
 
     const killed = Date.now();
     leader.kill9();
