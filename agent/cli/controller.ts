@@ -25,6 +25,7 @@ interface ControllerCliOptions {
   owner?: string;
   projectPrefix?: string;
   resync: string;
+  optInLabel: string;
   debounce: string;
   leaderElect?: boolean;
   leaderElectionId: string;
@@ -52,6 +53,7 @@ export function controllerCommand(): Command {
     .option('-c, --config <file>', 'kupenstack.yaml (owner, projectPrefix, role, concurrency)')
     .option('--owner <name>', 'ownership identity written into every object (overrides the config)')
     .option('--project-prefix <prefix>', 'Keystone project name = prefix + namespace (overrides the config)')
+    .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
     .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled', '200ms')
     .option('--leader-elect', 'run several replicas: only the holder of a Lease in the controller\'s namespace acts')
@@ -75,6 +77,8 @@ export function controllerCommand(): Command {
       if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
+      const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
+      if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
       const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
       const secrets = new KubeSecretResolver(kc, ownNamespace);
@@ -94,7 +98,7 @@ export function controllerCommand(): Command {
         if (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
         elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => controller.startedLeading(), onStoppedLeading: () => controller.stoppedLeading() });
       }
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, resyncMs, debounceMs, log, leader: elector });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector });
       const stop = (): void => {
         log('stopping');
         // The Lease is released first, so the other replica takes over at once.

@@ -31,6 +31,8 @@ export interface ControllerOptions {
   cloud: () => Promise<OpenStackCloud>;
   secrets: SecretResolver;
   engine: ApplyRevision;
+  /** The label by which a namespace opts in (default `kupenstack.io/project=enabled`). */
+  optInLabel?: { key: string; value: string };
   /** Namespaces reconciled whatever their labels; a namespace labelled `kupenstack.io/project=enabled` opts in too. */
   allowNamespaces?: string[];
   /** Drift correction and self-heal: every opted-in namespace is reconciled this often even without a change. */
@@ -148,7 +150,8 @@ export class Controller {
 
   private enabled(ns: string): boolean {
     if (this.opts.allowNamespaces?.includes(ns)) return this.namespaces.has(ns);
-    return this.namespaces.get(ns)?.metadata?.labels?.[projectLabel] === 'enabled';
+    const { key, value } = this.opts.optInLabel ?? { key: projectLabel, value: 'enabled' };
+    return this.namespaces.get(ns)?.metadata?.labels?.[key] === value;
   }
 
   private onNamespace(ns: k8s.V1Namespace): void {
@@ -156,9 +159,10 @@ export class Controller {
     if (!name) return;
     const old = this.namespaces.get(name);
     this.namespaces.set(name, ns);
-    const was = old?.metadata?.labels?.[projectLabel];
+    const key = this.opts.optInLabel?.key ?? projectLabel;
+    const was = old?.metadata?.labels?.[key];
     const terminating = ns.metadata?.deletionTimestamp !== undefined && old?.metadata?.deletionTimestamp === undefined;
-    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[projectLabel] || terminating)) this.queue.add(name);
+    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating)) this.queue.add(name);
   }
 
   /** A deleted namespace's project is emptied and deleted even when no object held the namespace back (it had none). */

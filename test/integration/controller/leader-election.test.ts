@@ -38,10 +38,11 @@ beforeAll(async () => {
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
   kubectlOk(['create', 'namespace', ns]);
-  kubectlOk(['label', 'namespace', ns, 'kupenstack.io/project=enabled']);
+  // A label value of this run only: controllers of concurrent test runs on the shared plane leave the namespace alone, and ours leave theirs.
+  kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease}`]);
   const kubeconfig = serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller');
   for (let i = 0; i < 2; i++) {
-    const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--namespace', ns, '--leader-elect', '--leader-election-id', lease, '--lease-duration', `${leaseSeconds}s`, '--renew-deadline', '3s', '--retry-period', '1s', '--listen', '127.0.0.1:0']);
+    const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--opt-in-label', `kupenstack.io/project=${lease}`, '--leader-elect', '--leader-election-id', lease, '--lease-duration', `${leaseSeconds}s`, '--renew-deadline', '3s', '--retry-period', '1s', '--listen', '127.0.0.1:0']);
     replicas.push(c);
     await c.start();
   }
