@@ -88,7 +88,7 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
     // No overlap in time: the old leader's last act and its demotion come before the new leader's first act.
     expect(demoted).toBeLessThan(acquired);
     expect(Math.max(...acts(a))).toBeLessThan(Math.min(...acts(b)));
-    expect(demoted - cut).toBeLessThanOrEqual(renewMs + 200);
+    expect(demoted - cut).toBeLessThanOrEqual(renewMs + 500); // the deadline, plus the 50 ms poll and a loaded machine
     expect(acquired - cut).toBeGreaterThanOrEqual(renewMs);
     console.log(`[leader] partition: demoted after ${demoted - cut} ms, other leads after ${acquired - cut} ms, gap ${acquired - demoted} ms`);
   }, 60_000);
