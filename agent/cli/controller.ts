@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { CoordinationV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
+import { serveHealth } from '../controller/health.ts';
+import { holderIdentity, LeaderElector } from '../controller/leader.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { UsageError } from '../errors.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
@@ -24,6 +27,12 @@ interface ControllerCliOptions {
   resync: string;
   optInLabel: string;
   debounce: string;
+  leaderElect?: boolean;
+  leaderElectionId: string;
+  leaseDuration: string;
+  renewDeadline: string;
+  retryPeriod: string;
+  listen?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -47,6 +56,12 @@ export function controllerCommand(): Command {
     .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
     .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled', '200ms')
+    .option('--leader-elect', 'run several replicas: only the holder of a Lease in the controller\'s namespace acts')
+    .option('--leader-election-id <name>', 'name of that Lease', 'kupenstack-controller')
+    .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
+    .option('--renew-deadline <duration>', 'the leader stops acting once it could not renew for this long', '10s')
+    .option('--retry-period <duration>', 'how often candidates try and the leader renews', '2s')
+    .option('--listen <host:port>', 'serve /healthz and /readyz (probes) on this address')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
       if (opts.owner) config.owner = opts.owner;
@@ -55,6 +70,11 @@ export function controllerCommand(): Command {
       if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
       if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
+      for (const [flag, value] of [['--lease-duration', opts.leaseDuration], ['--renew-deadline', opts.renewDeadline], ['--retry-period', opts.retryPeriod]] as const) {
+        if (!isDuration(value)) throw new UsageError(`${flag} ${value}: not a duration (e.g. 15s)`);
+      }
+      const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
+      if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
       const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
@@ -72,18 +92,32 @@ export function controllerCommand(): Command {
         cloud = () => Promise.resolve(fixed);
       }
       const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log });
+      let elector: LeaderElector | undefined;
+      if (opts.leaderElect) {
+        const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
+        if (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
+        elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => controller.startedLeading(), onStoppedLeading: () => controller.stoppedLeading() });
+      }
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector });
       const stop = (): void => {
         log('stopping');
-        void controller.stop().then(() => {
+        // The Lease is released first, so the other replica takes over at once.
+        void (elector?.stop() ?? Promise.resolve()).then(() => controller.stop()).then(() => {
           secrets.stop();
           process.exit(0);
         });
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      let started = false;
+      if (listen) {
+        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => elector?.isLeader() });
+        log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
+      }
       await controller.start();
-      log('controller started');
+      started = true;
+      elector?.start();
+      log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${opts.leaderElectionId})` : ''}`);
       await new Promise(() => {});
     });
 }

@@ -7,7 +7,7 @@ import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { group, version, type SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { setCondition, type Condition } from '../status/conditions.ts';
-import type { ResourceStatus } from '../status/store.ts';
+import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { setFinalizer } from './finalizers.ts';
 import { namespacedKinds, type WatchedKind } from './kinds.ts';
@@ -41,6 +41,8 @@ export interface ControllerOptions {
   log: (line: string) => void;
   /** Extra subscribers to engine events (metrics, tests). */
   events?: EventSink;
+  /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leader.ts). */
+  leader?: { isLeader(): boolean };
 }
 
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
@@ -71,6 +73,8 @@ export class Controller {
   private readonly recentEvents = new Map<string, number>();
   /** Runs done, per namespace (tests and metrics). */
   readonly runs = new Map<string, number>();
+  /** Aborted when leadership is lost: the engine's OpenStack calls in flight stop. */
+  private leadership = new AbortController();
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
@@ -106,6 +110,27 @@ export class Controller {
     if (this.resync) clearInterval(this.resync);
     this.queue.stop();
     await Promise.all(this.informers.map((i) => i.stop().catch(() => {})));
+  }
+
+  /** Leadership gained: every opted-in namespace is reconciled (what came while following was skipped). */
+  startedLeading(): void {
+    this.opts.log('leading: reconciling every opted-in namespace');
+    for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns, 0);
+    for (const ns of this.gone) this.queue.add(ns, 0);
+  }
+
+  /** Leadership lost: stop the run in flight and forget what only a leader may know (heal episodes, Events sent); the watch caches stay, they mirror the API server. */
+  stoppedLeading(): void {
+    this.opts.log('not leading any more: stopping the run in flight, caches reset');
+    this.leadership.abort(new Error('leadership lost'));
+    this.leadership = new AbortController();
+    this.memory.clear();
+    this.recentEvents.clear();
+  }
+
+  /** True when this replica may write (no leader election, or it holds the Lease). */
+  private acting(): boolean {
+    return !this.opts.leader || this.opts.leader.isLeader();
   }
 
   /** Resolves when no namespace is scheduled or running (tests). */
@@ -167,6 +192,8 @@ export class Controller {
   private async reconcileNamespace(ns: string): Promise<void> {
     const cleanup = this.gone.has(ns) && !this.namespaces.has(ns);
     if (!cleanup && !this.enabled(ns)) return;
+    if (!this.acting()) return;
+    const signal = this.leadership.signal;
     const started = Date.now();
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
     const entries = new Map(this.objects.get(ns) ?? []);
@@ -175,6 +202,7 @@ export class Controller {
     // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
     for (const [address, entry] of entries) {
       if (isDeleting(entry.object)) continue;
+      if (!this.acting()) return;
       const updated = await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, true);
       if (updated) entry.object = { ...updated };
       else entries.delete(address);
@@ -185,14 +213,21 @@ export class Controller {
     const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
     const { validated, rejected } = validateNamespace(documents, this.opts.registry);
     const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-    const store = new KubeStatusStore(this.custom, ns, entries, this.memory, log, new Set(rejected.keys()));
+    const kubeStore = new KubeStatusStore(this.custom, ns, entries, this.memory, log, new Set(rejected.keys()));
+    // Status writes too are a leader's: a demoted replica writes nothing.
+    const store = {
+      load: () => kubeStore.load(),
+      putResource: (address: string, state: ResourceStatus | undefined) => (this.acting() ? kubeStore.putResource(address, state) : Promise.resolve()),
+      finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
+    };
     for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
 
     const cloud = await this.opts.cloud();
+    if (!this.acting()) return;
     // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
     const report = await this.opts.engine(
       { revision, validated },
-      { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns] },
+      { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal },
       // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
       { prune: true, allowMassDelete: true },
     );
@@ -200,6 +235,7 @@ export class Controller {
     const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
     const releasable = deleting.filter(([address]) => !failed.has(address));
     const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
+    if (!this.acting()) return;
     if (emptied) {
       const id = await deleteNamespaceProject(cloud, this.opts.config.owner, ns);
       if (id) log(`delete  project of namespace ${ns} (${id})`);
@@ -215,7 +251,7 @@ export class Controller {
   }
 
   /** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
-  private async reject(address: string, message: string, entries: Map<string, NamespaceObject>, store: KubeStatusStore, events: EventSink, revision: string): Promise<void> {
+  private async reject(address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string): Promise<void> {
     const entry = entries.get(address);
     if (!entry) return;
     const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');

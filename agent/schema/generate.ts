@@ -13,7 +13,10 @@ export function generatedFiles(registry: SchemaRegistry = loadSchemaRegistry()):
   files.set('agent/model/kinds.generated.ts', typescriptFor(registry));
   for (const info of registry.kinds.values()) {
     const crd = crdFor(info, registry);
-    files.set(`deploy/crds/${crd.metadata.name}.yaml`, `# Generated from schemas/${info.file} by \`npm run generate\`. Do not edit.\n${stringify(crd, { lineWidth: 0 })}`);
+    const text = `# Generated from schemas/${info.file} by \`npm run generate\`. Do not edit.\n${stringify(crd, { lineWidth: 0 })}`;
+    files.set(`deploy/crds/${crd.metadata.name}.yaml`, text);
+    // The Helm chart installs the same CRDs from its crds/ directory (Helm reads no file outside the chart).
+    files.set(`deploy/chart/kupenstack/crds/${crd.metadata.name}.yaml`, text);
   }
   return files;
 }

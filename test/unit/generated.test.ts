@@ -16,6 +16,8 @@ describe('files generated from schemas/', () => {
     for (const [path, content] of files) expect(readFileSync(path, 'utf8'), path).toBe(content);
     const crdsOnDisk = readdirSync('deploy/crds').map((f) => `deploy/crds/${f}`).sort();
     expect(crdsOnDisk).toEqual([...files.keys()].filter((p) => p.startsWith('deploy/crds/')).sort());
+    const chartCrds = readdirSync('deploy/chart/kupenstack/crds').map((f) => `deploy/chart/kupenstack/crds/${f}`).sort();
+    expect(chartCrds).toEqual([...files.keys()].filter((p) => p.startsWith('deploy/chart/kupenstack/crds/')).sort());
   });
 
   it('cover all fourteen kinds with the right scope', () => {

@@ -1,0 +1,149 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { controllerCommand } from '../../../agent/cli/controller.ts';
+import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
+
+/**
+ * deploy/chart/kupenstack with the real helm and the real test-bed API server. The plane is shared:
+ * the CRDs stay (Helm never deletes them), everything else lives in a namespace and under a release
+ * name unique to this run.
+ */
+
+const helmPath = join(kube.bin, 'helm');
+const chart = 'deploy/chart/kupenstack';
+const suffix = randomBytes(3).toString('hex');
+const ns = `ks-helm-${suffix}`;
+const release = `kupenstack-${suffix}`;
+
+interface Run { code: number; stdout: string; stderr: string }
+function helm(args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(helmPath, [...args, `--kubeconfig=${kube.kubeconfig}`], { encoding: 'utf8', maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+async function helmOk(args: string[]): Promise<string> {
+  const r = await helm(args);
+  if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed (exit ${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; resourceVersion?: string }; spec?: Record<string, unknown>; rules?: unknown[] };
+const docsOf = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj | null).filter((d): d is Obj => d !== null);
+const fileDocs = (path: string): Obj[] => docsOf(readFileSync(path, 'utf8'));
+
+let rendered: Obj[] = [];
+
+beforeAll(async () => {
+  // The CRDs must exist before the chart's custom objects can be dry-run (other tests apply the same files).
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=kupenstack-tests', '-f', 'deploy/crds/']);
+  // Pod security "restricted" enforced: a pod of the chart that broke it would not be admitted.
+  await kubectlOk(['create', 'namespace', ns]);
+  await kubectlOk(['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted']);
+  rendered = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--include-crds']));
+}, 120_000);
+
+afterAll(async () => {
+  await helm(['uninstall', release, '--namespace', ns]);
+  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+describe('the Helm chart deploy/chart/kupenstack', () => {
+  it('passes helm lint --strict without a warning', async () => {
+    const r = await helm(['lint', '--strict', chart]);
+    expect(r.stderr + r.stdout).not.toMatch(/\[(WARNING|ERROR)\]/);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+  });
+
+  it('refuses values its schema does not allow, naming the key', async () => {
+    const r = await helm(['template', release, chart, '--set', 'leaderElection.leaseDuration=fifteen']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('leaseDuration');
+    const unknown = await helm(['template', release, chart, '--set', 'replica=3']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('replica');
+  });
+
+  it('renders the CRDs of deploy/crds, the RBAC of deploy/rbac and the admission policy of deploy/controller', () => {
+    const crds = rendered.filter((o) => o.kind === 'CustomResourceDefinition');
+    expect(crds.map((c) => c.metadata.name).sort()).toEqual(readdirSync('deploy/crds').map((f) => f.replace(/\.yaml$/, '')).sort());
+    for (const crd of crds) expect(crd).toEqual(fileDocs(`deploy/crds/${crd.metadata.name}.yaml`)[0]);
+    const rules = (objs: Obj[], kind: string, nameEnd: string): unknown => objs.find((o) => o.kind === kind && o.metadata.name.endsWith(nameEnd))?.rules;
+    const rbac = [...fileDocs('deploy/rbac/controller.yaml'), ...fileDocs('deploy/rbac/tenant-roles.yaml')];
+    for (const [kind, end] of [['ClusterRole', '-controller'], ['ClusterRole', '-edit'], ['ClusterRole', '-view'], ['Role', '-leader-election']] as const) {
+      expect(rules(rendered, kind, end), `${kind} *${end}`).toEqual(rules(rbac, kind, end));
+      expect(rules(rendered, kind, end)).toBeDefined();
+    }
+    const policy = (objs: Obj[]): unknown => objs.find((o) => o.kind === 'ValidatingAdmissionPolicy')?.spec;
+    expect(policy(rendered)).toEqual(policy(fileDocs('deploy/controller/validating-admission-policy.yaml')));
+    expect(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).toEqual([`${release}-controller`, `${release}-edit`, `${release}-view`]);
+  });
+
+  it('runs `kupenstack controller` with flags it has: 2 replicas, leader election on, restricted pod security', () => {
+    const deployment = rendered.find((o) => o.kind === 'Deployment')!;
+    type Pod = { serviceAccountName: string; securityContext: Record<string, unknown>; containers: { args: string[]; securityContext: Record<string, unknown> }[] };
+    const spec = deployment.spec as { replicas: number; template: { spec: Pod } };
+    expect(spec.replicas).toBe(2);
+    const pod = spec.template.spec;
+    const args = pod.containers[0]!.args;
+    expect(args[0]).toBe('controller');
+    expect(args).toContain('--leader-elect');
+    const known = new Set(controllerCommand().options.map((o) => o.long));
+    for (const flag of args.filter((a) => a.startsWith('--'))) expect(known.has(flag), flag).toBe(true);
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.containers[0]!.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(rendered.find((o) => o.kind === 'ServiceAccount')?.metadata.name).toBe(pod.serviceAccountName);
+  });
+
+  it('every rendered object passes a server-side dry run, with no pod security warning', async () => {
+    const r = await kubectl(['apply', '--dry-run=server', '--namespace', ns, '-f', '-'], { input: rendered.map((o) => JSON.stringify(o)).join('\n') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/violate PodSecurity/);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(rendered.length);
+    for (const line of lines) expect(line).toMatch(/\(server dry run\)$/);
+  });
+
+  it('helm install creates the RBAC, Deployment, Service, NetworkPolicy and policy; the CRDs applied unchanged; helm uninstall removes all but the CRDs', async () => {
+    type Crd = { metadata: { name: string; generation: number; managedFields: { manager: string }[] }; status: { conditions: { type: string; status: string }[] } };
+    const crds = async (): Promise<Crd[]> => (JSON.parse(await kubectlOk(['get', 'crd', '-l', 'app.kubernetes.io/part-of=kupenstack', '-o', 'json', '--show-managed-fields'])) as { items: Crd[] }).items;
+    const generations = (list: Crd[]): Record<string, number> => Object.fromEntries(list.map((c) => [c.metadata.name, c.metadata.generation]));
+    const before = generations(await crds());
+    expect(Object.keys(before)).toHaveLength(14);
+    // No --skip-crds: Helm 4 server-side applies the chart's CRDs (field manager "helm"); being the same as
+    // deploy/crds, already on the shared plane, their spec (generation) does not move.
+    await helmOk(['install', release, chart, '--namespace', ns]);
+    const installed = await crds();
+    expect(generations(installed)).toEqual(before);
+    for (const crd of installed) {
+      expect(crd.metadata.managedFields.map((m) => m.manager), crd.metadata.name).toContain('helm');
+      expect(crd.status.conditions.find((c) => c.type === 'Established')?.status, crd.metadata.name).toBe('True');
+    }
+
+    const deployment = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-controller`, '-o', 'json'])) as { spec: { replicas: number; template: { spec: { serviceAccountName: string } } } };
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.spec.template.spec.serviceAccountName).toBe('kupenstack-controller');
+    const namespaced = [['serviceaccount', 'kupenstack-controller'], ['role', `${release}-leader-election`], ['rolebinding', `${release}-leader-election`], ['service', `${release}-controller`], ['networkpolicy', `${release}-controller`], ['deployment', `${release}-controller`]];
+    const cluster = [['clusterrole', `${release}-controller`], ['clusterrolebinding', `${release}-controller`], ['clusterrole', `${release}-edit`], ['clusterrole', `${release}-view`], ['validatingadmissionpolicy', `${release}-subnet-addresses`], ['validatingadmissionpolicybinding', `${release}-subnet-addresses`]];
+    for (const [kind, name] of namespaced) await kubectlOk(['-n', ns, 'get', kind!, name!]);
+    for (const [kind, name] of cluster) await kubectlOk(['get', kind!, name!]);
+    // The installed ServiceAccount may do what the controller needs (the ClusterRoleBinding took).
+    const can = await kubectl(['auth', 'can-i', 'update', 'virtualmachines.kupenstack.io/status', '--all-namespaces', `--as=system:serviceaccount:${ns}:kupenstack-controller`]);
+    expect(can.stdout.trim()).toBe('yes');
+    const lease = await kubectl(['auth', 'can-i', 'update', 'leases.coordination.k8s.io', '-n', ns, `--as=system:serviceaccount:${ns}:kupenstack-controller`]);
+    expect(lease.stdout.trim()).toBe('yes');
+    // The ReplicaSet's pods were admitted under pod security "restricted" (the fake node takes them).
+    await expect.poll(async () => (JSON.parse(await kubectlOk(['-n', ns, 'get', 'pods', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'json'])) as { items: unknown[] }).items.length, { timeout: 60_000, interval: 1_000 }).toBe(2);
+
+    await helmOk(['uninstall', release, '--namespace', ns, '--wait']);
+    for (const [kind, name] of namespaced) expect((await kubectl(['-n', ns, 'get', kind!, name!])).stderr, `${kind} ${name}`).toMatch(/NotFound/);
+    for (const [kind, name] of cluster) expect((await kubectl(['get', kind!, name!])).stderr, `${kind} ${name}`).toMatch(/NotFound/);
+    expect(generations(await crds())).toEqual(before);
+  });
+});
