@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
+import { ClockedCounters, countKubeCalls } from '../controller/call-counts.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { UsageError } from '../errors.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
-import { ApiCounters } from '../openstack/counters.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { KubeSecretResolver } from '../secrets/kubernetes.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
@@ -62,7 +62,8 @@ export function controllerCommand(): Command {
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
       const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
       const secrets = new KubeSecretResolver(kc, ownNamespace);
-      const counters = new ApiCounters();
+      const counters = new ClockedCounters();
+      const kubeCalls = countKubeCalls(kc);
       let cloud: () => Promise<OpenStackCloud>;
       if (opts.cloudsSecret) {
         const [namespace, name] = opts.cloudsSecret.includes('/') ? opts.cloudsSecret.split('/', 2) : [ownNamespace, opts.cloudsSecret];
@@ -72,7 +73,7 @@ export function controllerCommand(): Command {
         cloud = () => Promise.resolve(fixed);
       }
       const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, kubeCalls });
       const stop = (): void => {
         log('stopping');
         void controller.stop().then(() => {

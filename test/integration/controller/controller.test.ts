@@ -300,27 +300,3 @@ describe('kupenstack controller', () => {
     expect(await network().list('/routers', 'routers', { project_id: project! })).toEqual([]);
   });
 });
-
-describe('benchmark', () => {
-  it('kubectl apply of a network → first OpenStack write, median of 10', async () => {
-    const ns = `ctl-${run}-bench`;
-    kubectlOk(['create', 'namespace', ns]);
-    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
-    const seed = `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: seed, namespace: ${ns}}\nspec: {}\n`;
-    kubectlOk(['apply', '-f', '-'], { input: seed });
-    await until('the bench project', async () => (await networksIn(ns)).length === 1, 60_000);
-    const times: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      const start = Date.now();
-      kubectlOk(['apply', '-f', '-'], { input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: n${i}, namespace: ${ns}}\nspec: {}\n` });
-      await until(`network n${i}`, async () => (await networksIn(ns)).some((n) => n.name === `n${i}`), 30_000, 25);
-      times.push(Date.now() - start);
-      await until(`n${i} Ready`, () => Promise.resolve(ready('network', ns, `n${i}`)), 30_000, 100);
-    }
-    times.sort((a, b) => a - b);
-    const median = (times[4]! + times[5]!) / 2;
-    process.stderr.write(`[bench] kubectl apply → first OpenStack write: median ${median} ms, min ${times[0]} ms, max ${times[9]} ms (${times.join(', ')})\n`);
-    kubectlOk(['delete', 'namespace', ns, '--wait=true', '--timeout=180s']);
-    expect(median).toBeLessThan(5000);
-  });
-});
