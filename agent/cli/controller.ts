@@ -46,7 +46,7 @@ export function controllerCommand(): Command {
     .option('--project-prefix <prefix>', 'Keystone project name = prefix + namespace (overrides the config)')
     .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
-    .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled', '200ms')
+    .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled (objects of one kubectl apply -f dir/ arrive within it)', '100ms')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
       if (opts.owner) config.owner = opts.owner;

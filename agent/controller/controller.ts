@@ -104,7 +104,7 @@ export class Controller {
     this.resync = setInterval(() => {
       const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns));
       this.opts.log(`resync  ${due.length} namespaces`);
-      for (const ns of due) this.queue.add(ns, 0);
+      for (const ns of due) this.queue.add(ns, 0, true);
     }, this.opts.resyncMs);
   }
 
