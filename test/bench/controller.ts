@@ -21,6 +21,8 @@ const repo = join(import.meta.dirname, '../..');
 const applies = 10;
 const goalMs = 1_000;
 const namespaceCount = 10;
+/** A no-op run lists each of the 12 kinds in the project, plus the project and its scope: two per kind is the ceiling with no per-object GET. */
+const readsPerNamespace = 24;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 const prefix = 'ks-';
 
@@ -215,7 +217,8 @@ async function scale(total: number): Promise<BenchRow[]> {
     process.stderr.write(`[bench] ${n} resources converged in ${convergedS.toFixed(0)} s; no-op resync calls: ${JSON.stringify(d)}; RSS ${mem.rss.toFixed(0)} MiB (peak ${mem.peak.toFixed(0)} MiB)\n`);
     const what = `no-op resync of ${n} resources in ${namespaceCount} namespaces`;
     return [
-      { name: `${what}: OpenStack calls`, ours: `${d.reads} reads (${(d.reads / n).toFixed(2)} per resource), ${d.writes} writes`, peer: `${n} resources`, goal: '0 writes, < 1 read per resource', met: d.writes === 0 && d.reads < n },
+      // Reads are lists per kind and project, so they grow with namespaces, not with resources: a per-object GET would add one per resource.
+      { name: `${what}: OpenStack calls`, ours: `${d.reads} reads (${(d.reads / namespaceCount).toFixed(1)} per namespace, ${(d.reads / n).toFixed(2)} per resource), ${d.writes} writes`, peer: `${n} resources`, goal: `0 writes, ≤ ${readsPerNamespace} reads per namespace`, met: d.writes === 0 && d.reads <= readsPerNamespace * namespaceCount },
       { name: `${what}: API-server calls`, ours: `${d.gets} per-object GETs, ${d.lists} lists, ${d.kubeWrites} writes`, peer: `${n} resources`, goal: '0 per-object GETs, 0 writes', met: d.gets === 0 && d.kubeWrites === 0 },
       { name: `controller RSS with ${n} resources watched`, ours: `${mem.rss.toFixed(0)} MiB (peak ${mem.peak.toFixed(0)} MiB)`, peer: 'none', goal: '≤ 256 MiB', met: mem.rss <= 256 },
     ];
