@@ -12,7 +12,7 @@ describe('countKubeCalls', () => {
   it('tells lists, watches, per-object GETs and writes apart, and still authenticates each request', async () => {
     const k = kc();
     const calls = countKubeCalls(k);
-    const send = async (url: string, method = HttpMethod.GET): Promise<RequestContext> => {
+    const send = async (url: string, method: HttpMethod = HttpMethod.GET): Promise<RequestContext> => {
       const ctx = new RequestContext(`https://127.0.0.1:6443${url}`, method);
       await k.applySecurityAuthentication(ctx);
       return ctx;
