@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
+import { ClockedCounters, countKubeCalls } from '../controller/call-counts.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
 import { serveHealth } from '../controller/health.ts';
@@ -9,7 +10,6 @@ import { holderIdentity, LeaderElector } from '../controller/leader.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { UsageError } from '../errors.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
-import { ApiCounters } from '../openstack/counters.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { KubeSecretResolver } from '../secrets/kubernetes.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
@@ -55,7 +55,7 @@ export function controllerCommand(): Command {
     .option('--project-prefix <prefix>', 'Keystone project name = prefix + namespace (overrides the config)')
     .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
-    .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled', '200ms')
+    .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled (objects of one kubectl apply -f dir/ arrive within it)', '100ms')
     .option('--leader-elect', 'run several replicas: only the holder of a Lease in the controller\'s namespace acts')
     .option('--leader-election-id <name>', 'name of that Lease', 'kupenstack-controller')
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
@@ -82,7 +82,8 @@ export function controllerCommand(): Command {
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
       const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
       const secrets = new KubeSecretResolver(kc, ownNamespace);
-      const counters = new ApiCounters();
+      const counters = new ClockedCounters();
+      const kubeCalls = countKubeCalls(kc);
       let cloud: () => Promise<OpenStackCloud>;
       if (opts.cloudsSecret) {
         const [namespace, name] = opts.cloudsSecret.includes('/') ? opts.cloudsSecret.split('/', 2) : [ownNamespace, opts.cloudsSecret];
@@ -98,7 +99,7 @@ export function controllerCommand(): Command {
         if (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
         elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => controller.startedLeading(), onStoppedLeading: () => controller.stoppedLeading() });
       }
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls });
       const stop = (): void => {
         log('stopping');
         // The Lease is released first, so the other replica takes over at once.

@@ -8,6 +8,7 @@ import { group, version, type SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
+import { ClockedCounters, formatCalls, type KubeCalls } from './call-counts.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { setFinalizer } from './finalizers.ts';
 import { namespacedKinds, type WatchedKind } from './kinds.ts';
@@ -43,6 +44,8 @@ export interface ControllerOptions {
   events?: EventSink;
   /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leader.ts). */
   leader?: { isLeader(): boolean };
+  /** Requests made to the API server (countKubeCalls on `kc`): logged after each run with the OpenStack calls, so an operator or a benchmark sees what a resync costs. */
+  kubeCalls?: KubeCalls;
 }
 
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
@@ -75,6 +78,8 @@ export class Controller {
   readonly runs = new Map<string, number>();
   /** Aborted when leadership is lost: the engine's OpenStack calls in flight stop. */
   private leadership = new AbortController();
+  /** When the first change not yet reconciled was seen, per namespace: the start of the latency a run's `timing` line breaks down. */
+  private readonly changedAt = new Map<string, number>();
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
@@ -101,7 +106,9 @@ export class Controller {
     this.opts.log(`watching ${this.kinds.length} kinds; namespaces opt in with ${projectLabel}=enabled${this.opts.allowNamespaces?.length ? ` or by --namespace (${this.opts.allowNamespaces.join(', ')})` : ''}`);
     for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns);
     this.resync = setInterval(() => {
-      for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns, 0);
+      const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns));
+      this.opts.log(`resync  ${due.length} namespaces`);
+      for (const ns of due) this.queue.add(ns, 0, true);
     }, this.opts.resyncMs);
   }
 
@@ -186,7 +193,9 @@ export class Controller {
     if (!this.enabled(ns)) return;
     // Our own status writes change only status (generation stays): they must not schedule a run.
     const matters = event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
-    if (matters) this.queue.add(ns);
+    if (!matters) return;
+    if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
+    this.queue.add(ns);
   }
 
   private async reconcileNamespace(ns: string): Promise<void> {
@@ -195,6 +204,10 @@ export class Controller {
     if (!this.acting()) return;
     const signal = this.leadership.signal;
     const started = Date.now();
+    const changedAt = this.changedAt.get(ns);
+    this.changedAt.delete(ns);
+    const marks: [string, number][] = [];
+    const mark = (what: string): void => void marks.push([what, Date.now()]);
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
     const entries = new Map(this.objects.get(ns) ?? []);
     const log = this.opts.log;
@@ -207,6 +220,7 @@ export class Controller {
       if (updated) entry.object = { ...updated };
       else entries.delete(address);
     }
+    mark('finalizers');
 
     const events = fanOut(kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
     // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
@@ -221,16 +235,25 @@ export class Controller {
       finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
     };
     for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
+    mark('validated');
 
     const cloud = await this.opts.cloud();
     if (!this.acting()) return;
+    mark('cloud');
+    // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
+    const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
+    let firstWrite: number | undefined;
+    const onWrite = (at: number): void => void (firstWrite ??= at);
+    clocked?.onWrite.add(onWrite);
     // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
     const report = await this.opts.engine(
       { revision, validated },
       { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal },
       // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
       { prune: true, allowMassDelete: true },
-    );
+    ).finally(() => clocked?.onWrite.delete(onWrite));
+    mark('engine');
+    if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
     const failed = new Set(report.errors.map((e) => e.address));
     const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
     const releasable = deleting.filter(([address]) => !failed.has(address));
@@ -247,6 +270,10 @@ export class Controller {
     }
     this.runs.set(ns, (this.runs.get(ns) ?? 0) + 1);
     log(`reconciled ${ns} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);
+    const since = changedAt ?? started;
+    const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
+    log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);
+    log(`calls   after ${ns}: ${formatCalls(cloud.counters, this.opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${this.opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
     if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
   }
 

@@ -16,7 +16,9 @@ export interface WorkQueueOptions {
  * adds within the debounce window collapse into one run; a key never runs
  * concurrently with itself, and a change that arrives while it runs
  * schedules exactly one more run; a failed run comes back after an
- * exponential backoff that resets on success.
+ * exponential backoff that resets on success. A key added as background
+ * (the periodic resync) waits behind keys added for a change, so a
+ * `kubectl apply` during a resync wave does not queue behind every namespace.
  */
 export class WorkQueue {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -24,6 +26,8 @@ export class WorkQueue {
   private readonly running = new Set<string>();
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
+  /** Keys scheduled only for the resync; a change added meanwhile makes them urgent again. */
+  private readonly background = new Set<string>();
   private stopped = false;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly opts: WorkQueueOptions;
@@ -34,9 +38,11 @@ export class WorkQueue {
     this.work = work;
   }
 
-  /** Schedules `key` after the debounce window (or `delayMs`), restarting the window. */
-  add(key: string, delayMs = this.opts.debounceMs): void {
+  /** Schedules `key` after the debounce window (or `delayMs`), restarting the window; `background` keys run after the others that are due. */
+  add(key: string, delayMs = this.opts.debounceMs, background = false): void {
     if (this.stopped) return;
+    if (!background) this.background.delete(key);
+    else if (!this.timers.has(key) && !this.due.has(key)) this.background.add(key);
     if (this.running.has(key)) {
       this.dirty.add(key);
       return;
@@ -69,6 +75,7 @@ export class WorkQueue {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     this.due.clear();
+    this.background.clear();
     this.notifyIdle();
   }
 
@@ -82,10 +89,12 @@ export class WorkQueue {
   }
 
   private pump(): void {
-    for (const key of [...this.due]) {
+    const due = [...this.due];
+    for (const key of [...due.filter((k) => !this.background.has(k)), ...due.filter((k) => this.background.has(k))]) {
       if (this.running.size >= this.opts.concurrency) return;
       if (this.running.has(key)) continue;
       this.due.delete(key);
+      this.background.delete(key);
       this.running.add(key);
       void this.run(key);
     }

@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -7,6 +7,7 @@ import { benchValidate } from './validate.ts';
 import { benchOciImport } from './oci-import.ts';
 import { benchPushLatency } from './push-latency.ts';
 import { benchOci } from './oci.ts';
+import { benchController } from './controller.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
@@ -22,6 +23,8 @@ const benches = {
   oci: async (): Promise<BenchRow[]> => [...(await benchOci()), ...(await benchOciImport())],
   git: (): Promise<BenchRow[]> => benchGitSource(),
   push: benchPushLatency,
+  // The in-cluster controller: kubectl apply → first OpenStack write; a no-op resync of many resources.
+  controller: benchController,
 };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));

@@ -72,4 +72,35 @@ describe('WorkQueue', () => {
     await q.idle();
     expect(maxActive).toBe(2);
   });
+
+  it('runs a key added for a change before keys due only for the resync', async () => {
+    const runs: string[] = [];
+    const q = new WorkQueue({ ...opts, concurrency: 1 }, async (k) => {
+      runs.push(k);
+      await sleep(20);
+    });
+    q.add('busy', 0);
+    await sleep(5); // `busy` holds the only slot
+    q.add('resync-a', 0, true);
+    q.add('resync-b', 0, true);
+    q.add('changed', 0);
+    await q.idle();
+    expect(runs).toEqual(['busy', 'changed', 'resync-a', 'resync-b']);
+  });
+
+  it('a change to a key waiting for the resync makes it urgent again', async () => {
+    const runs: string[] = [];
+    const q = new WorkQueue({ ...opts, concurrency: 1 }, async (k) => {
+      runs.push(k);
+      await sleep(20);
+    });
+    q.add('busy', 0);
+    await sleep(5);
+    q.add('resync-a', 0, true);
+    q.add('resync-b', 0, true);
+    await sleep(5); // both due, behind `busy`
+    q.add('resync-b', 0);
+    await q.idle();
+    expect(runs).toEqual(['busy', 'resync-b', 'resync-a']);
+  });
 });
