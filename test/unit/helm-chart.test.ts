@@ -18,7 +18,9 @@ describe('the chart values', () => {
 
   it('every top-level value is documented in the chart README', () => {
     const readme = readFileSync(`${chart}/README.md`, 'utf8');
-    for (const key of Object.keys(values)) expect(readme, key).toMatch(new RegExp(`\`${key}[.\`]`));
+    const keys = Object.keys(values);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(readme, key).toMatch(new RegExp(`\`${key}[.\`]`));
   });
 
   it('the schema refuses a misspelt key, a bad duration and a replica count below zero', () => {

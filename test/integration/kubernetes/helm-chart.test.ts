@@ -95,7 +95,9 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(args[0]).toBe('controller');
     expect(args).toContain('--leader-elect');
     const known = new Set(controllerCommand().options.map((o) => o.long));
-    for (const flag of args.filter((a) => a.startsWith('--'))) expect(known.has(flag), flag).toBe(true);
+    const flags = args.filter((a) => a.startsWith('--'));
+    expect(flags.length).toBeGreaterThan(0);
+    for (const flag of flags) expect(known.has(flag), flag).toBe(true);
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
     expect(pod.containers[0]!.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     expect(rendered.find((o) => o.kind === 'ServiceAccount')?.metadata.name).toBe(pod.serviceAccountName);

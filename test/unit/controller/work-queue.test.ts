@@ -7,7 +7,8 @@ const opts = { debounceMs: 30, backoffBaseMs: 40, backoffMaxMs: 200, concurrency
 describe('WorkQueue', () => {
   it('collapses adds inside the debounce window into one run', async () => {
     const runs: string[] = [];
-    const q = new WorkQueue(opts, (k) => {
+    // A window far longer than the adds take, even on a loaded machine: nothing may run inside it.
+    const q = new WorkQueue({ ...opts, debounceMs: 1000 }, (k) => {
       runs.push(k);
       return Promise.resolve();
     });
