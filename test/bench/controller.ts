@@ -64,13 +64,14 @@ async function startController(label: string, namespaces: string[], extra: strin
   return { run, optIn, controller, namespaces: names };
 }
 
-/** Deletes the namespaces (the controller empties and deletes their projects), then stops the controller; a project left behind is reported, never hidden. */
+/** Deletes the namespaces (the controller empties and deletes their projects, then releases its finalizers), then stops the controller; a project left behind is reported, never hidden. */
 async function cleanUp(b: Bench, timeoutMs: number): Promise<void> {
   for (const ns of b.namespaces) kubectl(['delete', 'namespace', ns, '--wait=false']);
   try {
     await until('the bench projects to be deleted', async () => {
       for (const ns of b.namespaces) if ((await cloud.identity.list('/projects', 'projects', { name: `${prefix}${ns}` })).length > 0) return false;
-      return true;
+      // The project goes first, then the finalizers: the controller runs until the namespaces are gone too.
+      return b.namespaces.every((ns) => kubectl(['get', 'namespace', ns]).status !== 0);
     }, timeoutMs, 2_000);
   } finally {
     await b.controller.stop();
