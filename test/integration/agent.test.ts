@@ -412,8 +412,15 @@ describe('kupenstack agent: drift correction while the newest revision is reject
     const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
     const [gone] = (await networksIn(project)).filter((n) => n.name === 'keep-me');
     await cloud.client('network').remove(`/networks/${gone!.id}`);
-    const deletedAt = Date.now();
-    const s = await agent.waitFor('local', 'drift corrected', (x) => x.history.some((h) => h.revision === good.lastAppliedRevision && Date.parse(h.startedAt) >= deletedAt && h.result === 'Succeeded' && (h.counts?.created ?? 0) >= 1), 60_000);
+    // The evidence is Neutron's: keep-me is back under a new id. A timed run may already have started
+    // when the delete landed, so runs are told apart from the first apply, not by the clock.
+    const back = Date.now() + 60_000;
+    while (!(await networksIn(project)).some((n) => n.name === 'keep-me' && n.id !== gone!.id)) {
+      expect(Date.now(), 'keep-me recreated within 60 s').toBeLessThan(back);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const firstApply = good.history.find((h) => h.revision === good.lastAppliedRevision)!;
+    const s = await agent.waitFor('local', 'drift corrected', (x) => x.history.some((h) => h.revision === good.lastAppliedRevision && h.startedAt !== firstApply.startedAt && h.result === 'Succeeded' && (h.counts?.created ?? 0) >= 1), 30_000);
     expect(names(await networksIn(project))).toEqual(['keep-me']);
     expect(s.lastAppliedRevision).toBe(good.lastAppliedRevision);
     expect(agent.ready(s).reason).toBe('ValidationFailed');
