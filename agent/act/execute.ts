@@ -5,7 +5,7 @@ import type { Marker } from '../ownership/marker.ts';
 import type { Decision } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
 import { setCondition } from '../status/conditions.ts';
-import { retry } from '../util/retry.ts';
+import { retry } from '../../lib/retry.ts';
 import { dag, groupRuns, pool } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';

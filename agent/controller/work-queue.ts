@@ -1,4 +1,4 @@
-import { backoffDelay } from '../util/retry.ts';
+import { backoffDelay } from '../../lib/retry.ts';
 
 export interface WorkQueueOptions {
   /** Quiet time after the last change before a key runs: a `kubectl apply -f dir/` of ten objects is one reconcile, not ten. */

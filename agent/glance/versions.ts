@@ -6,7 +6,7 @@ import type { ServiceClient } from '../openstack/service.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, type Marker } from '../ownership/marker.ts';
 import { checkDeclaredFormat } from '../../lib/disk/sniff.ts';
 import { HoldBackLast } from '../../lib/stream/hold-back.ts';
-import { retry } from '../util/retry.ts';
+import { retry } from '../../lib/retry.ts';
 import { deleteImage, patchImage, pointer, putImageData, type PatchOp } from './image-api.ts';
 import {
   ociImageId,

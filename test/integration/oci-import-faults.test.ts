@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { difference, replaceHash } from '../../agent/act/diff.ts';
+import { difference, replaceHash } from '../../agent/plan/diff.ts';
 import { KupenstackError } from '../../agent/errors.ts';
 import { image } from '../../agent/kinds/image/adapter.ts';
 import { importDisk } from '../../agent/glance/import.ts';

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,23 +6,11 @@ import { textLine } from '../../agent/events/text-log.ts';
 import { adapters } from '../../agent/kinds/index.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
 import { FileStateStore } from '../../agent/status/file-store.ts';
-import { loadSchemaRegistry } from '../../agent/schema/registry.ts';
-import { checkPath } from '../../agent/validate/check-path.ts';
+import { h, revisionMaker } from '../support/revisions.ts';
 
-const registry = loadSchemaRegistry();
-const scratch = mkdtempSync(join(tmpdir(), 'ks-decide-'));
+const revision = revisionMaker('ks-decide-');
+const scratch = mkdtempSync(join(tmpdir(), 'ks-decide-state-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\n  namespace: t\nspec:\n`;
-let n = 0;
-async function revision(docs: string[]) {
-  const dir = join(scratch, `r${n++}`);
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'all.yaml'), docs.join('---\n'));
-  const check = await checkPath(dir, registry);
-  expect(check.diagnostics).toEqual([]);
-  return check.validated;
-}
 
 const net = `${h('Network', 'net')}  mtu: 1450\n`;
 const sub = (cidr: string) => `${h('Subnet', 'sub')}  networkRef: {name: net}\n  cidr: ${cidr}\n`;

@@ -1,28 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { adapters } from '../../agent/kinds/index.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
 import type { Plan } from '../../agent/plan/plan.ts';
-import { loadSchemaRegistry } from '../../agent/schema/registry.ts';
-import { checkPath } from '../../agent/validate/check-path.ts';
+import { h, revisionMaker } from '../support/revisions.ts';
 
-const registry = loadSchemaRegistry();
-const scratch = mkdtempSync(join(tmpdir(), 'ks-plan-rev-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\n  namespace: t\nspec:\n`;
-let n = 0;
-
-async function revision(docs: string[]) {
-  const dir = join(scratch, `r${n++}`);
-  mkdirSync(dir);
-  writeFileSync(join(dir, 'all.yaml'), docs.join('---\n'));
-  const check = await checkPath(dir, registry);
-  expect(check.diagnostics).toEqual([]);
-  return check.validated;
-}
+const revision = revisionMaker('ks-plan-rev-');
 
 async function plan(base: string[], head: string[], prune = true, massDeleteThreshold = 0.5): Promise<Plan> {
   const { plan: p, errors } = await planBetweenRevisions(await revision(base), await revision(head), { adapters, prune, massDeleteThreshold, allowMassDelete: false, baseLabel: 'base', headLabel: 'head' });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { difference } from '../../../agent/act/diff.ts';
+import { difference } from '../../../agent/plan/diff.ts';
 import { flavor, flavorId } from '../../../agent/kinds/flavor.ts';
 import { OpenStackError } from '../../../agent/openstack/errors.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';

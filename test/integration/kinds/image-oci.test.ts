@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { difference, replaceHash } from '../../../agent/act/diff.ts';
+import { difference, replaceHash } from '../../../agent/plan/diff.ts';
 import type { AdapterContext, Remote } from '../../../agent/kinds/adapter.ts';
 import { image } from '../../../agent/kinds/image/adapter.ts';
 import { importDisk } from '../../../agent/glance/import.ts';

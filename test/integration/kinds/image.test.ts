@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pipeline, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { difference, replaceHash } from '../../../agent/act/diff.ts';
+import { difference, replaceHash } from '../../../agent/plan/diff.ts';
 import type { Remote } from '../../../agent/kinds/adapter.ts';
 import { putImageData } from '../../../agent/glance/image-api.ts';
 import { image } from '../../../agent/kinds/image/adapter.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { difference, replaceHash } from '../../../agent/act/diff.ts';
+import { difference, replaceHash } from '../../../agent/plan/diff.ts';
 import { projectQuota } from '../../../agent/kinds/projectquota.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 

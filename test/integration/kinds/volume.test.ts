@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { difference, replaceHash } from '../../../agent/act/diff.ts';
+import { difference, replaceHash } from '../../../agent/plan/diff.ts';
 import type { AdapterContext, Remote } from '../../../agent/kinds/adapter.ts';
 import { volume } from '../../../agent/kinds/volume.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
