@@ -13,14 +13,15 @@ import { diskTarget, erase, manifestTarget, ociManifestTarget, referenceTarget, 
 const seed = Number(process.env.KS_FUZZ_SEED ?? 16_016);
 const registry = loadSchemaRegistry();
 /** Target file name in the corpus → target. */
-const targets: Record<string, AnyTarget> = {
-  manifest: erase(manifestTarget(registry)),
-  'oci-manifest': erase(ociManifestTarget),
-  'oci-reference': erase(referenceTarget),
-  tar: erase(tarTarget),
-  disk: erase(diskTarget),
-  webhook: erase(webhookTarget),
-};
+const targetList: [string, AnyTarget][] = [
+  ['manifest', erase(manifestTarget(registry))],
+  ['oci-manifest', erase(ociManifestTarget)],
+  ['oci-reference', erase(referenceTarget)],
+  ['tar', erase(tarTarget)],
+  ['disk', erase(diskTarget)],
+  ['webhook', erase(webhookTarget)],
+];
+const targets: Record<string, AnyTarget> = Object.fromEntries(targetList);
 const runs: Record<string, number> = { manifest: 1000, 'oci-manifest': 2000, 'oci-reference': 2000, tar: 800, disk: 2000, webhook: 2000 };
 const corpusDir = join(import.meta.dirname, '../corpus/fuzz');
 
@@ -48,7 +49,7 @@ describe('fuzzing', () => {
       for (const c of cases) await expect(target.replay(revive(c.input)), c.why).resolves.toBeUndefined();
     });
   }
-  for (const [name, target] of Object.entries(targets)) {
+  for (const [name, target] of targetList) {
     it(`${target.name}: no crash, no hang, bounded memory (seed ${seed})`, { timeout: 60_000 }, async () => {
       const report = await target.fuzz({ seed, runs: runs[name]!, caseMs: 2_000 });
       // Memory: what a few hundred small cases leave behind is small; a leak per case would show here.
