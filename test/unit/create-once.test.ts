@@ -15,10 +15,9 @@ const marker = { owner: 'o', ref: 'Network/n', specHash: '00000000' };
 function harness(createErrors: OpenStackError[], observe: () => Promise<Remote[]>): { node: Node; run: Run; creates: () => number } {
   let creates = 0;
   const adapter = {
-    create: async (): Promise<Remote> => {
+    create: (): Promise<Remote> => {
       const err = createErrors[creates++];
-      if (err) throw err;
-      return { id: 'new', fields: {}, marker } as unknown as Remote;
+      return err ? Promise.reject(err) : Promise.resolve({ id: 'new', fields: {}, marker } as unknown as Remote);
     },
     observe,
   };
@@ -32,28 +31,26 @@ const busy = (): OpenStackError => new OpenStackError({ status: 503, service: 'n
 
 describe('createOnce', () => {
   it('after a lost answer and a lookup that finds nothing, does not create again in this run', async () => {
-    const h = harness([lost()], async () => []);
+    const h = harness([lost()], () => Promise.resolve([]));
     await expect(createOnce(h.node, {}, marker, h.run)).rejects.toThrow(/not sent again in this run/);
     expect(h.creates()).toBe(1);
   });
 
   it('after a lost answer whose lookup fails too, does not create again', async () => {
-    const h = harness([lost()], async () => {
-      throw busy();
-    });
+    const h = harness([lost()], () => Promise.reject(busy()));
     await expect(createOnce(h.node, {}, marker, h.run)).rejects.toThrow(/not sent again/);
     expect(h.creates()).toBe(1);
   });
 
   it('after a lost answer adopts the object the lookup finds', async () => {
     const mine = { id: 'made', fields: {}, marker } as unknown as Remote;
-    const h = harness([lost()], async () => [mine]);
+    const h = harness([lost()], () => Promise.resolve([mine]));
     await expect(createOnce(h.node, {}, marker, h.run)).resolves.toBe(mine);
     expect(h.creates()).toBe(1);
   });
 
   it('after a 503 the service answered and a lookup that finds nothing, creates again', async () => {
-    const h = harness([busy()], async () => []);
+    const h = harness([busy()], () => Promise.resolve([]));
     await expect(createOnce(h.node, {}, marker, h.run)).resolves.toMatchObject({ id: 'new' });
     expect(h.creates()).toBe(2);
   }, 10_000);
