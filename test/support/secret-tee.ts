@@ -3,6 +3,7 @@ import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, statS
 import { syncBuiltinESMExports } from 'node:module';
 import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { afterEach } from 'vitest';
 import { cloudsCredentials } from './secret-scan.ts';
 
@@ -49,12 +50,25 @@ if (dir) {
   const cp = childProcess as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const name of ['spawn', 'execFile', 'exec', 'fork'] as const) {
     const original = cp[name]!;
-    cp[name] = (...args: unknown[]): unknown => {
+    const wrapped = (...args: unknown[]): unknown => {
       const child = original(...args) as childProcess.ChildProcess;
       tap(child.stdout);
       tap(child.stderr);
       return child;
     };
+    // promisify(execFile) resolves { stdout, stderr } through this symbol: keep it, teeing its child too.
+    const custom = (original as unknown as Record<symbol, ((...a: unknown[]) => Promise<unknown> & { child?: childProcess.ChildProcess }) | undefined>)[promisify.custom];
+    if (custom) {
+      Object.defineProperty(wrapped, promisify.custom, {
+        value: (...args: unknown[]) => {
+          const p = custom(...args);
+          tap(p.child?.stdout);
+          tap(p.child?.stderr);
+          return p;
+        },
+      });
+    }
+    cp[name] = wrapped;
   }
   for (const name of ['spawnSync', 'execFileSync', 'execSync'] as const) {
     const original = cp[name]!;

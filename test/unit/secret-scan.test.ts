@@ -1,4 +1,6 @@
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
@@ -61,5 +63,21 @@ describe('the secret scan', () => {
     const files = readdirSync(tee!).filter((f) => f.startsWith('console-'));
     expect(files.length).toBeGreaterThan(0);
     expect(files.some((f) => readFileSync(join(tee!, f), 'utf8').includes(marker))).toBe(true);
+  });
+
+  it('the tee collects what children write, and promisify(execFile) still resolves { stdout, stderr }', async () => {
+    const tee = process.env.KS_SECRET_TEE_DIR!;
+    expect(tee).toBeTruthy();
+    const a = `child-marker-a-${Date.now()}`;
+    const b = `child-marker-b-${Date.now()}`;
+    const { stdout } = await promisify(execFile)('echo', [a]);
+    expect(stdout.trim()).toBe(a);
+    expect(spawnSync('echo', [b], { encoding: 'utf8' }).stdout.trim()).toBe(b);
+    const children = readdirSync(tee)
+      .filter((f) => f.startsWith('children-'))
+      .map((f) => readFileSync(join(tee, f), 'utf8'))
+      .join('');
+    expect(children).toContain(a);
+    expect(children).toContain(b);
   });
 });
