@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
@@ -14,7 +14,7 @@ import { retryAfterMs, Transport } from '../../agent/openstack/transport.ts';
 let server: Server;
 let base: string;
 /** Per path: the answers to give, in order (then 200 {}). */
-const script = new Map<string, ((res: import('node:http').ServerResponse) => void)[]>();
+const script = new Map<string, ((res: ServerResponse) => void)[]>();
 const hits = new Map<string, number>();
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -35,8 +35,8 @@ afterAll(() => {
 });
 
 const transport = new Transport({ counters: new ApiCounters(), verify: true, retries: 3, timeoutMs: 2_000 });
-const status = (code: number, headers: Record<string, string> = {}) => (res: import('node:http').ServerResponse) => res.writeHead(code, { 'content-type': 'application/json', ...headers }).end('{"error":{"message":"scripted"}}');
-const cut = (res: import('node:http').ServerResponse): void => {
+const status = (code: number, headers: Record<string, string> = {}) => (res: ServerResponse) => res.writeHead(code, { 'content-type': 'application/json', ...headers }).end('{"error":{"message":"scripted"}}');
+const cut = (res: ServerResponse): void => {
   res.writeHead(201, { 'content-type': 'application/json', 'content-length': '40' });
   res.write('{"network": {"id": "abc"', () => res.destroy());
 };
