@@ -109,7 +109,7 @@ export class OpenStackFaultProxy {
 
   async start(): Promise<this> {
     for (const upstream of this.upstreams) {
-      const server = createServer((req, res) => void this.handle(upstream, req, res));
+      const server = createServer((req, res) => void this.handle(upstream, req, res).catch(() => res.destroy()));
       server.on('connection', (s) => {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
