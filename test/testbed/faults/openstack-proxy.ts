@@ -103,8 +103,14 @@ export class OpenStackFaultProxy {
 
   /** The Keystone URL a clouds.yaml entry uses to go through the proxy. */
   get authUrl(): string {
-    const keystone = this.upstreams.find((u) => u.service === 'identity')!;
-    return `http://127.0.0.1:${this.portMap.get(keystone.port)!}/v3`;
+    return `${this.origin('identity')}/v3`;
+  }
+
+  /** `http://127.0.0.1:<port>` of the listener in front of a service. */
+  origin(service: string): string {
+    const upstream = this.upstreams.find((u) => u.service === service);
+    if (!upstream) throw new Error(`the fault proxy has no upstream for ${service}`);
+    return `http://127.0.0.1:${this.portMap.get(upstream.port)!}`;
   }
 
   async start(): Promise<this> {
