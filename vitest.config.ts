@@ -14,13 +14,17 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           testTimeout: 30_000,
+          // Issue 16 item 4: everything the run writes is teed and scanned for credentials at its end.
+          globalSetup: ['test/support/secret-scan-setup.ts'],
+          setupFiles: ['test/support/secret-tee.ts'],
         },
       },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/testbed/global-setup.ts'],
+          globalSetup: ['test/support/secret-scan-setup.ts', 'test/testbed/global-setup.ts'],
+          setupFiles: ['test/support/secret-tee.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
           // The peers are shared state: integration files run one at a time.

@@ -259,7 +259,10 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
 /**
  * A create is never repeated blindly: after a failure that may have reached
  * OpenStack (a conflict, a lost connection, a 5xx) the marked object is looked
- * up first and adopted if it is there.
+ * up first and adopted if it is there. When the answer was lost on the way
+ * (a timeout, a reset, a cut body, a gateway's 502/504) the service may still
+ * be working on the create: a lookup that finds nothing proves nothing, so the
+ * create is not sent again in this run (the next run adopts or creates it).
  */
 export async function createOnce(node: Node, desired: Record<string, unknown>, marker: Marker, run: Run): Promise<Remote> {
   let adopted: Remote | undefined;
@@ -269,8 +272,16 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
         return await node.adapter.create(node.pc.ctx, node.m, desired, marker);
       } catch (err) {
         if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
-        adopted = (await node.adapter.observe(node.pc.ctx)).find((r) => r.marker?.owner === run.opts.owner && r.marker.ref === node.ref);
+        let found: Remote[];
+        try {
+          found = await node.adapter.observe(node.pc.ctx);
+        } catch {
+          // Without the lookup nothing says the object is not there: never create again blind.
+          throw new LostCreate(err);
+        }
+        adopted = found.find((r) => r.marker?.owner === run.opts.owner && r.marker.ref === node.ref);
         if (adopted) return adopted;
+        if (answerLost(err)) throw new LostCreate(err);
         throw err;
       }
     },
@@ -278,13 +289,25 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
       retries: run.opts.transientRetries,
       baseMs: 1000,
       maxMs: 15_000,
-      retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict,
+      retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict && !(err instanceof LostCreate),
       onRetry: (err, _attempt, delay) => run.emit('retrying', node.address, 'TransientError', `${(err as Error).message} (in ${(delay / 1000).toFixed(1)} s)`),
       signal: run.opts.signal,
     },
   );
   if (adopted === created) run.emit('adopted', node.address, 'Adopted', `adopted ${created.id}, created by an earlier attempt`, { id: created.id });
   return created;
+}
+
+/** No answer, or a gateway's in its place: the request may still be running in the service. */
+function answerLost(err: OpenStackError): boolean {
+  return err.status === 0 || err.status === 502 || err.status === 504;
+}
+
+/** A create whose answer was lost and whose object is not (yet) there: the next run looks again before creating. */
+class LostCreate extends OpenStackError {
+  constructor(err: OpenStackError) {
+    super({ status: err.status, service: err.service, method: err.method, path: err.path, requestId: err.requestId, detail: `${err.detail}; the create may still be in progress in the service, so it is not sent again in this run: the next run adopts the object or creates it` }, { cause: err });
+  }
 }
 
 /** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */

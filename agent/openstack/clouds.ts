@@ -21,6 +21,8 @@ export interface CloudConfig {
   /** false only when the file says `verify: false`. */
   verify: boolean;
   cacert?: string;
+  /** Per-request timeout (openstacksdk's `api_timeout`, in seconds); the transport's default otherwise. */
+  timeoutMs?: number;
 }
 
 /** Where openstacksdk looks, in its order; an explicit file comes first. */
@@ -96,6 +98,8 @@ function resolveCloud(name: string, file: string, raw: Record<string, unknown>):
   const projectName = str(auth.project_name) ?? str(auth.tenant_name);
   const cacert = str(raw.cacert);
   if (cacert && !existsSync(cacert)) throw new CloudConfigError(`${where}: cacert ${cacert} does not exist`);
+  const apiTimeout = raw.api_timeout === undefined ? undefined : Number(raw.api_timeout);
+  if (apiTimeout !== undefined && !(apiTimeout > 0)) throw new CloudConfigError(`${where}: api_timeout must be a number of seconds above 0`);
   return {
     name,
     file,
@@ -109,6 +113,7 @@ function resolveCloud(name: string, file: string, raw: Record<string, unknown>):
     interface: iface,
     verify: raw.verify !== false,
     cacert,
+    ...(apiTimeout !== undefined ? { timeoutMs: Math.round(apiTimeout * 1000) } : {}),
   };
 }
 

@@ -62,9 +62,7 @@ export class ServiceClient {
     const ok = options.ok ?? [200, 201, 202, 204];
     const where = { service: this.service, method, url: `${path}${queryString(options.query)}` };
     expectStatus(where, res, ok);
-    let body: unknown = undefined;
-    if (res.text && (res.headers.get('content-type') ?? '').includes('json')) body = JSON.parse(res.text);
-    return { status: res.status, body: body as T, headers: res.headers };
+    return { status: res.status, body: res.json as T, headers: res.headers };
   }
 
   async get<T>(path: string, query?: CallOptions['query']): Promise<T> {

@@ -33,7 +33,7 @@ export class Session {
 
   constructor(cloud: CloudConfig, counters = new ApiCounters(), options: { timeoutMs?: number; retries?: number } = {}) {
     this.cloud = cloud;
-    this.transport = new Transport({ counters, verify: cloud.verify, cacert: cloud.cacert, ...options });
+    this.transport = new Transport({ counters, verify: cloud.verify, cacert: cloud.cacert, ...(cloud.timeoutMs ? { timeoutMs: cloud.timeoutMs } : {}), ...options });
   }
 
   get counters(): ApiCounters {
@@ -82,7 +82,8 @@ export class Session {
     expectStatus(req, res, [201]);
     const value = res.headers.get('x-subject-token');
     if (!value) throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'no X-Subject-Token header in the answer' });
-    const body = JSON.parse(res.text) as { token: { expires_at: string; user: { id: string }; project?: { id: string }; catalog?: CatalogEntry[] } };
+    if (res.json === undefined) throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'the answer has no JSON body' });
+    const body = res.json as { token: { expires_at: string; user: { id: string }; project?: { id: string }; catalog?: CatalogEntry[] } };
     return { value, expiresAt: Date.parse(body.token.expires_at), userId: body.token.user.id, projectId: body.token.project?.id, catalog: body.token.catalog ?? [] };
   }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, fetch, type Dispatcher, type RequestInit } from 'undici';
+import { retry } from '../../lib/retry.ts';
 import type { ApiCounters } from './counters.ts';
 import { errorDetail, OpenStackError } from './errors.ts';
 
@@ -10,7 +10,7 @@ export interface TransportOptions {
   verify: boolean;
   cacert?: string;
   timeoutMs?: number;
-  /** Retries of safe requests (GET, HEAD) after a network error, 429 or 5xx, and of PUT/DELETE after a network error. */
+  /** Retries after a 429 (any method), and of idempotent requests after a 5xx or a broken connection. */
   retries?: number;
 }
 
@@ -34,13 +34,23 @@ export interface HttpResponse {
   status: number;
   headers: Headers;
   text: string;
+  /** The parsed body when the answer says it is JSON (parsed once, here, so a cut body is a transport failure). */
+  json?: unknown;
 }
 
-const safeMethods = new Set(['GET', 'HEAD']);
 /** A connection that breaks before any answer may be retried for these: repeating them changes nothing. */
 const idempotentMethods = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+/** A 5xx from these is retried: repeating them changes nothing (a POST or PATCH never is: it may have been applied). */
+const serverErrorRetried = new Set([500, 502, 503, 504]);
+/** The longest wait a server may ask for with Retry-After before the call gives up instead. */
+const maxRetryAfterMs = 60_000;
 
-/** HTTP for the OpenStack APIs: timeouts, retries of safe calls with jittered backoff, typed errors, counters. */
+/**
+ * HTTP for the OpenStack APIs: timeouts, retries with jittered backoff (lib/retry.ts), typed errors, counters.
+ * What is retried here: any method after a 429 (the service refused it before doing anything), idempotent
+ * methods after a 5xx, a broken connection or a cut answer. A POST that may have reached the service is
+ * never repeated here: the caller decides (a create looks its ownership marker up first, agent/act/execute.ts).
+ */
 export class Transport {
   private readonly dispatcher: Dispatcher | undefined;
   private readonly options: Required<Pick<TransportOptions, 'timeoutMs' | 'retries'>> & TransportOptions;
@@ -57,24 +67,36 @@ export class Transport {
   }
 
   async send(req: HttpRequest): Promise<HttpResponse> {
-    const attempts = idempotentMethods.has(req.method) || req.retryable ? this.options.retries + 1 : 1;
-    let last: OpenStackError | undefined;
-    for (let attempt = 0; attempt < attempts; attempt++) {
-      if (attempt > 0) await sleep(backoff(attempt, last), undefined, { signal: req.signal });
-      try {
-        const res = await this.once(req);
-        if ((res.status === 429 || res.status >= 500) && safeMethods.has(req.method) && attempt + 1 < attempts) {
-          last = toError(req, res);
-          continue;
+    // A streamed body (an image upload) is consumed by the first attempt: it cannot be sent again.
+    const repeatable = (idempotentMethods.has(req.method) || req.retryable === true) && !(req.body && !(req.body instanceof Uint8Array));
+    return retry(
+      async () => {
+        let res: HttpResponse;
+        try {
+          res = await this.once(req);
+        } catch (err) {
+          if (req.signal?.aborted) throw err;
+          throw new OpenStackError({ status: 0, service: req.service, method: req.method, path: pathOf(req.url), detail: networkDetail(err) }, { cause: err });
         }
+        if (res.status === 429 || (repeatable && serverErrorRetried.has(res.status))) throw new RetriableAnswer(res, toError(req, res));
         return res;
-      } catch (err) {
-        if (req.signal?.aborted) throw err;
-        last = new OpenStackError({ status: 0, service: req.service, method: req.method, path: pathOf(req.url), detail: networkDetail(err) }, { cause: err });
-        if (attempt + 1 >= attempts) throw last;
-      }
-    }
-    throw last ?? new Error('unreachable');
+      },
+      {
+        retries: this.options.retries,
+        baseMs: 200,
+        maxMs: 5_000,
+        retryable: (err) => {
+          if (err instanceof RetriableAnswer) return err.res.status === 429 || repeatable;
+          return err instanceof OpenStackError && err.status === 0 && repeatable;
+        },
+        delayHint: (err) => (err instanceof RetriableAnswer ? retryAfterMs(err.res.headers.get('retry-after'), err.error.detail) : undefined),
+        signal: req.signal,
+      },
+    ).catch((err: unknown) => {
+      // Out of retries on an answer: hand the answer back, the caller's status check makes the typed error.
+      if (err instanceof RetriableAnswer) return err.res;
+      throw err;
+    });
   }
 
   private async once(req: HttpRequest): Promise<HttpResponse> {
@@ -93,12 +115,51 @@ export class Transport {
     let status = 0;
     try {
       const res = await fetch(req.url, init);
+      const text = req.method === 'HEAD' ? '' : await res.text();
+      const out: HttpResponse = { status: res.status, headers: res.headers, text };
+      if (text && (res.headers.get('content-type') ?? '').includes('json')) {
+        try {
+          out.json = JSON.parse(text);
+        } catch (err) {
+          // A body cut short by a proxy or a dying service: the answer is lost, as if the connection had broken.
+          if (res.status < 300) throw new Error(`the ${res.status} answer is not valid JSON (${text.length} bytes, cut short?)`, { cause: err });
+        }
+      }
       status = res.status;
-      return { status: res.status, headers: res.headers as unknown as Headers, text: req.method === 'HEAD' ? '' : await res.text() };
+      return out;
     } finally {
       this.options.counters.record(req.service, req.countAs ?? req.method, status);
     }
   }
+}
+
+/** A 429 or 5xx worth another try, carried through lib/retry.ts. */
+class RetriableAnswer extends Error {
+  readonly res: HttpResponse;
+  readonly error: OpenStackError;
+  constructor(res: HttpResponse, error: OpenStackError) {
+    super(error.message);
+    this.res = res;
+    this.error = error;
+  }
+}
+
+/** The wait a service asked for: Retry-After in seconds or as an HTTP date, or "retry after N" in the message (Nova's 429). */
+export function retryAfterMs(header: string | null, detail = '', now = Date.now()): number | undefined {
+  let ms: number | undefined;
+  if (header !== null && header.trim() !== '') {
+    const seconds = Number(header.trim());
+    if (Number.isFinite(seconds) && seconds >= 0) ms = seconds * 1000;
+    else {
+      const at = Date.parse(header);
+      if (Number.isFinite(at)) ms = Math.max(0, at - now);
+    }
+  }
+  if (ms === undefined) {
+    const n = Number(/retry after (\d+)/i.exec(detail)?.[1]);
+    if (Number.isFinite(n) && n > 0) ms = n * 1000;
+  }
+  return ms === undefined ? undefined : Math.min(ms, maxRetryAfterMs);
 }
 
 /** Throws the typed error unless the status is one of `ok`. */
@@ -120,13 +181,6 @@ export function pathOf(url: string): string {
   } catch {
     return url;
   }
-}
-
-function backoff(attempt: number, last: OpenStackError | undefined): number {
-  const retryAfter = Number(/retry after (\d+)/i.exec(last?.detail ?? '')?.[1]);
-  const base = Math.min(200 * 2 ** (attempt - 1), 5_000);
-  const jittered = base / 2 + Math.random() * base;
-  return Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 30_000) : jittered;
 }
 
 function networkDetail(err: unknown): string {

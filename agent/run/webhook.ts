@@ -89,20 +89,27 @@ export function parsePush(delivery: Delivery, body: Buffer): Push | undefined {
   const event = delivery.event.toLowerCase();
   const isPush = delivery.provider === 'gitlab' ? event === 'push hook' || event === 'tag push hook' : event === 'push' || event === 'create' || event === 'delete';
   if (!isPush) return undefined;
-  let payload: Record<string, unknown>;
+  let parsed: unknown;
   try {
-    payload = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    parsed = JSON.parse(body.toString('utf8'));
   } catch {
     throw new WebhookError(400, 'the webhook body is not JSON (set the content type of the webhook to application/json)');
   }
+  // `null`, a list or a number parse as JSON too (found by fuzzing): a push payload is an object.
+  if (!isRecord(parsed)) throw new WebhookError(400, 'the push payload is not a JSON object');
+  const payload = parsed;
   let ref = typeof payload.ref === 'string' ? payload.ref : '';
   // GitHub/Gitea create/delete events name the ref without its prefix.
   if ((event === 'create' || event === 'delete') && typeof payload.ref_type === 'string' && !ref.startsWith('refs/')) ref = `refs/${payload.ref_type === 'tag' ? 'tags' : 'heads'}/${ref}`;
   if (!ref) throw new WebhookError(400, 'push payload without "ref"');
-  const repo = (payload.repository ?? {}) as Record<string, unknown>;
-  const project = (payload.project ?? {}) as Record<string, unknown>;
+  const repo = isRecord(payload.repository) ? payload.repository : {};
+  const project = isRecord(payload.project) ? payload.project : {};
   const urls = [repo.clone_url, repo.ssh_url, repo.html_url, repo.git_http_url, repo.git_ssh_url, repo.url, repo.homepage, project.git_http_url, project.git_ssh_url, project.http_url, project.web_url].filter((u): u is string => typeof u === 'string' && u !== '');
   return { ref, after: typeof payload.after === 'string' ? payload.after : undefined, repoUrls: urls };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Same repository whatever the spelling: no credentials, no trailing `.git` or `/`, case-insensitive host. */

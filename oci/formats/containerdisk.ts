@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { extract, type Header } from 'tar-stream';
+import { extract, type Extract, type Header } from 'tar-stream';
+import { KupenstackError } from '../../lib/errors.ts';
 import { OciError } from '../errors.ts';
 
 /**
@@ -53,6 +54,20 @@ export async function* diskFromTar(tar: Readable, decompress: Duplex | undefined
   const feeding = decompress ? pipeline(tar, decompress, ex) : pipeline(tar, ex);
   // Errors surface through the iterator; this keeps the promise from rejecting unhandled.
   feeding.catch(() => undefined);
+  try {
+    yield* entries(ex, where, state);
+    await feeding;
+  } catch (err) {
+    // tar-stream's own errors ("Unexpected end of data", "Invalid tar header") are plain Errors (found by fuzzing): typed here.
+    // Anything else (the blob's own network or digest errors) goes up as it is: the caller classifies those.
+    if (err instanceof KupenstackError || !(err instanceof Error)) throw err;
+    if (/unexpected end|premature close|truncated/i.test(err.message)) throw new OciError('oci.truncated', `${where}: the tar layer ended early (${err.message}); nothing was used`, { cause: err });
+    if (/tar|header|invalid/i.test(err.message)) throw new OciError('oci.format', `${where} is not a valid tar layer (${err.message}); the image is damaged or not a containerDisk`, { cause: err });
+    throw err;
+  }
+}
+
+async function* entries(ex: Extract, where: string, state: TarDiskState): AsyncGenerator<Buffer> {
   for await (const entry of ex) {
     const path = checkEntry(entry.header, where);
     if (path === null) {
@@ -66,5 +81,4 @@ export async function* diskFromTar(tar: Readable, decompress: Duplex | undefined
     state.size = entry.header.size ?? 0;
     for await (const chunk of entry as AsyncIterable<Buffer>) yield chunk;
   }
-  await feeding;
 }

@@ -28,6 +28,12 @@ describe('clouds.yaml (openstacksdk format)', () => {
     expect(loadCloud('ci', path)).toMatchObject({ verify: false, credentials: { type: 'application-credential', id: 'abc', secret: 'xyz' } });
   });
 
+  it('reads api_timeout (seconds) as the per-call timeout, and refuses one that is not a positive number', () => {
+    const path = file('timeout.yaml', 'clouds:\n  t:\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      username: u\n      password: p\n    api_timeout: 12.5\n  bad:\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n      username: u\n      password: p\n    api_timeout: soon\n');
+    expect(loadCloud('t', path).timeoutMs).toBe(12_500);
+    expect(() => loadCloud('bad', path)).toThrow(/cloud "bad": api_timeout must be a number of seconds above 0/);
+  });
+
   it('names the file, the cloud and the fix, and never the secret', () => {
     const path = file('bad.yaml', 'clouds:\n  x:\n    auth:\n      auth_url: http://k/v3\n      username: u\n    auth_type: token\n  y:\n    auth:\n      auth_url: http://k/v3\n      password: hunter2-secret\n');
     const errorOf = (name: string): CloudConfigError => {

@@ -1,0 +1,254 @@
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A fault-injecting reverse proxy in front of the test bed's OpenStack APIs
+ * (Keystone, Nova, Neutron, Glance, Cinder), loopback only: one listener per
+ * service, JSON answers rewritten so every URL they carry (the token's
+ * catalog, pagination links, version documents) points through the proxy
+ * again. A seeded generator decides, request by request, whether to pass it
+ * or break it the way real clouds and networks do. Buffers are bounded: JSON
+ * bodies up to `maxJsonBytes`, everything else streams through.
+ */
+
+export type FaultKind =
+  | 'status-500'
+  | 'status-502'
+  | 'status-503'
+  | 'status-409'
+  | 'status-429'
+  /** The connection breaks before the request reaches the service. */
+  | 'reset-before'
+  /** The service did the work; the connection breaks before its answer arrives. */
+  | 'reset-after'
+  /** The service did the work; its answer comes later than the client waits. */
+  | 'slow'
+  /** The service did the work; its answer is cut in the middle of the body. */
+  | 'truncate';
+
+export const allFaults: readonly FaultKind[] = ['status-500', 'status-502', 'status-503', 'status-409', 'status-429', 'reset-before', 'reset-after', 'slow', 'truncate'];
+
+export interface FaultOptions {
+  seed: number;
+  /** Probability that one request is broken (0 = a transparent proxy). */
+  rate: number;
+  faults?: readonly FaultKind[];
+  /** How long a `slow` answer is held back: longer than the client's timeout. */
+  slowMs: number;
+  /** Only these methods get faults (default: all). */
+  methods?: readonly string[];
+  maxJsonBytes?: number;
+}
+
+/** A request that reached the service and whose answer the client never got whole. */
+export interface LostAnswer {
+  fault: FaultKind;
+  service: string;
+  method: string;
+  path: string;
+  status: number;
+  /** For a create: the id and name of what the service created. */
+  id?: string;
+  name?: string;
+}
+
+export interface Upstream {
+  service: string;
+  port: number;
+}
+
+/** The test bed's OpenStack services (test/testbed/openstack/common.sh). */
+export const testbedUpstreams: readonly Upstream[] = [
+  { service: 'identity', port: 5000 },
+  { service: 'compute', port: 8774 },
+  { service: 'network', port: 9696 },
+  { service: 'image', port: 9292 },
+  { service: 'volumev3', port: 8776 },
+];
+
+/** mulberry32: the same seed replays the same decisions for the same request order. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+export class OpenStackFaultProxy {
+  readonly lost: LostAnswer[] = [];
+  readonly injected = new Map<FaultKind, number>();
+  requests = 0;
+  private options: FaultOptions;
+  private random: () => number;
+  private readonly listeners = new Map<number, { server: Server; upstream: Upstream }>();
+  private readonly portMap = new Map<number, number>();
+  private readonly sockets = new Set<Socket>();
+  private readonly upstreams: readonly Upstream[];
+
+  constructor(options: FaultOptions, upstreams: readonly Upstream[] = testbedUpstreams) {
+    this.options = options;
+    this.random = prng(options.seed);
+    this.upstreams = upstreams;
+  }
+
+  /** A new seed and rate for the next round; what was recorded stays. */
+  reseed(seed: number, rate = this.options.rate): void {
+    this.options = { ...this.options, seed, rate };
+    this.random = prng(seed);
+  }
+
+  /** The Keystone URL a clouds.yaml entry uses to go through the proxy. */
+  get authUrl(): string {
+    return `${this.origin('identity')}/v3`;
+  }
+
+  /** `http://127.0.0.1:<port>` of the listener in front of a service. */
+  origin(service: string): string {
+    const upstream = this.upstreams.find((u) => u.service === service);
+    if (!upstream) throw new Error(`the fault proxy has no upstream for ${service}`);
+    return `http://127.0.0.1:${this.portMap.get(upstream.port)!}`;
+  }
+
+  async start(): Promise<this> {
+    for (const upstream of this.upstreams) {
+      const server = createServer((req, res) => void this.handle(upstream, req, res).catch(() => res.destroy()));
+      server.on('connection', (s) => {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      this.listeners.set(port, { server, upstream });
+      this.portMap.set(upstream.port, port);
+    }
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await Promise.all([...this.listeners.values()].map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  }
+
+  private pick(method: string): FaultKind | undefined {
+    this.requests++;
+    const roll = this.random();
+    const which = this.random();
+    if (this.options.methods && !this.options.methods.includes(method)) return undefined;
+    if (roll >= this.options.rate) return undefined;
+    const faults = this.options.faults ?? allFaults;
+    const fault = faults[Math.floor(which * faults.length)]!;
+    this.injected.set(fault, (this.injected.get(fault) ?? 0) + 1);
+    return fault;
+  }
+
+  private async handle(upstream: Upstream, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const fault = this.pick(method);
+    if (fault?.startsWith('status-')) {
+      const status = Number(fault.slice('status-'.length));
+      req.resume();
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (status === 429) headers['retry-after'] = '1';
+      res.writeHead(status, headers).end(JSON.stringify({ error: { code: status, message: `injected ${status} by the fault proxy` } }));
+      return;
+    }
+    if (fault === 'reset-before') {
+      req.socket.destroy();
+      return;
+    }
+    const headers = { ...req.headers, host: `127.0.0.1:${upstream.port}` };
+    const up = request({ host: '127.0.0.1', port: upstream.port, method, path: req.url, headers });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+    const answer = await new Promise<IncomingMessage | undefined>((resolve) => {
+      up.on('response', resolve);
+      up.on('error', () => resolve(undefined));
+    });
+    if (!answer) return;
+    const json = (answer.headers['content-type'] ?? '').includes('json');
+    if (!json && fault === undefined) {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+      return;
+    }
+    const body = await readBounded(answer, this.options.maxJsonBytes ?? 16 * 1024 * 1024);
+    if (body === undefined) {
+      res.destroy();
+      return;
+    }
+    const text = json ? this.rewrite(body.toString('utf8')) : body.toString('latin1');
+    const out = Buffer.from(text, json ? 'utf8' : 'latin1');
+    const status = answer.statusCode ?? 502;
+    const outHeaders = { ...answer.headers, 'content-length': String(out.length) };
+    delete outHeaders['transfer-encoding'];
+    if (fault === 'reset-after' || fault === 'slow' || fault === 'truncate') this.record(fault, upstream, method, req.url ?? '', status, out);
+    if (fault === 'reset-after') {
+      res.destroy();
+      return;
+    }
+    if (fault === 'slow') {
+      await new Promise((resolve) => setTimeout(resolve, this.options.slowMs));
+      if (!res.destroyed) res.writeHead(status, outHeaders).end(out);
+      return;
+    }
+    if (fault === 'truncate') {
+      // Half the body: alternately a clean short body (a length that matches) and a connection cut mid-body.
+      const half = out.subarray(0, Math.floor(out.length / 2));
+      if (this.random() < 0.5) res.writeHead(status, { ...outHeaders, 'content-length': String(half.length) }).end(half);
+      else {
+        res.writeHead(status, outHeaders);
+        res.write(half, () => res.destroy());
+      }
+      return;
+    }
+    res.writeHead(status, outHeaders).end(out);
+  }
+
+  /** Every URL of a proxied service, in a JSON answer, points through the proxy. */
+  private rewrite(text: string): string {
+    return text.replace(/(https?:(?:\\?\/){2})(127\.0\.0\.1|localhost):(\d+)/g, (whole, scheme: string, _host: string, port: string) => {
+      const mapped = this.portMap.get(Number(port));
+      return mapped ? `${scheme}127.0.0.1:${mapped}` : whole;
+    });
+  }
+
+  private record(fault: FaultKind, upstream: Upstream, method: string, path: string, status: number, body: Buffer): void {
+    const lost: LostAnswer = { fault, service: upstream.service, method, path: path.split('?')[0]!, status };
+    if (method === 'POST' && status >= 200 && status < 300) {
+      try {
+        const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+        const [object] = Object.values(parsed);
+        if (object && typeof object === 'object' && !Array.isArray(object)) {
+          const o = object as { id?: unknown; name?: unknown };
+          if (typeof o.id === 'string') lost.id = o.id;
+          if (typeof o.name === 'string') lost.name = o.name;
+        }
+      } catch {
+        // Not a JSON object: nothing to name.
+      }
+    }
+    this.lost.push(lost);
+  }
+}
+
+async function readBounded(stream: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max) {
+        stream.destroy();
+        return undefined;
+      }
+      chunks.push(chunk);
+    }
+  } catch {
+    return undefined;
+  }
+  return Buffer.concat(chunks);
+}

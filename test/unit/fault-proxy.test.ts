@@ -1,0 +1,82 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allFaults, OpenStackFaultProxy, type FaultKind } from '../testbed/faults/openstack-proxy.ts';
+
+/**
+ * The fault proxy itself (test/testbed/faults): every fault does what its
+ * name says, the ones after the service recorded what was lost, and JSON
+ * answers point back through the proxy. Its upstream here is a loopback
+ * server that counts the requests it really got.
+ */
+let upstream: Server;
+let port = 0;
+let received = 0;
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    req.resume();
+    received++;
+    const body = JSON.stringify({ network: { id: `id-${received}`, name: 'net-1', links: [{ href: `http://127.0.0.1:${port}/v2.0/networks/x` }] } });
+    res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  port = (upstream.address() as AddressInfo).port;
+});
+afterAll(() => {
+  upstream.closeAllConnections();
+  upstream.close();
+});
+
+async function through(fault: FaultKind | undefined, method = 'POST'): Promise<{ proxy: OpenStackFaultProxy; outcome: { status: number; text: string } | { error: string }; reached: number }> {
+  const proxy = await new OpenStackFaultProxy({ seed: 7, rate: fault ? 1 : 0, faults: fault ? [fault] : allFaults, slowMs: 1_500 }, [{ service: 'network', port }]).start();
+  const before = received;
+  const url = `${proxy.origin('network')}/v2.0/networks`;
+  let outcome: { status: number; text: string } | { error: string };
+  try {
+    const res = await fetch(url, { method, signal: AbortSignal.timeout(1_000), ...(method === 'POST' ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}) });
+    outcome = { status: res.status, text: await res.text() };
+  } catch (err) {
+    outcome = { error: err instanceof Error ? err.name : String(err) };
+  }
+  await proxy.stop();
+  return { proxy, outcome, reached: received - before };
+}
+
+describe('the OpenStack fault proxy', () => {
+  it('passes requests through and rewrites every upstream URL in JSON answers to its own', async () => {
+    const { proxy, outcome, reached } = await through(undefined, 'GET');
+    expect(reached).toBe(1);
+    expect(outcome).toMatchObject({ status: 200 });
+    const text = (outcome as { text: string }).text;
+    expect(text).toContain(`${proxy.origin('network')}/v2.0/networks/x`);
+    expect(text).not.toContain(`:${port}/`);
+  });
+
+  it.each([
+    ['status-500', 500],
+    ['status-502', 502],
+    ['status-503', 503],
+    ['status-409', 409],
+    ['status-429', 429],
+  ] as const)('%s answers %i without reaching the service', async (fault, status) => {
+    const { outcome, reached, proxy } = await through(fault);
+    expect(outcome).toMatchObject({ status });
+    expect(reached).toBe(0);
+    expect(proxy.lost).toEqual([]);
+  });
+
+  it('reset-before: the connection breaks and the service never saw the request', async () => {
+    const { outcome, reached, proxy } = await through('reset-before');
+    expect(outcome).toHaveProperty('error');
+    expect(reached).toBe(0);
+    expect(proxy.lost).toEqual([]);
+  });
+
+  it.each(['reset-after', 'slow', 'truncate'] as const)('%s: the service created it, the client did not get the answer, the proxy recorded the create', async (fault) => {
+    const { outcome, reached, proxy } = await through(fault);
+    expect(reached).toBe(1);
+    if ('status' in outcome) expect(() => JSON.parse(outcome.text) as unknown).toThrow();
+    else expect(outcome.error).toMatch(/TypeError|TimeoutError|AbortError/);
+    expect(proxy.lost).toEqual([{ fault, service: 'network', method: 'POST', path: '/v2.0/networks', status: 201, id: expect.stringMatching(/^id-/) as unknown, name: 'net-1' }]);
+  });
+});
