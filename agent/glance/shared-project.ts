@@ -29,22 +29,36 @@ export function sharedImagesProjectName(owner: string): string {
 }
 
 /** The project id, found or created once per cloud and owner in this process. */
-export function sharedImagesProject(cloud: OpenStackCloud, owner: string): Promise<string> {
+export function sharedImagesProject(cloud: OpenStackCloud, owner: string, found?: string): Promise<string> {
   let byOwner = known.get(cloud);
   if (!byOwner) known.set(cloud, (byOwner = new Map<string, Promise<string>>()));
   let p = byOwner.get(owner);
   if (!p) {
-    p = findOrCreate(cloud, owner);
+    p = found !== undefined ? Promise.resolve(found) : findOrCreate(cloud, owner);
     byOwner.set(owner, p);
     p.catch(() => byOwner.delete(owner));
   }
   return p;
 }
 
+/** "There is none" is believed this long: every project's observe asks, and most clouds never share an image. */
+const absentForMs = 30_000;
+const absent = new WeakMap<OpenStackCloud, Map<string, number>>();
+
 /** Looks only (observe and plan create nothing): undefined while no shared image was ever made. */
 export async function findSharedImagesProject(cloud: OpenStackCloud, owner: string): Promise<string | undefined> {
   const made = known.get(cloud)?.get(owner);
-  return made ? await made : await lookup(cloud, owner);
+  if (made) return made;
+  const since = absent.get(cloud)?.get(owner);
+  if (since !== undefined && Date.now() - since < absentForMs) return undefined;
+  const found = await lookup(cloud, owner);
+  if (found) void sharedImagesProject(cloud, owner, found);
+  else {
+    let byOwner = absent.get(cloud);
+    if (!byOwner) absent.set(cloud, (byOwner = new Map<string, number>()));
+    byOwner.set(owner, Date.now());
+  }
+  return found;
 }
 
 async function lookup(cloud: OpenStackCloud, owner: string): Promise<string | undefined> {
