@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { adapters } from '../../agent/kinds/index.ts';
 import { currentTag, useTag } from '../../agent/kinds/image/shared.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
+import { jsonPlan } from '../../agent/plan/render/json.ts';
 import { renderText } from '../../agent/plan/render/text.ts';
 import { h, revisionMaker } from '../support/revisions.ts';
 
@@ -17,6 +18,7 @@ describe('Image sharing: shared, as planned', () => {
     expect(added.errors).toEqual([]);
     expect(added.plan.changes.map((c) => [c.address, c.action, c.sharing])).toEqual([['t/Image/os', 'create', 'share']]);
     expect(renderText(added.plan, { color: false })).toContain('t/Image/os will be shared with the project');
+    expect(jsonPlan(added.plan).changes).toEqual([expect.objectContaining({ address: 't/Image/os', action: 'create', sharing: 'share' })]);
 
     const removed = await planBetweenRevisions(await revision([other, oci('sharing: shared')]), await revision([other]), opts);
     expect(removed.plan.changes.map((c) => [c.address, c.action, c.sharing])).toEqual([['t/Image/os', 'delete', 'unshare']]);
