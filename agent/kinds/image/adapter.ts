@@ -25,6 +25,11 @@ import { urlCreate, urlDesired, urlUpload } from './url.ts';
  *    `keep` that are hidden, untagged, unprotected and used by no server.
  * 5. VMs: the manifest's object has a new Glance id; VirtualMachines follow
  *    it only with `onImageUpdate: rebuild` (kinds/virtualmachine.ts).
+ *
+ * With `source.oci.sharing: shared` (shared.ts) the versions are the
+ * cloud's one image per digest in the agent's images project: the project
+ * is a member of them instead of owning copies, and the steps above are
+ * tags and memberships on those images.
  */
 
 export const image: KindAdapter = {
