@@ -51,6 +51,8 @@ export interface VersionLook {
   tags: string[];
   /** The Image manifest's marker; absent for `kupenstack image import`. */
   marker?: Marker | undefined;
+  /** The owning project when it is not the caller's scope (a shared image, made by the admin for the images project). */
+  owner?: string | undefined;
 }
 
 export interface TransferProgress {
@@ -113,6 +115,7 @@ export async function findOrCreateVersion(g: GlanceTarget, disk: ResolvedDisk, l
     disk_format: look.diskFormat ?? disk.diskFormat,
     container_format: look.containerFormat ?? 'bare',
     visibility: look.visibility ?? 'private',
+    ...(look.owner !== undefined ? { owner: look.owner } : {}),
     os_hidden: options.hidden,
     tags: options.hidden ? look.tags.filter((t) => !t.startsWith(ociTagPrefix)) : look.tags,
     ...(look.protected !== undefined ? { protected: look.protected } : {}),

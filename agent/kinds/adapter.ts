@@ -56,6 +56,12 @@ export interface KindAdapter {
    * points to now, for the plan's image lines. `from` is the version the
    * object holds. Pure: computed from what desired() and observe() gave.
    */
+  /**
+   * A create or delete that is a share or unshare of an object other
+   * projects use too (a shared image): the plan names it so. `fields` are
+   * the desired fields of a create, the observed ones of a delete.
+   */
+  sharedAction?(action: 'create' | 'delete', fields: Record<string, unknown>): 'share' | 'unshare' | undefined;
   follows?(m: Manifest, desired: Record<string, unknown>, remote: Remote | undefined): { reference: string; from?: string; to: string } | undefined;
 
   /** Deletes; "already gone" is success. */

@@ -122,7 +122,10 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
     if (follows && follows.from !== follows.to) images.push({ address, ...follows });
 
     if (!remote) {
-      changes.push(changeOf(address, adapter, 'create', Object.entries(desired).map(([path, after]) => ({ path, before: null, after, forcesReplacement: false }))));
+      const created = changeOf(address, adapter, 'create', Object.entries(desired).map(([path, after]) => ({ path, before: null, after, forcesReplacement: false })));
+      const sharing = adapter.sharedAction?.('create', desired);
+      if (sharing) created.sharing = sharing;
+      changes.push(created);
       changing.add(address);
       continue;
     }
@@ -185,7 +188,11 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
   for (const d of inv.duplicates) if (opts.prune || declaredSet.has(d.address)) deletions.push([d.address, d.remote]);
   for (const [address, remote] of deletions) {
     const adapter = opts.adapters.get(address.split('/')[1] ?? '');
-    if (adapter) changes.push(changeOf(address, adapter, 'delete', [], remote.id));
+    if (!adapter) continue;
+    const deleted = changeOf(address, adapter, 'delete', [], remote.id);
+    const sharing = adapter.sharedAction?.('delete', remote.fields);
+    if (sharing) deleted.sharing = sharing;
+    changes.push(deleted);
   }
 
   const ordered = orderChanges(changes);

@@ -26,6 +26,8 @@ export interface Change {
   id?: string;
   /** For `heal`: the step chosen by the manifest's heal policy. */
   heal?: { step: 'reboot' | 'rebuild' | 'recreate'; attempt: number; reason: string };
+  /** A create that only makes the project a member of an image other projects may share, a delete that only takes it off (the last one out deletes it). */
+  sharing?: 'share' | 'unshare';
   /** Human hint for an update that is more than a field write (a resize, a rebuild). */
   note?: string;
   /**

@@ -4,6 +4,7 @@ import { ownerTag, ownerTagPrefix, markerFromMetadata } from '../../ownership/ma
 import type { Health, KindAdapter } from '../adapter.ts';
 import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFollows, ociUpdate, ociVersionsOf, withVersions } from './oci.ts';
 import { toRemote, type RawImage } from './remote.ts';
+import { isSharedManifest, sharedCreate, sharedDelete, sharedDesired, sharedObserve, sharedSource, sharedUpdate } from './shared.ts';
 import { urlCreate, urlDesired, urlUpload } from './url.ts';
 
 /**
@@ -24,6 +25,11 @@ import { urlCreate, urlDesired, urlUpload } from './url.ts';
  *    `keep` that are hidden, untagged, unprotected and used by no server.
  * 5. VMs: the manifest's object has a new Glance id; VirtualMachines follow
  *    it only with `onImageUpdate: rebuild` (kinds/virtualmachine.ts).
+ *
+ * With `source.oci.sharing: shared` (shared.ts) the versions are the
+ * cloud's one image per digest in the agent's images project: the project
+ * is a member of them instead of owning copies, and the steps above are
+ * tags and memberships on those images.
  */
 
 export const image: KindAdapter = {
@@ -45,8 +51,10 @@ export const image: KindAdapter = {
     source: 'replace',
     digest: 'update',
     stale_versions: 'update',
+    member: 'update',
   },
   follows: ociFollows,
+  sharedAction: (action, fields) => (fields.source !== sharedSource ? undefined : action === 'create' ? 'share' : 'unshare'),
 
   report: (remote) => ({
     // A URL image's `digest` field holds its URL: only an OCI digest is reported as one.
@@ -59,18 +67,22 @@ export const image: KindAdapter = {
     const query = { owner: ctx.projectId, tag: ownerTag(ctx.owner), visibility: 'all' };
     const [shown, hidden] = await Promise.all([ctx.apis.image.list<RawImage>('/images', 'images', query), ctx.apis.image.list<RawImage>('/images', 'images', { ...query, os_hidden: true })]);
     // OCI versions of one manifest collapse into its current version; the others ride along for moves and retention.
-    return withVersions([...shown, ...hidden].filter((raw) => markerFromMetadata(raw)?.owner === ctx.owner));
+    // Shared images live in the images project: the project's uses are found by their tags (shared.ts).
+    return [...withVersions([...shown, ...hidden].filter((raw) => markerFromMetadata(raw)?.owner === ctx.owner)), ...(await sharedObserve(ctx))];
   },
 
   desired(m, ctx) {
+    if (isSharedManifest(m)) return sharedDesired(m, ctx);
     return isOciManifest(m) ? ociDesired(m, ctx) : urlDesired(m);
   },
 
   async create(ctx, m, desired, marker) {
+    if (isSharedManifest(m)) return sharedCreate(ctx, m, marker);
     return isOciManifest(m) ? ociCreate(ctx, m, marker) : urlCreate(ctx, m, desired, marker);
   },
 
   async update(ctx, remote, changes, m) {
+    if (remote.fields.source === sharedSource) return isSharedManifest(m) ? sharedUpdate(ctx, remote, changes, m) : undefined;
     if (isOciManifest(m) || ociVersionsOf(remote)) {
       const moved = await ociUpdate(ctx, remote, changes, m);
       if (moved) return moved;
@@ -92,11 +104,13 @@ export const image: KindAdapter = {
   },
 
   async delete(ctx, remote) {
+    if (remote.fields.source === sharedSource) return sharedDelete(ctx, remote);
     if (ociVersionsOf(remote)) return ociDelete(ctx, remote);
     await deleteImage(ctx.apis.image, remote.id, ctx.signal);
   },
 
   async get(ctx, id) {
+    // A shared image is not looked up by id (its Remote needs the project's uses): only private ones come here.
     const raw = await ctx.apis.image.find<RawImage>(`/images/${encodeURIComponent(id)}`);
     return raw ? toRemote(raw) : undefined;
   },

@@ -65,7 +65,7 @@ const plainHttpAdvice = 'set insecure: true under spec.source.oci';
  * config, or the `.dockerconfigjson` Secret `credentialsSecretRef` names,
  * read through the SecretResolver at each use (a rotated Secret takes effect).
  */
-async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSource> {
+export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSource> {
   const ref = ociSourceOf(m).credentialsSecretRef;
   if (!ref) return diskSourceFor({ plainHttpAdvice });
   const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };

@@ -20,13 +20,13 @@ const healVerb = { reboot: 'by a reboot', rebuild: 'by a rebuild', recreate: 'by
 export function actionVerb(change: Change): string {
   switch (change.action) {
     case 'create':
-      return 'will be created';
+      return change.sharing === 'share' ? 'will be shared with the project (one Glance image per digest; imported only if the cloud lacks it)' : 'will be created';
     case 'update':
       return 'will be updated in place';
     case 'replace':
       return 'must be replaced';
     case 'delete':
-      return 'will be deleted';
+      return change.sharing === 'unshare' ? 'will be unshared from the project (the image is deleted when no project uses it)' : 'will be deleted';
     case 'heal':
       return change.heal ? `will be healed ${healVerb[change.heal.step]}` : 'will be healed';
     case 'noop':

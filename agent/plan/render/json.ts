@@ -14,6 +14,7 @@ export interface JsonPlan {
   changes: {
     address: string;
     action: Exclude<Action, 'noop'>;
+    sharing?: 'share' | 'unshare';
     destructive: boolean;
     reasons: { code: DestructiveReason; message: string }[];
     fields: { path: string; before: unknown; after: unknown; forcesReplacement: boolean }[];
@@ -36,6 +37,7 @@ export function jsonPlan(plan: Plan): JsonPlan {
     changes: shownChanges(plan.changes).map((c) => ({
       address: c.address,
       action: c.action === 'noop' ? 'update' : c.action,
+      ...(c.sharing ? { sharing: c.sharing } : {}),
       destructive: c.destructive,
       reasons: c.reasons.map((r) => ({ code: r.code, message: r.message })),
       fields: c.fields.map((f) => ({ path: f.path, before: orNull(f.before), after: orNull(f.after), forcesReplacement: f.forcesReplacement })),

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { adapters } from '../../agent/kinds/index.ts';
+import { currentTag, useTag } from '../../agent/kinds/image/shared.ts';
+import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
+import { jsonPlan } from '../../agent/plan/render/json.ts';
+import { renderText } from '../../agent/plan/render/text.ts';
+import { h, revisionMaker } from '../support/revisions.ts';
+
+const revision = revisionMaker('ks-shared-');
+const opts = { adapters, prune: true, massDeleteThreshold: 1, allowMassDelete: true, baseLabel: 'base', headLabel: 'head' };
+/** Something else in the revision: an empty one is refused. */
+const other = `${h('Network', 'n')}  mtu: 1450\n`;
+const oci = (sharing: string, extra = ''): string => `${h('Image', 'os')}  source:\n    oci: {repository: 127.0.0.1:5050/vm/os, digest: "sha256:${'a'.repeat(64)}", ${sharing}}\n${extra}`;
+
+describe('Image sharing: shared, as planned', () => {
+  it('a new shared Image is planned as a share, a removed one as an unshare, and the text plan says so', async () => {
+    const added = await planBetweenRevisions(await revision([other]), await revision([other, oci('sharing: shared')]), opts);
+    expect(added.errors).toEqual([]);
+    expect(added.plan.changes.map((c) => [c.address, c.action, c.sharing])).toEqual([['t/Image/os', 'create', 'share']]);
+    expect(renderText(added.plan, { color: false })).toContain('t/Image/os will be shared with the project');
+    expect(jsonPlan(added.plan).changes).toEqual([expect.objectContaining({ address: 't/Image/os', action: 'create', sharing: 'share' })]);
+
+    const removed = await planBetweenRevisions(await revision([other, oci('sharing: shared')]), await revision([other]), opts);
+    expect(removed.plan.changes.map((c) => [c.address, c.action, c.sharing])).toEqual([['t/Image/os', 'delete', 'unshare']]);
+    expect(renderText(removed.plan, { color: false })).toContain('t/Image/os will be unshared from the project');
+
+    // A private copy is created and deleted as before.
+    const priv = await planBetweenRevisions(await revision([other]), await revision([other, oci('sharing: private')]), opts);
+    expect(priv.plan.changes.map((c) => [c.action, c.sharing])).toEqual([['create', undefined]]);
+  });
+
+  it('switching a private copy to shared replaces it (source oci → oci-shared)', async () => {
+    const { plan, errors } = await planBetweenRevisions(await revision([other, oci('insecure: false')]), await revision([other, oci('sharing: shared')]), opts);
+    expect(errors).toEqual([]);
+    expect(plan.changes.map((c) => [c.address, c.action])).toEqual([['t/Image/os', 'replace']]);
+    expect(plan.changes[0]!.fields.find((f) => f.path === 'source')).toMatchObject({ before: 'oci', after: 'oci-shared', forcesReplacement: true });
+  });
+
+  it('refuses per-image fields on a shared Image, naming the manifest and the fix', async () => {
+    const { errors } = await planBetweenRevisions(await revision([other]), await revision([other, oci('sharing: shared', '  name: ubuntu\n  visibility: private\n')]), opts);
+    expect(errors).toHaveLength(1);
+    const message = errors[0]!;
+    expect(message).toContain('t/Image/os');
+    expect(message).toContain('spec.name, spec.visibility cannot be set with source.oci.sharing: shared');
+    expect(message).toContain('set sharing: private');
+  });
+
+  it('marks each use with the project and the manifest, without a `/` (tags travel in a URL path)', () => {
+    const marker = { owner: 'o', ref: 'Image/os', specHash: '1a2b3c4d' };
+    expect(useTag('p1', marker)).toBe('kupenstack-use:p1:1a2b3c4d:Image:os');
+    expect(currentTag('p1', 'Image/os')).toBe('kupenstack-current:p1:Image:os');
+  });
+});
