@@ -557,6 +557,8 @@ export type OpenStackCloudSpec = {
     version?: string;
     /** Pins per chart (chart name → sha256 digest of its package, as index.yaml or the OCI manifest gives it). OpenStack-Helm republishes the same version with a new helm-toolkit: a digest is the only pin that holds. */
     digests?: Record<string, string>;
+    /** Talk plain HTTP to an oci:// chart registry (a registry on a private network or loopback). TLS is verified otherwise. */
+    insecure?: boolean;
   };
   /** When disruptive steps (upgrades, restarts for configuration changes) may start: each window opens at schedule (in timeZone) and lasts duration. No new step starts outside a window; a step already running may overrun. Default: any time. */
   maintenanceWindow?: {
