@@ -19,6 +19,7 @@ import type { Values } from './values.ts';
 export type Phase = { kind: 'main' } | { kind: 'hook'; when: 'pre' | 'post'; weight: number } | { kind: 'delete' };
 
 export interface RenderedObject {
+  chart: string;
   apiVersion: string;
   kind: string;
   name: string;
@@ -68,7 +69,7 @@ export function parseRendered(stdout: string, chart: string): RenderedObject[] {
       for (const k of Object.keys(metadata.annotations)) if (k.startsWith('helm.sh/hook')) delete metadata.annotations[k];
       if (Object.keys(metadata.annotations).length === 0) delete metadata.annotations;
     }
-    out.push({ apiVersion: String(object.apiVersion), kind: String(object.kind), name: String(metadata.name), namespace: metadata.namespace, phase, template, object });
+    out.push({ chart, apiVersion: String(object.apiVersion), kind: String(object.kind), name: String(metadata.name), namespace: metadata.namespace, phase, template, object });
   }
   return out;
 }
