@@ -13,6 +13,7 @@ import { renderText } from '../plan/render/text.ts';
 import { writeSavedPlan } from '../plan/saved.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { checkGitRevision } from '../validate/check-git.ts';
+import { checkTransitions } from '../validate/transitions.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption } from './output.ts';
 import { secretsDirOf } from '../config/config.ts';
@@ -74,6 +75,9 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
   const [base, head] = await Promise.all([checkGitRevision(opts.repo, opts.base!, path, registry), checkGitRevision(opts.repo, opts.head, path, registry)]);
   // A broken base is what is deployed; only the head must be valid to be planned.
   if (head.diagnostics.length > 0) return invalid(head.diagnostics);
+  // Upgrades are judged against the base: skip-level, downgrade, release plus other changes.
+  const transitions = checkTransitions(base.validated.manifests, head.validated.manifests, { label: head.label });
+  if (transitions.length > 0) return invalid(transitions);
   if (base.diagnostics.length > 0) process.stderr.write(`warning: the base revision ${base.revision} has ${base.diagnostics.length} validation errors; its invalid manifests are left out of the comparison\n`);
   const { plan, errors } = await planBetweenRevisions(base.validated, head.validated, {
     adapters,

@@ -1,3 +1,4 @@
+import { openStackCloudRules } from './openstackcloud.rules.ts';
 import { portRules } from './port.rules.ts';
 import type { KindRules } from './rule.ts';
 import { securityGroupRules } from './securitygroup.rules.ts';
@@ -5,4 +6,4 @@ import { subnetRules } from './subnet.rules.ts';
 import { virtualMachineRules } from './virtualmachine.rules.ts';
 
 /** Every kind's own rules (kinds/<kind>.rules.ts). The validator runs them all and knows no kind. */
-export const kindRules: readonly KindRules[] = [portRules, securityGroupRules, subnetRules, virtualMachineRules];
+export const kindRules: readonly KindRules[] = [openStackCloudRules, portRules, securityGroupRules, subnetRules, virtualMachineRules];

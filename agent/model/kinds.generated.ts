@@ -481,7 +481,7 @@ export interface Network {
 
 /** One OpenStack-Helm chart. */
 export type OpenStackCloudService = {
-  /** Deploy this chart. Defaults: keystone, glance, placement, nova, neutron, cinder, horizon and the infrastructure charts are enabled; the others are not. */
+  /** Deploy this chart. Defaults: keystone, glance, placement, nova, neutron, cinder, horizon, mariadb, rabbitmq and memcached are enabled; the others are not. A chart whose needs are disabled is a validation error (nova and neutron need each other). */
   enabled?: boolean;
   /** Replicas of the chart's API and worker Deployments. Default: from spec.size. */
   replicas?: number;
@@ -489,11 +489,13 @@ export type OpenStackCloudService = {
   conf?: Record<string, unknown>;
   /** Raw chart values, merged last over everything KupenStack renders. Use with care: they bypass KupenStack's checks. */
   values?: Record<string, unknown>;
+  /** Pinned images per image key of the chart (images.tags.<key>, e.g. {keystone_api: registry.example.com/keystone:2025.1-fix1}). Not allowed in the revision that changes release: the release decides the images of an upgrade. */
+  images?: Record<string, string>;
 };
 
 /** Desired OpenStack deployment on this Kubernetes cluster, rendered into OpenStack-Helm charts. */
 export type OpenStackCloudSpec = {
-  /** OpenStack release series, as OpenStack-Helm names it, e.g. 2024.2, 2025.1 (or zed, yoga). A change upgrades one service at a time (identity, placement, image, networking, compute, block storage, dashboard), one release step at a time, after a database backup. */
+  /** OpenStack release series, as OpenStack-Helm names it, e.g. 2025.1, 2025.2 (or a name such as zed, epoxy). A change upgrades one service at a time (identity, placement, image, networking, compute, block storage, dashboard), after a database backup. One release step at a time: the next release, or the next SLURP release from a SLURP release (2024.1 → 2025.1); never backwards; nothing else in the spec may change in the same revision. */
   release: string;
   /** Preset for replicas, workers and resources: small (a lab or a few compute nodes), medium, large. */
   size?: "small" | "medium" | "large";
@@ -547,21 +549,29 @@ export type OpenStackCloudSpec = {
   };
   /** Registry prefix replacing the registry of every container image, e.g. registry.example.com/mirror (air-gapped installs). */
   imageRegistry?: string;
-  /** Where the OpenStack-Helm charts come from. */
+  /** Where the OpenStack-Helm charts come from: a classic Helm repository (https://…, with index.yaml), an OCI registry (oci://host/path; the chart is <path>/<chart>), or a folder of unpacked charts (path). Exactly one of repository and path. */
   chart?: {
-    /** Helm repository (https://) or OCI registry (oci://) of the charts. */
+    /** Helm repository (http:// or https://, serving index.yaml) or OCI registry (oci://) of the charts. */
     repository?: string;
-    /** Chart version (or semver range) to use for every chart. Default: the newest version published for `release`. */
+    /** A folder holding one unpacked chart per service (<path>/<chart>/Chart.yaml), relative to the repository root or absolute. For development and air-gapped installs. */
+    path?: string;
+    /** Chart version to use for every chart (exact, e.g. 2025.2.0). Default: the newest version the source offers. */
     version?: string;
+    /** Pins per chart (chart name → sha256 digest of its package, as index.yaml or the OCI manifest gives it). OpenStack-Helm republishes the same version with a new helm-toolkit: a digest is the only pin that holds. */
+    digests?: Record<string, string>;
+    /** Talk plain HTTP to an oci:// chart registry (a registry on a private network or loopback). TLS is verified otherwise. */
+    insecure?: boolean;
   };
-  /** When disruptive steps (upgrades, restarts for configuration changes) may start. Default: any time. */
+  /** When disruptive steps (upgrades, restarts for configuration changes) may start: each window opens at schedule (in timeZone) and lasts duration. No new step starts outside a window; a step already running may overrun. Default: any time. */
   maintenanceWindow?: {
     /** Start of each window. */
     schedule: Cron;
     /** Length of each window, e.g. 4h. */
     duration: Duration;
+    /** IANA time zone of the schedule, e.g. Europe/Paris. Default: UTC. */
+    timeZone?: string;
   };
-  /** Scheduled database backups (one is also taken before every upgrade). */
+  /** Scheduled database backups (the mariadb chart's backup CronJob). A backup Job is also run before every upgrade, whatever this says; a failed backup refuses the upgrade. */
   backup?: {
     /** When to back up. */
     schedule: Cron;
@@ -615,6 +625,8 @@ export type OpenStackCloudStatus = {
     startedAt?: string;
     /** Backup taken before the first step. */
     backup?: string;
+    /** Step in progress or where the upgrade stopped (service/object). */
+    step?: string;
   };
   /** Last database backup. */
   lastBackup?: {

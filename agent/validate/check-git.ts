@@ -11,6 +11,8 @@ import { validateRevision } from './validate.ts';
 
 export interface GitCheck extends PathCheck {
   commit: string;
+  /** A loaded file's name as diagnostics show it (`REF:path/file`). */
+  label: (file: string) => string;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function checkGitRevision(repoDir: string, ref: string, path: strin
     const loaded = await loadTree(root, limits);
     const validated = validateRevision(loaded.documents, registry);
     const diagnostics = [...loaded.diagnostics, ...validated.diagnostics].map((d) => ({ ...d, file: shown(d.file) })).sort(compareDiagnostics);
-    return { documents: loaded.documents.length, revision: `${ref}@sha1:${commit}`, commit, validated, diagnostics };
+    return { documents: loaded.documents.length, revision: `${ref}@sha1:${commit}`, commit, validated, diagnostics, label: shown };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

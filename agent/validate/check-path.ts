@@ -13,6 +13,8 @@ export interface PathCheck {
   revision: string;
   validated: ValidatedRevision;
   diagnostics: Diagnostic[];
+  /** A loaded file's name as diagnostics show it. */
+  label: (file: string) => string;
 }
 
 /**
@@ -27,5 +29,5 @@ export async function checkPath(path: string, registry: SchemaRegistry, limits: 
   const loaded = await loadTree(path, limits);
   const validated = validateRevision(loaded.documents, registry);
   const diagnostics = [...loaded.diagnostics, ...validated.diagnostics].map((d) => ({ ...d, file: shown(d.file) })).sort(compareDiagnostics);
-  return { documents: loaded.documents.length, revision: contentRevision(loaded.documents), validated, diagnostics };
+  return { documents: loaded.documents.length, revision: contentRevision(loaded.documents), validated, diagnostics, label: shown };
 }

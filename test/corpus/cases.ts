@@ -57,6 +57,8 @@ spec:
 `,
 };
 
+const cloud = (spec: string, name = 'cloud'): string => `apiVersion: kupenstack.io/v1alpha1\nkind: OpenStackCloud\nmetadata: {name: ${name}}\nspec:\n${spec}`;
+
 const head = (kind: string, name: string, ns = 'team-a'): string =>
   `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n`;
 
@@ -141,4 +143,11 @@ export const cases: CorpusCase[] = [
   { name: 'gateway given while the gateway is disabled', files: { 'a.yaml': subnet('  cidr: 10.0.1.0/24\n  disableGateway: true\n  gatewayIP: 10.0.1.1\n') }, errors: ['subnet.gateway-conflict a.yaml:10:14'] },
   { name: 'IPv6 address mode on an IPv4 subnet', files: { 'a.yaml': subnet('  cidr: 10.0.1.0/24\n  ipv6AddressMode: slaac\n') }, errors: ['subnet.ipv6-mode a.yaml:9:20'] },
   { name: 'fixed IP on a VM network attached by port', files: { 'a.yaml': `${head('Port', 'p1')}  networkRef: {name: app-net}\n---\n${vm('  flavorRef: {name: small}\n  imageRef: {name: cirros}\n  networks:\n    - {portRef: {name: p1}, fixedIP: 10.0.0.50}\n')}` }, errors: ['vm.port-fixed-ip a.yaml:18:38'] },
+  // --- the cloud itself (OpenStackCloud)
+  { name: 'cloud release KupenStack does not know', files: { 'cloud.yaml': cloud('  release: "2031.1"\n') }, errors: ['cloud.release-unknown cloud.yaml:5:12'] },
+  { name: 'two clouds in one cluster', files: { 'cloud.yaml': `${cloud('  release: "2025.1"\n')}---\n${cloud('  release: "2025.1"\n', 'other')}` }, errors: ['cloud.one-per-cluster cloud.yaml:9:18'] },
+  { name: 'cloud charts from a repository and a path at once', files: { 'cloud.yaml': cloud('  release: "2025.1"\n  chart:\n    repository: https://charts.example.com/osh\n    path: charts\n') }, errors: ['cloud.chart-source cloud.yaml:8:11'] },
+  { name: 'nova enabled without neutron', files: { 'cloud.yaml': cloud('  release: "2025.1"\n  services:\n    neutron: {enabled: false}\n') }, errors: ['cloud.chart-needs cloud.yaml:5:12'] },
+  { name: 'digest pin of a chart the cloud does not deploy', files: { 'cloud.yaml': cloud(`  release: "2025.1"\n  chart:\n    repository: https://charts.example.com/osh\n    digests:\n      heat: sha256:${'a'.repeat(64)}\n`) }, errors: ['cloud.digest-chart cloud.yaml:9:13'] },
+  { name: 'maintenance window in a time zone that does not exist', files: { 'cloud.yaml': cloud('  release: "2025.1"\n  maintenanceWindow: {schedule: "0 2 * * 6", duration: 4h, timeZone: Mars/Olympus}\n') }, errors: ['cloud.time-zone cloud.yaml:6:70'] },
 ];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings up every test-bed peer on loopback, reusing the ones already running:
 # the OCI registries, the Git smart-HTTP server, the OpenStack cloud and the
-# Kubernetes control plane.
+# Kubernetes control plane, and the test charts (Helm repository + OCI).
 # Installs what is missing from Debian's packages. Exit 1 with a peer's log
 # tail when one cannot start.
 set -euo pipefail
@@ -12,7 +12,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 t0=$(date +%s)
-peers=${TESTBED_PEERS:-registry oci-tools git openstack kubernetes}
+peers=${TESTBED_PEERS:-registry oci-tools git openstack kubernetes charts}
 # Kubernetes' binaries take ~25 min to build cold: build them beside the other
 # peers' installs (kubernetes/up.sh waits for this build, lock released).
 case " $peers " in *" kubernetes "*)

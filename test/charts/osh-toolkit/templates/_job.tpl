@@ -1,0 +1,57 @@
+{{/*
+One OpenStack-Helm job (helm-toolkit.manifests.job_db_sync and friends): a Job named
+<chart>-<job>, a Helm post-install/post-upgrade hook with a weight when helm3_hook is true,
+release_uuid on the pod (a new value forces a new, immutable Job), backoffLimit from
+jobs.<job>.backoffLimit (default 1000; 0 under test.fail), restartPolicy OnFailure.
+Arguments: dict envAll, job (name suffix), imageKey, weight, hook (bool), command.
+*/}}
+{{- define "tk.job" -}}
+{{- $envAll := .envAll -}}
+{{- $job := .job -}}
+{{- $name := printf "%s-%s" $envAll.Chart.Name $job -}}
+{{- $conf := index ($envAll.Values.jobs | default dict) ($job | replace "-" "_") | default dict -}}
+{{- $fail := index (($envAll.Values.test | default dict).fail | default dict) $job -}}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ $name }}
+  labels:
+{{ include "tk.labels" (list $envAll $job) | indent 4 }}
+  annotations:
+{{- if and .hook $envAll.Values.helm3_hook }}
+    helm.sh/hook: post-install,post-upgrade
+    helm.sh/hook-weight: {{ .weight | quote }}
+{{- end }}
+    openstackhelm.openstack.org/job: {{ $job | quote }}
+spec:
+  backoffLimit: {{ if $fail }}0{{ else }}{{ $conf.backoffLimit | default 1000 }}{{ end }}
+{{- with $conf.activeDeadlineSeconds }}
+  activeDeadlineSeconds: {{ . }}
+{{- end }}
+  template:
+    metadata:
+      labels:
+{{ include "tk.labels" (list $envAll $job) | indent 8 }}
+{{- include "tk.testLabels" (list $envAll $job) | indent 8 }}
+      annotations:
+        openstackhelm.openstack.org/release_uuid: {{ $envAll.Values.release_uuid | default "" | quote }}
+{{ include "tk.depsAnnotation" (list $envAll ($job | replace "-" "_")) | indent 8 }}
+{{- include "tk.testAnnotations" (list $envAll $job) | indent 8 }}
+    spec:
+      restartPolicy: OnFailure
+      nodeSelector:
+        {{ $envAll.Values.labels.job.node_selector_key }}: {{ $envAll.Values.labels.job.node_selector_value }}
+      tolerations:
+      - {key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}
+      initContainers:
+{{ include "tk.entrypoint" (list $envAll ($job | replace "-" "_")) | indent 8 }}
+      containers:
+      - name: {{ $job }}
+        image: {{ include "tk.image" (list $envAll .imageKey) }}
+        command: {{ toJson .command }}
+        volumeMounts:
+        - {name: bin, mountPath: /tmp/bin, readOnly: true}
+      volumes:
+      - name: bin
+        configMap: {name: {{ $envAll.Chart.Name }}-bin, defaultMode: 0555}
+{{- end -}}

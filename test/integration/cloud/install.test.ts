@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubernetesObjectApi, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applySteps } from '../../../agent/cloud/apply.ts';
+import { rolloutVerdict } from '../../../agent/cloud/gates.ts';
+import { installSteps } from '../../../agent/cloud/phases.ts';
+import { renderCloud } from '../../../agent/cloud/render-cloud.ts';
+import { generateSecrets } from '../../../agent/cloud/secrets.ts';
+import { loadKubeConfig } from '../../../agent/kube/client.ts';
+import { charts } from '../../testbed/charts/peer.ts';
+import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
+
+/**
+ * A fresh install of the test charts from an OpenStackCloud on the test bed's API server
+ * (real KCM and scheduler, kwok pods): the order in which the API server saw workloads
+ * appear and become ready respects the install groups and the hook phases; every gate
+ * passes; a second apply changes nothing (no resourceVersion moves, no Job is rerun).
+ */
+const ns = 'cloud-install';
+const work = mkdtempSync(join(tmpdir(), 'ks-cloud-install-'));
+const kc = loadKubeConfig({ kubeconfig: kube.kubeconfig });
+
+interface Seen { seq: number; kind: string; name: string; event: 'added' | 'ready' }
+const seen: Seen[] = [];
+const aborts: (() => void)[] = [];
+
+beforeAll(async () => {
+  await kubectl(['delete', 'namespace', ns, '--wait=true', '--ignore-not-found']);
+  await kubectlOk(['create', 'namespace', ns]);
+  const watch = new Watch(kc);
+  let seq = 0;
+  const ready = new Set<string>();
+  for (const [path, kind] of [['/apis/batch/v1', 'Job'], ['/apis/apps/v1', 'Deployment'], ['/apis/apps/v1', 'StatefulSet'], ['/apis/apps/v1', 'DaemonSet']] as const) {
+    const plural = `${kind.toLowerCase()}s`;
+    const req = await watch.watch(`${path}/namespaces/${ns}/${plural}`, {}, (type: string, obj: KubernetesObject) => {
+      const name = obj.metadata!.name!;
+      if (type === 'ADDED') seen.push({ seq: seq++, kind, name, event: 'added' });
+      const key = `${kind}/${name}/${obj.metadata!.uid}`;
+      if (!ready.has(key) && rolloutVerdict(obj as Parameters<typeof rolloutVerdict>[0]).state === 'ready') {
+        ready.add(key);
+        seen.push({ seq: seq++, kind, name, event: 'ready' });
+      }
+    }, () => undefined);
+    aborts.push(() => req.abort());
+  }
+});
+
+afterAll(async () => {
+  for (const a of aborts) a();
+  rmSync(work, { recursive: true, force: true });
+  await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']);
+});
+
+const at = (kind: string, name: string, event: Seen['event']): number => {
+  const s = seen.find((x) => x.kind === kind && x.name === name && x.event === event);
+  if (!s) throw new Error(`the API server never showed ${kind}/${name} ${event}; seen: ${seen.map((x) => `${x.kind}/${x.name}:${x.event}`).join(' ')}`);
+  return s.seq;
+};
+
+describe('a fresh install of the test cloud', () => {
+  it('comes up group by group, hooks by weight before each gate, and a second apply changes nothing', async () => {
+    const secrets = generateSecrets((n) => Buffer.alloc(n, 7));
+    const render = () => renderCloud({ spec: { release: '2025.1', chart: { repository: charts.repository } }, namespace: ns, secrets, helm: charts.helm, workDir: mkdtempSync(join(work, 'r-')), baseDir: work, kubeVersion: kube.version });
+    const steps = installSteps(await render());
+    const log: string[] = [];
+    const result = await applySteps(steps, { kubeConfig: kc, namespace: ns, cloud: 'cloud-install', pollMs: 300, stepDeadlineMs: 240_000, log: (l) => log.push(l) });
+    expect(result.failure, log.join('\n')).toBeUndefined();
+    expect(result.done).toHaveLength(steps.length);
+
+    // Groups: nothing of a group appears before every workload of the groups before it is ready.
+    const groups: [string, string][][] = [
+      [['StatefulSet', 'mariadb-server'], ['StatefulSet', 'rabbitmq'], ['StatefulSet', 'memcached']],
+      [['Deployment', 'keystone-api'], ['Job', 'keystone-db-sync']],
+      [['Deployment', 'glance-api'], ['Deployment', 'placement-api'], ['Deployment', 'cinder-api'], ['Deployment', 'horizon-server'], ['Job', 'glance-db-sync']],
+      [['Deployment', 'nova-api'], ['DaemonSet', 'nova-compute'], ['Deployment', 'neutron-server'], ['DaemonSet', 'neutron-l3-agent'], ['Job', 'nova-cell-setup']],
+    ];
+    for (let g = 1; g < groups.length; g++) {
+      const firstAdded = Math.min(...groups[g]!.map(([k, n]) => at(k, n, 'added')));
+      for (const [k, n] of groups[g - 1]!) expect(at(k, n, 'ready'), `${k}/${n} ready before group ${g} starts`).toBeLessThan(firstAdded);
+    }
+    // Hook phases inside a chart: each weight starts after the previous one completed.
+    expect(at('Job', 'keystone-db-init', 'ready')).toBeLessThan(at('Job', 'keystone-db-sync', 'added'));
+    expect(at('Job', 'keystone-db-sync', 'ready')).toBeLessThan(at('Job', 'keystone-bootstrap', 'added'));
+    expect(at('Job', 'glance-ks-service', 'ready')).toBeLessThan(at('Job', 'glance-ks-endpoints', 'added'));
+    expect(at('Job', 'nova-rabbit-init', 'ready')).toBeLessThan(at('Job', 'nova-ks-service', 'added'));
+    // The workloads of a chart are applied before its hooks and gated after them.
+    expect(at('Deployment', 'keystone-api', 'added')).toBeLessThan(at('Job', 'keystone-db-init', 'added'));
+
+    // Helm left nothing behind: no release Secrets; every object carries the agent's field manager.
+    const secretsJson = JSON.parse(await kubectlOk(['-n', ns, 'get', 'secrets', '-o', 'json'])) as { items: KubernetesObject[] };
+    expect(secretsJson.items.length).toBeGreaterThan(0);
+    expect(secretsJson.items.filter((s) => s.metadata!.name!.startsWith('sh.helm.release'))).toEqual([]);
+
+    // A second apply of a second render: nothing moves.
+    const api = KubernetesObjectApi.makeApiClient(kc);
+    const versions = async () => {
+      const out: Record<string, string> = {};
+      for (const s of steps) for (const o of s.objects) {
+        const live = await api.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: ns } });
+        out[`${o.kind}/${o.name}`] = `${live.metadata!.uid}@${live.metadata!.resourceVersion}`;
+      }
+      return out;
+    };
+    const before = await versions();
+    expect(Object.keys(before).length).toBeGreaterThan(50);
+    const again = await applySteps(installSteps(await render()), { kubeConfig: kc, namespace: ns, cloud: 'cloud-install', pollMs: 300, stepDeadlineMs: 60_000 });
+    expect(again.failure).toBeUndefined();
+    const after = await versions();
+    expect(Object.entries(after).filter(([k, v]) => before[k] !== v)).toEqual([]);
+  }, 600_000);
+});
