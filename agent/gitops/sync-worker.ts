@@ -106,7 +106,8 @@ export class SyncWorker {
     }
     st.status.lastAttemptedRevision = revision;
     const objects = desiredObjects(validated.manifests, this.d.registry, sync.name, (m) => fileOf(m.source.file));
-    const ok = await this.apply(revision, objects, trigger, signal, false);
+    // The applied revision again on a timed run: drift correction (a kubectl edit is put back).
+    const ok = await this.apply(revision, objects, trigger, signal, drift && revision === st.status.lastAppliedRevision);
     if (!ok && st.status.rejectedRevision === revision) await lastGood();
     return this.finish(started, trigger, ok);
   }
