@@ -39,6 +39,7 @@ interface ControllerCliOptions {
   listen?: string;
   syncSelector?: string;
   syncs: boolean;
+  stateDir?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -72,10 +73,12 @@ export function controllerCommand(): Command {
     .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics and POST /hooks/<sync> (Git push webhooks) on this address')
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
+    .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
       if (opts.owner) config.owner = opts.owner;
       if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
+      if (opts.stateDir !== undefined) config.stateDir = opts.stateDir;
       const cloudName = opts.cloud ?? config.cloud;
       if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
