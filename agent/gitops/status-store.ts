@@ -41,14 +41,23 @@ export class KubeSyncStatusStore implements SyncStatusStore {
 
   constructor(custom: k8s.CustomObjectsApi, name: string, source: string, suspended: boolean, saved: SyncResourceStatus | undefined) {
     this.custom = custom;
+    this.status = { name, source, suspended, conditions: [], history: [] };
+    this.inventory = [];
+    this.reload(saved);
+  }
+
+  /** Takes the resource's status as saved (a replica that becomes leader continues from the last leader's inventory, not from what it saw at start). */
+  reload(saved: SyncResourceStatus | undefined): void {
     const s = saved ?? {};
-    this.status = {
+    const { name, source, suspended } = this.status;
+    for (const key of Object.keys(this.status)) delete (this.status as unknown as Record<string, unknown>)[key];
+    Object.assign(this.status, {
       name,
       source,
       suspended,
       conditions: (s.conditions ?? []).map((c) => ({ ...c, lastTransitionTime: asTime(c.lastTransitionTime) })),
       history: (s.history ?? []).map((h) => ({ revision: h.revision, trigger: 'startup', startedAt: asTime(h.startedAt), duration: h.duration ?? '0s', durationMs: 0, result: h.result, ...(h.message ? { message: h.message } : {}), ...(h.counts ? { counts: h.counts } : {}) })),
-    };
+    });
     for (const key of ['lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const) if (s[key]) this.status[key] = s[key];
     if (s.diagnostics?.length) this.status.rejectedBecause = s.diagnostics;
     if (s.lastSyncTime) this.status.lastSyncTime = asTime(s.lastSyncTime);

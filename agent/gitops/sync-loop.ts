@@ -27,6 +27,7 @@ interface SyncObject extends k8s.KubernetesObject {
 
 interface Running {
   generation?: number;
+  store?: KubeSyncStatusStore;
   requestedAt?: string;
   scheduler?: Scheduler;
   source?: Source;
@@ -94,7 +95,13 @@ export class SyncLoop {
 
   /** Leadership gained: every Sync runs now (what came while following was not applied). */
   startedLeading(): void {
-    for (const r of this.running.values()) r.scheduler?.trigger('startup');
+    for (const [name, r] of this.running) {
+      void this.custom
+        .getClusterCustomObject({ group, version, plural: 'syncs', name })
+        .then((fresh) => r.store?.reload((fresh as SyncObject).status))
+        .catch(() => r.store?.reload(r.object.status))
+        .finally(() => r.scheduler?.trigger('startup'));
+    }
   }
 
   /** What a webhook needs of a Sync: its settings, once its spec is valid. */
@@ -145,8 +152,11 @@ export class SyncLoop {
     const writer = impersonating(this.o.kc, serviceAccountUser(saNamespace, spec.serviceAccountName)).makeApiClient(k8s.CustomObjectsApi);
     const source = await sourceForSync(sync, this.o.config, this.o.secrets);
     r.source = source;
-    const store = new KubeSyncStatusStore(this.custom, name, source.description, sync.suspend, s.status);
+    // The status as stored now, not as the watch last showed it: the previous worker's last write (its inventory) may not have arrived yet.
+    const fresh = (await this.custom.getClusterCustomObject({ group, version, plural: 'syncs', name })) as SyncObject;
+    const store = new KubeSyncStatusStore(this.custom, name, source.description, sync.suspend, fresh.status);
     store.generation = s.metadata.generation;
+    r.store = store;
     const log = this.o.logger.child({ sync: name });
     const worker = new SyncWorker({
       sync,

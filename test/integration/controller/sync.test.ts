@@ -158,6 +158,11 @@ describe('a Sync resource in the cluster', () => {
     expect(syncStatus().inventory?.map((e) => e.name)).toEqual(['net2']);
     // A delivery signed with another secret is refused and starts nothing.
     expect((await pushHook(git.head(), 'not-the-secret')).status).toBe(401);
+    // /metrics on the same port: the agent's series, per Sync.
+    const metrics = await (await fetch(`http://127.0.0.1:${listenPort()}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`kupenstack_webhook_deliveries_total\\{sync="${syncName}",provider="gitea",result="triggered"\\} 2`));
+    expect(metrics).toMatch(new RegExp(`kupenstack_webhook_deliveries_total\\{sync="${syncName}",provider="gitea",result="rejected"\\} 1`));
+    expect(metrics).toContain(`kupenstack_last_applied_revision_info{sync="${syncName}",revision="${third}"} 1`);
     // The OpenStack side is the resource loop's, on a shared and busy cloud: its runs set the pace here.
   }, 480_000);
 
