@@ -104,7 +104,8 @@ beforeAll(async () => {
   // The controller as in a pod: its own ServiceAccount and deploy/rbac's ClusterRole (impersonate included); only this run's Syncs.
   controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), ['-c', config, '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--listen', '127.0.0.1:0', '--sync-selector', `kupenstack.io/test-run=${run}`]);
   await controller.start();
-}, 300_000);
+  // The test bed's lock (new-repo.sh) may wait behind another session's peer start.
+}, 600_000);
 
 afterAll(async () => {
   kubectl(['delete', 'sync.kupenstack.io', syncName, '--wait=false']);
