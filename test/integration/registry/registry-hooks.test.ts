@@ -97,8 +97,9 @@ describe('registry notifications', () => {
   it('a tag moved in the registry reaches Glance at once, whatever the interval', async () => {
     await waitForDigest(d1, 60_000);
     const moved = agent.nextLine('registry notification for the move', (l) => l.msg === 'registry notification: tag moved, resolving now', 60_000);
+    const disk = qcow2Disk();
     const pushedAt = Date.now();
-    const d2 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    const d2 = await pushDiskAs('kupenstack-artifact', repo, 'stable', disk);
     expect(d2).not.toBe(d1);
     const line = await moved;
     expect(line.syncs).toEqual([sync]);
