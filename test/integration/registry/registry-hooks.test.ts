@@ -106,7 +106,7 @@ describe('registry notifications', () => {
     const activeAt = await waitForDigest(d2, 120_000);
     console.log(`tag move → new active Glance version: ${activeAt - pushedAt} ms (registry notification)`);
     const timeline = agent.lines.filter((l) => Date.parse(l.time) >= pushedAt && Date.parse(l.time) <= activeAt).slice(0, 40);
-    console.log(timeline.map((l) => `+${Date.parse(l.time) - pushedAt} ms ${l.msg}${l.durationMs !== undefined ? ` (${String(l.durationMs)} ms)` : ''}`).join('\n'));
+    console.log(timeline.map((l) => `+${Date.parse(l.time) - pushedAt} ms ${l.msg}${typeof l.durationMs === 'number' ? ` (${l.durationMs} ms)` : ''}`).join('\n'));
     // The run that did it was started by the notification (history is newest first).
     const run = (await agent.status(sync)).history.find((r) => Date.parse(r.startedAt) >= pushedAt);
     expect(run?.trigger).toBe('registry');
