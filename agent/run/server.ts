@@ -175,7 +175,7 @@ export class AgentServer {
     const followers: RegistryHookFollower[] = handles.map((h) => ({
       name: h.sync.name,
       secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
-      moved: (pushes) => markMoved(h.sync.owner, pushes),
+      moved: (pushes) => markMoved(h.sync.owner, pushes).length > 0,
       trigger: () => void h.scheduler.trigger('registry'),
     }));
     let answer;

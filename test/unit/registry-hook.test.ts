@@ -150,18 +150,18 @@ describe('registry notifications: authentication and replays', () => {
 describe('which Images a push moves (oci-follow.ts)', () => {
   it('exactly the owner\'s Images following that registry, repository and tag or a range the tag satisfies', () => {
     forgetFollows();
-    noteFollow('tag', 'o1', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
-    noteFollow('range', 'o1', { repository: '127.0.0.1:5050/team/cirros', semver: '^1.2' });
-    noteFollow('pinned', 'o1', { repository: '127.0.0.1:5050/team/cirros', digest: `sha256:${'a'.repeat(64)}` });
-    noteFollow('other-owner', 'o2', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
-    noteFollow('hub', 'o1', { repository: 'cirros', tag: 'latest' });
+    noteFollow('tag', 'o1', 'ns/Image/tag', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
+    noteFollow('range', 'o1', 'ns/Image/range', { repository: '127.0.0.1:5050/team/cirros', semver: '^1.2' });
+    noteFollow('pinned', 'o1', 'ns/Image/pinned', { repository: '127.0.0.1:5050/team/cirros', digest: `sha256:${'a'.repeat(64)}` });
+    noteFollow('other-owner', 'o2', 'ns/Image/other', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
+    noteFollow('hub', 'o1', 'ns/Image/hub', { repository: 'cirros', tag: 'latest' });
     const t = 1000;
-    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.7' }], t)).toBe(false);
-    expect(markMoved('o1', [{ host: '127.0.0.1:5051', repository: 'team/cirros', tag: '0.6' }], t)).toBe(false);
-    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.6' }], t)).toBe(true);
+    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.7' }], t)).toEqual([]);
+    expect(markMoved('o1', [{ host: '127.0.0.1:5051', repository: 'team/cirros', tag: '0.6' }], t)).toEqual([]);
+    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.6' }], t)).toEqual(['ns/Image/tag']);
     expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t))).toEqual(['tag']);
-    expect(markMoved('o1', [{ repository: 'team/cirros', tag: 'v1.3.0' }], t + 1)).toBe(true);
-    expect(markMoved('o1', [{ host: 'docker.io', repository: 'library/cirros', tag: 'latest' }], t + 1)).toBe(true);
+    expect(markMoved('o1', [{ repository: 'team/cirros', tag: 'v1.3.0' }], t + 1)).toEqual(['ns/Image/range']);
+    expect(markMoved('o1', [{ host: 'docker.io', repository: 'library/cirros', tag: 'latest' }], t + 1)).toEqual(['ns/Image/hub']);
     expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t + 1))).toEqual(['range', 'hub']);
     // A resolution that started after the push is not due again.
     expect(movedSince('range', t + 2)).toBe(false);

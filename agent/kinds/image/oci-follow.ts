@@ -20,6 +20,8 @@ export interface MovedTag {
 
 interface Follow {
   owner: string;
+  /** The manifest's address (`namespace/Image/name`): what a controller requeues. */
+  address: string;
   registry: string;
   repository: string;
   tag?: string;
@@ -32,11 +34,11 @@ const movedAt = new Map<string, number>();
 const maxFollows = 10_000;
 
 /** Called where a manifest is resolved: `key` names the manifest's resolution (resolveManifest's cache key). */
-export function noteFollow(key: string, owner: string, request: DiskRequest): void {
+export function noteFollow(key: string, owner: string, address: string, request: DiskRequest): void {
   if (request.digest !== undefined) return; // a pinned digest never moves
   const { registry, repository } = parseRepository(request.repository);
   follows.delete(key);
-  follows.set(key, { owner, registry, repository, ...(request.semver !== undefined ? { semver: request.semver } : { tag: request.tag ?? 'latest' }) });
+  follows.set(key, { owner, address, registry, repository, ...(request.semver !== undefined ? { semver: request.semver } : { tag: request.tag ?? 'latest' }) });
   while (follows.size > maxFollows) {
     const oldest = follows.keys().next().value!;
     follows.delete(oldest);
@@ -65,18 +67,18 @@ function matches(f: Follow, push: MovedTag, where: { registry?: string; reposito
   return f.semver !== undefined ? chooseSemverTag([push.tag], f.semver) !== undefined : f.tag === push.tag;
 }
 
-/** Marks this owner's Images that follow one of the pushed tags as moved now; true when there was one. */
-export function markMoved(owner: string, pushes: readonly MovedTag[], now = Date.now()): boolean {
+/** Marks this owner's Images that follow one of the pushed tags as moved now; returns their addresses (empty: none follows). */
+export function markMoved(owner: string, pushes: readonly MovedTag[], now = Date.now()): string[] {
   const wheres = pushes.map((p) => ({ push: p, where: normalised(p) })).filter((x) => x.where !== undefined);
-  let any = false;
+  const marked = new Set<string>();
   for (const [key, f] of follows) {
     if (f.owner !== owner) continue;
     if (wheres.some((x) => matches(f, x.push, x.where!))) {
       movedAt.set(key, now);
-      any = true;
+      marked.add(f.address);
     }
   }
-  return any;
+  return [...marked].sort();
 }
 
 /** Forgets everything (tests that run several agents' worth of Images in one process). */

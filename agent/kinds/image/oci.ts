@@ -104,7 +104,7 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const cached = lastResolved.get(cacheKey);
   // A registry notification (oci-follow.ts) makes the answer due whatever the interval says.
   if (cached && (request.digest !== undefined || (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !movedSince(cacheKey, cached.at)))) return cached.disk;
-  noteFollow(cacheKey, ctx.owner, request);
+  noteFollow(cacheKey, ctx.owner, m.address, request);
   // The time the resolution started: a push arriving while it runs makes its answer due again.
   const startedAt = Date.now();
   const source = await sourceOf(m, ctx);

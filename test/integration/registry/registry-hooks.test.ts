@@ -65,7 +65,7 @@ function agentRequests(from: number): string[] {
     .log()
     .slice(from)
     .split('\n')
-    .filter((l) => /"kupenstack\/[^"]*"\s*$/.test(l) || l.includes('"kupenstack/'));
+    .filter((l) => l.includes('"kupenstack/'));
 }
 
 beforeAll(async () => {
