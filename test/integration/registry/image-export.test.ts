@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,6 +90,27 @@ describe('kupenstack image export', () => {
     const copy = (await b.ctx.apis.image.call<Glance>('GET', `/images/${imported.image.id}`)).body;
     expect({ status: copy.status, checksum: copy.checksum, os_hash_value: copy.os_hash_value, size: copy.size }).toEqual({ status: 'active', checksum: glance.checksum, os_hash_value: glance.os_hash_value, size: glance.size });
     expect(copy).toMatchObject({ os_distro: 'cirros', os_version: '0.6.2', hw_disk_bus: 'virtio', oci_manifest_digest: result.manifestDigest });
+  });
+
+  it('data that no longer matches Glance\'s hashes is refused and nothing is tagged', async () => {
+    // A second image, its stored data then rotted in Glance's file store (the same size): Glance serves it unverified.
+    const created = await a.ctx.apis.image.call<Glance>('POST', '/images', { json: { name: 'registry-hooks-rotten', disk_format: 'qcow2', container_format: 'bare' } });
+    await putImageData(a.ctx.apis.image, created.body.id, createReadStream(qcow2), { timeoutMs: 60_000 });
+    const stored = join(process.env.KUPENSTACK_TESTBED_HOME ?? '/var/lib/kupenstack-testbed', 'openstack', 'glance', 'images', created.body.id);
+    const data = readFileSync(stored);
+    const at = data.length - 1000;
+    data[at] = data[at]! ^ 0xff;
+    writeFileSync(stored, data);
+    const repo = uniqueRepo('registry-hooks-rotten');
+    const failed = await run(process.execPath, ['agent/cli/main.ts', 'image', 'export', created.body.id, `${registry}/${repo}:rotten`, '--cloud', 'kupenstack-local', '--project', a.ctx.projectId, '--insecure', '-o', 'json']).then(
+      () => undefined,
+      (err: { code?: number; stderr?: string }) => err,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toMatch(/does not match its os_hash_value \(sha512\)/);
+    // The registry has no such tag: nothing was tagged.
+    const tags = await fetch(`http://${registry}/v2/${repo}/tags/list`);
+    expect(tags.status).toBe(404);
   });
 
   it('a tag poll of a known digest reads no blob (the sniffed format is remembered)', async () => {
