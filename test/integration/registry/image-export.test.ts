@@ -109,8 +109,8 @@ describe('kupenstack image export', () => {
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toMatch(/does not match its os_hash_value \(sha512\)/);
     // The registry has no such tag: nothing was tagged.
-    const tags = await fetch(`http://${registry}/v2/${repo}/tags/list`);
-    expect(tags.status).toBe(404);
+    const manifest = await fetch(`http://${registry}/v2/${repo}/manifests/rotten`, { method: 'HEAD', headers: { accept: 'application/vnd.oci.image.manifest.v1+json' } });
+    expect(manifest.status).toBe(404);
   });
 
   it('a tag poll of a known digest reads no blob (the sniffed format is remembered)', async () => {
