@@ -14,6 +14,8 @@ import { peers } from '../../support/peers.ts';
 import { pushDiskAs, qcow2Disk, target } from '../kinds/image-oci-fixtures.ts';
 
 /**
+ * (prune: false: the Sync observes only the kinds it declares, so a run is
+ * the Image's work, not a scan of every kind on a loaded test bed.)
  * A user moves a tag in a registry that notifies the agent (distribution
  * 2.8's notifications.endpoints, test/testbed/registry/notifying.sh): the
  * Image following it gets the new digest in Glance at once, though its
@@ -81,7 +83,7 @@ beforeAll(async () => {
   gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}  interval: 1h\n  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true}\n` });
   const sha = gitRepo.commit('an image following a tag');
   gitRepo.push();
-  agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_RH_GIT_PASSWORD' } }, interval: '30m', retryInterval: '5s', webhook: { secretFile } }]);
+  agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_RH_GIT_PASSWORD' } }, interval: '30m', retryInterval: '5s', webhook: { secretFile }, prune: false }]);
   await agent.start({ KS_RH_GIT_PASSWORD: peers.git.password });
   await agent.waitFor(sync, 'first revision', (s: SyncStatus) => s.lastAppliedRevision?.endsWith(sha) === true, 240_000);
 }, 300_000);
@@ -95,7 +97,7 @@ afterAll(async () => {
 
 describe('registry notifications', () => {
   it('a tag moved in the registry reaches Glance at once, whatever the interval', async () => {
-    await waitForDigest(d1, 60_000);
+    await waitForDigest(d1, 30_000);
     const moved = agent.nextLine('registry notification for the move', (l) => l.msg === 'registry notification: tag moved, resolving now', 60_000);
     const disk = qcow2Disk();
     const pushedAt = Date.now();
@@ -103,14 +105,14 @@ describe('registry notifications', () => {
     expect(d2).not.toBe(d1);
     const line = await moved;
     expect(line.syncs).toEqual([sync]);
-    const activeAt = await waitForDigest(d2, 120_000);
+    const activeAt = await waitForDigest(d2, 200_000);
     console.log(`tag move → new active Glance version: ${activeAt - pushedAt} ms (registry notification)`);
     const timeline = agent.lines.filter((l) => Date.parse(l.time) >= pushedAt && Date.parse(l.time) <= activeAt).slice(0, 40);
     console.log(timeline.map((l) => `+${Date.parse(l.time) - pushedAt} ms ${l.msg}${typeof l.durationMs === 'number' ? ` (${l.durationMs} ms)` : ''}`).join('\n'));
     // The run that did it was started by the notification (history is newest first).
     const run = (await agent.status(sync)).history.find((r) => Date.parse(r.startedAt) >= pushedAt);
     expect(run?.trigger).toBe('registry');
-  }, 180_000);
+  }, 300_000);
 
   it('an event for a repository no Image follows makes no registry request', async () => {
     const from = registry.log().length;
@@ -130,7 +132,7 @@ describe('registry notifications', () => {
     const from = registry.log().length;
     // The same tag again (as a registry re-sends it, with a new event id): a resolution, no transfer.
     const body = JSON.stringify({ events: [{ id: randomUUID(), timestamp: new Date().toISOString(), action: 'push', target: { mediaType: 'application/vnd.oci.image.manifest.v1+json', repository: repo, tag: 'stable', digest: before![propDigest] }, request: { host: registry.host } }] });
-    const done = agent.nextLine('the run the event started', (l) => l.msg === 'applied' && l.trigger === 'registry', 120_000);
+    const done = agent.nextLine('the run the event started', (l) => l.msg === 'applied' && l.trigger === 'registry', 250_000);
     const res = await fetch(`${agent.base}/hooks/registry`, { method: 'POST', headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', authorization: `Bearer ${secret}` }, body });
     expect(res.status).toBe(202);
     await done;
@@ -138,7 +140,7 @@ describe('registry notifications', () => {
     expect(requests.some((l) => l.includes(`/v2/${repo}/manifests/stable`))).toBe(true);
     expect(requests.filter((l) => l.includes('/blobs/'))).toEqual([]);
     expect((await current())?.id).toBe(before!.id);
-  }, 180_000);
+  }, 300_000);
 
   it('a wrong secret is refused and a replayed delivery ignored', async () => {
     const body = JSON.stringify({ events: [{ id: randomUUID(), timestamp: new Date().toISOString(), action: 'push', target: { repository: repo, tag: 'stable' }, request: { host: registry.host } }] });
