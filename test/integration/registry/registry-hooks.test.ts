@@ -14,14 +14,14 @@ import { peers } from '../../support/peers.ts';
 import { pushDiskAs, qcow2Disk, target } from '../kinds/image-oci-fixtures.ts';
 
 /**
- * (prune: false: the Sync observes only the kinds it declares, so a run is
- * the Image's work, not a scan of every kind on a loaded test bed.)
  * A user moves a tag in a registry that notifies the agent (distribution
  * 2.8's notifications.endpoints, test/testbed/registry/notifying.sh): the
  * Image following it gets the new digest in Glance at once, though its
  * interval and its Sync's are 1 h and 30 min. An event for a repository no
  * Image follows makes the agent send no request to the registry (its access
  * log says so), and a re-resolution of a tag that did not move reads no blob.
+ * The Sync has prune: false, so it observes only the kinds it declares: a
+ * run is the Image's work, not a scan of every kind on a loaded test bed.
  */
 
 const sync = 'rhooks';
