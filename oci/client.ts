@@ -108,6 +108,10 @@ export class RegistryClient {
   private basic: string | undefined;
   /** Bytes of response bodies read through this client's blob readers. */
   bytesRead = 0;
+  /** Requests sent (each attempt, redirect and authentication round counts): what a caller proves "no request" with. */
+  requests = 0;
+  /** Of those, requests for blobs (`/blobs/`), the ones that move disk bytes. */
+  blobRequests = 0;
 
   constructor(options: RegistryClientOptions) {
     this.registry = options.registry;
@@ -193,6 +197,8 @@ export class RegistryClient {
     return retry(
       async (attempt) => {
         let res: Dispatcher.ResponseData;
+        this.requests++;
+        if (url.includes('/blobs/')) this.blobRequests++;
         try {
           res = await request(url, { method, headers, body: options.body, dispatcher: this.dispatcher, signal: options.signal });
         } catch (err) {

@@ -11,8 +11,8 @@ import { OciError } from './errors.ts';
 import { vmimage } from './formats/vmimage-annotations.ts';
 import { createdAnnotation, diskMediaType, emptyDigest, ociEmpty, ociManifest, titleAnnotation, vmImageArtifact, type Compression } from './media-types.ts';
 import { glanceArchitecture } from './platform.ts';
-import { formatReference, parseReference } from './reference.ts';
-import { qcow2VirtualSize, sniffBytes, sniffDiskFormat } from '../lib/disk/sniff.ts';
+import { formatReference, parseReference, type Reference } from './reference.ts';
+import { formatsAgree, qcow2VirtualSize, sniffBytes, sniffDiskFormat } from '../lib/disk/sniff.ts';
 import { blobExists, putManifest, uploadBuffer, uploadStream } from './upload.ts';
 
 /**
@@ -98,6 +98,139 @@ async function sha256File(file: string, onBytes: (n: number) => void): Promise<s
   return `sha256:${hash.digest('hex')}`;
 }
 
+/** The artifact's manifest annotations: what the user passed over what the disk says; the format must stay the disk's. */
+function diskAnnotations(format: string, virtualSize: number | undefined, options: PushOptions): Record<string, string> {
+  const annotations: Record<string, string> = { [createdAnnotation]: options.created ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), [vmimage.diskFormat]: format };
+  if (virtualSize !== undefined) annotations[vmimage.virtualSize] = String(virtualSize);
+  if (options.arch) annotations[vmimage.architecture] = glanceArchitecture(options.arch);
+  if (options.osType) annotations[vmimage.osType] = options.osType;
+  else if (options.osDistro) annotations[vmimage.osType] = options.osDistro === 'windows' ? 'windows' : 'linux';
+  if (options.osDistro) annotations[vmimage.osDistro] = options.osDistro;
+  if (options.osVersion) annotations[vmimage.osVersion] = options.osVersion;
+  if (options.minDiskGb !== undefined) annotations[vmimage.minDisk] = String(options.minDiskGb);
+  if (options.minRamMb !== undefined) annotations[vmimage.minRam] = String(options.minRamMb);
+  Object.assign(annotations, options.annotations);
+  if (annotations[vmimage.diskFormat] !== format) {
+    throw new OciError('oci.format-mismatch', `--annotation ${vmimage.diskFormat}=${annotations[vmimage.diskFormat]} contradicts the file, which is ${format}; leave it out`);
+  }
+  return annotations;
+}
+
+/** The empty config and the manifest around one uploaded disk layer; returns the manifest digest. */
+async function putDiskManifest(
+  client: RegistryClient,
+  target: Reference,
+  layer: { mediaType: string; digest: string; size: number; annotations: Record<string, string> },
+  annotations: Record<string, string>,
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  await uploadBuffer(client, target.repository, Buffer.from('{}'), signal);
+  const manifest = {
+    schemaVersion: 2,
+    mediaType: ociManifest,
+    artifactType: vmImageArtifact,
+    config: { mediaType: ociEmpty, digest: emptyDigest, size: 2, data: 'e30=' },
+    layers: [layer],
+    annotations,
+  };
+  const raw = Buffer.from(JSON.stringify(manifest));
+  const manifestDigest = await putManifest(client, target.repository, target.tag ?? target.digest ?? sha256Of(raw), raw, ociManifest, signal);
+  if (target.digest && target.digest !== manifestDigest) {
+    throw new OciError('oci.digest', `pushed ${manifestDigest}, not the digest ${target.digest} the reference names; push to a tag instead`);
+  }
+  return manifestDigest;
+}
+
+export interface StreamPushOptions extends PushOptions {
+  /** The disk format the caller knows (Glance's disk_format); the first bytes must agree. */
+  format: string;
+  /** Bytes the stream will give (Glance's size), when known: a stream that ends early or late fails the push. */
+  size?: number;
+  /** The layer's title (org.opencontainers.image.title): the file name `oras pull` writes. */
+  title: string;
+}
+
+/**
+ * A disk that arrives as a stream (`kupenstack image export`: Glance's data)
+ * → the same artifact pushDisk makes from a file, in one pass and constant
+ * memory: the layer's digest is computed while it is sent, and the manifest
+ * is written only after the whole stream arrived without error (a stream
+ * that fails its own checks leaves at most an unreferenced blob).
+ */
+export async function pushDiskStream(source: Readable, ref: string, options: StreamPushOptions): Promise<PushResult> {
+  const target = parseReference(ref);
+  const client = new RegistryClient({ ...options.client, registry: target.registry, insecure: options.insecure === true, ...(options.credentials ? { credentials: options.credentials } : {}) });
+  const check = new DiskHeadCheck(options.format, formatReference(target));
+  source.on('error', (e) => check.destroy(e));
+  let read = 0;
+  const total = options.size ?? 0;
+  const sent = await uploadStream(client, target.repository, source.pipe(check), {
+    ...(options.signal ? { signal: options.signal } : {}),
+    onBytes: (n) => {
+      read += n;
+      options.onProgress?.(read, total);
+    },
+  });
+  if (options.size !== undefined && sent.size !== options.size) throw new OciError('oci.truncated', `the disk for ${formatReference(target)} gave ${sent.size} bytes, its source says ${options.size}; nothing was tagged`);
+  const format = check.format!;
+  const mediaType = diskMediaType(format);
+  const virtualSize = format === 'qcow2' ? qcow2VirtualSize(check.head) : format === 'raw' ? sent.size : undefined;
+  const layer = { mediaType, digest: sent.digest, size: sent.size, annotations: { [titleAnnotation]: options.title } };
+  const manifestDigest = await putDiskManifest(client, target, layer, diskAnnotations(format, virtualSize, options), options.signal);
+  return {
+    reference: formatReference({ registry: target.registry, repository: target.repository, digest: manifestDigest }),
+    ...(target.tag ? { tag: target.tag } : {}),
+    manifestDigest,
+    layer: { digest: sent.digest, size: sent.size, mediaType },
+    diskFormat: format,
+    uploaded: sent.size,
+  };
+}
+
+/**
+ * Passes a disk stream through unchanged and checks its first 64 KiB the way
+ * a pull does (no qcow2 reading outside itself, the format it is said to
+ * be): a failure errors the stream, so the upload is never completed.
+ */
+class DiskHeadCheck extends Transform {
+  head = Buffer.alloc(0);
+  format: string | undefined;
+  private readonly declared: string;
+  private readonly where: string;
+
+  constructor(declared: string, where: string) {
+    super({ highWaterMark: 1 << 20 });
+    this.declared = declared;
+    this.where = where;
+  }
+
+  private decide(): Error | undefined {
+    try {
+      const sniffed = sniffDiskFormat(this.head);
+      if (!formatsAgree(this.declared, sniffed)) return new OciError('oci.format-mismatch', `the disk for ${this.where} is said to be ${this.declared} but its bytes are ${sniffed}; nothing was tagged`);
+      this.format = sniffed;
+      return undefined;
+    } catch (err) {
+      return err as Error;
+    }
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    if (this.format === undefined && this.head.length < sniffBytes) {
+      this.head = Buffer.concat([this.head, chunk.subarray(0, sniffBytes - this.head.length)]);
+      if (this.head.length >= sniffBytes) {
+        const err = this.decide();
+        if (err) return callback(err);
+      }
+    }
+    callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    callback(this.format === undefined ? this.decide() : undefined);
+  }
+}
+
 export async function pushDisk(file: string, ref: string, options: PushOptions = {}): Promise<PushResult> {
   const target = parseReference(ref);
   let size: number;
@@ -158,33 +291,8 @@ export async function pushDisk(file: string, ref: string, options: PushOptions =
     layerAnnotations[vmimage.uncompressedDigest] = tap.digest();
   }
 
-  await uploadBuffer(client, repository, Buffer.from('{}'), signal);
-  const annotations: Record<string, string> = { [createdAnnotation]: options.created ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), [vmimage.diskFormat]: format };
-  if (virtualSize !== undefined) annotations[vmimage.virtualSize] = String(virtualSize);
-  if (options.arch) annotations[vmimage.architecture] = glanceArchitecture(options.arch);
-  if (options.osType) annotations[vmimage.osType] = options.osType;
-  else if (options.osDistro) annotations[vmimage.osType] = options.osDistro === 'windows' ? 'windows' : 'linux';
-  if (options.osDistro) annotations[vmimage.osDistro] = options.osDistro;
-  if (options.osVersion) annotations[vmimage.osVersion] = options.osVersion;
-  if (options.minDiskGb !== undefined) annotations[vmimage.minDisk] = String(options.minDiskGb);
-  if (options.minRamMb !== undefined) annotations[vmimage.minRam] = String(options.minRamMb);
-  Object.assign(annotations, options.annotations);
-  if (annotations[vmimage.diskFormat] !== format) {
-    throw new OciError('oci.format-mismatch', `--annotation ${vmimage.diskFormat}=${annotations[vmimage.diskFormat]} contradicts the file, which is ${format}; leave it out`);
-  }
-  const manifest = {
-    schemaVersion: 2,
-    mediaType: ociManifest,
-    artifactType: vmImageArtifact,
-    config: { mediaType: ociEmpty, digest: emptyDigest, size: 2, data: 'e30=' },
-    layers: [{ mediaType, digest: layerDigest, size: layerSize, annotations: layerAnnotations }],
-    annotations,
-  };
-  const raw = Buffer.from(JSON.stringify(manifest));
-  const manifestDigest = await putManifest(client, repository, target.tag ?? target.digest ?? sha256Of(raw), raw, ociManifest, signal);
-  if (target.digest && target.digest !== manifestDigest) {
-    throw new OciError('oci.digest', `pushed ${manifestDigest}, not the digest ${target.digest} the reference names; push to a tag instead`);
-  }
+  const annotations = diskAnnotations(format, virtualSize, options);
+  const manifestDigest = await putDiskManifest(client, target, { mediaType, digest: layerDigest, size: layerSize, annotations: layerAnnotations }, annotations, signal);
   return {
     reference: formatReference({ registry: target.registry, repository, digest: manifestDigest }),
     ...(target.tag ? { tag: target.tag } : {}),

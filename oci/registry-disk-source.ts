@@ -38,6 +38,8 @@ export interface RegistryDiskSourceOptions {
 
 export const defaultMaxDiskBytes = 1024 ** 4;
 const maxConfigBytes = 1024 * 1024;
+/** Sniffed formats remembered per source: a few bytes each, enough for every version a fleet follows. */
+const sniffCacheSize = 4096;
 
 function decompressor(compression: Compression | 'none' | undefined): Duplex | undefined {
   if (compression === 'gzip') return createGunzip();
@@ -48,6 +50,13 @@ function decompressor(compression: Compression | 'none' | undefined): Duplex | u
 export class RegistryDiskSource implements DiskSource {
   private readonly options: RegistryDiskSourceOptions;
   private readonly clients = new Map<string, RegistryClient>();
+  /**
+   * What the first bytes of a disk showed, by the digests that fix those
+   * bytes (content addressing: the same digests are the same bytes), so a
+   * poll of a tag that did not move reads no blob. Only successful sniffs are
+   * kept; open() still checks every byte it hands out.
+   */
+  private readonly sniffed = new Map<string, string>();
 
   constructor(options: RegistryDiskSourceOptions = {}) {
     this.options = options;
@@ -69,6 +78,30 @@ export class RegistryDiskSource implements DiskSource {
     let n = 0;
     for (const c of this.clients.values()) n += c.bytesRead;
     return n;
+  }
+
+  /** Requests sent to every registry by this source so far, and how many of them were for blobs. */
+  requests(): { all: number; blobs: number } {
+    let all = 0;
+    let blobs = 0;
+    for (const c of this.clients.values()) {
+      all += c.requests;
+      blobs += c.blobRequests;
+    }
+    return { all, blobs };
+  }
+
+  private remember(key: string, format: string): void {
+    this.sniffed.delete(key);
+    this.sniffed.set(key, format);
+    // Oldest first out: a Map iterates in insertion order, and a hit is re-inserted below.
+    while (this.sniffed.size > sniffCacheSize) this.sniffed.delete(this.sniffed.keys().next().value!);
+  }
+
+  private recall(key: string): string | undefined {
+    const format = this.sniffed.get(key);
+    if (format !== undefined) this.remember(key, format);
+    return format;
   }
 
   async resolve(request: DiskRequest, signal?: AbortSignal): Promise<ResolvedDisk> {
@@ -191,8 +224,14 @@ export class RegistryDiskSource implements DiskSource {
    */
   private async preflight(client: RegistryClient, repository: string, disk: ResolvedDisk, where: string, signal: AbortSignal | undefined): Promise<void> {
     if (disk.packaging !== 'containerdisk' && !disk.compression) {
-      const head = await readBlobHead(client, repository, disk.blob.digest, sniffBytes, signal);
-      const sniffed = sniffDiskFormat(head);
+      // The blob digest fixes the bytes sniffed.
+      const key = `blob:${disk.blob.digest}`;
+      let sniffed = this.recall(key);
+      if (sniffed === undefined) {
+        const head = await readBlobHead(client, repository, disk.blob.digest, sniffBytes, signal);
+        sniffed = sniffDiskFormat(head);
+        this.remember(key, sniffed);
+      }
       if (disk.formatDeclared && !formatsAgree(disk.diskFormat, sniffed)) {
         throw new OciError('oci.format-mismatch', `${where}: the manifest declares a ${disk.diskFormat} disk but its bytes are ${sniffed}; fix the layer media type (application/vnd.diskimage.${sniffed}) or push the right file`);
       }
@@ -200,9 +239,17 @@ export class RegistryDiskSource implements DiskSource {
       return;
     }
     if (disk.formatDeclared) return;
+    // Compressed or tar layers: the manifest digest fixes every layer, hence the disk inside.
+    const key = `manifest:${disk.manifestDigest}`;
+    const known = this.recall(key);
+    if (known !== undefined) {
+      disk.diskFormat = known;
+      return;
+    }
     const opened = await this.open(disk, signal);
     opened.stream.destroy();
     disk.diskFormat = opened.sniffedFormat;
+    this.remember(key, opened.sniffedFormat);
   }
 
   async open(disk: ResolvedDisk, signal?: AbortSignal): Promise<OpenedDisk> {

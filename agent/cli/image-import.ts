@@ -63,7 +63,7 @@ export function imageImportCommand(): Command {
     });
 }
 
-async function findProject(cloud: OpenStackCloud, nameOrId: string): Promise<string> {
+export async function findProject(cloud: OpenStackCloud, nameOrId: string): Promise<string> {
   const byId = await cloud.identity.find<{ project: { id: string } }>(`/projects/${encodeURIComponent(nameOrId)}`);
   if (byId) return byId.project.id;
   const byName = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: nameOrId });

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { imageExportCommand } from './image-export.ts';
 import { imageImportCommand } from './image-import.ts';
 import { imageInspectCommand } from './image-inspect.ts';
 import { imagePushCommand } from './image-push.ts';
@@ -6,12 +7,14 @@ import { imagePushCommand } from './image-push.ts';
 /**
  * `kupenstack image …`: VM disks in OCI registries, one file per
  * subcommand: `push` publishes a disk file as our disk artifact, `inspect`
- * shows what a reference resolves to, `import` streams one into Glance.
+ * shows what a reference resolves to, `import` streams one into Glance,
+ * `export` streams a Glance image back out to a registry.
  */
 export function imageCommand(): Command {
-  const cmd = new Command('image').description('VM disk images in OCI registries: push, inspect, import into Glance');
+  const cmd = new Command('image').description('VM disk images in OCI registries: push, inspect, import into Glance, export from Glance');
   cmd.addCommand(imagePushCommand());
   cmd.addCommand(imageInspectCommand());
   cmd.addCommand(imageImportCommand());
+  cmd.addCommand(imageExportCommand());
   return cmd;
 }

@@ -89,3 +89,39 @@ export async function putImageData(image: ServiceClient, id: string, body: Reada
     image.session.counters.record('image', 'PUT', status);
   }
 }
+
+/**
+ * `GET /images/{id}/file` as a stream (constant memory: undici's request()
+ * reads with back-pressure). Counted like every other call; a refusal is the
+ * usual OpenStackError. 204 (no data yet) is refused too: there is nothing to read.
+ */
+export async function getImageData(image: ServiceClient, id: string, options: { timeoutMs: number; signal?: AbortSignal | undefined }): Promise<Readable> {
+  const token = await image.session.token(image.scope);
+  const url = `${await image.base()}/images/${id}/file`;
+  const where = { service: 'image', method: 'GET' as const, url };
+  let status = 0;
+  try {
+    const res = await request(url, {
+      method: 'GET',
+      headers: { 'x-auth-token': token.value, accept: 'application/octet-stream' },
+      ...(options.signal ? { signal: options.signal } : {}),
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      dispatcher: dispatcherFor(image.session.cloud),
+    });
+    status = res.statusCode;
+    if (status !== 200) {
+      const text = await res.body.text();
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+      throw toError(where, { status, headers, text: text || (status === 204 ? 'the image has no data' : '') });
+    }
+    return res.body;
+  } catch (err) {
+    if (err instanceof OpenStackError) throw err;
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new OpenStackError({ status: 0, service: 'image', method: 'GET', path: pathOf(url), detail: `download failed: ${detail}` }, { cause: err });
+  } finally {
+    image.session.counters.record('image', 'GET', status);
+  }
+}

@@ -2,7 +2,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { cronExpression } from '../config/syncs.ts';
 
 /** Why a run started: shown in logs, status history and metrics. */
-export type Trigger = 'startup' | 'interval' | 'retry' | 'schedule' | 'webhook' | 'watch';
+export type Trigger = 'startup' | 'interval' | 'retry' | 'schedule' | 'webhook' | 'watch' | 'registry';
 
 export interface ScheduleOptions {
   intervalMs: number;

@@ -5,6 +5,8 @@ import { SecretNotFoundError } from '../secrets/env-file.ts';
 import type { Agent, SyncHandle } from './agent.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
+import { markMoved } from '../kinds/image/oci-follow.ts';
+import { handleRegistryHook, type RegistryHookFollower } from './registry-hook.ts';
 import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from './webhook.ts';
 
 const maxBody = 1024 * 1024;
@@ -12,8 +14,9 @@ const maxBody = 1024 * 1024;
 /**
  * The agent's HTTP side: `/healthz` (the process answers), `/readyz` (every
  * Sync reconciled once since start, or why not), `/metrics` (Prometheus),
- * `/status` (every Sync's status as JSON) and the push receivers
- * `POST /hooks/<sync>` and `POST /hooks` (matched by repository URL and ref).
+ * `/status` (every Sync's status as JSON), the push receivers
+ * `POST /hooks/<sync>` and `POST /hooks` (matched by repository URL and ref),
+ * and registry notifications `POST /hooks/registry[/<sync>]` (registry-hook.ts).
  */
 export class AgentServer {
   private readonly server: Server;
@@ -29,7 +32,8 @@ export class AgentServer {
     this.logger = logger;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
-        this.logger.error({ error: err instanceof Error ? err.message : String(err), url: req.url }, 'http handler failed');
+        // The path only: a registry hook's ?token= must never reach a log.
+        this.logger.error({ error: err instanceof Error ? err.message : String(err), path: (req.url ?? '').split('?')[0] }, 'http handler failed');
         if (!res.headersSent) send(res, 500, { error: 'internal error' });
         else res.end();
       });
@@ -74,11 +78,15 @@ export class AgentServer {
       return;
     }
     if (path === '/status') return send(res, 200, { syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })) });
+    if (path === '/hooks/registry' || path.startsWith('/hooks/registry/')) {
+      if (req.method !== 'POST') return send(res, 405, { error: 'registry notifications are POSTed' });
+      return this.registryHook(req, res, url.searchParams, path === '/hooks/registry' ? undefined : decodeURIComponent(path.slice('/hooks/registry/'.length)));
+    }
     if (path === '/hooks' || path.startsWith('/hooks/')) {
       if (req.method !== 'POST') return send(res, 405, { error: 'webhooks are POSTed' });
       return this.hook(req, res, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)));
     }
-    send(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>` });
+    send(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
   }
 
   private async hook(req: IncomingMessage, res: ServerResponse, name: string | undefined): Promise<void> {
@@ -149,6 +157,44 @@ export class AgentServer {
       this.logger.warn({ sync: label, status, error: err.message }, 'webhook rejected');
       return send(res, status, { error: err.message });
     }
+  }
+
+  /** A registry says a tag moved: the Syncs whose Images follow it (and whose secret the sender knows) run now. */
+  private async registryHook(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, name: string | undefined): Promise<void> {
+    let body: Buffer;
+    try {
+      body = await readBody(req);
+    } catch (err) {
+      return send(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
+    }
+    let handles = [...this.agent.handles.values()];
+    if (name !== undefined) {
+      handles = handles.filter((h) => h.sync.name === name);
+      if (handles.length === 0) return send(res, 404, { error: `no Sync named "${name}"` });
+    }
+    const followers: RegistryHookFollower[] = handles.map((h) => ({
+      name: h.sync.name,
+      secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
+      moved: (pushes) => markMoved(h.sync.owner, pushes).length > 0,
+      trigger: () => void h.scheduler.trigger('registry'),
+    }));
+    let answer;
+    try {
+      answer = await handleRegistryHook({ body, headers: req.headers, query }, followers, this.deliveries);
+    } catch (err) {
+      if (!(err instanceof KupenstackError)) throw err;
+      // A secret that cannot be read: the operator's problem, named without any value.
+      this.logger.warn({ error: err.message }, 'registry notification rejected');
+      return send(res, 500, { error: err.message });
+    }
+    const sender = answer.sender ?? 'unknown';
+    const counted = answer.triggered.length > 0 ? answer.triggered : [name ?? '*'];
+    for (const sync of counted) this.metrics.webhooks.inc({ sync, provider: `registry-${sender}`, result: answer.result });
+    const pushes = answer.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}${p.digest ? `@${p.digest}` : ''}`);
+    if (answer.result === 'rejected') this.logger.warn({ sender, status: answer.status, error: answer.body.error }, 'registry notification rejected');
+    else if (answer.result === 'triggered') this.logger.info({ sender, pushes, syncs: answer.triggered }, 'registry notification: tag moved, resolving now');
+    else this.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
+    return send(res, answer.status, answer.body);
   }
 
   private count(handles: SyncHandle[], provider: string, result: string): void {

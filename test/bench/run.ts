@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,fuzz runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,fuzz,registry runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -9,6 +9,7 @@ import { benchPushLatency } from './push-latency.ts';
 import { benchOci } from './oci.ts';
 import { benchController } from './controller.ts';
 import { benchFuzz } from './fuzz.ts';
+import { benchRegistryHooks } from './registry-hooks.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
@@ -28,6 +29,8 @@ const benches = {
   controller: benchController,
   // Issue 16: the fuzz targets of test/unit/fuzz.test.ts with a much larger budget.
   fuzz: benchFuzz,
+  // Registry notifications (tag move → Glance) beside polling; image export beside curl.
+  registry: benchRegistryHooks,
 };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));

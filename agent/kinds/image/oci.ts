@@ -11,6 +11,7 @@ import type { Manifest } from '../../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
 import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
 import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from '../adapter.ts';
+import { movedSince, noteFollow } from './oci-follow.ts';
 import { resolveDue } from './oci-poll.ts';
 import { toRemote } from './remote.ts';
 
@@ -101,10 +102,14 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const key = stableJson(request);
   const cacheKey = `${ctx.projectId}|${m.address}|${key}`;
   const cached = lastResolved.get(cacheKey);
-  if (cached && (request.digest !== undefined || !resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }))) return cached.disk;
+  // A registry notification (oci-follow.ts) makes the answer due whatever the interval says.
+  if (cached && (request.digest !== undefined || (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !movedSince(cacheKey, cached.at)))) return cached.disk;
+  noteFollow(cacheKey, ctx.owner, m.address, request);
+  // The time the resolution started: a push arriving while it runs makes its answer due again.
+  const startedAt = Date.now();
   const source = await sourceOf(m, ctx);
   const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
-  lastResolved.set(cacheKey, { disk, at: Date.now() });
+  lastResolved.set(cacheKey, { disk, at: startedAt });
   return disk;
 }
 

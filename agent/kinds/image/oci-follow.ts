@@ -1,0 +1,88 @@
+import type { DiskRequest } from '../../../oci/disk-source.ts';
+import { parseRepository } from '../../../oci/reference.ts';
+import { chooseSemverTag } from '../../../lib/semver-tag.ts';
+
+/**
+ * Which Images follow which repository and tag, for registry notifications:
+ * a push marks exactly those as moved (resolveManifest then asks the registry
+ * again whatever their interval), and says which owners (Syncs) to run.
+ * Learnt at each resolution, in this process: an Image not resolved yet is
+ * resolved at its first run anyway. Nothing here talks to a registry.
+ */
+
+/** A tag moved in a registry (the shape every sender's parser gives). */
+export interface MovedTag {
+  /** Registry host[:port]; absent when the sender does not name it (then any registry's repository of that path matches). */
+  host?: string;
+  repository: string;
+  tag?: string;
+}
+
+interface Follow {
+  owner: string;
+  /** The manifest's address (`namespace/Image/name`): what a controller requeues. */
+  address: string;
+  registry: string;
+  repository: string;
+  tag?: string;
+  semver?: string;
+}
+
+const follows = new Map<string, Follow>();
+const movedAt = new Map<string, number>();
+/** Manifests come and go with revisions; forgetting the oldest costs at most an Image resolved at its interval instead of at once. */
+const maxFollows = 10_000;
+
+/** Called where a manifest is resolved: `key` names the manifest's resolution (resolveManifest's cache key). */
+export function noteFollow(key: string, owner: string, address: string, request: DiskRequest): void {
+  if (request.digest !== undefined) return; // a pinned digest never moves
+  const { registry, repository } = parseRepository(request.repository);
+  follows.delete(key);
+  follows.set(key, { owner, address, registry, repository, ...(request.semver !== undefined ? { semver: request.semver } : { tag: request.tag ?? 'latest' }) });
+  while (follows.size > maxFollows) {
+    const oldest = follows.keys().next().value!;
+    follows.delete(oldest);
+    movedAt.delete(oldest);
+  }
+}
+
+/** Whether a push marked this resolution moved at or after `since` (the start of the last resolution). */
+export function movedSince(key: string, since: number): boolean {
+  const at = movedAt.get(key);
+  return at !== undefined && at >= since;
+}
+
+/** Same repository, whatever the spelling of its name (Docker Hub short names, `library/`). */
+function normalised(push: MovedTag): { registry?: string; repository: string } | undefined {
+  try {
+    return push.host !== undefined ? parseRepository(`${push.host}/${push.repository}`) : { repository: push.repository.toLowerCase() };
+  } catch {
+    return undefined;
+  }
+}
+
+function matches(f: Follow, push: MovedTag, where: { registry?: string; repository: string }): boolean {
+  if (push.tag === undefined || where.repository !== f.repository) return false;
+  if (where.registry !== undefined && where.registry.toLowerCase() !== f.registry.toLowerCase()) return false;
+  return f.semver !== undefined ? chooseSemverTag([push.tag], f.semver) !== undefined : f.tag === push.tag;
+}
+
+/** Marks this owner's Images that follow one of the pushed tags as moved now; returns their addresses (empty: none follows). */
+export function markMoved(owner: string, pushes: readonly MovedTag[], now = Date.now()): string[] {
+  const wheres = pushes.map((p) => ({ push: p, where: normalised(p) })).filter((x) => x.where !== undefined);
+  const marked = new Set<string>();
+  for (const [key, f] of follows) {
+    if (f.owner !== owner) continue;
+    if (wheres.some((x) => matches(f, x.push, x.where!))) {
+      movedAt.set(key, now);
+      marked.add(f.address);
+    }
+  }
+  return [...marked].sort();
+}
+
+/** Forgets everything (tests that run several agents' worth of Images in one process). */
+export function forgetFollows(): void {
+  follows.clear();
+  movedAt.clear();
+}

@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { distribution } from './registry-senders/distribution.ts';
+import { dockerhub } from './registry-senders/dockerhub.ts';
+import { github } from './registry-senders/github.ts';
+import { harbor } from './registry-senders/harbor.ts';
+import { header, RegistryHookError, type RegistryDelivery, type RegistryPush, type Sender, type SenderParser } from './registry-senders/push.ts';
+import { quay } from './registry-senders/quay.ts';
+import { hmacHex, sameSecret, type DeliveryLog } from './webhook.ts';
+
+/**
+ * `POST /hooks/registry`: a registry says a tag moved; the Images that
+ * follow that repository and tag (or a semver range the tag satisfies) are
+ * resolved again at once, whatever their interval. Whoever mounts it (the
+ * agent's server, the controller's) hands in the body, the headers and the
+ * query, and the followers it knows; this module authenticates, refuses
+ * replays and stale events, and tells each follower what moved.
+ */
+
+/** GitHub first: its headers name it; the others are told apart by their payload's shape. */
+const senders: SenderParser[] = [github, distribution, harbor, quay, dockerhub];
+
+/** Older than this (by the sender's own timestamp) is refused as a replay: the delivery log only remembers so much. */
+export const maxEventAgeMs = 15 * 60_000;
+/** Clocks disagree a little: an event this far in the future is still believed. */
+const maxClockSkewMs = 5 * 60_000;
+
+export interface RegistryHookFollower {
+  /** How answers and logs name it (a Sync name). */
+  name: string;
+  /** The shared secret; undefined when this follower has none configured. Read at each delivery (rotation needs no restart). */
+  secret(): Promise<string | undefined>;
+  /** Marks what it follows among the pushes as due now; true when anything matched. Makes no registry request. */
+  moved(pushes: RegistryPush[]): boolean;
+  /** Resolves again now (or right after its current run). */
+  trigger(): void;
+}
+
+export interface RegistryHookRequest {
+  body: Buffer;
+  headers: IncomingHttpHeaders;
+  /** The URL's query: `token` for senders that can set no header (Quay, Docker Hub). */
+  query: URLSearchParams;
+}
+
+export type RegistryHookResult = 'triggered' | 'ignored' | 'replayed' | 'stale' | 'rejected';
+
+export interface RegistryHookAnswer {
+  status: number;
+  result: RegistryHookResult;
+  sender?: Sender;
+  /** Followers told to resolve again. */
+  triggered: string[];
+  pushes: RegistryPush[];
+  body: Record<string, unknown>;
+}
+
+function reject(err: RegistryHookError, sender?: Sender): RegistryHookAnswer {
+  return { status: err.status, result: 'rejected', ...(sender ? { sender } : {}), triggered: [], pushes: [], body: { error: err.message } };
+}
+
+/**
+ * What the sender presented: GitHub signs (HMAC-SHA256 of the body,
+ * X-Hub-Signature-256); the others send a shared secret: `Authorization:
+ * Bearer <secret>` (distribution's endpoint `headers`), `Authorization:
+ * <secret>` (Harbor's "Auth Header"), or `?token=<secret>`.
+ */
+function authentic(sender: Sender, req: RegistryHookRequest, secret: string): boolean {
+  if (sender === 'github') {
+    const given = header(req.headers, 'x-hub-signature-256');
+    return given !== undefined && sameSecret(given.trim().toLowerCase(), `sha256=${hmacHex(secret, req.body)}`);
+  }
+  const auth = header(req.headers, 'authorization');
+  const presented = [auth?.replace(/^Bearer\s+/i, '').trim(), header(req.headers, 'x-kupenstack-token'), req.query.get('token') ?? undefined];
+  let ok = false;
+  // Every candidate is compared (no early exit): the time says nothing about which one matched.
+  for (const p of presented) if (p !== undefined && sameSecret(p, secret)) ok = true;
+  return ok;
+}
+
+function howToAuthenticate(sender: Sender): string {
+  return sender === 'github'
+    ? 'the GitHub webhook\'s secret must be the Sync\'s webhook secret (X-Hub-Signature-256 did not verify)'
+    : 'send the Sync\'s webhook secret as "Authorization: Bearer <secret>" (distribution: notifications.endpoints[].headers; Harbor: Auth Header) or as ?token=<secret> in the URL (Quay, Docker Hub)';
+}
+
+export async function handleRegistryHook(req: RegistryHookRequest, followers: RegistryHookFollower[], deliveries: DeliveryLog, now = Date.now()): Promise<RegistryHookAnswer> {
+  let payload: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(req.body.toString('utf8'));
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    payload = parsed as Record<string, unknown>;
+  } catch {
+    return reject(new RegistryHookError(400, 'the registry notification is not a JSON object'));
+  }
+  const parser = senders.find((s) => s.recognises(req.headers, payload));
+  if (!parser) return reject(new RegistryHookError(400, 'not a registry notification KupenStack knows: expected a distribution events envelope, a Harbor, Quay or Docker Hub webhook, or a GitHub package event'));
+  const sender = parser.sender;
+
+  // Not authenticated yet: nothing in the payload is believed before this.
+  const verified: RegistryHookFollower[] = [];
+  let configured = 0;
+  for (const f of followers) {
+    const secret = await f.secret();
+    if (secret === undefined) continue;
+    configured++;
+    if (authentic(sender, req, secret)) verified.push(f);
+  }
+  if (configured === 0) return reject(new RegistryHookError(403, 'no Sync has a webhook secret configured (webhook: {secretEnv|secretFile|secretRef}); registry notifications are authenticated with it'), sender);
+  if (verified.length === 0) return reject(new RegistryHookError(401, `the notification is not authenticated: ${howToAuthenticate(sender)}`), sender);
+
+  let delivery: RegistryDelivery;
+  try {
+    delivery = parser.parse(req.headers, payload);
+  } catch (err) {
+    return reject(new RegistryHookError(400, `the ${sender} notification could not be read: ${err instanceof Error ? err.message : String(err)}`), sender);
+  }
+  const answer = (status: number, result: RegistryHookResult, message: string, triggered: string[] = []): RegistryHookAnswer => ({
+    status,
+    result,
+    sender,
+    triggered,
+    pushes: delivery.pushes,
+    body: { result, message, ...(triggered.length > 0 ? { syncs: triggered } : {}) },
+  });
+  // 2xx even when ignored: a sender retries other answers (distribution forever), and nothing it resends would change ours.
+  if (delivery.at !== undefined && (now - delivery.at > maxEventAgeMs || delivery.at - now > maxClockSkewMs)) {
+    return answer(200, 'stale', `the event is dated ${new Date(delivery.at).toISOString()}, outside ${maxEventAgeMs / 60_000} minutes of now; ignored as a replay`);
+  }
+  // Remembered only once authentic, so forged deliveries cannot burn ids.
+  const id = delivery.id ?? `sha256:${createHash('sha256').update(req.body).digest('hex')}`;
+  if (!deliveries.remember(`registry:${sender}:${id}`)) return answer(200, 'replayed', `delivery ${id.slice(0, 80)} was already received; ignored`);
+  if (delivery.pushes.length === 0) return answer(200, 'ignored', `event "${delivery.event}" pushes no tag`);
+  const moved = verified.filter((f) => f.moved(delivery.pushes));
+  const named = delivery.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}`).join(', ');
+  if (moved.length === 0) return answer(200, 'ignored', `no Image follows ${named}`);
+  for (const f of moved) f.trigger();
+  return answer(202, 'triggered', `${named}: resolving again`, moved.map((f) => f.name));
+}

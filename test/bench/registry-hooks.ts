@@ -1,0 +1,161 @@
+// Registry notifications and image export: a tag move → the new active Glance version, with the
+// registry's notification beside the same move found by polling; `image export` beside curl from
+// Glance's /file endpoint, with the export's peak RSS.
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureProjects, ownedProjects } from '../../agent/act/projects.ts';
+import { propDigest } from '../../agent/glance/version-rules.ts';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import type { SyncStatus } from '../../agent/run/status.ts';
+import { pushDiskAs, qcow2Disk, target } from '../integration/kinds/image-oci-fixtures.ts';
+import { AgentProcess, freePort, head, TestRepo } from '../support/agent-harness.ts';
+import { testCloudName } from '../support/context.ts';
+import { startNotifyingRegistry } from '../support/notifying-registry.ts';
+import { registries } from '../support/oci.ts';
+import { peers } from '../support/peers.ts';
+import { ratioGoal, type BenchRow } from './table.ts';
+
+const moves = Number(process.env.BENCH_REGISTRY_MOVES ?? 10);
+const exportBytes = Number(process.env.BENCH_EXPORT_MIB ?? 1024) * 1048576;
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * `moves` tag moves of one Image, each measured from just before the
+ * manifest push to the moment Glance shows the new digest active under the
+ * Image's name. `notify`: the registry notifies the agent, Image and Sync
+ * intervals 1 h / 30 min; else the Image has no interval (every run
+ * resolves) and the Sync polls every `pollSeconds`.
+ */
+async function tagMoves(notify: boolean, pollSeconds: number): Promise<number[]> {
+  const agent = new AgentProcess();
+  agent.port = await freePort();
+  const secret = randomUUID();
+  const secretFile = join(agent.dir, 'secret');
+  writeFileSync(secretFile, secret);
+  const registry = await startNotifyingRegistry(notify ? `http://127.0.0.1:${agent.port}/hooks/registry` : 'http://127.0.0.1:9/nowhere', secret);
+  const saved = target.registry;
+  target.registry = registry.host;
+  const repo = `bench/os-${randomBytes(3).toString('hex')}`;
+  const gitRepo = new TestRepo('bench-registry');
+  const sync = 'benchreg';
+  const ns = 'benchreg';
+  const latencies: number[] = [];
+  try {
+    let digest = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}${notify ? '  interval: 1h\n' : ''}  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true}\n` });
+    const sha = gitRepo.commit('image');
+    gitRepo.push();
+    agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_BENCH_GIT_PASSWORD' } }, interval: notify ? '30m' : `${pollSeconds}s`, retryInterval: '5s', webhook: { secretFile } }]);
+    await agent.start({ KS_BENCH_GIT_PASSWORD: peers.git.password });
+    await agent.waitFor(sync, 'first revision', (s: SyncStatus) => s.lastAppliedRevision?.endsWith(sha) === true, 300_000);
+    const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+    const current = async (): Promise<unknown> => {
+      const project = (await ownedProjects(cloud, `${agent.owner}-${sync}`)).find((p) => p.namespace === ns);
+      if (!project) return undefined;
+      const images = await (await cloud.forProject(project.id)).image.list<Record<string, unknown>>('/images', 'images', { owner: project.id, name: 'os' });
+      return images.find((i) => i.status === 'active' && !i.os_hidden)?.[propDigest];
+    };
+    const until = async (d: string): Promise<number> => {
+      const deadline = Date.now() + 600_000;
+      while (Date.now() < deadline) {
+        if ((await current()) === d) return Date.now();
+        await sleep(100);
+      }
+      throw new Error(`Glance never showed ${d}:\n${agent.tail()}`);
+    };
+    await until(digest);
+    for (let i = 0; i < moves; i++) {
+      const disk = qcow2Disk();
+      const pushedAt = Date.now();
+      digest = await pushDiskAs('kupenstack-artifact', repo, 'stable', disk);
+      latencies.push((await until(digest)) - pushedAt);
+    }
+  } finally {
+    target.registry = saved;
+    await agent.dispose([sync]).catch(() => undefined);
+    gitRepo.dispose();
+    await registry.stop();
+  }
+  return latencies;
+}
+
+function curlFile(url: string, token: string): number {
+  const started = performance.now();
+  const r = spawnSync('curl', ['-sSf', '-o', '/dev/null', '-H', `X-Auth-Token: ${token}`, url]);
+  if (r.status !== 0) throw new Error(`curl ${url} failed: ${r.stderr.toString()}`);
+  return (performance.now() - started) / 1000;
+}
+
+/** `kupenstack image export` as a user runs it (the TypeScript sources), timed with its peak RSS (GNU time). */
+function exportCli(imageId: string, projectId: string, ref: string): { seconds: number; rssMiB: number } {
+  const started = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss=%M', process.execPath, 'agent/cli/main.ts', 'image', 'export', imageId, ref, '--cloud', testCloudName, '--project', projectId, '--insecure', '-o', 'json'], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const seconds = (performance.now() - started) / 1000;
+  if (r.status !== 0) throw new Error(`image export failed: ${r.stderr}`);
+  const rss = /maxrss=(\d+)/.exec(r.stderr);
+  return { seconds, rssMiB: Number(rss?.[1] ?? 0) / 1024 };
+}
+
+async function benchExport(): Promise<BenchRow[]> {
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  const owner = `benchexp${Date.now() % 100000}`;
+  const project = (await ensureProjects(cloud, [owner], { owner, prefix: 'kst-', domainId: 'default', role: 'member' })).get(owner)!;
+  const image = cloud.client('image', { projectId: project.id });
+  const dir = mkdtempSync(join(tmpdir(), 'ks-bench-export-'));
+  let imageId = '';
+  try {
+    const file = join(dir, 'disk.raw');
+    if (spawnSync('bash', ['-c', `head -c ${exportBytes} /dev/urandom > "${file}"`]).status !== 0) throw new Error(`could not write ${file}`);
+    imageId = (await image.post<{ id: string }>('/images', { name: 'bench-export', disk_format: 'raw', container_format: 'bare' }, [201])).id;
+    const token = (await image.session.token(image.scope)).value;
+    const fileUrl = `${await image.base()}/images/${imageId}/file`;
+    const up = spawnSync('curl', ['-sSf', '-X', 'PUT', '-T', file, '-H', `X-Auth-Token: ${token}`, '-H', 'Content-Type: application/octet-stream', fileUrl]);
+    if (up.status !== 0) throw new Error(`upload failed: ${up.stderr.toString()}`);
+    const curls: number[] = [];
+    const ours: { seconds: number; rssMiB: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      curls.push(curlFile(fileUrl, token));
+      ours.push(exportCli(imageId, project.id, `${registries.plain}/bench/export-${randomBytes(3).toString('hex')}:run${i}`));
+    }
+    const mib = exportBytes / 1048576;
+    const bestCurl = Math.min(...curls);
+    const best = Math.min(...ours.map((o) => o.seconds));
+    const { goal, met, ratio } = ratioGoal(mib / best, mib / bestCurl, 0.5, 'curl');
+    const rss = Math.max(...ours.map((o) => o.rssMiB));
+    return [
+      { name: `image export ${mib} MiB raw Glance → registry (MiB/s), best of 3 each`, ours: `${(mib / best).toFixed(0)} (${best.toFixed(1)} s, verified, pushed) = ${ratio}`, peer: `curl Glance /file > /dev/null: ${(mib / bestCurl).toFixed(0)} (${bestCurl.toFixed(1)} s)`, goal, met },
+      { name: `image export peak RSS, ${mib} MiB`, ours: `${rss.toFixed(0)} MB (TypeScript sources)`, peer: 'none', goal: '≤ 150 MB', met: rss <= 150 },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (imageId) await image.remove(`/images/${imageId}`).catch(() => undefined);
+    await cloud.identity.call('PATCH', `/projects/${project.id}`, { json: { project: { enabled: false } } });
+    await cloud.identity.remove(`/projects/${project.id}`);
+  }
+}
+
+export async function benchRegistryHooks(): Promise<BenchRow[]> {
+  const pollSeconds = 30;
+  const hooked = await tagMoves(true, pollSeconds);
+  const polled = await tagMoves(false, pollSeconds);
+  const [h, p] = [median(hooked), median(polled)];
+  return [
+    {
+      name: `tag move → new active Glance version, median of ${moves}`,
+      ours: `${secs(h)} with registry notifications (min ${secs(Math.min(...hooked))}, max ${secs(Math.max(...hooked))})`,
+      peer: `${secs(p)} found by polling every ${pollSeconds} s (min ${secs(Math.min(...polled))}, max ${secs(Math.max(...polled))})`,
+      goal: 'notification < polling (median)',
+      met: h < p,
+    },
+    ...(await benchExport()),
+  ];
+}

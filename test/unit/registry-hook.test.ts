@@ -1,0 +1,170 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { forgetFollows, markMoved, movedSince, noteFollow } from '../../agent/kinds/image/oci-follow.ts';
+import { handleRegistryHook, maxEventAgeMs, type RegistryHookFollower } from '../../agent/run/registry-hook.ts';
+import type { RegistryPush } from '../../agent/run/registry-senders/push.ts';
+import { DeliveryLog } from '../../agent/run/webhook.ts';
+
+const secret = 'registry-hook-secret-42';
+const now = Date.parse('2026-11-23T17:00:00Z');
+
+/** A follower that records what it was told. */
+function follower(name: string, follows: (p: RegistryPush) => boolean, withSecret: string | null = secret): RegistryHookFollower & { seen: RegistryPush[][]; triggered: number } {
+  const f = {
+    name,
+    seen: [] as RegistryPush[][],
+    triggered: 0,
+    secret: () => Promise.resolve(withSecret ?? undefined),
+    moved: (pushes: RegistryPush[]) => {
+      f.seen.push(pushes);
+      return pushes.some(follows);
+    },
+    trigger: () => void f.triggered++,
+  };
+  return f;
+}
+
+const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
+const bearer = { authorization: `Bearer ${secret}` };
+
+// Payloads in the shapes each sender documents.
+const distributionBody = (id: string, tag = '0.6', at = now) =>
+  json({
+    events: [
+      { id: `${id}-blob`, timestamp: new Date(at).toISOString(), action: 'push', target: { mediaType: 'application/octet-stream', digest: `sha256:${'b'.repeat(64)}`, repository: 'team/cirros', url: 'http://127.0.0.1:5050/v2/team/cirros/blobs/sha256:bb' }, request: { host: '127.0.0.1:5050' } },
+      { id, timestamp: new Date(at).toISOString(), action: 'push', target: { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${'a'.repeat(64)}`, repository: 'team/cirros', tag, url: 'http://127.0.0.1:5050/v2/team/cirros/manifests/sha256:aa' }, request: { host: '127.0.0.1:5050', method: 'PUT' } },
+    ],
+  });
+
+describe('registry notifications: what each sender says', () => {
+  it('distribution: the manifest pushed under a tag, not the blob uploads; host from the request', async () => {
+    const f = follower('s1', () => true);
+    const a = await handleRegistryHook({ body: distributionBody('e1'), headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', ...bearer }, query: new URLSearchParams() }, [f], new DeliveryLog(), now);
+    expect(a).toMatchObject({ status: 202, result: 'triggered', sender: 'distribution', triggered: ['s1'] });
+    expect(a.pushes).toEqual([{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.6', digest: `sha256:${'a'.repeat(64)}` }]);
+    expect(f.triggered).toBe(1);
+  });
+
+  it('Harbor (default and CloudEvents formats), Quay, Docker Hub and GitHub package events', async () => {
+    const cases: { body: Buffer; headers: Record<string, string>; query?: string; sender: string; push: RegistryPush }[] = [
+      {
+        sender: 'harbor',
+        headers: { authorization: secret },
+        body: json({ type: 'PUSH_ARTIFACT', occur_at: now / 1000, operator: 'admin', event_data: { resources: [{ digest: 'sha256:cc', tag: 'v1.2.0', resource_url: 'harbor.example.com/library/app:v1.2.0' }], repository: { name: 'app', namespace: 'library', repo_full_name: 'library/app', repo_type: 'public' } } }),
+        push: { host: 'harbor.example.com', repository: 'library/app', tag: 'v1.2.0', digest: 'sha256:cc' },
+      },
+      {
+        sender: 'harbor',
+        headers: bearer,
+        body: json({ specversion: '1.0', id: 'ce-1', type: 'harbor.artifact.pushed', time: new Date(now).toISOString(), data: { resources: [{ digest: 'sha256:dd', tag: 'latest', resource_url: 'harbor.example.com/proj/vm:latest' }], repository: { name: 'vm', namespace: 'proj', repo_full_name: 'proj/vm' } } }),
+        push: { host: 'harbor.example.com', repository: 'proj/vm', tag: 'latest', digest: 'sha256:dd' },
+      },
+      {
+        sender: 'quay',
+        headers: {},
+        query: `token=${secret}`,
+        body: json({ name: 'repository', repository: 'ns/disk', namespace: 'ns', docker_url: 'quay.io/ns/disk', homepage: 'https://quay.io/repository/ns/disk', updated_tags: ['stable'] }),
+        push: { host: 'quay.io', repository: 'ns/disk', tag: 'stable' },
+      },
+      {
+        sender: 'dockerhub',
+        headers: {},
+        query: `token=${secret}`,
+        body: json({ callback_url: 'https://registry.hub.docker.com/u/me/disk/hook/abc/', push_data: { pushed_at: now / 1000, pusher: 'me', tag: 'edge' }, repository: { repo_name: 'me/disk', namespace: 'me', name: 'disk' } }),
+        push: { host: 'docker.io', repository: 'me/disk', tag: 'edge' },
+      },
+    ];
+    const ghBody = json({ action: 'published', package: { name: 'disk', namespace: 'octo', package_type: 'CONTAINER', package_version: { version: 'sha256:ee', package_url: 'ghcr.io/octo/disk:1.0.0', container_metadata: { tag: { name: '1.0.0', digest: 'sha256:ee' } } } } });
+    cases.push({
+      sender: 'github',
+      headers: { 'x-github-event': 'package', 'x-github-delivery': 'gh-1', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(ghBody).digest('hex')}` },
+      body: ghBody,
+      push: { host: 'ghcr.io', repository: 'octo/disk', tag: '1.0.0', digest: 'sha256:ee' },
+    });
+    expect(cases).toHaveLength(5);
+    for (const c of cases) {
+      const f = follower('s', () => true);
+      const a = await handleRegistryHook({ body: c.body, headers: c.headers, query: new URLSearchParams(c.query ?? '') }, [f], new DeliveryLog(), now);
+      expect({ sender: a.sender, result: a.result, pushes: a.pushes }).toEqual({ sender: c.sender, result: 'triggered', pushes: [c.push] });
+    }
+  });
+
+  it('a pull, a delete or a push by digest triggers nothing', async () => {
+    const f = follower('s', () => true);
+    const pull = json({ events: [{ id: 'p1', timestamp: new Date(now).toISOString(), action: 'pull', target: { repository: 'team/cirros', tag: '0.6' } }] });
+    const byDigest = json({ events: [{ id: 'p2', timestamp: new Date(now).toISOString(), action: 'push', target: { repository: 'team/cirros', digest: 'sha256:aa' } }] });
+    const harborDelete = json({ type: 'DELETE_ARTIFACT', occur_at: now / 1000, event_data: { resources: [{ tag: 'x' }], repository: { repo_full_name: 'a/b' } } });
+    const answers = await Promise.all([pull, byDigest, harborDelete].map((body) => handleRegistryHook({ body, headers: bearer, query: new URLSearchParams() }, [f], new DeliveryLog(), now)));
+    expect(answers.map((a) => [a.status, a.result])).toEqual([
+      [200, 'ignored'],
+      [200, 'ignored'],
+      [200, 'ignored'],
+    ]);
+    expect(f.triggered).toBe(0);
+  });
+});
+
+describe('registry notifications: authentication and replays', () => {
+  it('a wrong or missing secret is refused (401) and nothing is marked; the answer never shows the secret', async () => {
+    const f = follower('s', () => true);
+    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: `Bearer ${secret}x` }]) {
+      const a = await handleRegistryHook({ body: distributionBody('e2'), headers, query: new URLSearchParams('token=wrong') }, [f], new DeliveryLog(), now);
+      expect(a.status).toBe(401);
+      expect(JSON.stringify(a.body)).not.toContain(secret);
+    }
+    expect(f.seen).toEqual([]);
+    const gh = await handleRegistryHook({ body: json({ action: 'published', package: {} }), headers: { 'x-github-event': 'package', authorization: `Bearer ${secret}` }, query: new URLSearchParams() }, [f], new DeliveryLog(), now);
+    expect(gh.status).toBe(401); // GitHub must sign: a bearer token is not enough
+    const none = await handleRegistryHook({ body: distributionBody('e3'), headers: bearer, query: new URLSearchParams() }, [follower('s', () => true, null)], new DeliveryLog(), now);
+    expect(none.status).toBe(403);
+  });
+
+  it('only the followers whose secret the sender knows are told', async () => {
+    const mine = follower('mine', () => true);
+    const other = follower('other', () => true, 'another-secret');
+    const a = await handleRegistryHook({ body: distributionBody('e4'), headers: bearer, query: new URLSearchParams() }, [mine, other], new DeliveryLog(), now);
+    expect(a.triggered).toEqual(['mine']);
+    expect(other.seen).toEqual([]);
+  });
+
+  it('a replayed delivery and an event older than the window are acknowledged and ignored', async () => {
+    const log = new DeliveryLog();
+    const f = follower('s', () => true);
+    const req = { body: distributionBody('e5'), headers: bearer, query: new URLSearchParams() };
+    expect((await handleRegistryHook(req, [f], log, now)).result).toBe('triggered');
+    expect(await handleRegistryHook(req, [f], log, now)).toMatchObject({ status: 200, result: 'replayed' });
+    const old = await handleRegistryHook({ ...req, body: distributionBody('e6', '0.6', now - maxEventAgeMs - 1000) }, [f], log, now);
+    expect(old).toMatchObject({ status: 200, result: 'stale' });
+    expect(f.triggered).toBe(1);
+  });
+
+  it('an event no follower follows is acknowledged and triggers nothing', async () => {
+    const f = follower('s', (p) => p.repository === 'elsewhere/thing');
+    const a = await handleRegistryHook({ body: distributionBody('e7'), headers: bearer, query: new URLSearchParams() }, [f], new DeliveryLog(), now);
+    expect(a).toMatchObject({ status: 200, result: 'ignored' });
+    expect(a.body.message).toMatch(/no Image follows 127\.0\.0\.1:5050\/team\/cirros:0\.6/);
+    expect(f.triggered).toBe(0);
+  });
+});
+
+describe('which Images a push moves (oci-follow.ts)', () => {
+  it('exactly the owner\'s Images following that registry, repository and tag or a range the tag satisfies', () => {
+    forgetFollows();
+    noteFollow('tag', 'o1', 'ns/Image/tag', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
+    noteFollow('range', 'o1', 'ns/Image/range', { repository: '127.0.0.1:5050/team/cirros', semver: '^1.2' });
+    noteFollow('pinned', 'o1', 'ns/Image/pinned', { repository: '127.0.0.1:5050/team/cirros', digest: `sha256:${'a'.repeat(64)}` });
+    noteFollow('other-owner', 'o2', 'ns/Image/other', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
+    noteFollow('hub', 'o1', 'ns/Image/hub', { repository: 'cirros', tag: 'latest' });
+    const t = 1000;
+    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.7' }], t)).toEqual([]);
+    expect(markMoved('o1', [{ host: '127.0.0.1:5051', repository: 'team/cirros', tag: '0.6' }], t)).toEqual([]);
+    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.6' }], t)).toEqual(['ns/Image/tag']);
+    expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t))).toEqual(['tag']);
+    expect(markMoved('o1', [{ repository: 'team/cirros', tag: 'v1.3.0' }], t + 1)).toEqual(['ns/Image/range']);
+    expect(markMoved('o1', [{ host: 'docker.io', repository: 'library/cirros', tag: 'latest' }], t + 1)).toEqual(['ns/Image/hub']);
+    expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t + 1))).toEqual(['range', 'hub']);
+    // A resolution that started after the push is not due again.
+    expect(movedSince('range', t + 2)).toBe(false);
+    forgetFollows();
+  });
+});
