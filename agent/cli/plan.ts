@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { planPath } from '../act/apply.ts';
-import { loadConfig } from '../config/config.ts';
+import { loadConfig, secretsDirOf } from '../config/config.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { UsageError } from '../errors.ts';
 import { adapters } from '../kinds/index.ts';
@@ -15,6 +15,7 @@ import { loadSchemaRegistry } from '../schema/registry.ts';
 import { checkGitRevision } from '../validate/check-git.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption } from './output.ts';
+import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 
 interface PlanOptions extends CloudOptions {
   prune: boolean;
@@ -46,7 +47,8 @@ export function planCommand(): Command {
     .action(async (path: string, opts: PlanOptions) => {
       if (opts.base !== undefined) return planRevisions(path, opts);
       const { config, cloud, cloudsFile } = resolveCloud(opts);
-      const outcome = await planPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, log: () => undefined });
+      const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
+      const outcome = await planPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, log: () => undefined, secrets });
       if (outcome.diagnostics.length > 0) return invalid(outcome.diagnostics);
       const report = outcome.report!;
       const plan: Plan = report;
