@@ -34,13 +34,19 @@ function keyRef(policy: ImageVerify, namespace: string): SecretKey {
 async function trustedKey(m: Manifest, ctx: AdapterContext, policy: ImageVerify): Promise<TrustedKey> {
   const ref = keyRef(policy, ctx.namespace);
   const name = describeSecret(ref);
-  if (!ctx.secrets) throw new KupenstackError('image.signature', `${m.address}: the signature policy's public key is in ${name}, but this agent reads no secrets; give it a secret resolver`);
+  if (!ctx.secrets) throw new KupenstackError('image.signature', `${where(m)}: the signature policy's public key is in ${name}, but this agent reads no secrets; give it a secret resolver`);
   const pem = await ctx.secrets.get(ref);
   try {
     return { name, key: createPublicKey(pem) };
   } catch (err) {
-    throw new KupenstackError('image.signature', `${m.address}: ${name} does not hold a PEM public key (-----BEGIN PUBLIC KEY-----, as cosign generate-key-pair writes cosign.pub)`, { cause: err });
+    throw new KupenstackError('image.signature', `${where(m)}: ${name} does not hold a PEM public key (-----BEGIN PUBLIC KEY-----, as cosign generate-key-pair writes cosign.pub)`, { cause: err });
   }
+}
+
+/** `file:line` of the policy in force: the manifest's spec.verify, else its source.oci (the Sync's default applies to it). */
+function where(m: Manifest): string {
+  const path = (m.spec as { verify?: unknown }).verify !== undefined ? ['spec', 'verify'] : ['spec', 'source', 'oci'];
+  return `${m.source.file}:${m.source.position(path, 'key').line} (${path.join('.')})`;
 }
 
 /** Throws `image.signature` (the reference and why) unless the policy is met; once per digest and key per run. */
@@ -53,7 +59,7 @@ export async function verifyResolved(m: Manifest, ctx: AdapterContext, source: D
   try {
     await ctx.memo(memoKey, () => source.verifySignature!(disk, { keys: [key] }, ctx.signal));
   } catch (err) {
-    if (err instanceof OciError && err.code === 'oci.signature') throw new KupenstackError('image.signature', `${m.address}: ${err.message}`, { cause: err });
+    if (err instanceof OciError && err.code === 'oci.signature') throw new KupenstackError('image.signature', `${where(m)}: ${err.message}`, { cause: err });
     throw err;
   }
 }
