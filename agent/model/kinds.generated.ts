@@ -1142,6 +1142,8 @@ export type SyncSpec = {
   owner?: DnsLabel;
   /** Namespaces treated as admin: their flavors and images may be public, their networks shared or external. */
   adminNamespaces?: DnsLabel[];
+  /** Default signature policy of this Sync's OCI Images: an Image without its own spec.verify is imported only when signed with cosign by this key. Default: none. */
+  imageVerify?: ImageVerify;
   /** Run on push notifications from the Git host. Exactly one of secretRef, secretEnv or secretFile. */
   webhook?: {
     /** Secret whose `token` key verifies the payloads (HMAC). */
