@@ -47,6 +47,9 @@ export async function verifyCosign(client: RegistryClient, repository: string, r
   throw new OciError('oci.signature', `${reference}: refused, no signature verifies with the trusted key (${keys}): ${reasons.join('; ')}`);
 }
 
+/** cosign's predicate type of an image signature (cosign v3, pkg/types). */
+const cosignSignPredicate = 'https://sigstore.dev/cosign/sign/v1';
+
 type Verdict = { ok: true; key: string } | { ok: false; reason: string };
 
 function check(sig: FoundSignature, digest: string, keys: TrustedKey[]): Verdict {
@@ -84,8 +87,9 @@ function checkBundle(json: unknown, digest: string, keys: TrustedKey[]): Verdict
   }
   if (bundle.verificationMaterial.content.$case !== 'publicKey') return { ok: false, reason: 'a keyless (certificate) bundle; this policy trusts keys only' };
   const covered = bundleSubject(bundle);
+  if (bundle.content.$case !== 'dsseEnvelope') return { ok: false, reason: covered.other ?? 'not a cosign image signature' };
   // The key is the trust root: log entries and timestamps are not what is checked here.
-  const entity = { ...toSignedEntity(bundle, covered.artifact), tlogEntries: [], timestamps: [] };
+  const entity = { ...toSignedEntity(bundle), tlogEntries: [], timestamps: [] };
   const key = keys.find((k) => {
     try {
       new Verifier(keyTrust(k.key), { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 }).verify(entity);
@@ -95,25 +99,27 @@ function checkBundle(json: unknown, digest: string, keys: TrustedKey[]): Verdict
     }
   });
   if (!key) return { ok: false, reason: 'signed by another key' };
+  if (covered.other) return { ok: false, reason: covered.other };
   const { hex } = parseDigest(digest);
   if (!covered.sha256.includes(hex)) return { ok: false, reason: `the signature is for ${covered.sha256.map((h) => `sha256:${h}`).join(', ') || 'no image digest'}, not ${digest} (a signature copied from another image)` };
   return { ok: true, key: key.name };
 }
 
 /** What a bundle's signature covers: the in-toto statement's subjects (DSSE), or the signed message digest. */
-function bundleSubject(bundle: Bundle): { sha256: string[]; artifact?: Buffer } {
+function bundleSubject(bundle: Bundle): { sha256: string[]; other?: string } {
   const content = bundle.content;
   if (content.$case === 'dsseEnvelope') {
     try {
-      const statement = JSON.parse(content.dsseEnvelope.payload.toString('utf8')) as { subject?: Array<{ digest?: Record<string, unknown> }> };
+      const statement = JSON.parse(content.dsseEnvelope.payload.toString('utf8')) as { predicateType?: unknown; subject?: Array<{ digest?: Record<string, unknown> }> };
+      // An attestation (SBOM, provenance) by the same key is not a signature of the image.
+      if (statement.predicateType !== cosignSignPredicate) return { sha256: [], other: `an attestation (${String(statement.predicateType)}), not a cosign signature` };
       return { sha256: (statement.subject ?? []).map((s) => s.digest?.sha256).filter((h): h is string => typeof h === 'string') };
     } catch {
       return { sha256: [] };
     }
   }
-  // A message signature over the manifest itself: its digest is the manifest digest.
-  const md = content.messageSignature.messageDigest;
-  return { sha256: md ? [md.digest.toString('hex')] : [] };
+  // cosign signs images with DSSE statements; a message signature is over some other artifact.
+  return { sha256: [], other: 'a message signature, not a cosign image signature (an in-toto statement)' };
 }
 
 function keyTrust(key: KeyObject): TrustMaterial {
