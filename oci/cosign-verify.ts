@@ -35,7 +35,7 @@ export async function verifyCosign(client: RegistryClient, repository: string, r
     const { found, looked: where } = await findSignatures(client, repository, digest, signal);
     looked.push(...where);
     for (const sig of found) {
-      const verdict = check(sig, digest, policy.keys);
+      const verdict = checkSignature(sig, digest, policy.keys);
       if (verdict.ok) return { digest, where: sig.where, key: verdict.key };
       reasons.push(`${sig.where}: ${verdict.reason}`);
     }
@@ -50,9 +50,10 @@ export async function verifyCosign(client: RegistryClient, repository: string, r
 /** cosign's predicate type of an image signature (cosign v3, pkg/types). */
 const cosignSignPredicate = 'https://sigstore.dev/cosign/sign/v1';
 
-type Verdict = { ok: true; key: string } | { ok: false; reason: string };
+export type Verdict = { ok: true; key: string } | { ok: false; reason: string };
 
-function check(sig: FoundSignature, digest: string, keys: TrustedKey[]): Verdict {
+/** One found signature against the policy's keys and the digest being imported (exported for the unit tests). */
+export function checkSignature(sig: FoundSignature, digest: string, keys: TrustedKey[]): Verdict {
   return sig.kind === 'simple-signing' ? checkSimpleSigning(sig.payload, sig.signature, digest, keys) : checkBundle(sig.bundle, digest, keys);
 }
 
