@@ -53,11 +53,19 @@ export async function findSignatures(client: RegistryClient, repository: string,
   return { found, looked: [`the referrers of ${digest}`, `the tag ${tag}`] };
 }
 
+/**
+ * cosign v3 bundles; cosign v2's experimental OCI 1.1 mode
+ * (application/vnd.dev.cosign.artifact.sig.v1+json). Registries that take
+ * the artifact type from the config media type (go-containerregistry's, the
+ * OCI 1.1 release candidates) list the empty config's type, or none: those
+ * are read too, and only their signature layers count.
+ */
 function isSignatureReferrer(d: Descriptor): boolean {
   const t = d.artifactType ?? '';
-  // cosign v3 bundles; cosign v2's experimental OCI 1.1 mode (application/vnd.dev.cosign.artifact.sig.v1+json).
-  return t.startsWith(bundleTypePrefix) || t.startsWith('application/vnd.dev.cosign');
+  return t === '' || t === emptyConfigType || t.startsWith(bundleTypePrefix) || t.startsWith('application/vnd.dev.cosign');
 }
+
+const emptyConfigType = 'application/vnd.oci.empty.v1+json';
 
 async function fromManifest(client: RegistryClient, repository: string, manifest: ImageManifest, where: string, signal: AbortSignal | undefined): Promise<FoundSignature[]> {
   const out: FoundSignature[] = [];
