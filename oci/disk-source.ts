@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { SignaturePolicy, VerifiedSignature } from './signature-policy.ts';
 
 /**
  * The contract between the registry side (`oci/`) and the Glance side
@@ -97,4 +98,10 @@ export interface OpenedDisk {
 export interface DiskSource {
   resolve(request: DiskRequest, signal?: AbortSignal): Promise<ResolvedDisk>;
   open(disk: ResolvedDisk, signal?: AbortSignal): Promise<OpenedDisk>;
+  /**
+   * A cosign signature of the resolved manifest (or of the index it was
+   * picked from) by a key the policy trusts; throws `oci.signature` naming
+   * the reference and the reason. Called before anything is made in Glance.
+   */
+  verifySignature?(disk: ResolvedDisk, policy: SignaturePolicy, signal?: AbortSignal): Promise<VerifiedSignature>;
 }

@@ -21,6 +21,7 @@ export type OciErrorCode =
   | 'oci.too-large' // more bytes than the limit or than the descriptor says
   | 'oci.platform' // no manifest for the requested platform
   | 'oci.registry' // unexpected HTTP answer
+  | 'oci.signature' // a signature policy applies and no signature satisfies it (unsigned, other key, other digest)
   | 'oci.network'; // connection failed (also: https asked, the registry answered in plain HTTP)
 
 export class OciError extends KupenstackError {

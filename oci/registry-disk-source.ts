@@ -4,6 +4,8 @@ import semver from 'semver';
 import type { CredentialStore } from './auth/credentials.ts';
 import { openBlob, readBlobHead } from './blob.ts';
 import { RegistryClient, type RegistryClientOptions } from './client.ts';
+import { verifyCosign } from './cosign-verify.ts';
+import type { SignaturePolicy, VerifiedSignature } from './signature-policy.ts';
 import { HoldBackLast } from '../lib/stream/hold-back.ts';
 import { chooseSemverTag } from '../lib/semver-tag.ts';
 import { VerifyingStream } from './digest.ts';
@@ -178,6 +180,13 @@ export class RegistryDiskSource implements DiskSource {
     }
     await this.preflight(client, repository, resolved, where, signal);
     return resolved;
+  }
+
+  async verifySignature(disk: ResolvedDisk, policy: SignaturePolicy, signal?: AbortSignal): Promise<VerifiedSignature> {
+    const { registry, repository } = parseRepository(disk.repository);
+    const digests = [disk.manifestDigest, ...(disk.indexDigest ? [disk.indexDigest] : [])];
+    const named = disk.tag !== undefined ? `${disk.repository}:${disk.tag}@${disk.manifestDigest}` : disk.reference;
+    return verifyCosign(this.client(registry, disk.insecure === true), repository, named, digests, policy, signal);
   }
 
   /**

@@ -161,6 +161,7 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
     resources: res,
     namespaces: deps.namespaces,
     secrets: deps.secrets,
+    imageVerify: deps.config.imageVerify,
     signal: deps.signal,
   });
   const decision = await decide(input.validated, seen.inventory, {

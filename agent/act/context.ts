@@ -1,5 +1,6 @@
 import { KupenstackError } from '../errors.ts';
 import type { AdapterContext } from '../kinds/adapter.ts';
+import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Project } from './projects.ts';
@@ -26,7 +27,7 @@ export interface ProjectContext {
  * planner answers references itself (plan/decide.ts); this context's `idOf`
  * throws PendingReference for an object that does not exist yet.
  */
-export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver): Promise<ProjectContext> {
+export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify): Promise<ProjectContext> {
   const ids = new Map<string, string>();
   const memos = new Map<string, Promise<unknown>>();
   const ctx: AdapterContext = {
@@ -38,6 +39,7 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
     owner,
     signal,
     ...(secrets ? { secrets } : {}),
+    ...(imageVerify ? { imageVerify } : {}),
     idOf: (kind, name) => {
       const id = ids.get(`${kind}/${name}`);
       if (id === undefined) throw new PendingReference(`${kind}/${name}`);

@@ -3,6 +3,7 @@ import { knownAfterApply, type KindAdapter, type Remote } from '../kinds/adapter
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Inventory } from '../plan/decide.ts';
+import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
@@ -35,6 +36,8 @@ export interface ObserveOptions {
   namespaces?: readonly string[];
   scope?: ScopeProvider;
   secrets?: SecretResolver;
+  /** The Sync's default signature policy of OCI Images. */
+  imageVerify?: ImageVerify | undefined;
   signal?: AbortSignal;
 }
 
@@ -74,9 +77,9 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
   for (const ns of missing) {
     const future: Project = { namespace: ns, id: knownAfterApply(`project ${opts.projectPrefix}${ns}`), name: `${opts.projectPrefix}${ns}` };
-    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets)), future: true });
+    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify)), future: true });
   }
-  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets)), future: false });
+  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify)), future: false });
 
   const declaredKinds = new Map<string, Set<string>>();
   for (const m of resources) declaredKinds.set(m.metadata.namespace!, (declaredKinds.get(m.metadata.namespace!) ?? new Set<string>()).add(m.kind));

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { planPath } from '../act/apply.ts';
-import { loadConfig } from '../config/config.ts';
+import { loadConfig, secretsDirOf } from '../config/config.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { UsageError } from '../errors.ts';
 import { adapters } from '../kinds/index.ts';
@@ -16,7 +16,6 @@ import { checkGitRevision } from '../validate/check-git.ts';
 import { checkTransitions } from '../validate/transitions.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption } from './output.ts';
-import { secretsDirOf } from '../config/config.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 
 interface PlanOptions extends CloudOptions {

@@ -5,6 +5,7 @@ import { isDnsLabel } from '../util/dns-label.ts';
 import { ConfigError } from './config-error.ts';
 import { locator } from './locate.ts';
 import { parseSyncs, type SyncConfig } from './syncs.ts';
+import type { ImageVerify } from '../model/kinds.generated.ts';
 
 /** The standalone configuration (`kupenstack.yaml`): where the cloud is and how the agent names and owns things. */
 export interface AgentConfig {
@@ -31,6 +32,8 @@ export interface AgentConfig {
    * userDataSecretRef; a Sync's secretRef). Default: `<stateDir>/secrets`.
    */
   secretsDir?: string;
+  /** The running Sync's default signature policy of OCI Images (SyncConfig.imageVerify). */
+  imageVerify?: ImageVerify;
   /** `kupenstack agent`: the sources to keep applied (empty for apply/plan). */
   syncs?: SyncConfig[];
 }

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { validate as validCron } from 'node-cron';
-import type { SyncSpec } from '../model/kinds.generated.ts';
+import type { ImageVerify, SyncSpec } from '../model/kinds.generated.ts';
 import { apiVersion, sharedSchemaRegistry, type KindInfo } from '../schema/registry.ts';
 import type { JsonSchema } from '../schema/json-schema.ts';
 import type { SecretKey } from '../secrets/resolver.ts';
@@ -44,6 +44,8 @@ export interface SyncConfig {
   owner: string;
   projectPrefix: string;
   webhook?: { secret: SecretKey };
+  /** Default signature policy of OCI Images (an Image's spec.verify wins). */
+  imageVerify?: ImageVerify;
 }
 
 const cronMacros: Record<string, string> = { '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0', '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *' };
@@ -130,6 +132,7 @@ export function syncConfigOf(name: string, spec: SyncSpec, defaults: { owner: st
     projectPrefix: spec.projectPrefix ?? defaults.projectPrefix,
   };
   if (spec.schedule !== undefined) sync.schedule = spec.schedule;
+  if (spec.imageVerify !== undefined) sync.imageVerify = spec.imageVerify;
   const w = spec.webhook;
   if (w) sync.webhook = { secret: w.secretEnv !== undefined ? { env: w.secretEnv } : w.secretFile !== undefined ? { file: w.secretFile } : { name: w.secretRef!.name, key: 'token' } };
   return sync;

@@ -1,3 +1,4 @@
+import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud, ProjectApis } from '../openstack/cloud.ts';
 import type { Marker } from '../ownership/marker.ts';
@@ -172,6 +173,8 @@ export interface AdapterContext {
    * named after what they look for, the same in both revisions.
    */
   offline?: boolean;
+  /** The Sync's default signature policy of OCI Images (an Image's spec.verify wins). */
+  imageVerify?: ImageVerify;
 }
 
 /** The OpenStack name of a manifest: spec.name, or metadata.name. */

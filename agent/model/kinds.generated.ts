@@ -132,6 +132,21 @@ export type CommonStatus = {
   lastSyncTime?: string;
 };
 
+/** Signature policy of an OCI image: only a manifest signed with cosign by the trusted public key is imported (the classic `sha256-<hex>.sig` tag, or a sigstore bundle found through the OCI 1.1 referrers API). The signature must cover the digest being imported (the image manifest's, or the index's it was picked from). Unsigned, otherwise signed or copied signatures are refused before anything is made in Glance. */
+export type ImageVerify = {
+  /** Signature format. cosign: key-based cosign signatures (v2 classic and v3 bundles). */
+  provider?: "cosign";
+  /** The trusted public key, PEM (cosign.pub as `cosign generate-key-pair` writes it; ECDSA, RSA or ed25519). Exactly one of secretRef, env or file. */
+  publicKey: {
+    /** Secret whose `cosign.pub` key holds the PEM public key (what `cosign generate-key-pair k8s://<namespace>/<name>` makes). */
+    secretRef?: SecretRef;
+    /** Standalone only: environment variable holding the PEM public key. */
+    env?: string;
+    /** Standalone only: file holding the PEM public key. */
+    file?: string;
+  };
+};
+
 /** Desired Nova flavor. Nova flavors cannot change: any change to vcpus, ram, disk, swap, ephemeral, rxtxFactor or isPublic replaces the flavor (running VMs keep the old one until resized). vcpus, ram and disk are required unless `import` is set. */
 export type FlavorSpec = {
   /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
@@ -299,6 +314,8 @@ export type ImageSpec = {
       credentialsSecretRef?: SecretRef;
     };
   };
+  /** Import only versions signed with cosign by this public key (source.oci only). Default: the Sync's imageVerify, else none. */
+  verify?: ImageVerify;
   /** Glance disk_format. Default: detected from the OCI artifact (media type or annotations) and confirmed by sniffing the first bytes of the disk. */
   diskFormat?: "ami" | "ari" | "aki" | "vhd" | "vhdx" | "vmdk" | "raw" | "qcow2" | "vdi" | "iso" | "ploop";
   /** Glance container_format. qcow2 and raw disks have none: bare. */
@@ -1136,6 +1153,8 @@ export type SyncSpec = {
   serviceAccountName?: DnsSubdomain;
   /** Namespace of serviceAccountName (a Sync is cluster-scoped). Default: the controller's namespace. Standalone rejects it. */
   serviceAccountNamespace?: DnsLabel;
+  /** Default signature policy of this Sync's OCI Images: an Image without its own spec.verify is imported only when signed with cosign by this key. Default: none. */
+  imageVerify?: ImageVerify;
   /** Run on push notifications from the Git host. Exactly one of secretRef, secretEnv or secretFile. */
   webhook?: {
     /** Secret whose `token` key verifies the payloads (HMAC). */

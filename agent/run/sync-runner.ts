@@ -55,7 +55,7 @@ export class SyncRunner {
     this.store = store;
     this.deps = deps;
     this.name = sync.name;
-    this.applyConfig = { ...deps.config, owner: sync.owner, projectPrefix: sync.projectPrefix, stateDir };
+    this.applyConfig = { ...deps.config, owner: sync.owner, projectPrefix: sync.projectPrefix, stateDir, ...(sync.imageVerify ? { imageVerify: sync.imageVerify } : {}) };
     this.snapshots = new Snapshots(join(stateDir, 'revisions'));
     this.log = deps.logger.child({ sync: sync.name });
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings up every test-bed peer on loopback, reusing the ones already running:
-# the OCI registries, the Git smart-HTTP server, the OpenStack cloud and the
-# Kubernetes control plane, and the test charts (Helm repository + OCI).
+# the OCI registries, cosign and the referrers registry, the Git smart-HTTP server, the OpenStack
+# cloud, the Kubernetes control plane, and the test charts (Helm repository + OCI).
 # Installs what is missing from Debian's packages. Exit 1 with a peer's log
 # tail when one cannot start.
 set -euo pipefail
@@ -12,7 +12,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 t0=$(date +%s)
-peers=${TESTBED_PEERS:-registry oci-tools git openstack kubernetes charts}
+peers=${TESTBED_PEERS:-registry oci-tools signing git openstack kubernetes charts}
 # Kubernetes' binaries take ~25 min to build cold: build them beside the other
 # peers' installs (kubernetes/up.sh waits for this build, lock released).
 case " $peers " in *" kubernetes "*)
@@ -20,6 +20,14 @@ case " $peers " in *" kubernetes "*)
     mkdir -p "$TB_HOME/kubernetes"
     tb_log "building the Kubernetes binaries in the background (log: $TB_HOME/kubernetes/build.log)"
     setsid bash "$HERE/kubernetes/build.sh" >"$TB_HOME/kubernetes/build.log" 2>&1 </dev/null 9>&- &
+  fi ;;
+esac
+# cosign takes minutes to build cold: the same, for the signing peers.
+case " $peers " in *" signing "*)
+  if ! bash "$HERE/signing/build.sh" --check; then
+    mkdir -p "$TB_HOME/signing"
+    tb_log "building cosign and the referrers registry in the background (log: $TB_HOME/signing/build.log)"
+    setsid bash "$HERE/signing/build.sh" >"$TB_HOME/signing/build.log" 2>&1 </dev/null 9>&- &
   fi ;;
 esac
 for peer in $peers; do

@@ -141,4 +141,21 @@ syncs:
     expect(() => readSecret({ env: 'KS_TEST_UNSET_SECRET' }, 'Sync a webhook secret')).toThrow('Sync a webhook secret: environment variable KS_TEST_UNSET_SECRET is not set');
     expect(() => readSecret({ file: join(dir, 'missing') }, 'x')).toThrow(/cannot read .*missing: ENOENT/);
   });
+
+  it('reads a Sync\'s default image signature policy, and refuses one without a public key', () => {
+    const c = loadConfig(
+      file(`syncs:
+  - name: signed
+    source: {directory: {path: /srv/a}}
+    imageVerify:
+      publicKey: {file: /etc/kupenstack/cosign.pub}
+`),
+    );
+    expect(c.syncs![0]!.imageVerify).toEqual({ publicKey: { file: '/etc/kupenstack/cosign.pub' } });
+    expect(error(`syncs:
+  - name: signed
+    source: {directory: {path: /srv/a}}
+    imageVerify: {provider: cosign}
+`)).toBe('FILE:4:18 (syncs[0].imageVerify): missing "publicKey"');
+  });
 });

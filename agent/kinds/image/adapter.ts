@@ -1,3 +1,4 @@
+import { KupenstackError } from '../../errors.ts';
 import { deleteImage, patchImage, pointer, type PatchOp } from '../../glance/image-api.ts';
 import { propTag } from '../../glance/version-rules.ts';
 import { ownerTag, ownerTagPrefix, markerFromMetadata } from '../../ownership/marker.ts';
@@ -72,6 +73,7 @@ export const image: KindAdapter = {
   },
 
   desired(m, ctx) {
+    if (!isOciManifest(m) && m.spec.verify !== undefined) throw new KupenstackError('image.signature', `${m.address}: spec.verify checks cosign signatures of OCI images; a source.url image is checked by its sha256: remove verify`);
     if (isSharedManifest(m)) return sharedDesired(m, ctx);
     return isOciManifest(m) ? ociDesired(m, ctx) : urlDesired(m);
   },

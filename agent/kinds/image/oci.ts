@@ -14,6 +14,7 @@ import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } fro
 import { movedSince, noteFollow } from './oci-follow.ts';
 import { resolveDue } from './oci-poll.ts';
 import { toRemote } from './remote.ts';
+import { policyOf, verifyResolved } from './verify.ts';
 
 /**
  * The Image kind with `source.oci` (the map of a tag move is in adapter.ts).
@@ -100,7 +101,8 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const oci = ociSourceOf(m);
   const request = requestOf(oci);
   const key = stableJson(request);
-  const cacheKey = `${ctx.projectId}|${m.address}|${key}`;
+  // The policy is part of the key: a remembered answer was verified under the policy it was resolved with.
+  const cacheKey = `${ctx.projectId}|${m.address}|${key}|${stableJson(policyOf(m, ctx) ?? null)}`;
   const cached = lastResolved.get(cacheKey);
   // A registry notification (oci-follow.ts) makes the answer due whatever the interval says.
   if (cached && (request.digest !== undefined || (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !movedSince(cacheKey, cached.at)))) return cached.disk;
@@ -109,6 +111,8 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const startedAt = Date.now();
   const source = await sourceOf(m, ctx);
   const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
+  // Before anything is made in Glance (create, upload, tag move all start from this answer).
+  await verifyResolved(m, ctx, source, disk);
   lastResolved.set(cacheKey, { disk, at: startedAt });
   return disk;
 }
