@@ -120,6 +120,8 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     state: deps.state,
     events: deps.events,
     signal: deps.signal,
+    // Standalone: a namespace that leaves the revision leaves OpenStack. The controller (one namespace at a time) deletes projects with their namespace.
+    deleteEmptyProjects: opts.prune && deps.namespaces === undefined,
   });
   for (const m of decision.declared) if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
   const report: ApplyReport = {

@@ -11,6 +11,7 @@ import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
+import { deleteIfEmpty } from './empty-projects.ts';
 import { ensureProjects } from './projects.ts';
 import { waitGone, waitReady } from './wait.ts';
 import type { ExecuteOptions, Node, Outcome, Run } from './run.ts';
@@ -188,6 +189,20 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
         fail(address, err);
       }
     });
+  }
+
+  // A namespace gone from the revision: its project goes too, once nothing (ours or anyone's) is left in it.
+  if (opts.deleteEmptyProjects) {
+    for (const p of seen.projects.filter((x) => seen.scopes.get(x.namespace)?.future === false && !seen.namespaces.includes(x.namespace))) {
+      if (out.errors.some((e) => e.address.startsWith(`${p.namespace}/`))) continue;
+      try {
+        const result = await run.retrying(p.namespace, () => deleteIfEmpty(opts.cloud, p));
+        if (result.deleted) run.emit('deleted', p.namespace, 'ProjectDeleted', `deleted project ${p.name} (${p.id}): namespace ${p.namespace} left the revision and nothing is left in it`, { id: p.id });
+        else run.emit('held', p.namespace, 'ProjectNotEmpty', `kept project ${p.name} (${p.id}) of namespace ${p.namespace}, which left the revision: it still holds ${result.left.join(', ')}`);
+      } catch (err) {
+        fail(p.namespace, err);
+      }
+    }
   }
   return out;
 }

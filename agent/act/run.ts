@@ -27,6 +27,8 @@ export interface ExecuteOptions {
   state: StateStore;
   events: EventSink;
   signal?: AbortSignal;
+  /** A namespace that left the revision has its project deleted once pruning emptied it (standalone mode; the controller deletes projects with their namespace). */
+  deleteEmptyProjects?: boolean;
 }
 
 export interface ApplyError {

@@ -1,6 +1,6 @@
 import { parseDescriptionMarker } from '../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from './adapter.ts';
-import { describedUpdate, neutronDescription, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
   id: String(raw.id),
@@ -45,6 +45,8 @@ export const network: KindAdapter = {
   remark: remarkNeutron('networks', 'network'),
 
   observe: (ctx) => observeNeutron(ctx, 'networks', toRemote),
+
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'networks', toRemote),
 
   desired(m) {
     const spec = m.spec;

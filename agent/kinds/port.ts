@@ -1,7 +1,7 @@
 import type { Manifest } from '../model/manifest.ts';
 import type { PortSpec } from '../model/kinds.generated.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pair = { ip_address: string; mac_address?: string };
 
@@ -84,6 +84,8 @@ export const port: KindAdapter = {
   },
 
   observe: (ctx) => observeNeutron(ctx, 'ports', toRemote),
+
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'ports', toRemote),
 
   report: (remote) => ({
     ...(typeof remote.raw.mac_address === 'string' ? { macAddress: remote.raw.mac_address } : {}),

@@ -1,6 +1,6 @@
 import type { SubnetSpec } from '../model/kinds.generated.ts';
 import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pool = { start: string; end: string };
 type Route = { destination: string; nexthop: string };
@@ -50,6 +50,8 @@ export const subnet: KindAdapter = {
   remark: remarkNeutron('subnets', 'subnet'),
 
   observe: (ctx) => observeNeutron(ctx, 'subnets', toRemote),
+
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'subnets', toRemote),
 
   report: (remote) => {
     const pools = Array.isArray(remote.raw.allocation_pools) ? (remote.raw.allocation_pools as { start: string; end: string }[]).map((p) => ({ start: p.start, end: p.end })) : [];

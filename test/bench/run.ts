@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,scale runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -8,6 +8,7 @@ import { benchOciImport } from './oci-import.ts';
 import { benchPushLatency } from './push-latency.ts';
 import { benchOci } from './oci.ts';
 import { benchController } from './controller.ts';
+import { benchScale } from './scale.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
@@ -25,6 +26,8 @@ const benches = {
   push: benchPushLatency,
   // The in-cluster controller: kubectl apply → first OpenStack write; a no-op resync of many resources.
   controller: benchController,
+  // 10 000 resources in 100 namespaces: cloud-wide observation (BENCH_SCALE_NAMESPACES, BENCH_SCALE_PER_NAMESPACE scale it down).
+  scale: benchScale,
 };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));
