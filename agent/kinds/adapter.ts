@@ -54,6 +54,18 @@ export interface KindAdapter {
   create(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
 
   /**
+   * Neutron's bulk create: the engine sends the bodies of several creates of
+   * this kind in one project as ONE POST of a list (`{networks: [...]}`),
+   * each body carrying its marker, so a lost answer is adopted through
+   * `observe` like a single create. `body` + `remote` together are `create`.
+   */
+  readonly bulkCreate?: {
+    collection: string;
+    body(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Record<string, unknown> | Promise<Record<string, unknown>>;
+    remote(raw: Record<string, unknown>, desired: Record<string, unknown>, marker: Marker): Remote;
+  };
+
+  /**
    * Applies changed `update` fields (only those are passed). Returns the
    * object that now stands for the manifest when the update moved it to
    * another id (an OCI tag move makes a new Glance image and keeps the old

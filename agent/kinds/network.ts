@@ -1,4 +1,4 @@
-import { parseDescriptionMarker } from '../ownership/marker.ts';
+import { parseDescriptionMarker, type Marker } from '../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from './adapter.ts';
 import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
@@ -23,6 +23,14 @@ const toRemote = (raw: Record<string, unknown>, description: string): Remote => 
     tags: sortedTags(raw),
   },
 });
+
+const descriptionOf = (desired: Record<string, unknown>): string => (typeof desired.description === 'string' ? desired.description : '');
+
+/** Tags are a follow-up (Zed takes none in a create); the marker rides in the description. */
+function createBody(desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
+  const { tags: _tags, ...body } = desired;
+  return { ...body, description: neutronDescription(desired, marker) };
+}
 
 export const network: KindAdapter = {
   kind: 'Network',
@@ -60,10 +68,11 @@ export const network: KindAdapter = {
     return out;
   },
 
+  bulkCreate: { collection: 'networks', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired) => toRemote(raw, descriptionOf(desired)) },
+
   async create(ctx, _m, desired, marker) {
-    const { tags: _tags, ...body } = desired;
-    const res = await ctx.apis.network.post<{ network: Record<string, unknown> }>('/networks', { network: { ...body, description: neutronDescription(desired, marker) } });
-    return toRemote(res.network, typeof desired.description === 'string' ? desired.description : '');
+    const res = await ctx.apis.network.post<{ network: Record<string, unknown> }>('/networks', { network: createBody(desired, marker) });
+    return toRemote(res.network, descriptionOf(desired));
   },
 
   async update(ctx, remote, changes) {

@@ -1,3 +1,4 @@
+import type { Marker } from '../ownership/marker.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { PortSpec } from '../model/kinds.generated.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
@@ -54,6 +55,17 @@ function fixedIps(spec: PortSpec, ctx: AdapterContext): { subnet_id?: string; ip
 /** allowed_address_pairs as Neutron takes them: the MACs as declared. */
 function addressPairs(m: Manifest): Pair[] | undefined {
   return (m.spec as PortSpec).allowedAddressPairs?.map((p) => (p.macAddress ? { ip_address: p.ipAddress, mac_address: p.macAddress } : { ip_address: p.ipAddress }));
+}
+
+function createBody(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
+  const spec = m.spec as PortSpec;
+  const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker), network_id: desired.network_id, admin_state_up: desired.admin_state_up ?? true };
+  for (const key of ['mac_address', 'security_groups', 'port_security_enabled', 'binding:vnic_type']) if (desired[key] !== undefined) body[key] = desired[key];
+  const ips = fixedIps(spec, ctx);
+  if (ips) body.fixed_ips = ips;
+  const declaredPairs = addressPairs(m);
+  if (declaredPairs) body.allowed_address_pairs = declaredPairs;
+  return body;
 }
 
 export const port: KindAdapter = {
@@ -113,15 +125,10 @@ export const port: KindAdapter = {
     return out;
   },
 
+  bulkCreate: { collection: 'ports', body: createBody, remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
+
   async create(ctx, m, desired, marker) {
-    const spec = m.spec as PortSpec;
-    const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker), network_id: desired.network_id, admin_state_up: desired.admin_state_up ?? true };
-    for (const key of ['mac_address', 'security_groups', 'port_security_enabled', 'binding:vnic_type']) if (desired[key] !== undefined) body[key] = desired[key];
-    const ips = fixedIps(spec, ctx);
-    if (ips) body.fixed_ips = ips;
-    const declaredPairs = addressPairs(m);
-    if (declaredPairs) body.allowed_address_pairs = declaredPairs;
-    const res = await ctx.apis.network.post<{ port: Record<string, unknown> }>('/ports', { port: body });
+    const res = await ctx.apis.network.post<{ port: Record<string, unknown> }>('/ports', { port: createBody(ctx, m, desired, marker) });
     return { ...toRemote(res.port, typeof desired.description === 'string' ? desired.description : ''), marker };
   },
 
