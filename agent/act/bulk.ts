@@ -95,7 +95,8 @@ export class BulkCreator {
   private async post(items: Pending[]): Promise<void> {
     const bulk = items[0]!.node.adapter.bulkCreate!;
     const ctx = items[0]!.node.pc.ctx;
-    const bodies = await Promise.all(items.map((p) => bulk.body(ctx, p.node.m, p.desired, p.marker)));
+    const bodies: Record<string, unknown>[] = [];
+    for (const p of items) bodies.push(await bulk.body(ctx, p.node.m, p.desired, p.marker));
     this.posts++;
     const res = await ctx.apis.network.post<Record<string, Record<string, unknown>[]>>(`/${bulk.collection}`, { [bulk.collection]: bodies });
     const raws = res[bulk.collection] ?? [];
