@@ -91,9 +91,14 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
       if (!remote.marker || remote.marker.owner !== owner) continue;
       const address = `${p.namespace}/${remote.marker.ref}`;
       total++;
-      if (owned.has(address)) duplicates.push({ address, remote });
-      else owned.set(address, remote);
-      pc.ids.set(remote.marker.ref, remote.id);
+      const first = owned.get(address);
+      if (!first) owned.set(address, remote);
+      else if (remote.id === opts.resources[address]?.id) {
+        // Two objects with one marker (a create retried after a lost answer): keep the one the last run recorded, which is what references were given.
+        duplicates.push({ address, remote: first });
+        owned.set(address, remote);
+      } else duplicates.push({ address, remote });
+      pc.ids.set(remote.marker.ref, owned.get(address)!.id);
     }
   };
   // A kind several projects need is listed once cloud-wide (calls independent of the number of
