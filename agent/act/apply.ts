@@ -18,6 +18,8 @@ import { FileStateStore } from '../status/file-store.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { checkPath } from '../validate/check-path.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
+import type { Manifest } from '../model/manifest.ts';
+import { stableJson } from '../ownership/marker.ts';
 import { execute } from './execute.ts';
 import type { ApplyError, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
@@ -46,6 +48,8 @@ export interface EngineDeps {
 export interface EngineOptions {
   prune: boolean;
   allowMassDelete: boolean;
+  /** A fast pass over part of a revision (applyChangedPath): not recorded as a run of the revision; the full pass that follows is. */
+  partial?: boolean;
 }
 
 /** A live plan, plus what a saved plan and the CLI need: what it was compared with, and what could not be planned. */
@@ -120,6 +124,8 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     state: deps.state,
     events: deps.events,
     signal: deps.signal,
+    // Standalone: a namespace that leaves the revision leaves OpenStack. The controller (one namespace at a time) deletes projects with their namespace.
+    deleteEmptyProjects: opts.prune && !opts.partial && deps.namespaces === undefined,
   });
   for (const m of decision.declared) if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
   const report: ApplyReport = {
@@ -140,13 +146,15 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     observed,
     kinds: out.kinds,
   };
-  await deps.state.finishRun({
-    revision: input.revision,
-    startedAt: started.toISOString(),
-    durationMs: Date.now() - started.getTime(),
-    result: report.errors.length ? 'failed' : report.held.length ? 'held' : 'applied',
-    counts: { created: report.created, updated: report.updated, replaced: report.replaced, deleted: report.deleted, healed: report.healed, unchanged: report.unchanged, errors: report.errors.length },
-  });
+  if (!opts.partial) {
+    await deps.state.finishRun({
+      revision: input.revision,
+      startedAt: started.toISOString(),
+      durationMs: Date.now() - started.getTime(),
+      result: report.errors.length ? 'failed' : report.held.length ? 'held' : 'applied',
+      counts: { created: report.created, updated: report.updated, replaced: report.replaced, deleted: report.deleted, healed: report.healed, unchanged: report.unchanged, errors: report.errors.length },
+    });
+  }
   return report;
 }
 
@@ -247,6 +255,43 @@ export async function planPath(opts: PathOptions): Promise<PlanOutcome> {
   const prepared = await prepare(opts);
   if ('diagnostics' in prepared) return { diagnostics: prepared.diagnostics };
   return { diagnostics: [], report: await planRevision(prepared.input, prepared.deps, { prune: opts.prune, allowMassDelete: opts.allowMassDelete }) };
+}
+
+/**
+ * Sub-second push, the fast pass: only the manifests that differ from the
+ * last applied revision (`since`, its folder), plus what they reference, are
+ * observed, planned and written — without prune, so nothing is deleted that
+ * the full pass would keep. The caller runs the full pass (prune, drift)
+ * right after. Nothing is written unless the new revision validates; when
+ * `since` no longer validates or nothing differs, the fast pass is skipped.
+ */
+export async function applyChangedPath(opts: PathOptions & { since: string }): Promise<{ skipped: string } | { report: ApplyReport; changed: number }> {
+  const registry = opts.registry ?? loadSchemaRegistry();
+  const [head, base] = await Promise.all([checkPath(opts.path, registry), checkPath(opts.since, registry)]);
+  if (head.diagnostics.length > 0) return { skipped: 'the revision does not validate (the full pass reports why)' };
+  if (base.diagnostics.length > 0) return { skipped: 'the last applied revision no longer validates' };
+  const before = new Map(base.validated.manifests.map((m) => [m.address, declaredForm(m)]));
+  const changed = head.validated.manifests.filter((m) => before.get(m.address) !== declaredForm(m));
+  if (changed.length === 0) return { skipped: 'no manifest changed' };
+  // What the changed manifests reference must be observed too: its ids fill their references.
+  const keep = new Set<string>();
+  const add = (address: string): void => {
+    if (keep.has(address)) return;
+    keep.add(address);
+    for (const d of head.validated.graph.dependsOn.get(address) ?? []) add(d);
+  };
+  for (const m of changed) add(m.address);
+  const validated: ValidatedRevision = { ...head.validated, manifests: head.validated.manifests.filter((m) => keep.has(m.address)), order: head.validated.order.filter((a) => keep.has(a)) };
+  const sink = textLogSink(opts.log);
+  const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
+  const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
+  const report = await applyRevision({ revision: opts.revision ?? head.revision, validated }, deps, { prune: false, allowMassDelete: false, partial: true });
+  return { report, changed: changed.length };
+}
+
+/** A manifest as declared, without where it was read from: equal text in another file is no change. */
+function declaredForm(m: Manifest): string {
+  return stableJson({ apiVersion: m.apiVersion, kind: m.kind, metadata: m.metadata, spec: m.spec });
 }
 
 async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] } | { input: RevisionInput; deps: EngineDeps }> {

@@ -11,6 +11,8 @@ import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
+import { BulkCreator } from './bulk.ts';
+import { deleteIfEmpty } from './empty-projects.ts';
 import { ensureProjects } from './projects.ts';
 import { waitGone, waitReady } from './wait.ts';
 import type { ExecuteOptions, Node, Outcome, Run } from './run.ts';
@@ -51,6 +53,8 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       if (key !== 'errors') out[key]++;
     },
   };
+  const bulk = new BulkCreator(run, (n, d, mk) => createOnce(n, d, mk, run));
+  run.create = (n, d, mk) => bulk.create(n, d, mk);
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -189,6 +193,20 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       }
     });
   }
+
+  // A namespace gone from the revision: its project goes too, once nothing (ours or anyone's) is left in it.
+  if (opts.deleteEmptyProjects) {
+    for (const p of seen.projects.filter((x) => seen.scopes.get(x.namespace)?.future === false && !seen.namespaces.includes(x.namespace))) {
+      if (out.errors.some((e) => e.address.startsWith(`${p.namespace}/`))) continue;
+      try {
+        const result = await run.retrying(p.namespace, () => deleteIfEmpty(opts.cloud, p));
+        if (result.deleted) run.emit('deleted', p.namespace, 'ProjectDeleted', `deleted project ${p.name} (${p.id}): namespace ${p.namespace} left the revision and nothing is left in it`, { id: p.id });
+        else run.emit('held', p.namespace, 'ProjectNotEmpty', `kept project ${p.name} (${p.id}) of namespace ${p.namespace}, which left the revision: it still holds ${result.left.join(', ')}`);
+      } catch (err) {
+        fail(p.namespace, err);
+      }
+    }
+  }
   return out;
 }
 
@@ -204,7 +222,7 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
     const knownBefore = state.id !== undefined;
     const previousId = state.id;
     const marker = { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
-    const remote = await createOnce(node, desired, marker, run);
+    const remote = run.create ? await run.create(node, desired, marker) : await createOnce(node, desired, marker, run);
     // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
     if (knownBefore && !node.replacing && previousId !== remote.id) run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
     else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });

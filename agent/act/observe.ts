@@ -56,7 +56,9 @@ export interface Observation {
 
 /**
  * Observe, read-only: the owner's projects (one list), then one list per
- * kind and project, and the objects declared imports name. Namespaces with
+ * kind cloud-wide (or per project, for a kind that cannot be listed
+ * cloud-wide or when one project is observed), and the objects declared
+ * imports name. Namespaces with
  * no project yet read with the agent's own scope and see nothing; nothing is
  * created here, so a plan and the first half of an apply write nothing.
  */
@@ -86,18 +88,40 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const owned = new Map<string, Remote>();
   const duplicates: { address: string; remote: Remote }[] = [];
   let total = 0;
-  const work = [...projects.values()].flatMap((p) => [...adapters.values()].filter((a) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind)).map((a) => ({ p, a })));
-  await pool(work, opts.concurrency, async ({ p, a }) => {
+  const keep = (p: Project, remotes: readonly Remote[]): void => {
     const pc = scopes.get(p.namespace)!;
-    for (const remote of await a.observe(pc.ctx)) {
+    for (const remote of remotes) {
       if (!remote.marker || remote.marker.owner !== owner) continue;
       const address = `${p.namespace}/${remote.marker.ref}`;
       total++;
-      if (owned.has(address)) duplicates.push({ address, remote });
-      else owned.set(address, remote);
-      pc.ids.set(remote.marker.ref, remote.id);
+      const first = owned.get(address);
+      if (!first) owned.set(address, remote);
+      else if (remote.id === opts.resources[address]?.id) {
+        // Two objects with one marker (a create retried after a lost answer): keep the one the last run recorded, which is what references were given.
+        duplicates.push({ address, remote: first });
+        owned.set(address, remote);
+      } else duplicates.push({ address, remote });
+      pc.ids.set(remote.marker.ref, owned.get(address)!.id);
     }
-  });
+  };
+  // A kind several projects need is listed once cloud-wide (calls independent of the number of
+  // projects); one project alone (the controller's one namespace) keeps the cheaper project filter.
+  const work: (() => Promise<void>)[] = [];
+  for (const a of adapters.values()) {
+    const needed = [...projects.values()].filter((p) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind));
+    if (needed.length > 1 && a.observeCloud) {
+      const observeCloud = a.observeCloud.bind(a);
+      work.push(async () => {
+        const byId = new Map(needed.map((p) => [p.id, p]));
+        const found = await observeCloud({ cloud, apis: await cloud.adminApis(), owner, projects: new Map(needed.map((p) => [p.id, { namespace: p.namespace, name: p.name }])), signal: opts.signal });
+        for (const [projectId, remotes] of found) {
+          const p = byId.get(projectId);
+          if (p) keep(p, remotes);
+        }
+      });
+    } else for (const p of needed) work.push(async () => keep(p, await a.observe(scopes.get(p.namespace)!.ctx)));
+  }
+  await pool(work, opts.concurrency, (w) => w());
 
   const imports = new Map<string, Remote>();
   const importErrors = new Map<string, unknown>();

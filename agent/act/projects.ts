@@ -30,24 +30,28 @@ const namespaceTag = (ns: string): string => `kupenstack-namespace:${ns}`;
 /**
  * Namespace == project: finds the projects this owner created (one list by
  * tag), creates the missing ones with the owner's tags in the create call,
- * and makes sure the agent's user holds `role` in each (a HEAD, then a PUT
- * only when missing), so later calls run with a token scoped to the project.
+ * and makes sure the agent's user holds `role` in each (one list of its
+ * role assignments, then a PUT only where missing), so later calls run with a token scoped to the project.
  */
 export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[], opts: ProjectOptions, known?: readonly Project[]): Promise<Map<string, Project>> {
   const identity = cloud.identity;
   const byNamespace = new Map<string, Project>();
   // `known`: the owner's projects as just listed (observe); a project created since is adopted on the create's conflict.
   for (const p of known ?? (await ownedProjects(cloud, opts.owner))) byNamespace.set(p.namespace, p);
+  const wanted = [...new Set(namespaces)].sort();
+  if (wanted.length === 0) return byNamespace;
   const me = await cloud.whoami();
-  let roleId: string | undefined;
-  for (const ns of [...new Set(namespaces)].sort()) {
+  const roleId = await findRole(cloud, opts.role);
+  // Where the agent holds the role already: one list for every project, not one probe per project.
+  const assignments = await identity.list<{ scope?: { project?: { id?: string } } }>('/role_assignments', 'role_assignments', { 'user.id': me.userId, 'role.id': roleId });
+  const granted = new Set(assignments.flatMap((a) => (a.scope?.project?.id ? [a.scope.project.id] : [])));
+  for (const ns of wanted) {
     let project = byNamespace.get(ns);
     if (!project) {
       project = await createProject(cloud, ns, opts);
       byNamespace.set(ns, project);
     }
-    const probe = await identity.call('HEAD', `/projects/${project.id}/users/${me.userId}/roles/${(roleId ??= await findRole(cloud, opts.role))}`, { ok: [200, 204, 404] });
-    if (probe.status === 404) await identity.put(`/projects/${project.id}/users/${me.userId}/roles/${roleId}`, undefined, [204]);
+    if (!granted.has(project.id)) await identity.put(`/projects/${project.id}/users/${me.userId}/roles/${roleId}`, undefined, [204]);
   }
   return byNamespace;
 }

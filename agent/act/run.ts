@@ -1,3 +1,4 @@
+import type { Marker } from '../ownership/marker.ts';
 import type { EngineEvent, EngineEventType, EventSink } from '../events/events.ts';
 import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
@@ -27,6 +28,8 @@ export interface ExecuteOptions {
   state: StateStore;
   events: EventSink;
   signal?: AbortSignal;
+  /** A namespace that left the revision has its project deleted once pruning emptied it (standalone mode; the controller deletes projects with their namespace). */
+  deleteEmptyProjects?: boolean;
 }
 
 export interface ApplyError {
@@ -79,4 +82,6 @@ export interface Run {
   settle(address: string, status: ResourceStatus | undefined): Promise<void>;
   retrying<T>(address: string | undefined, action: () => Promise<T>): Promise<T>;
   count(address: string, key: keyof KindCounts): void;
+  /** Creates with the marker, adopting a lost answer; batched into bulk creates where the kind offers them (act/bulk.ts). */
+  create?(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
 }

@@ -30,6 +30,16 @@ export interface KindAdapter {
   observe(ctx: AdapterContext): Promise<Remote[]>;
 
   /**
+   * The same for many projects at once: ONE paginated list cloud-wide with
+   * the agent's admin scope (Neutron without a project filter, Nova and
+   * Cinder `all_tenants`, Glance's admin list), so the calls do not grow with
+   * the number of projects. Pages are read one at a time and only marked
+   * objects of `ctx.projects` are kept. Keyed by project id. Absent = the
+   * engine observes this kind per project.
+   */
+  observeCloud?(ctx: CloudContext): Promise<Map<string, Remote[]>>;
+
+  /**
    * The manifest as field values in the same shape `observe` reports them,
    * references already turned into OpenStack ids with `ctx.idOf`. Only fields
    * the manifest declares: what it leaves out is left as OpenStack has it.
@@ -43,6 +53,18 @@ export interface KindAdapter {
    * create after a crash must find the marked object through `observe`.
    */
   create(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
+
+  /**
+   * Neutron's bulk create: the engine sends the bodies of several creates of
+   * this kind in one project as ONE POST of a list (`{networks: [...]}`),
+   * each body carrying its marker, so a lost answer is adopted through
+   * `observe` like a single create. `body` + `remote` together are `create`.
+   */
+  readonly bulkCreate?: {
+    collection: string;
+    body(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Record<string, unknown> | Promise<Record<string, unknown>>;
+    remote(raw: Record<string, unknown>, desired: Record<string, unknown>, marker: Marker): Remote;
+  };
 
   /**
    * Applies changed `update` fields (only those are passed). Returns the
@@ -144,6 +166,25 @@ export interface Remote {
  * moves them on (an image queued until its data is uploaded).
  */
 export type Health = { state: 'ready' } | { state: 'progressing'; reason: string; waitsForUpdate?: boolean } | { state: 'failed'; reason: string };
+
+/** The agent's admin view of the cloud, for observing every project in one list (KindAdapter.observeCloud). */
+export interface CloudContext {
+  cloud: OpenStackCloud;
+  /** Clients with the agent's own (admin) scope. */
+  apis: Omit<ProjectApis, 'projectId'>;
+  owner: string;
+  /** Project id → the namespace and Keystone name of each project observed. */
+  projects: ReadonlyMap<string, { namespace: string; name: string }>;
+  signal?: AbortSignal;
+}
+
+/** Keeps `remote` under its project when that project is one being observed. */
+export function bucket(out: Map<string, Remote[]>, projectId: unknown, remote: Remote): void {
+  if (typeof projectId !== 'string') return;
+  const list = out.get(projectId);
+  if (list) list.push(remote);
+  else out.set(projectId, [remote]);
+}
 
 export interface ImportFilter {
   name?: string;

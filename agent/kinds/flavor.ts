@@ -2,7 +2,7 @@ import { KupenstackError } from '../errors.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { ServiceClient } from '../openstack/service.ts';
 import { parseDescriptionMarker, withDescriptionMarker } from '../ownership/marker.ts';
-import { openstackName, pick, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { bucket, openstackName, pick, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { uuid5 } from './names.ts';
 
 /**
@@ -79,6 +79,21 @@ export const flavor: KindAdapter = {
     });
     const visible = ours.some((raw) => !isPublic(raw)) ? await visibleToProject(ctx) : new Set<string>();
     return ours.map((raw) => toRemote(raw, ctx.projectId, visible.has(String(raw.id))));
+  },
+
+  async observeCloud(ctx) {
+    const compute = ctx.apis.compute;
+    const out = new Map<string, Remote[]>();
+    for (const raw of await compute.list<RawFlavor>('/flavors/detail', 'flavors', { is_public: 'None' })) {
+      const { marker } = parseDescriptionMarker(raw.description);
+      if (marker?.owner !== ctx.owner) continue;
+      const projectId = [...ctx.projects].find(([id, p]) => raw.id === flavorId(id, `${p.namespace}/${marker.ref}`))?.[0];
+      if (!projectId) continue;
+      // Access of a private flavor: one GET per flavor of ours (not per project).
+      const access = isPublic(raw) ? [] : (await compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${String(raw.id)}/os-flavor-access`)).flavor_access;
+      bucket(out, projectId, toRemote(raw, projectId, access.some((a) => a.tenant_id === projectId)));
+    }
+    return out;
   },
 
   desired(m, ctx) {

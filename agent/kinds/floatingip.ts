@@ -1,7 +1,7 @@
 import { KupenstackError } from '../errors.ts';
 import type { FloatingIPSpec } from '../model/kinds.generated.ts';
 import { isKnownAfterApply, isPlaceholderId, knownAfterApply, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, describedUpdate, externalNetworkId, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags } from './neutron.ts';
+import { canonicalIp, describedUpdate, externalNetworkId, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
   id: String(raw.id),
@@ -54,6 +54,8 @@ export const floatingIp: KindAdapter = {
   },
 
   observe: (ctx) => observeNeutron(ctx, 'floatingips', toRemote),
+
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'floatingips', toRemote),
 
   report: (remote) => ({
     ...(typeof remote.raw.floating_ip_address === 'string' ? { floatingIPAddress: remote.raw.floating_ip_address } : {}),

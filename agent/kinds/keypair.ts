@@ -1,6 +1,6 @@
 import { KupenstackError } from '../errors.ts';
 import { specHash, type Marker } from '../ownership/marker.ts';
-import { type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { bucket, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
  * Nova key pairs belong to the agent's USER, not to the project, and carry
@@ -29,14 +29,14 @@ export function keyPairName(projectName: string, name: string): string {
 }
 
 /** The manifest name of one of this project's key pairs, or undefined for anyone else's. */
-function manifestNameOf(ctx: AdapterContext, keyName: string): string | undefined {
+function manifestNameOf(ctx: Pick<AdapterContext, 'projectName'>, keyName: string): string | undefined {
   const prefix = `${ctx.projectName}${separator}`;
   if (!keyName.startsWith(prefix)) return undefined;
   const rest = keyName.slice(prefix.length);
   return manifestName.test(rest) ? rest : undefined;
 }
 
-function toRemote(ctx: AdapterContext, raw: RawKeyPair): Remote {
+function toRemote(ctx: Pick<AdapterContext, 'projectName' | 'owner'>, raw: RawKeyPair): Remote {
   const fields = { name: raw.name, public_key: raw.public_key, type: raw.type ?? 'ssh' };
   const name = manifestNameOf(ctx, raw.name);
   const marker: Marker | undefined = name ? { owner: ctx.owner, ref: `KeyPair/${name}`, specHash: specHash(fields) } : undefined;
@@ -50,6 +50,20 @@ export const keyPair: KindAdapter = {
   async observe(ctx) {
     const items = await ctx.apis.compute.list<{ keypair: RawKeyPair }>('/os-keypairs', 'keypairs');
     return items.filter((i) => manifestNameOf(ctx, i.keypair.name) !== undefined).map((i) => toRemote(ctx, i.keypair));
+  },
+
+  async observeCloud(ctx) {
+    // The agent's user holds them all: one list, split by the project part of the name (manifest names have no `_`).
+    const byName = new Map([...ctx.projects].map(([id, p]) => [p.name, { id, ...p }]));
+    const compute = await ctx.cloud.adminCompute();
+    const out = new Map<string, Remote[]>();
+    for (const { keypair } of await compute.list<{ keypair: RawKeyPair }>('/os-keypairs', 'keypairs')) {
+      const project = byName.get(keypair.name.slice(0, keypair.name.lastIndexOf(separator)));
+      if (!project) continue;
+      const view = { projectName: project.name, owner: ctx.owner };
+      if (manifestNameOf(view, keypair.name) !== undefined) bucket(out, project.id, toRemote(view, keypair));
+    }
+    return out;
   },
 
   desired(m, ctx) {

@@ -1,6 +1,6 @@
-import { parseDescriptionMarker } from '../ownership/marker.ts';
+import { parseDescriptionMarker, type Marker } from '../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from './adapter.ts';
-import { describedUpdate, neutronDescription, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
   id: String(raw.id),
@@ -24,6 +24,14 @@ const toRemote = (raw: Record<string, unknown>, description: string): Remote => 
   },
 });
 
+const descriptionOf = (desired: Record<string, unknown>): string => (typeof desired.description === 'string' ? desired.description : '');
+
+/** Tags are a follow-up (Zed takes none in a create); the marker rides in the description. */
+function createBody(desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
+  const { tags: _tags, ...body } = desired;
+  return { ...body, description: neutronDescription(desired, marker) };
+}
+
 export const network: KindAdapter = {
   kind: 'Network',
   fields: {
@@ -46,6 +54,8 @@ export const network: KindAdapter = {
 
   observe: (ctx) => observeNeutron(ctx, 'networks', toRemote),
 
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'networks', toRemote),
+
   desired(m) {
     const spec = m.spec;
     const provider = (spec.provider ?? {}) as Record<string, unknown>;
@@ -58,10 +68,11 @@ export const network: KindAdapter = {
     return out;
   },
 
+  bulkCreate: { collection: 'networks', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired) => toRemote(raw, descriptionOf(desired)) },
+
   async create(ctx, _m, desired, marker) {
-    const { tags: _tags, ...body } = desired;
-    const res = await ctx.apis.network.post<{ network: Record<string, unknown> }>('/networks', { network: { ...body, description: neutronDescription(desired, marker) } });
-    return toRemote(res.network, typeof desired.description === 'string' ? desired.description : '');
+    const res = await ctx.apis.network.post<{ network: Record<string, unknown> }>('/networks', { network: createBody(desired, marker) });
+    return toRemote(res.network, descriptionOf(desired));
   },
 
   async update(ctx, remote, changes) {

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { KupenstackError } from '../errors.ts';
 import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
-import { lookedUpId, type AdapterContext, type ImportFilter, type Remote } from './adapter.ts';
+import { bucket, lookedUpId, type AdapterContext, type CloudContext, type ImportFilter, type Remote } from './adapter.ts';
 
 /**
  * Shared by the Neutron kinds. Zed's Neutron takes no tags in a create call,
@@ -16,6 +16,23 @@ export async function observeNeutron(ctx: AdapterContext, collection: string, to
     const { marker, description } = parseDescriptionMarker(raw.description);
     if (!marker || marker.owner !== ctx.owner) continue;
     out.push({ ...toRemote(raw, description), marker });
+  }
+  return out;
+}
+
+/** Items per page of a cloud-wide list: few calls, and memory bounded by one page plus what is kept. */
+export const cloudPageSize = 500;
+
+/** KindAdapter.observeCloud for a Neutron kind: one paginated admin list, kept per project. */
+export async function observeNeutronCloud(ctx: CloudContext, collection: string, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Map<string, Remote[]>> {
+  const out = new Map<string, Remote[]>();
+  for await (const page of ctx.apis.network.pages<Record<string, unknown>>(`/${collection}`, collection.replace(/-/g, '_'), { limit: cloudPageSize })) {
+    for (const raw of page) {
+      if (!ctx.projects.has(raw.project_id as string)) continue;
+      const { marker, description } = parseDescriptionMarker(raw.description);
+      if (!marker || marker.owner !== ctx.owner) continue;
+      bucket(out, raw.project_id, { ...toRemote(raw, description), marker });
+    }
   }
   return out;
 }

@@ -1,7 +1,8 @@
+import type { Marker } from '../ownership/marker.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { PortSpec } from '../model/kinds.generated.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pair = { ip_address: string; mac_address?: string };
 
@@ -56,6 +57,17 @@ function addressPairs(m: Manifest): Pair[] | undefined {
   return (m.spec as PortSpec).allowedAddressPairs?.map((p) => (p.macAddress ? { ip_address: p.ipAddress, mac_address: p.macAddress } : { ip_address: p.ipAddress }));
 }
 
+function createBody(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
+  const spec = m.spec as PortSpec;
+  const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker), network_id: desired.network_id, admin_state_up: desired.admin_state_up ?? true };
+  for (const key of ['mac_address', 'security_groups', 'port_security_enabled', 'binding:vnic_type']) if (desired[key] !== undefined) body[key] = desired[key];
+  const ips = fixedIps(spec, ctx);
+  if (ips) body.fixed_ips = ips;
+  const declaredPairs = addressPairs(m);
+  if (declaredPairs) body.allowed_address_pairs = declaredPairs;
+  return body;
+}
+
 export const port: KindAdapter = {
   impact: { onDelete: { code: 'fixed-ip-changes', message: 'the port and its addresses are released' } },
   kind: 'Port',
@@ -85,6 +97,8 @@ export const port: KindAdapter = {
 
   observe: (ctx) => observeNeutron(ctx, 'ports', toRemote),
 
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'ports', toRemote),
+
   report: (remote) => ({
     ...(typeof remote.raw.mac_address === 'string' ? { macAddress: remote.raw.mac_address } : {}),
     fixedIPs: Array.isArray(remote.raw.fixed_ips) ? (remote.raw.fixed_ips as { subnet_id: string; ip_address: string }[]).map((ip) => ({ subnetID: ip.subnet_id, ipAddress: ip.ip_address })) : [],
@@ -111,15 +125,10 @@ export const port: KindAdapter = {
     return out;
   },
 
+  bulkCreate: { collection: 'ports', body: createBody, remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
+
   async create(ctx, m, desired, marker) {
-    const spec = m.spec as PortSpec;
-    const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker), network_id: desired.network_id, admin_state_up: desired.admin_state_up ?? true };
-    for (const key of ['mac_address', 'security_groups', 'port_security_enabled', 'binding:vnic_type']) if (desired[key] !== undefined) body[key] = desired[key];
-    const ips = fixedIps(spec, ctx);
-    if (ips) body.fixed_ips = ips;
-    const declaredPairs = addressPairs(m);
-    if (declaredPairs) body.allowed_address_pairs = declaredPairs;
-    const res = await ctx.apis.network.post<{ port: Record<string, unknown> }>('/ports', { port: body });
+    const res = await ctx.apis.network.post<{ port: Record<string, unknown> }>('/ports', { port: createBody(ctx, m, desired, marker) });
     return { ...toRemote(res.port, typeof desired.description === 'string' ? desired.description : ''), marker };
   },
 

@@ -1,4 +1,4 @@
-import { specHash } from '../ownership/marker.ts';
+import { ownerTag, specHash } from '../ownership/marker.ts';
 import type { ServiceClient } from '../openstack/service.ts';
 import type { AdapterContext, KindAdapter, Remote } from './adapter.ts';
 
@@ -43,7 +43,7 @@ interface QuotaApi {
  * id (`/v3/<admin>`); the target project goes in the path, which Cinder
  * honours for an admin.
  */
-async function quotaApi(ctx: AdapterContext, section: Section): Promise<QuotaApi> {
+async function quotaApi(ctx: Pick<AdapterContext, 'cloud' | 'projectId'>, section: Section): Promise<QuotaApi> {
   const project = encodeURIComponent(ctx.projectId);
   if (section === 'compute') return { client: await ctx.cloud.adminCompute(), path: `/os-quota-sets/${project}`, key: 'quota_set' };
   if (section === 'network') return { client: ctx.cloud.client('network'), path: `/quotas/${project}`, key: 'quota' };
@@ -57,11 +57,24 @@ function flatten(section: Section, values: Record<string, unknown>): Record<stri
   return out;
 }
 
-function toRemote(ctx: AdapterContext, name: string, projectName: string, raw: Partial<Record<Section, Record<string, unknown>>>): Remote {
+function toRemote(ctx: Pick<AdapterContext, 'projectId' | 'owner'>, name: string, projectName: string, raw: Partial<Record<Section, Record<string, unknown>>>): Remote {
   let fields: Record<string, unknown> = {};
   for (const s of sectionNames) if (raw[s]) fields = { ...fields, ...flatten(s, raw[s]) };
   // Nothing is `replace`: the hash of no fields, as the engine computes it.
   return { id: ctx.projectId, name: projectName, marker: { owner: ctx.owner, ref: `${refPrefix}${name}`, specHash: specHash({}) }, fields, raw };
+}
+
+async function quotasOf(ctx: Pick<AdapterContext, 'cloud' | 'projectId' | 'owner'>, project: { name: string; tags: string[] }): Promise<Remote[]> {
+  const names = project.tags.filter((t) => t.startsWith(quotaTagPrefix(ctx.owner))).map((t) => t.slice(quotaTagPrefix(ctx.owner).length));
+  if (names.length === 0) return [];
+  const raw: Partial<Record<Section, Record<string, unknown>>> = {};
+  await Promise.all(
+    sectionNames.map(async (s) => {
+      const api = await quotaApi(ctx, s);
+      raw[s] = (await api.client.get<Record<string, Record<string, unknown>>>(api.path))[api.key] ?? {};
+    }),
+  );
+  return names.map((name) => toRemote(ctx, name, project.name, raw));
 }
 
 async function projectTags(ctx: AdapterContext): Promise<{ name: string; tags: string[] } | undefined> {
@@ -91,16 +104,18 @@ export const projectQuota: KindAdapter = {
 
   async observe(ctx) {
     const project = await projectTags(ctx);
-    const names = (project?.tags ?? []).filter((t) => t.startsWith(quotaTagPrefix(ctx.owner))).map((t) => t.slice(quotaTagPrefix(ctx.owner).length));
-    if (!project || names.length === 0) return [];
-    const raw: Partial<Record<Section, Record<string, unknown>>> = {};
-    await Promise.all(
-      sectionNames.map(async (s) => {
-        const api = await quotaApi(ctx, s);
-        raw[s] = (await api.client.get<Record<string, Record<string, unknown>>>(api.path))[api.key] ?? {};
-      }),
-    );
-    return names.map((name) => toRemote(ctx, name, project.name, raw));
+    return project ? quotasOf(ctx, project) : [];
+  },
+
+  async observeCloud(ctx) {
+    // The tags of every owned project in one Keystone list; quotas are read only where a ProjectQuota is.
+    const out = new Map<string, Remote[]>();
+    for (const p of await ctx.cloud.identity.list<{ id: string; name: string; tags?: string[] }>('/projects', 'projects', { tags: ownerTag(ctx.owner) })) {
+      if (!ctx.projects.has(p.id)) continue;
+      const found = await quotasOf({ cloud: ctx.cloud, projectId: p.id, owner: ctx.owner }, { name: p.name, tags: p.tags ?? [] });
+      if (found.length > 0) out.set(p.id, found);
+    }
+    return out;
   },
 
   desired(m) {

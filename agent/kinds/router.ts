@@ -14,6 +14,8 @@ import {
   neutronDescription,
   observedFixedIps,
   observeNeutron,
+  observeNeutronCloud,
+  cloudPageSize,
   putTags,
   sortedTags,
   remarkNeutron,
@@ -158,6 +160,19 @@ export const router: KindAdapter = {
   },
 
   observe: (ctx) => withInterfaces(ctx, observeNeutron(ctx, 'routers', bare)),
+
+  async observeCloud(ctx) {
+    const routers = await observeNeutronCloud(ctx, 'routers', bare);
+    if (routers.size === 0) return routers;
+    // One cloud-wide list of interface ports, kept only for the routers found.
+    const byRouter = new Map<string, InterfacePort[]>();
+    for (const list of routers.values()) for (const r of list) byRouter.set(r.id, []);
+    const query = new URLSearchParams({ limit: String(cloudPageSize) });
+    for (const owner of interfaceOwners) query.append('device_owner', owner);
+    for await (const page of ctx.apis.network.pages<InterfacePort>(`/ports?${query.toString()}`, 'ports')) for (const p of page) byRouter.get(p.device_id)?.push(p);
+    for (const list of routers.values()) for (const r of list) r.fields.interfaces = interfacesOf(byRouter.get(r.id)!, ctx.owner);
+    return routers;
+  },
 
   report: (remote) => {
     const gateway = remote.raw.external_gateway_info as { external_fixed_ips?: { ip_address?: string }[] } | null | undefined;

@@ -3,7 +3,7 @@ import type { SecurityGroupSpec } from '../model/kinds.generated.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import { stableJson } from '../ownership/marker.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalPrefix, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags } from './neutron.ts';
+import { canonicalPrefix, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags } from './neutron.ts';
 
 /**
  * A rule as compared: only the keys that are set, in Neutron's words. A rule
@@ -130,6 +130,8 @@ export const securityGroup: KindAdapter = {
   },
 
   observe: (ctx) => observeNeutron(ctx, 'security-groups', toRemote),
+
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'security-groups', toRemote),
 
   desired(m, ctx) {
     const spec = m.spec as SecurityGroupSpec;

@@ -1,6 +1,7 @@
+import type { Marker } from '../ownership/marker.ts';
 import type { SubnetSpec } from '../model/kinds.generated.ts';
 import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pool = { start: string; end: string };
 type Route = { destination: string; nexthop: string };
@@ -29,6 +30,13 @@ const toRemote = (raw: Record<string, unknown>, description: string): Remote => 
   },
 });
 
+function createBody(desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
+  const { tags: _tags, ...body } = desired;
+  // Neutron requires ip_version; the schema's default is 4 and validation ties it to the CIDR.
+  const ipVersion = desired.ip_version ?? (String(desired.cidr).includes(':') ? 6 : 4);
+  return { ...body, ip_version: ipVersion, description: neutronDescription(desired, marker) };
+}
+
 export const subnet: KindAdapter = {
   kind: 'Subnet',
   fields: {
@@ -50,6 +58,8 @@ export const subnet: KindAdapter = {
   remark: remarkNeutron('subnets', 'subnet'),
 
   observe: (ctx) => observeNeutron(ctx, 'subnets', toRemote),
+
+  observeCloud: (ctx) => observeNeutronCloud(ctx, 'subnets', toRemote),
 
   report: (remote) => {
     const pools = Array.isArray(remote.raw.allocation_pools) ? (remote.raw.allocation_pools as { start: string; end: string }[]).map((p) => ({ start: p.start, end: p.end })) : [];
@@ -76,11 +86,10 @@ export const subnet: KindAdapter = {
     return out;
   },
 
+  bulkCreate: { collection: 'subnets', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
+
   async create(ctx, _m, desired, marker) {
-    const { tags: _tags, ...body } = desired;
-    // Neutron requires ip_version; the schema's default is 4 and validation ties it to the CIDR.
-    const ipVersion = desired.ip_version ?? (String(desired.cidr).includes(':') ? 6 : 4);
-    const res = await ctx.apis.network.post<{ subnet: Record<string, unknown> }>('/subnets', { subnet: { ...body, ip_version: ipVersion, description: neutronDescription(desired, marker) } });
+    const res = await ctx.apis.network.post<{ subnet: Record<string, unknown> }>('/subnets', { subnet: createBody(desired, marker) });
     return { ...toRemote(res.subnet, typeof desired.description === 'string' ? desired.description : ''), marker };
   },
 

@@ -5,7 +5,8 @@ import type { VirtualMachineSpec } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { describeSecret } from '../secrets/resolver.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, parseDescriptionMarker } from '../ownership/marker.ts';
-import { isPlaceholderId, lookedUpId, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { bucket, isPlaceholderId, lookedUpId, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { cloudPageSize } from './neutron.ts';
 import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serverHealth, showServer, waitForServer, type NovaServer, type PowerState } from './nova-server.ts';
 
 /**
@@ -379,6 +380,20 @@ export const virtualMachine: KindAdapter = {
       ctx,
       servers.filter((s) => markerFromMetadata(s.metadata)?.owner === ctx.owner),
     );
+  },
+
+  async observeCloud(ctx) {
+    const servers = new Map<string, { projectId: string; server: NovaServer }>();
+    for await (const page of ctx.apis.compute.pages<NovaServer & { tenant_id?: string }>('/servers/detail', 'servers', { all_tenants: 1, tags: ownerTag(ctx.owner), limit: cloudPageSize })) {
+      for (const s of page) if (s.tenant_id && ctx.projects.has(s.tenant_id) && markerFromMetadata(s.metadata)?.owner === ctx.owner) servers.set(s.id, { projectId: s.tenant_id, server: s });
+    }
+    const out = new Map<string, Remote[]>();
+    if (servers.size === 0) return out;
+    // The NICs: one cloud-wide port list, kept only for these servers.
+    const ports = new Map<string, NeutronPort[]>([...servers.keys()].map((id) => [id, []]));
+    for await (const page of ctx.apis.network.pages<NeutronPort>('/ports', 'ports', { limit: cloudPageSize })) for (const p of page) ports.get(p.device_id)?.push(p);
+    for (const [id, { projectId, server }] of servers) bucket(out, projectId, toRemote(server, ports.get(id)!));
+    return out;
   },
 
   async desired(m, ctx) {

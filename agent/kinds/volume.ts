@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KupenstackError } from '../errors.ts';
 import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
-import { openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
+import { cloudPageSize } from './neutron.ts';
+import { bucket, openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
  * Cinder volumes. The marker is volume metadata, written by the create call;
@@ -68,6 +69,20 @@ export const volume: KindAdapter = {
   async observe(ctx) {
     const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { metadata: JSON.stringify({ [metaOwner]: ctx.owner }) });
     return items.map(toRemote).filter((r) => r.marker?.owner === ctx.owner);
+  },
+
+  async observeCloud(ctx) {
+    const out = new Map<string, Remote[]>();
+    const query = { all_tenants: 1, metadata: JSON.stringify({ [metaOwner]: ctx.owner }), limit: cloudPageSize };
+    for await (const page of ctx.apis.volume.pages<RawVolume>('/volumes/detail', 'volumes', query)) {
+      for (const raw of page) {
+        const projectId = raw['os-vol-tenant-attr:tenant_id'];
+        if (!ctx.projects.has(projectId as string)) continue;
+        const remote = toRemote(raw);
+        if (remote.marker?.owner === ctx.owner) bucket(out, projectId, remote);
+      }
+    }
+    return out;
   },
 
   desired(m, ctx) {

@@ -63,6 +63,12 @@ export class OpenStackCloud {
     return this.client('compute', { default: true }, await this.computeHeaders());
   }
 
+  /** Every service with the agent's own (admin) scope: cloud-wide lists across projects. */
+  async adminApis(): Promise<Omit<ProjectApis, 'projectId'>> {
+    const scope = { default: true } as const;
+    return { compute: await this.adminCompute(), network: this.client('network', scope), image: this.client('image', scope), volume: this.client('volumev3', scope) };
+  }
+
   forProject(projectId: string): Promise<ProjectApis> {
     let p = this.projects.get(projectId);
     if (!p) {

@@ -1,6 +1,18 @@
 /** Per-call counters (service, method, status) that tests, benchmarks and metrics read. */
 export class ApiCounters {
   private readonly counts = new Map<string, number>();
+  private readonly collections = new Map<string, number>();
+
+  /** Per API collection (`network GET /ports`): a scale test prints calls per kind from these. */
+  recordCollection(service: string, method: string, collection: string): void {
+    const key = `${service} ${method} ${collection}`;
+    this.collections.set(key, (this.collections.get(key) ?? 0) + 1);
+  }
+
+  /** Calls so far per `service METHOD /collection`. */
+  byCollection(): Record<string, number> {
+    return Object.fromEntries([...this.collections].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
 
   record(service: string, method: string, status: number): void {
     const key = `${service} ${method} ${status}`;
@@ -34,5 +46,6 @@ export class ApiCounters {
 
   reset(): void {
     this.counts.clear();
+    this.collections.clear();
   }
 }

@@ -59,6 +59,7 @@ export class ServiceClient {
       signal: options.signal,
       timeoutMs: options.timeoutMs,
     });
+    this.session.counters.recordCollection(this.service, method, collectionOf(path, await this.base()));
     const ok = options.ok ?? [200, 201, 202, 204];
     const where = { service: this.service, method, url: `${path}${queryString(options.query)}` };
     expectStatus(where, res, ok);
@@ -91,16 +92,24 @@ export class ServiceClient {
   /** Every item of a collection, following the service's pagination links. */
   async list<T>(path: string, key: string, query?: CallOptions['query']): Promise<T[]> {
     const items: T[] = [];
+    for await (const batch of this.pages<T>(path, key, query)) items.push(...batch);
+    return items;
+  }
+
+  /**
+   * A collection one page at a time, so a cloud-wide list keeps only what the
+   * caller keeps of each page (pass the service's `limit` to get pages at all).
+   */
+  async *pages<T>(path: string, key: string, query?: CallOptions['query']): AsyncGenerator<T[]> {
     let next: string | undefined = `${path}${queryString(query)}`;
     for (let page = 0; next; page++) {
       if (page > 10_000) throw new OpenStackError({ status: 0, service: this.service, method: 'GET', path, detail: 'pagination does not end' });
       const body: Record<string, unknown> = await this.get<Record<string, unknown>>(next);
       const batch = body[key];
       if (!Array.isArray(batch)) throw toError({ service: this.service, method: 'GET', url: path }, { status: 200, headers: new Headers(), text: `no "${key}" list in the answer` });
-      items.push(...(batch as T[]));
       next = nextLink(body, key, await this.base());
+      yield batch as T[];
     }
-    return items;
   }
 }
 
@@ -128,4 +137,11 @@ export function queryString(query: CallOptions['query']): string {
   }
   const s = params.toString();
   return s ? `?${s}` : '';
+}
+
+/** `/ports?…`, `/routers/ID/add_router_interface`, a full next link → `/ports`, `/routers`: what a call is counted under. */
+export function collectionOf(path: string, base: string): string {
+  const rel = /^https?:/.test(path) ? new URL(path).pathname.slice(new URL(base).pathname.replace(/\/$/, '').length) : path;
+  const first = rel.split('?')[0]!.split('/').find((x) => x !== '');
+  return first ? `/${first}` : '/';
 }

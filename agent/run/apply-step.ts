@@ -1,4 +1,4 @@
-import { applyPath, type ApplyOutcome } from '../act/apply.ts';
+import { applyChangedPath, applyPath, type ApplyOutcome } from '../act/apply.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
@@ -51,6 +51,31 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
   progressing(st, `${opts.drift ? 'correcting drift with' : 'applying'} ${revision}`);
   await st.save();
   ctx.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
+  const common = {
+    revision,
+    cloud: ctx.cloud,
+    cloudsFile: ctx.cloudsFile,
+    config: ctx.config,
+    allowMassDelete: false,
+    log: (line: string) => ctx.log.info({ revision }, line.replace(/\s+/, ' ')),
+    events: metricsSink(ctx.sync.name, ctx.metrics),
+    secrets: ctx.secrets,
+    signal,
+    registry: ctx.registry,
+    openstack: ctx.openstack,
+  };
+  const since = st.status.lastGoodDir;
+  if (!opts.drift && since && since !== dir) {
+    // Sub-second push: what changed since the last applied revision first, then the full pass below (prune, drift).
+    try {
+      const fast = await applyChangedPath({ ...common, path: dir, since, prune: false });
+      if ('skipped' in fast) ctx.log.debug({ revision, reason: fast.skipped }, 'fast pass skipped');
+      else ctx.log.info({ revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length }, 'fast pass applied the changed manifests');
+    } catch (err) {
+      // The full pass does it all again and reports what is wrong.
+      ctx.log.warn({ revision, error: asError(err, signal).message }, 'fast pass failed; the full pass follows');
+    }
+  }
   let outcome: ApplyOutcome;
   try {
     outcome = await applyPath({

@@ -72,6 +72,22 @@ export const image: KindAdapter = {
     return [...withVersions([...shown, ...hidden].filter((raw) => markerFromMetadata(raw)?.owner === ctx.owner)), ...(await sharedObserve(ctx))];
   },
 
+  async observeCloud(ctx) {
+    // Glance's admin list: no owner filter, every project's images carrying our tag; kept per owner project.
+    const byProject = new Map<string, RawImage[]>();
+    const query = { tag: ownerTag(ctx.owner), visibility: 'all', limit: 1000 };
+    for (const hidden of [false, true]) {
+      for await (const page of ctx.apis.image.pages<RawImage>('/images', 'images', hidden ? { ...query, os_hidden: true } : query)) {
+        for (const raw of page) {
+          const owner = raw.owner;
+          if (typeof owner !== 'string' || !ctx.projects.has(owner) || markerFromMetadata(raw)?.owner !== ctx.owner) continue;
+          byProject.set(owner, [...(byProject.get(owner) ?? []), raw]);
+        }
+      }
+    }
+    return new Map([...byProject].map(([projectId, raws]) => [projectId, withVersions(raws)]));
+  },
+
   desired(m, ctx) {
     if (!isOciManifest(m) && m.spec.verify !== undefined) throw new KupenstackError('image.signature', `${m.address}: spec.verify checks cosign signatures of OCI images; a source.url image is checked by its sha256: remove verify`);
     if (isSharedManifest(m)) return sharedDesired(m, ctx);

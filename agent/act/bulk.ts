@@ -1,0 +1,119 @@
+import type { Remote } from '../kinds/adapter.ts';
+import { OpenStackError } from '../openstack/errors.ts';
+import type { Marker } from '../ownership/marker.ts';
+import { retry } from '../../lib/retry.ts';
+import type { Node, Run } from './run.ts';
+
+interface Pending {
+  node: Node;
+  desired: Record<string, unknown>;
+  marker: Marker;
+  resolve(remote: Remote): void;
+  reject(err: unknown): void;
+}
+
+type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => Promise<Remote>;
+
+/**
+ * Neutron's bulk create (KindAdapter.bulkCreate): the creates of one kind in
+ * one project that the engine starts in the same turn of the event loop go
+ * out as one POST of a list. Neutron makes all or none. A failed bulk is
+ * never simply sent again: the objects carrying its markers are looked up
+ * first (an answer lost after the create) and adopted; a transient failure
+ * retries the rest as a bulk, any other failure falls back to one create per
+ * object, so each error belongs to its own manifest.
+ */
+export class BulkCreator {
+  private readonly queues = new Map<string, Pending[]>();
+  private readonly run: Run;
+  private readonly single: Single;
+  /** Bulk POSTs sent (a test and the bench read it). */
+  posts = 0;
+
+  constructor(run: Run, single: Single) {
+    this.run = run;
+    this.single = single;
+  }
+
+  create(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote> {
+    if (!node.adapter.bulkCreate) return this.single(node, desired, marker);
+    const key = `${node.pc.ctx.projectId}\n${node.m.kind}`;
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(key);
+      if (!queue) {
+        queue = [];
+        this.queues.set(key, queue);
+        // Everything the engine starts before the next turn joins this bulk.
+        setImmediate(() => void this.flush(key));
+      }
+      queue.push({ node, desired, marker, resolve, reject });
+    });
+  }
+
+  private async flush(key: string): Promise<void> {
+    const items = this.queues.get(key) ?? [];
+    this.queues.delete(key);
+    if (items.length === 1) return this.alone(items[0]!);
+    let pending = items;
+    try {
+      await retry(
+        async () => {
+          try {
+            await this.post(pending);
+            pending = [];
+          } catch (err) {
+            if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
+            pending = await this.adopt(pending);
+            if (pending.length > 0) throw err;
+          }
+        },
+        {
+          retries: this.run.opts.transientRetries,
+          baseMs: 1000,
+          maxMs: 15_000,
+          retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict,
+          onRetry: (err, _attempt, delay) => {
+            for (const p of pending) this.run.emit('retrying', p.node.address, 'TransientError', `${(err as Error).message} (bulk of ${pending.length}, in ${(delay / 1000).toFixed(1)} s)`);
+          },
+          signal: this.run.opts.signal,
+        },
+      );
+    } catch {
+      // One by one: a refused object (a CIDR overlap, a quota) fails alone, with its own error.
+      await Promise.all(pending.map((p) => this.alone(p)));
+    }
+  }
+
+  private async alone(p: Pending): Promise<void> {
+    try {
+      p.resolve(await this.single(p.node, p.desired, p.marker));
+    } catch (err) {
+      p.reject(err);
+    }
+  }
+
+  private async post(items: Pending[]): Promise<void> {
+    const bulk = items[0]!.node.adapter.bulkCreate!;
+    const ctx = items[0]!.node.pc.ctx;
+    const bodies: Record<string, unknown>[] = [];
+    for (const p of items) bodies.push(await bulk.body(ctx, p.node.m, p.desired, p.marker));
+    this.posts++;
+    const res = await ctx.apis.network.post<Record<string, Record<string, unknown>[]>>(`/${bulk.collection}`, { [bulk.collection]: bodies });
+    const raws = res[bulk.collection] ?? [];
+    if (raws.length !== items.length) throw new OpenStackError({ status: 0, service: 'network', method: 'POST', path: `/${bulk.collection}`, detail: `bulk create answered ${raws.length} objects for ${items.length}` });
+    items.forEach((p, i) => p.resolve(bulk.remote(raws[i]!, p.desired, p.marker)));
+  }
+
+  /** The objects of a failed bulk that exist anyway (its answer was lost) are adopted; the others are returned. */
+  private async adopt(items: Pending[]): Promise<Pending[]> {
+    const first = items[0]!.node;
+    const found = new Map((await first.adapter.observe(first.pc.ctx)).flatMap((r) => (r.marker?.owner === this.run.opts.owner ? [[r.marker.ref, r] as const] : [])));
+    return items.filter((p) => {
+      const remote = found.get(p.node.ref);
+      if (!remote) return true;
+      this.run.emit('adopted', p.node.address, 'Adopted', `adopted ${remote.id}, created by an earlier attempt`, { id: remote.id });
+      p.resolve(remote);
+      return false;
+    });
+  }
+}

@@ -1,0 +1,138 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { applyPath, type ApplyReport } from '../../agent/act/apply.ts';
+import { ownedProjects } from '../../agent/act/projects.ts';
+import { defaultConfig } from '../../agent/config/config.ts';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import { ApiCounters } from '../../agent/openstack/counters.ts';
+import type { BenchRow } from './table.ts';
+
+const cloudName = 'kupenstack-local';
+
+/**
+ * Per namespace, within Neutron's and Cinder's default quotas (10 security
+ * groups with the default one, 10 volumes): `units` networks, subnets and
+ * ports, `groups` security groups with one rule each, `volumes` fake-driver
+ * volumes. The default 100 namespaces × 100 resources = 10 000.
+ */
+interface Shape {
+  namespaces: number;
+  units: number;
+  groups: number;
+  volumes: number;
+}
+
+function shapeOf(perNamespace: number, namespaces: number, volumes: number): Shape {
+  const groups = Math.min(8, Math.max(1, Math.round(perNamespace * 0.08)));
+  const units = Math.max(1, Math.floor((perNamespace - groups - volumes) / 3));
+  return { namespaces, units, groups, volumes };
+}
+
+const resourcesOf = (s: Shape): number => s.namespaces * (s.units * 3 + s.groups + s.volumes);
+
+/** `mtu` of the changed networks: the 1 % change is one network per namespace. */
+function manifests(ns: string, s: Shape, changed: boolean): string {
+  const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
+  const docs: string[] = [];
+  for (let i = 0; i < s.groups; i++) docs.push(`${h('SecurityGroup', `sg-${i}`)}  rules:\n    - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 10.0.0.0/8}\n`);
+  for (let i = 0; i < s.units; i++) {
+    docs.push(`${h('Network', `net-${i}`)}  mtu: ${changed && i === 0 ? 1300 : 1400}\n`);
+    docs.push(`${h('Subnet', `sub-${i}`)}  networkRef: {name: net-${i}}\n  cidr: 10.${i % 250}.${Math.floor(i / 250)}.0/24\n  enableDHCP: false\n`);
+    docs.push(`${h('Port', `port-${i}`)}  networkRef: {name: net-${i}}\n  securityGroupRefs: [{name: sg-${i % s.groups}}]\n`);
+  }
+  for (let i = 0; i < s.volumes; i++) docs.push(`${h('Volume', `vol-${i}`)}  size: 1\n`);
+  return docs.join('---\n');
+}
+
+/** Peak resident memory of this process while `work` runs (sampled every 100 ms). */
+async function peakRss<T>(work: () => Promise<T>): Promise<{ value: T; rssMb: number }> {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
+  try {
+    const value = await work();
+    return { value, rssMb: Math.max(peak, process.memoryUsage().rss) / 2 ** 20 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Read calls per API collection (`network GET /ports`), what a no-op's cost is made of. */
+function readsByCollection(counters: ApiCounters): string {
+  return Object.entries(counters.byCollection())
+    .filter(([k]) => / (GET|HEAD) /.test(k))
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(', ');
+}
+
+/** The openstack CLI creating `n` networks in one project, one after the other: its networks per second. */
+function cliNetworksPerSecond(project: string, n: number): number {
+  execFileSync('openstack', ['--os-cloud', cloudName, 'project', 'create', project], { stdio: 'ignore' });
+  const t0 = performance.now();
+  const out = spawnSync('bash', ['-c', `set -e; for i in $(seq 1 ${n}); do openstack network create --project ${project} --mtu 1400 cli-net-$i >/dev/null; done`], { env: { ...process.env, OS_CLOUD: cloudName }, encoding: 'utf8' });
+  const seconds = (performance.now() - t0) / 1000;
+  if (out.status !== 0) throw new Error(`the CLI failed: ${out.stderr.slice(-500)}`);
+  return n / seconds;
+}
+
+/**
+ * `BENCH_ONLY=scale`: many namespaces (BENCH_SCALE_NAMESPACES, default 100)
+ * of BENCH_SCALE_PER_NAMESPACE resources (default 100): first apply, no-op
+ * apply with its read calls per collection (they must not grow with the
+ * number of projects), a 1 % change; peak RSS of the agent (this process).
+ */
+export async function benchScale(): Promise<BenchRow[]> {
+  const namespaces = Number(process.env.BENCH_SCALE_NAMESPACES ?? '100');
+  const s = shapeOf(Number(process.env.BENCH_SCALE_PER_NAMESPACE ?? '100'), namespaces, Number(process.env.BENCH_SCALE_VOLUMES ?? '2'));
+  const total = resourcesOf(s);
+  const owner = `scale${randomBytes(3).toString('hex')}`;
+  const dir = mkdtempSync(join(tmpdir(), 'ks-bench-scale-'));
+  const repo = join(dir, 'repo');
+  const write = (changed: boolean): void => {
+    rmSync(repo, { recursive: true, force: true });
+    mkdirSync(repo);
+    for (let n = 0; n < namespaces; n++) writeFileSync(join(repo, `ns-${n}.yaml`), manifests(`ns-${n}`, s, changed));
+  };
+  const config = { ...defaultConfig, owner, projectPrefix: `${owner}-`, stateDir: join(dir, 'state'), concurrency: Number(process.env.BENCH_SCALE_CONCURRENCY ?? '16') };
+  const counters = new ApiCounters();
+  const cloud = OpenStackCloud.fromCloudsYaml(cloudName);
+  const apply = async (prune: boolean, allowMassDelete = false): Promise<{ report: ApplyReport; seconds: number; rssMb: number }> => {
+    counters.reset();
+    const t0 = performance.now();
+    const { value, rssMb } = await peakRss(() => applyPath({ path: repo, cloud: cloudName, config, prune, allowMassDelete, counters, log: () => undefined }));
+    const seconds = (performance.now() - t0) / 1000;
+    if (!value.report || value.report.errors.length) throw new Error(`apply failed: ${JSON.stringify((value.report?.errors ?? value.diagnostics).slice(0, 5))}`);
+    return { report: value.report, seconds, rssMb };
+  };
+  const rows: BenchRow[] = [];
+  const cliProject = `${owner}-cli`;
+  try {
+    write(false);
+    const first = await apply(true);
+    const rate = total / first.seconds;
+    const cliRate = cliNetworksPerSecond(cliProject, 20);
+    const noop = await apply(true);
+    const noopReads = readsByCollection(counters);
+    write(true);
+    const change = await apply(true);
+    const rss = Math.max(first.rssMb, noop.rssMb, change.rssMb);
+    const label = `${total} resources in ${namespaces} namespaces`;
+    rows.push(
+      { name: `scale: first apply, ${label}`, ours: `${first.seconds.toFixed(0)} s, ${rate.toFixed(1)} resources/s (${first.report.apiCalls.write} writes)`, peer: `openstack CLI: ${cliRate.toFixed(2)} networks/s, one at a time`, goal: '≥ 1× the CLI\'s rate', met: rate >= cliRate },
+      { name: `scale: no-op apply, ${label}`, ours: `${noop.seconds.toFixed(1)} s, ${noop.report.apiCalls.read} reads, ${noop.report.apiCalls.write} writes`, peer: `per kind: ${noopReads}`, goal: '≤ 20 s, 0 writes', met: noop.seconds <= 20 && noop.report.apiCalls.write === 0 },
+      { name: `scale: 1 % change (${namespaces} networks' mtu), ${label}`, ours: `${change.seconds.toFixed(1)} s, ${change.report.updated} updated, ${change.report.apiCalls.write} writes`, peer: `${change.report.apiCalls.read} reads`, goal: `${namespaces} updated, ${namespaces} writes`, met: change.report.updated === namespaces && change.report.apiCalls.write === namespaces },
+      { name: `scale: peak RSS of the agent, ${label}`, ours: `${rss.toFixed(0)} MB`, peer: 'none', goal: '≤ 300 MB', met: rss <= 300 },
+    );
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+    mkdirSync(repo);
+    await applyPath({ path: repo, cloud: cloudName, config, prune: true, allowMassDelete: true, log: () => undefined }).catch((err: unknown) => console.error(`scale bench cleanup: ${String(err)}`));
+    for (const p of await ownedProjects(cloud, owner)) await cloud.identity.remove(`/projects/${p.id}`);
+    spawnSync('openstack', ['--os-cloud', cloudName, 'project', 'purge', '--project', cliProject], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
