@@ -25,7 +25,7 @@ const version = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as
 const run = randomBytes(3).toString('hex');
 const system = `image-demo-${run}-system`;
 const tenantNs = `image-demo-${run}-team`;
-const release = `ks-image-${run}`;
+const release = `kupenstack-img-${run}`;
 const owner = `img${run}`;
 const prefix = 'ks-img-';
 const optIn = `image-demo-${run}`;
@@ -169,6 +169,11 @@ describe('the container image (deploy/Containerfile, built by test/testbed/image
     // Deleted from Kubernetes → deleted from Neutron (the finalizer), by the same process.
     await kubectlOk(['delete', 'networks.kupenstack.io', 'from-image', '-n', tenantNs, '--wait=true', '--timeout=120s']);
     expect(await networksOf(tenantNs)).toEqual([]);
+    // The namespace deleted → the project the controller made for it deleted.
+    const project = async (): Promise<unknown> => (await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${tenantNs}` }))[0];
+    expect(await project()).toBeDefined();
+    await kubectlOk(['delete', 'namespace', tenantNs, '--wait=false']);
+    await until('the Keystone project to be deleted with the namespace', async () => (await project()) === undefined, 120_000);
 
     // SIGTERM is passed to the controller in the container, which stops cleanly.
     const exited = new Promise<number | null>((resolve) => controller!.once('exit', (code) => resolve(code)));
