@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,9 +48,11 @@ export function serviceAccountMount(namespace: string, serviceAccount: string, o
     return r.stdout;
   };
   const dir = mkdtempSync(join(tmpdir(), 'ks-serviceaccount-'));
+  // As the kubelet projects it: readable by the container's user (65532), whoever runs this.
+  chmodSync(dir, 0o755);
   writeFileSync(join(dir, 'token'), kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration', opts.duration ?? '2h']).trim(), { mode: 0o644 });
-  writeFileSync(join(dir, 'ca.crt'), kubectl(['get', 'configmap', 'kube-root-ca.crt', '-n', namespace, '-o', 'jsonpath={.data.ca\\.crt}']));
-  writeFileSync(join(dir, 'namespace'), namespace);
+  writeFileSync(join(dir, 'ca.crt'), kubectl(['get', 'configmap', 'kube-root-ca.crt', '-n', namespace, '-o', 'jsonpath={.data.ca\\.crt}']), { mode: 0o644 });
+  writeFileSync(join(dir, 'namespace'), namespace, { mode: 0o644 });
   return dir;
 }
 

@@ -3,8 +3,8 @@
 # isolation, host network: the API server and OpenStack are on loopback):
 #   bash test/testbed/image/run.sh [--sa-dir DIR] [--image NAME] [--entrypoint CMD] [--env K=V]... -- ARGS...
 # DIR holds what the kubelet mounts for a pod's service account (token,
-# ca.crt, namespace); it is mounted read-only at
-# /var/run/secrets/kubernetes.io/serviceaccount and KUBERNETES_SERVICE_HOST/PORT
+# ca.crt, namespace; readable by the image's user, as the kubelet makes it); it
+# is mounted read-only at /var/run/secrets/kubernetes.io/serviceaccount and KUBERNETES_SERVICE_HOST/PORT
 # name the test bed's API server (127.0.0.1:6443, which its serving
 # certificate covers: TLS is verified). Without --sa-dir nothing is mounted.
 # The entrypoint (unless --entrypoint) and the user are the image's own.
@@ -31,7 +31,9 @@ in_cluster=()
 if [ -n "$sa_dir" ]; then
   [ -f "$sa_dir/token" ] && [ -f "$sa_dir/ca.crt" ] && [ -f "$sa_dir/namespace" ] \
     || { echo "image run: --sa-dir must name a directory with token, ca.crt and namespace" >&2; exit 2; }
-  in_cluster=(--volume "$(cd "$sa_dir" && pwd):/var/run/secrets/kubernetes.io/serviceaccount:ro"
+  # /run, not /var/run: in the image /var/run is a symlink to /run, and buildah's chroot mounts
+  # would resolve an absolute symlink on the host (it made /run/secrets there).
+  in_cluster=(--volume "$(cd "$sa_dir" && pwd):/run/secrets/kubernetes.io/serviceaccount:ro"
     --env KUBERNETES_SERVICE_HOST=127.0.0.1 --env KUBERNETES_SERVICE_PORT=6443)
 fi
 image_exists "$image" || { echo "image run: $image is not built: bash test/testbed/image/build.sh" >&2; exit 1; }
