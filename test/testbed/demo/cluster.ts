@@ -84,7 +84,8 @@ async function main(): Promise<void> {
   install();
   const controller = startController();
   const stop = (): void => {
-    if (controller.pid) process.kill(-controller.pid, 'SIGTERM');
+    // To the process only (run.sh passes it to the entrypoint; a signal to the group would end buildah first).
+    if (controller.pid && controller.exitCode === null) process.kill(controller.pid, 'SIGTERM');
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

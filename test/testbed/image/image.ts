@@ -59,7 +59,8 @@ export function serviceAccountMount(namespace: string, serviceAccount: string, o
 /**
  * run.sh: the image's entrypoint with `args`; with `saDir`, as in a pod (service
  * account mounted, KUBERNETES_SERVICE_HOST/PORT set); host network. Its own process
- * group, so the caller can stop exactly it.
+ * group. Stop it with SIGTERM to its pid: run.sh passes it to the entrypoint (a
+ * signal to the whole group would end buildah, and the container unannounced).
  */
 export function runImage(saDir: string | undefined, args: string[], opts: { image?: string; entrypoint?: string; env?: Record<string, string>; stdio?: 'inherit' | 'pipe' } = {}): ChildProcess {
   const env = Object.entries(opts.env ?? {}).flatMap(([k, v]) => ['--env', `${k}=${v}`]);

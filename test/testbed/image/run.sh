@@ -54,7 +54,26 @@ fi
 [ ${#entrypoint[@]} -gt 0 ] || { echo "image run: $image has no entrypoint" >&2; exit 1; }
 ib run --isolation chroot --network host "${in_cluster[@]}" "${envs[@]}" "$ctr" -- "${entrypoint[@]}" "$@" &
 child=$!
-trap 'kill -TERM "$child" 2>/dev/null || true' TERM INT
+# buildah run (chroot) does not pass signals on: on its own SIGTERM it exits 143 and the
+# container's processes die unannounced. Signal the entrypoint itself (buildah-chroot-exec's
+# child, tini), as a container runtime does, so the agent shuts down gracefully.
+entrypoint_pid() {
+  local queue=("$child") p c
+  while [ ${#queue[@]} -gt 0 ]; do
+    p=${queue[0]}; queue=("${queue[@]:1}")
+    for c in $(ps -o pid= --ppid "$p" 2>/dev/null); do
+      if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q '^buildah-chroot-exec'; then echo "$c"; return 0; fi
+      queue+=("$c")
+    done
+  done
+  return 1
+}
+forward() {
+  local pid
+  pid=$(entrypoint_pid) && kill "-$1" "$pid" 2>/dev/null || kill "-$1" "$child" 2>/dev/null || true
+}
+trap 'forward TERM' TERM
+trap 'forward INT' INT
 rc=0
 while :; do
   wait "$child" && rc=0 || rc=$?
