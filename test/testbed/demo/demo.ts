@@ -3,11 +3,11 @@
 // foreground, show the resources appear, and say how to push a change.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
-import { bold, gitPassword, gitUser, home, publishImage, repoName, root, say, seedRepository, tbHome } from './shared.ts';
+import { bold, gitPassword, gitUser, home, installPushHook, publishImage, repoName, root, say, seedRepository } from './shared.ts';
 
 const listen = process.env.KUPENSTACK_DEMO_LISTEN ?? '127.0.0.1:9090';
 const owner = 'demo';
@@ -21,19 +21,7 @@ async function main(): Promise<void> {
   const secretFile = join(home, 'webhook-secret');
   if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(24).toString('hex'), { mode: 0o600 });
   const secret = readFileSync(secretFile, 'utf8');
-  const hook = join(tbHome, 'git/repos', `${repoName}.git`, 'hooks/post-receive');
-  writeFileSync(
-    hook,
-    `#!/bin/sh
-# KupenStack demo: tell the agent about every push (what Gitea sends, HMAC-SHA256 signed).
-while read old new ref; do
-  body=$(printf '{"ref":"%s","before":"%s","after":"%s","repository":{"clone_url":"%s"}}' "$ref" "$old" "$new" '${url}')
-  sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${secret}' -r | cut -d' ' -f1)
-  curl -s -m 5 -o /dev/null -H 'Content-Type: application/json' -H 'X-Gitea-Event: push' -H "X-Gitea-Delivery: $(cat /proc/sys/kernel/random/uuid)" -H "X-Gitea-Signature: $sig" --data-binary "$body" 'http://${listen}/hooks/demo' && echo "KupenStack agent notified" || echo "KupenStack agent not reachable on ${listen}; it will notice within a minute"
-done
-`,
-  );
-  chmodSync(hook, 0o755);
+  installPushHook(url, secret, `http://${listen}/hooks/demo`, 'agent');
 
   const configFile = join(home, 'kupenstack.yaml');
   writeFileSync(

@@ -2,7 +2,7 @@
 // repository seeded from repo-template on the local Git server, and the VM
 // image published to the local registry.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const root = resolve(import.meta.dirname, '../../..');
@@ -71,4 +71,24 @@ export function seedRepository(): string {
     say(`seeded ${url} from repo-template (2 tenants, 1 VM)`);
   }
   return url;
+}
+
+/**
+ * The Git server's post-receive hook for the demo repository: every push is
+ * posted to `hookUrl` as a Gitea push event, HMAC-SHA256 signed with `secret`.
+ */
+export function installPushHook(url: string, secret: string, hookUrl: string, who: string): void {
+  const hook = join(tbHome, 'git/repos', `${repoName}.git`, 'hooks/post-receive');
+  writeFileSync(
+    hook,
+    `#!/bin/sh
+# KupenStack demo: tell the ${who} about every push (what Gitea sends, HMAC-SHA256 signed).
+while read old new ref; do
+  body=$(printf '{"ref":"%s","before":"%s","after":"%s","repository":{"clone_url":"%s"}}' "$ref" "$old" "$new" '${url}')
+  sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${secret}' -r | cut -d' ' -f1)
+  curl -s -m 5 -o /dev/null -H 'Content-Type: application/json' -H 'X-Gitea-Event: push' -H "X-Gitea-Delivery: $(cat /proc/sys/kernel/random/uuid)" -H "X-Gitea-Signature: $sig" --data-binary "$body" '${hookUrl}' && echo "KupenStack ${who} notified" || echo "KupenStack ${who} not reachable at ${hookUrl}; it will notice within a minute"
+done
+`,
+  );
+  chmodSync(hook, 0o755);
 }
