@@ -7,6 +7,7 @@
 // namespaces team-a and team-b, then OpenStack objects. It prints the kubectl
 // commands that show them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
 import { imageIsCurrent, runImage, serviceAccountMount } from '../image/image.ts';
 import { kube, kubectlPath, tokenKubeconfig } from '../kubernetes/peer.ts';
-import { bold, git, home, publishImage, root, say, seedRepository } from './shared.ts';
+import { bold, git, gitPassword, gitUser, home, installPushHook, publishImage, root, say, seedRepository } from './shared.ts';
 
 const system = 'kupenstack-demo';
 const release = 'kupenstack-demo';
@@ -60,7 +61,33 @@ function startController(): ChildProcess {
   return spawn(process.execPath, [join(root, 'agent/cli/main.ts'), ...args, '--kubeconfig', kubeconfig], { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
 }
 
-/** Until the Sync loop is here: the repository's tenants/ applied as custom resources, as a Sync would. */
+/**
+ * The Sync resource `demo` for the repository's tenants/: its ServiceAccount
+ * demo-gitops may edit team-a and team-b only (the chart's tenant role), its
+ * Git credentials and webhook token come from Secrets, and the Git server's
+ * push hook posts to the controller's /hooks/demo.
+ */
+function syncRepository(url: string): void {
+  const secret = randomBytes(24).toString('hex');
+  const objects: unknown[] = [
+    ...tenants.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kupenstack.io/project': 'enabled' } } })),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'demo-gitops', namespace: system } },
+    ...tenants.map((namespace) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'demo-gitops-edit', namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${release}-edit` }, subjects: [{ kind: 'ServiceAccount', name: 'demo-gitops', namespace: system }] })),
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-git', namespace: system }, stringData: { username: gitUser, password: gitPassword } },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-webhook', namespace: system }, stringData: { token: secret } },
+    {
+      apiVersion: 'kupenstack.io/v1alpha1',
+      kind: 'Sync',
+      metadata: { name: 'demo' },
+      spec: { source: { git: { url, ref: { branch: 'main' }, secretRef: { name: 'demo-git' } } }, path: './tenants', interval: '1m', retryInterval: '10s', serviceAccountName: 'demo-gitops', serviceAccountNamespace: system, webhook: { secretRef: { name: 'demo-webhook' } } },
+    },
+  ];
+  kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=kupenstack-demo', '-f', '-'], objects.map((o) => JSON.stringify(o)).join('\n'));
+  installPushHook(url, secret, `http://${listen}/hooks/demo`, 'controller');
+  say(`Sync demo: ${url} (tenants/) → custom resources in ${tenants.join(', ')}, written as ServiceAccount ${system}/demo-gitops`);
+}
+
+/** Without the Sync loop: the repository's tenants/ applied as custom resources, as a Sync would. */
 function applyRepository(url: string): void {
   const checkout = join(home, 'cluster-checkout');
   rmSync(checkout, { recursive: true, force: true });
