@@ -7,7 +7,11 @@ import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
 import { serveHealth } from '../controller/health.ts';
 import { holderIdentity, LeaderElector } from '../controller/leader.ts';
+import { syncHttpHandler } from '../gitops/hooks.ts';
+import { SyncLoop } from '../gitops/sync-loop.ts';
 import { loadKubeConfig } from '../kube/client.ts';
+import { createLogger } from '../run/logger.ts';
+import { AgentMetrics } from '../run/metrics.ts';
 import { UsageError } from '../errors.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
@@ -33,14 +37,19 @@ interface ControllerCliOptions {
   renewDeadline: string;
   retryPeriod: string;
   listen?: string;
+  syncSelector?: string;
+  syncs: boolean;
+  stateDir?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /**
- * `kupenstack controller`: the in-cluster resource loop. The custom resources
- * of every namespace that opts in are kept equal in OpenStack (namespace =
- * project), with status, Events and finalizers on the CRs.
+ * `kupenstack controller`: the in-cluster loops. The Sync loop applies each
+ * Sync resource's Git repository as custom resources, impersonating the
+ * Sync's ServiceAccount; the resource loop keeps the custom resources of
+ * every namespace that opts in equal in OpenStack (namespace = project),
+ * with status, Events and finalizers on the CRs.
  */
 export function controllerCommand(): Command {
   return new Command('controller')
@@ -61,11 +70,15 @@ export function controllerCommand(): Command {
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
     .option('--renew-deadline <duration>', 'the leader stops acting once it could not renew for this long', '10s')
     .option('--retry-period <duration>', 'how often candidates try and the leader renews', '2s')
-    .option('--listen <host:port>', 'serve /healthz and /readyz (probes) on this address')
+    .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics and POST /hooks/<sync> (Git push webhooks) on this address')
+    .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
+    .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
+    .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
       if (opts.owner) config.owner = opts.owner;
       if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
+      if (opts.stateDir !== undefined) config.stateDir = opts.stateDir;
       const cloudName = opts.cloud ?? config.cloud;
       if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
@@ -99,13 +112,19 @@ export function controllerCommand(): Command {
       if (opts.leaderElect) {
         const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
         if (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
-        elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => controller.startedLeading(), onStoppedLeading: () => controller.stoppedLeading() });
+        elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
+            controller.startedLeading();
+            syncs?.startedLeading();
+          }, onStoppedLeading: () => controller.stoppedLeading() });
       }
+      const metrics = new AgentMetrics();
+      const acting = (): boolean => !elector || elector.isLeader();
+      const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
       const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls });
       const stop = (): void => {
         log('stopping');
         // The Lease is released first, so the other replica takes over at once.
-        void (elector?.stop() ?? Promise.resolve()).then(() => controller.stop()).then(() => {
+        void (elector?.stop() ?? Promise.resolve()).then(() => Promise.all([controller.stop(), syncs?.stop()])).then(() => {
           secrets.stop();
           process.exit(0);
         });
@@ -114,10 +133,11 @@ export function controllerCommand(): Command {
       process.once('SIGTERM', stop);
       let started = false;
       if (listen) {
-        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => elector?.isLeader() });
+        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => elector?.isLeader(), ...(syncs ? { extra: syncHttpHandler(syncs, secrets, metrics, createLogger('info', 'json', process.stderr)) } : {}) });
         log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
       }
       await controller.start();
+      await syncs?.start();
       started = true;
       elector?.start();
       log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${opts.leaderElectionId})` : ''}`);

@@ -90,9 +90,11 @@ function checkEntry(entry: unknown, p: Path, info: KindInfo, ctx: Context): { na
   // The owner default and the state dir are made from the name: a DNS label, not the wider subdomain of metadata.name.
   if (!isDnsLabel(name)) throw new ConfigError(`${ctx.at([...p, 'name'])}: Sync name "${name}" must be a DNS label (lower-case letters, digits, '-') of at most 63 characters`);
   if ('cloud' in spec) throw new ConfigError(`${ctx.at([...p, 'cloud'])}: a standalone Sync uses the cloud of kupenstack.yaml (the top-level "cloud:" setting); remove "cloud" here`);
+  // Impersonation needs a cluster: standalone applies to OpenStack with the agent's own credentials.
+  for (const key of ['serviceAccountName', 'serviceAccountNamespace'])
+    if (key in spec) throw new ConfigError(`${ctx.at([...p, key])}: "${key}" is for a Sync resource in the cluster (the identity its writes impersonate); a standalone Sync applies with the agent's own cloud credentials: remove "${key}" here`);
   const valid = info.validate({ apiVersion, kind: 'Sync', metadata: { name }, spec });
   const errors = valid ? [] : relevant(info.validate.errors ?? []);
-  // Nothing left once the CR-only `cloud` is set aside: the entry is a valid standalone Sync.
   if (errors.length === 0) return { name, spec: spec as unknown as SyncSpec };
   // Of the most telling kind of error, the one first in the file.
   const best = errors.filter((e) => rank(e) === rank(errors[0]!)).map((e) => explain(e, info)).map((x) => ({ ...x, where: ctx.at([...p, ...x.path]) }));
@@ -172,15 +174,11 @@ function specDefault(key: string): unknown {
 }
 
 /**
- * Errors inside oneOf branches only explain the combinator's own error; the
- * Sync CR's required `cloud` is kupenstack.yaml's top-level setting. An
+ * Errors inside oneOf branches only explain the combinator's own error. An
  * unknown key comes first: it usually explains a missing one (a typo).
  */
 function relevant(errors: ErrorObject[]): ErrorObject[] {
-  return errors
-    .filter((e) => !/\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath) && !/\/not\//.test(e.schemaPath))
-    .filter((e) => !(e.instancePath === '/spec' && e.keyword === 'required' && e.params.missingProperty === 'cloud'))
-    .sort((a, b) => rank(a) - rank(b));
+  return errors.filter((e) => !/\/(oneOf|anyOf)\/\d+\//.test(e.schemaPath) && !/\/not\//.test(e.schemaPath)).sort((a, b) => rank(a) - rank(b));
 }
 
 function rank(e: ErrorObject): number {
@@ -221,7 +219,7 @@ function explain(error: ErrorObject, info: KindInfo): { path: Path; message: str
   switch (error.keyword) {
     case 'additionalProperties': {
       const extra = String(params.additionalProperty);
-      const known = Object.keys(parent?.properties ?? {}).filter((k) => !(path.length === 0 && k === 'cloud'));
+      const known = Object.keys(parent?.properties ?? {}).filter((k) => !(path.length === 0 && k.startsWith('serviceAccount')));
       return { path: [...path, extra], message: `unknown key "${extra}"; known: ${(path.length === 0 ? ['name', ...known] : known).join(', ')}` };
     }
     case 'required': {

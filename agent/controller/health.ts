@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface HealthState {
@@ -6,6 +6,8 @@ export interface HealthState {
   ready: () => boolean;
   /** Whether this replica holds the Lease; undefined without leader election. */
   leader: () => boolean | undefined;
+  /** More endpoints on the same port (the Sync loop's /metrics and POST /hooks/<sync>); true when it answered. */
+  extra?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
 }
 
 /**
@@ -14,20 +16,25 @@ export interface HealthState {
  * over, and readiness is not leadership (`/readyz` says which in its body).
  */
 export async function serveHealth(host: string, port: number, state: HealthState): Promise<{ server: Server; address: AddressInfo }> {
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+  const server = createServer((req, res) => void answer(req, res).catch(() => {
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+    res.end('{"error":"internal error"}\n');
+  }));
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     const send = (code: number, body: Record<string, unknown>): void => {
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(`${JSON.stringify(body)}\n`);
     };
+    if (state.extra && (await state.extra(req, res, path))) return;
     if (req.method !== 'GET') return send(405, { error: 'GET only' });
     if (path === '/healthz') return send(200, { status: 'ok' });
     if (path === '/readyz') {
       const leader = state.leader();
       return state.ready() ? send(200, { status: 'ready', ...(leader === undefined ? {} : { leader }) }) : send(503, { status: 'starting: watches not synced yet' });
     }
-    send(404, { error: `no such endpoint ${path}; try /healthz or /readyz` });
-  });
+    send(404, { error: `no such endpoint ${path}; try /healthz or /readyz${state.extra ? ', /metrics or POST /hooks/<sync>' : ''}` });
+  };
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -1112,19 +1112,16 @@ export type SyncSpec = {
   prune?: boolean;
   /** Hold a revision that would delete more than this percentage of everything this Sync manages, until confirmed. */
   massDeleteThreshold?: number;
-  /** OpenStack credentials of the agent (admin scope: it creates the projects). */
-  cloud: {
-    /** Secret holding a clouds.yaml (default key: clouds.yaml). */
-    secretRef: SecretKeyRef;
-    /** Entry of clouds.yaml to use. Default: the only entry, or `openstack`. */
-    cloudName?: string;
-  };
   /** Prefix of the Keystone project made for each namespace: project name = prefix + namespace. Keystone names are at most 64 characters, so prefix plus namespace must fit. */
   projectPrefix?: string;
   /** Ownership identity written into the markers of this Sync's objects; each Sync prunes only what its owner made, so two Syncs never share one. Default: the agent's owner (one Sync) or <owner>-<sync name>. */
   owner?: DnsLabel;
   /** Namespaces treated as admin: their flavors and images may be public, their networks shared or external. */
   adminNamespaces?: DnsLabel[];
+  /** In the cluster: the ServiceAccount whose identity every write of this Sync uses (the controller impersonates it), so Kubernetes RBAC decides what the repository may create in which namespace. Required in the cluster; standalone rejects it. */
+  serviceAccountName?: DnsSubdomain;
+  /** Namespace of serviceAccountName (a Sync is cluster-scoped). Default: the controller's namespace. Standalone rejects it. */
+  serviceAccountNamespace?: DnsLabel;
   /** Run on push notifications from the Git host. Exactly one of secretRef, secretEnv or secretFile. */
   webhook?: {
     /** Secret whose `token` key verifies the payloads (HMAC). */
@@ -1144,12 +1141,18 @@ export type SyncStatus = {
   conditions?: Conditions;
   /** When the last run finished. */
   lastSyncTime?: string;
+  /** Newest revision fetched from the source. */
+  lastFetchedRevision?: string;
   /** Last revision applied successfully, e.g. main@sha1:<sha>. */
   lastAppliedRevision?: string;
   /** Last revision the agent tried to apply. */
   lastAttemptedRevision?: string;
   /** Revision held by massDeleteThreshold, waiting for confirmation. */
   heldRevision?: string;
+  /** The newest revision, rejected: nothing of it applied (see diagnostics). */
+  rejectedRevision?: string;
+  /** Why rejectedRevision was rejected: <file>:<line>:<column>: <message>, files as the repository names them. */
+  diagnostics?: string[];
   /** Recent runs, newest first. */
   history?: ({
     /** Revision of the run. */
@@ -1165,12 +1168,16 @@ export type SyncStatus = {
     /** Objects per action, e.g. {created: 2, updated: 1, deleted: 0, unchanged: 40, failed: 0}. */
     counts?: Record<string, number>;
   })[];
-  /** OpenStack objects this Sync manages. */
+  /** Objects this Sync applied to the cluster (server-side apply); the next revision prunes those it no longer declares. */
   inventory?: {
-    /** Manifest address: <namespace>/<Kind>/<name> (<Kind>/<name> when cluster-scoped). */
-    address: string;
-    /** OpenStack ID. */
-    id?: string;
+    /** e.g. kupenstack.io/v1alpha1. */
+    apiVersion: string;
+    /** e.g. Network. */
+    kind: string;
+    /** Namespace; absent for cluster-scoped kinds. */
+    namespace?: string;
+    /** metadata.name. */
+    name: string;
   }[];
 };
 

@@ -121,6 +121,11 @@ syncs:
     expect(error('syncs:\n  - name: a\n    cloud: {secretRef: {name: c}}\n    source: {directory: {path: /x}}\n')).toMatch(/\(syncs\[0\]\.cloud\): a standalone Sync uses the cloud of kupenstack.yaml/);
   });
 
+  it('refuses the in-cluster serviceAccountName/serviceAccountNamespace in a standalone Sync, naming the key and why', () => {
+    expect(error('syncs:\n  - name: a\n    source: {directory: {path: /x}}\n    serviceAccountName: gitops\n')).toMatch(/^FILE:4:\d+ \(syncs\[0\]\.serviceAccountName\): "serviceAccountName" is for a Sync resource in the cluster .*remove "serviceAccountName" here$/);
+    expect(error('syncs:\n  - name: a\n    source: {directory: {path: /x}}\n    serviceAccountNamespace: team-a\n')).toMatch(/\(syncs\[0\]\.serviceAccountNamespace\): "serviceAccountNamespace" is for a Sync resource in the cluster/);
+  });
+
   it('keeps the settings without syncs working as before', () => {
     const c = loadConfig(file('owner: x1\nconcurrency: 4\nstateDir: /tmp/s\n'));
     expect(c).toMatchObject({ owner: 'x1', concurrency: 4, stateDir: '/tmp/s', projectPrefix: 'ks-' });

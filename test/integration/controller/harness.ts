@@ -55,7 +55,8 @@ export class ControllerProcess {
     const out = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => out.once('open', () => resolve()));
     this.child = spawn(process.execPath, [join(repo, 'agent/cli/main.ts'), 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
-    await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 60_000);
+    // On a loaded test bed, node's start (type stripping of the sources) alone can take a minute.
+    await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 180_000);
   }
 
   log(): string {

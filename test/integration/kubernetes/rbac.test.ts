@@ -108,6 +108,10 @@ describe("the controller's ClusterRole", () => {
     [['create', 'secrets', '-n', 'team-x'], 'no'],
     [['delete', 'namespaces'], 'no'],
     [['create', 'pods', '-n', 'team-x'], 'no'],
+    // A Sync's writes are made as its ServiceAccount; impersonating users or groups is not granted.
+    [['impersonate', 'serviceaccounts', '-n', 'team-x'], 'yes'],
+    [['impersonate', 'users'], 'no'],
+    [['impersonate', 'groups'], 'no'],
   ])('can-i %j → %s', async (args, expected) => {
     expect(await can(...args)).toBe(expected);
   });

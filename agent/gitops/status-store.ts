@@ -1,0 +1,107 @@
+import type * as k8s from '@kubernetes/client-node';
+import { serverSideApply } from '../kube/client.ts';
+import { type Condition, type ConditionType, type RunRecord, type SyncStatus, type SyncStatusStore } from '../run/status.ts';
+import { group, version } from '../schema/registry.ts';
+import { setCondition } from '../status/conditions.ts';
+import type { InventoryEntry } from './inventory.ts';
+
+/** Field manager of the Sync's status (the objects a Sync applies use kupenstack-sync-<name>). */
+export const statusManager = 'kupenstack-controller';
+const historyLength = 10;
+const conditionOrder: ConditionType[] = ['Ready', 'Reconciling', 'Stalled', 'SourceReady'];
+
+/** What the Sync CR's status holds (schemas/sync.schema.json). */
+export interface SyncResourceStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  lastSyncTime?: string;
+  lastFetchedRevision?: string;
+  lastAppliedRevision?: string;
+  lastAttemptedRevision?: string;
+  heldRevision?: string;
+  rejectedRevision?: string;
+  diagnostics?: string[];
+  history?: { revision: string; startedAt: string; duration?: string; result: RunRecord['result']; message?: string; counts?: Record<string, number> }[];
+  inventory?: InventoryEntry[];
+}
+
+/**
+ * The in-cluster SyncStatusStore: the same conditions and history as the
+ * standalone status file (agent/run/status.ts, sync-conditions.ts), kept in
+ * the Sync resource's status subresource by server-side apply. What only
+ * the cluster needs (inventory, heldRevision, observedGeneration) lives
+ * beside it. Only the leader's runs call `save`.
+ */
+export class KubeSyncStatusStore implements SyncStatusStore {
+  readonly status: SyncStatus;
+  inventory: InventoryEntry[];
+  heldRevision?: string;
+  generation?: number;
+  private readonly custom: k8s.CustomObjectsApi;
+
+  constructor(custom: k8s.CustomObjectsApi, name: string, source: string, suspended: boolean, saved: SyncResourceStatus | undefined) {
+    this.custom = custom;
+    this.status = { name, source, suspended, conditions: [], history: [] };
+    this.inventory = [];
+    this.reload(saved);
+  }
+
+  /** Takes the resource's status as saved (a replica that becomes leader continues from the last leader's inventory, not from what it saw at start). */
+  reload(saved: SyncResourceStatus | undefined): void {
+    const s = saved ?? {};
+    const { name, source, suspended } = this.status;
+    for (const key of Object.keys(this.status)) delete (this.status as unknown as Record<string, unknown>)[key];
+    Object.assign(this.status, {
+      name,
+      source,
+      suspended,
+      conditions: (s.conditions ?? []).map((c) => ({ ...c, lastTransitionTime: asTime(c.lastTransitionTime) })),
+      history: (s.history ?? []).map((h) => ({ revision: h.revision, trigger: 'startup', startedAt: asTime(h.startedAt), duration: h.duration ?? '0s', durationMs: 0, result: h.result, ...(h.message ? { message: h.message } : {}), ...(h.counts ? { counts: h.counts } : {}) })),
+    });
+    for (const key of ['lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const) if (s[key]) this.status[key] = s[key];
+    if (s.diagnostics?.length) this.status.rejectedBecause = s.diagnostics;
+    if (s.lastSyncTime) this.status.lastSyncTime = asTime(s.lastSyncTime);
+    this.inventory = s.inventory ?? [];
+    this.heldRevision = s.heldRevision;
+    if (!this.get('Ready')) this.condition('Ready', 'Unknown', 'Pending', 'waiting for the first run');
+  }
+
+  condition(type: ConditionType, status: Condition['status'], reason: string, message: string): void {
+    const next = setCondition<Condition>(this.status.conditions, { type, status, reason, message });
+    this.status.conditions = next.sort((a, b) => conditionOrder.indexOf(a.type) - conditionOrder.indexOf(b.type));
+  }
+
+  get(type: ConditionType): Condition | undefined {
+    return this.status.conditions.find((c) => c.type === type);
+  }
+
+  record(run: RunRecord): void {
+    this.status.history = [run, ...this.status.history].slice(0, historyLength);
+    this.status.lastSyncTime = new Date().toISOString();
+  }
+
+  body(): SyncResourceStatus {
+    const s = this.status;
+    const out: SyncResourceStatus = { conditions: s.conditions, inventory: this.inventory };
+    if (this.generation !== undefined) out.observedGeneration = this.generation;
+    for (const key of ['lastSyncTime', 'lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const) if (s[key]) out[key] = s[key];
+    if (s.rejectedBecause?.length) out.diagnostics = s.rejectedBecause.slice(0, 20).map((l) => l.slice(0, 4096));
+    if (this.heldRevision) out.heldRevision = this.heldRevision;
+    out.history = s.history.map((h) => ({ revision: h.revision, startedAt: h.startedAt, duration: h.duration, result: h.result, ...(h.message ? { message: h.message } : {}), ...(h.counts ? { counts: h.counts } : {}) }));
+    return out;
+  }
+
+  /** Server-side apply of the whole status: a field left out (a cleared rejectedRevision) is removed. */
+  async save(): Promise<void> {
+    await this.custom.patchClusterCustomObjectStatus(
+      { group, version, plural: 'syncs', name: this.status.name, fieldManager: statusManager, force: true, body: { apiVersion: `${group}/${version}`, kind: 'Sync', metadata: { name: this.status.name }, status: this.body() } },
+      serverSideApply,
+    );
+  }
+}
+
+/** client-node hands date-time fields back as Date objects. */
+function asTime(v: unknown): string {
+  return v instanceof Date ? v.toISOString() : String(v);
+}
+

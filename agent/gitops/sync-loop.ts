@@ -1,0 +1,223 @@
+import * as k8s from '@kubernetes/client-node';
+import type { AgentConfig } from '../config/config.ts';
+import { syncConfigOf, type SyncConfig } from '../config/syncs.ts';
+import { KupenstackError } from '../errors.ts';
+import { mergePatch } from '../kube/client.ts';
+import type { SyncSpec } from '../model/kinds.generated.ts';
+import type { Logger } from '../run/logger.ts';
+import type { AgentMetrics } from '../run/metrics.ts';
+import { Scheduler, type Trigger } from '../run/scheduler.ts';
+import { sourceForSync } from '../run/sync-source.ts';
+import { reasons } from '../run/sync-conditions.ts';
+import { group, version, type SchemaRegistry } from '../schema/registry.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
+import type { Source } from '../source/source.ts';
+import { impersonating, serviceAccountUser } from './impersonate.ts';
+import { KubeSyncStatusStore, statusManager, type SyncResourceStatus } from './status-store.ts';
+import { SyncWorker } from './sync-worker.ts';
+
+/** Set by a webhook delivery (on whichever replica the Service chose); the leader's watch sees it and runs the Sync. Flux's reconcile.fluxcd.io/requestedAt. */
+export const requestedAtAnnotation = 'kupenstack.io/reconcile-requested-at';
+
+interface SyncObject extends k8s.KubernetesObject {
+  metadata: k8s.V1ObjectMeta & { name: string };
+  spec: SyncSpec;
+  status?: SyncResourceStatus;
+}
+
+interface Running {
+  generation?: number;
+  store?: KubeSyncStatusStore;
+  requestedAt?: string;
+  scheduler?: Scheduler;
+  source?: Source;
+  sync?: SyncConfig;
+  object: SyncObject;
+}
+
+export interface SyncLoopOptions {
+  kc: k8s.KubeConfig;
+  registry: SchemaRegistry;
+  config: AgentConfig;
+  /** Resolves Secrets in the controller's namespace: Git credentials, webhook secrets. */
+  secrets: SecretResolver;
+  /** The controller's namespace: default namespace of spec.serviceAccountName. */
+  namespace: string;
+  metrics: AgentMetrics;
+  logger: Logger;
+  acting: () => boolean;
+  /** Only Syncs matching this label selector (several controllers on one cluster, tests). */
+  selector?: string;
+}
+
+/**
+ * The in-cluster Sync loop (DESIGN §9, loop 1): watches the cluster-scoped
+ * Sync resources and runs each on its own clock (agent/run/scheduler.ts)
+ * with a SyncWorker whose writes impersonate the Sync's ServiceAccount. The
+ * resource loop then takes the custom resources to OpenStack. A changed spec
+ * starts the Sync afresh; deleting a Sync leaves its objects in place
+ * (like Flux's `prune: false` on delete; delete them with
+ * `kubectl delete … -l kupenstack.io/sync=<name>`).
+ */
+export class SyncLoop {
+  private readonly o: SyncLoopOptions;
+  private readonly custom: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
+  private readonly running = new Map<string, Running>();
+  private informer?: k8s.Informer<SyncObject> & k8s.ObjectCache<SyncObject>;
+  private stopped = false;
+
+  constructor(opts: SyncLoopOptions) {
+    this.o = opts;
+    this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+  }
+
+  async start(): Promise<void> {
+    const informer = k8s.makeInformer<SyncObject>(this.o.kc, `/apis/${group}/${version}/syncs`, async () => (await this.custom.listClusterCustomObject({ group, version, plural: 'syncs', labelSelector: this.o.selector })) as k8s.KubernetesListObject<SyncObject>, this.o.selector);
+    informer.on('add', (s) => void this.onSync(s));
+    informer.on('update', (s) => void this.onSync(s));
+    informer.on('delete', (s) => void this.forget(s.metadata.name));
+    informer.on('error', (err: unknown) => {
+      if (this.stopped) return;
+      this.o.logger.warn({ error: (err as { message?: string } | undefined)?.message }, 'watch of syncs ended; listing again in 2 s');
+      setTimeout(() => void informer.start().catch(() => {}), 2_000);
+    });
+    this.informer = informer;
+    await informer.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.informer?.stop().catch(() => {});
+    await Promise.all([...this.running.keys()].map((name) => this.forget(name)));
+  }
+
+  /** Leadership gained: every Sync runs now (what came while following was not applied). */
+  startedLeading(): void {
+    for (const [name, r] of this.running) {
+      void this.custom
+        .getClusterCustomObject({ group, version, plural: 'syncs', name })
+        .then((fresh) => r.store?.reload((fresh as SyncObject).status))
+        .catch(() => r.store?.reload(r.object.status))
+        .finally(() => r.scheduler?.trigger('startup'));
+    }
+  }
+
+  /** What a webhook needs of a Sync: its settings, once its spec is valid. */
+  syncConfig(name: string): SyncConfig | undefined {
+    return this.running.get(name)?.sync;
+  }
+
+  /** A verified push for this Sync: recorded on the resource, so the leader runs it whichever replica received the push. */
+  async requestRun(name: string): Promise<void> {
+    await this.custom.patchClusterCustomObject({ group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: new Date().toISOString() } } } }, mergePatch);
+  }
+
+  private async onSync(s: SyncObject): Promise<void> {
+    const name = s.metadata.name;
+    const r = this.running.get(name);
+    const requestedAt = s.metadata.annotations?.[requestedAtAnnotation];
+    if (r && r.generation === s.metadata.generation) {
+      r.object = s;
+      if (requestedAt && requestedAt !== r.requestedAt) {
+        r.requestedAt = requestedAt;
+        r.scheduler?.trigger('webhook');
+      }
+      return;
+    }
+    await this.forget(name);
+    const next: Running = { generation: s.metadata.generation, requestedAt, object: s };
+    this.running.set(name, next);
+    try {
+      await this.begin(next);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.o.logger.error({ sync: name, error: message }, 'Sync cannot run');
+      if (this.o.acting()) await this.stall(s, 'InvalidSpec', message).catch(() => {});
+    }
+  }
+
+  private async begin(r: Running): Promise<void> {
+    const s = r.object;
+    const name = s.metadata.name;
+    const spec = s.spec;
+    const fail = (key: (string | number)[], message: string): Error => new KupenstackError('sync.invalid', `Sync ${name} spec.${key.join('.')}: ${message}`);
+    const sync = syncConfigOf(name, spec, { owner: this.o.config.owner, projectPrefix: this.o.config.projectPrefix, single: false }, fail);
+    if (!spec.serviceAccountName) throw fail(['serviceAccountName'], `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`);
+    if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git');
+    if (spec.webhook && !spec.webhook.secretRef) throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
+    r.sync = sync;
+    const saNamespace = spec.serviceAccountNamespace ?? this.o.namespace;
+    const writer = impersonating(this.o.kc, serviceAccountUser(saNamespace, spec.serviceAccountName)).makeApiClient(k8s.CustomObjectsApi);
+    const source = await sourceForSync(sync, this.o.config, this.o.secrets);
+    r.source = source;
+    // The status as stored now, not as the watch last showed it: the previous worker's last write (its inventory) may not have arrived yet.
+    const fresh = (await this.custom.getClusterCustomObject({ group, version, plural: 'syncs', name })) as SyncObject;
+    const store = new KubeSyncStatusStore(this.custom, name, source.description, sync.suspend, fresh.status);
+    store.generation = s.metadata.generation;
+    r.store = store;
+    const log = this.o.logger.child({ sync: name });
+    const worker = new SyncWorker({
+      sync,
+      massDeleteThreshold: spec.massDeleteThreshold ?? 50,
+      source,
+      store,
+      writer,
+      registry: this.o.registry,
+      metrics: this.o.metrics,
+      log,
+      acting: this.o.acting,
+      event: (type, reason, message) => this.event(r.object, type, reason, message),
+      annotations: () => r.object.metadata.annotations ?? {},
+    });
+    r.scheduler = new Scheduler({ intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend }, (t: Trigger, signal) => worker.run(t, signal), (err) =>
+      log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),
+    );
+    log.info({ source: source.description, serviceAccount: `${saNamespace}/${spec.serviceAccountName}`, interval: spec.interval ?? 'default' }, 'watching Sync');
+    if (sync.suspend && this.o.acting()) {
+      store.condition('Reconciling', 'False', 'Suspended', 'suspend: true — no fetch, no apply, no drift correction');
+      await store.save();
+    }
+    r.scheduler.start();
+  }
+
+  private async forget(name: string): Promise<void> {
+    const r = this.running.get(name);
+    if (!r) return;
+    this.running.delete(name);
+    await r.scheduler?.stop(5_000);
+    await r.source?.close().catch(() => {});
+  }
+
+  /** A spec the loop cannot run: Stalled, with the message saying what to change. */
+  private async stall(s: SyncObject, reason: string, message: string): Promise<void> {
+    const store = new KubeSyncStatusStore(this.custom, s.metadata.name, '', false, s.status);
+    store.generation = s.metadata.generation;
+    store.condition('Ready', 'False', reason, message);
+    store.condition('Stalled', 'True', reason, 'fix the Sync spec');
+    store.condition('Reconciling', 'False', reasons.retryScheduled, 'waiting for a new spec');
+    await store.save();
+    this.event(s, 'Warning', reason, message);
+  }
+
+  /** Events of a cluster-scoped object live in `default`, where `kubectl describe sync` looks. Fire and forget. */
+  private event(s: SyncObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    if (!this.o.acting()) return;
+    const now = new Date();
+    const body: k8s.CoreV1Event = {
+      metadata: { generateName: `${s.metadata.name}.`, namespace: 'default' },
+      involvedObject: { apiVersion: `${group}/${version}`, kind: 'Sync', name: s.metadata.name, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion },
+      reason,
+      message: message.slice(0, 1024),
+      type,
+      source: { component: statusManager },
+      reportingComponent: statusManager,
+      reportingInstance: statusManager,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    void this.core.createNamespacedEvent({ namespace: 'default', body }).catch((err: unknown) => this.o.logger.warn({ sync: s.metadata.name, reason, code: (err as { code?: number }).code }, 'could not record an Event'));
+  }
+}
