@@ -93,6 +93,8 @@ export function controllerCommand(): Command {
       const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
       if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
+      // Which API server, and whether from a kubeconfig or the pod's service account ("inCluster").
+      process.stderr.write(`${new Date().toISOString()} Kubernetes API ${kc.getCurrentCluster()?.server ?? '?'} (cluster "${kc.getCurrentCluster()?.name ?? '?'}")\n`);
       const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
       const secrets = new KubeSecretResolver(kc, ownNamespace);
       const counters = new ClockedCounters();
