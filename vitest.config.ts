@@ -1,10 +1,13 @@
 import { defineConfig } from 'vitest/config';
+import LateSequencer from './test/support/late-sequencer.ts';
 
 // Two projects: pure-logic unit tests, and integration tests against the real
 // peers of the test bed (started, or reused, by the global setup).
 export default defineConfig({
   test: {
     reporters: ['default'],
+    // Kubernetes tests last: the control plane may still be building (test/support/late-sequencer.ts).
+    sequence: { sequencer: LateSequencer },
     projects: [
       {
         test: {

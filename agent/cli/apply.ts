@@ -5,6 +5,8 @@ import { UsageError } from '../errors.ts';
 import { planFromJson, readSavedPlan, type SavedPlan } from '../plan/saved.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption, printJson, type OutputFormat } from './output.ts';
+import { secretsDirOf } from '../config/config.ts';
+import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 
 interface ApplyOptions extends CloudOptions {
   prune: boolean;
@@ -46,6 +48,8 @@ export function applyCommand(): Command {
         allowMassDelete: saved ? false : opts.allowMassDelete,
         log,
         signal: controller.signal,
+        // Manifests' secret references (userDataSecretRef, credentialsSecretRef) read from secretsDir, as the agent does.
+        secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }),
         // The fresh decision must equal the saved plan, or nothing is written.
         ...(saved ? { plan: { ...planFromJson(saved.plan), observed: saved.observed } } : {}),
       });

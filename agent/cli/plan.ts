@@ -15,6 +15,8 @@ import { loadSchemaRegistry } from '../schema/registry.ts';
 import { checkGitRevision } from '../validate/check-git.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption } from './output.ts';
+import { secretsDirOf } from '../config/config.ts';
+import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 
 interface PlanOptions extends CloudOptions {
   prune: boolean;
@@ -46,7 +48,7 @@ export function planCommand(): Command {
     .action(async (path: string, opts: PlanOptions) => {
       if (opts.base !== undefined) return planRevisions(path, opts);
       const { config, cloud, cloudsFile } = resolveCloud(opts);
-      const outcome = await planPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, log: () => undefined });
+      const outcome = await planPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, log: () => undefined, secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }) });
       if (outcome.diagnostics.length > 0) return invalid(outcome.diagnostics);
       const report = outcome.report!;
       const plan: Plan = report;

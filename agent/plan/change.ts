@@ -10,7 +10,8 @@ export function changeOf(address: string, adapter: KindAdapter, action: Change['
     if (reason) change.reasons.push(reason);
   }
   const notes: string[] = [];
-  for (const f of fields) {
+  // A field's impact (resize, rebuild, lost address…) is what changing it does to an existing object: a create has none.
+  for (const f of action === 'create' ? [] : fields) {
     const impact = adapter.impact?.fields?.[f.path];
     if (!impact) continue;
     notes.push(impact.note);

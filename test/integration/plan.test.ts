@@ -1,4 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planPath } from '../../agent/act/apply.ts';
 import type { Plan } from '../../agent/plan/plan.ts';
@@ -92,5 +96,26 @@ describe('kupenstack plan against the live cloud', () => {
     );
     const applied = await ws.apply({ prune: true });
     expect(applied.report).toMatchObject({ deleted: 4, created: 0, updated: 0, errors: [] });
+  });
+
+  it('the CLI reads a VM\'s userDataSecretRef from secretsDir, as the agent does, and shows only its digest', () => {
+    const secretText = 'plan-cli-user-data-s3cret';
+    ws.write({ 'vm3.yaml': `${head('VirtualMachine', 'vm3', 'plan')}  flavorRef: {name: small}\n  imageRef: {name: one}\n  networks: [{networkRef: {name: net}}]\n  userDataSecretRef: {name: vm3-init}\n` });
+    const config = join(ws.dir, 'plan-cli.yaml');
+    writeFileSync(config, stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir }));
+    const run = () => spawnSync(process.execPath, ['agent/cli/main.ts', 'plan', ws.repo, '--cloud', testCloudName, '-c', config, '-o', 'json'], { encoding: 'utf8' });
+    const missing = run();
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('Secret plan/vm3-init key userData');
+    const dir = join(ws.config.stateDir, 'secrets', 'plan', 'vm3-init');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'userData'), secretText);
+    const found = run();
+    expect(found.status, found.stderr).toBe(2);
+    const vm3 = (JSON.parse(found.stdout) as Plan).changes.find((c) => c.address === 'plan/VirtualMachine/vm3');
+    expect(vm3).toMatchObject({ action: 'create', destructive: false });
+    expect(vm3!.fields.find((f) => f.path === 'user_data')!.after).toMatch(/^sha256:[0-9a-f]{16}$/);
+    expect(found.stdout + found.stderr).not.toContain(secretText);
+    ws.remove('vm3.yaml');
   });
 });

@@ -38,6 +38,19 @@ describe('the planner: a replace cascades as explicit, destructive changes', () 
   });
 });
 
+describe('the planner: what a create does', () => {
+  it('a VM created is not destructive and carries no resize or rebuild notes; changing its image later is', async () => {
+    const vm = (image: string) => `${h('Flavor', 'tiny')}  vcpus: 1\n  ram: 64\n  disk: 1\n---\n${h('Image', image)}  diskFormat: raw\n  source: {url: {url: "http://127.0.0.1:9/${image}.raw"}}\n---\n${net}---\n${h('VirtualMachine', 'web')}  flavorRef: {name: tiny}\n  imageRef: {name: ${image}}\n  networks: [{networkRef: {name: net}}]\n`;
+    const created = await planBetweenRevisions(await revision([net]), await revision([vm('a')]), { adapters, prune: true, massDeleteThreshold: 0.5, allowMassDelete: false, baseLabel: 'base', headLabel: 'head' });
+    const web = created.plan.changes.find((c) => c.address === 't/VirtualMachine/web');
+    expect(web).toMatchObject({ action: 'create', destructive: false, reasons: [] });
+    expect(web!.note).toBeUndefined();
+    expect(created.plan.summary.destructive).toBe(0);
+    const rebuilt = await planBetweenRevisions(await revision([vm('a')]), await revision([vm('b')]), { adapters, prune: true, massDeleteThreshold: 0.5, allowMassDelete: false, baseLabel: 'base', headLabel: 'head' });
+    expect(rebuilt.plan.changes.find((c) => c.address === 't/VirtualMachine/web')).toMatchObject({ destructive: true });
+  });
+});
+
 describe('engine seams', () => {
   it('the text log sink prints the lines the CLI always printed', () => {
     const at = new Date().toISOString();

@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,34 @@ export const kube = {
 } as const;
 
 export const kubectlPath = join(kube.bin, 'kubectl');
+
+/** True when the API server answers /readyz with 200, its certificate verified by the test bed's CA. */
+function apiReady(): Promise<boolean> {
+  if (!existsSync(kube.caFile) || !existsSync(join(kube.bin, 'kubectl'))) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const req = get(`${kube.server}/readyz`, { ca: readFileSync(kube.caFile), timeout: 3_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
+/**
+ * The suite's global setup defers this peer while its binaries build (a cold
+ * build takes ~25 min), and the sequencer runs the files that import this
+ * module last: importing it starts the control plane, waiting for the build.
+ * A plane that cannot start fails the importing file loudly with its log tail.
+ */
+async function ensureUp(): Promise<void> {
+  if (await apiReady()) return;
+  process.stderr.write('[testbed] starting the Kubernetes control plane (waiting for its build if one runs)\n');
+  const r = spawnSync('bash', [join(here, '..', 'up.sh')], { env: { ...process.env, TESTBED_PEERS: 'kubernetes', KUPENSTACK_NODE: process.execPath }, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', timeout: 75 * 60_000 });
+  process.stderr.write(r.stderr ?? '');
+  if (r.status !== 0) throw new Error(`the test bed's Kubernetes control plane could not start (exit ${r.status ?? r.signal ?? 'unknown'}):\n${(r.stderr ?? '').split('\n').slice(-40).join('\n')}`);
+}
+await ensureUp();
 
 export interface KubectlResult { code: number; stdout: string; stderr: string }
 
