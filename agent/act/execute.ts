@@ -277,10 +277,10 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
 /**
  * A create is never repeated blindly: after a failure that may have reached
  * OpenStack (a conflict, a lost connection, a 5xx) the marked object is looked
- * up first and adopted if it is there. When the answer was lost on the way
- * (a timeout, a reset, a cut body, a gateway's 502/504) the service may still
- * be working on the create: a lookup that finds nothing proves nothing, so the
- * create is not sent again in this run (the next run adopts or creates it).
+ * up first and adopted if it is there. When no answer came in time (a
+ * timeout, a gateway's 502/504) the service may still be working on the
+ * create: a lookup that finds nothing proves nothing, so the create is not
+ * sent again in this run (the next run adopts or creates it).
  */
 export async function createOnce(node: Node, desired: Record<string, unknown>, marker: Marker, run: Run): Promise<Remote> {
   let adopted: Remote | undefined;
@@ -316,9 +316,13 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   return created;
 }
 
-/** No answer, or a gateway's in its place: the request may still be running in the service. */
+/**
+ * The request may still be running in the service: no answer within the timeout, or a gateway's
+ * 502/504 in its place. A connection the service closed or a cut body mean it is done with the
+ * request: then a lookup that finds nothing is authoritative and the create may be sent again.
+ */
 function answerLost(err: OpenStackError): boolean {
-  return err.status === 0 || err.status === 502 || err.status === 504;
+  return err.timedOut || err.status === 502 || err.status === 504;
 }
 
 /** A create whose answer was lost and whose object is not (yet) there: the next run looks again before creating. */

@@ -76,16 +76,22 @@ async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOpt
       tags: [ownerTag(opts.owner), namespaceTag(ns)],
     },
   };
-  try {
-    const res = await cloud.identity.post<{ project: KeystoneProject }>('/projects', body, [201]);
-    return { namespace: ns, id: res.project.id, name };
-  } catch (err) {
-    if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
-    // Created by an earlier run that died before listing it, by this call whose answer was lost, or a name clash with a project we do not own.
-    const [existing] = await cloud.identity.list<KeystoneProject>('/projects', 'projects', { name, domain_id: opts.domainId });
-    if (existing?.tags?.includes(ownerTag(opts.owner))) return { namespace: ns, id: existing.id, name };
-    if (!err.conflict) throw err;
-    throw new KupenstackError('project.name-taken', `Keystone project "${name}" for namespace "${ns}" already exists and is not owned by KupenStack owner "${opts.owner}"; KupenStack never takes over objects it did not create. Choose another projectPrefix or rename the namespace`, { cause: err });
+  // Keystone refuses a second project of the same name in a domain, so a create repeated after a lost
+  // answer cannot duplicate: it meets a 409 and the lookup adopts what the first attempt made.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await cloud.identity.post<{ project: KeystoneProject }>('/projects', body, [201]);
+      return { namespace: ns, id: res.project.id, name };
+    } catch (err) {
+      if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
+      // Created by an earlier run that died before listing it, by this call whose answer was lost, or a name clash with a project we do not own.
+      const [existing] = await cloud.identity.list<KeystoneProject>('/projects', 'projects', { name, domain_id: opts.domainId });
+      if (existing?.tags?.includes(ownerTag(opts.owner))) return { namespace: ns, id: existing.id, name };
+      if (err.conflict) {
+        throw new KupenstackError('project.name-taken', `Keystone project "${name}" for namespace "${ns}" already exists and is not owned by KupenStack owner "${opts.owner}"; KupenStack never takes over objects it did not create. Choose another projectPrefix or rename the namespace`, { cause: err });
+      }
+      if (attempt >= 3) throw err;
+    }
   }
 }
 

@@ -18,8 +18,10 @@ export class OpenStackError extends KupenstackError {
   readonly path: string;
   readonly requestId: string | undefined;
   readonly detail: string;
+  /** No answer within the client's timeout: unlike a closed connection, the service may still be working on the request. */
+  readonly timedOut: boolean;
 
-  constructor(init: { status: number; service: string; method: string; path: string; requestId?: string | undefined; detail: string }, options?: { cause?: unknown }) {
+  constructor(init: { status: number; service: string; method: string; path: string; requestId?: string | undefined; detail: string; timedOut?: boolean }, options?: { cause?: unknown }) {
     const rid = init.requestId ? ` (request ${init.requestId})` : '';
     super(openstackCode(init.status), `${init.service} ${init.method} ${init.path} answered ${init.status || 'no response'}${rid}: ${init.detail}`, options);
     this.status = init.status;
@@ -28,6 +30,7 @@ export class OpenStackError extends KupenstackError {
     this.path = init.path;
     this.requestId = init.requestId;
     this.detail = init.detail;
+    this.timedOut = init.timedOut === true;
   }
 
   get notFound(): boolean {

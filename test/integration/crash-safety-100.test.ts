@@ -42,7 +42,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await ws.dispose();
-});
+}, 1_200_000);
 
 /** `kupenstack apply` as a child; `writes()` counts the writes it began ("create  …", "update  …", "delete  …" are logged just before each call). */
 function runApply(args: string[]): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
@@ -68,7 +68,7 @@ function runApply(args: string[]): { kill: () => void; writes: () => number; fir
 }
 
 describe('crash safety at scale', () => {
-  it(`SIGKILLed ${kills} times at random moments while creating, changing and pruning 200 resources in 5 projects: no duplicates, no orphans`, { timeout: 1_800_000 }, async () => {
+  it(`SIGKILLed ${kills} times at random moments while creating, changing and pruning 200 resources in 5 projects: no duplicates, no orphans`, { timeout: 3_600_000 }, async () => {
     writeFileSync(join(ws.dir, 'kupenstack.yaml'), stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir, concurrency: 8 }));
     const seed = Number(process.env.KS_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
     console.log(`crash-safety-100: seed ${seed} (replay with KS_CRASH_SEED=${seed})`);

@@ -26,6 +26,8 @@ export default function setup(): (() => void) | undefined {
   process.env.KS_SECRET_RUN_TMP = runTmp;
   process.env.KS_SECRET_TEE_DIR = tee;
   const originalTmp = process.env.TMPDIR;
+  // test/testbed/up.sh gives the peers it starts this one back: they outlive the run and its TMPDIR.
+  process.env.KS_SECRET_ORIGINAL_TMPDIR = originalTmp ?? '';
   process.env.TMPDIR = runTmp;
   return () => {
     if (originalTmp === undefined) delete process.env.TMPDIR;

@@ -26,11 +26,12 @@ function harness(createErrors: OpenStackError[], observe: () => Promise<Remote[]
   return { node, run, creates: () => creates };
 }
 
-const lost = (): OpenStackError => new OpenStackError({ status: 0, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'timed out' });
+const lost = (): OpenStackError => new OpenStackError({ status: 0, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'timed out', timedOut: true });
+const closed = (): OpenStackError => new OpenStackError({ status: 0, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'UND_ERR_SOCKET: other side closed' });
 const busy = (): OpenStackError => new OpenStackError({ status: 503, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'busy' });
 
 describe('createOnce', () => {
-  it('after a lost answer and a lookup that finds nothing, does not create again in this run', async () => {
+  it('after a timeout and a lookup that finds nothing, does not create again in this run', async () => {
     const h = harness([lost()], () => Promise.resolve([]));
     await expect(createOnce(h.node, {}, marker, h.run)).rejects.toThrow(/not sent again in this run/);
     expect(h.creates()).toBe(1);
@@ -48,6 +49,12 @@ describe('createOnce', () => {
     await expect(createOnce(h.node, {}, marker, h.run)).resolves.toBe(mine);
     expect(h.creates()).toBe(1);
   });
+
+  it('after a connection the service closed (it is done with the request) and a lookup that finds nothing, creates again', async () => {
+    const h = harness([closed()], () => Promise.resolve([]));
+    await expect(createOnce(h.node, {}, marker, h.run)).resolves.toMatchObject({ id: 'new' });
+    expect(h.creates()).toBe(2);
+  }, 10_000);
 
   it('after a 503 the service answered and a lookup that finds nothing, creates again', async () => {
     const h = harness([busy()], () => Promise.resolve([]));

@@ -33,6 +33,7 @@ describe('the secret scan', () => {
       writeFileSync(join(dir, 'clean.log'), 'create  ns/Network/net\nsecretRef resolved\npassword: <redacted>\n');
       // Inputs that hold credentials by design are not outputs: skipped.
       writeFileSync(join(dir, 'clouds.yaml'), 'clouds: {x: {auth: {password: planted-Secr3t-value}}}\n');
+      writeFileSync(join(dir, 'config.json'), '{"auths": {"127.0.0.1:5051": {"password": "planted-Secr3t-value"}}}\n');
       const result = scan([dir], creds);
       expect(result.files).toBe(2);
       expect(result.hits.map((h) => `${h.file.slice(dir.length + 1)}:${h.line} ${h.label}`)).toEqual(['agent.log:2 planted long', 'agent.log:3 a Keystone (fernet) token', 'agent.log:4 planted weak']);

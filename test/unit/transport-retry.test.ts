@@ -93,4 +93,13 @@ describe('the OpenStack transport', () => {
     expect((err as OpenStackError).detail).toMatch(/not valid JSON/);
     expect(hits.get('/post-short')).toBe(1);
   });
+
+  it('a POST without an answer in time is marked timedOut (the service may still be working), a closed connection is not', async () => {
+    script.set('/post-hang', [() => undefined]);
+    script.set('/post-closed', [(res) => res.destroy()]);
+    const hang = (await transport.send({ service: 'network', method: 'POST', url: `${base}/post-hang`, json: {}, timeoutMs: 300 }).catch((e: unknown) => e)) as OpenStackError;
+    const closed = (await transport.send({ service: 'network', method: 'POST', url: `${base}/post-closed`, json: {} }).catch((e: unknown) => e)) as OpenStackError;
+    expect([hang.status, hang.timedOut, closed.status, closed.timedOut]).toEqual([0, true, 0, false]);
+    expect([hits.get('/post-hang'), hits.get('/post-closed')]).toEqual([1, 1]);
+  });
 });
