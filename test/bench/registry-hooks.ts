@@ -33,7 +33,8 @@ const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
  * manifest push to the moment Glance shows the new digest active under the
  * Image's name. `notify`: the registry notifies the agent, Image and Sync
  * intervals 1 h / 30 min; else the Image has no interval (every run
- * resolves) and the Sync polls every `pollSeconds`.
+ * resolves) and the Sync polls every `pollSeconds`. Both with prune: false
+ * (only the declared kinds are observed): the difference is the trigger.
  */
 async function tagMoves(notify: boolean, pollSeconds: number): Promise<number[]> {
   const agent = new AgentProcess();
@@ -54,7 +55,7 @@ async function tagMoves(notify: boolean, pollSeconds: number): Promise<number[]>
     gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}${notify ? '  interval: 1h\n' : ''}  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true}\n` });
     const sha = gitRepo.commit('image');
     gitRepo.push();
-    agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_BENCH_GIT_PASSWORD' } }, interval: notify ? '30m' : `${pollSeconds}s`, retryInterval: '5s', webhook: { secretFile } }]);
+    agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_BENCH_GIT_PASSWORD' } }, interval: notify ? '30m' : `${pollSeconds}s`, retryInterval: '5s', webhook: { secretFile }, prune: false }]);
     await agent.start({ KS_BENCH_GIT_PASSWORD: peers.git.password });
     await agent.waitFor(sync, 'first revision', (s: SyncStatus) => s.lastAppliedRevision?.endsWith(sha) === true, 300_000);
     const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
