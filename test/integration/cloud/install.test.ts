@@ -38,7 +38,7 @@ beforeAll(async () => {
       const name = obj.metadata!.name!;
       if (type === 'ADDED') seen.push({ seq: seq++, kind, name, event: 'added' });
       const key = `${kind}/${name}/${obj.metadata!.uid}`;
-      if (!ready.has(key) && rolloutVerdict(obj as Parameters<typeof rolloutVerdict>[0]).state === 'ready') {
+      if (!ready.has(key) && rolloutVerdict(obj).state === 'ready') {
         ready.add(key);
         seen.push({ seq: seq++, kind, name, event: 'ready' });
       }
