@@ -29,12 +29,12 @@ const aborts: (() => void)[] = [];
 beforeAll(async () => {
   await kubectl(['delete', 'namespace', ns, '--wait=true', '--ignore-not-found']);
   await kubectlOk(['create', 'namespace', ns]);
-  const watch = new Watch(kc);
   let seq = 0;
   const ready = new Set<string>();
   for (const [path, kind] of [['/apis/batch/v1', 'Job'], ['/apis/apps/v1', 'Deployment'], ['/apis/apps/v1', 'StatefulSet'], ['/apis/apps/v1', 'DaemonSet']] as const) {
     const plural = `${kind.toLowerCase()}s`;
-    const req = await watch.watch(`${path}/namespaces/${ns}/${plural}`, {}, (type: string, obj: KubernetesObject) => {
+    // One configuration (and so one HTTP agent) per watch: four long-lived watches on one agent were seen to starve the fourth.
+    const req = await new Watch(loadKubeConfig({ kubeconfig: kube.kubeconfig })).watch(`${path}/namespaces/${ns}/${plural}`, {}, (type: string, obj: KubernetesObject) => {
       const name = obj.metadata!.name!;
       if (type === 'ADDED') seen.push({ seq: seq++, kind, name, event: 'added' });
       const key = `${kind}/${name}/${obj.metadata!.uid}`;
@@ -42,7 +42,9 @@ beforeAll(async () => {
         ready.add(key);
         seen.push({ seq: seq++, kind, name, event: 'ready' });
       }
-    }, () => undefined);
+    }, (err: unknown) => {
+      if (err) seen.push({ seq: seq++, kind, name: `watch ended: ${err instanceof Error ? err.message : JSON.stringify(err)}`, event: 'added' });
+    });
     aborts.push(() => req.abort());
   }
 });
