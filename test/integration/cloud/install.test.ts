@@ -33,19 +33,29 @@ beforeAll(async () => {
   const ready = new Set<string>();
   for (const [path, kind] of [['/apis/batch/v1', 'Job'], ['/apis/apps/v1', 'Deployment'], ['/apis/apps/v1', 'StatefulSet'], ['/apis/apps/v1', 'DaemonSet']] as const) {
     const plural = `${kind.toLowerCase()}s`;
-    // One configuration (and so one HTTP agent) per watch: four long-lived watches on one agent were seen to starve the fourth.
-    const req = await new Watch(loadKubeConfig({ kubeconfig: kube.kubeconfig })).watch(`${path}/namespaces/${ns}/${plural}`, {}, (type: string, obj: KubernetesObject) => {
-      const name = obj.metadata!.name!;
-      if (type === 'ADDED') seen.push({ seq: seq++, kind, name, event: 'added' });
-      const key = `${kind}/${name}/${obj.metadata!.uid}`;
-      if (!ready.has(key) && rolloutVerdict(obj).state === 'ready') {
-        ready.add(key);
-        seen.push({ seq: seq++, kind, name, event: 'ready' });
-      }
-    }, (err: unknown) => {
-      if (err) seen.push({ seq: seq++, kind, name: `watch ended: ${err instanceof Error ? err.message : JSON.stringify(err)}`, event: 'added' });
-    });
-    aborts.push(() => req.abort());
+    let resourceVersion: string | undefined;
+    let stopped = false;
+    // client-node ends a watch after a timeout: resume it from the last resourceVersion seen,
+    // so no event is lost or repeated. One configuration (one HTTP agent) per watch.
+    const start = async (): Promise<void> => {
+      const req = await new Watch(loadKubeConfig({ kubeconfig: kube.kubeconfig })).watch(`${path}/namespaces/${ns}/${plural}`, resourceVersion ? { resourceVersion } : {}, (type: string, obj: KubernetesObject) => {
+        resourceVersion = obj.metadata!.resourceVersion;
+        const name = obj.metadata!.name!;
+        if (type === 'ADDED') seen.push({ seq: seq++, kind, name, event: 'added' });
+        const key = `${kind}/${name}/${obj.metadata!.uid}`;
+        if (!ready.has(key) && rolloutVerdict(obj).state === 'ready') {
+          ready.add(key);
+          seen.push({ seq: seq++, kind, name, event: 'ready' });
+        }
+      }, () => {
+        if (!stopped) void start();
+      });
+      aborts.push(() => {
+        stopped = true;
+        req.abort();
+      });
+    };
+    await start();
   }
 });
 
