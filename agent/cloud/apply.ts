@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { isKubeStatus } from '../kube/errors.ts';
+import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
 import { imagesVerdict, jobFailureDetail, rolloutVerdict, type Verdict } from './gates.ts';
 import { describeStep, type Step } from './phases.ts';
 import type { RenderedObject } from './render.ts';
@@ -59,8 +59,13 @@ export async function applySteps(steps: readonly Step[], opts: CloudApplyOptions
         if (failure) return { done, failure: { ...failure, step: label } };
       } else {
         for (const o of step.objects) {
-          if (o.kind === 'Job') created.set(o.name, await ensureJob(api, o, opts));
-          else await api.patch(desired(o, opts), undefined, undefined, opts.fieldManager ?? 'kupenstack', true, PatchStrategy.ServerSideApply);
+          try {
+            if (o.kind === 'Job') created.set(o.name, await ensureJob(api, o, opts));
+            else await api.patch(desired(o, opts), undefined, undefined, opts.fieldManager ?? 'kupenstack', true, PatchStrategy.ServerSideApply);
+          } catch (err) {
+            const e = kubeApiError(`apply ${o.kind}/${o.name} of chart ${o.chart}${o.template ? ` (${o.template})` : ''}`, err);
+            return { done, failure: { step: label, kind: o.kind, name: o.name, reason: e.message } };
+          }
         }
         if (step.kind === 'hooks') {
           const failure = await gate(step, opts, api, core, created);

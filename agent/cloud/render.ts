@@ -56,7 +56,8 @@ export async function renderChart(input: RenderInput): Promise<RenderedObject[]>
 
 export function parseRendered(stdout: string, chart: string): RenderedObject[] {
   const out: RenderedObject[] = [];
-  for (const doc of YAML.parseAllDocuments(stdout)) {
+  // YAML 1.1, as Helm and kubectl read it: `defaultMode: 0555` is octal there, decimal 555 in 1.2.
+  for (const doc of YAML.parseAllDocuments(stdout, { version: '1.1' })) {
     if (doc.errors.length > 0) throw new ChartError('chart.render', chart, `helm template produced invalid YAML: ${doc.errors[0]!.message}`);
     const template = /# Source: (\S+)/.exec(doc.commentBefore ?? '')?.[1];
     const object = doc.toJS() as Record<string, unknown> | null;
