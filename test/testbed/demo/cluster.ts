@@ -74,7 +74,11 @@ function syncRepository(url: string): void {
   const objects: unknown[] = [
     ...tenants.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kupenstack.io/project': 'enabled' } } })),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'demo-gitops', namespace: system } },
-    ...tenants.map((namespace) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'demo-gitops-edit', namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${release}-edit` }, subjects: [{ kind: 'ServiceAccount', name: 'demo-gitops', namespace: system }] })),
+    // A tenant's edit role may not set its own quota (team-a/quota.yaml): the platform team's repository may.
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kupenstack-demo-quotas' }, rules: [{ apiGroups: ['kupenstack.io'], resources: ['projectquotas'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }] },
+    ...tenants.flatMap((namespace) =>
+      [`${release}-edit`, 'kupenstack-demo-quotas'].map((role) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `demo-gitops-${role.endsWith('quotas') ? 'quotas' : 'edit'}`, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'ServiceAccount', name: 'demo-gitops', namespace: system }] })),
+    ),
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-git', namespace: system }, stringData: { username: gitUser, password: gitPassword } },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-webhook', namespace: system }, stringData: { token: secret } },
     {
