@@ -95,8 +95,10 @@ function syncRepository(url: string): void {
 
 interface Cr { kind: string; metadata: { name: string; namespace: string }; status?: { conditions?: { type: string; status: string; reason?: string }[] } }
 
+/** The custom resources not Ready yet; none at all while the Sync has not applied the repository. */
 function notReady(): string[] {
   const items = tenants.flatMap((ns) => (JSON.parse(kubectl(['get', kinds, '-n', ns, '-o', 'json'])) as { items: Cr[] }).items);
+  if (items.length === 0) return ['the Sync to apply the repository (kubectl get sync demo)'];
   return items.filter((o) => o.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`);
 }
 
