@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
+import { TestRepo } from '../../support/git-remote.ts';
+import { peers } from '../../support/peers.ts';
 import { buildImage, imageConfig, runImage, serviceAccountMount, type BuiltImage } from '../../testbed/image/image.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
@@ -17,8 +19,9 @@ import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
  * deploy/Containerfile, pushed to the test-bed registry and pulled back by
  * digest; then its entrypoint run as in a pod of the Helm chart: the chart's
  * ServiceAccount's TokenRequest token mounted at the standard path,
- * KUBERNETES_SERVICE_HOST/PORT, clouds.yaml from a Secret. What it converges is
- * read from Neutron. Names carry this run's suffix: the plane and the cloud are shared.
+ * KUBERNETES_SERVICE_HOST/PORT, clouds.yaml from a Secret. It converges a CR
+ * applied with kubectl and a Sync resource's Git repository (the test bed's Git
+ * server); what it made is read from Neutron. Names carry this run's suffix: the plane and the cloud are shared.
  */
 const repo = join(import.meta.dirname, '../../..');
 const version = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
@@ -36,6 +39,7 @@ let built: BuiltImage;
 let buildSeconds = 0;
 let controller: ChildProcess | undefined;
 let controllerLog = '';
+let git: TestRepo | undefined;
 
 /** Output of a child, kept as it arrives. */
 function collect(child: ChildProcess, onData: (s: string) => void): void {
@@ -94,7 +98,9 @@ afterAll(async () => {
   } catch {
     // not installed: beforeAll failed earlier
   }
+  await kubectl(['delete', 'sync.kupenstack.io', `image-demo-${run}`, '--wait=false']);
   await kubectl(['delete', 'namespace', system, '--wait=false']);
+  await git?.dispose();
   for (const net of await networksOf(tenantNs)) await cloud.client('network').remove(`/networks/${net.id}`);
   const [project] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${tenantNs}` });
   if (project) await cloud.identity.remove(`/projects/${project.id}`);
@@ -134,7 +140,7 @@ describe('the container image (deploy/Containerfile, built by test/testbed/image
     expect(imageConfig(built.pulled!).id).toBe(built.id);
   });
 
-  it('run as in the cluster (the chart\'s ServiceAccount token, in-cluster config, clouds.yaml from a Secret), it converges an opted-in namespace\'s CRs into OpenStack', async () => {
+  it('run as in the cluster (the chart\'s ServiceAccount token, in-cluster config, clouds.yaml from a Secret), it converges an opted-in namespace\'s CRs and a Sync\'s Git repository into OpenStack', async () => {
     // The Deployment of the chart names the pushed image by digest.
     const deployment = JSON.parse(await kubectlOk(['-n', system, 'get', 'deployment', `${release}-controller`, '-o', 'json'])) as { spec: { template: { spec: { serviceAccountName: string; containers: { image: string }[] } } } };
     expect(deployment.spec.template.spec.containers[0]!.image).toBe(built.pulled);
@@ -149,7 +155,8 @@ describe('the container image (deploy/Containerfile, built by test/testbed/image
     });
     expect(authorized).toBe(true);
 
-    controller = runImage(saDir, ['controller', '--cloud', testCloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--opt-in-label', `kupenstack.io/project=${optIn}`, '--resync', '20s']);
+    // Only this run's Syncs (the API server is shared); the Git cache on the writable /tmp.
+    controller = runImage(saDir, ['controller', '--cloud', testCloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--opt-in-label', `kupenstack.io/project=${optIn}`, '--resync', '20s', '--sync-selector', `kupenstack.io/test-run=${run}`, '--state-dir', '/tmp/kupenstack']);
     collect(controller, (s) => (controllerLog += s));
     await until('the controller in the image to start', () => Promise.resolve(controllerLog.includes('controller started')), 240_000);
     // In-cluster configuration (no kubeconfig exists in the container): client-node names that cluster "inCluster".
@@ -166,8 +173,25 @@ describe('the container image (deploy/Containerfile, built by test/testbed/image
       return o.status?.id === net!.id && o.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     }, 60_000);
 
+    // A Sync resource: the test bed's Git repository → a custom resource written as the Sync's ServiceAccount (the chart's tenant role in this namespace) → Neutron.
+    await kubectlOk(['create', 'serviceaccount', 'gitops', '-n', tenantNs]);
+    await kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', tenantNs, '--clusterrole', `${release}-edit`, `--serviceaccount=${tenantNs}:gitops`]);
+    await kubectlOk(['create', 'secret', 'generic', 'image-git', '-n', system, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
+    git = await TestRepo.create('image-demo');
+    await git.commit({ 'team/net.yaml': `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata:\n  name: from-git\n  namespace: ${tenantNs}\nspec:\n  mtu: 1410\n` }, 'from-git');
+    git.push();
+    await kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'kupenstack.io/v1alpha1', kind: 'Sync', metadata: { name: `image-demo-${run}`, labels: { 'kupenstack.io/test-run': run } }, spec: { source: { git: { url: git.url, ref: { branch: 'main' }, secretRef: { name: 'image-git' } } }, interval: '1m', retryInterval: '5s', serviceAccountName: 'gitops', serviceAccountNamespace: tenantNs } }),
+    });
+    await until('the network from Git in Neutron', async () => (await networksOf(tenantNs)).some((n) => n.name === 'from-git'), 240_000);
+    expect((await networksOf(tenantNs)).map((n) => [n.name, n.mtu]).sort()).toEqual([['from-git', 1410], ['from-image', 1420]]);
+    const sync = JSON.parse(await kubectlOk(['get', 'sync.kupenstack.io', `image-demo-${run}`, '-o', 'json'])) as { status?: { lastAppliedRevision?: string; inventory?: unknown[] } };
+    expect(sync.status?.lastAppliedRevision).toBe(`main@sha1:${git.head()}`);
+    expect(sync.status?.inventory).toEqual([{ apiVersion: 'kupenstack.io/v1alpha1', kind: 'Network', namespace: tenantNs, name: 'from-git' }]);
+    await kubectlOk(['delete', 'sync.kupenstack.io', `image-demo-${run}`]);
+
     // Deleted from Kubernetes → deleted from Neutron (the finalizer), by the same process.
-    await kubectlOk(['delete', 'networks.kupenstack.io', 'from-image', '-n', tenantNs, '--wait=true', '--timeout=120s']);
+    await kubectlOk(['delete', 'networks.kupenstack.io', 'from-image', 'from-git', '-n', tenantNs, '--wait=true', '--timeout=120s']);
     expect(await networksOf(tenantNs)).toEqual([]);
     // The namespace deleted → the project the controller made for it deleted.
     const project = async (): Promise<unknown> => (await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${tenantNs}` }))[0];

@@ -2,20 +2,20 @@
 // cloud as Kubernetes objects. The controller runs as in a pod of the Helm
 // chart — from the container image when test/testbed/image/build.sh has built
 // the current sources, else from the sources — with the chart's ServiceAccount
-// and clouds.yaml from a Secret; the demo repository's manifests (the same Git
-// repository and registry as the standalone demo) become custom resources in
-// namespaces team-a and team-b, then OpenStack objects. It prints the kubectl
-// commands that show them.
+// and clouds.yaml from a Secret; a Sync resource makes the demo repository's
+// manifests (the same Git repository and registry as the standalone demo)
+// custom resources in namespaces team-a and team-b, then OpenStack objects. It
+// prints the kubectl commands that show them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
 import { imageIsCurrent, runImage, serviceAccountMount } from '../image/image.ts';
 import { kube, kubectlPath, tokenKubeconfig } from '../kubernetes/peer.ts';
-import { bold, git, gitPassword, gitUser, home, installPushHook, publishImage, root, say, seedRepository } from './shared.ts';
+import { bold, gitPassword, gitUser, home, installPushHook, publishImage, root, say, seedRepository } from './shared.ts';
 
 const system = 'kupenstack-demo';
 const release = 'kupenstack-demo';
@@ -51,14 +51,16 @@ function install(): void {
 
 function startController(): ChildProcess {
   const saDir = serviceAccountMount(system, 'kupenstack-controller', { duration: '24h' });
-  const args = ['controller', '--cloud', cloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--resync', '1m', '--listen', listen];
+  // Only the demo's Sync: tests on the same API server keep theirs. The Git cache in a writable place (the image's is /tmp).
+  const args = ['controller', '--cloud', cloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--resync', '1m', '--listen', listen, '--sync-selector', 'kupenstack.io/demo=true'];
   if (imageIsCurrent()) {
+    args.push('--state-dir', '/tmp/kupenstack');
     say(`running the image 127.0.0.1:5050/kupenstack/kupenstack as in a pod: ServiceAccount ${system}/kupenstack-controller (TokenRequest token at /var/run/secrets/kubernetes.io/serviceaccount), KUBERNETES_SERVICE_HOST=127.0.0.1`);
     return runImage(saDir, args, { stdio: 'inherit' });
   }
   say('the image of these sources is not built (bash test/testbed/image/build.sh builds it, ~5 min): running the controller from the sources, with the same ServiceAccount token');
   const kubeconfig = tokenKubeconfig(readFileSync(join(saDir, 'token'), 'utf8'), system).path;
-  return spawn(process.execPath, [join(root, 'agent/cli/main.ts'), ...args, '--kubeconfig', kubeconfig], { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  return spawn(process.execPath, [join(root, 'agent/cli/main.ts'), ...args, '--state-dir', join(home, 'controller-state'), '--kubeconfig', kubeconfig], { stdio: ['ignore', 'inherit', 'inherit'], detached: true });
 }
 
 /**
@@ -72,13 +74,17 @@ function syncRepository(url: string): void {
   const objects: unknown[] = [
     ...tenants.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kupenstack.io/project': 'enabled' } } })),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'demo-gitops', namespace: system } },
-    ...tenants.map((namespace) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'demo-gitops-edit', namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${release}-edit` }, subjects: [{ kind: 'ServiceAccount', name: 'demo-gitops', namespace: system }] })),
+    // A tenant's edit role may not set its own quota (team-a/quota.yaml): the platform team's repository may.
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kupenstack-demo-quotas' }, rules: [{ apiGroups: ['kupenstack.io'], resources: ['projectquotas'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }] },
+    ...tenants.flatMap((namespace) =>
+      [`${release}-edit`, 'kupenstack-demo-quotas'].map((role) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: `demo-gitops-${role.endsWith('quotas') ? 'quotas' : 'edit'}`, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'ServiceAccount', name: 'demo-gitops', namespace: system }] })),
+    ),
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-git', namespace: system }, stringData: { username: gitUser, password: gitPassword } },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-webhook', namespace: system }, stringData: { token: secret } },
     {
       apiVersion: 'kupenstack.io/v1alpha1',
       kind: 'Sync',
-      metadata: { name: 'demo' },
+      metadata: { name: 'demo', labels: { 'kupenstack.io/demo': 'true' } },
       spec: { source: { git: { url, ref: { branch: 'main' }, secretRef: { name: 'demo-git' } } }, path: './tenants', interval: '1m', retryInterval: '10s', serviceAccountName: 'demo-gitops', serviceAccountNamespace: system, webhook: { secretRef: { name: 'demo-webhook' } } },
     },
   ];
@@ -87,20 +93,12 @@ function syncRepository(url: string): void {
   say(`Sync demo: ${url} (tenants/) → custom resources in ${tenants.join(', ')}, written as ServiceAccount ${system}/demo-gitops`);
 }
 
-/** Without the Sync loop: the repository's tenants/ applied as custom resources, as a Sync would. */
-function applyRepository(url: string): void {
-  const checkout = join(home, 'cluster-checkout');
-  rmSync(checkout, { recursive: true, force: true });
-  git(['clone', '-q', url, checkout]);
-  kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=kupenstack-demo', '-f', '-'], tenants.map((name) => JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kupenstack.io/project': 'enabled' } } })).join('\n'));
-  kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=kupenstack-demo', '-R', '-f', join(checkout, 'tenants')]);
-  say(`applied ${url} (tenants/) to namespaces ${tenants.join(', ')}`);
-}
-
 interface Cr { kind: string; metadata: { name: string; namespace: string }; status?: { conditions?: { type: string; status: string; reason?: string }[] } }
 
+/** The custom resources not Ready yet; none at all while the Sync has not applied the repository. */
 function notReady(): string[] {
   const items = tenants.flatMap((ns) => (JSON.parse(kubectl(['get', kinds, '-n', ns, '-o', 'json'])) as { items: Cr[] }).items);
+  if (items.length === 0) return ['the Sync to apply the repository (kubectl get sync demo)'];
   return items.filter((o) => o.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True').map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`);
 }
 
@@ -123,7 +121,7 @@ async function main(): Promise<void> {
     await sleep(1000);
   }
   if (controller.exitCode === null) {
-    applyRepository(url);
+    syncRepository(url);
     const started = Date.now();
     let last = '';
     for (;;) {
@@ -150,16 +148,26 @@ async function main(): Promise<void> {
   kubectl describe network.kupenstack.io -n team-a  # conditions and Events
   kubectl get namespaces -l kupenstack.io/project=enabled   # namespace = OpenStack project ${prefix}<namespace>
 
-${bold('Change the cloud with kubectl:')}
+  kubectl get sync demo -o yaml                    # the Sync: revisions, conditions, history, inventory
 
-  kubectl apply -f - <<'EOF'
+${bold('Change the cloud with a git push:')}
+
+  git clone http://${gitUser}:${gitPassword}@127.0.0.1:8180/git/demo.git ~/kupenstack-demo && cd ~/kupenstack-demo
+  cat > tenants/team-b/extra-net.yaml <<'EOF'
 apiVersion: kupenstack.io/v1alpha1
 kind: Network
-metadata: {name: extra-net, namespace: team-b}
-spec: {description: added with kubectl}
+metadata:
+  name: extra-net
+  namespace: team-b
+spec:
+  description: added by a git push
 EOF
-  openstack --os-cloud ${cloudName} network list --project ${prefix}team-b   # within seconds
-  kubectl delete network.kupenstack.io extra-net -n team-b                   # and it is gone from Neutron
+  git add . && git commit -m "team-b: extra-net" && git push
+
+  The push notifies the controller (webhook); within seconds:
+  kubectl get networks.kupenstack.io -n team-b
+  openstack --os-cloud ${cloudName} network list --project ${prefix}team-b
+  git rm -q tenants/team-b/extra-net.yaml && git commit -m "no extra-net" && git push   # pruned: CR and network deleted
 
 The standalone agent (no cluster): npm run demo -- --standalone
 The controller keeps running here (Ctrl-C stops it).
