@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 import LateSequencer from './test/support/late-sequencer.ts';
 
-// Two projects: pure-logic unit tests, and integration tests against the real
-// peers of the test bed (started, or reused, by the global setup).
+// Three projects: pure-logic unit tests, and integration tests against the real
+// peers of the test bed (started, or reused, by the global setup), which `npm test`
+// runs; and the long fault and crash soaks of issue 16 (`npm run test:soak`).
 export default defineConfig({
   test: {
     reporters: ['default'],
@@ -28,6 +29,17 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 300_000,
           // The peers are shared state: integration files run one at a time.
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'soak',
+          include: ['test/soak/**/*.test.ts'],
+          globalSetup: ['test/support/secret-scan-setup.ts', 'test/testbed/global-setup.ts'],
+          setupFiles: ['test/support/secret-tee.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
           fileParallelism: false,
         },
       },

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-const deferredPeer = resolve(import.meta.dirname, '../testbed/kubernetes/peer.ts');
+/** The peer modules that start a peer deferred while it builds (test/testbed/deferred.ts). */
+const deferredPeers = new Set(['kubernetes', 'charts', 'signing'].map((p) => resolve(import.meta.dirname, `../testbed/${p}/peer.ts`)));
 
-/** True when `file` imports the Kubernetes peer module, directly or through its relative imports. */
-function needsKubernetes(file: string, seen = new Set<string>()): boolean {
-  if (file === deferredPeer) return true;
+/** True when `file` imports a deferred peer's module, directly or through its relative imports. */
+function needsDeferredPeer(file: string, seen = new Set<string>()): boolean {
+  if (deferredPeers.has(file)) return true;
   if (seen.has(file)) return false;
   seen.add(file);
   let text: string;
@@ -16,20 +17,21 @@ function needsKubernetes(file: string, seen = new Set<string>()): boolean {
     return false;
   }
   for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-    if (needsKubernetes(resolve(dirname(file), m[1]!), seen)) return true;
+    if (needsDeferredPeer(resolve(dirname(file), m[1]!), seen)) return true;
   }
   return false;
 }
 
 /**
- * Vitest's order, except that the files needing the Kubernetes control plane
- * run last: on a fresh machine its binaries build (~25 min) while the
- * OpenStack, registry and Git tests run (test/testbed/up.sh defers it).
+ * Vitest's order, except that the files needing a peer that builds for long on
+ * a fresh machine (the Kubernetes control plane and the test charts' helm,
+ * ~25 min; cosign, ~25 min) run last: the builds go on while the OpenStack,
+ * registry and Git tests run (test/testbed/up.sh defers those peers).
  */
 export default class LateSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const late = new Map(sorted.map((f) => [f, needsKubernetes(f.moduleId)]));
+    const late = new Map(sorted.map((f) => [f, needsDeferredPeer(f.moduleId)]));
     return [...sorted.filter((f) => !late.get(f)), ...sorted.filter((f) => late.get(f))];
   }
 }

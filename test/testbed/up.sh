@@ -35,13 +35,21 @@ case " $peers " in *" signing "*)
     setsid bash "$HERE/signing/build.sh" >"$TB_HOME/signing/build.log" 2>&1 </dev/null 9>&- &
   fi ;;
 esac
+# deferred PEER: with TESTBED_DEFER_UNBUILT=1 (the test suite's global setup), true
+# when PEER's binaries are still building: it is not waited for here. The tests
+# that need it import its peer module, which starts it (test/testbed/deferred.ts),
+# and run last, so the builds overlap the OpenStack, registry and Git tests.
+deferred() {
+  [ "${TESTBED_DEFER_UNBUILT:-}" = 1 ] || return 1
+  case $1 in
+    kubernetes|charts) ! bash "$HERE/kubernetes/build.sh" --check ;;  # charts need the build's helm
+    signing) ! bash "$HERE/signing/build.sh" --check ;;
+    *) return 1 ;;
+  esac
+}
 for peer in $peers; do
-  # TESTBED_DEFER_UNBUILT=1 (the test suite's global setup): a peer whose binaries
-  # are still building is not waited for here; the tests that need it start it
-  # themselves (test/testbed/kubernetes/peer.ts) and run last, so the build
-  # overlaps the OpenStack tests instead of delaying them.
-  if [ "$peer" = kubernetes ] && [ "${TESTBED_DEFER_UNBUILT:-}" = 1 ] && ! bash "$HERE/kubernetes/build.sh" --check; then
-    tb_log "== kubernetes: deferred until its build is done (the Kubernetes tests run last and wait for it)"
+  if deferred "$peer"; then
+    tb_log "== $peer: deferred until its build is done (its tests run last and start it)"
     continue
   fi
   tb_log "== $peer"

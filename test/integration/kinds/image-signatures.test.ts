@@ -15,6 +15,7 @@ import { manifestHead as head, Workspace } from '../../support/apply.ts';
 import { client, oras } from '../../support/oci.ts';
 import { testCloudName } from '../../support/context.ts';
 import { qcow2Disk } from './image-oci-fixtures.ts';
+import { signing } from '../../testbed/signing/peer.ts';
 
 /**
  * `spec.verify`: images signed by the real cosign (v3, key pair made by
@@ -27,9 +28,8 @@ import { qcow2Disk } from './image-oci-fixtures.ts';
  */
 
 const exec = promisify(execFile);
-const cache = process.env.KUPENSTACK_TESTBED_CACHE ?? '/var/cache/kupenstack-testbed';
-const cosignBin = join(cache, 'cosign-v3.1.3', 'bin', 'cosign');
-const referrersRegistry = '127.0.0.1:5060';
+const cosignBin = signing.cosign;
+const referrersRegistry = signing.referrersRegistry;
 const distribution = '127.0.0.1:5050';
 const run = randomBytes(3).toString('hex');
 const ns = 'sigs';

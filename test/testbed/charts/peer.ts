@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { answers200, ensurePeers } from '../deferred.ts';
 import { kube } from '../kubernetes/peer.ts';
 
 /** The test charts as the test bed serves them (test/testbed/charts/up.sh). */
@@ -14,3 +15,6 @@ export const charts = {
   /** The test bed's pinned helm. */
   helm: join(kube.bin, 'helm'),
 } as const;
+
+// Needs the Kubernetes peer's helm: deferred with it on a fresh machine (test/testbed/deferred.ts).
+await ensurePeers(['charts'], () => answers200(`${charts.repository}/index.yaml`));

@@ -1,9 +1,10 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePeers } from '../deferred.ts';
 
 /**
  * The test bed's Kubernetes control plane as tests see it (test/testbed/kubernetes/up.sh
@@ -45,20 +46,8 @@ function apiReady(): Promise<boolean> {
   });
 }
 
-/**
- * The suite's global setup defers this peer while its binaries build (a cold
- * build takes ~25 min), and the sequencer runs the files that import this
- * module last: importing it starts the control plane, waiting for the build.
- * A plane that cannot start fails the importing file loudly with its log tail.
- */
-async function ensureUp(): Promise<void> {
-  if (await apiReady()) return;
-  process.stderr.write('[testbed] starting the Kubernetes control plane (waiting for its build if one runs)\n');
-  const r = spawnSync('bash', [join(here, '..', 'up.sh')], { env: { ...process.env, TESTBED_PEERS: 'kubernetes', KUPENSTACK_NODE: process.execPath }, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', timeout: 75 * 60_000 });
-  process.stderr.write(r.stderr ?? '');
-  if (r.status !== 0) throw new Error(`the test bed's Kubernetes control plane could not start (exit ${r.status ?? r.signal ?? 'unknown'}):\n${(r.stderr ?? '').split('\n').slice(-40).join('\n')}`);
-}
-await ensureUp();
+// Deferred by the suite's global setup while its binaries build: importing this module starts the plane.
+await ensurePeers(['kubernetes'], apiReady);
 
 export interface KubectlResult { code: number; stdout: string; stderr: string }
 
