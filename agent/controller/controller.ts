@@ -18,6 +18,8 @@ import { documentsOf, revisionOf } from './revision.ts';
 import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { WorkQueue } from './work-queue.ts';
+import { forgetDiskSources } from '../glance/registry-source.ts';
+import { forgetResolutions } from '../kinds/image/oci.ts';
 
 export const projectLabel = 'kupenstack.io/project';
 
@@ -133,6 +135,9 @@ export class Controller {
     this.leadership = new AbortController();
     this.memory.clear();
     this.recentEvents.clear();
+    // Process-wide: resolved image tags and registry clients; the next leadership resolves and authenticates afresh.
+    forgetResolutions();
+    forgetDiskSources();
   }
 
   /** True when this replica may write (no leader election, or it holds the Lease). */

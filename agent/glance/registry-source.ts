@@ -33,6 +33,11 @@ export function diskSourceFor(options: SourceOptions = {}): DiskSource {
   return s;
 }
 
+/** Drops every registry client (tokens, connections, what was sniffed): a demoted controller keeps nothing a leader learnt. */
+export function forgetDiskSources(): void {
+  sources.clear();
+}
+
 /** Credentials only from a Secret the manifest names, a file the user names, or $DOCKER_CONFIG/config.json. */
 function makeDiskSource(options: SourceOptions): DiskSource {
   const credentials = options.credentials?.store ?? DockerConfigCredentials.fromEnvironment(options.dockerConfig);
