@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,fuzz,registry,scale runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,fuzz,registry,scale,tofu runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -11,6 +11,7 @@ import { benchController } from './controller.ts';
 import { benchFuzz } from './fuzz.ts';
 import { benchRegistryHooks } from './registry-hooks.ts';
 import { benchScale } from './scale.ts';
+import { benchOpenTofu } from './opentofu.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
@@ -34,6 +35,8 @@ const benches = {
   registry: benchRegistryHooks,
   // 10 000 resources in 100 namespaces: cloud-wide observation (BENCH_SCALE_NAMESPACES, BENCH_SCALE_PER_NAMESPACE scale it down).
   scale: benchScale,
+  // The same 300 resources beside OpenTofu and the OpenStack provider (built from the Go module proxy on first use).
+  tofu: benchOpenTofu,
 };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));

@@ -1,0 +1,167 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { applyPath } from '../../agent/act/apply.ts';
+import { ownedProjects } from '../../agent/act/projects.ts';
+import { defaultConfig } from '../../agent/config/config.ts';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import type { BenchRow } from './table.ts';
+
+const cloudName = 'kupenstack-local';
+const nets = 60;
+const keys = 30;
+
+/**
+ * KupenStack beside OpenTofu (built by test/testbed/opentofu/build.sh, the
+ * OpenStack provider from a local filesystem mirror) on the same 300
+ * resources in one project: first apply, no-op, prune vs destroy, and a
+ * kill -9 half-way through the first apply, then a re-run: tofu's "already
+ * exists" errors and duplicates beside ours.
+ */
+export async function benchOpenTofu(): Promise<BenchRow[]> {
+  const built = spawnSync('bash', ['test/testbed/opentofu/build.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (built.status !== 0) throw new Error('the OpenTofu peer could not be built (test/testbed/opentofu/build.sh)');
+  const tofuDir = built.stdout.trim().split('\n').at(-1)!;
+  const dir = mkdtempSync(join(tmpdir(), 'ks-bench-tofu-'));
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'bench@kupenstack', '-f', join(dir, 'key')]);
+  const sshKey = readFileSync(join(dir, 'key.pub'), 'utf8').trim();
+  const owner = `t${randomBytes(3).toString('hex')}`;
+  const cloud = OpenStackCloud.fromCloudsYaml(cloudName);
+  const rows: BenchRow[] = [];
+  writeFileSync(join(dir, 'tofurc'), `provider_installation {\n  filesystem_mirror {\n    path = "${tofuDir}/mirror"\n  }\n}\n`);
+  const env = { ...process.env, TF_CLI_CONFIG_FILE: join(dir, 'tofurc'), TF_IN_AUTOMATION: '1', OS_CLOUD: cloudName, CHECKPOINT_DISABLE: '1' };
+  const tofu = (work: string, args: string[]): { seconds: number; out: string; status: number | null } => {
+    const t0 = performance.now();
+    const r = spawnSync(join(tofuDir, 'bin', 'tofu'), args, { cwd: work, env, encoding: 'utf8', maxBuffer: 1 << 28 });
+    return { seconds: (performance.now() - t0) / 1000, out: `${r.stdout}${r.stderr}`, status: r.status };
+  };
+  const ours = (repo: string, stateDir: string, prune = true) => applyPath({ path: repo, cloud: cloudName, config: { ...defaultConfig, owner, projectPrefix: `${owner}-`, stateDir }, prune, allowMassDelete: true, log: () => undefined });
+  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; seconds: number }> => {
+    const t0 = performance.now();
+    const value = await work();
+    return { value, seconds: (performance.now() - t0) / 1000 };
+  };
+  try {
+    // Clean runs: tofu in its own project, ours in namespace "tofu-peer".
+    const hcl = join(dir, 'hcl');
+    mkdirSync(hcl);
+    writeFileSync(join(hcl, 'main.tf'), hclOf(`${owner}-hcl`, sshKey));
+    const init = tofu(hcl, ['init', '-input=false', '-no-color']);
+    if (init.status !== 0) throw new Error(`tofu init failed: ${init.out.slice(-800)}`);
+    const repo = join(dir, 'repo');
+    mkdirSync(repo);
+    writeFileSync(join(repo, 'all.yaml'), manifestsOf('tofu-peer', sshKey));
+
+    const tApply = tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color']);
+    if (tApply.status !== 0) throw new Error(`tofu apply failed: ${tApply.out.slice(-800)}`);
+    const oApply = await timed(() => ours(repo, join(dir, 'state')));
+    if (!oApply.value.report || oApply.value.report.errors.length) throw new Error(`our apply failed: ${JSON.stringify(oApply.value.report?.errors.slice(0, 3))}`);
+    const tNoop = tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color']);
+    const oNoop = await timed(() => ours(repo, join(dir, 'state')));
+    const tDestroy = tofu(hcl, ['destroy', '-auto-approve', '-input=false', '-no-color']);
+    writeFileSync(join(repo, 'all.yaml'), '');
+    const oPrune = await timed(() => ours(repo, join(dir, 'state')));
+    rows.push(
+      { name: 'beside OpenTofu: first apply of 300 resources', ours: `${oApply.seconds.toFixed(1)} s (${oApply.value.report.apiCalls.write} writes)`, peer: `tofu ${tApply.seconds.toFixed(1)} s`, goal: '≥ 2× faster than tofu', met: tApply.seconds / oApply.seconds >= 2 },
+      { name: 'beside OpenTofu: no-op', ours: `${oNoop.seconds.toFixed(1)} s, ${oNoop.value.report?.apiCalls.read ?? '?'} reads`, peer: `tofu ${tNoop.seconds.toFixed(1)} s`, goal: 'faster than tofu', met: oNoop.seconds < tNoop.seconds },
+      { name: 'beside OpenTofu: prune everything vs tofu destroy', ours: `${oPrune.seconds.toFixed(1)} s`, peer: `tofu destroy ${tDestroy.seconds.toFixed(1)} s`, goal: 'faster than tofu', met: oPrune.seconds < tDestroy.seconds },
+    );
+
+    // kill -9 half-way through a first apply, then the same apply again.
+    const crashHcl = join(dir, 'crash-hcl');
+    mkdirSync(crashHcl);
+    writeFileSync(join(crashHcl, 'main.tf'), hclOf(`${owner}-crash-hcl`, sshKey));
+    if (tofu(crashHcl, ['init', '-input=false', '-no-color']).status !== 0) throw new Error('tofu init failed (crash run)');
+    await killHalfway([join(tofuDir, 'bin', 'tofu'), 'apply', '-auto-approve', '-input=false', '-no-color'], crashHcl, env, tApply.seconds / 2);
+    const tAgain = tofu(crashHcl, ['apply', '-auto-approve', '-input=false', '-no-color']);
+    const alreadyExists = (tAgain.out.match(/already exists/gi) ?? []).length;
+    const tDup = await duplicates(cloud, `${owner}-crash-hcl`);
+    tofu(crashHcl, ['destroy', '-auto-approve', '-input=false', '-no-color']);
+
+    writeFileSync(join(repo, 'all.yaml'), manifestsOf('tofu-crash', sshKey));
+    writeFileSync(join(dir, 'crash.yaml'), `owner: ${owner}\nprojectPrefix: ${owner}-\nstateDir: ${join(dir, 'crash-state')}\n`);
+    await killHalfway([process.execPath, resolve('agent/cli/main.ts'), 'apply', repo, '--cloud', cloudName, '-c', join(dir, 'crash.yaml'), '--prune'], process.cwd(), process.env, oApply.seconds / 2);
+    const oAgain = await ours(repo, join(dir, 'crash-state'));
+    const oDup = await duplicates(cloud, `${owner}-tofu-crash`);
+    rows.push({
+      name: 'beside OpenTofu: kill -9 half-way through the first apply, then apply again',
+      ours: `${oDup} duplicates, ${oAgain.report?.errors.length ?? '?'} errors`,
+      peer: `tofu: ${alreadyExists} "already exists" errors, ${tDup} duplicates, exit ${tAgain.status}`,
+      goal: '0 duplicates, 0 errors',
+      met: oDup === 0 && oAgain.report?.errors.length === 0,
+    });
+  } finally {
+    rmSync(join(dir, 'repo'), { recursive: true, force: true });
+    mkdirSync(join(dir, 'repo'));
+    await ours(join(dir, 'repo'), join(dir, 'state')).catch(() => undefined);
+    await ours(join(dir, 'repo'), join(dir, 'crash-state')).catch(() => undefined);
+    for (const p of await ownedProjects(cloud, owner)) await cloud.identity.remove(`/projects/${p.id}`);
+    for (const name of [`${owner}-hcl`, `${owner}-crash-hcl`]) spawnSync('bash', ['-c', `openstack --os-cloud ${cloudName} project purge --project ${name}; for i in $(seq 0 ${keys - 1}); do openstack --os-cloud ${cloudName} keypair delete ${name}_key-$i; openstack --os-cloud ${cloudName} flavor delete ${name}-flavor-$i; done`], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+async function killHalfway(command: string[], cwd: string, env: NodeJS.ProcessEnv, seconds: number): Promise<void> {
+  const child = spawn(command[0]!, command.slice(1), { cwd, env, stdio: 'ignore' });
+  const exited = new Promise((r) => child.once('exit', r));
+  await Promise.race([sleep(seconds * 1000), exited]);
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** Objects beyond one per name in the project (networks, subnets, ports, security groups). */
+async function duplicates(cloud: OpenStackCloud, projectName: string): Promise<number> {
+  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: projectName });
+  if (!p) return 0;
+  const network = cloud.client('network');
+  let extra = 0;
+  for (const [path, key] of [['/networks', 'networks'], ['/subnets', 'subnets'], ['/ports', 'ports'], ['/security-groups', 'security_groups']] as const) {
+    const names = (await network.list<{ name: string }>(path, key, { project_id: p.id })).map((x) => x.name).filter((n) => n !== '' && n !== 'default');
+    extra += names.length - new Set(names).size;
+  }
+  return extra;
+}
+
+/** The 300 resources of `npm run bench`'s apply row, as manifests. */
+function manifestsOf(ns: string, sshKey: string): string {
+  const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
+  const docs: string[] = [];
+  for (let i = 0; i < nets; i++) {
+    docs.push(`${h('Network', `net-${i}`)}  mtu: 1400\n`);
+    docs.push(`${h('Subnet', `sub-${i}`)}  networkRef: {name: net-${i}}\n  cidr: 10.${i}.0.0/24\n`);
+    docs.push(`${h('SecurityGroup', `sg-${i}`)}  rules:\n    - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 10.0.0.0/8}\n`);
+    docs.push(`${h('Port', `port-${i}`)}  networkRef: {name: net-${i}}\n  securityGroupRefs: [{name: sg-${i}}]\n`);
+  }
+  for (let i = 0; i < keys; i++) {
+    docs.push(`${h('KeyPair', `key-${i}`)}  publicKey: ${sshKey}\n`);
+    docs.push(`${h('Flavor', `flavor-${i}`)}  vcpus: 1\n  ram: 64\n  disk: 1\n`);
+  }
+  return docs.join('---\n');
+}
+
+/** The same 300 resources as HCL, in a project of its own. */
+function hclOf(project: string, sshKey: string): string {
+  const out = [
+    `terraform {\n  required_providers {\n    openstack = { source = "terraform-provider-openstack/openstack", version = "3.4.0" }\n  }\n}`,
+    `provider "openstack" {\n  cloud = "${cloudName}"\n}`,
+    `resource "openstack_identity_project_v3" "p" {\n  name = "${project}"\n}`,
+  ];
+  for (let i = 0; i < nets; i++) {
+    out.push(`resource "openstack_networking_network_v2" "net_${i}" {\n  name = "net-${i}"\n  mtu = 1400\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
+    out.push(`resource "openstack_networking_subnet_v2" "sub_${i}" {\n  name = "sub-${i}"\n  network_id = openstack_networking_network_v2.net_${i}.id\n  cidr = "10.${i}.0.0/24"\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
+    out.push(`resource "openstack_networking_secgroup_v2" "sg_${i}" {\n  name = "sg-${i}"\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
+    out.push(`resource "openstack_networking_secgroup_rule_v2" "rule_${i}" {\n  direction = "ingress"\n  ethertype = "IPv4"\n  protocol = "tcp"\n  port_range_min = 22\n  port_range_max = 22\n  remote_ip_prefix = "10.0.0.0/8"\n  security_group_id = openstack_networking_secgroup_v2.sg_${i}.id\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
+    out.push(`resource "openstack_networking_port_v2" "port_${i}" {\n  name = "port-${i}"\n  network_id = openstack_networking_network_v2.net_${i}.id\n  security_group_ids = [openstack_networking_secgroup_v2.sg_${i}.id]\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
+  }
+  for (let i = 0; i < keys; i++) {
+    out.push(`resource "openstack_compute_keypair_v2" "key_${i}" {\n  name = "${project}_key-${i}"\n  public_key = "${sshKey}"\n}`);
+    out.push(`resource "openstack_compute_flavor_v2" "flavor_${i}" {\n  name = "${project}-flavor-${i}"\n  vcpus = 1\n  ram = 64\n  disk = 1\n  is_public = false\n}`);
+    out.push(`resource "openstack_compute_flavor_access_v2" "access_${i}" {\n  flavor_id = openstack_compute_flavor_v2.flavor_${i}.id\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
+  }
+  return `${out.join('\n\n')}\n`;
+}
