@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { KupenstackError } from '../errors.ts';
 import type { Logger } from '../run/logger.ts';
+import { readBody, sendJson } from '../run/http-json.ts';
 import type { AgentMetrics } from '../run/metrics.ts';
 import { DeliveryLog, identify, parsePush, refMatches, verify, WebhookError } from '../run/webhook.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { SyncLoop } from './sync-loop.ts';
 
-const maxBody = 1024 * 1024;
 
 /**
  * The controller's HTTP extras beside the probes: `/metrics` (Prometheus, the
@@ -27,7 +27,7 @@ export function syncHttpHandler(loop: SyncLoop, secrets: SecretResolver, metrics
     }
     if (!path.startsWith('/hooks/')) return false;
     const name = decodeURIComponent(path.slice('/hooks/'.length));
-    if (req.method !== 'POST') return send(res, 405, { error: 'webhooks are POSTed' });
+    if (req.method !== 'POST') return answer(res, 405, { error: 'webhooks are POSTed' });
     let provider = 'unknown';
     try {
       const body = await readBody(req);
@@ -40,40 +40,29 @@ export function syncHttpHandler(loop: SyncLoop, secrets: SecretResolver, metrics
       verify(delivery, req.headers, body, await secrets.get(sync.webhook.secret));
       if (!deliveries.remember(`${name}:${delivery.provider}:${delivery.id}`)) {
         metrics.webhooks.inc({ sync: name, provider, result: 'replayed' });
-        return send(res, 200, { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` });
+        return answer(res, 200, { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` });
       }
       const push = parsePush(delivery, body);
       if (!push || (sync.source.git && !refMatches(push.ref, sync.source.git.ref))) {
         metrics.webhooks.inc({ sync: name, provider, result: 'ignored' });
-        return send(res, 200, { result: 'ignored', message: push ? `${push.ref} is not followed by ${name}` : `event "${delivery.event}" is not a push` });
+        return answer(res, 200, { result: 'ignored', message: push ? `${push.ref} is not followed by ${name}` : `event "${delivery.event}" is not a push` });
       }
       await loop.requestRun(name);
       metrics.webhooks.inc({ sync: name, provider, result: 'triggered' });
       logger.info({ sync: name, provider, delivery: delivery.id, ref: push.ref, after: push.after }, 'webhook: push received, fetching now');
-      return send(res, 202, { result: 'triggered', syncs: [name] });
+      return answer(res, 202, { result: 'triggered', syncs: [name] });
     } catch (err) {
       if (!(err instanceof KupenstackError)) throw err;
       const status = err instanceof WebhookError ? err.status : 500;
       metrics.webhooks.inc({ sync: name, provider, result: 'rejected' });
       logger.warn({ sync: name, status, error: err.message }, 'webhook rejected');
-      return send(res, status, { error: err.message });
+      return answer(res, status, { error: err.message });
     }
   };
 }
 
-function send(res: ServerResponse, status: number, body: unknown): true {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(`${JSON.stringify(body)}\n`);
+/** Answers and tells the server the request was this handler's. */
+function answer(res: ServerResponse, status: number, body: unknown): true {
+  sendJson(res, status, body);
   return true;
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBody) throw new WebhookError(413, `webhook body larger than ${maxBody} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }

@@ -1,14 +1,11 @@
 import type * as k8s from '@kubernetes/client-node';
 import { serverSideApply } from '../kube/client.ts';
-import { type Condition, type ConditionType, type RunRecord, type SyncStatus, type SyncStatusStore } from '../run/status.ts';
+import { SyncStatusBase, type Condition, type RunRecord, type SyncStatus } from '../run/status.ts';
 import { group, version } from '../schema/registry.ts';
-import { setCondition } from '../status/conditions.ts';
 import type { InventoryEntry } from './inventory.ts';
 
 /** Field manager of the Sync's status (the objects a Sync applies use kupenstack-sync-<name>). */
 export const statusManager = 'kupenstack-controller';
-const historyLength = 10;
-const conditionOrder: ConditionType[] = ['Ready', 'Reconciling', 'Stalled', 'SourceReady'];
 
 /** What the Sync CR's status holds (schemas/sync.schema.json). */
 export interface SyncResourceStatus {
@@ -32,7 +29,7 @@ export interface SyncResourceStatus {
  * the cluster needs (inventory, heldRevision, observedGeneration) lives
  * beside it. Only the leader's runs call `save`.
  */
-export class KubeSyncStatusStore implements SyncStatusStore {
+export class KubeSyncStatusStore extends SyncStatusBase {
   readonly status: SyncStatus;
   inventory: InventoryEntry[];
   heldRevision?: string;
@@ -40,6 +37,7 @@ export class KubeSyncStatusStore implements SyncStatusStore {
   private readonly custom: k8s.CustomObjectsApi;
 
   constructor(custom: k8s.CustomObjectsApi, name: string, source: string, suspended: boolean, saved: SyncResourceStatus | undefined) {
+    super();
     this.custom = custom;
     this.status = { name, source, suspended, conditions: [], history: [] };
     this.inventory = [];
@@ -64,20 +62,6 @@ export class KubeSyncStatusStore implements SyncStatusStore {
     this.inventory = s.inventory ?? [];
     this.heldRevision = s.heldRevision;
     if (!this.get('Ready')) this.condition('Ready', 'Unknown', 'Pending', 'waiting for the first run');
-  }
-
-  condition(type: ConditionType, status: Condition['status'], reason: string, message: string): void {
-    const next = setCondition<Condition>(this.status.conditions, { type, status, reason, message });
-    this.status.conditions = next.sort((a, b) => conditionOrder.indexOf(a.type) - conditionOrder.indexOf(b.type));
-  }
-
-  get(type: ConditionType): Condition | undefined {
-    return this.status.conditions.find((c) => c.type === type);
-  }
-
-  record(run: RunRecord): void {
-    this.status.history = [run, ...this.status.history].slice(0, historyLength);
-    this.status.lastSyncTime = new Date().toISOString();
   }
 
   body(): SyncResourceStatus {

@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { KupenstackError } from '../errors.ts';
 import { SecretNotFoundError } from '../secrets/env-file.ts';
 import type { Agent, SyncHandle } from './agent.ts';
+import { readBody, sendJson } from './http-json.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
 import { markMoved } from '../kinds/image/oci-follow.ts';
 import { handleRegistryHook, type RegistryHookFollower } from './registry-hook.ts';
 import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from './webhook.ts';
 
-const maxBody = 1024 * 1024;
 
 /**
  * The agent's HTTP side: `/healthz` (the process answers), `/readyz` (every
@@ -34,7 +34,7 @@ export class AgentServer {
       this.handle(req, res).catch((err: unknown) => {
         // The path only: a registry hook's ?token= must never reach a log.
         this.logger.error({ error: err instanceof Error ? err.message : String(err), path: (req.url ?? '').split('?')[0] }, 'http handler failed');
-        if (!res.headersSent) send(res, 500, { error: 'internal error' });
+        if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
         else res.end();
       });
     });
@@ -66,10 +66,10 @@ export class AgentServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://agent');
     const path = url.pathname.replace(/\/+$/, '') || '/';
-    if (path === '/healthz') return send(res, 200, { status: 'ok' });
+    if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       const r = this.agent.readiness();
-      return send(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', syncs: r.syncs });
+      return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', syncs: r.syncs });
     }
     if (path === '/metrics') {
       const text = await this.metrics.registry.metrics();
@@ -77,16 +77,16 @@ export class AgentServer {
       res.end(text);
       return;
     }
-    if (path === '/status') return send(res, 200, { syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })) });
+    if (path === '/status') return sendJson(res, 200, { syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })) });
     if (path === '/hooks/registry' || path.startsWith('/hooks/registry/')) {
-      if (req.method !== 'POST') return send(res, 405, { error: 'registry notifications are POSTed' });
+      if (req.method !== 'POST') return sendJson(res, 405, { error: 'registry notifications are POSTed' });
       return this.registryHook(req, res, url.searchParams, path === '/hooks/registry' ? undefined : decodeURIComponent(path.slice('/hooks/registry/'.length)));
     }
     if (path === '/hooks' || path.startsWith('/hooks/')) {
-      if (req.method !== 'POST') return send(res, 405, { error: 'webhooks are POSTed' });
+      if (req.method !== 'POST') return sendJson(res, 405, { error: 'webhooks are POSTed' });
       return this.hook(req, res, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)));
     }
-    send(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
+    sendJson(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
   }
 
   private async hook(req: IncomingMessage, res: ServerResponse, name: string | undefined): Promise<void> {
@@ -94,7 +94,7 @@ export class AgentServer {
     try {
       body = await readBody(req);
     } catch (err) {
-      return send(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
+      return sendJson(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
     }
     const label = name ?? '*';
     try {
@@ -136,26 +136,26 @@ export class AgentServer {
       if (!this.deliveries.remember(`${name ?? ''}:${delivery.provider}:${delivery.id}`)) {
         this.count(verified, delivery.provider, 'replayed');
         this.logger.info({ provider: delivery.provider, delivery: delivery.id, syncs: verified.map((h) => h.sync.name) }, 'webhook: replayed delivery ignored');
-        return send(res, 200, { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` });
+        return sendJson(res, 200, { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` });
       }
       const push = parsePush(delivery, body);
       if (!push) {
         this.count(verified, delivery.provider, 'ignored');
-        return send(res, 200, { result: 'ignored', message: `event "${delivery.event}" is not a push` });
+        return sendJson(res, 200, { result: 'ignored', message: `event "${delivery.event}" is not a push` });
       }
       const moved = verified.filter((h) => !h.sync.source.git || refMatches(push.ref, h.sync.source.git.ref));
       this.count(verified.filter((h) => !moved.includes(h)), delivery.provider, 'ignored');
-      if (moved.length === 0) return send(res, 200, { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((h) => h.sync.name).join(', ')}` });
+      if (moved.length === 0) return sendJson(res, 200, { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((h) => h.sync.name).join(', ')}` });
       for (const h of moved) h.scheduler.trigger('webhook');
       this.count(moved, delivery.provider, 'triggered');
       this.logger.info({ provider: delivery.provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((h) => h.sync.name) }, 'webhook: push received, fetching now');
-      return send(res, 202, { result: 'triggered', syncs: moved.map((h) => h.sync.name) });
+      return sendJson(res, 202, { result: 'triggered', syncs: moved.map((h) => h.sync.name) });
     } catch (err) {
       if (!(err instanceof WebhookError) && !(err instanceof KupenstackError)) throw err;
       const status = err instanceof WebhookError ? err.status : 500;
       this.metrics.webhooks.inc({ sync: label, provider: 'unknown', result: 'rejected' });
       this.logger.warn({ sync: label, status, error: err.message }, 'webhook rejected');
-      return send(res, status, { error: err.message });
+      return sendJson(res, status, { error: err.message });
     }
   }
 
@@ -165,12 +165,12 @@ export class AgentServer {
     try {
       body = await readBody(req);
     } catch (err) {
-      return send(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
+      return sendJson(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
     }
     let handles = [...this.agent.handles.values()];
     if (name !== undefined) {
       handles = handles.filter((h) => h.sync.name === name);
-      if (handles.length === 0) return send(res, 404, { error: `no Sync named "${name}"` });
+      if (handles.length === 0) return sendJson(res, 404, { error: `no Sync named "${name}"` });
     }
     const followers: RegistryHookFollower[] = handles.map((h) => ({
       name: h.sync.name,
@@ -185,7 +185,7 @@ export class AgentServer {
       if (!(err instanceof KupenstackError)) throw err;
       // A secret that cannot be read: the operator's problem, named without any value.
       this.logger.warn({ error: err.message }, 'registry notification rejected');
-      return send(res, 500, { error: err.message });
+      return sendJson(res, 500, { error: err.message });
     }
     const sender = answer.sender ?? 'unknown';
     const counted = answer.triggered.length > 0 ? answer.triggered : [name ?? '*'];
@@ -194,7 +194,7 @@ export class AgentServer {
     if (answer.result === 'rejected') this.logger.warn({ sender, status: answer.status, error: answer.body.error }, 'registry notification rejected');
     else if (answer.result === 'triggered') this.logger.info({ sender, pushes, syncs: answer.triggered }, 'registry notification: tag moved, resolving now');
     else this.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
-    return send(res, answer.status, answer.body);
+    return sendJson(res, answer.status, answer.body);
   }
 
   private count(handles: SyncHandle[], provider: string, result: string): void {
@@ -202,18 +202,4 @@ export class AgentServer {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(`${JSON.stringify(body)}\n`);
-}
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBody) throw new WebhookError(413, `webhook body larger than ${maxBody} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}

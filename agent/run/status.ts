@@ -70,12 +70,34 @@ export interface SyncStatusStore {
 const historyLength = 10;
 const conditionOrder: ConditionType[] = ['Ready', 'Reconciling', 'Stalled', 'SourceReady'];
 
+/** The in-memory half every SyncStatusStore shares: conditions in kstatus order, a bounded history. */
+export abstract class SyncStatusBase implements SyncStatusStore {
+  abstract readonly status: SyncStatus;
+
+  condition(type: ConditionType, status: Condition['status'], reason: string, message: string): void {
+    const next = setCondition<Condition>(this.status.conditions, { type, status, reason, message });
+    this.status.conditions = next.sort((a, b) => conditionOrder.indexOf(a.type) - conditionOrder.indexOf(b.type));
+  }
+
+  get(type: ConditionType): Condition | undefined {
+    return this.status.conditions.find((c) => c.type === type);
+  }
+
+  record(run: RunRecord): void {
+    this.status.history = [run, ...this.status.history].slice(0, historyLength);
+    this.status.lastSyncTime = new Date().toISOString();
+  }
+
+  abstract save(): Promise<void>;
+}
+
 /** A Sync status as a file (standalone). */
-export class StatusStore implements SyncStatusStore {
+export class StatusStore extends SyncStatusBase {
   readonly file: string;
   readonly status: SyncStatus;
 
   private constructor(file: string, status: SyncStatus) {
+    super();
     this.file = file;
     this.status = status;
   }
@@ -93,20 +115,6 @@ export class StatusStore implements SyncStatusStore {
     if (!status.conditions.some((c) => c.type === 'Ready')) store.condition('Ready', 'Unknown', 'Pending', 'waiting for the first run');
     if (suspended) store.condition('Reconciling', 'False', 'Suspended', 'suspend: true — no fetch, no apply, no drift correction');
     return store;
-  }
-
-  condition(type: ConditionType, status: Condition['status'], reason: string, message: string): void {
-    const next = setCondition<Condition>(this.status.conditions, { type, status, reason, message });
-    this.status.conditions = next.sort((a, b) => conditionOrder.indexOf(a.type) - conditionOrder.indexOf(b.type));
-  }
-
-  get(type: ConditionType): Condition | undefined {
-    return this.status.conditions.find((c) => c.type === type);
-  }
-
-  record(run: RunRecord): void {
-    this.status.history = [run, ...this.status.history].slice(0, historyLength);
-    this.status.lastSyncTime = new Date().toISOString();
   }
 
   /** A crash never leaves half a status. */
