@@ -85,7 +85,18 @@ export const image: KindAdapter = {
         }
       }
     }
-    return new Map([...byProject].map(([projectId, raws]) => [projectId, withVersions(raws)]));
+    const out = new Map([...byProject].map(([projectId, raws]) => [projectId, withVersions(raws)]));
+    // Shared versions live in the images project, found by each project's use tags: one list of them for all projects.
+    const memos = new Map<string, Promise<unknown>>();
+    const memo = <T>(key: string, load: () => Promise<T>): Promise<T> => {
+      if (!memos.has(key)) memos.set(key, load());
+      return memos.get(key) as Promise<T>;
+    };
+    for (const projectId of ctx.projects.keys()) {
+      const shared = await sharedObserve({ cloud: ctx.cloud, owner: ctx.owner, projectId, memo });
+      if (shared.length > 0) out.set(projectId, [...(out.get(projectId) ?? []), ...shared]);
+    }
+    return out;
   },
 
   desired(m, ctx) {

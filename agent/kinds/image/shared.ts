@@ -105,14 +105,17 @@ export async function sharedDesired(m: Manifest, ctx: ImageContext): Promise<Rec
 }
 
 /** The admin's image client: the images project is nobody's scope; an admin may act on its images and their members. */
-function adminImage(ctx: AdapterContext): ServiceClient {
+function adminImage(ctx: Pick<AdapterContext, 'cloud'>): ServiceClient {
   return ctx.cloud.client('image');
 }
 
 const groups = new WeakMap<Remote, GlanceImage[]>();
 
+/** What observing a project's shared versions needs: a per-project context, or one per project of a cloud-wide observe. */
+export type SharedScope = Pick<AdapterContext, 'cloud' | 'owner' | 'projectId' | 'memo'>;
+
 /** The project's shared versions, one Remote per manifest (its current version), like withVersions does for private copies. */
-export async function sharedObserve(ctx: AdapterContext): Promise<Remote[]> {
+export async function sharedObserve(ctx: SharedScope): Promise<Remote[]> {
   const images = await ownedShared(ctx);
   if (images.length === 0) return [];
   const byRef = new Map<string, { specHash: string; versions: GlanceImage[] }>();
@@ -136,7 +139,7 @@ export async function sharedObserve(ctx: AdapterContext): Promise<Remote[]> {
 }
 
 /** Every shared image of this owner (the marker decides: owner and the shared ref). */
-async function ownedShared(ctx: AdapterContext): Promise<GlanceImage[]> {
+async function ownedShared(ctx: SharedScope): Promise<GlanceImage[]> {
   const project = await ctx.memo('Image:shared-project', () => findSharedImagesProject(ctx.cloud, ctx.owner));
   if (!project) return [];
   const images = await ctx.memo('Image:shared-images', () => adminImage(ctx).list<GlanceImage>('/images', 'images', { owner: project, visibility: 'all' }));
