@@ -65,12 +65,17 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
     openstack: ctx.openstack,
   };
   const since = st.status.lastGoodDir;
+  /** What the fast pass wrote: part of this run's counts (the full pass then finds those objects unchanged). */
+  let fastWrites = { created: 0, updated: 0, replaced: 0 };
   if (!opts.drift && since && since !== dir) {
     // Sub-second push: what changed since the last applied revision first, then the full pass below (prune, drift).
     try {
       const fast = await applyChangedPath({ ...common, path: dir, since, prune: false });
       if ('skipped' in fast) ctx.log.debug({ revision, reason: fast.skipped }, 'fast pass skipped');
-      else ctx.log.info({ revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length }, 'fast pass applied the changed manifests');
+      else {
+        ctx.log.info({ revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length }, 'fast pass applied the changed manifests');
+        fastWrites = { created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced };
+      }
     } catch (err) {
       // The full pass does it all again and reports what is wrong.
       ctx.log.warn({ revision, error: asError(err, signal).message }, 'fast pass failed; the full pass follows');
@@ -115,9 +120,10 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
   }
 
   const r = outcome.report!;
-  const counts = { created: r.created, updated: r.updated, replaced: r.replaced, deleted: r.deleted, healed: r.healed, unchanged: r.unchanged, failed: r.errors.length };
+  const fastWritten = fastWrites.created + fastWrites.updated + fastWrites.replaced;
+  const counts = { created: r.created + fastWrites.created, updated: r.updated + fastWrites.updated, replaced: r.replaced + fastWrites.replaced, deleted: r.deleted, healed: r.healed, unchanged: Math.max(0, r.unchanged - fastWritten), failed: r.errors.length };
   ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
-  const summary = `${r.created} created, ${r.updated} updated, ${r.replaced} replaced, ${r.deleted} deleted, ${r.healed} healed, ${r.unchanged} unchanged`;
+  const summary = `${counts.created} created, ${counts.updated} updated, ${counts.replaced} replaced, ${counts.deleted} deleted, ${counts.healed} healed, ${counts.unchanged} unchanged`;
   if (r.errors.length > 0) {
     const message = `${r.errors.length} errors applying ${revision}: ${r.errors.slice(0, 3).map((e) => e.message).join('; ')}`;
     ctx.log.error({ revision, ...counts }, message);
