@@ -99,7 +99,7 @@ export interface ScanResult {
 }
 
 /** Inputs that hold credentials by design: not outputs of a run. */
-const inputNames = /(^|\/)(clouds\.yaml|secure\.yaml|htpasswd|.*\.kubeconfig|kubeconfig|webhook-secret|.*\.pem|.*\.key|credentials-\d+\.txt)$/;
+const inputNames = /(^|\/)(clouds\.yaml|secure\.yaml|htpasswd|.*\.kubeconfig|kubeconfig|webhook-secret|.*\.pem|.*\.key|credentials-\d+\.txt|[^/]*serviceaccount[^/]*\/token)$/;
 const skipDirs = new Set(['.git', 'node_modules', 'etcd-data', 'pki', 'repos', 'home', 'git-home']);
 const maxFileBytes = 64 * 1024 * 1024;
 
@@ -123,7 +123,7 @@ export function scan(roots: string[], creds: Credential[]): ScanResult {
     const buf = readFileSync(path);
     if (buf.subarray(0, 8192).includes(0)) return; // binary (a disk image, a tarball)
     // A Docker config (a test's fixture, or the one given to the agent) holds registry credentials by design: an input.
-    if (/config\.json(\.\d+)?$/.test(path) && buf.includes('"auths"')) return;
+    if (/\.json(\.\d+)?$/.test(path) && /^\s*\{\s*"auths"/.test(buf.subarray(0, 64).toString('utf8'))) return;
     result.files++;
     result.bytes += buf.length;
     const lines = buf.toString('utf8').split('\n');

@@ -47,12 +47,27 @@ if (dir) {
       return emit(event, ...args);
     }) as typeof stream.emit;
   };
+  /**
+   * `kubectl create token` prints a ServiceAccount token on stdout by design (a
+   * test's credential input, like a clouds.yaml): its stdout is not teed but
+   * harvested as a credential, so the token found anywhere else is a hit.
+   */
+  const asksForToken = (args: unknown[]): boolean => typeof args[0] === 'string' && /(^|\/)kubectl$/.test(args[0]) && Array.isArray(args[1]) && args[1].includes('create') && args[1].includes('token');
+  const harvest = (stream: Readable | null | undefined): void => {
+    let out = '';
+    stream?.on('data', (d: string | Buffer) => void (out += d.toString()));
+    stream?.on('end', () => {
+      const value = out.trim();
+      if (value) append(`credentials-${process.pid}.txt`, `${JSON.stringify({ label: 'a ServiceAccount token a test asked kubectl for', value })}\n`);
+    });
+  };
   const cp = childProcess as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const name of ['spawn', 'execFile', 'exec', 'fork'] as const) {
     const original = cp[name]!;
     const wrapped = (...args: unknown[]): unknown => {
       const child = original(...args) as childProcess.ChildProcess;
-      tap(child.stdout);
+      if (asksForToken(args)) harvest(child.stdout);
+      else tap(child.stdout);
       tap(child.stderr);
       return child;
     };
@@ -74,6 +89,12 @@ if (dir) {
     const original = cp[name]!;
     cp[name] = (...args: unknown[]): unknown => {
       const out = original(...args);
+      if (asksForToken(args)) {
+        const stdout = typeof out === 'string' || Buffer.isBuffer(out) ? out : out && typeof out === 'object' ? (out as Record<string, unknown>).stdout : undefined;
+        const value = typeof stdout === 'string' || Buffer.isBuffer(stdout) ? stdout.toString().trim() : '';
+        if (value) append(`credentials-${process.pid}.txt`, `${JSON.stringify({ label: 'a ServiceAccount token a test asked kubectl for', value })}\n`);
+        return out;
+      }
       if (typeof out === 'string' || Buffer.isBuffer(out)) append(childFile, out);
       else if (out && typeof out === 'object') for (const k of ['stdout', 'stderr'] as const) {
         const v = (out as Record<string, unknown>)[k];
