@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
-import { testCloudName } from '../support/context.ts';
+import { prng, runApply } from '../support/apply-child.ts';
 
 let ws: Workspace;
 beforeAll(() => {
@@ -33,44 +32,7 @@ function revision(keepEvery = 1): Record<string, string> {
   return files;
 }
 
-/** A small seeded PRNG (mulberry32): the same seed replays the same kill delays. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
-/**
- * `kupenstack apply` as a child. `writes()`: the writes it had begun so far,
- * counted from its log ("create  <address>", "update  <address>: …",
- * "delete  <address> (<id>)" are printed just before each call).
- */
-function runApply(args: string[]): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
-  const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', ws.repo, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  let wrote = (): void => undefined;
-  const firstWrite = new Promise<void>((resolve) => (wrote = resolve));
-  const writes = (): number => stderr.split('\n').filter((l) => /^(create|update|delete) {2}\S/.test(l)).length;
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString();
-    if (writes() > 0) wrote();
-  });
-  const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    kill: () => child.kill('SIGKILL'),
-    writes,
-    firstWrite,
-    done: done.then((code) => {
-      if (code !== null && code !== 0) ws.log.push(stderr);
-      return code;
-    }),
-  };
-}
 
 describe('crash safety', () => {
   // Up to 80 rounds, each a cold CLI start and a full observe before its first write, then a full apply: a 600 s
@@ -89,7 +51,7 @@ describe('crash safety', () => {
       ws.remove(`${namespaces[0]}/all.yaml`);
       ws.remove(`${namespaces[1]}/all.yaml`);
       ws.write(round % 4 === 3 ? revision(3) : revision());
-      const run = runApply(['--prune', '--allow-mass-delete']);
+      const run = runApply(ws, ['--prune', '--allow-mass-delete']);
       // The clock starts at the round's first logged write (a cold CLI start on the loaded bed can take seconds):
       // the kill lands 0–1.5 s into the writes, or the round ends first (nothing left to do, or done in time).
       const delay = Math.floor(random() * 1500);
@@ -106,7 +68,7 @@ describe('crash safety', () => {
     expect(rounds.filter((r) => !r.killed).map((r) => ({ round: r.round, code: r.code })), story).toEqual(rounds.filter((r) => !r.killed).map((r) => ({ round: r.round, code: 0 })));
 
     ws.write(revision());
-    const final = runApply(['--prune']);
+    const final = runApply(ws, ['--prune']);
     expect(await final.done, ws.log.join('\n')).toBe(0);
 
     const network = ws.cloud.client('network');

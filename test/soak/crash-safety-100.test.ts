@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -6,8 +5,7 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
-import { testCloudName } from '../support/context.ts';
-import { prng } from '../testbed/faults/openstack-proxy.ts';
+import { prng, runApply } from '../support/apply-child.ts';
 
 /**
  * Issue 16 item 2: `kill -9` at random moments, 100 times, while `kupenstack
@@ -44,28 +42,6 @@ afterAll(async () => {
   await ws.dispose();
 }, 1_200_000);
 
-/** `kupenstack apply` as a child; `writes()` counts the writes it began ("create  …", "update  …", "delete  …" are logged just before each call). */
-function runApply(args: string[]): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
-  const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', ws.repo, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  let wrote = (): void => undefined;
-  const firstWrite = new Promise<void>((resolve) => (wrote = resolve));
-  const writes = (): number => stderr.split('\n').filter((l) => /^(create|update|delete) {2}\S/.test(l)).length;
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString();
-    if (writes() > 0) wrote();
-  });
-  const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return {
-    kill: () => child.kill('SIGKILL'),
-    writes,
-    firstWrite,
-    done: done.then((code) => {
-      if (code !== null && code !== 0) ws.log.push(stderr);
-      return code;
-    }),
-  };
-}
 
 describe('crash safety at scale', () => {
   it(`SIGKILLed ${kills} times at random moments while creating, changing and pruning 200 resources in 5 projects: no duplicates, no orphans`, { timeout: 3_600_000 }, async () => {
@@ -79,7 +55,7 @@ describe('crash safety at scale', () => {
       for (const ns of namespaces) ws.remove(`${ns}/all.yaml`);
       // Mostly the full revision; every fourth round a third of it, so prunes are cut too.
       ws.write(round % 4 === 3 ? revision(3) : revision());
-      const run = runApply(['--prune', '--allow-mass-delete']);
+      const run = runApply(ws, ['--prune', '--allow-mass-delete']);
       // The kill lands 0–1 s after the round's first write (a cold start on the loaded bed takes seconds before it).
       const delay = Math.floor(random() * 1000);
       const finished = await Promise.race([run.done.then(() => true), run.firstWrite.then(() => sleep(delay)).then(() => false)]);
@@ -94,7 +70,7 @@ describe('crash safety at scale', () => {
 
     for (const ns of namespaces) ws.remove(`${ns}/all.yaml`);
     ws.write(revision());
-    const final = runApply(['--prune']);
+    const final = runApply(ws, ['--prune']);
     expect(await final.done, ws.log.join('\n')).toBe(0);
 
     const projects = await ownedProjects(ws.cloud, ws.owner);

@@ -9,7 +9,8 @@ import { ownedProjects } from '../../agent/act/projects.ts';
 import type { EngineEvent } from '../../agent/events/events.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
-import { OpenStackFaultProxy, prng } from '../testbed/faults/openstack-proxy.ts';
+import { OpenStackFaultProxy } from '../testbed/faults/openstack-proxy.ts';
+import { prng } from '../support/apply-child.ts';
 
 /**
  * Issue 16 item 1: apply of 200 resources in 5 projects through a proxy that

@@ -18,23 +18,17 @@ if [ "$(id -u)" != 0 ]; then
 fi
 t0=$(date +%s)
 peers=${TESTBED_PEERS:-registry oci-tools signing git openstack kubernetes charts}
-# Kubernetes' binaries take ~25 min to build cold: build them beside the other
-# peers' installs (kubernetes/up.sh waits for this build, lock released).
-case " $peers " in *" kubernetes "*)
-  if ! bash "$HERE/kubernetes/build.sh" --check; then
-    mkdir -p "$TB_HOME/kubernetes"
-    tb_log "building the Kubernetes binaries in the background (log: $TB_HOME/kubernetes/build.log)"
-    setsid bash "$HERE/kubernetes/build.sh" >"$TB_HOME/kubernetes/build.log" 2>&1 </dev/null 9>&- &
-  fi ;;
-esac
-# cosign takes minutes to build cold: the same, for the signing peers.
-case " $peers " in *" signing "*)
-  if ! bash "$HERE/signing/build.sh" --check; then
-    mkdir -p "$TB_HOME/signing"
-    tb_log "building cosign and the referrers registry in the background (log: $TB_HOME/signing/build.log)"
-    setsid bash "$HERE/signing/build.sh" >"$TB_HOME/signing/build.log" 2>&1 </dev/null 9>&- &
-  fi ;;
-esac
+# Kubernetes' binaries and cosign each take ~25 min to build cold: build them
+# beside the other peers' installs (their up.sh waits for the build, lock released).
+for slow in kubernetes signing; do
+  case " $peers " in *" $slow "*)
+    if ! bash "$HERE/$slow/build.sh" --check; then
+      mkdir -p "$TB_HOME/$slow"
+      tb_log "building the $slow peer's binaries in the background (log: $TB_HOME/$slow/build.log)"
+      setsid bash "$HERE/$slow/build.sh" >"$TB_HOME/$slow/build.log" 2>&1 </dev/null 9>&- &
+    fi ;;
+  esac
+done
 # deferred PEER: with TESTBED_DEFER_UNBUILT=1 (the test suite's global setup), true
 # when PEER's binaries are still building: it is not waited for here. The tests
 # that need it import its peer module, which starts it (test/testbed/deferred.ts),

@@ -1,4 +1,5 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { prng } from '../../support/apply-child.ts';
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
@@ -66,17 +67,6 @@ export const testbedUpstreams: readonly Upstream[] = [
   { service: 'volumev3', port: 8776 },
 ];
 
-/** mulberry32: the same seed replays the same decisions for the same request order. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 export class OpenStackFaultProxy {
   readonly lost: LostAnswer[] = [];
