@@ -1,26 +1,15 @@
 import type * as k8s from '@kubernetes/client-node';
 import { serverSideApply } from '../kube/client.ts';
-import { SyncStatusBase, type Condition, type RunRecord, type SyncStatus } from '../run/status.ts';
+import { SyncStatusBase, type SyncStatus } from '../run/status.ts';
 import { group, version } from '../schema/registry.ts';
 import type { InventoryEntry } from './inventory.ts';
+import type { SyncStatus as GeneratedSyncStatus } from '../model/kinds.generated.ts';
 
 /** Field manager of the Sync's status (the objects a Sync applies use kupenstack-sync-<name>). */
 export const statusManager = 'kupenstack-controller';
 
-/** What the Sync CR's status holds (schemas/sync.schema.json). */
-export interface SyncResourceStatus {
-  observedGeneration?: number;
-  conditions?: Condition[];
-  lastSyncTime?: string;
-  lastFetchedRevision?: string;
-  lastAppliedRevision?: string;
-  lastAttemptedRevision?: string;
-  heldRevision?: string;
-  rejectedRevision?: string;
-  diagnostics?: string[];
-  history?: { revision: string; startedAt: string; duration?: string; result: RunRecord['result']; message?: string; counts?: Record<string, number> }[];
-  inventory?: InventoryEntry[];
-}
+/** What the Sync CR's status holds: the type generated from schemas/sync.schema.json. */
+export type SyncResourceStatus = GeneratedSyncStatus;
 
 /**
  * The in-cluster SyncStatusStore: the same conditions and history as the
