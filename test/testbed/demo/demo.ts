@@ -60,7 +60,8 @@ async function main(): Promise<void> {
       process.stdout.write(`
 ${bold('Now change the cloud with a git push:')}
 
-  git clone http://${gitUser}:${gitPassword}@127.0.0.1:8180/git/${repoName}.git ~/kupenstack-demo && cd ~/kupenstack-demo
+  # git asks for the test bed's Git password: GIT_PASSWORD in test/testbed/git/common.sh (never put it in the URL: it would land in .git/config and logs)
+  git clone http://${gitUser}@127.0.0.1:8180/git/${repoName}.git ~/kupenstack-demo && cd ~/kupenstack-demo
   cat > tenants/team-b/extra-net.yaml <<'EOF'
 apiVersion: kupenstack.io/v1alpha1
 kind: Network
