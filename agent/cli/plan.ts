@@ -51,7 +51,7 @@ export function planCommand(): Command {
       const outcome = await planPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, log: () => undefined, secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }) });
       if (outcome.diagnostics.length > 0) return invalid(outcome.diagnostics);
       const report = outcome.report!;
-      const plan: Plan = report;
+      const plan: Plan = report.errors.length > 0 ? { ...report, incomplete: new Set(report.errors.map((e) => e.address)).size } : report;
       print(plan, opts.output);
       if (report.errors.length > 0) {
         for (const e of report.errors) process.stderr.write(`error: ${e.message}\n`);

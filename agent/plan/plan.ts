@@ -78,6 +78,8 @@ export interface Plan {
   held: Held[];
   images: ImageResolution[];
   warnings: string[];
+  /** Resources that could not be planned (their errors are reported beside the plan): "no changes" would not be true. */
+  incomplete?: number;
 }
 
 export function summarize(changes: Change[]): PlanSummary {

@@ -114,6 +114,16 @@ describe('plan renderers', () => {
     expect(renderText(noop, { color: false })).toContain('No changes. The cloud matches b7e1c0d, except for the drift reported above.');
   });
 
+  it('a plan with resources that could not be planned never says the cloud matches', () => {
+    const partial = { ...emptyPlan(), incomplete: 2 };
+    const text = renderText(partial, { color: false });
+    expect(text).not.toContain('The cloud matches');
+    expect(text).toContain('the plan is incomplete: 2 resources could not be planned');
+    const md = renderMarkdown(partial);
+    expect(md).not.toContain('The cloud matches');
+    expect(md).toContain('The plan is incomplete: 2 resource(s) could not be planned');
+  });
+
   it('escapes Markdown and HTML in names and messages', () => {
     const name = 'x|<img src=x onerror=alert(1)>`**[y](http://evil)**```';
     const address = `team-<b>|/VirtualMachine/${name}`;

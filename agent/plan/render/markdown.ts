@@ -100,7 +100,8 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
   const groups = byNamespace(changes);
   const head = [planMarker, `### KupenStack plan for ${inlineCode(plan.revision)} against ${inlineCode(plan.against)}`];
 
-  if (changes.length === 0 && plan.held.length === 0) {
+  if (plan.incomplete) head.push('', `**The plan is incomplete: ${plan.incomplete} resource(s) could not be planned** (errors in the run's log); what follows is what could be planned.`);
+  else if (changes.length === 0 && plan.held.length === 0) {
     const rev = inlineCode(plan.revision);
     head.push('', plan.drift.length > 0 ? `No changes. The cloud matches ${rev}, except for the drift reported below.` : `No changes. The cloud matches ${rev}.`);
   }

@@ -93,6 +93,10 @@ export function renderText(plan: Plan, options: TextOptions): string {
 }
 
 function closingLine(plan: Plan, shown: number, paint: (p: Paint, s: string) => string): string {
+  if (plan.incomplete) {
+    const head = shown === 0 ? 'No changes found so far' : planLine(plan.summary);
+    return paint('red', `${head}; the plan is incomplete: ${plural(plan.incomplete, 'resource')} could not be planned (errors below).`);
+  }
   if (shown === 0 && plan.held.length === 0) {
     const rev = sanitize(plan.revision);
     // Immutable drift is left alone, so there is nothing to do; still, "matches" must not contradict the section above.
