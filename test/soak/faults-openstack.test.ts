@@ -181,6 +181,8 @@ function withDependents(removed: Set<string>, declared: Resource[]): Set<string>
     if (r.kind === 'Subnet' || r.kind === 'Port' || r.kind === 'VirtualMachine') if (removed.has(`${r.ns}/Network/net-${i}`)) removed.add(key);
     // A port (or VM) on a network holds an address of its subnet: Neutron refuses to delete a subnet with addresses in use, as it would for a user.
     if (r.kind === 'Port' || r.kind === 'VirtualMachine') if (removed.has(`${r.ns}/Subnet/sub-${i}`)) removed.add(key);
+    // A VM names its flavor and image: removing either alone is a validation error (ref.missing), as it would be for a user.
+    if (r.kind === 'VirtualMachine' && (removed.has(`${r.ns}/Flavor/tiny`) || removed.has(`${r.ns}/Image/raw`))) removed.add(key);
   }
   return removed;
 }
