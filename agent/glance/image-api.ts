@@ -57,9 +57,9 @@ function dispatcherFor(cloud: CloudConfig): Dispatcher | undefined {
  * transport's fetch(): fetch tees a streamed request body (to replay it on a
  * redirect) and the unread branch keeps every byte, a whole disk in memory
  * (nodejs/undici#4058). undici's request() writes with back-pressure.
- * With `length` the body goes with a Content-Length instead of chunked:
- * Glance (Python) then reads plain bytes without parsing chunk framing, its
- * cheapest path, and a body that ends short is refused by undici and Glance.
+ * With `length` the body goes with a Content-Length instead of chunked, so
+ * the caller need not gather chunks for Glance; a body that ends short is
+ * refused by undici and by Glance (the image stays queued).
  * Counted like every other call; a failure is the usual OpenStackError.
  */
 export async function putImageData(image: ServiceClient, id: string, body: Readable, options: { timeoutMs: number; signal?: AbortSignal | undefined; length?: number | undefined }): Promise<void> {
