@@ -57,9 +57,12 @@ function dispatcherFor(cloud: CloudConfig): Dispatcher | undefined {
  * transport's fetch(): fetch tees a streamed request body (to replay it on a
  * redirect) and the unread branch keeps every byte, a whole disk in memory
  * (nodejs/undici#4058). undici's request() writes with back-pressure.
+ * With `length` the body goes with a Content-Length instead of chunked, so
+ * the caller need not gather chunks for Glance; a body that ends short is
+ * refused by undici and by Glance (the image stays queued).
  * Counted like every other call; a failure is the usual OpenStackError.
  */
-export async function putImageData(image: ServiceClient, id: string, body: Readable, options: { timeoutMs: number; signal?: AbortSignal | undefined }): Promise<void> {
+export async function putImageData(image: ServiceClient, id: string, body: Readable, options: { timeoutMs: number; signal?: AbortSignal | undefined; length?: number | undefined }): Promise<void> {
   const token = await image.session.token(image.scope);
   const url = `${await image.base()}/images/${id}/file`;
   const where = { service: 'image', method: 'PUT' as const, url };
@@ -69,7 +72,12 @@ export async function putImageData(image: ServiceClient, id: string, body: Reada
     const res = await request(url, {
       method: 'PUT',
       body,
-      headers: { 'x-auth-token': token.value, 'content-type': 'application/octet-stream', accept: 'application/json' },
+      headers: {
+        'x-auth-token': token.value,
+        'content-type': 'application/octet-stream',
+        accept: 'application/json',
+        ...(options.length !== undefined ? { 'content-length': String(options.length) } : {}),
+      },
       signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
       headersTimeout: options.timeoutMs,
       dispatcher: dispatcherFor(image.session.cloud),

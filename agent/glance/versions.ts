@@ -215,13 +215,15 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
     const { stream } = opened;
     checkDeclaredFormat(String(img.disk_format), opened.sniffedFormat);
     const total = disk.diskSize ?? (disk.compression === undefined && disk.packaging !== 'containerdisk' ? disk.blob.size : undefined);
+    const length = exactLength(disk);
     const from = opened;
-    const counter = new HoldBackLast(onProgress ? (bytesSent) => onProgress({ bytesSent, bytesFromRegistry: from.bytesFromRegistry(), total }) : undefined, uploadChunkBytes);
+    // With a Content-Length the chunk sizes do not reach Glance: no gathering, no copy.
+    const counter = new HoldBackLast(onProgress ? (bytesSent) => onProgress({ bytesSent, bytesFromRegistry: from.bytesFromRegistry(), total }) : undefined, length === undefined ? uploadChunkBytes : 0);
     stream.once('error', (err: Error) => (sourceError = err));
-    // pipeline() forwards a source error into the counter, whose error aborts the PUT (chunked: no final chunk is ever sent).
+    // pipeline() forwards a source error into the counter, whose error aborts the PUT (chunked: no final chunk; with a length: bytes missing).
     const body = pipeline(stream, counter, () => undefined);
     try {
-      await putImageData(g.image, img.id, body, { timeoutMs: uploadTimeoutMs, signal });
+      await putImageData(g.image, img.id, body, { timeoutMs: uploadTimeoutMs, signal, length });
     } catch (err) {
       throw sourceError ?? err;
     }
@@ -239,6 +241,18 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
   } finally {
     if (opened) ociTransfers.blobBytes += opened.bytesFromRegistry();
   }
+}
+
+/**
+ * The disk's size when the stream is bound to be exactly that long: a plain
+ * layer (its digest fixes its bytes) or a decompressed disk whose digest the
+ * layer states (VerifyingStream refuses any other length). A size stated
+ * without a digest is only shown as progress.
+ */
+function exactLength(disk: ResolvedDisk): number | undefined {
+  if (disk.packaging === 'containerdisk') return undefined;
+  if (disk.compression === undefined) return disk.blob.size;
+  return disk.diskDigest !== undefined ? disk.diskSize : undefined;
 }
 
 /**
