@@ -138,10 +138,9 @@ export function controllerCommand(): Command {
           },
           onLost: (shard) => controller.shardLost(shard),
           onChange: (held) => {
-            for (const s of shards) metrics.shardHeld.set({ shard: s }, held.includes(s) ? 1 : 0);
             log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
           } });
-        for (const s of shards) metrics.shardHeld.set({ shard: s }, 0);
+        metrics.shards = shardSet;
       }
       if (opts.leaderElect) {
         elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {

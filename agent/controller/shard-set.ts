@@ -35,6 +35,7 @@ export class ShardSet {
   private readonly electors = new Map<string, LeaderElector>();
   private readonly opts: ShardSetOptions;
   private started = 0;
+  private lastHeld?: string;
 
   constructor(opts: ShardSetOptions) {
     this.opts = opts;
@@ -94,7 +95,11 @@ export class ShardSet {
     await Promise.all([...this.electors.values()].map((e) => e.stop()));
   }
 
+  /** Once per change of the set (several Leases lost together are one change). */
   private changed(): void {
-    this.opts.onChange?.(this.held());
+    const held = this.held();
+    if (held.join(',') === this.lastHeld) return;
+    this.lastHeld = held.join(',');
+    this.opts.onChange?.(held);
   }
 }
