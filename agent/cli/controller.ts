@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
@@ -7,6 +8,8 @@ import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
 import { serveHealth } from '../controller/health.ts';
 import { holderIdentity, LeaderElector } from '../controller/leader.ts';
+import { ShardSet } from '../controller/shard-set.ts';
+import { checkShardName, parseShards, preferredShard, shardLeaseName } from '../controller/shards.ts';
 import { syncHttpHandler } from '../gitops/hooks.ts';
 import { SyncLoop } from '../gitops/sync-loop.ts';
 import { loadKubeConfig } from '../kube/client.ts';
@@ -36,6 +39,10 @@ interface ControllerCliOptions {
   leaseDuration: string;
   renewDeadline: string;
   retryPeriod: string;
+  shards?: string;
+  defaultShard: string;
+  preferredShard?: string;
+  shardGrace?: string;
   listen?: string;
   syncSelector?: string;
   syncs: boolean;
@@ -70,6 +77,10 @@ export function controllerCommand(): Command {
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
     .option('--renew-deadline <duration>', 'the leader stops acting once it could not renew for this long', '10s')
     .option('--retry-period <duration>', 'how often candidates try and the leader renews', '2s')
+    .option('--shards <a,b,c>', 'sharding: serve the namespaces of these shards (namespace label kupenstack.io/shard), acting on a shard only while holding its Lease <leader-election-id>-shard-<name> (replaces --leader-elect)')
+    .option('--default-shard <name>', 'the shard of a namespace without the label kupenstack.io/shard', 'default')
+    .option('--preferred-shard <name>', 'the shard this replica claims first (default: the ordinal of a StatefulSet pod name, modulo the shards); it takes other shards only once their Lease expired, and gets its own back from a replica that does not prefer it')
+    .option('--shard-grace <duration>', 'how long after start a replica leaves the shards it does not prefer to their preferred replicas (default: --lease-duration)')
     .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics and POST /hooks/<sync> (Git push webhooks) on this address')
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
@@ -92,6 +103,11 @@ export function controllerCommand(): Command {
       const debounceMs = parseDuration(opts.debounce);
       const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
       if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
+      const shards = opts.shards === undefined ? undefined : parseShards(opts.shards);
+      if (shards && opts.leaderElect) throw new UsageError('--shards and --leader-elect: pick one; with --shards each shard has its own Lease (<leader-election-id>-shard-<name>)');
+      checkShardName(opts.defaultShard, '--default-shard');
+      if (opts.shardGrace !== undefined && !isDuration(opts.shardGrace)) throw new UsageError(`--shard-grace ${opts.shardGrace}: not a duration (e.g. 15s)`);
+      const preferred = shards ? preferredShard(shards, { preferred: opts.preferredShard, podName: process.env.POD_NAME }) : undefined;
       const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
       // Which API server, and whether from a kubeconfig or the pod's service account ("inCluster").
       process.stderr.write(`${new Date().toISOString()} Kubernetes API ${kc.getCurrentCluster()?.server ?? '?'} (cluster "${kc.getCurrentCluster()?.name ?? '?'}")\n`);
@@ -109,22 +125,36 @@ export function controllerCommand(): Command {
       }
       const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
       let elector: LeaderElector | undefined;
+      let shardSet: ShardSet | undefined;
+      const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
+      if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs)) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
+      const metrics = new AgentMetrics();
+      if (shards) {
+        shardSet = new ShardSet({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, leasePrefix: opts.leaderElectionId, shards, preferred, identity: holderIdentity(), ...timings, graceMs: opts.shardGrace === undefined ? timings.leaseDurationMs : parseDuration(opts.shardGrace), log,
+          onGained: (shard) => {
+            controller.shardGained(shard);
+            // Syncs are run by the holder of the default shard (README: Sharding).
+            if (shard === opts.defaultShard) syncs?.startedLeading();
+          },
+          onLost: (shard) => controller.shardLost(shard),
+          onChange: (held) => {
+            log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
+          } });
+        metrics.shards = shardSet;
+      }
       if (opts.leaderElect) {
-        const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
-        if (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
         elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
             controller.startedLeading();
             syncs?.startedLeading();
           }, onStoppedLeading: () => controller.stoppedLeading() });
       }
-      const metrics = new AgentMetrics();
-      const acting = (): boolean => !elector || elector.isLeader();
+      const acting = (): boolean => (shardSet ? shardSet.holds(opts.defaultShard) : !elector || elector.isLeader());
       const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
       const stop = (): void => {
         log('stopping');
         // The Lease is released first, so the other replica takes over at once.
-        void (elector?.stop() ?? Promise.resolve()).then(() => Promise.all([controller.stop(), syncs?.stop()])).then(() => {
+        void Promise.all([elector?.stop(), shardSet?.stop()]).then(() => Promise.all([controller.stop(), syncs?.stop()])).then(() => {
           secrets.stop();
           process.exit(0);
         });
@@ -133,16 +163,28 @@ export function controllerCommand(): Command {
       process.once('SIGTERM', stop);
       let started = false;
       if (listen) {
-        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => elector?.isLeader(), ...(syncs ? { extra: syncHttpHandler(syncs, secrets, metrics, createLogger('info', 'json', process.stderr)) } : {}) });
+        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra: syncs ? syncHttpHandler(syncs, secrets, metrics, createLogger('info', 'json', process.stderr)) : metricsOnly(metrics) });
         log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
       }
       await controller.start();
       await syncs?.start();
       started = true;
       elector?.start();
-      log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${opts.leaderElectionId})` : ''}`);
+      shardSet?.start();
+      log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${opts.leaderElectionId})` : ''}${shardSet && shards ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; Leases ${ownNamespace}/${shardLeaseName(opts.leaderElectionId, '<shard>')}; default shard ${opts.defaultShard})` : ''}`);
       await new Promise(() => {});
     });
+}
+
+/** /metrics without the Sync loop (--no-syncs): the shard gauges and process series. */
+function metricsOnly(metrics: AgentMetrics): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
+  return async (req, res, path) => {
+    if (path !== '/metrics' || req.method !== 'GET') return false;
+    const text = await metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': metrics.registry.contentType });
+    res.end(text);
+    return true;
+  };
 }
 
 function readOwnNamespace(): string | undefined {

@@ -16,6 +16,7 @@ import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objec
 import { deleteNamespaceProject } from './project-cleanup.ts';
 import { documentsOf, revisionOf } from './revision.ts';
 import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
+import { shardOf } from './shards.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { WorkQueue } from './work-queue.ts';
 import { forgetDiskSources } from '../glance/registry-source.ts';
@@ -46,6 +47,14 @@ export interface ControllerOptions {
   events?: EventSink;
   /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leader.ts). */
   leader?: { isLeader(): boolean };
+  /**
+   * Sharding (agent/controller/shard-set.ts): this replica acts on a namespace
+   * only while it holds the Lease of the namespace's shard (label
+   * kupenstack.io/shard, else defaultShard). A namespace relabelled into a
+   * shard held here waits handoverMs before its first run, the time the old
+   * shard's holder has to see the change and stop its run (see onNamespace).
+   */
+  sharding?: { defaultShard: string; holds(shard: string): boolean; handoverMs: number };
   /** Requests made to the API server (countKubeCalls on `kc`): logged after each run with the OpenStack calls, so an operator or a benchmark sees what a resync costs. */
   kubeCalls?: KubeCalls;
 }
@@ -82,6 +91,12 @@ export class Controller {
   private leadership = new AbortController();
   /** When the first change not yet reconciled was seen, per namespace: the start of the latency a run's `timing` line breaks down. */
   private readonly changedAt = new Map<string, number>();
+  /** The shard of each namespace as last seen (kept after its deletion, for the project's cleanup). */
+  private readonly shardOfNamespace = new Map<string, string>();
+  /** The run in flight per namespace, aborted when its shard is lost or the namespace moves to another shard. */
+  private readonly runAborts = new Map<string, AbortController>();
+  /** Namespaces moved into a shard held here: not reconciled before this time (handover). */
+  private readonly notBefore = new Map<string, number>();
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
@@ -108,7 +123,7 @@ export class Controller {
     this.opts.log(`watching ${this.kinds.length} kinds; namespaces opt in with ${projectLabel}=enabled${this.opts.allowNamespaces?.length ? ` or by --namespace (${this.opts.allowNamespaces.join(', ')})` : ''}`);
     for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns);
     this.resync = setInterval(() => {
-      const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns));
+      const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns) && (!this.opts.sharding || this.acting(ns)));
       this.opts.log(`resync  ${due.length} namespaces`);
       for (const ns of due) this.queue.add(ns, 0, true);
     }, this.opts.resyncMs);
@@ -140,9 +155,34 @@ export class Controller {
     forgetDiskSources();
   }
 
-  /** True when this replica may write (no leader election, or it holds the Lease). */
-  private acting(): boolean {
-    return !this.opts.leader || this.opts.leader.isLeader();
+  /** A shard's Lease gained: its namespaces are reconciled (what came while another held it was theirs). */
+  shardGained(shard: string): void {
+    const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns) && this.shardOf(ns) === shard);
+    this.opts.log(`shard   ${shard} gained: reconciling its ${due.length} namespaces`);
+    for (const ns of due) this.queue.add(ns, 0);
+    for (const ns of this.gone) if (this.shardOf(ns) === shard) this.queue.add(ns, 0);
+  }
+
+  /** A shard's Lease lost or handed over: its runs in flight stop, and what only its holder may know is forgotten. */
+  shardLost(shard: string): void {
+    this.opts.log(`shard   ${shard} lost: stopping its runs in flight`);
+    for (const [ns, abort] of this.runAborts) if (this.shardOf(ns) === shard) abort.abort(new Error(`shard ${shard} lost`));
+    for (const address of this.memory.keys()) if (this.shardOf(address.split('/')[0]!) === shard) this.memory.delete(address);
+    this.recentEvents.clear();
+  }
+
+  private shardOf(ns: string): string {
+    const sharding = this.opts.sharding;
+    if (!sharding) return '';
+    const live = this.namespaces.get(ns);
+    return live ? shardOf(live.metadata?.labels, sharding.defaultShard) : (this.shardOfNamespace.get(ns) ?? sharding.defaultShard);
+  }
+
+  /** True when this replica may write for `ns` (no leader election, or it holds the Lease, and the Lease of the namespace's shard). */
+  private acting(ns?: string): boolean {
+    if (this.opts.leader && !this.opts.leader.isLeader()) return false;
+    if (!this.opts.sharding || ns === undefined) return true;
+    return this.opts.sharding.holds(this.shardOf(ns));
   }
 
   /** Resolves when no namespace is scheduled or running (tests). */
@@ -174,7 +214,31 @@ export class Controller {
     const key = this.opts.optInLabel?.key ?? projectLabel;
     const was = old?.metadata?.labels?.[key];
     const terminating = ns.metadata?.deletionTimestamp !== undefined && old?.metadata?.deletionTimestamp === undefined;
+    if (this.opts.sharding) this.onShardOf(name, old);
     if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating)) this.queue.add(name);
+  }
+
+  /**
+   * A namespace whose shard label changed. The holder of the old shard aborts
+   * its run in flight at once (its OpenStack calls stop) and starts no other;
+   * the holder of the new shard waits handoverMs (the lease duration) after
+   * it saw the change before its first run. Both see the same watch event, so
+   * the old holder has stopped before the new one starts unless its watch lags
+   * by more than that — the same bound a dead holder's Lease gives.
+   */
+  private onShardOf(name: string, old: k8s.V1Namespace | undefined): void {
+    const sharding = this.opts.sharding!;
+    const now = this.shardOf(name);
+    const was = old ? shardOf(old.metadata?.labels, sharding.defaultShard) : this.shardOfNamespace.get(name);
+    this.shardOfNamespace.set(name, now);
+    if (was === undefined || was === now) return;
+    if (sharding.holds(was) && !sharding.holds(now)) {
+      this.opts.log(`shard   ${name} moved from shard ${was} to ${now}: stopping its run here`);
+      this.runAborts.get(name)?.abort(new Error(`namespace ${name} moved to shard ${now}`));
+    } else if (sharding.holds(now) && !sharding.holds(was)) {
+      this.opts.log(`shard   ${name} moved from shard ${was} to ${now}: reconciling here after ${sharding.handoverMs} ms`);
+      this.notBefore.set(name, Date.now() + sharding.handoverMs);
+    }
   }
 
   /** A deleted namespace's project is emptied and deleted even when no object held the namespace back (it had none). */
@@ -206,8 +270,37 @@ export class Controller {
   private async reconcileNamespace(ns: string): Promise<void> {
     const cleanup = this.gone.has(ns) && !this.namespaces.has(ns);
     if (!cleanup && !this.enabled(ns)) return;
-    if (!this.acting()) return;
-    const signal = this.leadership.signal;
+    if (!this.acting(ns)) return;
+    const wait = (this.notBefore.get(ns) ?? 0) - Date.now();
+    if (wait > 0) {
+      // Not through queue.add now: while this key runs that would only mark it dirty and rerun it after the debounce.
+      setTimeout(() => this.queue.add(ns, 0), wait).unref();
+      return;
+    }
+    this.notBefore.delete(ns);
+    if (this.opts.sharding && !cleanup && !(await this.freshShardIsHeld(ns))) return;
+    const abort = new AbortController();
+    this.runAborts.set(ns, abort);
+    try {
+      await this.reconcileHeld(ns, cleanup, AbortSignal.any([this.leadership.signal, abort.signal]));
+    } finally {
+      if (this.runAborts.get(ns) === abort) this.runAborts.delete(ns);
+    }
+  }
+
+  /** The namespace's shard label as the API server has it now (not as the watch last showed it): a run starts only in the shard held here. */
+  private async freshShardIsHeld(ns: string): Promise<boolean> {
+    try {
+      const live = await this.core.readNamespace({ name: ns });
+      const shard = shardOf(live.metadata?.labels, this.opts.sharding!.defaultShard);
+      return this.opts.sharding!.holds(shard);
+    } catch {
+      // Gone meanwhile: its deletion event comes through the watch and schedules the cleanup.
+      return false;
+    }
+  }
+
+  private async reconcileHeld(ns: string, cleanup: boolean, signal: AbortSignal): Promise<void> {
     const started = Date.now();
     const changedAt = this.changedAt.get(ns);
     this.changedAt.delete(ns);
@@ -220,7 +313,7 @@ export class Controller {
     // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
     for (const [address, entry] of entries) {
       if (isDeleting(entry.object)) continue;
-      if (!this.acting()) return;
+      if (!this.acting(ns)) return;
       const updated = await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, true);
       if (updated) entry.object = { ...updated };
       else entries.delete(address);
@@ -236,14 +329,14 @@ export class Controller {
     // Status writes too are a leader's: a demoted replica writes nothing.
     const store = {
       load: () => kubeStore.load(),
-      putResource: (address: string, state: ResourceStatus | undefined) => (this.acting() ? kubeStore.putResource(address, state) : Promise.resolve()),
+      putResource: (address: string, state: ResourceStatus | undefined) => (this.acting(ns) ? kubeStore.putResource(address, state) : Promise.resolve()),
       finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
     };
     for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
     mark('validated');
 
     const cloud = await this.opts.cloud();
-    if (!this.acting()) return;
+    if (!this.acting(ns)) return;
     mark('cloud');
     // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
     const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
@@ -263,7 +356,7 @@ export class Controller {
     const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
     const releasable = deleting.filter(([address]) => !failed.has(address));
     const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
-    if (!this.acting()) return;
+    if (!this.acting(ns)) return;
     if (emptied) {
       const id = await deleteNamespaceProject(cloud, this.opts.config.owner, ns);
       if (id) log(`delete  project of namespace ${ns} (${id})`);
@@ -274,7 +367,7 @@ export class Controller {
       entries.delete(address);
     }
     this.runs.set(ns, (this.runs.get(ns) ?? 0) + 1);
-    log(`reconciled ${ns} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);
+    log(`reconciled ${ns}${this.opts.sharding ? ` (shard ${this.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);
     const since = changedAt ?? started;
     const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
     log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);

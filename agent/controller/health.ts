@@ -6,6 +6,8 @@ export interface HealthState {
   ready: () => boolean;
   /** Whether this replica holds the Lease; undefined without leader election. */
   leader: () => boolean | undefined;
+  /** With --shards: the shards whose Lease this replica holds. */
+  shards?: () => string[];
   /** More endpoints on the same port (the Sync loop's /metrics and POST /hooks/<sync>); true when it answered. */
   extra?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
 }
@@ -31,7 +33,7 @@ export async function serveHealth(host: string, port: number, state: HealthState
     if (path === '/healthz') return send(200, { status: 'ok' });
     if (path === '/readyz') {
       const leader = state.leader();
-      return state.ready() ? send(200, { status: 'ready', ...(leader === undefined ? {} : { leader }) }) : send(503, { status: 'starting: watches not synced yet' });
+      return state.ready() ? send(200, { status: 'ready', ...(leader === undefined ? {} : { leader }), ...(state.shards ? { shards: state.shards() } : {}) }) : send(503, { status: 'starting: watches not synced yet' });
     }
     send(404, { error: `no such endpoint ${path}; try /healthz or /readyz${state.extra ? ', /metrics or POST /hooks/<sync>' : ''}` });
   };

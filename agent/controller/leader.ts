@@ -21,6 +21,19 @@ export interface LeaderElectionOptions {
   /** Called when leadership is lost or released: stop acting, reset caches. */
   onStoppedLeading?: () => void;
   log?: (line: string) => void;
+  /**
+   * Sharding (agent/controller/shard-set.ts): false while this candidate may
+   * not take a free, expired or missing Lease (a shard it does not prefer,
+   * during the start-up grace). Default: always may.
+   */
+  mayAcquire?: () => boolean;
+  /**
+   * Sharding: this candidate prefers this Lease. While another holds it, the
+   * candidate asks for it back (annotation wantedByAnnotation, refreshed each
+   * retry period); a holder that does not prefer it hands it over as soon as
+   * it sees a request refreshed (so from a live candidate).
+   */
+  preferred?: boolean;
   /** Clock (tests). */
   now?: () => number;
 }
@@ -42,8 +55,15 @@ export function holderIdentity(podName = process.env.POD_NAME ?? hostname()): st
  * renewDeadline: since renewDeadline < leaseDuration, a demoted leader stops
  * acting before any other candidate can acquire the lease.
  */
+/** On a shard Lease: `<identity> <ms>` of the candidate that prefers it and asks the holder for it. */
+export const wantedByAnnotation = 'kupenstack.io/wanted-by';
+/** On a shard Lease: "true" while its holder prefers it (then nobody asks for it). */
+export const heldPreferredAnnotation = 'kupenstack.io/held-preferred';
+
 export class LeaderElector {
   private readonly opts: Required<Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'>> & Pick<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'>;
+  /** The request for the Lease as the holder last saw it: handed over only when it changed since (the asker is alive). */
+  private seenWant?: string;
   private leading = false;
   private lastRenew = 0;
   /** The lease record as last seen and when (our clock): expiry is judged from the observation, not the holder's clock. */
@@ -55,7 +75,7 @@ export class LeaderElector {
   constructor(opts: LeaderElectionOptions) {
     if (opts.renewDeadlineMs >= opts.leaseDurationMs) throw new RangeError(`renew deadline (${opts.renewDeadlineMs} ms) must be shorter than the lease duration (${opts.leaseDurationMs} ms)`);
     if (opts.retryPeriodMs >= opts.renewDeadlineMs) throw new RangeError(`retry period (${opts.retryPeriodMs} ms) must be shorter than the renew deadline (${opts.renewDeadlineMs} ms)`);
-    this.opts = { now: Date.now, ...opts };
+    this.opts = { now: Date.now, mayAcquire: () => true, preferred: false, ...opts };
   }
 
   get identity(): string {
@@ -151,8 +171,9 @@ export class LeaderElector {
       lease = await coordination.readNamespacedLease({ name, namespace });
     } catch (e) {
       if (!isKubeStatus(e, 404)) throw kubeApiError(`read lease ${namespace}/${name}`, e);
+      if (!this.opts.mayAcquire()) return false;
       try {
-        await coordination.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(0, new Date(now)) } });
+        await coordination.createNamespacedLease({ namespace, body: { metadata: { name, namespace, ...(this.opts.preferred ? { annotations: { [heldPreferredAnnotation]: 'true' } } : {}) }, spec: spec(0, new Date(now)) } });
         return true;
       } catch (err) {
         if (isKubeStatus(err, 409)) return false; // another candidate created it first
@@ -164,7 +185,21 @@ export class LeaderElector {
     if (!this.observed || this.observed.holder !== holder || this.observed.renewTime !== renewTime) this.observed = { holder, renewTime, at: now };
     const durationMs = (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
     const mine = holder === identity;
-    if (!mine && holder !== '' && this.observed.at + durationMs > now) return false;
+    const want = lease.metadata?.annotations?.[wantedByAnnotation];
+    if (!mine && holder !== '' && this.observed.at + durationMs > now) {
+      if (this.opts.preferred && lease.metadata?.annotations?.[heldPreferredAnnotation] !== 'true') await this.ask(lease, now);
+      return false;
+    }
+    if (!mine && !this.opts.mayAcquire()) return false;
+    if (mine && !this.opts.preferred && want !== undefined && !want.startsWith(`${identity} `)) {
+      const fresh = this.seenWant !== undefined && this.seenWant !== want;
+      this.seenWant = want;
+      if (fresh) return this.handOver(lease, want.split(' ')[0]!, now);
+    }
+    if (!mine) this.seenWant = undefined;
+    // The request is answered (or ours): the next holder starts with none.
+    if (want !== undefined && (want.startsWith(`${identity} `) || !mine)) delete lease.metadata!.annotations![wantedByAnnotation];
+    if (this.opts.preferred || lease.metadata?.annotations?.[heldPreferredAnnotation] !== undefined) lease.metadata = { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [heldPreferredAnnotation]: String(this.opts.preferred) } };
     const transitions = (lease.spec?.leaseTransitions ?? 0) + (mine ? 0 : 1);
     const acquired = new Date((mine ? millis(lease.spec?.acquireTime) : undefined) ?? now);
     lease.spec = spec(transitions, acquired);
@@ -177,6 +212,37 @@ export class LeaderElector {
       if (isKubeStatus(e, 409)) return false;
       throw kubeApiError(`update lease ${namespace}/${name}`, e);
     }
+  }
+
+  /** A preferred candidate's request to the holder; a conflict with the holder's renew is harmless (asked again next period). */
+  private async ask(lease: k8s.V1Lease, now: number): Promise<void> {
+    lease.metadata = { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [wantedByAnnotation]: `${this.opts.identity} ${now}` } };
+    try {
+      await this.opts.coordination.replaceNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace, body: lease });
+    } catch (e) {
+      if (!isKubeStatus(e, 409)) throw kubeApiError(`ask for lease ${this.opts.namespace}/${this.opts.name}`, e);
+    }
+  }
+
+  /**
+   * Hands the Lease to the candidate that prefers it: this replica stops acting
+   * first (onStoppedLeading), then writes the new holder, so the two never act
+   * at once. Should the asker be gone, the Lease expires as after a crash.
+   */
+  private async handOver(lease: k8s.V1Lease, to: string, now: number): Promise<boolean> {
+    this.demote(`handing it back to ${to}, which prefers it`);
+    const at = new k8s.V1MicroTime(now);
+    delete lease.metadata!.annotations![wantedByAnnotation];
+    lease.metadata!.annotations![heldPreferredAnnotation] = 'true';
+    lease.spec = { ...lease.spec, holderIdentity: to, renewTime: at, acquireTime: at, leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + 1 };
+    try {
+      await this.opts.coordination.replaceNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace, body: lease });
+      this.seenWant = undefined;
+    } catch (e) {
+      // Not written: the Lease still names us; the next tick renews it and hands it over at the next request.
+      if (!isKubeStatus(e, 409)) throw kubeApiError(`hand over lease ${this.opts.namespace}/${this.opts.name}`, e);
+    }
+    return false;
   }
 }
 

@@ -15,6 +15,9 @@ export class AgentMetrics {
   readonly ready: Gauge<'sync'>;
   readonly webhooks: Counter<'sync' | 'provider' | 'result'>;
   readonly engineEvents: Counter<'sync' | 'type' | 'kind'>;
+  readonly shardHeld: Gauge<'shard'>;
+  /** With --shards: the shards served and whether this replica holds each (agent/controller/shard-set.ts). */
+  shards?: { shards: string[]; holds(shard: string): boolean };
   private readonly revisions = new Map<string, string>();
   private readonly resourceKeys = new Map<string, Set<string>>();
 
@@ -44,6 +47,11 @@ export class AgentMetrics {
     this.lastApplied = new Gauge({ name: 'kupenstack_last_applied_revision_info', help: 'Last applied revision of each Sync (value 1).', labelNames: ['sync', 'revision'], registers });
     this.ready = new Gauge({ name: 'kupenstack_sync_ready', help: 'Whether the Ready condition of a Sync is True (1) or not (0).', labelNames: ['sync'], registers });
     this.engineEvents = new Counter({ name: 'kupenstack_engine_events_total', help: 'What the engine did, from its typed events: created, updated, replaced, deleted, healed, held, failed, … by kind.', labelNames: ['sync', 'type', 'kind'], registers });
+    // Read at scrape time, so it is what /readyz says at that moment.
+    this.shardHeld = new Gauge({ name: 'kupenstack_controller_shard_held', help: 'With --shards: whether this replica holds the Lease of each shard it serves (1) or not (0).', labelNames: ['shard'], registers, collect: () => {
+      const source = this.shards;
+      if (source) for (const shard of source.shards) this.shardHeld.set({ shard }, source.holds(shard) ? 1 : 0);
+    } });
     this.webhooks = new Counter({ name: 'kupenstack_webhook_deliveries_total', help: 'Webhook deliveries by result (triggered, ignored, replayed, rejected).', labelNames: ['sync', 'provider', 'result'], registers });
   }
 

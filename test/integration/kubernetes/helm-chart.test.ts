@@ -103,6 +103,28 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(rendered.find((o) => o.kind === 'ServiceAccount')?.metadata.name).toBe(pod.serviceAccountName);
   });
 
+  it('with sharding.shards: a StatefulSet whose replicas split the shards (--shards, no --leader-elect), flags the controller has, and it passes a dry run', async () => {
+    const sharded = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--set', 'sharding.shards={a,b,c}', '--set', 'sharding.defaultShard=a', '--set', 'replicas=3']));
+    expect(sharded.find((o) => o.kind === 'Deployment')).toBeUndefined();
+    const set = sharded.find((o) => o.kind === 'StatefulSet')!;
+    const spec = set.spec as { replicas: number; serviceName: string; podManagementPolicy: string; template: { spec: { containers: { args: string[]; env: { name: string }[] }[] } } };
+    expect(spec).toMatchObject({ replicas: 3, serviceName: `${release}-controller`, podManagementPolicy: 'Parallel' });
+    expect(sharded.find((o) => o.kind === 'Service')?.metadata.name).toBe(spec.serviceName);
+    const container = spec.template.spec.containers[0]!;
+    const args = container.args;
+    expect(args.slice(args.indexOf('--shards'), args.indexOf('--shards') + 4)).toEqual(['--shards', 'a,b,c', '--default-shard', 'a']);
+    expect(args).not.toContain('--leader-elect');
+    // The preferred shard comes from the pod name's ordinal.
+    expect(container.env.map((e) => e.name)).toContain('POD_NAME');
+    const known = new Set(controllerCommand().options.map((o) => o.long));
+    const flags = args.filter((a) => a.startsWith('--'));
+    expect(flags.length).toBeGreaterThan(0);
+    for (const flag of flags) expect(known.has(flag), flag).toBe(true);
+    const r = await kubectl(['apply', '--dry-run=server', '--namespace', ns, '-f', '-'], { input: JSON.stringify(set) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/violate PodSecurity/);
+  });
+
   it('every rendered object passes a server-side dry run, with no pod security warning', async () => {
     const r = await kubectl(['apply', '--dry-run=server', '--namespace', ns, '-f', '-'], { input: rendered.map((o) => JSON.stringify(o)).join('\n') });
     expect(r.code, r.stderr).toBe(0);
