@@ -308,7 +308,7 @@ export type ImageSpec = {
       };
       /** Talk plain HTTP to the registry (test registries only). */
       insecure?: boolean;
-      /** private (default): a Glance image per project, named, tagged and shaped by this manifest. shared: one Glance image per digest for the whole cloud, owned by the agent's images project, shared with each project that declares it (Glance image members, accepted on the project's behalf); the second project's import moves no bytes. A shared image carries its artifact's name (`<repository>@sha256:<12 hex>`) and properties, so name, tags, properties, visibility, protected, minDisk and minRam cannot be set with it. */
+      /** shared (the default when the manifest sets none of name, tags, properties, visibility, protected, minDisk, minRam, allowedProperties): one Glance image per digest for the whole cloud, owned by the agent's images project, shared with each project that declares it (Glance image members, accepted on the project's behalf); the second project's import moves no bytes, and the image is deleted when the last project's manifest goes (and keep allows). It carries its artifact's name (`<repository basename>@sha256:<12 hex>`) and properties, so those fields cannot be set with it. private (the default when one of those fields is set): a Glance image per project, named, tagged and shaped by this manifest; `visibility: public` images (admin namespaces) are private copies made public. Switching between the two replaces the image. */
       sharing?: "private" | "shared";
       /** Secret of type kubernetes.io/dockerconfigjson holding the registry credentials. Default: anonymous. */
       credentialsSecretRef?: SecretRef;
