@@ -216,8 +216,13 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
         } catch (err) {
           theirs = false;
           again = false;
-          if (err instanceof LostUploadRace) {
-            // Not our data, so never ours to delete: the winner's image is used, or ours goes again if the winner failed.
+          const now = await g.image.find<GlanceImage>(`/images/${img.id}`);
+          // Glance refused or dropped our PUT while the image is (or became) another worker's upload: a 409 may reach
+          // us as a broken connection while our body is still being sent. Not our data, so never ours to delete:
+          // the winner's image is used (only this owner's workers write this id, each verifying before its last
+          // chunk), or ours goes again if the winner failed. A failure of our own stream (a digest or format
+          // refusal) is not this case: its image is deleted below whatever Glance says.
+          if (err instanceof LostUploadRace || (err instanceof OpenStackError && now !== undefined && (inFlight.has(now.status) || usable.has(now.status)))) {
             theirs = true;
             const done = await awaitOtherUpload(g, img.id, disk.manifestDigest);
             theirs = false;
@@ -225,7 +230,6 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
             again = true;
             throw err;
           }
-          const now = await g.image.find<GlanceImage>(`/images/${img.id}`);
           // Should Glance ever have finished an upload we cut short, its content is not trusted: no retry, deleted below.
           again = now?.status === 'queued' && retryable(err);
           throw err;
