@@ -186,6 +186,9 @@ function checkSimpleSigningKeyless(payload: Buffer, signature: Buffer, certifica
  * so "now" is handed in as the one timestamp.
  */
 function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
+  if (policy.transparencyLog && entity.tlogEntries.length === 0) {
+    return { ok: false, reason: 'no transparency-log entry (signed with --tlog-upload=false?), and the policy asks for one; set keyless.transparencyLog: false to accept signatures of a private CA without a log' };
+  }
   const checked: SignedEntity = policy.transparencyLog ? entity : { ...entity, tlogEntries: [], timestamps: [nowStamp()] };
   const thresholds = policy.transparencyLog ? { tlogThreshold: 1, ctlogThreshold: 1, timestampThreshold: 1 } : { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 1 };
   let identity: { san?: string; issuer?: string };
@@ -194,7 +197,7 @@ function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
     identity = { san: signer.identity?.subjectAlternativeName, issuer: signer.identity?.extensions?.issuer };
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    if (/certificate chain|chain|CERTIFICATE/i.test(detail) && !/SCT/.test(detail)) return { ok: false, reason: `the signing certificate does not chain to a certificate authority of ${policy.name} (${detail})` };
+    if ((err as { code?: unknown }).code === 'CERTIFICATE_ERROR' && !/SCT/.test(detail)) return { ok: false, reason: `the signing certificate is not trusted by ${policy.name}: ${detail} (it must chain to one of its certificate authorities and be valid)` };
     return { ok: false, reason: `the keyless signature does not verify against ${policy.name} (${detail})` };
   }
   if (!matches(policy.identity, identity.san)) return { ok: false, reason: `signed by ${identity.san ?? 'a certificate without an identity'}, not ${expected(policy.identity)}` };
