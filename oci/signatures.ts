@@ -15,12 +15,15 @@ import { listReferrers } from './referrers.ts';
 
 export const simpleSigningType = 'application/vnd.dev.cosign.simplesigning.v1+json';
 export const signatureAnnotation = 'dev.cosignproject.cosign/signature';
+/** A keyless classic signature's signing certificate and its chain (PEM). */
+export const certificateAnnotation = 'dev.sigstore.cosign/certificate';
+export const chainAnnotation = 'dev.sigstore.cosign/chain';
 /** application/vnd.dev.sigstore.bundle.v0.3+json and its predecessors. */
 export const bundleTypePrefix = 'application/vnd.dev.sigstore.bundle';
 
 export type FoundSignature =
   /** A classic cosign signature: `signature` is over the payload bytes. */
-  | { kind: 'simple-signing'; where: string; payload: Buffer; signature: Buffer }
+  | { kind: 'simple-signing'; where: string; payload: Buffer; signature: Buffer; certificate?: string | undefined }
   /** A sigstore bundle (JSON), verified with the sigstore packages. */
   | { kind: 'bundle'; where: string; bundle: unknown };
 
@@ -73,7 +76,8 @@ async function fromManifest(client: RegistryClient, repository: string, manifest
     if (layer.mediaType === simpleSigningType) {
       const encoded = layer.annotations?.[signatureAnnotation];
       if (!encoded) continue;
-      out.push({ kind: 'simple-signing', where, payload: await readSmallBlob(client, repository, layer, signal), signature: Buffer.from(encoded, 'base64') });
+      const certificate = layer.annotations?.[certificateAnnotation];
+      out.push({ kind: 'simple-signing', where, payload: await readSmallBlob(client, repository, layer, signal), signature: Buffer.from(encoded, 'base64'), ...(certificate ? { certificate } : {}) });
     } else if (layer.mediaType.startsWith(bundleTypePrefix)) {
       const raw = await readSmallBlob(client, repository, layer, signal);
       let bundle: unknown;

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { UsageError } from '../errors.ts';
 import { toDiskRequest } from '../../oci/reference.ts';
+import type { VerifiedSignature } from '../../oci/signature-policy.ts';
 import { importDisk } from '../glance/import.ts';
 import { diskSourceFor } from '../glance/registry-source.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
@@ -8,10 +9,12 @@ import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-optio
 import { outputOption, printJson } from './output.ts';
 import { byteProgress, type Progress } from './progress.ts';
 import { withRegistryOptions, type RegistryOptions } from './registry-options.ts';
+import { loadVerifyPolicy } from './verify-policy.ts';
 
 interface ImportCliOptions extends CloudOptions, RegistryOptions {
   project: string;
   name?: string;
+  verify?: string;
   output: 'text' | 'json';
 }
 
@@ -30,18 +33,27 @@ export function imageImportCommand(): Command {
   )
     .requiredOption('--project <name-or-id>', 'Keystone project that receives the image')
     .option('--name <name>', 'Glance image name (default: <repository basename>:<tag>)')
+    .option('--verify <file>', "import only when a cosign signature meets this policy: a YAML/JSON file holding what an Image's spec.verify holds (publicKey: {file: cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …})")
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
       // The reference first: a typo fails before any cloud is asked.
       const request = { ...toDiskRequest(ref), ...(opts.insecure ? { insecure: true } : {}) };
+      // The policy too: a mistake in it fails before any registry or cloud is asked.
+      const verify = opts.verify !== undefined ? await loadVerifyPolicy(opts.verify) : undefined;
       const { cloud: cloudName, cloudsFile } = resolveCloud(opts);
       const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
       const projectId = await findProject(cloud, opts.project);
       let progress: Progress | undefined;
+      let signature: VerifiedSignature | undefined;
       let total = 0;
       try {
         const result = await importDisk({ image: cloud.client('image', { projectId }), projectId }, diskSourceFor({ dockerConfig: opts.dockerConfig }), request, {
           name: opts.name,
+          verify,
+          onVerified: (v) => {
+            signature = v;
+            if (opts.output !== 'json') process.stderr.write(`verified ${v.digest}: signed by ${v.key} (${v.where})\n`);
+          },
           onResolved: (info) => {
             total = info.size ?? 0;
             if (opts.output !== 'json') process.stderr.write(`resolved ${info.reference}\n`);
@@ -54,7 +66,7 @@ export function imageImportCommand(): Command {
         });
         progress?.stop();
         progress = undefined;
-        const out = { id: result.image.id, name: result.image.name, status: result.image.status, size: result.image.size, manifestDigest: result.manifestDigest, reused: result.reused, blobBytes: result.blobBytes };
+        const out = { id: result.image.id, name: result.image.name, status: result.image.status, size: result.image.size, manifestDigest: result.manifestDigest, reused: result.reused, blobBytes: result.blobBytes, ...(signature ? { signature } : {}) };
         if (opts.output === 'json') printJson(out);
         else process.stdout.write(`${result.reused ? 'reused' : 'imported'} ${ref} → Glance image ${out.id} (${String(out.name)}, ${String(out.size)} bytes${result.reused ? ', nothing downloaded' : ''})\n`);
       } finally {

@@ -208,6 +208,8 @@ const patternMessages: { test: (schema: JsonSchema, path: Path) => boolean; mess
 /** What to set when none of a oneOf's forms is there. */
 const missingFormHints: Record<string, string> = {
   source: 'source needs exactly one of git (url, ref) or directory (path)',
+  // The key form first (what most policies use; keyless is in the README and the schema's description).
+  imageVerify: 'missing "publicKey"',
   webhook: 'webhook needs secretEnv (an environment variable) or secretFile (a file) holding the shared secret, or secretRef (a Secret under secretsDir with a token key)',
 };
 

@@ -1,4 +1,6 @@
 import type { DiskRequest, DiskSource } from '../../oci/disk-source.ts';
+import type { SignaturePolicy, VerifiedSignature } from '../../oci/signature-policy.ts';
+import { KupenstackError } from '../errors.ts';
 import { findOrCreateVersion, ociTransfers, uploadVersion, type GlanceTarget, type TransferProgress } from './versions.ts';
 import { ociTag, versionProperties, type GlanceImage } from './version-rules.ts';
 
@@ -15,6 +17,9 @@ export interface ImportOptions {
   /** Globs of artifact properties copied to Glance (default: descriptive ones only). */
   allowedProperties?: readonly string[];
   onResolved?: (info: { reference: string; manifestDigest: string; size?: number | undefined }) => void;
+  /** Import only when a cosign signature meets this policy (checked before anything is made in Glance). */
+  verify?: SignaturePolicy | undefined;
+  onVerified?: (v: VerifiedSignature) => void;
   onProgress?: (p: TransferProgress) => void;
 }
 
@@ -32,6 +37,10 @@ export const defaultAllowedProperties: readonly string[] = ['os_distro', 'os_ver
 export async function importDisk(g: GlanceTarget, source: DiskSource, request: DiskRequest, options: ImportOptions = {}): Promise<ImportResult> {
   const disk = await source.resolve(request, g.signal);
   options.onResolved?.({ reference: disk.reference, manifestDigest: disk.manifestDigest, size: disk.diskSize ?? disk.blob.size });
+  if (options.verify) {
+    if (!source.verifySignature) throw new KupenstackError('internal', 'this image source cannot check signatures');
+    options.onVerified?.(await source.verifySignature(disk, options.verify, g.signal));
+  }
   const base = disk.repository.slice(disk.repository.lastIndexOf('/') + 1);
   const name = options.name ?? (disk.tag !== undefined ? `${base}:${disk.tag}` : `${base}@${disk.manifestDigest.slice(0, 19)}`);
   const look = {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceClient } from '../openstack/service.ts';
 
 /**
@@ -30,11 +31,33 @@ export async function unshare(image: ServiceClient, imageId: string, projectId: 
   await image.call('DELETE', `/images/${imageId}/members/${projectId}`, { ok: [204, 404], signal });
 }
 
-/** One tag on, one tag off: atomic in Glance, so two projects' runs never overwrite each other's tags (a PATCH of /tags would). */
+/**
+ * One tag on, one tag off (a PATCH of /tags would replace the whole set).
+ * Glance itself reads, changes and writes the whole tag set on each call, so
+ * two calls on one image at once can undo one another: callers queue their
+ * changes per image, and `settleTags` checks the outcome.
+ */
 export async function addTag(image: ServiceClient, imageId: string, tag: string, signal?: AbortSignal): Promise<void> {
   await image.call('PUT', `/images/${imageId}/tags/${encodeURIComponent(tag)}`, { ok: [204], signal });
 }
 
 export async function removeTag(image: ServiceClient, imageId: string, tag: string, signal?: AbortSignal): Promise<void> {
   await image.call('DELETE', `/images/${imageId}/tags/${encodeURIComponent(tag)}`, { ok: [204, 404], signal });
+}
+
+/**
+ * Adds and removes tags until Glance shows the outcome (another process's
+ * tag call on the same image at the same moment can undo ours: Glance
+ * writes whole tag sets). Bounded: a change still lost is made by the next run.
+ */
+export async function settleTags(image: ServiceClient, imageId: string, change: { add?: readonly string[]; remove?: readonly string[] }, signal?: AbortSignal): Promise<void> {
+  const add = change.add ?? [];
+  const remove = change.remove ?? [];
+  for (let attempt = 0; attempt < 5; attempt++) {
+    for (const t of add) await addTag(image, imageId, t, signal);
+    for (const t of remove) await removeTag(image, imageId, t, signal);
+    const tags = new Set((await image.find<{ tags?: string[] }>(`/images/${imageId}`))?.tags ?? []);
+    if (add.every((t) => tags.has(t)) && remove.every((t) => !tags.has(t))) return;
+    await sleep(50 + Math.floor(Math.random() * 200), undefined, signal ? { signal } : {});
+  }
 }

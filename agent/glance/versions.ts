@@ -1,4 +1,5 @@
 import { pipeline } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DiskSource, OpenedDisk, ResolvedDisk } from '../../oci/disk-source.ts';
 import { KupenstackError } from '../errors.ts';
 import { OpenStackError } from '../openstack/errors.ts';
@@ -72,8 +73,33 @@ const uploadTimeoutMs = 12 * 3600_000;
 /** An upload Glance still calls `saving` after this long was cut off without Glance noticing. */
 const stalledAfterMs = 3600_000;
 const maxIdAttempts = 100;
+/** How long a worker waits for another's upload of the same image (two agents, or a re-run after kill -9 while the old upload runs on) before leaving it to the next run. */
+export const otherUploadWaitMs = 120_000;
+const otherUploadPollMs = 1_000;
 
 const usable = new Set(['active', 'deactivated']);
+const inFlight = new Set(['saving', 'importing', 'uploading']);
+
+/** Glance refused our PUT because another worker's upload of this image is under way (its queued → saving step is atomic). */
+class LostUploadRace extends Error {}
+
+/**
+ * Waits while another worker stores the image: the image once it is usable,
+ * undefined when it is queued again (that upload failed: ours may run).
+ * Anything else, or no end within otherUploadWaitMs, is an error that
+ * deletes nothing: the image is the other worker's to finish or clean up.
+ */
+async function awaitOtherUpload(g: GlanceTarget, id: string, digest: string): Promise<GlanceImage | undefined> {
+  const deadline = Date.now() + otherUploadWaitMs;
+  for (;;) {
+    const now = await g.image.find<GlanceImage>(`/images/${id}`);
+    if (now && usable.has(now.status)) return now;
+    if (now?.status === 'queued') return undefined;
+    if (!now || !inFlight.has(now.status)) throw new KupenstackError('image.oci-upload', `Glance image ${id} of ${digest}, stored by another worker, ended ${now ? now.status : 'deleted'}; the next run imports it again`);
+    if (Date.now() > deadline) throw new KupenstackError('image.oci-busy', `Glance image ${id} is receiving ${digest} from another worker (status ${now.status}) for more than ${otherUploadWaitMs / 1000} s; the next run uses it`);
+    await sleep(otherUploadPollMs, undefined, g.signal ? { signal: g.signal } : {});
+  }
+}
 
 /** Every image of the project carrying this manifest digest, shown and hidden (Glance lists them apart). */
 export async function versionsByDigest(g: GlanceTarget, digest: string): Promise<GlanceImage[]> {
@@ -103,8 +129,13 @@ export async function findOrCreateVersion(g: GlanceTarget, disk: ResolvedDisk, l
   if (look.diskFormat) checkDeclaredFormat(look.diskFormat, disk.diskFormat);
   for (const img of (await versionsByDigest(g, disk.manifestDigest)).filter((i) => compatible(i, look.marker))) {
     if (usable.has(img.status) || img.status === 'queued') return { image: await adopt(g, img, look.marker), created: false };
-    if (['saving', 'importing', 'uploading'].includes(img.status)) {
-      if (age(img) < stalledAfterMs) throw new KupenstackError('image.oci-busy', `Glance image ${img.id} is receiving ${disk.manifestDigest} right now (status ${img.status}); the next run uses it`);
+    if (inFlight.has(img.status)) {
+      if (age(img) < stalledAfterMs) {
+        // Another worker is storing this digest right now: its image is awaited, never a second one made.
+        const done = await awaitOtherUpload(g, img.id, disk.manifestDigest);
+        if (done) return { image: await adopt(g, done, look.marker), created: false };
+        continue;
+      }
       await deleteVersion(g, img.id);
     }
     // killed, pending_delete, deleted: not usable, and the id walk below steps over them.
@@ -175,13 +206,30 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
   let lastError: unknown;
   // Worth another attempt: decided after each failure, from what Glance holds now.
   let again = false;
+  // The last failure was waiting on another worker's upload: that image is not ours to delete.
+  let theirs = false;
   try {
     return await retry(
       async () => {
         try {
           return await uploadOnce(g, img, disk, source, onProgress);
         } catch (err) {
+          theirs = false;
+          again = false;
           const now = await g.image.find<GlanceImage>(`/images/${img.id}`);
+          // Glance refused or dropped our PUT while the image is (or became) another worker's upload: a 409 may reach
+          // us as a broken connection while our body is still being sent. Not our data, so never ours to delete:
+          // the winner's image is used (only this owner's workers write this id, each verifying before its last
+          // chunk), or ours goes again if the winner failed. A failure of our own stream (a digest or format
+          // refusal) is not this case: its image is deleted below whatever Glance says.
+          if (err instanceof LostUploadRace || (err instanceof OpenStackError && now !== undefined && (inFlight.has(now.status) || usable.has(now.status)))) {
+            theirs = true;
+            const done = await awaitOtherUpload(g, img.id, disk.manifestDigest);
+            theirs = false;
+            if (done) return done;
+            again = true;
+            throw err;
+          }
           // Should Glance ever have finished an upload we cut short, its content is not trusted: no retry, deleted below.
           again = now?.status === 'queued' && retryable(err);
           throw err;
@@ -199,6 +247,7 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
   } catch (err) {
     lastError = err;
   }
+  if (theirs) throw lastError;
   // Nothing unverified stays in Glance: the queued image goes (the next run starts over under the next id).
   await deleteVersion(g, img.id);
   const detail = lastError instanceof Error ? lastError.message : String(lastError);
@@ -225,6 +274,8 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
     try {
       await putImageData(g.image, img.id, body, { timeoutMs: uploadTimeoutMs, signal, length });
     } catch (err) {
+      // 409: Glance refused the queued → saving step (it is atomic), another worker's upload holds the image.
+      if (!sourceError && err instanceof OpenStackError && err.status === 409) throw new LostUploadRace(`another worker is storing ${img.id}`, { cause: err });
       throw sourceError ?? err;
     }
     if (sourceError) throw sourceError;

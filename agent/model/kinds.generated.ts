@@ -132,18 +132,40 @@ export type CommonStatus = {
   lastSyncTime?: string;
 };
 
-/** Signature policy of an OCI image: only a manifest signed with cosign by the trusted public key is imported (the classic `sha256-<hex>.sig` tag, or a sigstore bundle found through the OCI 1.1 referrers API). The signature must cover the digest being imported (the image manifest's, or the index's it was picked from). Unsigned, otherwise signed or copied signatures are refused before anything is made in Glance. */
+/** Signature policy of an OCI image: only a manifest signed with cosign by the trusted public key (`publicKey`), or by a certificate of a trusted root that names the expected identity and issuer (`keyless`), is imported (the classic `sha256-<hex>.sig` tag, or a sigstore bundle found through the OCI 1.1 referrers API). The signature must cover the digest being imported (the image manifest's, or the index's it was picked from). Unsigned, otherwise signed or copied signatures are refused before anything is made in Glance. Exactly one of publicKey or keyless. */
 export type ImageVerify = {
-  /** Signature format. cosign: key-based cosign signatures (v2 classic and v3 bundles). */
+  /** Signature format. cosign: cosign signatures (v2 classic and v3 bundles), key-based or keyless. */
   provider?: "cosign";
   /** The trusted public key, PEM (cosign.pub as `cosign generate-key-pair` writes it; ECDSA, RSA or ed25519). Exactly one of secretRef, env or file. */
-  publicKey: {
+  publicKey?: {
     /** Secret whose `cosign.pub` key holds the PEM public key (what `cosign generate-key-pair k8s://<namespace>/<name>` makes). */
     secretRef?: SecretRef;
     /** Standalone only: environment variable holding the PEM public key. */
     env?: string;
     /** Standalone only: file holding the PEM public key. */
     file?: string;
+  };
+  /** Keyless (certificate) signatures: the signing certificate must chain to a certificate authority of the trusted root, and name the identity (subject alternative name: an e-mail or URI) and the OIDC issuer (Fulcio's issuer extension) given here. Exactly one of identity or identityRegExp, and of issuer or issuerRegExp. */
+  keyless?: {
+    /** Sigstore's trusted_root.json (the format of `cosign trusted-root create` and of the TUF repository's target): the certificate authorities, and the transparency logs, CT logs and timestamp authorities the checks below need. Exactly one of secretRef, env or file. */
+    trustedRoot: {
+      /** Secret whose `trusted_root.json` key holds it. */
+      secretRef?: SecretRef;
+      /** Standalone only: environment variable holding it. */
+      env?: string;
+      /** Standalone only: file holding it. */
+      file?: string;
+    };
+    /** The exact signer identity, e.g. ci@example.com or https://github.com/org/repo/.github/workflows/release.yml@refs/heads/main. */
+    identity?: string;
+    /** A regular expression (JavaScript syntax) the whole signer identity must match, e.g. ^https://github\\.com/org/.*$. */
+    identityRegExp?: string;
+    /** The exact OIDC issuer, e.g. https://token.actions.githubusercontent.com. */
+    issuer?: string;
+    /** A regular expression (JavaScript syntax) the whole OIDC issuer must match. */
+    issuerRegExp?: string;
+    /** true (default): the signature needs an entry in a transparency log of the trusted root and the certificate a signed certificate timestamp of one of its CT logs, and the certificate must have been valid when the log saw the signature (a sigstore bundle, cosign v3). false, for private CAs and air-gapped signers (cosign sign --tlog-upload=false): neither is asked for, and the certificate must be valid now; like cosign verify --insecure-ignore-tlog --insecure-ignore-sct. */
+    transparencyLog?: boolean;
   };
 };
 
@@ -308,7 +330,7 @@ export type ImageSpec = {
       };
       /** Talk plain HTTP to the registry (test registries only). */
       insecure?: boolean;
-      /** private (default): a Glance image per project, named, tagged and shaped by this manifest. shared: one Glance image per digest for the whole cloud, owned by the agent's images project, shared with each project that declares it (Glance image members, accepted on the project's behalf); the second project's import moves no bytes. A shared image carries its artifact's name (`<repository>@sha256:<12 hex>`) and properties, so name, tags, properties, visibility, protected, minDisk and minRam cannot be set with it. */
+      /** shared (the default when the manifest sets none of name, tags, properties, visibility, protected, minDisk, minRam, allowedProperties): one Glance image per digest for the whole cloud, owned by the agent's images project, shared with each project that declares it (Glance image members, accepted on the project's behalf); the second project's import moves no bytes, and the image is deleted when the last project's manifest goes (and keep allows). It carries its artifact's name (`<repository basename>@sha256:<12 hex>`) and properties, so those fields cannot be set with it. private (the default when one of those fields is set): a Glance image per project, named, tagged and shaped by this manifest; `visibility: public` images (admin namespaces) are private copies made public. Switching between the two replaces the image. */
       sharing?: "private" | "shared";
       /** Secret of type kubernetes.io/dockerconfigjson holding the registry credentials. Default: anonymous. */
       credentialsSecretRef?: SecretRef;

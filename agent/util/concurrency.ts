@@ -57,3 +57,20 @@ export function groupRuns<T>(items: readonly T[], key: (t: T) => string): T[][] 
   if (current.length) groups.push(current);
   return groups;
 }
+
+const chains = new Map<string, Promise<unknown>>();
+
+/** Runs `work` after every earlier call with the same key has settled (this process only). */
+export async function serialised<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const before = chains.get(key) ?? Promise.resolve();
+  const mine = before.then(work, work);
+  const tail = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  chains.set(key, tail);
+  void tail.then(() => {
+    if (chains.get(key) === tail) chains.delete(key);
+  });
+  return mine;
+}

@@ -52,7 +52,7 @@ async function tagMoves(notify: boolean, pollSeconds: number): Promise<number[]>
   const latencies: number[] = [];
   try {
     let digest = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
-    gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}${notify ? '  interval: 1h\n' : ''}  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true}\n` });
+    gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}${notify ? '  interval: 1h\n' : ''}  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true, sharing: private}\n` });
     const sha = gitRepo.commit('image');
     gitRepo.push();
     agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_BENCH_GIT_PASSWORD' } }, interval: notify ? '30m' : `${pollSeconds}s`, retryInterval: '5s', webhook: { secretFile }, prune: false }]);

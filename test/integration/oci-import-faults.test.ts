@@ -192,7 +192,7 @@ describe('OCI import: the negative corpus never leaves a wrong or half-made imag
     const repo = `faults/kind-${run}`;
     await pushDiskAs('kupenstack-artifact', repo, 'v1', disk);
     corruptBlobAtRest(`sha256:${sha(disk)}`);
-    const m = manifest('Image', 'rotten', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'v1', insecure: true } } });
+    const m = manifest('Image', 'rotten', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'v1', insecure: true, sharing: 'private' } } });
     const desired = await image.desired(m, t.ctx);
     const created = await image.create(t.ctx, m, desired, { owner: t.ctx.owner, ref: 'Image/rotten', specHash: replaceHash(image, desired) });
     expect(created.status).toBe('queued');

@@ -16,13 +16,13 @@ export function prng(seed: number): () => number {
 }
 
 /**
- * `kupenstack apply` of the workspace's repository as a child, for crash tests.
+ * `kupenstack apply` of the workspace's repository (or another folder, `path`) as a child, for crash tests.
  * `writes()`: the writes it had begun so far, counted from its log ("create
  * <address>", "update  <address>: …", "delete  <address> (<id>)" are printed
  * just before each call). A non-zero exit keeps its stderr in the workspace log.
  */
-export function runApply(ws: Workspace, args: string[]): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
-  const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', ws.repo, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function runApply(ws: Workspace, args: string[], path = ws.repo): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
+  const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', path, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   let wrote = (): void => undefined;
   const firstWrite = new Promise<void>((resolve) => (wrote = resolve));

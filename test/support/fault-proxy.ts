@@ -12,7 +12,11 @@ import type { AddressInfo } from 'node:net';
 export type Fault =
   | { kind: 'cut'; afterBytes: number }
   | { kind: 'status'; status: number }
-  | { kind: 'redirect-other-origin' };
+  | { kind: 'redirect-other-origin' }
+  /** Forwarded only once `until` settles (tests that need two clients in the same step at once). */
+  | { kind: 'hold'; until: Promise<unknown> }
+  /** The answer's body trickles at this rate (a transfer a test can interrupt in the middle). */
+  | { kind: 'slow'; bytesPerSecond: number };
 
 export interface Rule {
   method?: string;
@@ -98,6 +102,15 @@ export class FaultProxy {
       res.writeHead(307, { location: `http://${this.otherAddress}${req.url ?? '/'}` }).end();
       return;
     }
+    if (fault?.kind === 'hold') {
+      const go = (): void => this.forward(listener, req, res, record, undefined);
+      void fault.until.then(go, go);
+      return;
+    }
+    this.forward(listener, req, res, record, fault);
+  }
+
+  private forward(listener: 'main' | 'other', req: IncomingMessage, res: ServerResponse, record: Seen, fault: Fault | undefined): void {
     const headers: IncomingHttpHeaders = { ...req.headers, host: `${this.upstream.host}:${this.upstream.port}` };
     if (listener === 'other') Object.assign(headers, this.otherOriginHeaders);
     const up = request({ host: this.upstream.host, port: this.upstream.port, method: req.method, path: req.url, headers }, (upRes) => {
@@ -108,6 +121,16 @@ export class FaultProxy {
         outHeaders.location = outHeaders.location.replace(`//${this.upstream.host}:${this.upstream.port}`, `//${listener === 'main' ? this.address : this.otherAddress}`);
       }
       res.writeHead(upRes.statusCode ?? 502, outHeaders);
+      if (fault?.kind === 'slow') {
+        const rate = fault.bytesPerSecond;
+        upRes.on('data', (chunk: Buffer) => {
+          res.write(chunk);
+          upRes.pause();
+          setTimeout(() => upRes.resume(), (chunk.length / rate) * 1000);
+        });
+        upRes.on('end', () => res.end());
+        return;
+      }
       if (fault?.kind !== 'cut') {
         upRes.pipe(res);
         return;

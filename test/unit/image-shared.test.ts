@@ -30,10 +30,26 @@ describe('Image sharing: shared, as planned', () => {
   });
 
   it('switching a private copy to shared replaces it (source oci → oci-shared)', async () => {
-    const { plan, errors } = await planBetweenRevisions(await revision([other, oci('insecure: false')]), await revision([other, oci('sharing: shared')]), opts);
+    const { plan, errors } = await planBetweenRevisions(await revision([other, oci('sharing: private')]), await revision([other, oci('sharing: shared')]), opts);
     expect(errors).toEqual([]);
     expect(plan.changes.map((c) => [c.address, c.action])).toEqual([['t/Image/os', 'replace']]);
     expect(plan.changes[0]!.fields.find((f) => f.path === 'source')).toMatchObject({ before: 'oci', after: 'oci-shared', forcesReplacement: true });
+  });
+
+  it('shares by default; a manifest that shapes its own copy (a per-image field) gets a private one without saying so', async () => {
+    const plain = await planBetweenRevisions(await revision([other]), await revision([other, oci('insecure: true')]), opts);
+    expect(plain.errors).toEqual([]);
+    expect(plain.plan.changes.map((c) => [c.address, c.action, c.sharing])).toEqual([['t/Image/os', 'create', 'share']]);
+    const shaped = ['  visibility: public\n', '  properties: {hw_disk_bus: virtio}\n', '  minDisk: 1\n', '  name: ubuntu\n'];
+    expect(shaped.length).toBe(4);
+    for (const extra of shaped) {
+      const own = await planBetweenRevisions(await revision([other]), await revision([other, oci('insecure: true', extra)]), opts);
+      expect(own.errors, extra).toEqual([]);
+      expect(own.plan.changes.map((c) => [c.address, c.action, c.sharing]), extra).toEqual([['t/Image/os', 'create', undefined]]);
+    }
+    // Dropping the per-image field makes it shared: a replace (source oci → oci-shared), as the plan says.
+    const switched = await planBetweenRevisions(await revision([other, oci('insecure: true', '  minDisk: 1\n')]), await revision([other, oci('insecure: true')]), opts);
+    expect(switched.plan.changes.map((c) => [c.address, c.action])).toEqual([['t/Image/os', 'replace']]);
   });
 
   it('refuses per-image fields on a shared Image, naming the manifest and the fix', async () => {

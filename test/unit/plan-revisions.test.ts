@@ -73,7 +73,7 @@ describe('plan between revisions (no cloud)', () => {
   });
 
   it('a moved OCI tag is a new image version, and VMs that follow it are rebuilt (destructive)', async () => {
-    const oci = (tag: string) => `${h('Image', 'os')}  source:\n    oci: {repository: registry.example.com/vm/os, tag: "${tag}"}\n`;
+    const oci = (tag: string) => `${h('Image', 'os')}  source:\n    oci: {repository: registry.example.com/vm/os, tag: "${tag}", sharing: private}\n`;
     const follower = `${h('VirtualMachine', 'vm')}  flavorName: m1.small\n  imageRef: {name: os}\n  onImageUpdate: rebuild\n  networks: [{networkRef: {name: net}}]\n`;
     const p = await plan([net(), oci('1.0'), follower], [net(), oci('1.1'), follower]);
     expect(actions(p)).toEqual(['update t/Image/os', 'update t/VirtualMachine/vm']);

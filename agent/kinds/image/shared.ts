@@ -1,7 +1,7 @@
 import type { ResolvedDisk } from '../../../oci/disk-source.ts';
 import { formatRequest } from '../../../oci/reference.ts';
 import { KupenstackError } from '../../errors.ts';
-import { addTag, memberStatus, removeTag, share, unshare } from '../../glance/members.ts';
+import { memberStatus, settleTags, share, unshare } from '../../glance/members.ts';
 import { findSharedImagesProject, sharedImagesProject } from '../../glance/shared-project.ts';
 import { propDigest, versionName, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import { deleteVersion, findOrCreateVersion, imagesInUse, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
@@ -9,19 +9,25 @@ import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import { markerFromMetadata, type Marker } from '../../ownership/marker.ts';
+import { serialised } from '../../util/concurrency.ts';
 import { lookedUpId, pick, type AdapterContext, type Remote } from '../adapter.ts';
 import { resolveManifest, sourceOf, type ImageContext } from './oci.ts';
 
 /**
- * The Image kind with `source.oci.sharing: shared`: one Glance image per
+ * The Image kind with `source.oci.sharing: shared` (the default, see
+ * sharingOf): one Glance image per
  * digest for the whole cloud, owned by the agent's images project
  * (glance/shared-project.ts), `visibility: shared`, and each project that
  * declares it an accepted member. The second project's import is a member
  * add: no blob byte moves.
  *
  * Which project's manifest uses which version is written on the image as
- * tags, each added or removed alone (atomic in Glance, so two projects' runs
- * never overwrite each other):
+ * tags, each added or removed alone. Glance saves an image's whole tag set
+ * on each tag call (read, change, write: two calls at once can undo one
+ * another), so every change to one image's tags and members goes through
+ * one queue per image in this process (`serialised`); between processes a
+ * lost change is made again by the next run (a missing use is a create, a
+ * stale one a delete):
  * - `kupenstack-use:<project>:<hash>:<Kind>:<name>`: this manifest uses this
  *   version (the marker: written before the membership, so a crash between
  *   the two leaves a version the next run sees and shares);
@@ -48,8 +54,26 @@ const maxTag = 255;
 
 const specOf = (m: Manifest): ImageSpec => m.spec;
 
+/** Per-image fields no project may set on a shared image (they are the same for every project that sees it). */
+const perImageFields = ['name', 'tags', 'properties', 'visibility', 'protected', 'minDisk', 'minRam', 'allowedProperties'] as const;
+
+/**
+ * Shared is the default for an OCI Image: one copy per cloud. A manifest
+ * that shapes its own copy (a per-image field below, e.g. `visibility:
+ * public` in an admin namespace) gets a private one without saying so;
+ * `sharing: private` asks for one explicitly, `sharing: shared` with such a
+ * field is refused (refusePerImageFields).
+ */
+export function sharingOf(m: Manifest): 'shared' | 'private' | undefined {
+  const spec = specOf(m);
+  const oci = spec.source?.oci;
+  if (!oci) return undefined;
+  if (oci.sharing) return oci.sharing;
+  return perImageFields.some((k) => (spec as Record<string, unknown>)[k] !== undefined) ? 'private' : 'shared';
+}
+
 export function isSharedManifest(m: Manifest): boolean {
-  return specOf(m).source?.oci?.sharing === 'shared';
+  return sharingOf(m) === 'shared';
 }
 
 function tagOf(m: Manifest | undefined, tag: string): string {
@@ -83,9 +107,6 @@ function usesBy(img: GlanceImage, projectId: string): { ref: string; specHash: s
 }
 
 const isCurrentFor = (img: GlanceImage, projectId: string, ref: string): boolean => (img.tags ?? []).includes(currentTag(projectId, ref));
-
-/** Per-image fields no project may set on a shared image (they are the same for every project that sees it). */
-const perImageFields = ['name', 'tags', 'properties', 'visibility', 'protected', 'minDisk', 'minRam', 'allowedProperties'] as const;
 
 function refusePerImageFields(m: Manifest): void {
   const spec = specOf(m) as Record<string, unknown>;
@@ -220,10 +241,16 @@ async function makeVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk, p
 /** Marks the project's use (the marker first), then makes the project an accepted member. */
 async function use(ctx: AdapterContext, m: Manifest, img: GlanceImage, marker: Marker): Promise<void> {
   const admin = adminImage(ctx);
-  await addTag(admin, img.id, tagOf(m, useTag(ctx.projectId, marker)), ctx.signal);
-  await addTag(admin, img.id, tagOf(m, currentTag(ctx.projectId, marker.ref)), ctx.signal);
-  await share(admin, img.id, ctx.projectId, ctx.signal);
+  await onImage(img.id, async () => {
+    await settleTags(admin, img.id, { add: [tagOf(m, useTag(ctx.projectId, marker)), tagOf(m, currentTag(ctx.projectId, marker.ref))] }, ctx.signal);
+    await share(admin, img.id, ctx.projectId, ctx.signal);
+  });
 }
+
+/** One queue per shared image: its tags are read-modify-written by Glance (see the top of this file). */
+const onImage = <T>(id: string, work: () => Promise<T>): Promise<T> => serialised(`glance-image:${id}`, work);
+
+const dropCurrent = (ctx: AdapterContext, id: string, ref: string): Promise<void> => onImage(id, () => settleTags(adminImage(ctx), id, { remove: [currentTag(ctx.projectId, ref)] }, ctx.signal));
 
 export async function sharedCreate(ctx: ImageContext, m: Manifest, marker: Marker): Promise<Remote> {
   refusePerImageFields(m);
@@ -243,7 +270,7 @@ export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: R
   if ('digest' in changes && remote.raw[propDigest] !== disk.manifestDigest) {
     const next = await sharedVersion(ctx, m, disk);
     await use(ctx, m, next, marker);
-    for (const old of versions.filter((v) => v.id !== next.id && isCurrentFor(v, ctx.projectId, marker.ref))) await removeTag(admin, old.id, currentTag(ctx.projectId, marker.ref), ctx.signal);
+    for (const old of versions.filter((v) => v.id !== next.id && isCurrentFor(v, ctx.projectId, marker.ref))) await dropCurrent(ctx, old.id, marker.ref);
     await retain(ctx, versions.filter((v) => v.id !== next.id), marker, specOf(m).keep ?? 3);
     return toSharedRemote(next, marker, 'accepted', []);
   }
@@ -251,9 +278,9 @@ export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: R
     // The current version is still queued (a transfer cut short): the shared path finishes it.
     await sharedVersion(ctx, m, disk);
   }
-  if ('member' in changes) await share(admin, remote.id, ctx.projectId, ctx.signal);
+  if ('member' in changes) await onImage(remote.id, () => share(admin, remote.id, ctx.projectId, ctx.signal));
   if ('stale_versions' in changes) {
-    for (const old of versions.filter((v) => v.id !== remote.id && isCurrentFor(v, ctx.projectId, marker.ref))) await removeTag(admin, old.id, currentTag(ctx.projectId, marker.ref), ctx.signal);
+    for (const old of versions.filter((v) => v.id !== remote.id && isCurrentFor(v, ctx.projectId, marker.ref))) await dropCurrent(ctx, old.id, marker.ref);
   }
   return undefined;
 }
@@ -274,15 +301,19 @@ async function retain(ctx: AdapterContext, older: readonly GlanceImage[], marker
  */
 async function release(ctx: AdapterContext, img: GlanceImage, ref: string): Promise<void> {
   const admin = adminImage(ctx);
-  for (const u of usesBy(img, ctx.projectId).filter((x) => x.ref === ref)) await removeTag(admin, img.id, u.tag, ctx.signal);
-  await removeTag(admin, img.id, currentTag(ctx.projectId, ref), ctx.signal);
-  const now = await admin.find<GlanceImage>(`/images/${img.id}`);
-  if (!now || !isOurs(now, ctx.owner)) return;
-  if (usesBy(now, ctx.projectId).length === 0) {
-    await unshare(admin, img.id, ctx.projectId, ctx.signal);
-  }
-  if ((now.tags ?? []).some((t) => t.startsWith(usePrefix))) return;
-  await deleteVersion({ image: admin, projectId: String(now.owner), signal: ctx.signal }, img.id);
+  await onImage(img.id, async () => {
+    // Read again: another manifest of this run may have changed the tags since observe.
+    const before = await admin.find<GlanceImage>(`/images/${img.id}`);
+    if (!before || !isOurs(before, ctx.owner)) return;
+    await settleTags(admin, img.id, { remove: [...usesBy(before, ctx.projectId).filter((x) => x.ref === ref).map((u) => u.tag), currentTag(ctx.projectId, ref)] }, ctx.signal);
+    const now = await admin.find<GlanceImage>(`/images/${img.id}`);
+    if (!now || !isOurs(now, ctx.owner)) return;
+    if (usesBy(now, ctx.projectId).length === 0) {
+      await unshare(admin, img.id, ctx.projectId, ctx.signal);
+    }
+    if ((now.tags ?? []).some((t) => t.startsWith(usePrefix))) return;
+    await deleteVersion({ image: admin, projectId: String(now.owner), signal: ctx.signal }, img.id);
+  });
 }
 
 /** The manifest is gone: the project releases every version it used for it (the last project out deletes the image). */

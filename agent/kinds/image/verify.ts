@@ -1,5 +1,6 @@
 import { createPublicKey } from 'node:crypto';
-import type { TrustedKey } from '../../../oci/signature-policy.ts';
+import type { Expected, KeylessPolicy, SignaturePolicy, TrustedKey } from '../../../oci/signature-policy.ts';
+import { trustFromRoot } from '../../../oci/trusted-root.ts';
 import type { DiskSource, ResolvedDisk } from '../../../oci/disk-source.ts';
 import { OciError } from '../../../oci/errors.ts';
 import { KupenstackError } from '../../errors.ts';
@@ -23,24 +24,73 @@ export function policyOf(m: Manifest, ctx: AdapterContext): ImageVerify | undefi
 
 /** The Secret key cosign's `generate-key-pair k8s://…` writes the public key under. */
 const publicKeyEntry = 'cosign.pub';
+/** The Secret key of a keyless policy's trusted root (the file's usual name). */
+const trustedRootEntry = 'trusted_root.json';
 
-function keyRef(policy: ImageVerify, namespace: string): SecretKey {
-  const k = policy.publicKey;
+type Located = { secretRef?: { name: string }; env?: string; file?: string };
+
+function refOf(k: Located, namespace: string, entry: string): SecretKey {
   if (k.env !== undefined) return { env: k.env };
   if (k.file !== undefined) return { file: k.file };
-  return { name: k.secretRef!.name, namespace, key: publicKeyEntry };
+  return { name: k.secretRef!.name, namespace, key: entry };
 }
 
-async function trustedKey(m: Manifest, ctx: AdapterContext, policy: ImageVerify): Promise<TrustedKey> {
-  const ref = keyRef(policy, ctx.namespace);
+/** What a policy's secret reference holds, read through the agent's resolver at each use (a rotated Secret applies). */
+export interface PolicyReader {
+  read(ref: SecretKey): Promise<string>;
+  /** Where the policy sits, for messages (`file:line (spec.verify)`). */
+  where: string;
+}
+
+async function trustedKey(reader: PolicyReader, policy: ImageVerify, namespace: string): Promise<TrustedKey> {
+  const ref = refOf(policy.publicKey!, namespace, publicKeyEntry);
   const name = describeSecret(ref);
-  if (!ctx.secrets) throw new KupenstackError('image.signature', `${where(m)}: the signature policy's public key is in ${name}, but this agent reads no secrets; give it a secret resolver`);
-  const pem = await ctx.secrets.get(ref);
+  const pem = await reader.read(ref);
   try {
     return { name, key: createPublicKey(pem) };
   } catch (err) {
-    throw new KupenstackError('image.signature', `${where(m)}: ${name} does not hold a PEM public key (-----BEGIN PUBLIC KEY-----, as cosign generate-key-pair writes cosign.pub)`, { cause: err });
+    throw new KupenstackError('image.signature', `${reader.where}: ${name} does not hold a PEM public key (-----BEGIN PUBLIC KEY-----, as cosign generate-key-pair writes cosign.pub)`, { cause: err });
   }
+}
+
+function expectedOf(exact: string | undefined, regExp: string | undefined, what: string, where: string): Expected {
+  if ((exact === undefined) === (regExp === undefined)) throw new KupenstackError('image.signature', `${where}: set exactly one of keyless.${what} or keyless.${what}RegExp`);
+  if (exact !== undefined) return { exact };
+  try {
+    new RegExp(regExp!);
+  } catch (err) {
+    throw new KupenstackError('image.signature', `${where}: keyless.${what}RegExp is not a valid regular expression (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+  }
+  return { regExp: regExp! };
+}
+
+async function keylessOf(reader: PolicyReader, policy: ImageVerify, namespace: string): Promise<KeylessPolicy> {
+  const k = policy.keyless!;
+  const identity = expectedOf(k.identity, k.identityRegExp, 'identity', reader.where);
+  const issuer = expectedOf(k.issuer, k.issuerRegExp, 'issuer', reader.where);
+  const ref = refOf(k.trustedRoot, namespace, trustedRootEntry);
+  const name = describeSecret(ref);
+  let trust;
+  try {
+    trust = trustFromRoot(await reader.read(ref), name);
+  } catch (err) {
+    if (err instanceof OciError) throw new KupenstackError('image.signature', `${reader.where}: ${err.message}`, { cause: err });
+    throw err;
+  }
+  return { name, trust, identity, issuer, transparencyLog: k.transparencyLog ?? true };
+}
+
+/** The policy as oci/ checks it: the trusted key, or the keyless signer with its trusted root. */
+export async function signaturePolicy(reader: PolicyReader, policy: ImageVerify, namespace: string): Promise<SignaturePolicy> {
+  if ((policy.publicKey === undefined) === (policy.keyless === undefined)) throw new KupenstackError('image.signature', `${reader.where}: set exactly one of publicKey or keyless`);
+  if (policy.keyless) return { keys: [], keyless: await keylessOf(reader, policy, namespace) };
+  return { keys: [await trustedKey(reader, policy, namespace)] };
+}
+
+/** A stable name of the policy for the per-run memo: which key or which signer and root (never the secret values themselves). */
+function policyKey(p: SignaturePolicy): string {
+  if (p.keyless) return `keyless:${JSON.stringify([p.keyless.name, p.keyless.identity, p.keyless.issuer, p.keyless.transparencyLog])}`;
+  return p.keys.map((k) => k.key.export({ type: 'spki', format: 'der' }).toString('base64')).join(',');
 }
 
 /** `file:line` of the policy in force: the manifest's spec.verify, else its source.oci (the Sync's default applies to it). */
@@ -53,11 +103,19 @@ function where(m: Manifest): string {
 export async function verifyResolved(m: Manifest, ctx: AdapterContext, source: DiskSource, disk: ResolvedDisk): Promise<void> {
   const policy = policyOf(m, ctx);
   if (!policy) return;
-  const key = await trustedKey(m, ctx, policy);
+  const secrets = ctx.secrets;
+  const reader: PolicyReader = {
+    where: where(m),
+    read: async (ref) => {
+      if (!secrets) throw new KupenstackError('image.signature', `${where(m)}: the signature policy is in ${describeSecret(ref)}, but this agent reads no secrets; give it a secret resolver`);
+      return secrets.get(ref);
+    },
+  };
+  const checked = await signaturePolicy(reader, policy, ctx.namespace);
   if (!source.verifySignature) throw new KupenstackError('internal', `${m.address}: this image source cannot check signatures`);
-  const memoKey = `Image:verify:${disk.reference}:${key.key.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+  const memoKey = `Image:verify:${disk.reference}:${policyKey(checked)}`;
   try {
-    await ctx.memo(memoKey, () => source.verifySignature!(disk, { keys: [key] }, ctx.signal));
+    await ctx.memo(memoKey, () => source.verifySignature!(disk, checked, ctx.signal));
   } catch (err) {
     if (err instanceof OciError && err.code === 'oci.signature') throw new KupenstackError('image.signature', `${where(m)}: ${err.message}`, { cause: err });
     throw err;

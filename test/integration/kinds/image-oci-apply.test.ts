@@ -21,7 +21,7 @@ let d1 = '';
 const files = (): Record<string, string> => ({
   'all.yaml': [
     `${head('Flavor', 'tiny', 'ocia')}  vcpus: 1\n  ram: 64\n  disk: 1\n`,
-    `${head('Image', 'os', 'ocia')}  source:\n    oci: {repository: "${registry}/${repo}", tag: stable, insecure: true}\n`,
+    `${head('Image', 'os', 'ocia')}  source:\n    oci: {repository: "${registry}/${repo}", tag: stable, insecure: true, sharing: private}\n`,
     `${head('VirtualMachine', 'follower', 'ocia')}  flavorRef: {name: tiny}\n  imageRef: {name: os}\n  onImageUpdate: rebuild\n`,
     `${head('VirtualMachine', 'keeper', 'ocia')}  flavorRef: {name: tiny}\n  imageRef: {name: os}\n  onImageUpdate: ignore\n`,
   ].join('---\n'),

@@ -18,15 +18,15 @@ export const registry = '127.0.0.1:5050';
 const sha256 = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 /**
- * A small qcow2 (64 MiB virtual) whose first MiB is random: every call gives
+ * A small qcow2 (64 MiB virtual) whose first MiB (or `randomMiB`) is random: every call gives
  * a blob no other test has, so the registry's content-addressed storage is
  * never shared between tests (a test that corrupts its blob harms only itself).
  */
-export function qcow2Disk(): Buffer {
+export function qcow2Disk(randomMiB = 1): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'ks-oci-disk-'));
   try {
     const raw = Buffer.alloc(64 * 1024 * 1024);
-    randomBytes(1024 * 1024).copy(raw);
+    randomBytes(randomMiB * 1024 * 1024).copy(raw);
     writeFileSync(join(dir, 'd.raw'), raw);
     execFileSync('qemu-img', ['convert', '-q', '-f', 'raw', '-O', 'qcow2', join(dir, 'd.raw'), join(dir, 'd.qcow2')]);
     return readFileSync(join(dir, 'd.qcow2'));

@@ -11,7 +11,7 @@ import { testCloudName } from '../../support/context.ts';
 import { blobGets, pushDiskAs, qcow2Disk, registry, registryLog } from './image-oci-fixtures.ts';
 
 /**
- * `sharing: shared` against real Glance: two projects declaring the same
+ * One copy per cloud (the default: no `sharing` in the manifests) against real Glance: two projects declaring the same
  * digest get one Glance image in the agent's images project with both as
  * accepted members, the second import reads no blob from the registry
  * (its own access log), unsharing one project keeps the image, a tag move
@@ -31,7 +31,7 @@ const publicKey = ((): string => {
 })();
 
 const image = (ns: string, keep?: number): string =>
-  `${head('Image', 'os', ns)}  source:\n    oci: {repository: "${reference}", tag: stable, insecure: true, sharing: shared}\n${keep !== undefined ? `  keep: ${keep}\n` : ''}`;
+  `${head('Image', 'os', ns)}  source:\n    oci: {repository: "${reference}", tag: stable, insecure: true}\n${keep !== undefined ? `  keep: ${keep}\n` : ''}`;
 
 async function plan(prune = false): Promise<Plan> {
   const outcome = await planPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune, allowMassDelete: true, log: () => undefined });

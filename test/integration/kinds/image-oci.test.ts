@@ -116,7 +116,7 @@ describe('OCI images in Glance', () => {
       const disk = qcow2Disk();
       const repo = `it/${packaging}-${run}`;
       const digest = await pushDiskAs(packaging, repo, 'v1', disk);
-      const m = manifest('Image', `img-${packaging}`, t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'v1', insecure: true } } });
+      const m = manifest('Image', `img-${packaging}`, t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'v1', insecure: true, sharing: 'private' } } });
       const remote = await applyOne(m);
       const raw = await t.ctx.apis.image.get<RawImage>(`/images/${remote.id}`);
       expect(raw).toMatchObject({ id: ociImageId(t.ctx.projectId, digest), status: 'active', disk_format: 'qcow2', container_format: 'bare', size: disk.length, name: `img-${packaging}`, os_hidden: false });
@@ -151,7 +151,7 @@ describe('OCI images in Glance', () => {
 
     // An Image manifest following the same digest adopts the imported image: no download either.
     const bytes = ociTransfers.blobBytes;
-    const remote = await applyOne(manifest('Image', 'adopter', t.ctx.namespace, { source: { oci: { ...request } } }));
+    const remote = await applyOne(manifest('Image', 'adopter', t.ctx.namespace, { source: { oci: { ...request, sharing: 'private' } } }));
     expect(remote.id).toBe(first.image.id);
     expect(remote.marker).toMatchObject({ owner: t.ctx.owner, ref: 'Image/adopter' });
     expect(ociTransfers.blobBytes).toBe(bytes);
@@ -162,7 +162,7 @@ describe('OCI images in Glance', () => {
   it('moves the channel when the tag moves: a new image takes the name, the old one is hidden and kept; moving back downloads nothing', async () => {
     const repo = `it/move-${run}`;
     const d1 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
-    const m = manifest('Image', 'chan', t.ctx.namespace, { name: 'chan', source: { oci: { repository: `${registry}/${repo}`, tag: 'stable', insecure: true } }, keep: 5 });
+    const m = manifest('Image', 'chan', t.ctx.namespace, { name: 'chan', source: { oci: { repository: `${registry}/${repo}`, tag: 'stable', insecure: true, sharing: 'private' } }, keep: 5 });
     const v1 = await applyOne(m);
     await boot(v1.id, 'vm-on-v1');
 
@@ -202,7 +202,7 @@ describe('OCI images in Glance', () => {
 
   it('after a crash between promoting the new version and hiding the old one, the next run hides the old one', async () => {
     const repo = `it/crash-${run}`;
-    const m = manifest('Image', 'crashy', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'stable', insecure: true } } });
+    const m = manifest('Image', 'crashy', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'stable', insecure: true, sharing: 'private' } } });
     await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
     const v1 = await applyOne(m);
     await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
@@ -228,13 +228,13 @@ describe('OCI images in Glance', () => {
   it('with `interval`, asks the registry again only when the last answer is that old', async () => {
     const repo = `it/poll-${run}`;
     const d1 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
-    const m = manifest('Image', 'polled', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } }, interval: '1h' });
+    const m = manifest('Image', 'polled', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true, sharing: 'private' } }, interval: '1h' });
     expect((await image.desired(m, runCtx())).digest).toBe(d1);
     const d2 = await pushDiskAs('kupenstack-artifact', repo, 'edge', qcow2Disk());
     // A later run within the hour: the remembered answer, no registry call.
     expect((await image.desired(m, runCtx())).digest).toBe(d1);
     // Without a policy the same tag is followed at once.
-    const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true } } });
+    const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true, sharing: 'private' } } });
     expect((await image.desired(eager, runCtx())).digest).toBe(d2);
     // The hour is over (the remembered time forgotten, as after it passed): the new digest.
     forgetResolutions();
@@ -243,7 +243,7 @@ describe('OCI images in Glance', () => {
 
   it('keeps `keep` versions: deletes only hidden, untagged, unprotected versions no server uses', async () => {
     const repo = `it/keep-${run}`;
-    const m = manifest('Image', 'kept', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'rolling', insecure: true } }, keep: 2 });
+    const m = manifest('Image', 'kept', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'rolling', insecure: true, sharing: 'private' } }, keep: 2 });
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       await pushDiskAs('kupenstack-artifact', repo, 'rolling', qcow2Disk());
@@ -272,7 +272,7 @@ async function retag(repo: string, tag: string, digest: string): Promise<string>
 
 describe('registry access of an Image', () => {
   it('a plain-HTTP registry without `insecure: true` is named, with the manifest field to set', async () => {
-    const m = manifest('Image', 'plain-http', t.ctx.namespace, { source: { oci: { repository: `${registry}/it/plain-http-${run}`, tag: 'v1' } } });
+    const m = manifest('Image', 'plain-http', t.ctx.namespace, { source: { oci: { repository: `${registry}/it/plain-http-${run}`, tag: 'v1', sharing: 'private' } } });
     const err = await Promise.resolve(image.desired(m, runCtx())).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'oci.network', message: `${registry} answered in plain HTTP, not TLS; if this registry has no TLS, set insecure: true under spec.source.oci` });
   });
@@ -282,7 +282,7 @@ describe('registry access of an Image', () => {
     const repo = `kupenstack-test/secret-ref-${run}`;
     const file = randomFile(tempDir(), 'disk.raw', 64 * 1024);
     const pushed = await pushDisk(file, `${basic}/${repo}:1`, { insecure: true, credentials: staticCredentials(basic, { kind: 'basic', username: registries.user, password: registries.password }) });
-    const spec = { source: { oci: { repository: `${basic}/${repo}`, tag: '1', insecure: true, credentialsSecretRef: { name: 'regcred' } } } };
+    const spec = { source: { oci: { repository: `${basic}/${repo}`, tag: '1', insecure: true, credentialsSecretRef: { name: 'regcred' }, sharing: 'private' } } };
     const m = manifest('Image', 'secret-ref', t.ctx.namespace, spec);
     const dockerConfig = (password: string): string => JSON.stringify({ auths: { [basic]: { auth: Buffer.from(`${registries.user}:${password}`).toString('base64') } } });
     const asked: SecretName[] = [];

@@ -76,7 +76,7 @@ async function pushCase(name: string, registry: string, repo: string, cli = fals
   return c;
 }
 
-const imageYaml = (c: Case): string => `${head('Image', c.name, ns)}  source:\n    oci: {repository: "${c.repository}", tag: ${c.tag}, insecure: true}\n  verify:\n    publicKey: {file: "${join(dir, 'trusted.pub')}"}\n`;
+const imageYaml = (c: Case): string => `${head('Image', c.name, ns)}  source:\n    oci: {repository: "${c.repository}", tag: ${c.tag}, insecure: true, sharing: private}\n  verify:\n    publicKey: {file: "${join(dir, 'trusted.pub')}"}\n`;
 
 interface GlanceImage {
   id: string;

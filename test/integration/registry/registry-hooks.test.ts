@@ -80,7 +80,7 @@ beforeAll(async () => {
   target.registry = registry.host;
   d1 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
   gitRepo = new TestRepo('registry-hooks');
-  gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}  interval: 1h\n  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true}\n` });
+  gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}  interval: 1h\n  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true, sharing: private}\n` });
   const sha = gitRepo.commit('an image following a tag');
   gitRepo.push();
   agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_RH_GIT_PASSWORD' } }, interval: '30m', retryInterval: '5s', webhook: { secretFile }, prune: false }]);
