@@ -1,0 +1,131 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubernetesObjectApi, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
+import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
+import { setCondition } from '../status/conditions.ts';
+import { applySteps, type StepFailure } from './apply.ts';
+import { diffLive, type CloudObjectChange } from './diff.ts';
+import { helmBinary } from './helm.ts';
+import { describeStep, installSteps } from './phases.ts';
+import { renderCloud, type RenderedChart } from './render-cloud.ts';
+import { generateSecrets } from './secrets.ts';
+import { CloudStore, entryKey, type InventoryEntry } from './store.ts';
+
+/**
+ * One OpenStackCloud made true in a Kubernetes cluster, the same for the standalone
+ * `apply`/agent (the cloud read from Git, a kubeconfig) and the in-cluster controller (the
+ * CR): render every enabled chart, apply the install steps in order with their gates, then
+ * prune what the agent's inventory holds and the render no longer has. The inventory is
+ * widened before anything is applied, so a killed run leaves nothing the next run does
+ * not know. Status (per service readiness, Ready condition, the failing object) is kept
+ * in the cloud's namespace and returned to the caller.
+ */
+export interface DriveOptions {
+  kubeConfig: KubeConfig;
+  /** The OpenStackCloud's name. */
+  cloud: string;
+  /** Namespace of the charts (OpenStack-Helm's `openstack`). */
+  namespace: string;
+  /** Where a relative chart.path starts (the repository root). */
+  baseDir: string;
+  helm?: string;
+  fieldManager?: string;
+  stepDeadlineMs?: number;
+  pollMs?: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface DriveResult {
+  status: OpenStackCloudStatus;
+  ready: boolean;
+  failure?: StepFailure;
+  pruned: string[];
+}
+
+export const DEFAULT_CLOUD_NAMESPACE = 'openstack';
+
+export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<DriveResult> {
+  const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
+  const log = opts.log ?? (() => undefined);
+  await store.ensureNamespace();
+  const rendered = await render(spec, store, opts);
+  const state = await store.load();
+  const inventory = rendered.flatMap((c) => c.objects.filter((o) => o.phase.kind !== 'delete').map((o): InventoryEntry => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name })));
+  let status: OpenStackCloudStatus = { ...state.status, conditions: setCondition(state.status.conditions ?? [], { type: 'Reconciling', status: 'True', reason: 'Applying', message: `applying ${rendered.length} charts of release ${spec.release}` }) };
+  await store.save({ inventory: [...state.inventory, ...inventory], status });
+
+  const steps = installSteps(rendered);
+  const result = await applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal });
+  const failedGroup = result.failure ? Number(result.failure.step.split(':')[0]) : Infinity;
+  const groupOf = new Map(steps.flatMap((s) => s.charts.map((c) => [c, s.group] as const)));
+  const services: NonNullable<OpenStackCloudStatus['services']> = {};
+  for (const c of rendered) {
+    const group = groupOf.get(c.chart) ?? 0;
+    const ready = group < failedGroup;
+    const failing = result.failure && group === failedGroup && steps.some((s) => s.group === group && s.charts.includes(c.chart) && s.objects.some((o) => o.chart === c.chart && o.name === result.failure!.name));
+    services[c.chart] = { ready, release: ready ? spec.release : state.status.services?.[c.chart]?.release, chartVersion: c.version, ...(ready ? {} : { message: failing ? failureText(result.failure!) : group === failedGroup ? 'its group did not pass its gate' : 'waits for an earlier group' }) };
+  }
+
+  const pruned: string[] = [];
+  if (!result.failure) {
+    const keep = new Set(inventory.map(entryKey));
+    const api = KubernetesObjectApi.makeApiClient(opts.kubeConfig);
+    for (const e of state.inventory.filter((x) => !keep.has(entryKey(x)))) {
+      await api.delete({ apiVersion: e.apiVersion, kind: e.kind, metadata: { name: e.name, namespace: opts.namespace } }, undefined, undefined, undefined, undefined, 'Background').catch((err: unknown) => {
+        if (!isKubeStatus(err, 404)) throw kubeApiError(`prune ${e.kind}/${e.name}`, err);
+      });
+      pruned.push(`${e.kind}/${e.name}`);
+      log(`cloud prune ${e.kind}/${e.name}: no longer rendered`);
+    }
+  }
+
+  const now = new Date();
+  let conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: result.failure ? 'Failed' : 'Applied', message: result.failure ? 'stopped on a failure' : `release ${spec.release} applied` }, now);
+  conditions = setCondition(conditions, result.failure ? { type: 'Ready', status: 'False', reason: 'StepFailed', message: `${result.failure.step}: ${failureText(result.failure)}` } : { type: 'Ready', status: 'True', reason: 'Ready', message: `every workload of ${rendered.length} charts is ready` }, now);
+  conditions = setCondition(conditions, result.failure ? { type: 'Stalled', status: 'True', reason: 'StepFailed', message: failureText(result.failure) } : { type: 'Stalled', status: 'False', reason: 'Ready', message: '' }, now);
+  status = { ...status, conditions, services, lastSyncTime: now.toISOString(), ...(result.failure ? {} : { release: spec.release }) };
+  await store.save({ inventory: result.failure ? [...state.inventory, ...inventory] : inventory, status });
+  log(result.failure ? `cloud ${opts.cloud}: stopped at ${result.failure.step}: ${failureText(result.failure)}` : `cloud ${opts.cloud}: Ready (release ${spec.release}, ${steps.length} steps${pruned.length ? `, ${pruned.length} pruned` : ''})`);
+  return { status, ready: !result.failure, failure: result.failure, pruned };
+}
+
+export interface CloudPlan {
+  changes: CloudObjectChange[];
+  /** The install steps, one line each. */
+  steps: string[];
+  millis: { render: Record<string, number>; diff: Record<string, number> };
+}
+
+/** What driveCloud would change, against the live cluster, changing nothing (dry-run server-side apply). */
+export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<CloudPlan> {
+  const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
+  const rendered = await render(spec, store, opts, false);
+  const { inventory } = await store.load();
+  const { changes, millis } = await diffLive(rendered, inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
+  return { changes, steps: installSteps(rendered).map(describeStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
+}
+
+/** `create Deployment/keystone-api [keystone]`, image changes on their own lines. */
+export function formatCloudChange(c: CloudObjectChange): string[] {
+  const head = `${c.action} ${c.kind}/${c.name}${c.chart ? ` [${c.chart}]` : ''}${c.fields && c.action === 'update' ? `: ${c.fields.slice(0, 6).join(', ')}${c.fields.length > 6 ? ` and ${c.fields.length - 6} more` : ''}` : ''}`;
+  return [head, ...(c.images ?? []).filter(() => c.action !== 'create').map((i) => `    image ${i.container}: ${i.from ?? '(none)'} → ${i.to ?? '(none)'}`)];
+}
+
+export function failureText(f: StepFailure): string {
+  return `${f.kind}/${f.name}: ${f.reason}${f.exitCode !== undefined ? ` (exit code ${f.exitCode})` : ''}${f.logTail ? `; log: ${f.logTail.trim().split('\n').slice(-5).join(' | ')}` : ''}`;
+}
+
+async function render(spec: OpenStackCloudSpec, store: CloudStore, opts: DriveOptions, create = true): Promise<RenderedChart[]> {
+  // A plan never writes: without the stored secrets (a cloud not yet installed) it renders with placeholders.
+  const secrets = (create ? await store.secrets() : await store.readSecrets()) ?? generateSecrets((n) => Buffer.alloc(n));
+  const kubeVersion = await opts.kubeConfig.makeApiClient(VersionApi).getCode().then((v) => v.gitVersion).catch(() => undefined);
+  const workDir = await mkdtemp(join(tmpdir(), 'kupenstack-cloud-'));
+  try {
+    return await renderCloud({ spec, namespace: opts.namespace, secrets, helm: opts.helm ?? helmBinary(), workDir, baseDir: opts.baseDir, kubeVersion, signal: opts.signal });
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
