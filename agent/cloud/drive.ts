@@ -8,7 +8,7 @@ import { setCondition } from '../status/conditions.ts';
 import { applySteps, type StepFailure } from './apply.ts';
 import { diffLive, type CloudObjectChange } from './diff.ts';
 import { helmBinary } from './helm.ts';
-import { describeStep, installSteps } from './phases.ts';
+import { installSteps, summariseStep } from './phases.ts';
 import { renderCloud, type RenderedChart } from './render-cloud.ts';
 import { generateSecrets } from './secrets.ts';
 import { CloudStore, entryKey, type InventoryEntry } from './store.ts';
@@ -105,7 +105,7 @@ export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): P
   const rendered = await render(spec, store, opts, false);
   const { inventory } = await store.load();
   const { changes, millis } = await diffLive(rendered, inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
-  return { changes, steps: installSteps(rendered).map(describeStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
+  return { changes, steps: installSteps(rendered).map(summariseStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
 }
 
 /** `create Deployment/keystone-api [keystone]`, image changes on their own lines. */
