@@ -18,13 +18,16 @@ import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
  */
 export interface CloudStepOptions {
   kubeconfig?: string;
-  cloudNamespace: string;
+  /** Wins over the spec's namespace; default `openstack`. */
+  cloudNamespace?: string;
 }
+
+const namespaceOf = (m: Manifest, opts: CloudStepOptions): string => opts.cloudNamespace ?? (m.spec as unknown as OpenStackCloudSpec).namespace ?? DEFAULT_CLOUD_NAMESPACE;
 
 export function withCloudStepOptions(command: Command): Command {
   return command
     .option('--kubeconfig <file>', 'drive the OpenStackCloud the revision declares in this Kubernetes cluster (OpenStack-Helm charts) before its OpenStack resources')
-    .option('--cloud-namespace <ns>', 'with --kubeconfig: the namespace of the cloud\'s charts', DEFAULT_CLOUD_NAMESPACE);
+    .option('--cloud-namespace <ns>', 'with --kubeconfig: the namespace of the cloud\'s charts (default: the spec\'s namespace, else openstack)');
 }
 
 export const cloudManifest = (manifests: readonly Manifest[]): Manifest | undefined => manifests.find((m) => m.kind === 'OpenStackCloud');
@@ -37,8 +40,9 @@ async function baseDirOf(path: string): Promise<string> {
 
 export async function applyCloud(m: Manifest, path: string, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<DriveResult> {
   const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
-  log(`cloud ${m.metadata.name}: release ${(m.spec as unknown as OpenStackCloudSpec).release} in namespace ${opts.cloudNamespace}`);
-  return driveCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace: opts.cloudNamespace, baseDir: await baseDirOf(path), log, signal });
+  const namespace = namespaceOf(m, opts);
+  log(`cloud ${m.metadata.name}: release ${(m.spec as unknown as OpenStackCloudSpec).release} in namespace ${namespace}`);
+  return driveCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace, baseDir: await baseDirOf(path), log, signal });
 }
 
 export interface CloudPlanSection {
@@ -50,8 +54,9 @@ export interface CloudPlanSection {
 
 export async function planCloudOf(m: Manifest, path: string, opts: CloudStepOptions): Promise<CloudPlanSection> {
   const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
-  const plan = await planCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace: opts.cloudNamespace, baseDir: await baseDirOf(path) });
-  return { cloud: m.metadata.name, namespace: opts.cloudNamespace, changes: plan.changes, steps: plan.steps };
+  const namespace = namespaceOf(m, opts);
+  const plan = await planCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace, baseDir: await baseDirOf(path) });
+  return { cloud: m.metadata.name, namespace, changes: plan.changes, steps: plan.steps };
 }
 
 /** `plan --base` without a cluster: the two revisions' renders compared (same placeholder credentials on both sides). */
