@@ -6,9 +6,11 @@ import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
 import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import { setCondition } from '../status/conditions.ts';
 import { applySteps, type StepFailure } from './apply.ts';
+import { backupJob, upgradeOrder, upgradeSteps } from './upgrade.ts';
+import { describeWindow, windowAt } from './window.ts';
 import { diffLive, type CloudObjectChange } from './diff.ts';
 import { helmBinary } from './helm.ts';
-import { installSteps, summariseStep } from './phases.ts';
+import { installSteps, summariseStep, type Step } from './phases.ts';
 import { renderCloud, type RenderedChart } from './render-cloud.ts';
 import { generateSecrets } from './secrets.ts';
 import { CloudStore, entryKey, type InventoryEntry } from './store.ts';
@@ -36,6 +38,10 @@ export interface DriveOptions {
   pollMs?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /** Pause an upgrade before this chart (the manifest's kupenstack.io/pause-upgrade-at annotation). */
+  pauseAt?: string;
+  /** The clock the maintenance window is read with (tests inject one). */
+  now?: () => Date;
 }
 
 export interface DriveResult {
@@ -43,6 +49,8 @@ export interface DriveResult {
   ready: boolean;
   failure?: StepFailure;
   pruned: string[];
+  /** Outside the maintenance window: when the next one opens (the caller retries then). */
+  waitUntil?: Date;
 }
 
 export const DEFAULT_CLOUD_NAMESPACE = 'openstack';
@@ -56,6 +64,13 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   const inventory = rendered.flatMap((c) => c.objects.filter((o) => o.phase.kind !== 'delete').map((o): InventoryEntry => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name })));
   let status: OpenStackCloudStatus = { ...state.status, conditions: setCondition(state.status.conditions ?? [], { type: 'Reconciling', status: 'True', reason: 'Applying', message: `applying ${rendered.length} charts of release ${spec.release}` }) };
   await store.save({ inventory: [...state.inventory, ...inventory], status });
+
+  // A release change: backup, then one chart at a time; the full apply below runs once it finished.
+  if (state.status.release !== undefined && state.status.release !== spec.release) {
+    const up = await upgrade(spec, rendered, { ...state, status }, store, opts);
+    if (up) return up;
+    status = (await store.load()).status;
+  }
 
   const steps = installSteps(rendered);
   const result = await applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal });
@@ -92,6 +107,89 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   return { status, ready: !result.failure, failure: result.failure, pruned };
 }
 
+/**
+ * Runs (or resumes) the upgrade from status.release to spec.release, persisting progress
+ * before each step: a killed agent resumes at the chart it was at, and does not back up
+ * again once status says the backup is done. Returns a result when it stopped (failure,
+ * pause), undefined when every chart runs the new release.
+ */
+async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], state: { inventory: InventoryEntry[]; status: OpenStackCloudStatus }, store: CloudStore, opts: DriveOptions): Promise<DriveResult | undefined> {
+  const log = opts.log ?? (() => undefined);
+  const from = state.status.release!;
+  const to = spec.release;
+  const running = state.status.upgrade;
+  let up: NonNullable<OpenStackCloudStatus['upgrade']> = running && running.to === to && running.from === from && running.phase !== 'Succeeded' ? { ...running } : { from, to, phase: 'Backup', startedAt: new Date().toISOString() };
+  let status: OpenStackCloudStatus = { ...state.status, upgrade: up };
+  const save = async (extra: Partial<OpenStackCloudStatus> = {}): Promise<void> => {
+    status = { ...status, ...extra, upgrade: up };
+    await store.save({ inventory: state.inventory, status });
+  };
+  const order = upgradeOrder(rendered);
+  const stop = async (failure: StepFailure, reason: string): Promise<DriveResult> => {
+    const services = { ...status.services };
+    const at = order.indexOf(up.service ?? '');
+    order.forEach((chart, i) => {
+      const version = rendered.find((c) => c.chart === chart)?.version;
+      services[chart] = i < at ? { ready: true, release: to, chartVersion: version } : i === at ? { ready: false, release: from, message: failureText(failure) } : { ...services[chart], release: from };
+    });
+    const conditions = setCondition(setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason, message: `upgrade ${from} → ${to} stopped at ${up.step ?? up.phase}: ${failureText(failure)}` }), { type: 'Stalled', status: 'True', reason, message: failureText(failure) });
+    await save({ services, conditions });
+    log(`cloud ${opts.cloud}: upgrade ${from} → ${to} stopped at ${up.step ?? up.phase}: ${failureText(failure)}`);
+    return { status, ready: false, failure, pruned: [] };
+  };
+  // No new step starts outside the window; the step already running finished before this is asked again.
+  const outside = async (): Promise<DriveResult | undefined> => {
+    const w = windowAt(spec.maintenanceWindow, (opts.now ?? (() => new Date()))());
+    if (w.open) return undefined;
+    await save({ conditions: setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'OutsideMaintenanceWindow', message: `upgrade ${from} → ${to} waits before ${up.step ?? 'its first step'}: ${describeWindow(w)}` }) });
+    log(`cloud ${opts.cloud}: upgrade waits: ${describeWindow(w)}`);
+    return { status, ready: false, pruned: [], waitUntil: w.opensAt };
+  };
+  const run = (steps: Step[]) => applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal });
+
+  if (!up.backup) {
+    const wait = await outside();
+    if (wait) return wait;
+    up = { ...up, phase: 'Backup', step: 'backup' };
+    await save();
+    const job = backupJob(rendered, to);
+    if (!job) return stop({ step: 'backup', kind: 'CronJob', name: 'mariadb-backup', reason: 'the mariadb chart renders no backup CronJob; an upgrade needs a backup first: enable the mariadb chart\'s backup (manifests.cron_job_mariadb_backup)' }, 'BackupFailed');
+    log(`cloud ${opts.cloud}: upgrade ${from} → ${to}: backup Job ${job.name} first`);
+    const result = await run([{ kind: 'hooks', group: 0, charts: ['mariadb'], weight: 0, when: 'pre', objects: [job] }]);
+    if (result.failure) {
+      up = { ...up, phase: 'Failed' };
+      await save({ lastBackup: { time: new Date().toISOString(), location: `Job ${opts.namespace}/${job.name}`, result: 'Failed' } });
+      return stop({ ...result.failure, step: 'backup' }, 'BackupFailed');
+    }
+    up = { ...up, backup: `Job ${opts.namespace}/${job.name}` };
+    await save({ lastBackup: { time: new Date().toISOString(), location: up.backup, result: 'Succeeded' } });
+  }
+  const start = Math.max(0, order.indexOf(up.service ?? order[0]!));
+  for (let i = start; i < order.length; i++) {
+    const chart = order[i]!;
+    if (opts.pauseAt === chart) {
+      up = { ...up, service: chart, step: `${chart} (paused)` };
+      await save({ conditions: setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'UpgradePaused', message: `upgrade ${from} → ${to} paused before ${chart} (annotation kupenstack.io/pause-upgrade-at); remove it to go on` }) });
+      log(`cloud ${opts.cloud}: upgrade paused before ${chart}`);
+      return { status, ready: false, pruned: [] };
+    }
+    const wait = await outside();
+    if (wait) return wait;
+    up = { ...up, phase: 'Upgrading', service: chart, step: chart };
+    await save();
+    log(`cloud ${opts.cloud}: upgrade ${from} → ${to}: ${chart} (${i + 1} of ${order.length})`);
+    const result = await run(upgradeSteps(rendered.find((c) => c.chart === chart)!, i));
+    if (result.failure) {
+      up = { ...up, phase: 'Failed', step: `${chart}/${result.failure.kind}/${result.failure.name}` };
+      return stop(result.failure, 'UpgradeFailed');
+    }
+    status = { ...status, services: { ...status.services, [chart]: { ready: true, release: to, chartVersion: rendered.find((c) => c.chart === chart)?.version } } };
+  }
+  up = { ...up, phase: 'Succeeded', step: undefined, service: undefined };
+  await save();
+  return undefined;
+}
+
 export interface CloudPlan {
   changes: CloudObjectChange[];
   /** The install steps, one line each. */
@@ -103,9 +201,18 @@ export interface CloudPlan {
 export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<CloudPlan> {
   const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
   const rendered = await render(spec, store, opts, false);
-  const { inventory } = await store.load();
+  const { inventory, status } = await store.load();
   const { changes, millis } = await diffLive(rendered, inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
-  return { changes, steps: installSteps(rendered).map(summariseStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
+  return { changes, steps: status.release !== undefined && status.release !== spec.release ? upgradePlan(spec, rendered, status) : installSteps(rendered).map(summariseStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
+}
+
+/** The steps of a release change, in order: the backup (or the one already taken), then one chart at a time. */
+function upgradePlan(spec: OpenStackCloudSpec, rendered: RenderedChart[], status: OpenStackCloudStatus): string[] {
+  const up = status.upgrade?.to === spec.release && status.upgrade.phase !== 'Succeeded' ? status.upgrade : undefined;
+  const order = upgradeOrder(rendered);
+  const start = Math.max(0, order.indexOf(up?.service ?? order[0]!));
+  const backup = up?.backup ? `backup: done (${up.backup}), not repeated` : `backup: Job ${backupJob(rendered, spec.release)?.name ?? '(none: the mariadb chart renders no backup CronJob; the upgrade would be refused)'} runs to completion first`;
+  return [`upgrade ${status.release} → ${spec.release}`, describeWindow(windowAt(spec.maintenanceWindow, new Date())), backup, ...order.slice(start).map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, then workloads, gated`)];
 }
 
 /** `create Deployment/keystone-api [keystone]`, image changes on their own lines. */
