@@ -42,7 +42,8 @@ export async function applyCloud(m: Manifest, path: string, opts: CloudStepOptio
   const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
   const namespace = namespaceOf(m, opts);
   log(`cloud ${m.metadata.name}: release ${(m.spec as unknown as OpenStackCloudSpec).release} in namespace ${namespace}`);
-  return driveCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace, baseDir: await baseDirOf(path), log, signal });
+  const pauseAt = m.metadata.annotations?.['kupenstack.io/pause-upgrade-at'];
+  return driveCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace, ...(pauseAt ? { pauseAt } : {}), baseDir: await baseDirOf(path), log, signal });
 }
 
 export interface CloudPlanSection {

@@ -5,7 +5,9 @@ import { KubernetesObjectApi, VersionApi, type KubeConfig } from '@kubernetes/cl
 import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
 import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import { setCondition } from '../status/conditions.ts';
+import { KupenstackError } from '../errors.ts';
 import { applySteps, type StepFailure } from './apply.ts';
+import { checkTransition } from './transition.ts';
 import { backupJob, upgradeOrder, upgradeSteps } from './upgrade.ts';
 import { describeWindow, windowAt } from './window.ts';
 import { diffLive, type CloudObjectChange } from './diff.ts';
@@ -59,6 +61,9 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
   const log = opts.log ?? (() => undefined);
   await store.ensureNamespace();
+  // The release rules against what is deployed (downgrade, skip-level, a second upgrade): nothing is applied when one fails.
+  const refused = checkTransition({ status: (await store.load()).status }, spec);
+  if (refused.length > 0) throw new KupenstackError(refused[0]!.code, `OpenStackCloud ${opts.cloud} ${refused[0]!.path.join('.')}: ${refused[0]!.message}; nothing was applied`);
   const rendered = await render(spec, store, opts);
   const state = await store.load();
   const inventory = rendered.flatMap((c) => c.objects.filter((o) => o.phase.kind !== 'delete').map((o): InventoryEntry => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name })));

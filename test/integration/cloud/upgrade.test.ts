@@ -49,8 +49,8 @@ describe('upgrading the test cloud 2025.1 → 2025.2', () => {
     expect(keystoneApi?.action).toBe('update');
     expect(keystoneApi?.images?.[0]?.to).toMatch(/:2025\.2/);
     const jobs = (action: string): string[] => plan.changes.filter((c) => c.kind === 'Job' && c.action === action).map((c) => c.name);
-    expect(jobs('replace')).toContain('glance-db-sync');
-    // keystone 2025.2 migrates in expand → migrate → contract Jobs instead of one db-sync.
+    expect(jobs('replace')).toContain('placement-db-sync');
+    // keystone and glance 2025.2 migrate in expand → migrate → contract Jobs instead of one db-sync.
     expect(jobs('create')).toEqual(expect.arrayContaining(['keystone-db-sync-expand', 'keystone-db-sync-migrate', 'keystone-db-sync-contract']));
     expect(jobs('delete')).toContain('keystone-db-sync');
     expect(plan.steps[0]).toBe('upgrade 2025.1 → 2025.2');
@@ -66,11 +66,11 @@ describe('upgrading the test cloud 2025.1 → 2025.2', () => {
     expect(badBackup.status.upgrade?.backup).toBeUndefined();
     expect(await image('deployment', 'keystone-api')).toBe(keystone1);
 
-    // A failing glance db-sync: keystone and placement (before it) upgraded, neutron, nova, cinder, horizon (after it) untouched.
-    const failing: OpenStackCloudSpec = { ...v2, services: { glance: { values: { test: { fail: { 'db-sync': true } } } } } };
+    // A failing glance db-sync (its expand step in 2025.2): keystone and placement (before it) upgraded, neutron, nova, cinder, horizon (after it) untouched.
+    const failing: OpenStackCloudSpec = { ...v2, services: { glance: { values: { test: { fail: { 'db-sync-expand': true } } } } } };
     const stopped = await driveCloud(failing, opts);
     expect(stopped.ready).toBe(false);
-    expect(stopped.failure).toMatchObject({ kind: 'Job', name: 'glance-db-sync', exitCode: 1 });
+    expect(stopped.failure).toMatchObject({ kind: 'Job', name: 'glance-db-sync-expand', exitCode: 1 });
     expect(stopped.failure?.reason).toMatch(/BackoffLimitExceeded|Failed/);
     expect(stopped.status.upgrade).toMatchObject({ from: '2025.1', to: '2025.2', phase: 'Failed', service: 'glance', backup: `Job ${ns}/mariadb-backup-before-2025-2` });
     expect(stopped.status.lastBackup?.result).toBe('Succeeded');
@@ -79,7 +79,7 @@ describe('upgrading the test cloud 2025.1 → 2025.2', () => {
     for (const [kind, name] of [['deployment', 'neutron-server'], ['deployment', 'nova-api'], ['deployment', 'cinder-api'], ['deployment', 'horizon-server']] as const) {
       expect(await image(kind, name), `${kind}/${name} untouched`).toMatch(/:2025\.1/);
     }
-    expect(stopped.status.services?.glance?.message).toMatch(/glance-db-sync.*exit code 1/);
+    expect(stopped.status.services?.glance?.message).toMatch(/glance-db-sync-expand.*exit code 1/);
     const backupUid = await jobUid('mariadb-backup-before-2025-2');
 
     // Fixed: the next run resumes at glance, takes no second backup, and finishes.
