@@ -7,9 +7,10 @@ import type { RenderedObject } from './render.ts';
  * A release change, planned: the charts one at a time in the fixed order (infrastructure
  * first, then Rockoon's order by service type: identity → placement → image → network →
  * compute → block storage → … → dashboard), and inside a chart its upgrade map — its
- * configuration, then its Jobs by hook phase and weight (db-sync migrates the schema while
- * the old API still serves), then its workloads rolled and gated — so that objects move
- * one at a time. Before the first chart, a backup Job made from the mariadb chart's backup
+ * configuration, then its Jobs by hook phase and weight (db-sync, or expand and migrate,
+ * change the schema while the old API still serves), then its workloads rolled and gated,
+ * then a contract Job last (Rockoon's expand → migrate → api → contract) — so that objects
+ * move one at a time. Before the first chart, a backup Job made from the mariadb chart's backup
  * CronJob.
  */
 export function upgradeOrder(charts: readonly RenderedChart[]): string[] {
@@ -28,15 +29,21 @@ export function upgradeSteps(chart: RenderedChart, group: number): Step[] {
   const live = chart.objects.filter((o) => o.phase.kind !== 'delete');
   const config = live.filter((o) => o.phase.kind === 'main' && !WORKLOAD_KINDS.has(o.kind));
   const workloads = live.filter((o) => o.phase.kind === 'main' && WORKLOAD_KINDS.has(o.kind));
+  // A contract migration drops what the old code still reads: it runs once the new API is rolled out.
+  const isContract = (o: RenderedObject): boolean => o.name.endsWith('-contract');
   const hooks = live.filter((o) => o.phase.kind === 'hook');
-  const steps: Step[] = [{ kind: 'apply', group, charts, objects: config }];
-  for (const when of ['pre', 'post'] as const) {
-    const of = hooks.filter((o) => o.phase.kind === 'hook' && o.phase.when === when);
-    const weights = [...new Set(of.map((o) => (o.phase as { weight: number }).weight))].sort((a, b) => a - b);
-    for (const weight of weights) steps.push({ kind: 'hooks', group, charts, weight, when, objects: of.filter((o) => (o.phase as { weight: number }).weight === weight) });
-  }
-  steps.push({ kind: 'apply', group, charts, objects: workloads }, { kind: 'gate', group, charts, objects: workloads });
-  return steps;
+  const hookSteps = (of: RenderedObject[]): Step[] => (['pre', 'post'] as const).flatMap((when) => {
+    const at = of.filter((o) => o.phase.kind === 'hook' && o.phase.when === when);
+    const weights = [...new Set(at.map((o) => (o.phase as { weight: number }).weight))].sort((a, b) => a - b);
+    return weights.map((weight): Step => ({ kind: 'hooks', group, charts, weight, when, objects: at.filter((o) => (o.phase as { weight: number }).weight === weight) }));
+  });
+  return [
+    { kind: 'apply', group, charts, objects: config },
+    ...hookSteps(hooks.filter((o) => !isContract(o))),
+    { kind: 'apply', group, charts, objects: workloads },
+    { kind: 'gate', group, charts, objects: workloads },
+    ...hookSteps(hooks.filter(isContract)),
+  ];
 }
 
 /** The backup Job of an upgrade to `to`: the mariadb chart's backup CronJob's jobTemplate, named for the upgrade. */
