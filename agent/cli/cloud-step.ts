@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { diffRenders, type CloudObjectChange } from '../cloud/diff.ts';
-import { DEFAULT_CLOUD_NAMESPACE, driveCloud, formatCloudChange, planCloud, type DriveResult } from '../cloud/drive.ts';
+import { DEFAULT_CLOUD_NAMESPACE, driveCloud, formatCloudChange, planCloud, upgradePlan, type DriveResult } from '../cloud/drive.ts';
 import { helmBinary } from '../cloud/helm.ts';
 import { renderCloud } from '../cloud/render-cloud.ts';
 import { generateSecrets } from '../cloud/secrets.ts';
@@ -67,7 +67,8 @@ export async function planCloudBetween(base: Manifest | undefined, head: Manifes
   try {
     const render = (spec: OpenStackCloudSpec, sub: string) => renderCloud({ spec, namespace: DEFAULT_CLOUD_NAMESPACE, secrets, helm: helmBinary(), workDir: join(work, sub), baseDir });
     const [b, h] = await Promise.all([base ? render(base.spec as unknown as OpenStackCloudSpec, 'base') : Promise.resolve([]), render(head.spec as unknown as OpenStackCloudSpec, 'head')]);
-    return { cloud: head.metadata.name, changes: diffRenders(b, h), steps: [] };
+    const [from, to] = [(base?.spec as unknown as OpenStackCloudSpec | undefined)?.release, (head.spec as unknown as OpenStackCloudSpec).release];
+    return { cloud: head.metadata.name, changes: diffRenders(b, h), steps: from !== undefined && from !== to ? upgradePlan(head.spec as unknown as OpenStackCloudSpec, h, { release: from }) : [] };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

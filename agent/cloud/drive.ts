@@ -212,12 +212,12 @@ export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): P
 }
 
 /** The steps of a release change, in order: the backup (or the one already taken), then one chart at a time. */
-function upgradePlan(spec: OpenStackCloudSpec, rendered: RenderedChart[], status: OpenStackCloudStatus): string[] {
+export function upgradePlan(spec: OpenStackCloudSpec, rendered: RenderedChart[], status: OpenStackCloudStatus): string[] {
   const up = status.upgrade?.to === spec.release && status.upgrade.phase !== 'Succeeded' ? status.upgrade : undefined;
   const order = upgradeOrder(rendered);
   const start = Math.max(0, order.indexOf(up?.service ?? order[0]!));
   const backup = up?.backup ? `backup: done (${up.backup}), not repeated` : `backup: Job ${backupJob(rendered, spec.release)?.name ?? '(none: the mariadb chart renders no backup CronJob; the upgrade would be refused)'} runs to completion first`;
-  return [`upgrade ${status.release} → ${spec.release}`, describeWindow(windowAt(spec.maintenanceWindow, new Date())), backup, ...order.slice(start).map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, then workloads, gated`)];
+  return [`upgrade ${status.release} → ${spec.release}`, describeWindow(windowAt(spec.maintenanceWindow, new Date())), backup, ...order.slice(start).map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, workloads gated, contract Jobs last`)];
 }
 
 /** `create Deployment/keystone-api [keystone]`, image changes on their own lines. */
