@@ -7,8 +7,11 @@ import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-optio
 import { outputOption, printJson, type OutputFormat } from './output.ts';
 import { secretsDirOf } from '../config/config.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
+import { loadSchemaRegistry } from '../schema/registry.ts';
+import { checkPath } from '../validate/check-path.ts';
+import { applyCloud, cloudManifest, withCloudStepOptions, type CloudStepOptions } from './cloud-step.ts';
 
-interface ApplyOptions extends CloudOptions {
+interface ApplyOptions extends CloudOptions, CloudStepOptions {
   prune: boolean;
   allowMassDelete: boolean;
   output: OutputFormat;
@@ -17,11 +20,11 @@ interface ApplyOptions extends CloudOptions {
 
 /** `kupenstack apply [PATH]`: validate, then make the cloud equal to PATH. Exit 0 when converged, 1 otherwise. */
 export function applyCommand(): Command {
-  return withCloudOptions(
+  return withCloudStepOptions(withCloudOptions(
     new Command('apply')
       .description('validate PATH and make the OpenStack cloud equal to it: create, update, heal and (with --prune) delete what this owner created')
       .argument('[path]', 'a folder of manifests or one manifest file (default: the current folder, or the saved plan\'s)'),
-  )
+  ))
     .option('--prune', 'delete objects this owner created that are no longer declared', false)
     .option('--allow-mass-delete', 'apply a revision that deletes more than the configured share of the owned objects', false)
     .option('--plan <file>', 'apply exactly a plan saved by plan --save; refused when the manifests or the cloud changed since')
@@ -39,7 +42,24 @@ export function applyCommand(): Command {
       const log = (line: string): void => {
         process.stderr.write(`${line}\n`);
       };
+      // The cloud first: the resources of the same revision wait for it to be Ready.
+      const registry = loadSchemaRegistry();
+      const check = await checkPath(path, registry);
+      const declaredCloud = check.diagnostics.length === 0 ? cloudManifest(check.validated.manifests) : undefined;
+      if (declaredCloud && !opts.kubeconfig) {
+        process.stderr.write(`note: OpenStackCloud ${declaredCloud.metadata.name} (${declaredCloud.source.file}) is validated only; pass --kubeconfig to drive it in a Kubernetes cluster\n`);
+      } else if (declaredCloud) {
+        const driven = await applyCloud(declaredCloud, path, opts, log, controller.signal);
+        if (!driven.ready) {
+          const waiting = check.validated.manifests.filter((m) => m.kind !== 'OpenStackCloud').length;
+          process.stdout.write(`error: OpenStackCloud ${declaredCloud.metadata.name} is not Ready: ${driven.status.conditions?.find((c) => c.type === 'Ready')?.message ?? 'see its status'}; ${waiting} resources wait for it, nothing else was applied\n`);
+          process.exitCode = 1;
+          return;
+        }
+        process.stdout.write(`OpenStackCloud ${declaredCloud.metadata.name}: Ready (release ${driven.status.release ?? '?'})${driven.pruned.length ? `, ${driven.pruned.length} objects pruned` : ''}\n`);
+      }
       const outcome = await applyPath({
+        registry,
         path,
         cloud,
         cloudsFile,

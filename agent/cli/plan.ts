@@ -17,8 +17,11 @@ import { checkTransitions } from '../validate/transitions.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { outputOption } from './output.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
+import { checkPath } from '../validate/check-path.ts';
+import { cloudManifest, planCloudBetween, planCloudOf, printCloudSection, withCloudStepOptions, type CloudPlanSection, type CloudStepOptions } from './cloud-step.ts';
+import { stableJson } from '../ownership/marker.ts';
 
-interface PlanOptions extends CloudOptions {
+interface PlanOptions extends CloudOptions, CloudStepOptions {
   prune: boolean;
   output: 'text' | 'markdown' | 'json';
   base?: string;
@@ -34,11 +37,11 @@ interface PlanOptions extends CloudOptions {
  * Exit 0 no changes, 2 changes, 1 error (like `terraform plan -detailed-exitcode`).
  */
 export function planCommand(): Command {
-  return withCloudOptions(
+  return withCloudStepOptions(withCloudOptions(
     new Command('plan')
       .description('show what apply would change (nothing is changed): against the live cloud (--cloud), or between two Git revisions without any cloud (--base); exit 0 no changes, 2 changes, 1 error')
       .argument('[path]', 'a folder of manifests or one manifest file (with --base: a path inside the repository)', '.'),
-  )
+  ))
     .option('--prune', 'include the deletions of objects no longer declared (what a pruning Sync or apply --prune does)', false)
     .option('--base <ref>', 'plan between Git revisions: the revision the cloud is at (branch, tag, remote ref or commit); needs no cloud credentials')
     .option('--head <ref>', 'with --base: the revision to plan (default HEAD)', 'HEAD')
@@ -52,7 +55,11 @@ export function planCommand(): Command {
       if (outcome.diagnostics.length > 0) return invalid(outcome.diagnostics);
       const report = outcome.report!;
       const plan: Plan = report.errors.length > 0 ? { ...report, incomplete: new Set(report.errors.map((e) => e.address)).size } : report;
-      print(plan, opts.output);
+      // The cloud's own plan: the Kubernetes objects its charts would change (server-side-apply dry run).
+      const check = opts.kubeconfig ? await checkPath(path, loadSchemaRegistry()) : undefined;
+      const declaredCloud = check ? cloudManifest(check.validated.manifests) : undefined;
+      const cloudSection = declaredCloud ? await planCloudOf(declaredCloud, path, opts) : undefined;
+      print(plan, opts.output, cloudSection);
       if (report.errors.length > 0) {
         for (const e of report.errors) process.stderr.write(`error: ${e.message}\n`);
         process.exitCode = 1;
@@ -62,7 +69,7 @@ export function planCommand(): Command {
         await writeSavedPlan(opts.save, { apiVersion: 'kupenstack.io/v1alpha1', kind: 'SavedPlan', createdAt: new Date().toISOString(), path: resolve(path), cloud, owner: config.owner, prune: opts.prune, observed: report.observed, plan: jsonPlan(plan) });
         process.stderr.write(`plan saved to ${opts.save}; apply exactly this plan with: kupenstack apply --plan ${opts.save}\n`);
       }
-      process.exitCode = exitCode(plan);
+      process.exitCode = Math.max(exitCode(plan), cloudSection && cloudSection.changes.length > 0 ? 2 : 0);
     });
 }
 
@@ -78,6 +85,10 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
   const transitions = checkTransitions(base.validated.manifests, head.validated.manifests, { label: head.label });
   if (transitions.length > 0) return invalid(transitions);
   if (base.diagnostics.length > 0) process.stderr.write(`warning: the base revision ${base.revision} has ${base.diagnostics.length} validation errors; its invalid manifests are left out of the comparison\n`);
+  // The cloud: two renders of its charts compared, no cluster needed (helm renders locally).
+  const headCloud = cloudManifest(head.validated.manifests);
+  const baseCloud = cloudManifest(base.validated.manifests);
+  const cloudSection = headCloud && (!baseCloud || stableJson(baseCloud.spec) !== stableJson(headCloud.spec)) ? await planCloudBetween(baseCloud, headCloud, resolve(opts.repo)) : undefined;
   const { plan, errors } = await planBetweenRevisions(base.validated, head.validated, {
     adapters,
     prune: opts.prune,
@@ -86,18 +97,23 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
     baseLabel: base.revision,
     headLabel: head.revision,
   });
-  print(plan, opts.output);
+  print(plan, opts.output, cloudSection);
   if (errors.length > 0) {
     for (const e of errors) process.stderr.write(`error: ${e}\n`);
     process.exitCode = 1;
     return;
   }
-  process.exitCode = exitCode(plan);
+  process.exitCode = Math.max(exitCode(plan), cloudSection && cloudSection.changes.length > 0 ? 2 : 0);
 }
 
-function print(plan: Plan, output: PlanOptions['output']): void {
+function print(plan: Plan, output: PlanOptions['output'], cloud?: CloudPlanSection): void {
+  if (output === 'json' && cloud) {
+    process.stdout.write(`${JSON.stringify({ ...(JSON.parse(renderJson(plan)) as Record<string, unknown>), cloud }, null, 2)}\n`);
+    return;
+  }
   const rendered = output === 'json' ? renderJson(plan) : output === 'markdown' ? renderMarkdown(plan, {}) : renderText(plan, { color: process.stdout.isTTY === true && !process.env.NO_COLOR });
   process.stdout.write(rendered.endsWith('\n') ? rendered : `${rendered}\n`);
+  if (cloud) printCloudSection(cloud, (t) => process.stdout.write(t));
 }
 
 function invalid(diagnostics: Diagnostic[]): void {

@@ -80,17 +80,21 @@ export async function applySteps(steps: readonly Step[], opts: CloudApplyOptions
   return { done };
 }
 
-function desired(o: RenderedObject, opts: CloudApplyOptions): KubernetesObject {
+/** The object as the agent applies it: in the cloud's namespace, labelled with the cloud and the chart. */
+export function desired(o: RenderedObject, opts: { namespace: string; cloud: string }): KubernetesObject {
   const object = structuredClone(o.object) as unknown as KubernetesObject & { metadata: NonNullable<KubernetesObject['metadata']> };
   object.metadata.namespace = opts.namespace;
   object.metadata.labels = { ...object.metadata.labels, 'kupenstack.io/cloud': opts.cloud, 'kupenstack.io/chart': o.chart };
   return object;
 }
 
+/** A Job's identity: a live Job with another hash is replaced (its pod template is immutable). */
+export const jobTemplateHash = (o: RenderedObject): string => createHash('sha256').update(JSON.stringify(o.object)).digest('hex').slice(0, 16);
+
 /** A Job as rendered: kept when the live one has the same template hash, else replaced. Returns its uid. */
 async function ensureJob(api: KubernetesObjectApi, o: RenderedObject, opts: CloudApplyOptions): Promise<string> {
   const want = desired(o, opts);
-  const hash = createHash('sha256').update(JSON.stringify(o.object)).digest('hex').slice(0, 16);
+  const hash = jobTemplateHash(o);
   want.metadata!.annotations = { ...want.metadata!.annotations, [TEMPLATE_HASH]: hash };
   const header = { apiVersion: want.apiVersion!, kind: want.kind!, metadata: { name: want.metadata!.name!, namespace: opts.namespace } };
   const live = await api.read(header).catch((err: unknown) => {

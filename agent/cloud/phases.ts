@@ -49,3 +49,9 @@ export function describeStep(s: Step): string {
   const what = s.kind === 'hooks' ? `${s.when}-hooks ${s.weight}` : s.kind;
   return `${s.group}:${what} [${s.charts.join(',')}] ${s.objects.map((o) => `${o.kind}/${o.name}`).join(' ')}`;
 }
+
+/** One short line per step, for plans: `1:hooks pre 2 [keystone] 1 object`. */
+export function summariseStep(s: Step): string {
+  const what = s.kind === 'hooks' ? `${s.when}-hooks ${s.weight}` : s.kind;
+  return `${s.group}:${what} [${s.charts.join(',')}] ${s.objects.length} object${s.objects.length === 1 ? '' : 's'}`;
+}

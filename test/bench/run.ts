@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,fuzz,registry,scale,tofu runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,fuzz,registry,scale,tofu,cloud runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -12,6 +12,7 @@ import { benchFuzz } from './fuzz.ts';
 import { benchRegistryHooks } from './registry-hooks.ts';
 import { benchScale } from './scale.ts';
 import { benchOpenTofu } from './opentofu.ts';
+import { benchCloud } from './cloud.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
@@ -37,6 +38,8 @@ const benches = {
   scale: benchScale,
   // The same 300 resources beside OpenTofu and the OpenStack provider (built from the Go module proxy on first use).
   tofu: benchOpenTofu,
+  // Issue 14: the plan of the whole installed test cloud beside helm template + kubectl diff --server-side.
+  cloud: benchCloud,
 };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));

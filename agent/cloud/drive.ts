@@ -1,0 +1,243 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubernetesObjectApi, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
+import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
+import { setCondition } from '../status/conditions.ts';
+import { KupenstackError } from '../errors.ts';
+import { applySteps, type StepFailure } from './apply.ts';
+import { checkTransition } from './transition.ts';
+import { backupJob, upgradeOrder, upgradeSteps } from './upgrade.ts';
+import { describeWindow, windowAt } from './window.ts';
+import { diffLive, type CloudObjectChange } from './diff.ts';
+import { helmBinary } from './helm.ts';
+import { installSteps, summariseStep, type Step } from './phases.ts';
+import { renderCloud, type RenderedChart } from './render-cloud.ts';
+import { generateSecrets } from './secrets.ts';
+import { CloudStore, entryKey, type InventoryEntry } from './store.ts';
+
+/**
+ * One OpenStackCloud made true in a Kubernetes cluster, the same for the standalone
+ * `apply`/agent (the cloud read from Git, a kubeconfig) and the in-cluster controller (the
+ * CR): render every enabled chart, apply the install steps in order with their gates, then
+ * prune what the agent's inventory holds and the render no longer has. The inventory is
+ * widened before anything is applied, so a killed run leaves nothing the next run does
+ * not know. Status (per service readiness, Ready condition, the failing object) is kept
+ * in the cloud's namespace and returned to the caller.
+ */
+export interface DriveOptions {
+  kubeConfig: KubeConfig;
+  /** The OpenStackCloud's name. */
+  cloud: string;
+  /** Namespace of the charts (OpenStack-Helm's `openstack`). */
+  namespace: string;
+  /** Where a relative chart.path starts (the repository root). */
+  baseDir: string;
+  helm?: string;
+  fieldManager?: string;
+  stepDeadlineMs?: number;
+  pollMs?: number;
+  log?: (line: string) => void;
+  signal?: AbortSignal;
+  /** Pause an upgrade before this chart (the manifest's kupenstack.io/pause-upgrade-at annotation). */
+  pauseAt?: string;
+  /** The clock the maintenance window is read with (tests inject one). */
+  now?: () => Date;
+}
+
+export interface DriveResult {
+  status: OpenStackCloudStatus;
+  ready: boolean;
+  failure?: StepFailure;
+  pruned: string[];
+  /** Outside the maintenance window: when the next one opens (the caller retries then). */
+  waitUntil?: Date;
+}
+
+export const DEFAULT_CLOUD_NAMESPACE = 'openstack';
+
+export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<DriveResult> {
+  const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
+  const log = opts.log ?? (() => undefined);
+  await store.ensureNamespace();
+  // The release rules against what is deployed (downgrade, skip-level, a second upgrade): nothing is applied when one fails.
+  const refused = checkTransition({ status: (await store.load()).status }, spec);
+  if (refused.length > 0) throw new KupenstackError(refused[0]!.code, `OpenStackCloud ${opts.cloud} ${refused[0]!.path.join('.')}: ${refused[0]!.message}; nothing was applied`);
+  const rendered = await render(spec, store, opts);
+  const state = await store.load();
+  const inventory = rendered.flatMap((c) => c.objects.filter((o) => o.phase.kind !== 'delete').map((o): InventoryEntry => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name })));
+  let status: OpenStackCloudStatus = { ...state.status, conditions: setCondition(state.status.conditions ?? [], { type: 'Reconciling', status: 'True', reason: 'Applying', message: `applying ${rendered.length} charts of release ${spec.release}` }) };
+  await store.save({ inventory: [...state.inventory, ...inventory], status });
+
+  // A release change: backup, then one chart at a time; the full apply below runs once it finished.
+  if (state.status.release !== undefined && state.status.release !== spec.release) {
+    const up = await upgrade(spec, rendered, { ...state, status }, store, opts);
+    if (up) return up;
+    status = (await store.load()).status;
+  }
+
+  const steps = installSteps(rendered);
+  const result = await applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal });
+  const failedGroup = result.failure ? Number(result.failure.step.split(':')[0]) : Infinity;
+  const groupOf = new Map(steps.flatMap((s) => s.charts.map((c) => [c, s.group] as const)));
+  const services: NonNullable<OpenStackCloudStatus['services']> = {};
+  for (const c of rendered) {
+    const group = groupOf.get(c.chart) ?? 0;
+    const ready = group < failedGroup;
+    const failing = result.failure && group === failedGroup && steps.some((s) => s.group === group && s.charts.includes(c.chart) && s.objects.some((o) => o.chart === c.chart && o.name === result.failure!.name));
+    services[c.chart] = { ready, release: ready ? spec.release : state.status.services?.[c.chart]?.release, chartVersion: c.version, ...(ready ? {} : { message: failing ? failureText(result.failure!) : group === failedGroup ? 'its group did not pass its gate' : 'waits for an earlier group' }) };
+  }
+
+  const pruned: string[] = [];
+  if (!result.failure) {
+    const keep = new Set(inventory.map(entryKey));
+    const api = KubernetesObjectApi.makeApiClient(opts.kubeConfig);
+    for (const e of state.inventory.filter((x) => !keep.has(entryKey(x)))) {
+      await api.delete({ apiVersion: e.apiVersion, kind: e.kind, metadata: { name: e.name, namespace: opts.namespace } }, undefined, undefined, undefined, undefined, 'Background').catch((err: unknown) => {
+        if (!isKubeStatus(err, 404)) throw kubeApiError(`prune ${e.kind}/${e.name}`, err);
+      });
+      pruned.push(`${e.kind}/${e.name}`);
+      log(`cloud prune ${e.kind}/${e.name}: no longer rendered`);
+    }
+  }
+
+  const now = new Date();
+  let conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: result.failure ? 'Failed' : 'Applied', message: result.failure ? 'stopped on a failure' : `release ${spec.release} applied` }, now);
+  conditions = setCondition(conditions, result.failure ? { type: 'Ready', status: 'False', reason: 'StepFailed', message: `${result.failure.step}: ${failureText(result.failure)}` } : { type: 'Ready', status: 'True', reason: 'Ready', message: `every workload of ${rendered.length} charts is ready` }, now);
+  conditions = setCondition(conditions, result.failure ? { type: 'Stalled', status: 'True', reason: 'StepFailed', message: failureText(result.failure) } : { type: 'Stalled', status: 'False', reason: 'Ready', message: '' }, now);
+  status = { ...status, conditions, services, lastSyncTime: now.toISOString(), ...(result.failure ? {} : { release: spec.release }) };
+  await store.save({ inventory: result.failure ? [...state.inventory, ...inventory] : inventory, status });
+  log(result.failure ? `cloud ${opts.cloud}: stopped at ${result.failure.step}: ${failureText(result.failure)}` : `cloud ${opts.cloud}: Ready (release ${spec.release}, ${steps.length} steps${pruned.length ? `, ${pruned.length} pruned` : ''})`);
+  return { status, ready: !result.failure, failure: result.failure, pruned };
+}
+
+/**
+ * Runs (or resumes) the upgrade from status.release to spec.release, persisting progress
+ * before each step: a killed agent resumes at the chart it was at, and does not back up
+ * again once status says the backup is done. Returns a result when it stopped (failure,
+ * pause), undefined when every chart runs the new release.
+ */
+async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], state: { inventory: InventoryEntry[]; status: OpenStackCloudStatus }, store: CloudStore, opts: DriveOptions): Promise<DriveResult | undefined> {
+  const log = opts.log ?? (() => undefined);
+  const from = state.status.release!;
+  const to = spec.release;
+  const running = state.status.upgrade;
+  let up: NonNullable<OpenStackCloudStatus['upgrade']> = running && running.to === to && running.from === from && running.phase !== 'Succeeded' ? { ...running } : { from, to, phase: 'Backup', startedAt: new Date().toISOString() };
+  let status: OpenStackCloudStatus = { ...state.status, upgrade: up };
+  const save = async (extra: Partial<OpenStackCloudStatus> = {}): Promise<void> => {
+    status = { ...status, ...extra, upgrade: up };
+    await store.save({ inventory: state.inventory, status });
+  };
+  const order = upgradeOrder(rendered);
+  const stop = async (failure: StepFailure, reason: string): Promise<DriveResult> => {
+    const services = { ...status.services };
+    const at = order.indexOf(up.service ?? '');
+    order.forEach((chart, i) => {
+      const version = rendered.find((c) => c.chart === chart)?.version;
+      services[chart] = i < at ? { ready: true, release: to, chartVersion: version } : i === at ? { ready: false, release: from, message: failureText(failure) } : { ...services[chart], release: from };
+    });
+    const conditions = setCondition(setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason, message: `upgrade ${from} → ${to} stopped at ${up.step ?? up.phase}: ${failureText(failure)}` }), { type: 'Stalled', status: 'True', reason, message: failureText(failure) });
+    await save({ services, conditions });
+    log(`cloud ${opts.cloud}: upgrade ${from} → ${to} stopped at ${up.step ?? up.phase}: ${failureText(failure)}`);
+    return { status, ready: false, failure, pruned: [] };
+  };
+  // No new step starts outside the window; the step already running finished before this is asked again.
+  const outside = async (): Promise<DriveResult | undefined> => {
+    const w = windowAt(spec.maintenanceWindow, (opts.now ?? (() => new Date()))());
+    if (w.open) return undefined;
+    await save({ conditions: setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'OutsideMaintenanceWindow', message: `upgrade ${from} → ${to} waits before ${up.step ?? 'its first step'}: ${describeWindow(w)}` }) });
+    log(`cloud ${opts.cloud}: upgrade waits: ${describeWindow(w)}`);
+    return { status, ready: false, pruned: [], waitUntil: w.opensAt };
+  };
+  const run = (steps: Step[]) => applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal });
+
+  if (!up.backup) {
+    const wait = await outside();
+    if (wait) return wait;
+    up = { ...up, phase: 'Backup', step: 'backup' };
+    await save();
+    const job = backupJob(rendered, to);
+    if (!job) return stop({ step: 'backup', kind: 'CronJob', name: 'mariadb-backup', reason: 'the mariadb chart renders no backup CronJob; an upgrade needs a backup first: enable the mariadb chart\'s backup (manifests.cron_job_mariadb_backup)' }, 'BackupFailed');
+    log(`cloud ${opts.cloud}: upgrade ${from} → ${to}: backup Job ${job.name} first`);
+    const result = await run([{ kind: 'hooks', group: 0, charts: ['mariadb'], weight: 0, when: 'pre', objects: [job] }]);
+    if (result.failure) {
+      up = { ...up, phase: 'Failed' };
+      await save({ lastBackup: { time: new Date().toISOString(), location: `Job ${opts.namespace}/${job.name}`, result: 'Failed' } });
+      return stop({ ...result.failure, step: 'backup' }, 'BackupFailed');
+    }
+    up = { ...up, backup: `Job ${opts.namespace}/${job.name}` };
+    await save({ lastBackup: { time: new Date().toISOString(), location: up.backup, result: 'Succeeded' } });
+  }
+  const start = Math.max(0, order.indexOf(up.service ?? order[0]!));
+  for (let i = start; i < order.length; i++) {
+    const chart = order[i]!;
+    if (opts.pauseAt === chart) {
+      up = { ...up, service: chart, step: `${chart} (paused)` };
+      await save({ conditions: setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'UpgradePaused', message: `upgrade ${from} → ${to} paused before ${chart} (annotation kupenstack.io/pause-upgrade-at); remove it to go on` }) });
+      log(`cloud ${opts.cloud}: upgrade paused before ${chart}`);
+      return { status, ready: false, pruned: [] };
+    }
+    const wait = await outside();
+    if (wait) return wait;
+    up = { ...up, phase: 'Upgrading', service: chart, step: chart };
+    await save();
+    log(`cloud ${opts.cloud}: upgrade ${from} → ${to}: ${chart} (${i + 1} of ${order.length})`);
+    const result = await run(upgradeSteps(rendered.find((c) => c.chart === chart)!, i));
+    if (result.failure) {
+      up = { ...up, phase: 'Failed', step: `${chart}/${result.failure.kind}/${result.failure.name}` };
+      return stop(result.failure, 'UpgradeFailed');
+    }
+    status = { ...status, services: { ...status.services, [chart]: { ready: true, release: to, chartVersion: rendered.find((c) => c.chart === chart)?.version } } };
+  }
+  up = { ...up, phase: 'Succeeded', step: undefined, service: undefined };
+  await save();
+  return undefined;
+}
+
+export interface CloudPlan {
+  changes: CloudObjectChange[];
+  /** The install steps, one line each. */
+  steps: string[];
+  millis: { render: Record<string, number>; diff: Record<string, number> };
+}
+
+/** What driveCloud would change, against the live cluster, changing nothing (dry-run server-side apply). */
+export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<CloudPlan> {
+  const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
+  const rendered = await render(spec, store, opts, false);
+  const { inventory, status } = await store.load();
+  const { changes, millis } = await diffLive(rendered, inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
+  return { changes, steps: status.release !== undefined && status.release !== spec.release ? upgradePlan(spec, rendered, status) : installSteps(rendered).map(summariseStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
+}
+
+/** The steps of a release change, in order: the backup (or the one already taken), then one chart at a time. */
+export function upgradePlan(spec: OpenStackCloudSpec, rendered: RenderedChart[], status: OpenStackCloudStatus): string[] {
+  const up = status.upgrade?.to === spec.release && status.upgrade.phase !== 'Succeeded' ? status.upgrade : undefined;
+  const order = upgradeOrder(rendered);
+  const start = Math.max(0, order.indexOf(up?.service ?? order[0]!));
+  const backup = up?.backup ? `backup: done (${up.backup}), not repeated` : `backup: Job ${backupJob(rendered, spec.release)?.name ?? '(none: the mariadb chart renders no backup CronJob; the upgrade would be refused)'} runs to completion first`;
+  return [`upgrade ${status.release} → ${spec.release}`, describeWindow(windowAt(spec.maintenanceWindow, new Date())), backup, ...order.slice(start).map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, workloads gated, contract Jobs last`)];
+}
+
+/** `create Deployment/keystone-api [keystone]`, image changes on their own lines. */
+export function formatCloudChange(c: CloudObjectChange): string[] {
+  const head = `${c.action} ${c.kind}/${c.name}${c.chart ? ` [${c.chart}]` : ''}${c.fields && c.action === 'update' ? `: ${c.fields.slice(0, 6).join(', ')}${c.fields.length > 6 ? ` and ${c.fields.length - 6} more` : ''}` : ''}`;
+  return [head, ...(c.images ?? []).filter(() => c.action !== 'create').map((i) => `    image ${i.container}: ${i.from ?? '(none)'} → ${i.to ?? '(none)'}`)];
+}
+
+export function failureText(f: StepFailure): string {
+  return `${f.kind}/${f.name}: ${f.reason}${f.exitCode !== undefined ? ` (exit code ${f.exitCode})` : ''}${f.logTail ? `; log: ${f.logTail.trim().split('\n').slice(-5).join(' | ')}` : ''}`;
+}
+
+async function render(spec: OpenStackCloudSpec, store: CloudStore, opts: DriveOptions, create = true): Promise<RenderedChart[]> {
+  // A plan never writes: without the stored secrets (a cloud not yet installed) it renders with placeholders.
+  const secrets = (create ? await store.secrets() : await store.readSecrets()) ?? generateSecrets((n) => Buffer.alloc(n));
+  const kubeVersion = await opts.kubeConfig.makeApiClient(VersionApi).getCode().then((v) => v.gitVersion).catch(() => undefined);
+  const workDir = await mkdtemp(join(tmpdir(), 'kupenstack-cloud-'));
+  try {
+    return await renderCloud({ spec, namespace: opts.namespace, secrets, helm: opts.helm ?? helmBinary(), workDir, baseDir: opts.baseDir, kubeVersion, signal: opts.signal });
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,107 @@
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
+import type { OpenStackCloudStatus } from '../model/kinds.generated.ts';
+import { generateSecrets, type CloudSecrets } from './secrets.ts';
+
+/**
+ * What the agent keeps about a cloud in the cloud's own namespace, so that a restarted (or
+ * killed) agent continues where it was: the generated credentials (a Secret: a render with
+ * the same secrets is identical), the inventory of the objects it applied (a ConfigMap: the
+ * prune list — never Helm release Secrets) and the cloud's status (the same ConfigMap; the
+ * controller also writes it to the CR).
+ */
+export interface InventoryEntry {
+  apiVersion: string;
+  kind: string;
+  name: string;
+}
+
+export interface CloudState {
+  inventory: InventoryEntry[];
+  status: OpenStackCloudStatus;
+}
+
+export const entryKey = (e: InventoryEntry): string => `${e.apiVersion}/${e.kind}/${e.name}`;
+
+const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'kupenstack' };
+
+export class CloudStore {
+  private readonly core: CoreV1Api;
+  readonly namespace: string;
+  readonly cloud: string;
+
+  constructor(kubeConfig: KubeConfig, namespace: string, cloud: string) {
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.namespace = namespace;
+    this.cloud = cloud;
+  }
+
+  private get secretName(): string {
+    return `kupenstack-cloud-${this.cloud}-secrets`;
+  }
+
+  private get stateName(): string {
+    return `kupenstack-cloud-${this.cloud}-state`;
+  }
+
+  /** The cloud's namespace exists (created when absent; never deleted by the agent). */
+  async ensureNamespace(): Promise<void> {
+    try {
+      await this.core.readNamespace({ name: this.namespace });
+    } catch (err) {
+      if (!isKubeStatus(err, 404)) throw kubeApiError(`read namespace ${this.namespace}`, err);
+      await this.core.createNamespace({ body: { metadata: { name: this.namespace, labels: MANAGED_BY } } }).catch((e: unknown) => {
+        if (!isKubeStatus(e, 409)) throw kubeApiError(`create namespace ${this.namespace}`, e);
+      });
+    }
+  }
+
+  /** The stored credentials, undefined before the first install (a plan does not create them). */
+  async readSecrets(): Promise<CloudSecrets | undefined> {
+    try {
+      const s = await this.core.readNamespacedSecret({ name: this.secretName, namespace: this.namespace });
+      return JSON.parse(Buffer.from(s.data?.['secrets.json'] ?? '', 'base64').toString('utf8')) as CloudSecrets;
+    } catch (err) {
+      if (isKubeStatus(err, 404)) return undefined;
+      throw kubeApiError(`read Secret ${this.namespace}/${this.secretName}`, err);
+    }
+  }
+
+  /** The cloud's credentials: read, or generated once and stored (never logged). */
+  async secrets(): Promise<CloudSecrets> {
+    const known = await this.readSecrets();
+    if (known) return known;
+    const fresh = generateSecrets();
+    try {
+      await this.core.createNamespacedSecret({ namespace: this.namespace, body: { metadata: { name: this.secretName, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } }, type: 'Opaque', data: { 'secrets.json': Buffer.from(JSON.stringify(fresh)).toString('base64') } } });
+      return fresh;
+    } catch (err) {
+      // Another agent created it first: use theirs.
+      if (isKubeStatus(err, 409)) return this.secrets();
+      throw kubeApiError(`create Secret ${this.namespace}/${this.secretName}`, err);
+    }
+  }
+
+  async load(): Promise<CloudState> {
+    try {
+      const cm = await this.core.readNamespacedConfigMap({ name: this.stateName, namespace: this.namespace });
+      return { inventory: JSON.parse(cm.data?.['inventory.json'] ?? '[]') as InventoryEntry[], status: JSON.parse(cm.data?.['status.json'] ?? '{}') as OpenStackCloudStatus };
+    } catch (err) {
+      if (isKubeStatus(err, 404)) return { inventory: [], status: {} };
+      throw kubeApiError(`read ConfigMap ${this.namespace}/${this.stateName}`, err);
+    }
+  }
+
+  async save(state: CloudState): Promise<void> {
+    const inventory = [...new Map(state.inventory.map((e) => [entryKey(e), e])).values()].sort((a, b) => entryKey(a).localeCompare(entryKey(b)));
+    const body = { metadata: { name: this.stateName, namespace: this.namespace, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } }, data: { 'inventory.json': JSON.stringify(inventory), 'status.json': JSON.stringify(state.status) } };
+    try {
+      await this.core.replaceNamespacedConfigMap({ name: this.stateName, namespace: this.namespace, body });
+    } catch (err) {
+      if (!isKubeStatus(err, 404)) throw kubeApiError(`write ConfigMap ${this.namespace}/${this.stateName}`, err);
+      await this.core.createNamespacedConfigMap({ namespace: this.namespace, body }).catch((e: unknown) => {
+        throw kubeApiError(`create ConfigMap ${this.namespace}/${this.stateName}`, e);
+      });
+    }
+  }
+}
