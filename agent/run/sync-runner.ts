@@ -49,6 +49,8 @@ export class SyncRunner {
   private openstack?: OpenStackCloud;
   /** Called on every OpenStack write of the current run. */
   private onWrite?: (at: number) => void;
+  /** Manifests a registry notification named (Images following a tag that moved), for the next 'registry' run. */
+  private readonly moved = new Set<string>();
 
   private constructor(sync: SyncConfig, store: SyncStatusStore, deps: SyncRunnerDeps, stateDir: string) {
     this.sync = sync;
@@ -74,10 +76,19 @@ export class SyncRunner {
     return this.store.status;
   }
 
+  /** A registry notification names these manifests: the next 'registry' run applies only them. */
+  noteMoved(addresses: readonly string[]): void {
+    for (const a of addresses) this.moved.add(a);
+  }
+
   /** One run; true when the Sync ended converged on the newest revision. */
   async run(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
     const started = Date.now();
     const st = this.store;
+    if (trigger === 'registry') {
+      const partial = await this.runMoved(started, signal);
+      if (partial !== undefined) return partial;
+    } else this.moved.clear(); // a full run resolves them again anyway (they are marked moved)
     progressing(st, `fetching ${this.deps.source.description} (${trigger})`);
     await st.save();
     const drift = driftDue(trigger, this.lastApplyAt, this.sync.intervalMs);
@@ -116,7 +127,27 @@ export class SyncRunner {
     return this.finish(started, trigger, ok);
   }
 
-  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<boolean> {
+  /**
+   * A registry notification: the Images it named are resolved again and
+   * applied from the last good revision, nothing else (no fetch, no other
+   * kind, no prune); the full pass stays on the interval. Undefined when
+   * there is nothing to do it with (no revision applied yet, nothing named,
+   * or the revision no longer declares them): the caller runs the full pass.
+   */
+  private async runMoved(started: number, signal: AbortSignal): Promise<boolean | undefined> {
+    const st = this.store;
+    const only = [...this.moved].sort();
+    this.moved.clear();
+    const revision = st.status.lastAppliedRevision;
+    if (only.length === 0 || !revision || !st.status.lastGoodDir) return undefined;
+    const ok = await this.apply(revision, st.status.lastGoodDir, 'registry', signal, true, only);
+    if (ok === undefined) return undefined;
+    return this.finish(started, 'registry', ok);
+  }
+
+  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<boolean>;
+  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean, only: readonly string[]): Promise<boolean | undefined>;
+  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<boolean | undefined> {
     let firstWrite = true;
     this.onWrite = (at) => {
       // The push-to-cloud latency ends here (benchmark and operators read this line).
@@ -136,8 +167,11 @@ export class SyncRunner {
       registry: sharedSchemaRegistry(),
       secrets: this.deps.secrets,
     };
-    const result = await applyStep(ctx, revision, dir, trigger, signal, { drift });
+    const result = await applyStep(ctx, revision, dir, trigger, signal, { drift, ...(only ? { only } : {}) });
+    if (result === 'skipped') return undefined;
     if (result !== 'applied') return false;
+    // A partial pass corrects no drift: the interval's full pass stays due.
+    if (only) return true;
     this.lastApplyAt = Date.now();
     this.reconciledOnce = true;
     return true;
