@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
 import { ClockedCounters, countKubeCalls } from '../controller/call-counts.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
+import { registryHookHandler } from '../controller/registry-hook.ts';
 import { serveHealth } from '../controller/health.ts';
 import { holderIdentity, LeaderElector } from '../controller/leader.ts';
 import { syncHttpHandler } from '../gitops/hooks.ts';
@@ -40,6 +42,7 @@ interface ControllerCliOptions {
   syncSelector?: string;
   syncs: boolean;
   stateDir?: string;
+  registryHookSecret?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -70,7 +73,8 @@ export function controllerCommand(): Command {
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
     .option('--renew-deadline <duration>', 'the leader stops acting once it could not renew for this long', '10s')
     .option('--retry-period <duration>', 'how often candidates try and the leader renews', '2s')
-    .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics and POST /hooks/<sync> (Git push webhooks) on this address')
+    .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics, POST /hooks/<sync> (Git push webhooks) and POST /hooks/registry (registry notifications) on this address')
+    .option('--registry-hook-secret <[namespace/]name[:key]>', 'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused')
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
@@ -88,6 +92,8 @@ export function controllerCommand(): Command {
       }
       const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
       if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
+      const hookSecret = opts.registryHookSecret === undefined ? undefined : /^(?:([^/:]+)\/)?([^/:]+)(?::(.+))?$/.exec(opts.registryHookSecret);
+      if (hookSecret === null) throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
       const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
@@ -133,7 +139,12 @@ export function controllerCommand(): Command {
       process.once('SIGTERM', stop);
       let started = false;
       if (listen) {
-        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => elector?.isLeader(), ...(syncs ? { extra: syncHttpHandler(syncs, secrets, metrics, createLogger('info', 'json', process.stderr)) } : {}) });
+        const logger = createLogger('info', 'json', process.stderr);
+        const registryHook = registryHookHandler(controller, secrets, hookSecret ? { namespace: hookSecret[1] ?? ownNamespace, name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } : undefined, metrics, logger);
+        const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
+        // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
+        const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
+        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => elector?.isLeader(), extra });
         log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
       }
       await controller.start();
