@@ -51,6 +51,8 @@ export class SyncRunner {
   private onWrite?: (at: number) => void;
   /** Manifests a registry notification named (Images following a tag that moved), for the next 'registry' run. */
   private readonly moved = new Set<string>();
+  /** Whether the last full run converged (a partial pass reports Reconciling from it). */
+  private lastFullOk = true;
 
   private constructor(sync: SyncConfig, store: SyncStatusStore, deps: SyncRunnerDeps, stateDir: string) {
     this.sync = sync;
@@ -139,10 +141,12 @@ export class SyncRunner {
     const only = [...this.moved].sort();
     this.moved.clear();
     const revision = st.status.lastAppliedRevision;
-    if (only.length === 0 || !revision || !st.status.lastGoodDir) return undefined;
+    if (!revision || !st.status.lastGoodDir) return undefined;
+    // Nothing named: a full run since the event resolved them already.
+    if (only.length === 0) return true;
     const ok = await this.apply(revision, st.status.lastGoodDir, 'registry', signal, true, only);
     if (ok === undefined) return undefined;
-    return this.finish(started, 'registry', ok);
+    return this.finish(started, 'registry', ok, { partial: true });
   }
 
   private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<boolean>;
@@ -183,7 +187,7 @@ export class SyncRunner {
     return this.openstack;
   }
 
-  private async finish(started: number, trigger: Trigger, ok: boolean, opts: { skipped?: boolean } = {}): Promise<boolean> {
+  private async finish(started: number, trigger: Trigger, ok: boolean, opts: { skipped?: boolean; partial?: boolean } = {}): Promise<boolean> {
     const st = this.store;
     const seconds = (Date.now() - started) / 1000;
     const result = opts.skipped ? 'skipped' : ok ? 'success' : 'failure';
@@ -191,7 +195,9 @@ export class SyncRunner {
     this.deps.metrics.lastDuration.set({ sync: this.name }, seconds);
     this.deps.metrics.reconciles.inc({ sync: this.name, result, trigger });
     this.deps.metrics.ready.set({ sync: this.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
-    finished(st, ok);
+    // A partial pass does not end a retry the last full run scheduled.
+    finished(st, opts.partial ? ok && this.lastFullOk : ok);
+    if (!opts.partial) this.lastFullOk = ok;
     await st.save();
     return ok;
   }
