@@ -117,7 +117,9 @@ describe('registry notifications', () => {
     console.log(`tag move → new active Glance version: ${activeAt - pushedAt} ms (registry notification)`);
     const timeline = agent.lines.filter((l) => Date.parse(l.time) >= pushedAt && Date.parse(l.time) <= activeAt).slice(0, 40);
     console.log(timeline.map((l) => `+${Date.parse(l.time) - pushedAt} ms ${l.msg}${typeof l.durationMs === 'number' ? ` (${l.durationMs} ms)` : ''}`).join('\n'));
-    // The run that did it was started by the notification (history is newest first).
+    // The run that did it was started by the notification (history is newest first). It is recorded when it ends,
+    // after the old version is hidden and retention ran, a moment after Glance shows the new one.
+    await agent.waitFor(sync, 'the run the notification started to be recorded', (s: SyncStatus) => s.history.some((r) => Date.parse(r.startedAt) >= pushedAt), 60_000);
     const run = (await agent.status(sync)).history.find((r) => Date.parse(r.startedAt) >= pushedAt);
     expect(run?.trigger).toBe('registry');
     // Exactly the Image that follows the tag: no Git fetch, no other Image asked about (the registry's access log).
