@@ -273,20 +273,41 @@ export async function applyChangedPath(opts: PathOptions & { since: string }): P
   const before = new Map(base.validated.manifests.map((m) => [m.address, declaredForm(m)]));
   const changed = head.validated.manifests.filter((m) => before.get(m.address) !== declaredForm(m));
   if (changed.length === 0) return { skipped: 'no manifest changed' };
-  // What the changed manifests reference must be observed too: its ids fill their references.
+  const report = await applySubset(head.validated, head.revision, changed.map((m) => m.address), registry, opts);
+  return { report, changed: changed.length };
+}
+
+/**
+ * A registry notification: only these manifests of a revision (the Images
+ * following the tag that moved), plus what they reference, are observed,
+ * planned and written, without prune; the rest of the revision waits for
+ * the Sync's interval. Skipped when the revision does not validate or holds
+ * none of them (the caller then runs the full pass).
+ */
+export async function applySubsetPath(opts: PathOptions & { addresses: readonly string[] }): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
+  const registry = opts.registry ?? loadSchemaRegistry();
+  const head = await checkPath(opts.path, registry);
+  if (head.diagnostics.length > 0) return { skipped: 'the revision does not validate (the full pass reports why)' };
+  const wanted = new Set(opts.addresses);
+  const applied = head.validated.manifests.filter((m) => wanted.has(m.address)).map((m) => m.address);
+  if (applied.length === 0) return { skipped: 'the revision declares none of these manifests any more' };
+  return { report: await applySubset(head.validated, head.revision, applied, registry, opts), applied };
+}
+
+/** The named manifests and, transitively, what they depend on (its ids fill their references): a partial run, never a prune. */
+async function applySubset(validatedHead: ValidatedRevision, headRevision: string, addresses: readonly string[], registry: SchemaRegistry, opts: PathOptions): Promise<ApplyReport> {
   const keep = new Set<string>();
   const add = (address: string): void => {
     if (keep.has(address)) return;
     keep.add(address);
-    for (const d of head.validated.graph.dependsOn.get(address) ?? []) add(d);
+    for (const d of validatedHead.graph.dependsOn.get(address) ?? []) add(d);
   };
-  for (const m of changed) add(m.address);
-  const validated: ValidatedRevision = { ...head.validated, manifests: head.validated.manifests.filter((m) => keep.has(m.address)), order: head.validated.order.filter((a) => keep.has(a)) };
+  for (const a of addresses) add(a);
+  const validated: ValidatedRevision = { ...validatedHead, manifests: validatedHead.manifests.filter((m) => keep.has(m.address)), order: validatedHead.order.filter((a) => keep.has(a)) };
   const sink = textLogSink(opts.log);
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
-  const report = await applyRevision({ revision: opts.revision ?? head.revision, validated }, deps, { prune: false, allowMassDelete: false, partial: true });
-  return { report, changed: changed.length };
+  return applyRevision({ revision: opts.revision ?? headRevision, validated }, deps, { prune: false, allowMassDelete: false, partial: true });
 }
 
 /** A manifest as declared, without where it was read from: equal text in another file is no change. */

@@ -261,9 +261,13 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
   }
   const fields = Object.keys(diff.updates);
   const heals = adapter.heal !== undefined ? fields.find((k) => adapter.impact?.fields?.[k]?.heal) : undefined;
+  // A moving reference (an OCI tag) that points elsewhere now: the update follows it, it corrects no drift.
+  const follows = adapter.follows?.(m, desired, node.remote);
+  const tagMoved = follows !== undefined && follows.from !== undefined && follows.from !== follows.to;
   moved(node, await run.retrying(node.address, () => adapter.update(ctx, node.remote!, diff.updates, m)), run);
-  run.emit('updated', node.address, diff.drift.some((d) => !d.immutable) && !heals ? 'DriftCorrected' : 'Updated', fields.join(', '));
-  if (diff.drift.some((d) => !d.immutable)) run.emit('drift-corrected', node.address, 'DriftCorrected', `set ${diff.drift.filter((d) => !d.immutable).map((d) => d.path).join(', ')} back to the declared values`);
+  if (tagMoved) run.emit('updated', node.address, 'TagMoved', `${follows.reference} moved from ${follows.from} to ${follows.to} (${fields.join(', ')})`);
+  else run.emit('updated', node.address, diff.drift.some((d) => !d.immutable) && !heals ? 'DriftCorrected' : 'Updated', fields.join(', '));
+  if (!tagMoved && diff.drift.some((d) => !d.immutable)) run.emit('drift-corrected', node.address, 'DriftCorrected', `set ${diff.drift.filter((d) => !d.immutable).map((d) => d.path).join(', ')} back to the declared values`);
   if (heals) {
     run.count(node.address, 'healed');
     recordHeal(state, { step: adapter.impact!.fields![heals]!.heal!, at: new Date().toISOString(), reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote.fields[heals])}`, result: 'done' }, false);

@@ -6,6 +6,7 @@ import { applyRevision } from '../act/apply.ts';
 import { ClockedCounters, countKubeCalls } from '../controller/call-counts.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { Controller } from '../controller/controller.ts';
+import { registryHookHandler } from '../controller/registry-hook.ts';
 import { serveHealth } from '../controller/health.ts';
 import { holderIdentity, LeaderElector } from '../controller/leader.ts';
 import { ShardSet } from '../controller/shard-set.ts';
@@ -47,6 +48,7 @@ interface ControllerCliOptions {
   syncSelector?: string;
   syncs: boolean;
   stateDir?: string;
+  registryHookSecret?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -81,7 +83,8 @@ export function controllerCommand(): Command {
     .option('--default-shard <name>', 'the shard of a namespace without the label kupenstack.io/shard', 'default')
     .option('--preferred-shard <name>', 'the shard this replica claims first (default: the ordinal of a StatefulSet pod name, modulo the shards); it takes other shards only once their Lease expired, and gets its own back from a replica that does not prefer it')
     .option('--shard-grace <duration>', 'how long after start a replica leaves the shards it does not prefer to their preferred replicas (default: --lease-duration)')
-    .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics and POST /hooks/<sync> (Git push webhooks) on this address')
+    .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics, POST /hooks/<sync> (Git push webhooks) and POST /hooks/registry (registry notifications) on this address')
+    .option('--registry-hook-secret <[namespace/]name[:key]>', 'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused')
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
@@ -99,6 +102,8 @@ export function controllerCommand(): Command {
       }
       const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
       if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
+      const hookSecret = opts.registryHookSecret === undefined ? undefined : /^(?:([^/:]+)\/)?([^/:]+)(?::(.+))?$/.exec(opts.registryHookSecret);
+      if (hookSecret === null) throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
       const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
@@ -163,7 +168,12 @@ export function controllerCommand(): Command {
       process.once('SIGTERM', stop);
       let started = false;
       if (listen) {
-        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra: syncs ? syncHttpHandler(syncs, secrets, metrics, createLogger('info', 'json', process.stderr)) : metricsOnly(metrics) });
+        const logger = createLogger('info', 'json', process.stderr);
+        const registryHook = registryHookHandler(controller, secrets, hookSecret ? { namespace: hookSecret[1] ?? ownNamespace, name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } : undefined, metrics, logger);
+        const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
+        // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
+        const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => (await registryHook(req, res, path)) || (await (syncHooks ?? metricsOnly(metrics))(req, res, path));
+        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
         log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
       }
       await controller.start();

@@ -21,6 +21,17 @@ import { validateNamespace } from './validate-namespace.ts';
 import { WorkQueue } from './work-queue.ts';
 import { forgetDiskSources } from '../glance/registry-source.ts';
 import { forgetResolutions } from '../kinds/image/oci.ts';
+import { markAddressesMoved, specFollows, type MovedTag } from '../kinds/image/oci-follow.ts';
+import { mergePatch } from '../kube/client.ts';
+import { isKubeStatus } from '../kube/errors.ts';
+
+/**
+ * Set by a replica that received a registry notification but does not lead:
+ * the leader sees it change (its watch) and resolves the Image again at
+ * once. Users may set it too (`kubectl annotate image NAME
+ * kupenstack.io/resolve-requested-at=$(date -u +%FT%TZ) --overwrite`).
+ */
+export const resolveRequestedAt = 'kupenstack.io/resolve-requested-at';
 
 export const projectLabel = 'kupenstack.io/project';
 
@@ -200,6 +211,48 @@ export class Controller {
     });
   }
 
+  /**
+   * A registry notification (registry-hook.ts): the Image objects of
+   * opted-in namespaces whose spec follows one of the pushed tags, read from
+   * the watch cache (no registry or API request).
+   */
+  imagesFollowing(pushes: readonly MovedTag[]): string[] {
+    const out: string[] = [];
+    for (const [ns, bucket] of this.objects) {
+      if (!this.enabled(ns)) continue;
+      for (const [address, entry] of bucket) if (entry.kind.kind === 'Image' && !isDeleting(entry.object) && specFollows(entry.object.spec, pushes)) out.push(address);
+    }
+    return out.sort();
+  }
+
+  /**
+   * Resolves these Images again now, whatever their interval. The leader
+   * marks them moved and reconciles their namespaces at once (status and
+   * Events on each Image as in any run); a follower, which may not act,
+   * annotates them (resolveRequestedAt) so the leader does it.
+   */
+  async resolveAgain(addresses: readonly string[]): Promise<void> {
+    if (this.acting()) {
+      markAddressesMoved(this.opts.config.owner, addresses);
+      for (const ns of new Set(addresses.map((a) => a.split('/')[0]!))) {
+        if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
+        this.queue.add(ns, 0);
+      }
+      return;
+    }
+    const at = new Date().toISOString();
+    for (const address of addresses) {
+      const [ns, , name] = address.split('/');
+      const entry = this.objects.get(ns!)?.get(address);
+      if (!entry) continue;
+      try {
+        await this.custom.patchNamespacedCustomObject({ group, version, namespace: ns!, plural: entry.kind.plural, name: name!, body: { metadata: { annotations: { [resolveRequestedAt]: at } } } }, mergePatch);
+      } catch (err) {
+        if (!isKubeStatus(err, 404)) throw err;
+      }
+    }
+  }
+
   private enabled(ns: string): boolean {
     if (this.opts.allowNamespaces?.includes(ns)) return this.namespaces.has(ns);
     const { key, value } = this.opts.optInLabel ?? { key: projectLabel, value: 'enabled' };
@@ -260,8 +313,11 @@ export class Controller {
     if (event === 'delete') bucket.delete(address);
     else bucket.set(address, { kind, object: o });
     if (!this.enabled(ns)) return;
+    const requested = event === 'update' && old !== undefined && o.metadata.annotations?.[resolveRequestedAt] !== undefined && old.metadata.annotations?.[resolveRequestedAt] !== o.metadata.annotations[resolveRequestedAt];
+    // Asked to resolve again (a follower got a registry notification, or a user): due now whatever its interval.
+    if (requested) markAddressesMoved(this.opts.config.owner, [address]);
     // Our own status writes change only status (generation stays): they must not schedule a run.
-    const matters = event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
+    const matters = requested || event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
     if (!matters) return;
     if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
     this.queue.add(ns);

@@ -35,7 +35,7 @@ export async function serveHealth(host: string, port: number, state: HealthState
       const leader = state.leader();
       return state.ready() ? send(200, { status: 'ready', ...(leader === undefined ? {} : { leader }), ...(state.shards ? { shards: state.shards() } : {}) }) : send(503, { status: 'starting: watches not synced yet' });
     }
-    send(404, { error: `no such endpoint ${path}; try /healthz or /readyz${state.extra ? ', /metrics or POST /hooks/<sync>' : ''}` });
+    send(404, { error: `no such endpoint ${path}; try /healthz or /readyz${state.extra ? ', /metrics, POST /hooks/<sync> or POST /hooks/registry' : ''}` });
   };
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

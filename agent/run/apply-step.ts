@@ -1,4 +1,4 @@
-import { applyChangedPath, applyPath, type ApplyOutcome } from '../act/apply.ts';
+import { applyChangedPath, applyPath, applySubsetPath, type ApplyOutcome } from '../act/apply.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
@@ -32,13 +32,19 @@ export interface ApplyStepContext {
 
 export type ApplyResult = 'applied' | 'rejected' | 'failed';
 
+export interface ApplyStepOptions {
+  drift: boolean;
+  /** Only these manifests (a registry notification's Images): no fast pass, no prune; 'skipped' when the revision holds none of them. */
+  only?: readonly string[];
+}
+
 /**
  * The apply step (Flux's kustomize side): validate and apply one revision's
  * private copy with the source's revision string, record the run, and turn
  * the outcome into Ready/Stalled. `drift` runs re-apply the last good
  * revision; they never hide why the newest revision was rejected.
  */
-export async function applyStep(ctx: ApplyStepContext, revision: string, dir: string, trigger: Trigger, signal: AbortSignal, opts: { drift: boolean }): Promise<ApplyResult> {
+export async function applyStep(ctx: ApplyStepContext, revision: string, dir: string, trigger: Trigger, signal: AbortSignal, opts: ApplyStepOptions): Promise<ApplyResult | 'skipped'> {
   const st = ctx.store;
   const started = Date.now();
   const record = (result: RunResult, message?: string, counts?: Record<string, number>): void => {
@@ -48,9 +54,11 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
     if (counts) run.counts = counts;
     st.record(run);
   };
-  progressing(st, `${opts.drift ? 'correcting drift with' : 'applying'} ${revision}`);
+  const only = opts.only;
+  progressing(st, only ? `resolving ${only.join(', ')} again at ${revision}` : `${opts.drift ? 'correcting drift with' : 'applying'} ${revision}`);
   await st.save();
-  ctx.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
+  if (only) ctx.log.info({ revision, trigger, only }, 'applying only what the event names');
+  else ctx.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
   const common = {
     revision,
     cloud: ctx.cloud,
@@ -67,7 +75,7 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
   const since = st.status.lastGoodDir;
   /** What the fast pass wrote: part of this run's counts (the full pass then finds those objects unchanged). */
   let fastWrites = { created: 0, updated: 0, replaced: 0 };
-  if (!opts.drift && since && since !== dir) {
+  if (!only && !opts.drift && since && since !== dir) {
     // Sub-second push: what changed since the last applied revision first, then the full pass below (prune, drift).
     try {
       const fast = await applyChangedPath({ ...common, path: dir, since, prune: false });
@@ -83,7 +91,14 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
   }
   let outcome: ApplyOutcome;
   try {
-    outcome = await applyPath({
+    if (only) {
+      const subset = await applySubsetPath({ ...common, path: dir, prune: false, addresses: only });
+      if ('skipped' in subset) {
+        ctx.log.info({ revision, trigger, reason: subset.skipped }, 'partial pass skipped');
+        return 'skipped';
+      }
+      outcome = { diagnostics: [], report: subset.report };
+    } else outcome = await applyPath({
       path: dir,
       revision,
       cloud: ctx.cloud,
@@ -122,7 +137,8 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
   const r = outcome.report!;
   const fastWritten = fastWrites.created + fastWrites.updated + fastWrites.replaced;
   const counts = { created: r.created + fastWrites.created, updated: r.updated + fastWrites.updated, replaced: r.replaced + fastWrites.replaced, deleted: r.deleted, healed: r.healed, unchanged: Math.max(0, r.unchanged - fastWritten), failed: r.errors.length };
-  ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
+  // A partial pass counts only its part: the gauges keep the last full pass's totals.
+  if (!only) ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
   const summary = `${counts.created} created, ${counts.updated} updated, ${counts.replaced} replaced, ${counts.deleted} deleted, ${counts.healed} healed, ${counts.unchanged} unchanged`;
   if (r.errors.length > 0) {
     const message = `${r.errors.length} errors applying ${revision}: ${r.errors.slice(0, 3).map((e) => e.message).join('; ')}`;

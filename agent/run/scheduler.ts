@@ -15,6 +15,14 @@ export interface ScheduleOptions {
   jitter?: number;
 }
 
+/**
+ * Triggers whose run does part of the work (a registry notification applies
+ * only the Images it names): they leave the clock alone, so the full pass
+ * stays on its interval however often they come, and give way to a full run
+ * queued behind them.
+ */
+const partialTriggers: ReadonlySet<Trigger> = new Set<Trigger>(['registry']);
+
 /** A run says whether it succeeded; the delay to the next one follows from that. */
 export type RunFn = (trigger: Trigger, signal: AbortSignal) => Promise<boolean>;
 
@@ -73,11 +81,13 @@ export class Scheduler {
   /** Run now (or right after the current run). Ignored while suspended or stopping. */
   trigger(trigger: Trigger): boolean {
     if (this.options.suspend || this.stopped) return false;
+    const partial = partialTriggers.has(trigger);
     if (this.running) {
-      this.pending ??= trigger;
+      // A full run does a partial one's work too (the Images it names are due whatever their interval).
+      if (this.pending === undefined || (partialTriggers.has(this.pending) && !partial)) this.pending = trigger;
       return true;
     }
-    this.clearTimer();
+    if (!partial) this.clearTimer();
     this.running = this.execute(trigger).finally(() => {
       this.running = undefined;
       const next = this.pending;
@@ -95,11 +105,17 @@ export class Scheduler {
     } catch (err) {
       this.onError(err);
     }
-    this.failures = ok ? 0 : this.failures + 1;
+    if (partialTriggers.has(trigger)) {
+      // The timed full run stays where it was; only when none is due (never started, or it fired meanwhile and is pending) is one set.
+      if (this.stopped || this.timer !== undefined || this.pending !== undefined) return;
+    } else this.failures = ok ? 0 : this.failures + 1;
     if (this.stopped) return;
     const delay = nextDelay(ok, this.failures, this.options);
     this.nextRunAt = new Date(Date.now() + delay);
-    this.timer = setTimeout(() => this.trigger(ok ? 'interval' : 'retry'), delay);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.trigger(ok ? 'interval' : 'retry');
+    }, delay);
   }
 
   private clearTimer(): void {

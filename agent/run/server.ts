@@ -175,7 +175,12 @@ export class AgentServer {
     const followers: RegistryHookFollower[] = handles.map((h) => ({
       name: h.sync.name,
       secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
-      moved: (pushes) => markMoved(h.sync.owner, pushes).length > 0,
+      moved: (pushes) => {
+        const addresses = markMoved(h.sync.owner, pushes);
+        // The run the trigger starts applies exactly these (sync-runner.ts); the rest waits for the interval.
+        h.runner.noteMoved(addresses);
+        return addresses.length > 0;
+      },
       trigger: () => void h.scheduler.trigger('registry'),
     }));
     let answer;

@@ -49,6 +49,10 @@ export class SyncRunner {
   private openstack?: OpenStackCloud;
   /** Called on every OpenStack write of the current run. */
   private onWrite?: (at: number) => void;
+  /** Manifests a registry notification named (Images following a tag that moved), for the next 'registry' run. */
+  private readonly moved = new Set<string>();
+  /** Whether the last full run converged (a partial pass reports Reconciling from it). */
+  private lastFullOk = true;
 
   private constructor(sync: SyncConfig, store: SyncStatusStore, deps: SyncRunnerDeps, stateDir: string) {
     this.sync = sync;
@@ -74,10 +78,19 @@ export class SyncRunner {
     return this.store.status;
   }
 
+  /** A registry notification names these manifests: the next 'registry' run applies only them. */
+  noteMoved(addresses: readonly string[]): void {
+    for (const a of addresses) this.moved.add(a);
+  }
+
   /** One run; true when the Sync ended converged on the newest revision. */
   async run(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
     const started = Date.now();
     const st = this.store;
+    if (trigger === 'registry') {
+      const partial = await this.runMoved(started, signal);
+      if (partial !== undefined) return partial;
+    } else this.moved.clear(); // a full run resolves them again anyway (they are marked moved)
     progressing(st, `fetching ${this.deps.source.description} (${trigger})`);
     await st.save();
     const drift = driftDue(trigger, this.lastApplyAt, this.sync.intervalMs);
@@ -116,7 +129,29 @@ export class SyncRunner {
     return this.finish(started, trigger, ok);
   }
 
-  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<boolean> {
+  /**
+   * A registry notification: the Images it named are resolved again and
+   * applied from the last good revision, nothing else (no fetch, no other
+   * kind, no prune); the full pass stays on the interval. Undefined when
+   * there is nothing to do it with (no revision applied yet, nothing named,
+   * or the revision no longer declares them): the caller runs the full pass.
+   */
+  private async runMoved(started: number, signal: AbortSignal): Promise<boolean | undefined> {
+    const st = this.store;
+    const only = [...this.moved].sort();
+    this.moved.clear();
+    const revision = st.status.lastAppliedRevision;
+    if (!revision || !st.status.lastGoodDir) return undefined;
+    // Nothing named: a full run since the event resolved them already.
+    if (only.length === 0) return true;
+    const ok = await this.apply(revision, st.status.lastGoodDir, 'registry', signal, true, only);
+    if (ok === undefined) return undefined;
+    return this.finish(started, 'registry', ok, { partial: true });
+  }
+
+  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<boolean>;
+  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean, only: readonly string[]): Promise<boolean | undefined>;
+  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<boolean | undefined> {
     let firstWrite = true;
     this.onWrite = (at) => {
       // The push-to-cloud latency ends here (benchmark and operators read this line).
@@ -136,8 +171,11 @@ export class SyncRunner {
       registry: sharedSchemaRegistry(),
       secrets: this.deps.secrets,
     };
-    const result = await applyStep(ctx, revision, dir, trigger, signal, { drift });
+    const result = await applyStep(ctx, revision, dir, trigger, signal, { drift, ...(only ? { only } : {}) });
+    if (result === 'skipped') return undefined;
     if (result !== 'applied') return false;
+    // A partial pass corrects no drift: the interval's full pass stays due.
+    if (only) return true;
     this.lastApplyAt = Date.now();
     this.reconciledOnce = true;
     return true;
@@ -149,7 +187,7 @@ export class SyncRunner {
     return this.openstack;
   }
 
-  private async finish(started: number, trigger: Trigger, ok: boolean, opts: { skipped?: boolean } = {}): Promise<boolean> {
+  private async finish(started: number, trigger: Trigger, ok: boolean, opts: { skipped?: boolean; partial?: boolean } = {}): Promise<boolean> {
     const st = this.store;
     const seconds = (Date.now() - started) / 1000;
     const result = opts.skipped ? 'skipped' : ok ? 'success' : 'failure';
@@ -157,7 +195,9 @@ export class SyncRunner {
     this.deps.metrics.lastDuration.set({ sync: this.name }, seconds);
     this.deps.metrics.reconciles.inc({ sync: this.name, result, trigger });
     this.deps.metrics.ready.set({ sync: this.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
-    finished(st, ok);
+    // A partial pass does not end a retry the last full run scheduled.
+    finished(st, opts.partial ? ok && this.lastFullOk : ok);
+    if (!opts.partial) this.lastFullOk = ok;
     await st.save();
     return ok;
   }

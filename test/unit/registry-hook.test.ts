@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { forgetFollows, markMoved, movedSince, noteFollow } from '../../agent/kinds/image/oci-follow.ts';
+import { forgetFollows, markAddressesMoved, markMoved, movedSince, noteFollow, specFollows } from '../../agent/kinds/image/oci-follow.ts';
 import { handleRegistryHook, maxEventAgeMs, type RegistryHookFollower } from '../../agent/run/registry-hook.ts';
 import type { RegistryPush } from '../../agent/run/registry-senders/push.ts';
 import { DeliveryLog } from '../../agent/run/webhook.ts';
@@ -165,6 +165,30 @@ describe('which Images a push moves (oci-follow.ts)', () => {
     expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t + 1))).toEqual(['range', 'hub']);
     // A resolution that started after the push is not due again.
     expect(movedSince('range', t + 2)).toBe(false);
+    forgetFollows();
+  });
+
+  it('an Image custom resource\'s spec follows a push by the same rules, before any run resolved it (the controller\'s watch cache)', () => {
+    const push = [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.6' }];
+    expect(specFollows({ source: { oci: { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' } } }, push)).toBe(true);
+    expect(specFollows({ source: { oci: { repository: '127.0.0.1:5050/team/cirros', semver: '>=0.5.0-0 <1' } } }, [{ ...push[0]!, tag: '0.6.1' }])).toBe(true);
+    expect(specFollows({ source: { oci: { repository: '127.0.0.1:5050/team/cirros', tag: '0.7' } } }, push)).toBe(false);
+    expect(specFollows({ source: { oci: { repository: '127.0.0.1:5051/team/cirros', tag: '0.6' } } }, push)).toBe(false);
+    expect(specFollows({ source: { oci: { repository: '127.0.0.1:5050/team/cirros', digest: `sha256:${'a'.repeat(64)}` } } }, push)).toBe(false);
+    // No tag named: latest, as the resolver reads it; a URL image or a broken spec follows nothing.
+    expect(specFollows({ source: { oci: { repository: '127.0.0.1:5050/team/cirros' } } }, [{ ...push[0]!, tag: 'latest' }])).toBe(true);
+    expect(specFollows({ source: { url: { url: 'http://x/d.raw' } } }, push)).toBe(false);
+    expect(specFollows({ source: { oci: { repository: 'UPPER/../x', tag: '0.6' } } }, push)).toBe(false);
+    expect(specFollows(undefined, push)).toBe(false);
+  });
+
+  it('the addresses a controller resolves again are marked moved for their owner only', () => {
+    forgetFollows();
+    noteFollow('a', 'o1', 'ns/Image/a', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
+    noteFollow('b', 'o1', 'ns/Image/b', { repository: '127.0.0.1:5050/team/other', tag: '0.6' });
+    noteFollow('c', 'o2', 'ns/Image/a', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
+    markAddressesMoved('o1', ['ns/Image/a'], 500);
+    expect(['a', 'b', 'c'].filter((k) => movedSince(k, 500))).toEqual(['a']);
     forgetFollows();
   });
 });

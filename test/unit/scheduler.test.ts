@@ -43,6 +43,43 @@ describe('Scheduler', () => {
     await s.stop(1000);
   });
 
+  it('registry notifications leave the interval alone: the full pass comes when it was due, and a full trigger replaces a queued registry one', async () => {
+    const runs: { t: Trigger; at: number }[] = [];
+    const start = Date.now();
+    const s = new Scheduler({ intervalMs: 300, retryIntervalMs: 300, timeoutMs: 10_000, suspend: false, jitter: 0 }, async (t) => {
+      runs.push({ t, at: Date.now() - start });
+      await sleep(20);
+      return true;
+    });
+    s.start();
+    await sleep(100);
+    s.trigger('registry');
+    await sleep(100);
+    s.trigger('registry');
+    await sleep(170);
+    await s.stop(100);
+    const kinds = runs.map((r) => r.t);
+    expect(kinds.slice(0, 4)).toEqual(['startup', 'registry', 'registry', 'interval']);
+    // The interval run is 300 ms after the startup run ended, not after the last registry run.
+    const interval = runs[3]!;
+    expect(interval.at).toBeGreaterThanOrEqual(310);
+    expect(interval.at).toBeLessThan(450);
+
+    const queued: Trigger[] = [];
+    const q = new Scheduler({ intervalMs: 3_600_000, retryIntervalMs: 3_600_000, timeoutMs: 10_000, suspend: false }, async (t) => {
+      queued.push(t);
+      await sleep(50);
+      return true;
+    });
+    q.start();
+    q.trigger('registry');
+    q.trigger('webhook');
+    q.trigger('registry');
+    await sleep(200);
+    await q.stop(100);
+    expect(queued).toEqual(['startup', 'webhook']);
+  });
+
   it('retries failures sooner than the interval, then goes back to the interval', async () => {
     const runs: { t: Trigger; at: number }[] = [];
     const start = Date.now();

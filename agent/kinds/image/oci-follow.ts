@@ -81,6 +81,33 @@ export function markMoved(owner: string, pushes: readonly MovedTag[], now = Date
   return [...marked].sort();
 }
 
+/**
+ * Whether an Image spec (as a custom resource holds it, not yet validated)
+ * follows one of the pushed tags: the controller finds the Image CRs a
+ * notification names in its watch cache, also those no run resolved yet.
+ */
+export function specFollows(spec: unknown, pushes: readonly MovedTag[]): boolean {
+  const oci = (spec as { source?: { oci?: { repository?: unknown; tag?: unknown; semver?: unknown; digest?: unknown } } } | undefined)?.source?.oci;
+  if (!oci || typeof oci.repository !== 'string' || oci.digest !== undefined) return false;
+  let where: { registry: string; repository: string };
+  try {
+    where = parseRepository(oci.repository);
+  } catch {
+    return false;
+  }
+  const f: Follow = { owner: '', address: '', ...where, ...(typeof oci.semver === 'string' ? { semver: oci.semver } : { tag: typeof oci.tag === 'string' ? oci.tag : 'latest' }) };
+  return pushes.some((p) => {
+    const w = normalised(p);
+    return w !== undefined && matches(f, p, w);
+  });
+}
+
+/** Marks what these manifests (addresses) resolved as moved now: the next run asks the registry again whatever their interval. */
+export function markAddressesMoved(owner: string, addresses: readonly string[], now = Date.now()): void {
+  const wanted = new Set(addresses);
+  for (const [key, f] of follows) if (f.owner === owner && wanted.has(f.address)) movedAt.set(key, now);
+}
+
 /** Forgets everything (tests that run several agents' worth of Images in one process). */
 export function forgetFollows(): void {
   follows.clear();

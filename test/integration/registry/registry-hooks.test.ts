@@ -28,6 +28,8 @@ const sync = 'rhooks';
 const ns = 'rhooks';
 const repo = `registry-hooks/os-${randomBytes(3).toString('hex')}`;
 const unrelated = `registry-hooks/other-${randomBytes(3).toString('hex')}`;
+/** Followed by a second Image with no interval: every full pass asks the registry about it, a notification's pass must not. */
+const bystander = `registry-hooks/bystander-${randomBytes(3).toString('hex')}`;
 let agent: AgentProcess;
 let gitRepo: TestRepo;
 let registry: NotifyingRegistry;
@@ -79,8 +81,12 @@ beforeAll(async () => {
   registry = await startNotifyingRegistry(`http://127.0.0.1:${agent.port}/hooks/registry`, secret);
   target.registry = registry.host;
   d1 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+  await pushDiskAs('kupenstack-artifact', bystander, 'stable', qcow2Disk());
   gitRepo = new TestRepo('registry-hooks');
-  gitRepo.write({ [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}  interval: 1h\n  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true, sharing: private}\n` });
+  gitRepo.write({
+    [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}  interval: 1h\n  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true, sharing: private}\n`,
+    [`${ns}/bystander.yaml`]: `${head('Image', 'bystander', ns)}  source:\n    oci: {repository: "${registry.host}/${bystander}", tag: stable, insecure: true, sharing: private}\n`,
+  });
   const sha = gitRepo.commit('an image following a tag');
   gitRepo.push();
   agent.configure([{ name: sync, source: { git: { url: gitRepo.url, ref: { branch: 'main' }, username: peers.git.user, passwordEnv: 'KS_RH_GIT_PASSWORD' } }, interval: '30m', retryInterval: '5s', webhook: { secretFile }, prune: false }]);
@@ -98,6 +104,8 @@ afterAll(async () => {
 describe('registry notifications', () => {
   it('a tag moved in the registry reaches Glance at once, whatever the interval', async () => {
     await waitForDigest(d1, 30_000);
+    const from = registry.log().length;
+    const partial = agent.nextLine('the pass limited to the Image', (l) => l.msg === 'applying only what the event names', 60_000);
     const moved = agent.nextLine('registry notification for the move', (l) => l.msg === 'registry notification: tag moved, resolving now', 60_000);
     const disk = qcow2Disk();
     const pushedAt = Date.now();
@@ -109,9 +117,16 @@ describe('registry notifications', () => {
     console.log(`tag move → new active Glance version: ${activeAt - pushedAt} ms (registry notification)`);
     const timeline = agent.lines.filter((l) => Date.parse(l.time) >= pushedAt && Date.parse(l.time) <= activeAt).slice(0, 40);
     console.log(timeline.map((l) => `+${Date.parse(l.time) - pushedAt} ms ${l.msg}${typeof l.durationMs === 'number' ? ` (${l.durationMs} ms)` : ''}`).join('\n'));
-    // The run that did it was started by the notification (history is newest first).
+    // The run that did it was started by the notification (history is newest first). It is recorded when it ends,
+    // after the old version is hidden and retention ran, a moment after Glance shows the new one.
+    await agent.waitFor(sync, 'the run the notification started to be recorded', (s: SyncStatus) => s.history.some((r) => Date.parse(r.startedAt) >= pushedAt), 60_000);
     const run = (await agent.status(sync)).history.find((r) => Date.parse(r.startedAt) >= pushedAt);
     expect(run?.trigger).toBe('registry');
+    // Exactly the Image that follows the tag: no Git fetch, no other Image asked about (the registry's access log).
+    expect((await partial).only).toEqual([`${ns}/Image/os`]);
+    const requests = agentRequests(from);
+    expect(requests.some((l) => l.includes(`/v2/${repo}/manifests/stable`))).toBe(true);
+    expect(requests.filter((l) => l.includes(`/v2/${bystander}/`))).toEqual([]);
   }, 300_000);
 
   it('an event for a repository no Image follows makes no registry request', async () => {
