@@ -72,7 +72,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   // Projects: the plan's namespaces that have none get one now (the first write of the run).
   const scopes = new Map<string, ProjectContext>(seen.scopes);
   const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
-  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role }, seen.projects);
+  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role, trustKnown: opts.trustKnownProjects === true }, seen.projects);
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;

@@ -30,6 +30,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** A namespace that left the revision has its project deleted once pruning emptied it (standalone mode; the controller deletes projects with their namespace). */
   deleteEmptyProjects?: boolean;
+  /** The fast pass: project role grants the last full pass saw are not checked again (known-projects.ts). */
+  trustKnownProjects?: boolean;
 }
 
 export interface ApplyError {
