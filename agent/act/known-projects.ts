@@ -26,7 +26,7 @@ export function knownProjects(cloud: OpenStackCloud, owner: string): KnownProjec
 /** Records the owner's projects as just listed; grants seen before stay while their project does. */
 export function rememberProjects(cloud: OpenStackCloud, owner: string, projects: readonly Project[]): void {
   let owners = byClient.get(cloud);
-  if (!owners) byClient.set(cloud, (owners = new Map()));
+  if (!owners) byClient.set(cloud, (owners = new Map<string, KnownProjects>()));
   const ids = new Set(projects.map((p) => p.id));
   const granted = new Set([...(owners.get(owner)?.granted ?? [])].filter((id) => ids.has(id)));
   owners.set(owner, { projects: [...projects], granted });
