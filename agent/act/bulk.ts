@@ -23,6 +23,9 @@ type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => 
  * retries the rest as a bulk, any other failure falls back to one create per
  * object, so each error belongs to its own manifest.
  */
+/** The most objects in one bulk POST: a bigger batch goes as several POSTs (one Neutron transaction each). */
+export const maxBulk = 64;
+
 export class BulkCreator {
   private readonly queues = new Map<string, Pending[]>();
   private readonly run: Run;
@@ -41,18 +44,22 @@ export class BulkCreator {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(key);
       if (!queue) {
-        queue = [];
-        this.queues.set(key, queue);
+        const fresh: Pending[] = [];
+        this.queues.set(key, fresh);
         // Everything the engine starts before the next turn joins this bulk.
-        setImmediate(() => void this.flush(key));
+        setImmediate(() => {
+          if (this.queues.get(key) === fresh) this.queues.delete(key);
+          void this.flush(fresh);
+        });
+        queue = fresh;
       }
       queue.push({ node, desired, marker, resolve, reject });
+      // Full: the next create starts another bulk (its own POST).
+      if (queue.length >= maxBulk) this.queues.delete(key);
     });
   }
 
-  private async flush(key: string): Promise<void> {
-    const items = this.queues.get(key) ?? [];
-    this.queues.delete(key);
+  private async flush(items: Pending[]): Promise<void> {
     if (items.length === 1) return this.alone(items[0]!);
     let pending = items;
     try {
@@ -98,8 +105,9 @@ export class BulkCreator {
     const bodies: Record<string, unknown>[] = [];
     for (const p of items) bodies.push(await bulk.body(ctx, p.node.m, p.desired, p.marker));
     this.posts++;
-    const res = await ctx.apis.network.post<Record<string, Record<string, unknown>[]>>(`/${bulk.collection}`, { [bulk.collection]: bodies });
-    const raws = res[bulk.collection] ?? [];
+    const key = bulk.key ?? bulk.collection;
+    const res = await ctx.apis.network.post<Record<string, Record<string, unknown>[]>>(`/${bulk.collection}`, { [key]: bodies });
+    const raws = res[key] ?? [];
     if (raws.length !== items.length) throw new OpenStackError({ status: 0, service: 'network', method: 'POST', path: `/${bulk.collection}`, detail: `bulk create answered ${raws.length} objects for ${items.length}` });
     items.forEach((p, i) => p.resolve(bulk.remote(raws[i]!, p.desired, p.marker)));
   }

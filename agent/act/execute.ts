@@ -6,12 +6,12 @@ import type { Decision } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
 import { setCondition } from '../status/conditions.ts';
 import { retry } from '../../lib/retry.ts';
-import { dag, groupRuns, pool } from '../util/concurrency.ts';
+import { dag, groupRuns, limiter, pool } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
-import { BulkCreator } from './bulk.ts';
+import { BulkCreator, maxBulk } from './bulk.ts';
 import { deleteIfEmpty } from './empty-projects.ts';
 import { ensureProjects } from './projects.ts';
 import { waitGone, waitReady } from './wait.ts';
@@ -55,6 +55,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   };
   const bulk = new BulkCreator(run, (n, d, mk) => createOnce(n, d, mk, run));
   run.create = (n, d, mk) => bulk.create(n, d, mk);
+  run.bounded = limiter(opts.concurrency);
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -149,10 +150,21 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       }
     }
   };
-  await dag(order, (a) => [...(rev.graph.dependsOn.get(a) ?? [])].filter((d) => nodes.has(d)), opts.concurrency, async (address) => {
+  // Creates that go out as one bulk POST (Neutron) start together and take one slot.
+  const batchOf = (address: string): string | undefined => {
     const node = nodes.get(address)!;
-    if (!node.imported) await step(node);
-  });
+    return !node.remote && !node.imported && node.adapter.bulkCreate ? `${node.m.metadata.namespace ?? ''}\n${node.m.kind}` : undefined;
+  };
+  await dag(
+    order,
+    (a) => [...(rev.graph.dependsOn.get(a) ?? [])].filter((d) => nodes.has(d)),
+    opts.concurrency,
+    async (address) => {
+      const node = nodes.get(address)!;
+      if (!node.imported) await step(node);
+    },
+    { batchOf, maxBatch: maxBulk },
+  );
   // Weak references (security groups naming each other) resolve once every target exists.
   for (const node of deferred.splice(0)) await step(node);
   for (const node of deferred) fail(node.address, new KupenstackError('ref.unresolved', 'a referenced object could not be created; see the errors above'));
@@ -234,8 +246,11 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
       recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' }, false);
     }
     node.remote = remote;
-    await followUp(node, run);
-    await waitReady(node, run);
+    const after = async (): Promise<void> => {
+      await followUp(node, run);
+      await waitReady(node, run);
+    };
+    await (run.bounded ? run.bounded(after) : after());
     return;
   }
 

@@ -158,6 +158,12 @@ async function createRule(ctx: AdapterContext, body: Record<string, unknown>): P
   }
 }
 
+function createBody(desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
+  const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker) };
+  if (desired.stateful !== undefined) body.stateful = desired.stateful;
+  return body;
+}
+
 export const securityGroup: KindAdapter = {
   kind: 'SecurityGroup',
   fields: {
@@ -192,11 +198,11 @@ export const securityGroup: KindAdapter = {
 
   // The group only: its rules may name groups not created yet, so they come with the follow-up update.
   async create(ctx, _m, desired, marker) {
-    const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker) };
-    if (desired.stateful !== undefined) body.stateful = desired.stateful;
-    const res = await ctx.apis.network.post<{ security_group: Record<string, unknown> }>('/security-groups', { security_group: body });
+    const res = await ctx.apis.network.post<{ security_group: Record<string, unknown> }>('/security-groups', { security_group: createBody(desired, marker) });
     return { ...toRemote(res.security_group, typeof desired.description === 'string' ? desired.description : ''), marker };
   },
+
+  bulkCreate: { collection: 'security-groups', key: 'security_groups', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
 
   async update(ctx, remote, changes) {
     const { tags, rules, default_egress: defaultEgress, ...rest } = changes;
