@@ -1,5 +1,5 @@
 import type { OpenStackCloud } from '../openstack/cloud.ts';
-import type { Project } from './projects.ts';
+import type { Project } from './project.ts';
 
 /**
  * What the last full pass learned from Keystone about an owner's projects,

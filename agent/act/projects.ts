@@ -4,11 +4,8 @@ import { OpenStackError } from '../openstack/errors.ts';
 import { ownerTag } from '../ownership/marker.ts';
 import { rememberGrants, trustedProjects } from './known-projects.ts';
 
-export interface Project {
-  namespace: string;
-  id: string;
-  name: string;
-}
+export type { Project } from './project.ts';
+import type { Project } from './project.ts';
 
 export interface ProjectOptions {
   owner: string;
