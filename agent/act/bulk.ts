@@ -2,6 +2,7 @@ import type { Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { retry } from '../../lib/retry.ts';
+import { answerLost, LostCreate } from './lost-create.ts';
 import type { Node, Run } from './run.ts';
 
 interface Pending {
@@ -24,7 +25,7 @@ type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => 
  * object, so each error belongs to its own manifest.
  */
 /** The most objects in one bulk POST: a bigger batch goes as several POSTs (one Neutron transaction each). */
-export const maxBulk = 64;
+export const maxBulk = 16;
 
 export class BulkCreator {
   private readonly queues = new Map<string, Pending[]>();
@@ -70,24 +71,32 @@ export class BulkCreator {
             pending = [];
           } catch (err) {
             if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
-            pending = await this.adopt(pending);
-            if (pending.length > 0) throw err;
+            try {
+              pending = await this.adopt(pending);
+            } catch {
+              // Without the lookup nothing says the objects are not there: never create them again blind.
+              throw new LostCreate(err);
+            }
+            // No answer in time: Neutron may still be making them; a lookup that finds nothing proves nothing (createOnce's rule).
+            if (pending.length > 0) throw answerLost(err) ? new LostCreate(err) : err;
           }
         },
         {
           retries: this.run.opts.transientRetries,
           baseMs: 1000,
           maxMs: 15_000,
-          retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict,
+          retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict && !(err instanceof LostCreate),
           onRetry: (err, _attempt, delay) => {
             for (const p of pending) this.run.emit('retrying', p.node.address, 'TransientError', `${(err as Error).message} (bulk of ${pending.length}, in ${(delay / 1000).toFixed(1)} s)`);
           },
           signal: this.run.opts.signal,
         },
       );
-    } catch {
+    } catch (err) {
+      // The next run adopts or creates them: one by one now could duplicate what the lost bulk is still making.
+      if (err instanceof LostCreate) for (const p of pending) p.reject(err);
       // One by one: a refused object (a CIDR overlap, a quota) fails alone, with its own error.
-      await Promise.all(pending.map((p) => this.alone(p)));
+      else await Promise.all(pending.map((p) => this.alone(p)));
     }
   }
 

@@ -12,6 +12,7 @@ import { PendingReference, projectContext, type ProjectContext } from './context
 import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
 import { BulkCreator, maxBulk } from './bulk.ts';
+import { answerLost, LostCreate } from './lost-create.ts';
 import { deleteIfEmpty } from './empty-projects.ts';
 import { ensureProjects } from './projects.ts';
 import { waitGone, waitReady } from './wait.ts';
@@ -329,22 +330,6 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   );
   if (adopted === created) run.emit('adopted', node.address, 'Adopted', `adopted ${created.id}, created by an earlier attempt`, { id: created.id });
   return created;
-}
-
-/**
- * The request may still be running in the service: no answer within the timeout, or a gateway's
- * 502/504 in its place. A connection the service closed or a cut body mean it is done with the
- * request: then a lookup that finds nothing is authoritative and the create may be sent again.
- */
-function answerLost(err: OpenStackError): boolean {
-  return err.timedOut || err.status === 502 || err.status === 504;
-}
-
-/** A create whose answer was lost and whose object is not (yet) there: the next run looks again before creating. */
-class LostCreate extends OpenStackError {
-  constructor(err: OpenStackError) {
-    super({ status: err.status, service: err.service, method: err.method, path: err.path, requestId: err.requestId, detail: `${err.detail}; the create may still be in progress in the service, so it is not sent again in this run: the next run adopts the object or creates it` }, { cause: err });
-  }
 }
 
 /** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */
