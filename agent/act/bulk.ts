@@ -25,7 +25,7 @@ type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => 
  * object, so each error belongs to its own manifest.
  */
 /** The most objects in one bulk POST: a bigger batch goes as several POSTs (one Neutron transaction each). */
-export const maxBulk = 16;
+export const maxBulk = 8;
 
 export class BulkCreator {
   private readonly queues = new Map<string, Pending[]>();
