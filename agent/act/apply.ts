@@ -126,6 +126,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     signal: deps.signal,
     // Standalone: a namespace that leaves the revision leaves OpenStack. The controller (one namespace at a time) deletes projects with their namespace.
     deleteEmptyProjects: opts.prune && !opts.partial && deps.namespaces === undefined,
+    trustKnownProjects: opts.partial === true,
   });
   for (const m of decision.declared) if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
   const report: ApplyReport = {
@@ -171,6 +172,7 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
     secrets: deps.secrets,
     imageVerify: deps.config.imageVerify,
     signal: deps.signal,
+    trustKnownProjects: opts.partial === true,
   });
   const decision = await decide(input.validated, seen.inventory, {
     adapters,

@@ -2,6 +2,7 @@ import type { Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { retry } from '../../lib/retry.ts';
+import { answerLost, LostCreate } from './lost-create.ts';
 import type { Node, Run } from './run.ts';
 
 interface Pending {
@@ -23,6 +24,9 @@ type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => 
  * retries the rest as a bulk, any other failure falls back to one create per
  * object, so each error belongs to its own manifest.
  */
+/** The most objects in one bulk POST: a bigger batch goes as several POSTs (one Neutron transaction each). */
+export const maxBulk = 8;
+
 export class BulkCreator {
   private readonly queues = new Map<string, Pending[]>();
   private readonly run: Run;
@@ -41,18 +45,22 @@ export class BulkCreator {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(key);
       if (!queue) {
-        queue = [];
-        this.queues.set(key, queue);
+        const fresh: Pending[] = [];
+        this.queues.set(key, fresh);
         // Everything the engine starts before the next turn joins this bulk.
-        setImmediate(() => void this.flush(key));
+        setImmediate(() => {
+          if (this.queues.get(key) === fresh) this.queues.delete(key);
+          void this.flush(fresh);
+        });
+        queue = fresh;
       }
       queue.push({ node, desired, marker, resolve, reject });
+      // Full: the next create starts another bulk (its own POST).
+      if (queue.length >= maxBulk) this.queues.delete(key);
     });
   }
 
-  private async flush(key: string): Promise<void> {
-    const items = this.queues.get(key) ?? [];
-    this.queues.delete(key);
+  private async flush(items: Pending[]): Promise<void> {
     if (items.length === 1) return this.alone(items[0]!);
     let pending = items;
     try {
@@ -63,24 +71,32 @@ export class BulkCreator {
             pending = [];
           } catch (err) {
             if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
-            pending = await this.adopt(pending);
-            if (pending.length > 0) throw err;
+            try {
+              pending = await this.adopt(pending);
+            } catch {
+              // Without the lookup nothing says the objects are not there: never create them again blind.
+              throw new LostCreate(err);
+            }
+            // No answer in time: Neutron may still be making them; a lookup that finds nothing proves nothing (createOnce's rule).
+            if (pending.length > 0) throw answerLost(err) ? new LostCreate(err) : err;
           }
         },
         {
           retries: this.run.opts.transientRetries,
           baseMs: 1000,
           maxMs: 15_000,
-          retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict,
+          retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict && !(err instanceof LostCreate),
           onRetry: (err, _attempt, delay) => {
             for (const p of pending) this.run.emit('retrying', p.node.address, 'TransientError', `${(err as Error).message} (bulk of ${pending.length}, in ${(delay / 1000).toFixed(1)} s)`);
           },
           signal: this.run.opts.signal,
         },
       );
-    } catch {
+    } catch (err) {
+      // The next run adopts or creates them: one by one now could duplicate what the lost bulk is still making.
+      if (err instanceof LostCreate) for (const p of pending) p.reject(err);
       // One by one: a refused object (a CIDR overlap, a quota) fails alone, with its own error.
-      await Promise.all(pending.map((p) => this.alone(p)));
+      else await Promise.all(pending.map((p) => this.alone(p)));
     }
   }
 
@@ -98,8 +114,9 @@ export class BulkCreator {
     const bodies: Record<string, unknown>[] = [];
     for (const p of items) bodies.push(await bulk.body(ctx, p.node.m, p.desired, p.marker));
     this.posts++;
-    const res = await ctx.apis.network.post<Record<string, Record<string, unknown>[]>>(`/${bulk.collection}`, { [bulk.collection]: bodies });
-    const raws = res[bulk.collection] ?? [];
+    const key = bulk.key ?? bulk.collection;
+    const res = await ctx.apis.network.post<Record<string, Record<string, unknown>[]>>(`/${bulk.collection}`, { [key]: bodies });
+    const raws = res[key] ?? [];
     if (raws.length !== items.length) throw new OpenStackError({ status: 0, service: 'network', method: 'POST', path: `/${bulk.collection}`, detail: `bulk create answered ${raws.length} objects for ${items.length}` });
     items.forEach((p, i) => p.resolve(bulk.remote(raws[i]!, p.desired, p.marker)));
   }

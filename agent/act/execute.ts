@@ -6,12 +6,13 @@ import type { Decision } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
 import { setCondition } from '../status/conditions.ts';
 import { retry } from '../../lib/retry.ts';
-import { dag, groupRuns, pool } from '../util/concurrency.ts';
+import { dag, groupRuns, limiter, pool } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
-import { BulkCreator } from './bulk.ts';
+import { BulkCreator, maxBulk } from './bulk.ts';
+import { answerLost, LostCreate } from './lost-create.ts';
 import { deleteIfEmpty } from './empty-projects.ts';
 import { ensureProjects } from './projects.ts';
 import { waitGone, waitReady } from './wait.ts';
@@ -55,6 +56,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   };
   const bulk = new BulkCreator(run, (n, d, mk) => createOnce(n, d, mk, run));
   run.create = (n, d, mk) => bulk.create(n, d, mk);
+  run.bounded = limiter(opts.concurrency);
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -72,7 +74,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   // Projects: the plan's namespaces that have none get one now (the first write of the run).
   const scopes = new Map<string, ProjectContext>(seen.scopes);
   const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
-  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role }, seen.projects);
+  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role, trustKnown: opts.trustKnownProjects === true }, seen.projects);
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;
@@ -149,10 +151,21 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       }
     }
   };
-  await dag(order, (a) => [...(rev.graph.dependsOn.get(a) ?? [])].filter((d) => nodes.has(d)), opts.concurrency, async (address) => {
+  // Creates that go out as one bulk POST (Neutron) start together and take one slot.
+  const batchOf = (address: string): string | undefined => {
     const node = nodes.get(address)!;
-    if (!node.imported) await step(node);
-  });
+    return !node.remote && !node.imported && node.adapter.bulkCreate ? `${node.m.metadata.namespace ?? ''}\n${node.m.kind}` : undefined;
+  };
+  await dag(
+    order,
+    (a) => [...(rev.graph.dependsOn.get(a) ?? [])].filter((d) => nodes.has(d)),
+    opts.concurrency,
+    async (address) => {
+      const node = nodes.get(address)!;
+      if (!node.imported) await step(node);
+    },
+    { batchOf, maxBatch: maxBulk },
+  );
   // Weak references (security groups naming each other) resolve once every target exists.
   for (const node of deferred.splice(0)) await step(node);
   for (const node of deferred) fail(node.address, new KupenstackError('ref.unresolved', 'a referenced object could not be created; see the errors above'));
@@ -234,8 +247,11 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
       recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' }, false);
     }
     node.remote = remote;
-    await followUp(node, run);
-    await waitReady(node, run);
+    const after = async (): Promise<void> => {
+      await followUp(node, run);
+      await waitReady(node, run);
+    };
+    await (run.bounded ? run.bounded(after) : after());
     return;
   }
 
@@ -318,22 +334,6 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   );
   if (adopted === created) run.emit('adopted', node.address, 'Adopted', `adopted ${created.id}, created by an earlier attempt`, { id: created.id });
   return created;
-}
-
-/**
- * The request may still be running in the service: no answer within the timeout, or a gateway's
- * 502/504 in its place. A connection the service closed or a cut body mean it is done with the
- * request: then a lookup that finds nothing is authoritative and the create may be sent again.
- */
-function answerLost(err: OpenStackError): boolean {
-  return err.timedOut || err.status === 502 || err.status === 504;
-}
-
-/** A create whose answer was lost and whose object is not (yet) there: the next run looks again before creating. */
-class LostCreate extends OpenStackError {
-  constructor(err: OpenStackError) {
-    super({ status: err.status, service: err.service, method: err.method, path: err.path, requestId: err.requestId, detail: `${err.detail}; the create may still be in progress in the service, so it is not sent again in this run: the next run adopts the object or creates it` }, { cause: err });
-  }
 }
 
 /** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */

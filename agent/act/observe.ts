@@ -8,6 +8,7 @@ import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
 import { projectContext, type ProjectContext } from './context.ts';
+import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects, type Project } from './projects.ts';
 
 /**
@@ -39,6 +40,8 @@ export interface ObserveOptions {
   /** The Sync's default signature policy of OCI Images. */
   imageVerify?: ImageVerify | undefined;
   signal?: AbortSignal;
+  /** The fast pass: the owner's projects as the last full pass listed them, when it saw them all (known-projects.ts). */
+  trustKnownProjects?: boolean;
 }
 
 /** The live inventory plus the per-namespace contexts the executor acts through. */
@@ -72,7 +75,9 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   });
   const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
   const projects = new Map<string, Project>();
-  const allProjects = await ownedProjects(cloud, owner);
+  const trusted = opts.trustKnownProjects ? trustedProjects(cloud, owner, namespaces) : undefined;
+  const allProjects = trusted ?? (await ownedProjects(cloud, owner));
+  if (!trusted) rememberProjects(cloud, owner, allProjects);
   for (const p of allProjects) if (inScope(p.namespace) && (opts.prune || namespaces.includes(p.namespace))) projects.set(p.namespace, p);
   const scopes = new Map<string, ProjectContext & { future: boolean }>();
   const missing = namespaces.filter((n) => !projects.has(n));

@@ -2,12 +2,10 @@ import { KupenstackError } from '../errors.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import { ownerTag } from '../ownership/marker.ts';
+import { rememberGrants, trustedProjects } from './known-projects.ts';
 
-export interface Project {
-  namespace: string;
-  id: string;
-  name: string;
-}
+export type { Project } from './project.ts';
+import type { Project } from './project.ts';
 
 export interface ProjectOptions {
   owner: string;
@@ -16,6 +14,8 @@ export interface ProjectOptions {
   domainId: string;
   /** The role the agent's user gets in each project, to act inside it. */
   role: string;
+  /** The fast pass: where the last full pass saw every project and role grant, Keystone is not asked again (known-projects.ts). */
+  trustKnown?: boolean;
 }
 
 interface KeystoneProject {
@@ -40,6 +40,10 @@ export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[]
   for (const p of known ?? (await ownedProjects(cloud, opts.owner))) byNamespace.set(p.namespace, p);
   const wanted = [...new Set(namespaces)].sort();
   if (wanted.length === 0) return byNamespace;
+  if (opts.trustKnown) {
+    const trusted = trustedProjects(cloud, opts.owner, wanted);
+    if (trusted && wanted.every((ns) => trusted.some((p) => p.namespace === ns && p.id === byNamespace.get(ns)?.id))) return byNamespace;
+  }
   const me = await cloud.whoami();
   const roleId = await findRole(cloud, opts.role);
   // Where the agent holds the role already: one list for every project, not one probe per project.
@@ -53,6 +57,7 @@ export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[]
     }
     if (!granted.has(project.id)) await identity.put(`/projects/${project.id}/users/${me.userId}/roles/${roleId}`, undefined, [204]);
   }
+  rememberGrants(cloud, opts.owner, wanted.map((ns) => byNamespace.get(ns)!));
   return byNamespace;
 }
 

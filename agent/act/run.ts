@@ -30,6 +30,8 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** A namespace that left the revision has its project deleted once pruning emptied it (standalone mode; the controller deletes projects with their namespace). */
   deleteEmptyProjects?: boolean;
+  /** The fast pass: project role grants the last full pass saw are not checked again (known-projects.ts). */
+  trustKnownProjects?: boolean;
 }
 
 export interface ApplyError {
@@ -84,4 +86,6 @@ export interface Run {
   count(address: string, key: keyof KindCounts): void;
   /** Creates with the marker, adopting a lost answer; batched into bulk creates where the kind offers them (act/bulk.ts). */
   create?(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
+  /** Bounds the calls that follow a create (rules, tags, waiting): a bulk's objects share one slot of the graph walk, not their follow-ups. */
+  bounded?<T>(work: () => Promise<T>): Promise<T>;
 }

@@ -61,7 +61,10 @@ export interface KindAdapter {
    * `observe` like a single create. `body` + `remote` together are `create`.
    */
   readonly bulkCreate?: {
+    /** The URL path (`security-groups`). */
     collection: string;
+    /** The list's JSON key when it differs from the path (`security_groups`). */
+    key?: string;
     body(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Record<string, unknown> | Promise<Record<string, unknown>>;
     remote(raw: Record<string, unknown>, desired: Record<string, unknown>, marker: Marker): Remote;
   };

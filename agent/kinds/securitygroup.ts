@@ -1,7 +1,7 @@
 import type { Manifest } from '../model/manifest.ts';
 import type { SecurityGroupSpec } from '../model/kinds.generated.ts';
 import { OpenStackError } from '../openstack/errors.ts';
-import { stableJson } from '../ownership/marker.ts';
+import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { canonicalPrefix, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags } from './neutron.ts';
 
@@ -56,10 +56,21 @@ interface RawRule extends Rule {
   id: string;
 }
 
-/** The group's rules with their ids, "self" for references to the group itself. */
+/** The group's rules with their ids, "self" for references to the group itself, descriptions without our marker. */
 function rawRules(raw: Record<string, unknown>): { id: string; rule: Rule }[] {
   const list = Array.isArray(raw.security_group_rules) ? (raw.security_group_rules as RawRule[]) : [];
-  return list.map((r) => ({ id: r.id, rule: rule({ ...r, remote_group_id: r.remote_group_id === raw.id ? self : r.remote_group_id }) }));
+  return list.map((r) => ({ id: r.id, rule: rule({ ...r, remote_group_id: r.remote_group_id === raw.id ? self : r.remote_group_id, description: parseDescriptionMarker(r.description).description }) }));
+}
+
+/** `wanted` less what `present` holds, counted (two equal rules are two). */
+function subtract(wanted: readonly Rule[], present: readonly Rule[]): Rule[] {
+  const have = new Map<string, number>();
+  for (const r of present) have.set(stableJson(r), (have.get(stableJson(r)) ?? 0) + 1);
+  return wanted.filter((r) => {
+    const n = have.get(stableJson(r)) ?? 0;
+    if (n > 0) have.set(stableJson(r), n - 1);
+    return n === 0;
+  });
 }
 
 const ethertypes = (rules: readonly Rule[]): string[] => [...new Set(rules.map((r) => r.ethertype))].sort();
@@ -108,14 +119,49 @@ function resolveRules(rules: readonly SpecRule[], m: Manifest, ctx: AdapterConte
   return out;
 }
 
-async function createRule(ctx: AdapterContext, groupId: string, r: Rule): Promise<void> {
-  const body = { ...r, security_group_id: groupId, remote_group_id: r.remote_group_id === self ? groupId : r.remote_group_id };
+/** A rule as Neutron takes it: the group's id for "self", the group's marker in the description (whose rule it is, found again after a lost answer). */
+function ruleBody(groupId: string, r: Rule, marker: Marker | undefined): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...r, security_group_id: groupId, remote_group_id: r.remote_group_id === self ? groupId : r.remote_group_id };
+  const described = marker ? withDescriptionMarker(r.description, marker) : undefined;
+  // Neutron keeps 255 characters: a long description goes without the marker (the rule is still found by its content).
+  if (described && described.length <= 255) body.description = described;
+  return body;
+}
+
+/**
+ * The missing rules of a group in one POST (Neutron's bulk create, all or
+ * none), each carrying the group's marker. A bulk that fails (refused, or
+ * its answer lost after Neutron made it) is never simply sent again: the
+ * group's rules are read back, those that exist are adopted, and the rest go
+ * one at a time, so a refused rule fails alone with its own error.
+ */
+async function createRules(ctx: AdapterContext, remote: Remote, rules: readonly Rule[]): Promise<void> {
+  if (rules.length === 0) return;
+  if (rules.length > 1) {
+    try {
+      await ctx.apis.network.post('/security-group-rules', { security_group_rules: rules.map((r) => ruleBody(remote.id, r, remote.marker)) });
+      return;
+    } catch (err) {
+      if (!(err instanceof OpenStackError)) throw err;
+    }
+  }
+  const present = rules.length > 1 ? rawRules((await ctx.apis.network.get<{ security_group: Record<string, unknown> }>(`/security-groups/${remote.id}`)).security_group).map((r) => r.rule) : [];
+  for (const r of subtract(rules, present)) await createRule(ctx, ruleBody(remote.id, r, remote.marker));
+}
+
+async function createRule(ctx: AdapterContext, body: Record<string, unknown>): Promise<void> {
   try {
     await ctx.apis.network.post('/security-group-rules', { security_group_rule: body });
   } catch (err) {
     // Already there (a stale observation): the goal is reached.
     if (!(err instanceof OpenStackError && err.conflict && /already exists/i.test(err.detail))) throw err;
   }
+}
+
+function createBody(desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
+  const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker) };
+  if (desired.stateful !== undefined) body.stateful = desired.stateful;
+  return body;
 }
 
 export const securityGroup: KindAdapter = {
@@ -152,11 +198,11 @@ export const securityGroup: KindAdapter = {
 
   // The group only: its rules may name groups not created yet, so they come with the follow-up update.
   async create(ctx, _m, desired, marker) {
-    const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker) };
-    if (desired.stateful !== undefined) body.stateful = desired.stateful;
-    const res = await ctx.apis.network.post<{ security_group: Record<string, unknown> }>('/security-groups', { security_group: body });
+    const res = await ctx.apis.network.post<{ security_group: Record<string, unknown> }>('/security-groups', { security_group: createBody(desired, marker) });
     return { ...toRemote(res.security_group, typeof desired.description === 'string' ? desired.description : ''), marker };
   },
+
+  bulkCreate: { collection: 'security-groups', key: 'security_groups', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
 
   async update(ctx, remote, changes) {
     const { tags, rules, default_egress: defaultEgress, ...rest } = changes;
@@ -183,7 +229,7 @@ export const securityGroup: KindAdapter = {
     }
     // Deletes first: a changed rule that differs only in its description would collide with its old self.
     for (const id of obsolete) await ctx.apis.network.remove(`/security-group-rules/${id}`);
-    for (const r of missing) await createRule(ctx, remote.id, r);
+    await createRules(ctx, remote, missing);
 
     if ('tags' in changes) await putTags(ctx, 'security-groups', remote.id, tags);
   },

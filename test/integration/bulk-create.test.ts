@@ -1,3 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
@@ -5,6 +9,7 @@ import { ApiCounters } from '../../agent/openstack/counters.ts';
 import { parseDescriptionMarker } from '../../agent/ownership/marker.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
+import { OpenStackFaultProxy } from '../testbed/faults/openstack-proxy.ts';
 
 let ws: Workspace;
 beforeAll(() => {
@@ -40,5 +45,67 @@ describe('Neutron bulk create', () => {
 
     // The next run adopts them all: nothing is created again.
     expect((await ws.apply()).report).toMatchObject({ created: 0, unchanged: 12, errors: [] });
+  });
+});
+
+interface RawRule {
+  id: string;
+  description: string | null;
+  port_range_min: number | null;
+  direction: string;
+}
+
+/** A group with `n` ingress rules (ports 8000…) whose rules name it, in namespace `ns`. */
+const groupDoc = (name: string, ns: string, n: number): string =>
+  `${head('SecurityGroup', name, ns)}  rules:\n${Array.from({ length: n }, (_, i) => `    - {direction: ingress, protocol: tcp, portRangeMin: ${8000 + i}, portRangeMax: ${8000 + i}, remoteIPPrefix: 10.0.0.0/8, description: rule ${i}}\n`).join('')}`;
+
+async function groupRules(ns: string, name: string): Promise<RawRule[]> {
+  const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === ns)!;
+  const network = ws.cloud.client('network');
+  const [group] = await network.list<{ id: string; security_group_rules: RawRule[] }>('/security-groups', 'security_groups', { project_id: project.id, name });
+  expect(group).toBeDefined();
+  return group!.security_group_rules;
+}
+
+describe('Neutron bulk create of security-group rules', () => {
+  it("creates a group's rules in one list POST, each rule with the group's marker, exactly once", async () => {
+    ws.write({ 'rules.yaml': groupDoc('bulk-rules', 'bulkrules', 6) });
+    const counters = new ApiCounters();
+    const out = await applyPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune: false, allowMassDelete: false, counters, log: (l) => ws.log.push(l) });
+    expect(out.report).toMatchObject({ created: 1, errors: [] });
+    // One POST for the six rules (the group's own create is another collection).
+    expect(counters.byCollection()['network POST /security-group-rules']).toBe(1);
+
+    const rules = (await groupRules('bulkrules', 'bulk-rules')).filter((r) => r.direction === 'ingress');
+    expect(rules.map((r) => r.port_range_min).sort()).toEqual([8000, 8001, 8002, 8003, 8004, 8005]);
+    // Each rule says whose it is, after the description the manifest gave it.
+    expect(rules.map((r) => `${parseDescriptionMarker(r.description).description}=${parseDescriptionMarker(r.description).marker?.ref ?? ''}`).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `rule ${i}=SecurityGroup/bulk-rules`));
+
+    // The marker is not a difference: the next run finds the group unchanged.
+    expect((await ws.apply()).report).toMatchObject({ created: 0, updated: 0, errors: [] });
+  });
+
+  it('adopts the rules of a bulk POST whose answer was lost after Neutron made them, and creates none twice', async () => {
+    const faultCloud = 'kupenstack-bulk-rules-faults';
+    // Only the first POST of rules breaks, after Neutron did the work: the answer is lost.
+    const proxy = await new OpenStackFaultProxy({ seed: 1, rate: 1, faults: ['reset-after'], methods: ['POST'], paths: /\/security-group-rules$/, limit: 1, slowMs: 1000 }).start();
+    try {
+      const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
+      const entry = real.clouds[testCloudName]!;
+      const cloudsFile = join(ws.dir, 'clouds-bulk-rules.yaml');
+      writeFileSync(cloudsFile, stringify({ clouds: { [faultCloud]: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+      ws.write({ 'lost.yaml': groupDoc('lost-rules', 'bulklost', 5) });
+      const out = await applyPath({ path: ws.repo, cloud: faultCloud, cloudsFile, config: ws.config, prune: false, allowMassDelete: false, log: (l) => ws.log.push(l) });
+
+      // The fault did happen: Neutron made the five rules and the agent never got the answer.
+      expect(proxy.lost.map((l) => `${l.method} ${l.path} ${l.status}`)).toEqual(['POST /v2.0/security-group-rules 201']);
+      expect(out.report).toMatchObject({ errors: [] });
+      const rules = (await groupRules('bulklost', 'lost-rules')).filter((r) => r.direction === 'ingress');
+      expect(rules.map((r) => r.port_range_min).sort()).toEqual([8000, 8001, 8002, 8003, 8004]);
+      expect(rules.every((r) => parseDescriptionMarker(r.description).marker?.ref === 'SecurityGroup/lost-rules')).toBe(true);
+    } finally {
+      await proxy.stop();
+    }
+    expect((await ws.apply()).report).toMatchObject({ created: 0, updated: 0, errors: [] });
   });
 });

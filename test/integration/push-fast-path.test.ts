@@ -2,8 +2,10 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyChangedPath } from '../../agent/act/apply.ts';
+import { applyChangedPath, applyPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import { ApiCounters } from '../../agent/openstack/counters.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
 
@@ -57,5 +59,30 @@ describe('sub-second push: the changed manifests first, then the full pass', () 
     expect(await networks()).toEqual(['net-a', 'net-c']);
     ws.remove('fast/bad.yaml');
     ws.remove('fast/net-d.yaml');
+  });
+});
+
+describe("the fast pass with the agent's long-lived client", () => {
+  it('asks Keystone nothing the last full pass already saw, and still writes what changed', async () => {
+    // One client for every run, as the agent keeps one per Sync.
+    const counters = new ApiCounters();
+    const client = OpenStackCloud.fromCloudsYaml(testCloudName, undefined, counters);
+    const run = { cloud: testCloudName, config: ws.config, allowMassDelete: false, log: (l: string) => ws.log.push(l), openstack: client, counters };
+    const warm = { 'warm/net-w1.yaml': `${head('Network', 'net-w1', 'warm')}  mtu: 1400\n` };
+    ws.write(warm);
+    expect((await applyPath({ ...run, path: ws.repo, prune: false })).report).toMatchObject({ errors: [] });
+    const since = join(snapshots, 'warm-1');
+    cpSync(ws.repo, since, { recursive: true });
+
+    ws.write({ 'warm/net-w2.yaml': `${head('Network', 'net-w2', 'warm')}  mtu: 1400\n` });
+    counters.reset();
+    const out = await applyChangedPath({ ...run, path: ws.repo, since, prune: false });
+    expect(out).toMatchObject({ changed: 1, report: { created: 1, errors: [] } });
+    // Before its write the fast pass listed the changed kind and nothing in Keystone (no projects, roles or grants).
+    expect(counters.sum((e) => e.service === 'identity' && e.method !== 'AUTH')).toBe(0);
+    expect(counters.byCollection()).toMatchObject({ 'network POST /networks': 1 });
+
+    const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === 'warm')!;
+    expect((await ws.cloud.client('network').list<{ name: string }>('/networks', 'networks', { project_id: project.id })).map((n) => n.name).sort()).toEqual(['net-w1', 'net-w2']);
   });
 });

@@ -38,6 +38,10 @@ export interface FaultOptions {
   slowMs: number;
   /** Only these methods get faults (default: all). */
   methods?: readonly string[];
+  /** Only requests whose path (with its query) matches get faults (default: all). */
+  paths?: RegExp;
+  /** At most this many faults in all (default: no limit). */
+  limit?: number;
   maxJsonBytes?: number;
 }
 
@@ -123,11 +127,13 @@ export class OpenStackFaultProxy {
     await Promise.all([...this.listeners.values()].map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
 
-  private pick(method: string): FaultKind | undefined {
+  private pick(method: string, path: string): FaultKind | undefined {
     this.requests++;
     const roll = this.random();
     const which = this.random();
     if (this.options.methods && !this.options.methods.includes(method)) return undefined;
+    if (this.options.paths && !this.options.paths.test(path)) return undefined;
+    if (this.options.limit !== undefined && [...this.injected.values()].reduce((a, b) => a + b, 0) >= this.options.limit) return undefined;
     if (roll >= this.options.rate) return undefined;
     const faults = this.options.faults ?? allFaults;
     const fault = faults[Math.floor(which * faults.length)]!;
@@ -137,7 +143,7 @@ export class OpenStackFaultProxy {
 
   private async handle(upstream: Upstream, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
-    const fault = this.pick(method);
+    const fault = this.pick(method, req.url ?? '/');
     if (fault?.startsWith('status-')) {
       const status = Number(fault.slice('status-'.length));
       req.resume();

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { BulkCreator } from '../../agent/act/bulk.ts';
+import type { Node, Run } from '../../agent/act/execute.ts';
+import type { Remote } from '../../agent/kinds/adapter.ts';
+import { OpenStackError } from '../../agent/openstack/errors.ts';
+
+/**
+ * Found on the loaded test bed (the OpenTofu bench's 300 resources): a bulk
+ * of 60 networks timed out while Neutron was still making them, the lookup
+ * found none, and the bulk was sent again — 120 networks. A bulk whose answer
+ * did not come in time is never sent again in the run, nor split into single
+ * creates; what the lookup finds is adopted.
+ */
+const lost = (): OpenStackError => new OpenStackError({ status: 0, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'timed out', timedOut: true });
+const busy = (): OpenStackError => new OpenStackError({ status: 503, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'busy' });
+
+function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>): { nodes: Node[]; bulk: BulkCreator; posts: () => number; singles: () => number } {
+  let posts = 0;
+  let singles = 0;
+  const network = {
+    post: (_path: string, body: { networks: { name: string }[] }): Promise<unknown> => {
+      const err = postErrors[posts++];
+      return err ? Promise.reject(err) : Promise.resolve({ networks: body.networks.map((n) => ({ id: `id-${n.name}`, name: n.name })) });
+    },
+  };
+  const adapter = {
+    bulkCreate: { collection: 'networks', body: (_c: unknown, m: { name: string }) => ({ name: m.name }), remote: (raw: { id: string }) => ({ id: raw.id, fields: {} }) as unknown as Remote },
+    observe,
+  };
+  const nodes = ['a', 'b', 'c'].map((name) => ({ address: `ns/Network/${name}`, ref: `Network/${name}`, m: { kind: 'Network', name }, adapter, pc: { ctx: { projectId: 'p', apis: { network } } } }) as unknown as Node);
+  const run = { opts: { owner: 'o', transientRetries: 3 }, emit: () => undefined } as unknown as Run;
+  const bulk = new BulkCreator(run, () => {
+    singles++;
+    return Promise.resolve({ id: 'single', fields: {} } as unknown as Remote);
+  });
+  return { nodes, bulk, posts: () => posts, singles: () => singles };
+}
+
+const marker = (ref: string): { owner: string; ref: string; specHash: string } => ({ owner: 'o', ref, specHash: '00000000' });
+
+describe('bulk create after a lost answer', () => {
+  it('after a timeout, adopts what the lookup finds and sends nothing again in this run, neither as a bulk nor one by one', async () => {
+    const made = { id: 'made-a', fields: {}, marker: marker('Network/a') } as unknown as Remote;
+    const h = harness([lost()], () => Promise.resolve([made]));
+    const results = await Promise.allSettled(h.nodes.map((n) => h.bulk.create(n, {}, marker(n.ref))));
+    expect(results[0]).toEqual({ status: 'fulfilled', value: made });
+    expect(results.slice(1).map((r) => (r.status === 'rejected' ? String(r.reason) : 'created'))).toEqual([expect.stringMatching(/not sent again in this run/), expect.stringMatching(/not sent again in this run/)]);
+    expect(h.posts()).toBe(1);
+    expect(h.singles()).toBe(0);
+  });
+
+  it('after a 503 the service answered and a lookup that finds nothing, sends the bulk again', async () => {
+    const h = harness([busy()], () => Promise.resolve([]));
+    const results = await Promise.all(h.nodes.map((n) => h.bulk.create(n, {}, marker(n.ref))));
+    expect(results.map((r) => r.id)).toEqual(['id-a', 'id-b', 'id-c']);
+    expect(h.posts()).toBe(2);
+  }, 10_000);
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { dag, limiter } from '../../agent/util/concurrency.ts';
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('dag', () => {
+  it('starts ready nodes of one batch key together, in one turn and one slot, and keeps the limit for the others', async () => {
+    // n0..n5 share a batch key; a, b, c do not; d depends on n0.
+    const order = ['a', 'n0', 'n1', 'b', 'n2', 'n3', 'c', 'n4', 'n5', 'd'];
+    const deps = (n: string): string[] => (n === 'd' ? ['n0'] : []);
+    const started: { node: string; turn: number }[] = [];
+    let turn = 0;
+    let running = 0;
+    let peakOthers = 0;
+    const timer = setInterval(() => turn++, 0);
+    await dag(
+      order,
+      deps,
+      2,
+      async (n) => {
+        started.push({ node: n, turn });
+        const other = !n.startsWith('n');
+        if (other) peakOthers = Math.max(peakOthers, ++running);
+        await tick();
+        await tick();
+        if (other) running--;
+      },
+      { batchOf: (n) => (n.startsWith('n') ? 'nets' : undefined), maxBatch: 4 },
+    );
+    clearInterval(timer);
+    expect(started.map((s) => s.node).sort()).toEqual([...order].sort());
+    const nets = started.filter((s) => s.node.startsWith('n'));
+    expect(nets).toHaveLength(6);
+    // The first four nets started with the first pump (same turn), the other two together later: batches of at most maxBatch.
+    const firstTurn = nets[0]!.turn;
+    expect(nets.slice(0, 4).every((s) => s.turn === firstTurn)).toBe(true);
+    expect(nets.slice(0, 4).map((s) => s.node)).toEqual(['n0', 'n1', 'n2', 'n3']);
+    // Two slots: `a` and the first batch; never more than two non-batched nodes at once.
+    expect(started[0]!.node).toBe('a');
+    expect(peakOthers).toBeLessThanOrEqual(2);
+    // A dependent of a batch member runs after it.
+    expect(started.findIndex((s) => s.node === 'd')).toBeGreaterThan(started.findIndex((s) => s.node === 'n0'));
+  });
+});
+
+describe('limiter', () => {
+  it('runs at most `limit` at a time and everything in the end', async () => {
+    const bounded = limiter(3);
+    let running = 0;
+    let peak = 0;
+    const done: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        bounded(async () => {
+          peak = Math.max(peak, ++running);
+          await tick();
+          running--;
+          done.push(i);
+        }),
+      ),
+    );
+    expect(done.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(peak).toBe(3);
+  });
+});
