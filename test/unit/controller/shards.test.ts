@@ -92,13 +92,19 @@ describe('ShardSet: three replicas, three shards', () => {
     return new ShardSet({ coordination: store.api(), namespace: 'kupenstack-system', leasePrefix: 'ks', shards: ['a', 'b', 'c'], preferred, identity: `r-${preferred}`, ...timings, now: () => Date.now(), onGained: (s) => events.push(`${preferred} gained ${s}`), onLost: (s) => events.push(`${preferred} lost ${s}`) });
   }
 
-  it('started together, each holds its preferred shard only', async () => {
+  /** Three replicas started together, each preferring its own shard, once they settled. */
+  async function spreadThree(): Promise<{ store: LeaseStore; events: string[]; set: ShardSet[] }> {
     const store = new LeaseStore();
     const events: string[] = [];
     const set = ['a', 'b', 'c'].map((p) => replica(store, p, events));
     for (const r of set) r.start();
     await advance(10_000);
     expect(set.map((r) => r.held())).toEqual([['a'], ['b'], ['c']]);
+    return { store, events, set };
+  }
+
+  it('started together, each holds its preferred shard only', async () => {
+    const { store, events } = await spreadThree();
     expect(events.sort()).toEqual(['a gained a', 'b gained b', 'c gained c']);
     expect(store.leases.get('ks-shard-b')?.metadata?.annotations?.[heldPreferredAnnotation]).toBe('true');
   });
@@ -125,12 +131,7 @@ describe('ShardSet: three replicas, three shards', () => {
   });
 
   it('a dead replica\'s shard is taken over by a survivor within the lease duration, and only by one', async () => {
-    const store = new LeaseStore();
-    const events: string[] = [];
-    const set = ['a', 'b', 'c'].map((p) => replica(store, p, events));
-    for (const r of set) r.start();
-    await advance(10_000);
-    expect(set.map((r) => r.held())).toEqual([['a'], ['b'], ['c']]);
+    const { set } = await spreadThree();
     // kill -9: its electors' timers stop and nothing is released (private fields: a process has no other way to vanish mid-lease).
     (set[1] as unknown as { electors: Map<string, { stopped: boolean; timer?: NodeJS.Timeout }> }).electors.forEach((e) => {
       e.stopped = true;
