@@ -296,10 +296,10 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
 
 /**
  * A create is never repeated blindly: after a failure that may have reached
- * OpenStack (a conflict, a lost connection, a 5xx) the marked object is looked
- * up first and adopted if it is there. When no answer came in time (a
- * timeout, a gateway's 502/504) the service may still be working on the
- * create: a lookup that finds nothing proves nothing, so the create is not
+ * OpenStack (a conflict, a lost connection, a 5xx, or a refusal the kind says
+ * our own earlier create can cause) the marked object is looked up first
+ * and adopted if it is there. When no answer came in time (a timeout, a
+ * gateway's 502/504) the service may still be working on the create: a lookup that finds nothing proves nothing, so the create is not
  * sent again in this run (the next run adopts or creates it).
  */
 export async function createOnce(node: Node, desired: Record<string, unknown>, marker: Marker, run: Run): Promise<Remote> {
@@ -309,7 +309,7 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
       try {
         return await node.adapter.create(node.pc.ctx, node.m, desired, marker);
       } catch (err) {
-        if (!(err instanceof OpenStackError) || !(err.conflict || err.transient)) throw err;
+        if (!(err instanceof OpenStackError) || !(err.conflict || err.transient || node.adapter.refusedByTwin?.(err))) throw err;
         let found: Remote[];
         try {
           found = await node.adapter.observe(node.pc.ctx);

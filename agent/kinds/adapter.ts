@@ -1,6 +1,7 @@
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud, ProjectApis } from '../openstack/cloud.ts';
+import type { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import type { DestructiveReason } from '../model/impact.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
@@ -53,6 +54,14 @@ export interface KindAdapter {
    * create after a crash must find the marked object through `observe`.
    */
   create(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
+
+  /**
+   * A refusal of a create that our own earlier create of the same object can
+   * cause (a Subnet's CIDR overlapping itself, made by a killed run whose
+   * create landed after this run observed): the engine looks the marker up
+   * and adopts before reporting the error.
+   */
+  refusedByTwin?(err: OpenStackError): boolean;
 
   /**
    * Neutron's bulk create: the engine sends the bodies of several creates of

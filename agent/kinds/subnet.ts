@@ -86,6 +86,9 @@ export const subnet: KindAdapter = {
     return out;
   },
 
+  // Only a subnet on the same network can overlap: the one a killed run created for this very manifest is the usual cause.
+  refusedByTwin: (err) => err.status === 400 && /overlaps with another subnet/i.test(err.detail),
+
   bulkCreate: { collection: 'subnets', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
 
   async create(ctx, _m, desired, marker) {

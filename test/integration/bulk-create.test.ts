@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
-import { parseDescriptionMarker } from '../../agent/ownership/marker.ts';
+import { parseDescriptionMarker, withDescriptionMarker } from '../../agent/ownership/marker.ts';
+import { subnet } from '../../agent/kinds/subnet.ts';
+import { replaceHash } from '../../agent/plan/diff.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
 import { OpenStackFaultProxy } from '../testbed/faults/openstack-proxy.ts';
@@ -18,6 +20,16 @@ beforeAll(() => {
 afterAll(async () => {
   await ws.dispose();
 });
+
+/** A clouds.yaml entry of the test cloud whose Keystone (and so its whole catalog) goes through `proxy`. */
+function throughProxy(proxy: OpenStackFaultProxy, tag: string): { faultCloud: string; cloudsFile: string } {
+  const faultCloud = `kupenstack-bulk-${tag}-faults`;
+  const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
+  const entry = real.clouds[testCloudName]!;
+  const cloudsFile = join(ws.dir, `clouds-bulk-${tag}.yaml`);
+  writeFileSync(cloudsFile, stringify({ clouds: { [faultCloud]: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+  return { faultCloud, cloudsFile };
+}
 
 describe('Neutron bulk create', () => {
   it('creates networks and subnets of one project in list POSTs, each object with its own marker, exactly once', async () => {
@@ -86,14 +98,10 @@ describe('Neutron bulk create of security-group rules', () => {
   });
 
   it('adopts the rules of a bulk POST whose answer was lost after Neutron made them, and creates none twice', async () => {
-    const faultCloud = 'kupenstack-bulk-rules-faults';
     // Only the first POST of rules breaks, after Neutron did the work: the answer is lost.
     const proxy = await new OpenStackFaultProxy({ seed: 1, rate: 1, faults: ['reset-after'], methods: ['POST'], paths: /\/security-group-rules$/, limit: 1, slowMs: 1000 }).start();
     try {
-      const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
-      const entry = real.clouds[testCloudName]!;
-      const cloudsFile = join(ws.dir, 'clouds-bulk-rules.yaml');
-      writeFileSync(cloudsFile, stringify({ clouds: { [faultCloud]: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+      const { faultCloud, cloudsFile } = throughProxy(proxy, 'rules');
       ws.write({ 'lost.yaml': groupDoc('lost-rules', 'bulklost', 5) });
       const out = await applyPath({ path: ws.repo, cloud: faultCloud, cloudsFile, config: ws.config, prune: false, allowMassDelete: false, log: (l) => ws.log.push(l) });
 
@@ -106,6 +114,40 @@ describe('Neutron bulk create of security-group rules', () => {
     } finally {
       await proxy.stop();
     }
+    expect((await ws.apply()).report).toMatchObject({ created: 0, updated: 0, errors: [] });
+  });
+});
+
+describe('a create refused because an earlier run of ours made the object meanwhile', () => {
+  it("adopts a Subnet that a killed run's late create made after this run observed (Neutron: 'overlaps with another subnet')", async () => {
+    ws.write({ 'twin.yaml': `${head('Network', 'twin-net', 'twin')}  mtu: 1400\n` });
+    expect((await ws.apply()).report).toMatchObject({ created: 1, errors: [] });
+    const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === 'twin')!;
+    const network = ws.cloud.client('network');
+    const [net] = await network.list<{ id: string }>('/networks', 'networks', { project_id: project.id, name: 'twin-net' });
+
+    // The run's list of subnets is held back: while it is, the "killed run" makes the subnet, marked as ours.
+    const proxy = await new OpenStackFaultProxy({ seed: 1, rate: 1, faults: ['slow'], methods: ['GET'], paths: /\/subnets(\?|$)/, limit: 1, slowMs: 4000 }).start();
+    let twinId: string;
+    try {
+      const { faultCloud, cloudsFile } = throughProxy(proxy, 'twin');
+      ws.write({ 'twin.yaml': `${head('Network', 'twin-net', 'twin')}  mtu: 1400\n---\n${head('Subnet', 'twin-sub', 'twin')}  networkRef: {name: twin-net}\n  cidr: 10.77.0.0/24\n  enableDHCP: false\n` });
+      const applying = applyPath({ path: ws.repo, cloud: faultCloud, cloudsFile, config: ws.config, prune: false, allowMassDelete: false, log: (l) => ws.log.push(l) });
+      for (let i = 0; i < 200 && proxy.lost.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(proxy.lost.map((l) => `${l.method} ${l.fault}`)).toEqual(['GET slow']);
+      const desired = { name: 'twin-sub', network_id: net!.id, cidr: '10.77.0.0/24', enable_dhcp: false };
+      const marker = { owner: ws.owner, ref: 'Subnet/twin-sub', specHash: replaceHash(subnet, desired) };
+      const made = await network.post<{ subnet: { id: string } }>('/subnets', { subnet: { ...desired, ip_version: 4, project_id: project.id, description: withDescriptionMarker(undefined, marker) } });
+      twinId = made.subnet.id;
+      const out = await applying;
+      // Refused by Neutron (the CIDR overlaps the twin), then found by its marker and adopted: no error, no second subnet.
+      expect(out.report?.errors).toEqual([]);
+      expect(ws.log.join('\n')).toContain(`adopted ${twinId}`);
+    } finally {
+      await proxy.stop();
+    }
+    const subnets = await network.list<{ id: string }>('/subnets', 'subnets', { project_id: project.id });
+    expect(subnets.map((x) => x.id)).toEqual([twinId]);
     expect((await ws.apply()).report).toMatchObject({ created: 0, updated: 0, errors: [] });
   });
 });

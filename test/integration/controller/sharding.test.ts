@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { ControllerProcess, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
@@ -78,6 +78,10 @@ afterAll(async () => {
 
 describe('kupenstack controller --shards a,b,c, three replicas', () => {
   it('each replica holds its own shard and reconciles exactly its namespaces; a relabelled namespace moves; kill -9 → a survivor takes the shard over; the restarted replica gets it back', async () => {
+    // What each replica did, whichever wait fails: the run's TMPDIR (and the replicas' log files) is gone after a failed run.
+    onTestFailed(() => {
+      for (const [s, c] of replicas) console.log(`[shard] replica preferring ${s}, last lines:\n${c.log().split('\n').filter((l) => !/timing {2}|calls {3}/.test(l)).slice(-60).join('\n')}`);
+    });
     expect(namespaces).toHaveLength(6);
     // Spread: each replica holds exactly the shard it prefers (a late one got it handed back).
     await until('each replica to hold its own shard', async () => (await Promise.all(shards.map(async (s) => (await held(replicas.get(s)!)).join(',') === s))).every(Boolean), 60_000, 500);
@@ -91,11 +95,7 @@ describe('kupenstack controller --shards a,b,c, three replicas', () => {
     const since = new Map([...replicas].map(([s, c]) => [s, c.log().length]));
 
     for (const ns of namespaces) kubectlOk(['apply', '-f', '-'], { input: networks(ns.name, ['net']) });
-    await until('a network in each project', async () => (await Promise.all(namespaces.map((ns) => networksIn(ns.name)))).every((n) => n.length === 1), 180_000).catch((e: unknown) => {
-      // What each replica did: the run's TMPDIR (and their log files) is gone after a failed run.
-      for (const [s, c] of replicas) console.log(`[shard] replica preferring ${s}, last lines:\n${c.log().split('\n').filter((l) => !/timing {2}|calls {3}/.test(l)).slice(-40).join('\n')}`);
-      throw e;
-    });
+    await until('a network in each project', async () => (await Promise.all(namespaces.map((ns) => networksIn(ns.name)))).every((n) => n.length === 1), 180_000);
     await new Promise((r) => setTimeout(r, 4_000)); // a resync more on every replica
     // Exactly one replica reconciled each namespace: the holder of its shard.
     for (const s of shards) {

@@ -18,7 +18,8 @@ if ! command -v skopeo >/dev/null; then
 fi
 command -v skopeo >/dev/null || tb_fail oci-tools "skopeo missing after install"
 
-if ! [ -x "$ORAS_BIN" ] || ! "$ORAS_BIN" version 2>/dev/null | grep -q "Version: *${ORAS_VERSION#v}"; then
+# grep reads all of it (no -q): oras killed by SIGPIPE after an early match fails the pipe under pipefail, and a good binary was rebuilt.
+if ! [ -x "$ORAS_BIN" ] || ! "$ORAS_BIN" version 2>/dev/null | grep "Version: *${ORAS_VERSION#v}" >/dev/null; then
   GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
   [ -x "$GO" ] || tb_fail oci-tools "oras must be built from source and no Go toolchain was found (set GO=/path/to/go)"
   tb_log "building oras $ORAS_VERSION with $GO (once; cached in $ORAS_DIR)"
