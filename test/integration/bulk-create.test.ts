@@ -5,6 +5,7 @@ import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
+import type { EngineEvent } from '../../agent/events/events.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
 import { parseDescriptionMarker, withDescriptionMarker } from '../../agent/ownership/marker.ts';
 import { subnet } from '../../agent/kinds/subnet.ts';
@@ -132,7 +133,8 @@ describe('a create refused because an earlier run of ours made the object meanwh
     try {
       const { faultCloud, cloudsFile } = throughProxy(proxy, 'twin');
       ws.write({ 'twin.yaml': `${head('Network', 'twin-net', 'twin')}  mtu: 1400\n---\n${head('Subnet', 'twin-sub', 'twin')}  networkRef: {name: twin-net}\n  cidr: 10.77.0.0/24\n  enableDHCP: false\n` });
-      const applying = applyPath({ path: ws.repo, cloud: faultCloud, cloudsFile, config: ws.config, prune: false, allowMassDelete: false, log: (l) => ws.log.push(l) });
+      const events: EngineEvent[] = [];
+      const applying = applyPath({ path: ws.repo, cloud: faultCloud, cloudsFile, config: ws.config, prune: false, allowMassDelete: false, log: (l) => ws.log.push(l), events: (e) => events.push(e) });
       for (let i = 0; i < 200 && proxy.lost.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(proxy.lost.map((l) => `${l.method} ${l.fault}`)).toEqual(['GET slow']);
       const desired = { name: 'twin-sub', network_id: net!.id, cidr: '10.77.0.0/24', enable_dhcp: false };
@@ -142,7 +144,7 @@ describe('a create refused because an earlier run of ours made the object meanwh
       const out = await applying;
       // Refused by Neutron (the CIDR overlaps the twin), then found by its marker and adopted: no error, no second subnet.
       expect(out.report?.errors).toEqual([]);
-      expect(ws.log.join('\n')).toContain(`adopted ${twinId}`);
+      expect(events.filter((e) => e.type === 'adopted').map((e) => `${e.address} ${e.message}`)).toEqual([`twin/Subnet/twin-sub adopted ${twinId}, created by an earlier attempt`]);
     } finally {
       await proxy.stop();
     }
