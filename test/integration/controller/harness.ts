@@ -83,9 +83,14 @@ export class ControllerProcess {
 }
 
 export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 120_000, everyMs = 500): Promise<void> {
-  const end = Date.now() + timeoutMs;
+  const start = Date.now();
+  const end = start + timeoutMs;
   for (;;) {
-    if (await check()) return;
+    if (await check()) {
+      // Where a slow test spends its time, in CI's output too: only waits long enough to matter.
+      if (Date.now() - start > 10_000) console.log(`[until] ${what}: ${((Date.now() - start) / 1000).toFixed(1)} s`);
+      return;
+    }
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
     await sleep(everyMs);
   }
