@@ -1,3 +1,4 @@
+import type { CloudStepOptions } from '../cli/cloud-step.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
@@ -17,6 +18,8 @@ export interface AgentOptions {
   /** Webhook secrets, Git credentials and trusted keys are read through it when used. */
   secrets: SecretResolver;
   onWrite?: (sync: string, at: number) => void;
+  /** Drive the OpenStackCloud a revision declares in this cluster before its resources (`agent --kubeconfig`). */
+  cloudStep?: CloudStepOptions;
 }
 
 export interface SyncHandle {
@@ -60,6 +63,7 @@ export class Agent {
         logger: opts.logger,
         metrics: opts.metrics,
         secrets: opts.secrets,
+        ...(opts.cloudStep ? { cloudStep: opts.cloudStep } : {}),
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
       const log = opts.logger.child({ sync: sync.name });

@@ -1,4 +1,5 @@
 import { applyChangedPath, applyPath, applySubsetPath, type ApplyOutcome } from '../act/apply.ts';
+import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from '../cli/cloud-step.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
@@ -28,6 +29,8 @@ export interface ApplyStepContext {
   registry: SchemaRegistry;
   /** Manifests' secret references (userDataSecretRef, credentialsSecretRef) are read through it. */
   secrets: SecretResolver;
+  /** Drive the OpenStackCloud the revision declares before its resources (`agent --kubeconfig`). */
+  cloudStep?: CloudStepOptions;
 }
 
 export type ApplyResult = 'applied' | 'rejected' | 'failed';
@@ -72,6 +75,22 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
     registry: ctx.registry,
     openstack: ctx.openstack,
   };
+  // The cloud first (full passes, drift ones too: they correct the cloud's drift): its resources wait for it to be Ready.
+  if (!only && ctx.cloudStep) {
+    let waiting: string | undefined;
+    try {
+      const declared = await driveRevisionCloud(dir, ctx.registry, ctx.cloudStep, (line) => ctx.log.info({ revision }, line), signal);
+      if (declared?.driven && !declared.driven.ready) waiting = cloudNotReady(declared);
+    } catch (err) {
+      waiting = `OpenStackCloud: ${asError(err, signal).message}`;
+    }
+    if (waiting) {
+      ctx.log.warn({ revision }, waiting);
+      record('Failed', waiting);
+      applyFailed(st, 'CloudNotReady', `${revision}: ${waiting}`);
+      return 'failed';
+    }
+  }
   const since = st.status.lastGoodDir;
   /** What the fast pass wrote: part of this run's counts (the full pass then finds those objects unchanged). */
   let fastWrites = { created: 0, updated: 0, replaced: 0 };

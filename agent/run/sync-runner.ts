@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { CloudStepOptions } from '../cli/cloud-step.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
@@ -27,6 +28,8 @@ export interface SyncRunnerDeps {
   onWrite?: (at: number) => void;
   /** Where the status goes; default: status.json in the Sync's state dir. */
   store?: SyncStatusStore;
+  /** Drive the OpenStackCloud a revision declares before its resources (`agent --kubeconfig`). */
+  cloudStep?: CloudStepOptions;
 }
 
 /**
@@ -170,6 +173,7 @@ export class SyncRunner {
       openstack: this.client(),
       registry: sharedSchemaRegistry(),
       secrets: this.deps.secrets,
+      ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
     };
     const result = await applyStep(ctx, revision, dir, trigger, signal, { drift, ...(only ? { only } : {}) });
     if (result === 'skipped') return undefined;
