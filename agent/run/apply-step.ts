@@ -1,5 +1,4 @@
 import { applyChangedPath, applyPath, applySubsetPath, type ApplyOutcome } from '../act/apply.ts';
-import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from '../cli/cloud-step.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
@@ -12,6 +11,7 @@ import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
 import { repoPath } from './repo-path.ts';
 import { resourceCounts } from './resource-counts.ts';
+import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from './revision-cloud.ts';
 import type { Trigger } from './scheduler.ts';
 import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from './status.ts';
 import { applyFailed, held, progressing, rejected, succeeded } from './sync-conditions.ts';

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type { CloudStepOptions } from '../cli/cloud-step.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
@@ -11,6 +10,7 @@ import { driftDue } from './drift-policy.ts';
 import { fetchStep } from './fetch-step.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
+import type { CloudStepOptions } from './revision-cloud.ts';
 import type { Trigger } from './scheduler.ts';
 import { Snapshots } from './snapshot.ts';
 import { StatusStore, type SyncStatus, type SyncStatusStore } from './status.ts';

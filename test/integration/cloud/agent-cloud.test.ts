@@ -44,7 +44,7 @@ describe('kupenstack agent --kubeconfig', () => {
     await agent.start({ KUPENSTACK_HELM: charts.helm }, ['--kubeconfig', kube.kubeconfig]);
 
     const blocked = await agent.waitFor('local', 'CloudNotReady', (s) => s.conditions.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'CloudNotReady'), 300_000);
-    expect(agent.ready(blocked).message).toMatch(/OpenStackCloud cloud-agent is not Ready: .*keystone-db-sync.*; 1 resources wait for it/);
+    expect(agent.ready(blocked).message).toMatch(/OpenStackCloud cloud-agent is not Ready: .*keystone-db-sync.*; 1 resources wait for it/s);
     expect((await store.load()).status.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
     expect(await networksIn(`${agent.owner}-team`)).toEqual([]);
 
