@@ -40,7 +40,7 @@ afterAll(async () => {
 describe('kupenstack agent --kubeconfig', () => {
   it('drives the revision\'s OpenStackCloud first; its resources wait until the cloud is Ready', async () => {
     writeCloud({ test: { fail: { 'db-sync': true } } });
-    agent.configure([{ name: 'local', source: { directory: { path: dir } }, interval: '3s', retryInterval: '2s' }]);
+    agent.configure([{ name: 'local', source: { directory: { path: dir } }, interval: '3s', retryInterval: '2s', timeout: '5m' }]); // a run's timeout (default: the interval) must cover the cloud's steps
     await agent.start({ KUPENSTACK_HELM: charts.helm }, ['--kubeconfig', kube.kubeconfig]);
 
     const blocked = await agent.waitFor('local', 'CloudNotReady', (s) => s.conditions.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'CloudNotReady'), 300_000);
