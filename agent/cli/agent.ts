@@ -9,8 +9,9 @@ import { AgentMetrics } from '../run/metrics.ts';
 import { AgentServer } from '../run/server.ts';
 import { sourceForSync } from '../run/sync-source.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
+import { withCloudStepOptions, type CloudStepOptions } from './cloud-step.ts';
 
-interface AgentCliOptions extends CloudOptions {
+interface AgentCliOptions extends CloudOptions, CloudStepOptions {
   listen: string;
   once: boolean;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
@@ -24,7 +25,7 @@ interface AgentCliOptions extends CloudOptions {
  * SIGTERM let the current step finish (or abandon it safely) before exiting.
  */
 export function agentCommand(): Command {
-  return withCloudOptions(new Command('agent').description('run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>'))
+  return withCloudStepOptions(withCloudOptions(new Command('agent').description('run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>')))
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
     .addOption(new Option('--log-level <level>', 'least level logged').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
@@ -42,7 +43,9 @@ export function agentCommand(): Command {
       const logger = createLogger(opts.logLevel, opts.logFormat);
       const metrics = new AgentMetrics();
       const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
-      const agent = await Agent.create({ config, cloud, cloudsFile, logger, metrics, secrets, createSource: (sync) => sourceForSync(sync, config, secrets) });
+      // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).
+      const cloudStep = opts.kubeconfig ? { kubeconfig: opts.kubeconfig, ...(opts.cloudNamespace ? { cloudNamespace: opts.cloudNamespace } : {}) } : undefined;
+      const agent = await Agent.create({ config, cloud, cloudsFile, logger, metrics, secrets, ...(cloudStep ? { cloudStep } : {}), createSource: (sync) => sourceForSync(sync, config, secrets) });
 
       const interrupted = new AbortController();
       if (opts.once) {

@@ -8,8 +8,7 @@ import { outputOption, printJson, type OutputFormat } from './output.ts';
 import { secretsDirOf } from '../config/config.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
-import { checkPath } from '../validate/check-path.ts';
-import { applyCloud, cloudManifest, withCloudStepOptions, type CloudStepOptions } from './cloud-step.ts';
+import { cloudNotReady, driveRevisionCloud, withCloudStepOptions, type CloudStepOptions } from './cloud-step.ts';
 
 interface ApplyOptions extends CloudOptions, CloudStepOptions {
   prune: boolean;
@@ -44,19 +43,17 @@ export function applyCommand(): Command {
       };
       // The cloud first: the resources of the same revision wait for it to be Ready.
       const registry = loadSchemaRegistry();
-      const check = await checkPath(path, registry);
-      const declaredCloud = check.diagnostics.length === 0 ? cloudManifest(check.validated.manifests) : undefined;
-      if (declaredCloud && !opts.kubeconfig) {
-        process.stderr.write(`note: OpenStackCloud ${declaredCloud.metadata.name} (${declaredCloud.source.file}) is validated only; pass --kubeconfig to drive it in a Kubernetes cluster\n`);
-      } else if (declaredCloud) {
-        const driven = await applyCloud(declaredCloud, path, opts, log, controller.signal);
+      const declared = await driveRevisionCloud(path, registry, opts, log, controller.signal);
+      if (declared && !declared.driven) {
+        process.stderr.write(`note: OpenStackCloud ${declared.manifest.metadata.name} (${declared.manifest.source.file}) is validated only; pass --kubeconfig to drive it in a Kubernetes cluster\n`);
+      } else if (declared?.driven) {
+        const driven = declared.driven;
         if (!driven.ready) {
-          const waiting = check.validated.manifests.filter((m) => m.kind !== 'OpenStackCloud').length;
-          process.stdout.write(`error: OpenStackCloud ${declaredCloud.metadata.name} is not Ready: ${driven.status.conditions?.find((c) => c.type === 'Ready')?.message ?? 'see its status'}; ${waiting} resources wait for it, nothing else was applied\n`);
+          process.stdout.write(`error: ${cloudNotReady(declared)}\n`);
           process.exitCode = 1;
           return;
         }
-        process.stdout.write(`OpenStackCloud ${declaredCloud.metadata.name}: Ready (release ${driven.status.release ?? '?'})${driven.pruned.length ? `, ${driven.pruned.length} objects pruned` : ''}\n`);
+        process.stdout.write(`OpenStackCloud ${declared.manifest.metadata.name}: Ready (release ${driven.status.release ?? '?'})${driven.pruned.length ? `, ${driven.pruned.length} objects pruned` : ''}\n`);
       }
       const outcome = await applyPath({
         registry,

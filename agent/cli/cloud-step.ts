@@ -1,49 +1,24 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { diffRenders, type CloudObjectChange } from '../cloud/diff.ts';
-import { DEFAULT_CLOUD_NAMESPACE, driveCloud, formatCloudChange, planCloud, upgradePlan, type DriveResult } from '../cloud/drive.ts';
+import { DEFAULT_CLOUD_NAMESPACE, formatCloudChange, planCloud, upgradePlan } from '../cloud/drive.ts';
 import { helmBinary } from '../cloud/helm.ts';
 import { renderCloud } from '../cloud/render-cloud.ts';
 import { generateSecrets } from '../cloud/secrets.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
+import { baseDirOf, namespaceOf, type CloudStepOptions } from '../run/revision-cloud.ts';
 
-/**
- * The OpenStackCloud of a revision, for the standalone commands: with --kubeconfig the
- * cloud is driven (apply) or diffed (plan) in that cluster before the OpenStack resources,
- * which wait for it to be Ready; without, it is only validated and the user is told.
- */
-export interface CloudStepOptions {
-  kubeconfig?: string;
-  /** Wins over the spec's namespace; default `openstack`. */
-  cloudNamespace?: string;
-}
+export { cloudManifest, cloudNotReady, driveRevisionCloud, type CloudStepOptions } from '../run/revision-cloud.ts';
 
-const namespaceOf = (m: Manifest, opts: CloudStepOptions): string => opts.cloudNamespace ?? (m.spec as unknown as OpenStackCloudSpec).namespace ?? DEFAULT_CLOUD_NAMESPACE;
-
+/** The --kubeconfig and --cloud-namespace flags of apply, plan and agent (the cloud itself: ../run/revision-cloud.ts). */
 export function withCloudStepOptions(command: Command): Command {
   return command
     .option('--kubeconfig <file>', 'drive the OpenStackCloud the revision declares in this Kubernetes cluster (OpenStack-Helm charts) before its OpenStack resources')
     .option('--cloud-namespace <ns>', 'with --kubeconfig: the namespace of the cloud\'s charts (default: the spec\'s namespace, else openstack)');
-}
-
-export const cloudManifest = (manifests: readonly Manifest[]): Manifest | undefined => manifests.find((m) => m.kind === 'OpenStackCloud');
-
-/** A relative chart.path starts at the repository root: the folder given (or a manifest file's folder). */
-async function baseDirOf(path: string): Promise<string> {
-  const s = await stat(path);
-  return resolve(s.isDirectory() ? path : dirname(path));
-}
-
-export async function applyCloud(m: Manifest, path: string, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<DriveResult> {
-  const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
-  const namespace = namespaceOf(m, opts);
-  log(`cloud ${m.metadata.name}: release ${(m.spec as unknown as OpenStackCloudSpec).release} in namespace ${namespace}`);
-  const pauseAt = m.metadata.annotations?.['kupenstack.io/pause-upgrade-at'];
-  return driveCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace, ...(pauseAt ? { pauseAt } : {}), baseDir: await baseDirOf(path), log, signal });
 }
 
 export interface CloudPlanSection {

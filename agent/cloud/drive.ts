@@ -143,9 +143,11 @@ async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], stat
     return { status, ready: false, failure, pruned: [] };
   };
   // No new step starts outside the window; the step already running finished before this is asked again.
-  const outside = async (): Promise<DriveResult | undefined> => {
+  // `next` is the chart that would start: progress points at it, so the next window resumes there (not at the finished one).
+  const outside = async (next?: string): Promise<DriveResult | undefined> => {
     const w = windowAt(spec.maintenanceWindow, (opts.now ?? (() => new Date()))());
     if (w.open) return undefined;
+    if (next) up = { ...up, service: next, step: next };
     await save({ conditions: setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'OutsideMaintenanceWindow', message: `upgrade ${from} → ${to} waits before ${up.step ?? 'its first step'}: ${describeWindow(w)}` }) });
     log(`cloud ${opts.cloud}: upgrade waits: ${describeWindow(w)}`);
     return { status, ready: false, pruned: [], waitUntil: w.opensAt };
@@ -178,7 +180,7 @@ async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], stat
       log(`cloud ${opts.cloud}: upgrade paused before ${chart}`);
       return { status, ready: false, pruned: [] };
     }
-    const wait = await outside();
+    const wait = await outside(chart);
     if (wait) return wait;
     up = { ...up, phase: 'Upgrading', service: chart, step: chart };
     await save();
@@ -208,16 +210,16 @@ export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): P
   const rendered = await render(spec, store, opts, false);
   const { inventory, status } = await store.load();
   const { changes, millis } = await diffLive(rendered, inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
-  return { changes, steps: status.release !== undefined && status.release !== spec.release ? upgradePlan(spec, rendered, status) : installSteps(rendered).map(summariseStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
+  return { changes, steps: status.release !== undefined && status.release !== spec.release ? upgradePlan(spec, rendered, status, (opts.now ?? (() => new Date()))()) : installSteps(rendered).map(summariseStep), millis: { render: Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render])), diff: millis } };
 }
 
 /** The steps of a release change, in order: the backup (or the one already taken), then one chart at a time. */
-export function upgradePlan(spec: OpenStackCloudSpec, rendered: RenderedChart[], status: OpenStackCloudStatus): string[] {
+export function upgradePlan(spec: OpenStackCloudSpec, rendered: RenderedChart[], status: OpenStackCloudStatus, now = new Date()): string[] {
   const up = status.upgrade?.to === spec.release && status.upgrade.phase !== 'Succeeded' ? status.upgrade : undefined;
   const order = upgradeOrder(rendered);
   const start = Math.max(0, order.indexOf(up?.service ?? order[0]!));
   const backup = up?.backup ? `backup: done (${up.backup}), not repeated` : `backup: Job ${backupJob(rendered, spec.release)?.name ?? '(none: the mariadb chart renders no backup CronJob; the upgrade would be refused)'} runs to completion first`;
-  return [`upgrade ${status.release} → ${spec.release}`, describeWindow(windowAt(spec.maintenanceWindow, new Date())), backup, ...order.slice(start).map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, workloads gated, contract Jobs last`)];
+  return [`upgrade ${status.release} → ${spec.release}`, describeWindow(windowAt(spec.maintenanceWindow, now)), backup, ...order.slice(start).map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, workloads gated, contract Jobs last`)];
 }
 
 /** `create Deployment/keystone-api [keystone]`, image changes on their own lines. */

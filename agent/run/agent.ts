@@ -4,6 +4,7 @@ import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
+import type { CloudStepOptions } from './revision-cloud.ts';
 import { Scheduler, type Trigger } from './scheduler.ts';
 import { SyncRunner } from './sync-runner.ts';
 
@@ -17,6 +18,8 @@ export interface AgentOptions {
   /** Webhook secrets, Git credentials and trusted keys are read through it when used. */
   secrets: SecretResolver;
   onWrite?: (sync: string, at: number) => void;
+  /** Drive the OpenStackCloud a revision declares in this cluster before its resources (`agent --kubeconfig`). */
+  cloudStep?: CloudStepOptions;
 }
 
 export interface SyncHandle {
@@ -60,6 +63,7 @@ export class Agent {
         logger: opts.logger,
         metrics: opts.metrics,
         secrets: opts.secrets,
+        ...(opts.cloudStep ? { cloudStep: opts.cloudStep } : {}),
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
       const log = opts.logger.child({ sync: sync.name });

@@ -11,6 +11,7 @@ import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
 import { repoPath } from './repo-path.ts';
 import { resourceCounts } from './resource-counts.ts';
+import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from './revision-cloud.ts';
 import type { Trigger } from './scheduler.ts';
 import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from './status.ts';
 import { applyFailed, held, progressing, rejected, succeeded } from './sync-conditions.ts';
@@ -28,6 +29,8 @@ export interface ApplyStepContext {
   registry: SchemaRegistry;
   /** Manifests' secret references (userDataSecretRef, credentialsSecretRef) are read through it. */
   secrets: SecretResolver;
+  /** Drive the OpenStackCloud the revision declares before its resources (`agent --kubeconfig`). */
+  cloudStep?: CloudStepOptions;
 }
 
 export type ApplyResult = 'applied' | 'rejected' | 'failed';
@@ -72,6 +75,22 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
     registry: ctx.registry,
     openstack: ctx.openstack,
   };
+  // The cloud first (full passes, drift ones too: they correct the cloud's drift): its resources wait for it to be Ready.
+  if (!only && ctx.cloudStep) {
+    let waiting: string | undefined;
+    try {
+      const declared = await driveRevisionCloud(dir, ctx.registry, ctx.cloudStep, (line) => ctx.log.info({ revision }, line), signal);
+      if (declared?.driven && !declared.driven.ready) waiting = cloudNotReady(declared);
+    } catch (err) {
+      waiting = `OpenStackCloud: ${asError(err, signal).message}`;
+    }
+    if (waiting) {
+      ctx.log.warn({ revision }, waiting);
+      record('Failed', waiting);
+      applyFailed(st, 'CloudNotReady', `${revision}: ${waiting}`);
+      return 'failed';
+    }
+  }
   const since = st.status.lastGoodDir;
   /** What the fast pass wrote: part of this run's counts (the full pass then finds those objects unchanged). */
   let fastWrites = { created: 0, updated: 0, replaced: 0 };

@@ -10,6 +10,7 @@ import { driftDue } from './drift-policy.ts';
 import { fetchStep } from './fetch-step.ts';
 import type { Logger } from './logger.ts';
 import type { AgentMetrics } from './metrics.ts';
+import type { CloudStepOptions } from './revision-cloud.ts';
 import type { Trigger } from './scheduler.ts';
 import { Snapshots } from './snapshot.ts';
 import { StatusStore, type SyncStatus, type SyncStatusStore } from './status.ts';
@@ -27,6 +28,8 @@ export interface SyncRunnerDeps {
   onWrite?: (at: number) => void;
   /** Where the status goes; default: status.json in the Sync's state dir. */
   store?: SyncStatusStore;
+  /** Drive the OpenStackCloud a revision declares before its resources (`agent --kubeconfig`). */
+  cloudStep?: CloudStepOptions;
 }
 
 /**
@@ -170,6 +173,7 @@ export class SyncRunner {
       openstack: this.client(),
       registry: sharedSchemaRegistry(),
       secrets: this.deps.secrets,
+      ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
     };
     const result = await applyStep(ctx, revision, dir, trigger, signal, { drift, ...(only ? { only } : {}) });
     if (result === 'skipped') return undefined;

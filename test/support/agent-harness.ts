@@ -144,9 +144,10 @@ export class AgentProcess {
     writeFileSync(this.configFile, stringify({ cloud: testCloudName, owner: this.owner, projectPrefix: `${this.owner}-`, stateDir: this.stateDir, readyTimeoutSeconds: 120, syncs: syncs.map((s) => ({ owner: `${this.owner}-${String(s.name)}`, ...s })) }));
   }
 
-  async start(env: Record<string, string> = {}): Promise<void> {
+  /** `args`: more flags (e.g. --kubeconfig). */
+  async start(env: Record<string, string> = {}, args: string[] = []): Promise<void> {
     if (!this.port) this.port = await freePort();
-    const child = spawn(process.execPath, ['agent/cli/main.ts', 'agent', '--config', this.configFile, '--listen', `127.0.0.1:${this.port}`, '--log-level', 'debug', '--shutdown-grace', '10s'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, ['agent/cli/main.ts', 'agent', '--config', this.configFile, '--listen', `127.0.0.1:${this.port}`, '--log-level', 'debug', '--shutdown-grace', '10s', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     this.child = child;
     let buf = '';
     child.stdout.on('data', (b: Buffer) => {

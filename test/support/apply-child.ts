@@ -20,9 +20,10 @@ export function prng(seed: number): () => number {
  * `writes()`: the writes it had begun so far, counted from its log ("create
  * <address>", "update  <address>: …", "delete  <address> (<id>)" are printed
  * just before each call). A non-zero exit keeps its stderr in the workspace log.
+ * `stderr()`: its log so far; `env`: added to the child's environment (e.g. KUPENSTACK_HELM).
  */
-export function runApply(ws: Workspace, args: string[], path = ws.repo): { kill: () => void; writes: () => number; firstWrite: Promise<void>; done: Promise<number | null> } {
-  const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', path, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function runApply(ws: Workspace, args: string[], path = ws.repo, env: NodeJS.ProcessEnv = {}): { kill: () => void; writes: () => number; stderr: () => string; firstWrite: Promise<void>; done: Promise<number | null> } {
+  const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', path, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   let stderr = '';
   let wrote = (): void => undefined;
   const firstWrite = new Promise<void>((resolve) => (wrote = resolve));
@@ -35,6 +36,7 @@ export function runApply(ws: Workspace, args: string[], path = ws.repo): { kill:
   return {
     kill: () => child.kill('SIGKILL'),
     writes,
+    stderr: () => stderr,
     firstWrite,
     done: done.then((code) => {
       if (code !== null && code !== 0) ws.log.push(stderr);

@@ -1,0 +1,64 @@
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { DEFAULT_CLOUD_NAMESPACE, driveCloud, type DriveResult } from '../cloud/drive.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import type { Manifest } from '../model/manifest.ts';
+import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
+import type { SchemaRegistry } from '../schema/registry.ts';
+import { checkPath } from '../validate/check-path.ts';
+
+/**
+ * The OpenStackCloud of a revision, for `apply`, `plan` and `agent` (one path): with a
+ * kubeconfig the cloud is driven (apply, agent) or diffed (plan) in that cluster before the
+ * OpenStack resources, which wait for it to be Ready; without, it is only validated.
+ */
+export interface CloudStepOptions {
+  kubeconfig?: string;
+  /** Wins over the spec's namespace; default `openstack`. */
+  cloudNamespace?: string;
+}
+
+export const namespaceOf = (m: Manifest, opts: CloudStepOptions): string => opts.cloudNamespace ?? (m.spec as unknown as OpenStackCloudSpec).namespace ?? DEFAULT_CLOUD_NAMESPACE;
+
+export const cloudManifest = (manifests: readonly Manifest[]): Manifest | undefined => manifests.find((m) => m.kind === 'OpenStackCloud');
+
+/** A relative chart.path starts at the repository root: the folder given (or a manifest file's folder). */
+export async function baseDirOf(path: string): Promise<string> {
+  const s = await stat(path);
+  return resolve(s.isDirectory() ? path : dirname(path));
+}
+
+export async function applyCloud(m: Manifest, path: string, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<DriveResult> {
+  const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
+  const namespace = namespaceOf(m, opts);
+  log(`cloud ${m.metadata.name}: release ${(m.spec as unknown as OpenStackCloudSpec).release} in namespace ${namespace}`);
+  const pauseAt = m.metadata.annotations?.['kupenstack.io/pause-upgrade-at'];
+  return driveCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace, ...(pauseAt ? { pauseAt } : {}), baseDir: await baseDirOf(path), log, signal });
+}
+
+/** The OpenStackCloud of a revision and, with a kubeconfig, the result of driving it. */
+export interface RevisionCloud {
+  manifest: Manifest;
+  /** Absent without a kubeconfig: the cloud is only validated. */
+  driven?: DriveResult;
+  /** The revision's other manifests: they wait while the cloud is not Ready. */
+  waiting: number;
+}
+
+/**
+ * The one path `apply --kubeconfig` and `agent --kubeconfig` drive a revision's cloud by:
+ * validate PATH, find its OpenStackCloud, drive it. Undefined when the revision declares
+ * none, or does not validate (the resources' apply that follows reports why).
+ */
+export async function driveRevisionCloud(path: string, registry: SchemaRegistry, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<RevisionCloud | undefined> {
+  const check = await checkPath(path, registry);
+  if (check.diagnostics.length > 0) return undefined;
+  const manifest = cloudManifest(check.validated.manifests);
+  if (!manifest) return undefined;
+  const waiting = check.validated.manifests.filter((m) => m !== manifest).length;
+  if (!opts.kubeconfig) return { manifest, waiting };
+  return { manifest, waiting, driven: await applyCloud(manifest, path, opts, log, signal) };
+}
+
+/** Why the resources of a revision wait: the cloud's Ready condition (paused, outside the window, a failed step). */
+export const cloudNotReady = (c: RevisionCloud): string => `OpenStackCloud ${c.manifest.metadata.name} is not Ready: ${c.driven?.status.conditions?.find((x) => x.type === 'Ready')?.message ?? 'see its status'}; ${c.waiting} resources wait for it, nothing else was applied`;
