@@ -206,7 +206,7 @@ export class CloudLoop {
         cloud: name,
         namespace,
         baseDir: this.opts.baseDir,
-        fieldManager: statusManager,
+        // The workloads' field manager is driveCloud's own, as standalone: a cloud installed by `kupenstack apply` and then by the controller has one owner.
         ...(this.opts.helm ? { helm: this.opts.helm } : {}),
         ...this.opts.drive,
         ...(pauseAt ? { pauseAt } : {}),
@@ -268,7 +268,7 @@ export class CloudLoop {
   private async writeStatus(name: string, stored: OpenStackCloudStatus, extras: CloudStatusExtras): Promise<void> {
     if (!this.opts.acting() || !this.clouds.has(name)) return;
     const status = cloudStatusBody(stored, { ...extras, endpoints: this.endpoints.get(name) });
-    const last = this.written.get(name) ?? (this.clouds.get(name)?.status);
+    const last = this.written.get(name) ?? this.clouds.get(name)?.status;
     if (sameStatus(last, status)) return;
     try {
       await this.custom.patchClusterCustomObjectStatus({ group, version, plural, name, fieldManager: statusManager, force: true, body: { apiVersion, kind, metadata: { name }, status } }, serverSideApply);
