@@ -52,6 +52,7 @@ interface ControllerCliOptions {
   registryHookSecret?: string;
   cloudLifecycle: boolean;
   cloudResync: string;
+  cloudSelector?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -92,6 +93,7 @@ export function controllerCommand(): Command {
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
     .option('--no-cloud-lifecycle', 'do not drive OpenStackCloud resources (install and upgrade of the OpenStack-Helm charts); only OpenStack resources and Syncs')
     .option('--cloud-resync <duration>', 'a Ready OpenStackCloud is driven again this often (drift in its namespace corrected)', '10m')
+    .option('--cloud-selector <selector>', 'drive only the OpenStackCloud resources matching this label selector (default: the cluster\'s one)')
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
@@ -172,7 +174,7 @@ export function controllerCommand(): Command {
       const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
       const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
       // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
-      const clouds = opts.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: parseDuration(opts.cloudResync), debounceMs, acting, log, baseDir: process.cwd() }) : undefined;
+      const clouds = opts.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: parseDuration(opts.cloudResync), debounceMs, acting, log, baseDir: process.cwd(), ...(opts.cloudSelector ? { selector: opts.cloudSelector } : {}) }) : undefined;
       const stop = (): void => {
         log('stopping');
         // The Lease is released first, so the other replica takes over at once.

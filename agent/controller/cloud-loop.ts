@@ -42,6 +42,8 @@ export interface CloudLoopOptions {
   /** Where a relative spec.chart.path starts. */
   baseDir: string;
   helm?: string;
+  /** Only the OpenStackCloud resources matching this label selector (tests sharing a cluster). */
+  selector?: string;
   /** Gate polling and step deadline (tests shorten them). */
   drive?: Pick<DriveOptions, 'pollMs' | 'stepDeadlineMs'>;
 }
@@ -88,7 +90,7 @@ export class CloudLoop {
   }
 
   async start(): Promise<void> {
-    const informer = k8s.makeInformer<CloudObject>(this.opts.kc, `/apis/${group}/${version}/${plural}`, async () => (await this.custom.listClusterCustomObject({ group, version, plural })) as k8s.KubernetesListObject<CloudObject>);
+    const informer = k8s.makeInformer<CloudObject>(this.opts.kc, `/apis/${group}/${version}/${plural}`, async () => (await this.custom.listClusterCustomObject({ group, version, plural, labelSelector: this.opts.selector })) as k8s.KubernetesListObject<CloudObject>, this.opts.selector);
     informer.on('add', (o) => this.onCloud(o));
     informer.on('update', (o) => this.onCloud(o));
     informer.on('delete', (o) => this.onGone(o.metadata.name));
@@ -195,7 +197,7 @@ export class CloudLoop {
         backup = status.upgrade.backup;
         event('BackupDone', `backup before the upgrade ${status.upgrade.from ?? '?'} → ${status.upgrade.to ?? '?'}: ${backup}`);
       }
-      writes = writes.then(() => this.writeStatus(name, status, { generation }));
+      writes = writes.then(() => this.writeStatus(name, status, { generation, progressOver: this.written.get(name) ?? before }));
     };
     const pauseAt = cr.metadata.annotations?.[pauseAnnotation];
     this.opts.log(`cloud   ${name}: driving release ${spec.release} in namespace ${namespace} (generation ${generation ?? '?'})`);

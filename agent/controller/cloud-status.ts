@@ -12,6 +12,12 @@ export interface CloudStatusExtras {
   waitUntil?: Date;
   /** Per chart, its endpoint in the Keystone catalog. */
   endpoints?: Record<string, ServiceEndpoint>;
+  /**
+   * A write while the run goes on, over this earlier status: only Reconciling speaks for the
+   * new generation yet; observedGeneration and the other conditions keep the generation they
+   * were computed for, so "Ready at generation N" never means a run still under way.
+   */
+  progressOver?: OpenStackCloudStatus;
 }
 
 const cap = 4096;
@@ -23,9 +29,16 @@ const cap = 4096;
  * whole by server-side apply, so a field this run no longer sets (a cleared failure) goes.
  */
 export function cloudStatusBody(stored: OpenStackCloudStatus, extras: CloudStatusExtras): OpenStackCloudStatus {
-  const { generation, failure, waitUntil, endpoints } = extras;
+  const { generation, failure, waitUntil, endpoints, progressOver } = extras;
   const status: OpenStackCloudStatus = { ...stored };
-  if (generation !== undefined) {
+  if (progressOver) {
+    status.observedGeneration = progressOver.observedGeneration;
+    const was = new Map((progressOver.conditions ?? []).map((c) => [c.type, c.observedGeneration]));
+    status.conditions = stored.conditions?.map(({ observedGeneration: _, ...c }) => {
+      const at = c.type === 'Reconciling' ? generation : was.get(c.type);
+      return at === undefined ? c : { ...c, observedGeneration: at };
+    });
+  } else if (generation !== undefined) {
     status.observedGeneration = generation;
     status.conditions = stored.conditions?.map((c) => ({ ...c, observedGeneration: generation }));
   }

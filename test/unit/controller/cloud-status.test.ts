@@ -58,3 +58,17 @@ describe('OpenStackCloud status in the cluster', () => {
     expect([...validateNamespace(documentsOf([cr('bad', '2099.1')]), loadSchemaRegistry()).rejected.values()].flat().map((d) => d.code)).toEqual(['cloud.release-unknown']);
   });
 });
+
+describe('OpenStackCloud status while a run goes on', () => {
+  it('says Reconciling for the new generation; observedGeneration and Ready keep the generation they were computed for', () => {
+    const done = cloudStatusBody({ conditions: [ready, { ...ready, type: 'Reconciling', status: 'False' }] }, { generation: 2 });
+    const running = cloudStatusBody({ conditions: [ready, { ...ready, type: 'Reconciling', status: 'True', reason: 'Applying' }] }, { generation: 3, progressOver: done });
+    expect(running.observedGeneration).toBe(2);
+    expect(running.conditions!.find((c) => c.type === 'Ready')!.observedGeneration).toBe(2);
+    expect(running.conditions!.find((c) => c.type === 'Reconciling')!.observedGeneration).toBe(3);
+    // The first run of a cloud: nothing was computed before, so no generation is claimed but Reconciling's.
+    const first = cloudStatusBody({ conditions: [{ ...ready, type: 'Reconciling', status: 'True' }] }, { generation: 1, progressOver: {} });
+    expect(first.observedGeneration).toBeUndefined();
+    expect(first.conditions).toEqual([{ ...ready, type: 'Reconciling', status: 'True', observedGeneration: 1 }]);
+  });
+});

@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OpenStackCloudStatus } from '../../../agent/model/kinds.generated.ts';
+import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
+import { testCloudName } from '../../support/context.ts';
+import { charts } from '../../testbed/charts/peer.ts';
+import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+
+/*
+ * The in-cluster cloud lifecycle (issue #14) on the test bed: `kupenstack controller` as a
+ * ServiceAccount holding only deploy/rbac's rights (the cloud ones bound in the cloud's
+ * namespace), an OpenStackCloud CR whose charts come from the test-bed Helm repository, kwok
+ * pods. The controller installs it and the CR's status becomes Ready with per-service readiness,
+ * observedGeneration and each service's endpoint from the real Keystone's catalog; a replicas
+ * change is applied; kill -9 of the controller during a run and a restart redo no finished step
+ * (no Job created again, no workload but the changed one touched).
+ */
+const repo = join(import.meta.dirname, '../../..');
+const run = randomBytes(3).toString('hex');
+const name = `cloudcr-${run}`;
+const ns = `cloudcr-${run}`;
+const selector = `kupenstack.io/test-run=${run}`;
+const os = OpenStackCloud.fromCloudsYaml(testCloudName);
+let kubeconfig = '';
+const controllers: ControllerProcess[] = [];
+
+interface Cr { metadata: { generation: number }; status?: OpenStackCloudStatus }
+interface Workload { metadata: { name: string; uid: string; generation: number }; spec: { replicas?: number } }
+const cr = (): Cr => getJson<Cr>(['get', 'openstackcloud', name]);
+const condition = (c: Cr, type: string) => c.status?.conditions?.find((x) => x.type === type);
+/** Ready at the CR's current generation (the controller acted on this very spec). */
+const readyAt = (generation: number) => (): Promise<boolean> => {
+  const c = cr();
+  return Promise.resolve(c.status?.observedGeneration === generation && condition(c, 'Ready')?.status === 'True' && condition(c, 'Ready')?.observedGeneration === generation);
+};
+const items = (kind: string): Workload[] => getJson<{ items: Workload[] }>(['-n', ns, 'get', kind]).items;
+/** Every Job's uid and every workload's generation: a finished step redone would create a Job again or move a generation. */
+function snapshot(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const j of items('jobs')) out.set(`Job/${j.metadata.name}`, j.metadata.uid);
+  for (const kind of ['deployments', 'statefulsets', 'daemonsets']) for (const w of items(kind)) out.set(`${kind}/${w.metadata.name}`, String(w.metadata.generation));
+  return out;
+}
+function start(): Promise<void> {
+  const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', `cc${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h']);
+  controllers.push(c);
+  return c.start();
+}
+const manifest = (services: Record<string, { replicas: number }> = {}): string =>
+  JSON.stringify({ apiVersion: 'kupenstack.io/v1alpha1', kind: 'OpenStackCloud', metadata: { name, labels: { 'kupenstack.io/test-run': run } }, spec: { release: '2025.1', namespace: ns, chart: { repository: charts.repository }, services } });
+
+beforeAll(async () => {
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
+  kubectlOk(['create', 'namespace', ns]);
+  // What deploy/rbac does for `openstack`, for this run's namespace: the cloud rights bound here only.
+  kubectlOk(['create', 'rolebinding', 'kupenstack-controller-cloud', '-n', ns, '--clusterrole', 'kupenstack-controller-cloud', '--serviceaccount', 'kupenstack-system:kupenstack-controller']);
+  kubeconfig = serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller');
+  // The test bed's pinned helm (the image ships its own on PATH).
+  process.env.KUPENSTACK_HELM = charts.helm;
+  await start();
+}, 300_000);
+
+afterAll(async () => {
+  for (const c of controllers) await c.stop();
+  kubectl(['delete', 'openstackcloud', name, '--wait=false']);
+  kubectl(['delete', 'namespace', ns, '--wait=false']);
+  for (const e of kubectl(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${name}`, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['delete', e, '-n', 'default']);
+}, 120_000);
+
+describe('kupenstack controller drives an OpenStackCloud CR', () => {
+  it('installs it to Ready with per-service readiness, endpoints and observedGeneration; applies a replicas change; kill -9 and a restart redo no finished step', async () => {
+    const t0 = Date.now();
+    kubectlOk(['apply', '-f', '-'], { input: manifest() });
+    await until('the cloud to be Ready at generation 1', readyAt(1), 600_000, 1_000);
+    const installMs = Date.now() - t0;
+    let c = cr();
+    expect(c.status?.release).toBe('2025.1');
+    for (const type of ['Ready', 'Reconciling', 'Stalled']) expect(condition(c, type)?.observedGeneration, type).toBe(1);
+    expect(condition(c, 'Stalled')?.status).toBe('False');
+    const services = c.status?.services ?? {};
+    expect(Object.keys(services).sort()).toEqual(['cinder', 'glance', 'horizon', 'keystone', 'mariadb', 'memcached', 'neutron', 'nova', 'placement', 'rabbitmq']);
+    for (const [chart, s] of Object.entries(services)) expect(s.ready, chart).toBe(true);
+    expect(c.status?.failure).toBeUndefined();
+
+    // The endpoints are the real Keystone's public ones; a type it does not list is Missing, not an error.
+    const catalog = (await os.session.token({ default: true })).catalog;
+    const publicUrl = (type: string): string | undefined => catalog.find((e) => e.type === type)?.endpoints.find((e) => e.interface === 'public')?.url.replace(/\/+$/, '');
+    expect(publicUrl('identity')).toBeDefined();
+    expect(services.keystone!.endpoint).toEqual({ serviceType: 'identity', url: publicUrl('identity'), state: 'Listed' });
+    expect(services.nova!.endpoint).toMatchObject({ serviceType: 'compute', url: publicUrl('compute'), state: 'Listed' });
+    expect(services.cinder!.endpoint).toMatchObject({ serviceType: 'volumev3', state: publicUrl('volumev3') ? 'Listed' : 'Missing' });
+    expect(services.horizon!.endpoint).toMatchObject({ serviceType: 'dashboard', state: publicUrl('dashboard') ? 'Listed' : 'Missing' });
+    expect(services.mariadb!.endpoint).toBeUndefined();
+
+    // Events on the CR (namespace default, the API server's place for a cluster-scoped object's Events).
+    const reasons = new Set(getJson<{ items: { reason: string }[] }>(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${name},involvedObject.kind=OpenStackCloud`]).items.map((e) => e.reason));
+    for (const r of ['StepStarted', 'GatePassed', 'Ready']) expect(reasons, r).toContain(r);
+
+    // A spec change is applied: keystone's replicas.
+    const t1 = Date.now();
+    kubectlOk(['patch', 'openstackcloud', name, '--type=merge', '-p', JSON.stringify({ spec: { services: { keystone: { replicas: 3 } } } })]);
+    await until('the replicas change to be Ready at generation 2', readyAt(2), 300_000, 1_000);
+    const changeMs = Date.now() - t1;
+    expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'keystone-api']).spec.replicas).toBe(3);
+
+    // kill -9 while a run for generation 3 is under way; the restarted controller finishes it and redoes nothing finished.
+    const before = snapshot();
+    expect([...before.keys()].filter((k) => k.startsWith('Job/')).length).toBeGreaterThan(0);
+    const first = controllers[0]!;
+    const runs = (first.log().match(/driving release/g) ?? []).length;
+    kubectlOk(['patch', 'openstackcloud', name, '--type=merge', '-p', JSON.stringify({ spec: { services: { glance: { replicas: 2 } } } })]);
+    await until('a run for generation 3 to start', () => Promise.resolve((first.log().match(/driving release/g) ?? []).length > runs && /cloud step /.test(first.log().split('driving release').at(-1) ?? '')), 120_000, 100);
+    first.kill9();
+    expect(cr().status?.observedGeneration).not.toBe(3);
+    const t2 = Date.now();
+    await start();
+    await until('the restarted controller to finish generation 3', readyAt(3), 300_000, 1_000);
+    const resumeMs = Date.now() - t2;
+    const after = snapshot();
+    const changed = [...after].filter(([k, v]) => before.get(k) !== v).map(([k]) => k);
+    expect(changed).toEqual(['deployments/glance-api']);
+    expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'glance-api']).spec.replicas).toBe(2);
+    c = cr();
+    expect(condition(c, 'Ready')?.observedGeneration).toBe(3);
+    console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; restart after kill -9 to Ready ${resumeMs} ms (kwok, ${Object.keys(services).length} charts)`);
+  }, 1_200_000);
+});
