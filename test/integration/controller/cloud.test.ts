@@ -10,17 +10,19 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfi
 /*
  * The in-cluster cloud lifecycle (issue #14) on the test bed: `kupenstack controller` as a
  * ServiceAccount holding only deploy/rbac's rights (the cloud ones bound in the cloud's
- * namespace), an OpenStackCloud CR whose charts come from the test-bed Helm repository, kwok
- * pods. The controller installs it and the CR's status becomes Ready with per-service readiness,
- * observedGeneration and each service's endpoint from the real Keystone's catalog; a replicas
- * change is applied; kill -9 of the controller during a run and a restart redo no finished step
- * (no Job created again, no workload but the changed one touched).
+ * namespace), two replicas with leader election, an OpenStackCloud CR whose charts come from
+ * the test-bed Helm repository, kwok pods. The leader installs it (the follower drives nothing)
+ * and the CR's status becomes Ready with per-service readiness, observedGeneration and each
+ * service's endpoint from the real Keystone's catalog; a replicas change is applied; kill -9 of
+ * the leader during a run → the other replica takes over and redoes no finished step (no Job
+ * created again, no workload but the changed one touched); a restarted replica follows.
  */
 const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
 const name = `cloudcr-${run}`;
 const ns = `cloudcr-${run}`;
 const selector = `kupenstack.io/test-run=${run}`;
+const lease = `cloudcr-${run}`;
 const os = OpenStackCloud.fromCloudsYaml(testCloudName);
 let kubeconfig = '';
 const controllers: ControllerProcess[] = [];
@@ -42,11 +44,14 @@ function snapshot(): Map<string, string> {
   for (const kind of ['deployments', 'statefulsets', 'daemonsets']) for (const w of items(kind)) out.set(`${kind}/${w.metadata.name}`, String(w.metadata.generation));
   return out;
 }
-function start(): Promise<void> {
-  const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', `cc${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h']);
+async function start(): Promise<ControllerProcess> {
+  const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', `cc${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--leader-elect', '--leader-election-id', lease, '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s']);
   controllers.push(c);
-  return c.start();
+  await c.start();
+  return c;
 }
+const leads = (c: ControllerProcess): boolean => c.log().includes(`acquired lease kupenstack-system/${lease}`);
+const drives = (c: ControllerProcess): number => (c.log().match(/driving release/g) ?? []).length;
 const manifest = (services: Record<string, { replicas: number }> = {}): string =>
   JSON.stringify({ apiVersion: 'kupenstack.io/v1alpha1', kind: 'OpenStackCloud', metadata: { name, labels: { 'kupenstack.io/test-run': run } }, spec: { release: '2025.1', namespace: ns, chart: { repository: charts.repository }, services } });
 
@@ -61,21 +66,28 @@ beforeAll(async () => {
   // The test bed's pinned helm (the image ships its own on PATH).
   process.env.KUPENSTACK_HELM = charts.helm;
   await start();
+  await start();
+  await until('a leader', () => Promise.resolve(controllers.some(leads)), 30_000, 200);
 }, 300_000);
 
 afterAll(async () => {
   for (const c of controllers) await c.stop();
   kubectl(['delete', 'openstackcloud', name, '--wait=false']);
+  kubectl(['delete', 'lease', lease, '-n', 'kupenstack-system']);
   kubectl(['delete', 'namespace', ns, '--wait=false']);
   for (const e of kubectl(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${name}`, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['delete', e, '-n', 'default']);
 }, 120_000);
 
 describe('kupenstack controller drives an OpenStackCloud CR', () => {
-  it('installs it to Ready with per-service readiness, endpoints and observedGeneration; applies a replicas change; kill -9 and a restart redo no finished step', async () => {
+  it('the leader installs it to Ready with per-service readiness, endpoints and observedGeneration; applies a replicas change; after kill -9 of the leader the other replica redoes no finished step', async () => {
     const t0 = Date.now();
     kubectlOk(['apply', '-f', '-'], { input: manifest() });
     await until('the cloud to be Ready at generation 1', readyAt(1), 600_000, 1_000);
     const installMs = Date.now() - t0;
+    const leader = controllers.find(leads)!;
+    const follower = controllers.find((x) => x !== leader)!;
+    expect(drives(leader)).toBeGreaterThan(0);
+    expect(drives(follower)).toBe(0);
     let c = cr();
     expect(c.status?.release).toBe('2025.1');
     for (const type of ['Ready', 'Reconciling', 'Stalled']) expect(condition(c, type)?.observedGeneration, type).toBe(1);
@@ -106,25 +118,28 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     const changeMs = Date.now() - t1;
     expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'keystone-api']).spec.replicas).toBe(3);
 
-    // kill -9 while a run for generation 3 is under way; the restarted controller finishes it and redoes nothing finished.
+    // kill -9 of the leader while a run for generation 3 is under way; the other replica takes over, finishes it and redoes nothing finished.
     const before = snapshot();
     expect([...before.keys()].filter((k) => k.startsWith('Job/')).length).toBeGreaterThan(0);
-    const first = controllers[0]!;
-    const runs = (first.log().match(/driving release/g) ?? []).length;
+    const runs = drives(leader);
     kubectlOk(['patch', 'openstackcloud', name, '--type=merge', '-p', JSON.stringify({ spec: { services: { glance: { replicas: 2 } } } })]);
-    await until('a run for generation 3 to start', () => Promise.resolve((first.log().match(/driving release/g) ?? []).length > runs && /cloud step /.test(first.log().split('driving release').at(-1) ?? '')), 120_000, 100);
-    first.kill9();
+    await until('a run for generation 3 to start', () => Promise.resolve(drives(leader) > runs && /cloud step /.test(leader.log().split('driving release').at(-1) ?? '')), 120_000, 100);
+    leader.kill9();
     expect(cr().status?.observedGeneration).not.toBe(3);
     const t2 = Date.now();
-    await start();
-    await until('the restarted controller to finish generation 3', readyAt(3), 300_000, 1_000);
+    // A restarted replica joins as a follower: the Lease is the survivor's once it expired.
+    const restarted = await start();
+    await until('the other replica to finish generation 3', readyAt(3), 300_000, 1_000);
     const resumeMs = Date.now() - t2;
+    expect(leads(follower)).toBe(true);
+    expect(drives(follower)).toBeGreaterThan(0);
+    expect(drives(restarted)).toBe(0);
     const after = snapshot();
     const changed = [...after].filter(([k, v]) => before.get(k) !== v).map(([k]) => k);
     expect(changed).toEqual(['deployments/glance-api']);
     expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'glance-api']).spec.replicas).toBe(2);
     c = cr();
     expect(condition(c, 'Ready')?.observedGeneration).toBe(3);
-    console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; restart after kill -9 to Ready ${resumeMs} ms (kwok, ${Object.keys(services).length} charts)`);
+    console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; takeover after kill -9 of the leader to Ready ${resumeMs} ms (lease 4 s) (kwok, ${Object.keys(services).length} charts)`);
   }, 1_200_000);
 });
