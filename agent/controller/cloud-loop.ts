@@ -191,8 +191,13 @@ export class CloudLoop {
     let backup = before.upgrade?.backup;
     // Progress writes are chained: one at a time, in order, none after the run's own last one.
     let writes = Promise.resolve();
+    // A replica whose renew deadline passed (a paused process, a partitioned node) may not have run its elector yet: checked at each step and save, it stops itself.
+    const stillActing = (): boolean => {
+      if (!signal.aborted && !this.opts.acting()) abort.abort(new Error('not acting any more (Lease not renewed in time)'));
+      return !signal.aborted;
+    };
     const progress = (status: OpenStackCloudStatus): void => {
-      if (signal.aborted) return;
+      if (!stillActing()) return;
       if (status.upgrade?.backup && status.upgrade.backup !== backup) {
         backup = status.upgrade.backup;
         event('BackupDone', `backup before the upgrade ${status.upgrade.from ?? '?'} → ${status.upgrade.to ?? '?'}: ${backup}`);
@@ -215,7 +220,11 @@ export class CloudLoop {
         log: this.opts.log,
         signal,
         onStatus: progress,
-        onStep: quiet ? undefined : (step, what) => event(what === 'started' ? 'StepStarted' : 'GatePassed', `${what === 'started' ? 'step' : 'gate of step'} ${step} ${what === 'started' ? 'started' : 'passed'}`),
+        onStep: (step, what) => {
+          // Thrown out of the engine: no further object of this step is applied by a replica that does not act.
+          if (!stillActing()) throw signal.reason as Error;
+          if (!quiet) event(what === 'started' ? 'StepStarted' : 'GatePassed', `${what === 'started' ? 'step' : 'gate of step'} ${step} ${what === 'started' ? 'started' : 'passed'}`);
+        },
       });
     } catch (err) {
       await writes;

@@ -142,4 +142,30 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     expect(condition(c, 'Ready')?.observedGeneration).toBe(3);
     console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; takeover after kill -9 of the leader to Ready ${resumeMs} ms (lease 4 s) (kwok, ${Object.keys(services).length} charts)`);
   }, 1_200_000);
+
+  it('a leader paused past its renew deadline (SIGSTOP) stops its run when it resumes, writing nothing; the new leader finishes', async () => {
+    const live = controllers.filter((x) => x.child);
+    const leader = live.find(leads)!;
+    const other = live.find((x) => x !== leader)!;
+    expect(leads(other)).toBe(false);
+    const runs = drives(leader);
+    kubectlOk(['patch', 'openstackcloud', name, '--type=merge', '-p', JSON.stringify({ spec: { services: { placement: { replicas: 2 } } } })]);
+    await until('a run for generation 4 to start', () => Promise.resolve(drives(leader) > runs && /cloud step /.test(leader.log().split('driving release').at(-1) ?? '')), 120_000, 100);
+    leader.child!.kill('SIGSTOP');
+    const paused = Date.now();
+    await until('the other replica to finish generation 4', readyAt(4), 300_000, 500);
+    const takeoverMs = Date.now() - paused;
+    expect(leads(other)).toBe(true);
+    const seen = leader.log().length;
+    const status = JSON.stringify(cr().status);
+    leader.child!.kill('SIGCONT');
+    await until('the resumed replica to stop its run', () => Promise.resolve(/cloud {3}cloudcr-\w+: run stopped \(/.test(leader.log().slice(seen))), 60_000, 200);
+    const after = leader.log().slice(seen);
+    expect(after).not.toMatch(/: Ready \(release/);
+    // What it wrote would show in the status: the new leader's stays as it was.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(JSON.stringify(cr().status)).toBe(status);
+    expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'placement-api']).spec.replicas).toBe(2);
+    console.log(`[cloud-cr] leader paused: the other replica finished the run in ${takeoverMs} ms; the resumed one stopped: ${/run stopped \(([^)]*)\)/.exec(after)?.[1] ?? '?'}`);
+  }, 600_000);
 });
