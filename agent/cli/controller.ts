@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
 import { ClockedCounters, countKubeCalls } from '../controller/call-counts.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
+import { CloudLoop } from '../controller/cloud-loop.ts';
 import { Controller } from '../controller/controller.ts';
 import { registryHookHandler } from '../controller/registry-hook.ts';
 import { serveHealth } from '../controller/health.ts';
@@ -49,6 +50,9 @@ interface ControllerCliOptions {
   syncs: boolean;
   stateDir?: string;
   registryHookSecret?: string;
+  cloudLifecycle: boolean;
+  cloudResync: string;
+  cloudSelector?: string;
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -87,6 +91,9 @@ export function controllerCommand(): Command {
     .option('--registry-hook-secret <[namespace/]name[:key]>', 'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused')
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
+    .option('--no-cloud-lifecycle', 'do not drive OpenStackCloud resources (install and upgrade of the OpenStack-Helm charts); only OpenStack resources and Syncs')
+    .option('--cloud-resync <duration>', 'a Ready OpenStackCloud is driven again this often (drift in its namespace corrected)', '10m')
+    .option('--cloud-selector <selector>', 'drive only the OpenStackCloud resources matching this label selector (default: the cluster\'s one)')
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
@@ -96,6 +103,7 @@ export function controllerCommand(): Command {
       const cloudName = opts.cloud ?? config.cloud;
       if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
+      if (!isDuration(opts.cloudResync)) throw new UsageError(`--cloud-resync ${opts.cloudResync}: not a duration (e.g. 10m)`);
       if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
       for (const [flag, value] of [['--lease-duration', opts.leaseDuration], ['--renew-deadline', opts.renewDeadline], ['--retry-period', opts.retryPeriod]] as const) {
         if (!isDuration(value)) throw new UsageError(`${flag} ${value}: not a duration (e.g. 15s)`);
@@ -140,8 +148,13 @@ export function controllerCommand(): Command {
             controller.shardGained(shard);
             // Syncs are run by the holder of the default shard (README: Sharding).
             if (shard === opts.defaultShard) syncs?.startedLeading();
+            // So is the cloud lifecycle: one replica drives the OpenStackCloud.
+            if (shard === opts.defaultShard) clouds?.startedLeading();
           },
-          onLost: (shard) => controller.shardLost(shard),
+          onLost: (shard) => {
+            controller.shardLost(shard);
+            if (shard === opts.defaultShard) clouds?.stoppedLeading();
+          },
           onChange: (held) => {
             log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
           } });
@@ -151,15 +164,21 @@ export function controllerCommand(): Command {
         elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
             controller.startedLeading();
             syncs?.startedLeading();
-          }, onStoppedLeading: () => controller.stoppedLeading() });
+            clouds?.startedLeading();
+          }, onStoppedLeading: () => {
+            controller.stoppedLeading();
+            clouds?.stoppedLeading();
+          } });
       }
       const acting = (): boolean => (shardSet ? shardSet.holds(opts.defaultShard) : !elector || elector.isLeader());
       const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
       const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+      // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
+      const clouds = opts.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: parseDuration(opts.cloudResync), debounceMs, acting, log, baseDir: process.cwd(), ...(opts.cloudSelector ? { selector: opts.cloudSelector } : {}) }) : undefined;
       const stop = (): void => {
         log('stopping');
         // The Lease is released first, so the other replica takes over at once.
-        void Promise.all([elector?.stop(), shardSet?.stop()]).then(() => Promise.all([controller.stop(), syncs?.stop()])).then(() => {
+        void Promise.all([elector?.stop(), shardSet?.stop()]).then(() => Promise.all([controller.stop(), syncs?.stop(), clouds?.stop()])).then(() => {
           secrets.stop();
           process.exit(0);
         });
@@ -178,6 +197,7 @@ export function controllerCommand(): Command {
       }
       await controller.start();
       await syncs?.start();
+      await clouds?.start();
       started = true;
       elector?.start();
       shardSet?.start();

@@ -25,6 +25,8 @@ export interface CloudApplyOptions {
   pollMs?: number;
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /** A step started, or its gate passed (the in-cluster controller records them as Events). */
+  onStep?: (step: string, event: 'started' | 'gate passed') => void;
 }
 
 export interface StepFailure {
@@ -53,6 +55,7 @@ export async function applySteps(steps: readonly Step[], opts: CloudApplyOptions
   for (const step of steps) {
     const label = describeStep(step).split(' ').slice(0, 2).join(' ');
     log(`cloud step ${label}: ${step.objects.length} objects`);
+    opts.onStep?.(label, 'started');
     try {
       if (step.kind === 'gate') {
         const failure = await gate(step, opts, api, core, created);
@@ -76,6 +79,7 @@ export async function applySteps(steps: readonly Step[], opts: CloudApplyOptions
       return { done, failure: { step: label, kind: 'step', name: label, reason: (err as Error).message } };
     }
     done.push(label);
+    if (step.kind !== 'apply') opts.onStep?.(label, 'gate passed');
   }
   return { done };
 }

@@ -6,7 +6,7 @@ import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
 import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import { setCondition } from '../status/conditions.ts';
 import { KupenstackError } from '../errors.ts';
-import { applySteps, type StepFailure } from './apply.ts';
+import { applySteps, type CloudApplyOptions, type StepFailure } from './apply.ts';
 import { checkTransition } from './transition.ts';
 import { backupJob, upgradeOrder, upgradeSteps } from './upgrade.ts';
 import { describeWindow, windowAt } from './window.ts';
@@ -44,6 +44,10 @@ export interface DriveOptions {
   pauseAt?: string;
   /** The clock the maintenance window is read with (tests inject one). */
   now?: () => Date;
+  /** Each step's start and gate (the in-cluster controller's Events). */
+  onStep?: CloudApplyOptions['onStep'];
+  /** Each status saved, as the run goes (the in-cluster controller copies it to the CR). */
+  onStatus?: (status: OpenStackCloudStatus) => void;
 }
 
 export interface DriveResult {
@@ -58,7 +62,7 @@ export interface DriveResult {
 export const DEFAULT_CLOUD_NAMESPACE = 'openstack';
 
 export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<DriveResult> {
-  const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
+  const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud, opts.onStatus);
   const log = opts.log ?? (() => undefined);
   await store.ensureNamespace();
   // The release rules against what is deployed (downgrade, skip-level, a second upgrade): nothing is applied when one fails.
@@ -78,7 +82,7 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   }
 
   const steps = installSteps(rendered);
-  const result = await applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal });
+  const result = await applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep });
   const failedGroup = result.failure ? Number(result.failure.step.split(':')[0]) : Infinity;
   const groupOf = new Map(steps.flatMap((s) => s.charts.map((c) => [c, s.group] as const)));
   const services: NonNullable<OpenStackCloudStatus['services']> = {};
@@ -152,7 +156,7 @@ async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], stat
     log(`cloud ${opts.cloud}: upgrade waits: ${describeWindow(w)}`);
     return { status, ready: false, pruned: [], waitUntil: w.opensAt };
   };
-  const run = (steps: Step[]) => applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal });
+  const run = (steps: Step[]) => applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep });
 
   if (!up.backup) {
     const wait = await outside();

@@ -29,11 +29,13 @@ export class CloudStore {
   private readonly core: CoreV1Api;
   readonly namespace: string;
   readonly cloud: string;
+  private readonly onSave?: (status: OpenStackCloudStatus) => void;
 
-  constructor(kubeConfig: KubeConfig, namespace: string, cloud: string) {
+  constructor(kubeConfig: KubeConfig, namespace: string, cloud: string, onSave?: (status: OpenStackCloudStatus) => void) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.namespace = namespace;
     this.cloud = cloud;
+    this.onSave = onSave;
   }
 
   private get secretName(): string {
@@ -103,5 +105,6 @@ export class CloudStore {
         throw kubeApiError(`create ConfigMap ${this.namespace}/${this.stateName}`, e);
       });
     }
+    this.onSave?.(state.status);
   }
 }

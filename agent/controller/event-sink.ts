@@ -6,6 +6,8 @@ import type { KubeObject } from './objects.ts';
 
 export const eventSource = 'kupenstack-controller';
 const repeatWindowMs = 10 * 60_000;
+/** Events of a cluster-scoped object (the OpenStackCloud) live here: the API server accepts no other namespace for them. */
+export const clusterEventNamespace = 'default';
 
 /**
  * Engine events as core/v1 Events on the custom resource they concern, so
@@ -16,14 +18,14 @@ const repeatWindowMs = 10 * 60_000;
 export function kubeEventSink(core: k8s.CoreV1Api, lookup: (address: string) => { kind: string; object: KubeObject } | undefined, log: (line: string) => void, recent: Map<string, number> = new Map()): EventSink {
   return (event: EngineEvent) => {
     const target = lookup(event.address);
-    if (!target?.object.metadata.namespace) return;
+    if (!target) return;
     // A failure that repeats on every resync is one Event per repeat window, not one per run.
     const key = `${event.address}|${event.reason}|${event.message}`;
     const now = Date.parse(event.at) || Date.now();
     if ((recent.get(key) ?? -Infinity) > now - repeatWindowMs) return;
     recent.set(key, now);
     if (recent.size > 10_000) for (const [k, at] of recent) if (at <= now - repeatWindowMs) recent.delete(k);
-    void core.createNamespacedEvent({ namespace: target.object.metadata.namespace, body: eventBody(event, target.kind, target.object) }).catch((err: unknown) => {
+    void core.createNamespacedEvent({ namespace: target.object.metadata.namespace ?? clusterEventNamespace, body: eventBody(event, target.kind, target.object) }).catch((err: unknown) => {
       log(`event   ${event.address}: could not record ${event.reason} (${(err as { code?: number }).code ?? 'no response'})`);
     });
   };
@@ -32,7 +34,7 @@ export function kubeEventSink(core: k8s.CoreV1Api, lookup: (address: string) => 
 export function eventBody(event: EngineEvent, kind: string, o: KubeObject): k8s.CoreV1Event {
   const now = new Date(event.at);
   return {
-    metadata: { name: `${o.metadata.name}.${randomBytes(8).toString('hex')}`, namespace: o.metadata.namespace },
+    metadata: { name: `${o.metadata.name}.${randomBytes(8).toString('hex')}`, namespace: o.metadata.namespace ?? clusterEventNamespace },
     involvedObject: { apiVersion, kind, name: o.metadata.name, namespace: o.metadata.namespace, uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion },
     reason: event.reason,
     message: event.message.slice(0, 1024),

@@ -23,7 +23,8 @@ export function documentsOf(objects: { kind: string; object: KubeObject }[]): So
 
 /** What a manifest file would hold: server-set metadata and status are not part of the desired state. */
 function manifestOf(kind: string, o: KubeObject): Record<string, unknown> {
-  const metadata: Record<string, unknown> = { name: o.metadata.name, namespace: o.metadata.namespace };
+  // A cluster-scoped object (OpenStackCloud) has no namespace key at all: even an undefined one is "namespace set" to the validator.
+  const metadata: Record<string, unknown> = { name: o.metadata.name, ...(o.metadata.namespace !== undefined ? { namespace: o.metadata.namespace } : {}) };
   if (o.metadata.labels) metadata.labels = o.metadata.labels;
   const annotations = Object.fromEntries(Object.entries(o.metadata.annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'));
   if (Object.keys(annotations).length) metadata.annotations = annotations;

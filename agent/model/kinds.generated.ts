@@ -649,6 +649,17 @@ export type OpenStackCloudStatus = {
     chartVersion?: string;
     /** Details when not ready. */
     message?: string;
+    /** The service's public endpoint in the Keystone catalog (in-cluster controller with an OpenStack cloud configured; services only, not infrastructure). */
+    endpoint?: {
+      /** Keystone service type of the chart (identity, image, network, compute, volumev3…). */
+      serviceType?: string;
+      /** Public URL the catalog lists for that type (and the cloud's region). */
+      url?: string;
+      /** Listed: the catalog has a public endpoint; Missing: it has none (not an error: a service being installed registers it with its ks-endpoints Job); Unknown: the catalog could not be read (message says why). */
+      state?: "Listed" | "Missing" | "Unknown";
+      /** Why the endpoint is Missing or Unknown. */
+      message?: string;
+    };
   }>;
   /** Upgrade in progress or last finished. */
   upgrade?: {
@@ -676,6 +687,25 @@ export type OpenStackCloudStatus = {
     /** Outcome. */
     result?: "Succeeded" | "Failed";
   };
+  /** The object the last run stopped at (absent when it did not fail). */
+  failure?: {
+    /** Install or upgrade step (group:phase, backup, or the chart being upgraded). */
+    step?: string;
+    /** Kind of the failing object. */
+    kind?: string;
+    /** Name of the failing object. */
+    name?: string;
+    /** Why it failed. */
+    reason?: string;
+    /** Exit code of the failed pod (Jobs). */
+    exitCode?: number;
+    /** The failed pod (Jobs). */
+    pod?: string;
+    /** Last lines of the failed pod's log. */
+    logTail?: string;
+  };
+  /** When the next maintenance window opens, while a step waits outside one (the controller runs again then). */
+  nextWindow?: string;
 };
 
 /** The OpenStack cloud itself: release, services and configuration, deployed with OpenStack-Helm. One per cluster. */

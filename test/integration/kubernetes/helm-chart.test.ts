@@ -38,6 +38,9 @@ const docsOf = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJ
 const fileDocs = (path: string): Obj[] => docsOf(readFileSync(path, 'utf8'));
 
 let rendered: Obj[] = [];
+let defaults: Obj[] = [];
+/** The cloud's namespace is the release's here: the dry run takes objects of one namespace, and the shared plane may already have an `openstack` namespace Helm does not own. */
+const cloudHere = ['--set', 'cloudLifecycle.createNamespaces=false', '--set', `cloudLifecycle.namespaces={${ns}}`];
 
 beforeAll(async () => {
   // The CRDs must exist before the chart's custom objects can be dry-run (other tests apply the same files).
@@ -45,7 +48,8 @@ beforeAll(async () => {
   // Pod security "restricted" enforced: a pod of the chart that broke it would not be admitted.
   await kubectlOk(['create', 'namespace', ns]);
   await kubectlOk(['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/warn=restricted']);
-  rendered = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--include-crds']));
+  rendered = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--include-crds', ...cloudHere]));
+  defaults = docsOf(await helmOk(['template', release, chart, '--namespace', ns]));
 }, 120_000);
 
 afterAll(async () => {
@@ -70,19 +74,28 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(unknown.stderr).toContain('replica');
   });
 
-  it('renders the CRDs of deploy/crds, the RBAC of deploy/rbac and the admission policy of deploy/controller', () => {
+  it('renders the CRDs of deploy/crds, the RBAC of deploy/rbac and the admission policy of deploy/controller', async () => {
     const crds = rendered.filter((o) => o.kind === 'CustomResourceDefinition');
     expect(crds.map((c) => c.metadata.name).sort()).toEqual(readdirSync('deploy/crds').map((f) => f.replace(/\.yaml$/, '')).sort());
     for (const crd of crds) expect(crd).toEqual(fileDocs(`deploy/crds/${crd.metadata.name}.yaml`)[0]);
     const rules = (objs: Obj[], kind: string, nameEnd: string): unknown => objs.find((o) => o.kind === kind && o.metadata.name.endsWith(nameEnd))?.rules;
-    const rbac = [...fileDocs('deploy/rbac/controller.yaml'), ...fileDocs('deploy/rbac/tenant-roles.yaml')];
-    for (const [kind, end] of [['ClusterRole', '-controller'], ['ClusterRole', '-edit'], ['ClusterRole', '-view'], ['Role', '-leader-election']] as const) {
+    const rbac = [...fileDocs('deploy/rbac/controller.yaml'), ...fileDocs('deploy/rbac/tenant-roles.yaml'), ...fileDocs('deploy/rbac/cloud.yaml')];
+    for (const [kind, end] of [['ClusterRole', '-controller'], ['ClusterRole', '-controller-cloud'], ['ClusterRole', '-edit'], ['ClusterRole', '-view'], ['Role', '-leader-election']] as const) {
       expect(rules(rendered, kind, end), `${kind} *${end}`).toEqual(rules(rbac, kind, end));
       expect(rules(rendered, kind, end)).toBeDefined();
     }
     const policy = (objs: Obj[]): unknown => objs.find((o) => o.kind === 'ValidatingAdmissionPolicy')?.spec;
     expect(policy(rendered)).toEqual(policy(fileDocs('deploy/controller/validating-admission-policy.yaml')));
-    expect(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).toEqual([`${release}-controller`, `${release}-edit`, `${release}-view`]);
+    expect(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).toEqual([`${release}-controller`, `${release}-controller-cloud`, `${release}-edit`, `${release}-view`]);
+    // The cloud rights are bound in the cloud's namespace only, never cluster-wide.
+    expect(rendered.filter((o) => o.kind === 'RoleBinding' && o.metadata.name.endsWith('-controller-cloud')).map((o) => o.metadata.namespace)).toEqual([ns]);
+    expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name)).not.toContain(`${release}-controller-cloud`);
+    // By default: the namespace openstack, kept on uninstall (the cloud lives there), and the binding in it.
+    expect(defaults.filter((o) => o.kind === 'RoleBinding' && o.metadata.name.endsWith('-controller-cloud')).map((o) => o.metadata.namespace)).toEqual(['openstack']);
+    expect(defaults.find((o) => o.kind === 'Namespace')?.metadata).toMatchObject({ name: 'openstack', annotations: { 'helm.sh/resource-policy': 'keep' } });
+    const off = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--set', 'cloudLifecycle.enabled=false']));
+    expect(off.filter((o) => o.metadata.name.endsWith('-controller-cloud'))).toEqual([]);
+    expect((off.find((o) => o.kind === 'Deployment')!.spec as { template: { spec: { containers: { args: string[] }[] } } }).template.spec.containers[0]!.args).toContain('--no-cloud-lifecycle');
   });
 
   it('runs `kupenstack controller` with flags it has: 2 replicas, leader election on, restricted pod security', () => {
@@ -142,7 +155,7 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(Object.keys(before)).toHaveLength(14);
     // No --skip-crds: Helm 4 server-side applies the chart's CRDs (field manager "helm"); being the same as
     // deploy/crds, already on the shared plane, their spec (generation) does not move.
-    await helmOk(['install', release, chart, '--namespace', ns]);
+    await helmOk(['install', release, chart, '--namespace', ns, ...cloudHere]);
     const installed = await crds();
     expect(generations(installed)).toEqual(before);
     for (const crd of installed) {
