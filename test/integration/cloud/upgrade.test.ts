@@ -96,5 +96,21 @@ describe('upgrading the test cloud 2025.1 → 2025.2', () => {
     expect(await jobUid('mariadb-backup-before-2025-2')).toBe(backupUid);
     for (const name of ['keystone-api', 'glance-api', 'neutron-server', 'nova-api', 'cinder-api', 'horizon-server']) expect(await image('deployment', name), name).toMatch(/:2025\.2/);
     expect((await planCloud(v2, opts)).changes).toEqual([]);
+
+    // The order the API server recorded: the backup completed before the upgrade's first migration Job was created, and the charts' migrations were created chart by chart in the upgrade order.
+    const live = JSON.parse(await kubectlOk(['-n', ns, 'get', 'jobs', '-o', 'json'])) as { items: { metadata: { name: string; creationTimestamp: string }; status?: { completionTime?: string } }[] };
+    const backup = live.items.find((j) => j.metadata.name === 'mariadb-backup-before-2025-2')!;
+    const backupDone = Date.parse(backup.status?.completionTime ?? '');
+    expect(backupDone).not.toBeNaN();
+    const order = ['keystone', 'placement', 'glance', 'neutron', 'nova', 'cinder', 'horizon'];
+    const migrations = live.items
+      .flatMap((j) => {
+        const m = /^(\w+)-db-sync(?:-expand)?$/.exec(j.metadata.name);
+        return m && order.includes(m[1]!) ? [{ chart: m[1]!, created: Date.parse(j.metadata.creationTimestamp) }] : [];
+      })
+      .sort((a, b) => order.indexOf(a.chart) - order.indexOf(b.chart));
+    expect(migrations.map((m) => m.chart)).toEqual(expect.arrayContaining(['keystone', 'placement', 'glance', 'neutron', 'nova', 'cinder']));
+    for (const m of migrations) expect(m.created, `${m.chart}'s migration Job created after the backup completed`).toBeGreaterThanOrEqual(backupDone);
+    for (let i = 1; i < migrations.length; i++) expect(migrations[i]!.created, `${migrations[i]!.chart} after ${migrations[i - 1]!.chart}`).toBeGreaterThanOrEqual(migrations[i - 1]!.created);
   }, 1_200_000);
 });
