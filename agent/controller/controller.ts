@@ -108,6 +108,8 @@ export class Controller {
   private readonly runAborts = new Map<string, AbortController>();
   /** Namespaces moved into a shard held here: not reconciled before this time (handover). */
   private readonly notBefore = new Map<string, number>();
+  /** The run in flight per namespace: when it started and the last step it passed (the resync names a run that takes too long). */
+  private readonly inFlight = new Map<string, { since: number; step: string }>();
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
@@ -136,6 +138,8 @@ export class Controller {
     this.resync = setInterval(() => {
       const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns) && (!this.opts.sharding || this.acting(ns)));
       this.opts.log(`resync  ${due.length} namespaces`);
+      // A run that never ends holds its namespace (the queue runs a key once at a time): say where it is.
+      for (const [ns, run] of this.inFlight) if (Date.now() - run.since > 60_000) this.opts.log(`slow    run of ${ns} still going after ${Math.round((Date.now() - run.since) / 1000)} s, last step: ${run.step}`);
       for (const ns of due) this.queue.add(ns, 0, true);
     }, this.opts.resyncMs);
   }
@@ -334,12 +338,17 @@ export class Controller {
       return;
     }
     this.notBefore.delete(ns);
-    if (this.opts.sharding && !cleanup && !(await this.freshShardIsHeld(ns))) return;
+    if (this.opts.sharding && !cleanup && !(await this.freshShardIsHeld(ns))) {
+      this.opts.log(`shard   ${ns}: not run here, the API server says its shard is not held here`);
+      return;
+    }
     const abort = new AbortController();
     this.runAborts.set(ns, abort);
+    this.inFlight.set(ns, { since: Date.now(), step: 'start' });
     try {
       await this.reconcileHeld(ns, cleanup, AbortSignal.any([this.leadership.signal, abort.signal]));
     } finally {
+      this.inFlight.delete(ns);
       if (this.runAborts.get(ns) === abort) this.runAborts.delete(ns);
     }
   }
@@ -350,8 +359,9 @@ export class Controller {
       const live = await this.core.readNamespace({ name: ns });
       const shard = shardOf(live.metadata?.labels, this.opts.sharding!.defaultShard);
       return this.opts.sharding!.holds(shard);
-    } catch {
-      // Gone meanwhile: its deletion event comes through the watch and schedules the cleanup.
+    } catch (err) {
+      // Gone meanwhile: its deletion event comes through the watch and schedules the cleanup. Anything else is said: the run is skipped.
+      if (!isKubeStatus(err, 404)) this.opts.log(`shard   ${ns}: could not read the namespace, not run now: ${(err as Error).message}`);
       return false;
     }
   }
@@ -361,7 +371,11 @@ export class Controller {
     const changedAt = this.changedAt.get(ns);
     this.changedAt.delete(ns);
     const marks: [string, number][] = [];
-    const mark = (what: string): void => void marks.push([what, Date.now()]);
+    const mark = (what: string): void => {
+      marks.push([what, Date.now()]);
+      const run = this.inFlight.get(ns);
+      if (run) run.step = what;
+    };
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
     const entries = new Map(this.objects.get(ns) ?? []);
     const log = this.opts.log;
