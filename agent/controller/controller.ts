@@ -338,14 +338,15 @@ export class Controller {
       return;
     }
     this.notBefore.delete(ns);
-    if (this.opts.sharding && !cleanup && !(await this.freshShardIsHeld(ns))) {
-      this.opts.log(`shard   ${ns}: not run here, the API server says its shard is not held here`);
-      return;
-    }
+    this.inFlight.set(ns, { since: Date.now(), step: 'reading its shard label' });
     const abort = new AbortController();
-    this.runAborts.set(ns, abort);
-    this.inFlight.set(ns, { since: Date.now(), step: 'start' });
     try {
+      if (this.opts.sharding && !cleanup && !(await this.freshShardIsHeld(ns))) {
+        this.opts.log(`shard   ${ns}: not run here, the API server says its shard is not held here`);
+        return;
+      }
+      this.runAborts.set(ns, abort);
+      this.inFlight.get(ns)!.step = 'start';
       await this.reconcileHeld(ns, cleanup, AbortSignal.any([this.leadership.signal, abort.signal]));
     } finally {
       this.inFlight.delete(ns);
