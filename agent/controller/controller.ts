@@ -348,6 +348,10 @@ export class Controller {
       this.runAborts.set(ns, abort);
       this.inFlight.get(ns)!.step = 'start';
       await this.reconcileHeld(ns, cleanup, AbortSignal.any([this.leadership.signal, abort.signal]));
+    } catch (err) {
+      // The queue retries with backoff and says nothing: a run that throws before its `reconciled` line must not fail silently.
+      this.opts.log(`failed  run of ${ns} at ${this.inFlight.get(ns)?.step ?? 'start'}: ${(err as Error).message}`);
+      throw err;
     } finally {
       this.inFlight.delete(ns);
       if (this.runAborts.get(ns) === abort) this.runAborts.delete(ns);
