@@ -158,5 +158,7 @@ describe('kupenstack controller --shards a,b,c, three replicas', () => {
     await until('the change made after the hand-back in OpenStack', async () => (await names(bNamespaces[0]!.name)).join(',') === 'after-kill,back,net', 120_000);
     await until('the restarted replica to log a run of it', () => Promise.resolve(reconciled(back, handedAt).has(bNamespaces[0]!.name)), 60_000);
     expect(await names(bNamespaces[1]!.name)).toEqual(['after-kill', 'net']);
+    // Runs that failed or dragged on, even when the test passed: what slowed a wait down.
+    for (const [s, c] of replicas) for (const l of c.log().split('\n').filter((x) => /failed {2}run|slow {4}run|not run here|could not read/.test(x))) console.log(`[shard] ${s}: ${l}`);
   }, 600_000);
 });
