@@ -395,7 +395,12 @@ export class Controller {
     }
     mark('finalizers');
 
-    const events = fanOut(kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
+    // The engine's last event is the step a slow run is at (the resync names it).
+    const progress: EventSink = (e) => {
+      const run = this.inFlight.get(ns);
+      if (run) run.step = `${e.type} ${e.address}`;
+    };
+    const events = fanOut(progress, kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
     // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
     const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
     const { validated, rejected } = validateNamespace(documents, this.opts.registry);
