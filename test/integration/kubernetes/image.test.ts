@@ -70,6 +70,9 @@ async function networksOf(ns: string): Promise<{ id: string; name: string; mtu: 
   return project ? cloud.client('network').list('/networks', 'networks', { project_id: project.id }) : [];
 }
 
+// The cloud lifecycle's rights bound in this run's own namespace: the shared plane may already hold an `openstack` namespace Helm does not own.
+const cloudHere = ['--set', 'cloudLifecycle.createNamespaces=false', '--set', `cloudLifecycle.namespaces={${system}}`];
+
 beforeAll(async () => {
   const t0 = Date.now();
   built = buildImage({ push: true });
@@ -84,7 +87,7 @@ beforeAll(async () => {
   expect(clouds.clouds[testCloudName]).toBeDefined();
   await kubectlOk(['create', 'secret', 'generic', 'kupenstack-cloud', '-n', system, `--from-literal=clouds.yaml=${stringify({ clouds: { [testCloudName]: clouds.clouds[testCloudName] } })}`]);
   // The chart's ServiceAccount and RBAC, its Deployment pointing at the pushed image by digest.
-  execFileSync(helmPath, ['install', release, join(repo, 'deploy/chart/kupenstack'), '--namespace', system, `--kubeconfig=${kube.kubeconfig}`, '--skip-crds', '--set', `image.digest=${built.digest ?? ''}`, '--set', `cloud.name=${testCloudName}`, '--set', `controller.optInLabel=kupenstack.io/project=${optIn}`, '--set', 'replicas=0'], { encoding: 'utf8' });
+  execFileSync(helmPath, ['install', release, join(repo, 'deploy/chart/kupenstack'), '--namespace', system, `--kubeconfig=${kube.kubeconfig}`, '--skip-crds', '--set', `image.digest=${built.digest ?? ''}`, '--set', `cloud.name=${testCloudName}`, '--set', `controller.optInLabel=kupenstack.io/project=${optIn}`, '--set', 'replicas=0', ...cloudHere], { encoding: 'utf8' });
 }, 45 * 60_000);
 
 afterAll(async () => {
