@@ -11,6 +11,7 @@ import { setCondition } from '../status/conditions.ts';
 import { serviceEndpoints, type ServiceEndpoint } from './cloud-endpoints.ts';
 import { cloudStatusBody, type CloudStatusExtras } from './cloud-status.ts';
 import { kubeEventSink } from './event-sink.ts';
+import { rewatchOnError } from './rewatch.ts';
 import { addressOfObject, isDeleting, type KubeObject } from './objects.ts';
 import { documentsOf } from './revision.ts';
 import { statusManager } from './status-store.ts';
@@ -94,11 +95,7 @@ export class CloudLoop {
     informer.on('add', (o) => this.onCloud(o));
     informer.on('update', (o) => this.onCloud(o));
     informer.on('delete', (o) => this.onGone(o.metadata.name));
-    informer.on('error', (err: unknown) => {
-      if (this.stopped) return;
-      this.opts.log(`watch   ${plural} ended (${(err as { message?: string } | undefined)?.message ?? 'no reason'}); listing again in 2 s`);
-      setTimeout(() => void informer.start().catch(() => {}), 2_000);
-    });
+    rewatchOnError(informer, plural, this.opts.log, () => this.stopped);
     this.informer = informer;
     await informer.start();
     this.opts.log(`cloud   watching OpenStackCloud (${this.clouds.size} now); driven while this replica acts`);

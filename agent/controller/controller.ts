@@ -10,6 +10,7 @@ import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { ClockedCounters, formatCalls, type KubeCalls } from './call-counts.ts';
 import { kubeEventSink } from './event-sink.ts';
+import { rewatchOnError } from './rewatch.ts';
 import { setFinalizer } from './finalizers.ts';
 import { namespacedKinds, type WatchedKind } from './kinds.ts';
 import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objects.ts';
@@ -207,12 +208,7 @@ export class Controller {
 
   private keepWatching(informer: Informer<k8s.KubernetesObject>, what: string): void {
     this.informers.push(informer);
-    // The informer lists again by itself after a 410 Gone; any other end of the watch stops it, so it is started again.
-    informer.on('error', (err: unknown) => {
-      if (this.stopped) return;
-      this.opts.log(`watch   ${what} ended (${(err as { message?: string } | undefined)?.message ?? 'no reason'}); listing again in 2 s`);
-      setTimeout(() => void informer.start().catch(() => {}), 2_000);
-    });
+    rewatchOnError(informer, what, this.opts.log, () => this.stopped);
   }
 
   /**
