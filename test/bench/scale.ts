@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { applyPath, type ApplyReport } from '../../agent/act/apply.ts';
@@ -14,28 +15,34 @@ import type { BenchRow } from './table.ts';
 const cloudName = 'kupenstack-local';
 
 /**
- * Per namespace, within Neutron's and Cinder's default quotas (10 security
- * groups with the default one, 10 volumes): `units` networks, subnets and
- * ports, `groups` security groups with one rule each, `volumes` fake-driver
- * volumes. The default 100 namespaces × 100 resources = 10 000.
+ * Per namespace, within Neutron's, Cinder's and Nova's default quotas (10
+ * security groups with the default one, 10 volumes, 10 instances): `units`
+ * networks, subnets and ports, `groups` security groups with one rule each,
+ * `volumes` fake-driver volumes, and `vms` fake-driver VMs with the image
+ * and flavor they boot from. The default 100 namespaces × 100 resources =
+ * 10 000, of which 100 VMs and 200 volumes.
  */
 interface Shape {
   namespaces: number;
   units: number;
   groups: number;
   volumes: number;
+  vms: number;
 }
 
-function shapeOf(perNamespace: number, namespaces: number, volumes: number): Shape {
+/** A namespace with VMs also declares the Image and Flavor they boot from. */
+const computeOf = (vms: number): number => (vms > 0 ? vms + 2 : 0);
+
+function shapeOf(perNamespace: number, namespaces: number, volumes: number, vms: number): Shape {
   const groups = Math.min(8, Math.max(1, Math.round(perNamespace * 0.08)));
-  const units = Math.max(1, Math.floor((perNamespace - groups - volumes) / 3));
-  return { namespaces, units, groups, volumes };
+  const units = Math.max(1, Math.floor((perNamespace - groups - volumes - computeOf(vms)) / 3));
+  return { namespaces, units, groups, volumes, vms };
 }
 
-const resourcesOf = (s: Shape): number => s.namespaces * (s.units * 3 + s.groups + s.volumes);
+const resourcesOf = (s: Shape): number => s.namespaces * (s.units * 3 + s.groups + s.volumes + computeOf(s.vms));
 
 /** `mtu` of the changed networks: the 1 % change is one network per namespace. */
-function manifests(ns: string, s: Shape, changed: boolean): string {
+function manifests(ns: string, s: Shape, changed: boolean, imageUrl: string): string {
   const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
   const docs: string[] = [];
   for (let i = 0; i < s.groups; i++) docs.push(`${h('SecurityGroup', `sg-${i}`)}  rules:\n    - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 10.0.0.0/8}\n`);
@@ -45,6 +52,11 @@ function manifests(ns: string, s: Shape, changed: boolean): string {
     docs.push(`${h('Port', `port-${i}`)}  networkRef: {name: net-${i}}\n  securityGroupRefs: [{name: sg-${i % s.groups}}]\n`);
   }
   for (let i = 0; i < s.volumes; i++) docs.push(`${h('Volume', `vol-${i}`)}  size: 1\n`);
+  if (s.vms > 0) {
+    docs.push(`${h('Image', 'disk')}  diskFormat: raw\n  source:\n    url: {url: "${imageUrl}"}\n`);
+    docs.push(`${h('Flavor', 'tiny')}  vcpus: 1\n  ram: 64\n  disk: 1\n`);
+  }
+  for (let i = 0; i < s.vms; i++) docs.push(`${h('VirtualMachine', `vm-${i}`)}  flavorRef: {name: tiny}\n  imageRef: {name: disk}\n  networks: [{networkRef: {name: net-${i % s.units}}}]\n`);
   return docs.join('---\n');
 }
 
@@ -86,7 +98,12 @@ function cliNetworksPerSecond(project: string, n: number): number {
  */
 export async function benchScale(): Promise<BenchRow[]> {
   const namespaces = Number(process.env.BENCH_SCALE_NAMESPACES ?? '100');
-  const s = shapeOf(Number(process.env.BENCH_SCALE_PER_NAMESPACE ?? '100'), namespaces, Number(process.env.BENCH_SCALE_VOLUMES ?? '2'));
+  const s = shapeOf(Number(process.env.BENCH_SCALE_PER_NAMESPACE ?? '100'), namespaces, Number(process.env.BENCH_SCALE_VOLUMES ?? '2'), Number(process.env.BENCH_SCALE_VMS ?? '1'));
+  // The VMs' disk: 64 KiB of zeros over loopback, one Glance image per namespace.
+  const disk = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
+  await new Promise<void>((resolve) => disk.listen(0, '127.0.0.1', resolve));
+  const address = disk.address();
+  const imageUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/disk.raw`;
   const total = resourcesOf(s);
   const owner = `scale${randomBytes(3).toString('hex')}`;
   const dir = mkdtempSync(join(tmpdir(), 'ks-bench-scale-'));
@@ -94,7 +111,7 @@ export async function benchScale(): Promise<BenchRow[]> {
   const write = (changed: boolean): void => {
     rmSync(repo, { recursive: true, force: true });
     mkdirSync(repo);
-    for (let n = 0; n < namespaces; n++) writeFileSync(join(repo, `ns-${n}.yaml`), manifests(`ns-${n}`, s, changed));
+    for (let n = 0; n < namespaces; n++) writeFileSync(join(repo, `ns-${n}.yaml`), manifests(`ns-${n}`, s, changed, imageUrl));
   };
   const config = { ...defaultConfig, owner, projectPrefix: `${owner}-`, stateDir: join(dir, 'state'), concurrency: Number(process.env.BENCH_SCALE_CONCURRENCY ?? '16') };
   const counters = new ApiCounters();
@@ -133,6 +150,7 @@ export async function benchScale(): Promise<BenchRow[]> {
     for (const p of await ownedProjects(cloud, owner)) await cloud.identity.remove(`/projects/${p.id}`);
     spawnSync('openstack', ['--os-cloud', cloudName, 'project', 'purge', '--project', cliProject], { stdio: 'ignore' });
     rmSync(dir, { recursive: true, force: true });
+    disk.close();
   }
   return rows;
 }
