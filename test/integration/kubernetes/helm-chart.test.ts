@@ -183,4 +183,31 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     for (const [kind, name] of cluster) expect((await kubectl(['get', kind!, name!])).stderr, `${kind} ${name}`).toMatch(/NotFound/);
     expect(generations(await crds())).toEqual(before);
   });
+
+  it('by default creates a cloud namespace that is missing, keeps it through upgrade and uninstall, and leaves one that exists alone', async () => {
+    const rel = `${release}-ns`;
+    const existing = `${ns}-old`;
+    const missing = `${ns}-new`;
+    type Ns = { metadata: { annotations?: Record<string, string> } };
+    const annotations = async (name: string): Promise<Record<string, string>> => (JSON.parse(await kubectlOk(['get', 'namespace', name, '-o', 'json'])) as Ns).metadata.annotations ?? {};
+    await kubectlOk(['create', 'namespace', existing]);
+    try {
+      // What an operator who installed OpenStack-Helm first has: before the lookup, this install failed ("exists and cannot be imported").
+      const values = ['--set', `cloudLifecycle.namespaces={${existing},${missing}}`];
+      await helmOk(['install', rel, chart, '--namespace', ns, ...values]);
+      expect(await annotations(missing)).toMatchObject({ 'meta.helm.sh/release-name': rel, 'helm.sh/resource-policy': 'keep' });
+      expect(Object.keys(await annotations(existing)).filter((k) => k.startsWith('meta.helm.sh/'))).toEqual([]);
+      for (const where of [existing, missing]) await kubectlOk(['-n', where, 'get', 'rolebinding', `${rel}-controller-cloud`]);
+      // The namespace it made is found by the lookup on upgrade and still rendered: the upgrade must not drop it.
+      await helmOk(['upgrade', rel, chart, '--namespace', ns, ...values]);
+      const manifest = docsOf(await helmOk(['get', 'manifest', rel, '--namespace', ns]));
+      expect(manifest.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name)).toEqual([missing]);
+      await helmOk(['uninstall', rel, '--namespace', ns, '--wait']);
+      expect(await annotations(missing)).toMatchObject({ 'helm.sh/resource-policy': 'keep' });
+      await kubectlOk(['get', 'namespace', existing]);
+    } finally {
+      await helm(['uninstall', rel, '--namespace', ns]);
+      await kubectl(['delete', 'namespace', existing, missing, '--wait=false']);
+    }
+  });
 });
