@@ -171,6 +171,44 @@ describe('registry notifications to the in-cluster controller', () => {
     expect(controllerRequests(from)).toEqual([]);
   }, 120_000);
 
+  it('a replica that is not the leader passes a notification on (an annotation on the Image) and the acting controller resolves the tag again', async () => {
+    // A Lease held by someone else for an hour: the second replica stays a follower the whole test.
+    const lease = `rhc-${run}-follower`;
+    const now = new Date().toISOString().replace('Z', '000Z');
+    kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: lease, namespace: 'kupenstack-system' }, spec: { holderIdentity: 'another-replica', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } }) });
+    const followerPort = await freePort();
+    const follower = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), [
+      '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${optIn}`,
+      '--no-syncs', '--listen', `127.0.0.1:${followerPort}`, '--registry-hook-secret', `${system}/registry-hook`, '--leader-elect', '--leader-election-id', lease,
+    ]);
+    await follower.start();
+    try {
+      const from = registry.log().length;
+      const logFrom = controller.log().length;
+      const postedAt = Date.now();
+      const body = JSON.stringify({ events: [{ id: randomUUID(), timestamp: new Date().toISOString(), action: 'push', target: { repository: repo, tag: 'stable' }, request: { host: registry.host } }] });
+      const res = await fetch(`http://127.0.0.1:${followerPort}/hooks/registry`, { method: 'POST', headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', authorization: `Bearer ${secret}` }, body });
+      expect(res.status).toBe(202);
+      expect(((await res.json()) as { images: string[] }).images).toEqual([`${ns}/Image/os`]);
+      // The follower wrote the request onto the Image, not to the registry or Glance.
+      expect(Date.parse(imageCr()?.metadata.annotations?.['kupenstack.io/resolve-requested-at'] ?? '')).toBeGreaterThanOrEqual(postedAt - 1000);
+      // The acting controller (resync an hour away, no notification of its own) asks the registry for the tag and writes the Image's status.
+      await until('the acting controller to resolve the tag again', () => Promise.resolve(controllerRequests(from).some((l) => l.includes(`/v2/${repo}/manifests/stable`))), 120_000).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${controller.log().slice(logFrom).slice(-3000)}\nfollower:\n${follower.log().slice(-3000)}`);
+      });
+      // A run of the namespace, in the acting controller's log (its status is rewritten only when it changes; the digest did not move).
+      await until('the run to finish', () => Promise.resolve(controller.log().slice(logFrom).includes(`reconciled ${ns} `)), 120_000);
+      expect(follower.log()).not.toContain(`reconciled ${ns} `);
+      expect(crReady(imageCr())).toBe(true);
+      expect(lines('registry notification: tag moved, resolving now', logFrom)).toEqual([]);
+      expect(getJson<{ spec: { holderIdentity: string } }>(['get', 'lease', lease, '-n', 'kupenstack-system', '-o', 'json']).spec.holderIdentity).toBe('another-replica');
+      expect(follower.log()).not.toContain(secret);
+    } finally {
+      await follower.stop();
+      kubectl(['delete', 'lease', lease, '-n', 'kupenstack-system']);
+    }
+  }, 400_000);
+
   it('a wrong secret is refused, and no secret reaches the log', async () => {
     const body = JSON.stringify({ events: [{ id: randomUUID(), timestamp: new Date().toISOString(), action: 'push', target: { repository: repo, tag: 'stable' }, request: { host: registry.host } }] });
     const post = (auth: string): Promise<Response> => fetch(`http://127.0.0.1:${port}/hooks/registry`, { method: 'POST', headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', authorization: auth }, body });
