@@ -188,7 +188,7 @@ function withDependents(removed: Set<string>, declared: Resource[]): Set<string>
 }
 
 describe('OpenStack APIs that fail at random', () => {
-  it(`converges through seeded faults at every API (${seeds} seeds, 200 resources in 5 projects): no duplicates, no orphans, lost creates adopted`, { timeout: soak ? 7_200_000 : 3_600_000 }, async () => {
+  it(`converges through seeded faults at every API (${seeds} seeds, 200 resources in 5 projects): no duplicates, no orphans, lost creates adopted`, { timeout: Math.max(3_600_000, seeds * (soak ? 360_000 : 180_000)) }, async () => {
     const variant = new Map<string, number>();
     let declared = [...all];
     expect(all).toHaveLength(200);
