@@ -11,7 +11,7 @@ import { setCondition } from '../status/conditions.ts';
 import { serviceEndpoints, type ServiceEndpoint } from './cloud-endpoints.ts';
 import { cloudStatusBody, type CloudStatusExtras } from './cloud-status.ts';
 import { kubeEventSink } from './event-sink.ts';
-import { rewatchOnError } from './rewatch.ts';
+import { rewatchOnError } from '../kube/rewatch.ts';
 import { addressOfObject, isDeleting, type KubeObject } from './objects.ts';
 import { documentsOf } from './revision.ts';
 import { statusManager } from './status-store.ts';

@@ -10,7 +10,7 @@ import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { ClockedCounters, formatCalls, type KubeCalls } from './call-counts.ts';
 import { kubeEventSink } from './event-sink.ts';
-import { rewatchOnError } from './rewatch.ts';
+import { rewatchOnError } from '../kube/rewatch.ts';
 import { setFinalizer } from './finalizers.ts';
 import { namespacedKinds, type WatchedKind } from './kinds.ts';
 import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objects.ts';

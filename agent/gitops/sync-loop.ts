@@ -3,6 +3,7 @@ import type { AgentConfig } from '../config/config.ts';
 import { syncConfigOf, type SyncConfig } from '../config/syncs.ts';
 import { KupenstackError } from '../errors.ts';
 import { mergePatch } from '../kube/client.ts';
+import { rewatchOnError } from '../kube/rewatch.ts';
 import type { SyncSpec } from '../model/kinds.generated.ts';
 import type { Logger } from '../run/logger.ts';
 import type { AgentMetrics } from '../run/metrics.ts';
@@ -78,11 +79,7 @@ export class SyncLoop {
     informer.on('add', (s) => void this.onSync(s));
     informer.on('update', (s) => void this.onSync(s));
     informer.on('delete', (s) => void this.forget(s.metadata.name));
-    informer.on('error', (err: unknown) => {
-      if (this.stopped) return;
-      this.o.logger.warn({ error: (err as { message?: string } | undefined)?.message }, 'watch of syncs ended; listing again in 2 s');
-      setTimeout(() => void informer.start().catch(() => {}), 2_000);
-    });
+    rewatchOnError(informer, 'syncs', (line) => this.o.logger.warn(line), () => this.stopped);
     this.informer = informer;
     await informer.start();
   }
