@@ -93,13 +93,17 @@ async function tagMoves(notify: boolean, pollSeconds: number, steps: MoveSteps[]
       const activeAt = await until(digest);
       latencies.push(activeAt - pushedAt);
       if (notify) {
-        // The run's last lines may land a moment after Glance shows the version (retention runs after the promote).
-        await sleep(500);
-        const at = (msg: string): number => {
-          const line = agent.lines.slice(seen).find((l) => l.msg === msg);
-          return line ? Date.parse(line.time) - pushedAt : NaN;
-        };
-        steps.push({ notified: at('registry notification: tag moved, resolving now'), runStart: at('applying only what the event names'), firstWrite: at('first OpenStack write of the run'), applied: at('applied'), active: activeAt - pushedAt });
+        // Each line after the one before it (the previous move's run may end after this push); the run's own
+        // 'applied' lands a moment after Glance shows the version (retention runs after the promote).
+        const after = (msg: string, from: number): number => agent.lines.findIndex((l, i) => i >= from && l.msg === msg);
+        const notified = after('registry notification: tag moved, resolving now', seen);
+        const runStart = after('applying only what the event names', Math.max(notified, seen));
+        const firstWrite = after('first OpenStack write of the run', Math.max(runStart, seen));
+        const deadline = Date.now() + 30_000;
+        while (after('applied', Math.max(runStart, seen)) < 0 && Date.now() < deadline) await sleep(100);
+        const applied = after('applied', Math.max(runStart, seen));
+        const at = (i: number): number => (i >= 0 ? Date.parse(agent.lines[i]!.time) - pushedAt : NaN);
+        steps.push({ notified: at(notified), runStart: at(runStart), firstWrite: at(firstWrite), applied: at(applied), active: activeAt - pushedAt });
       }
     }
   } finally {
