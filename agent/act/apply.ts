@@ -296,16 +296,26 @@ export async function applySubsetPath(opts: PathOptions & { addresses: readonly 
   return { report: await applySubset(head.validated, head.revision, applied, registry, opts), applied };
 }
 
-/** The named manifests and, transitively, what they depend on (its ids fill their references): a partial run, never a prune. */
-async function applySubset(validatedHead: ValidatedRevision, headRevision: string, addresses: readonly string[], registry: SchemaRegistry, opts: PathOptions): Promise<ApplyReport> {
+/**
+ * The named manifests of a validated revision and, transitively, what they
+ * depend on (its ids fill their references): what a partial pass plans.
+ * Addresses the revision does not declare are left out.
+ */
+export function subsetOf(validatedHead: ValidatedRevision, addresses: readonly string[]): ValidatedRevision {
   const keep = new Set<string>();
+  const declared = new Set(validatedHead.manifests.map((m) => m.address));
   const add = (address: string): void => {
-    if (keep.has(address)) return;
+    if (keep.has(address) || !declared.has(address)) return;
     keep.add(address);
     for (const d of validatedHead.graph.dependsOn.get(address) ?? []) add(d);
   };
   for (const a of addresses) add(a);
-  const validated: ValidatedRevision = { ...validatedHead, manifests: validatedHead.manifests.filter((m) => keep.has(m.address)), order: validatedHead.order.filter((a) => keep.has(a)) };
+  return { ...validatedHead, manifests: validatedHead.manifests.filter((m) => keep.has(m.address)), order: validatedHead.order.filter((a) => keep.has(a)) };
+}
+
+/** The named manifests and what they depend on: a partial run, never a prune. */
+async function applySubset(validatedHead: ValidatedRevision, headRevision: string, addresses: readonly string[], registry: SchemaRegistry, opts: PathOptions): Promise<ApplyReport> {
+  const validated = subsetOf(validatedHead, addresses);
   const sink = textLogSink(opts.log);
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };

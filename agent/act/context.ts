@@ -27,7 +27,7 @@ export interface ProjectContext {
  * planner answers references itself (plan/decide.ts); this context's `idOf`
  * throws PendingReference for an object that does not exist yet.
  */
-export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify): Promise<ProjectContext> {
+export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify, trustKnown = false): Promise<ProjectContext> {
   const ids = new Map<string, string>();
   const memos = new Map<string, Promise<unknown>>();
   const ctx: AdapterContext = {
@@ -40,6 +40,7 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
     signal,
     ...(secrets ? { secrets } : {}),
     ...(imageVerify ? { imageVerify } : {}),
+    ...(trustKnown ? { trustKnown } : {}),
     idOf: (kind, name) => {
       const id = ids.get(`${kind}/${name}`);
       if (id === undefined) throw new PendingReference(`${kind}/${name}`);

@@ -78,7 +78,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;
-    const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify);
+    const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown);
     for (const [ref, id] of before.ids) pc.ids.set(ref, id);
     scopes.set(ns, pc);
   }

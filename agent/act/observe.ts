@@ -84,9 +84,9 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
   for (const ns of missing) {
     const future: Project = { namespace: ns, id: knownAfterApply(`project ${opts.projectPrefix}${ns}`), name: `${opts.projectPrefix}${ns}` };
-    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify)), future: true });
+    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects)), future: true });
   }
-  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify)), future: false });
+  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects)), future: false });
 
   const declaredKinds = new Map<string, Set<string>>();
   for (const m of resources) declaredKinds.set(m.metadata.namespace!, (declaredKinds.get(m.metadata.namespace!) ?? new Set<string>()).add(m.kind));

@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import type { ApplyReport, EngineDeps, EngineOptions, RevisionInput } from '../act/apply.ts';
+import { subsetOf, type ApplyReport, type EngineDeps, type EngineOptions, type RevisionInput } from '../act/apply.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
@@ -25,6 +25,7 @@ import { forgetResolutions } from '../kinds/image/oci.ts';
 import { markAddressesMoved, specFollows, type MovedTag } from '../kinds/image/oci-follow.ts';
 import { mergePatch } from '../kube/client.ts';
 import { isKubeStatus } from '../kube/errors.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
 
 /**
  * Set by a replica that received a registry notification but does not lead:
@@ -111,6 +112,8 @@ export class Controller {
   private readonly notBefore = new Map<string, number>();
   /** The run in flight per namespace: when it started and the last step it passed (the resync names a run that takes too long). */
   private readonly inFlight = new Map<string, { since: number; step: string }>();
+  /** Images a registry notification (or the resolve annotation) named, per namespace: its next run applies them first, alone. */
+  private readonly movedImages = new Map<string, Set<string>>();
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
@@ -234,6 +237,7 @@ export class Controller {
   async resolveAgain(addresses: readonly string[]): Promise<void> {
     if (this.acting()) {
       markAddressesMoved(this.opts.config.owner, addresses);
+      this.noteMoved(addresses);
       for (const ns of new Set(addresses.map((a) => a.split('/')[0]!))) {
         if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
         this.queue.add(ns, 0);
@@ -250,6 +254,13 @@ export class Controller {
       } catch (err) {
         if (!isKubeStatus(err, 404)) throw err;
       }
+    }
+  }
+
+  private noteMoved(addresses: readonly string[]): void {
+    for (const address of addresses) {
+      const ns = address.split('/')[0]!;
+      this.movedImages.set(ns, (this.movedImages.get(ns) ?? new Set<string>()).add(address));
     }
   }
 
@@ -315,7 +326,10 @@ export class Controller {
     if (!this.enabled(ns)) return;
     const requested = event === 'update' && old !== undefined && o.metadata.annotations?.[resolveRequestedAt] !== undefined && old.metadata.annotations?.[resolveRequestedAt] !== o.metadata.annotations[resolveRequestedAt];
     // Asked to resolve again (a follower got a registry notification, or a user): due now whatever its interval.
-    if (requested) markAddressesMoved(this.opts.config.owner, [address]);
+    if (requested) {
+      markAddressesMoved(this.opts.config.owner, [address]);
+      this.noteMoved([address]);
+    }
     // Our own status writes change only status (generation stays): they must not schedule a run.
     const matters = requested || event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
     if (!matters) return;
@@ -419,10 +433,14 @@ export class Controller {
     let firstWrite: number | undefined;
     const onWrite = (at: number): void => void (firstWrite ??= at);
     clocked?.onWrite.add(onWrite);
+    const deps: EngineDeps = { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal };
+    const moved = this.movedImages.get(ns);
+    this.movedImages.delete(ns);
+    if (moved && !terminating) await this.imagesFirst(ns, revision, validated, [...moved].sort(), deps, mark);
     // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
     const report = await this.opts.engine(
       { revision, validated },
-      { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal },
+      deps,
       // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
       { prune: true, allowMassDelete: true },
     ).finally(() => clocked?.onWrite.delete(onWrite));
@@ -449,6 +467,31 @@ export class Controller {
     log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);
     log(`calls   after ${ns}: ${formatCalls(cloud.counters, this.opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${this.opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
     if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
+  }
+
+  /**
+   * A tag moved (registry notification): the Images it named, and what they
+   * need, are planned and applied alone before the namespace's full pass —
+   * against the projects the last full pass saw, no prune — so the new
+   * version is active without waiting for every kind of the namespace to be
+   * listed. Only valid objects take part (a rejected Image is not in
+   * `validated`). A failure is logged; the full pass right after does it
+   * all again and reports it on the objects.
+   */
+  private async imagesFirst(ns: string, revision: string, validated: ValidatedRevision, addresses: string[], deps: EngineDeps, mark: (what: string) => void): Promise<void> {
+    const only = subsetOf(validated, addresses);
+    if (only.manifests.length === 0) {
+      this.opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
+      return;
+    }
+    try {
+      const r = await this.opts.engine({ revision, validated: only }, deps, { prune: false, allowMassDelete: false, partial: true });
+      mark('images first');
+      this.opts.log(`images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`);
+    } catch (err) {
+      if (deps.signal?.aborted) throw err;
+      this.opts.log(`images  ${ns}: applying ${addresses.join(', ')} first failed, the full pass follows: ${(err as Error).message}`);
+    }
   }
 
   /** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */

@@ -228,6 +228,13 @@ export interface AdapterContext {
   offline?: boolean;
   /** The Sync's default signature policy of OCI Images (an Image's spec.verify wins). */
   imageVerify?: ImageVerify;
+  /**
+   * A partial pass (a push's changed manifests, a registry notification's
+   * Images): what the last full pass learnt from Keystone is believed
+   * without asking again (act/known-projects.ts; no images project yet).
+   * The full pass asks again.
+   */
+  trustKnown?: boolean;
 }
 
 /** The OpenStack name of a manifest: spec.name, or metadata.name. */

@@ -124,8 +124,13 @@ export async function handleRegistryHook(req: RegistryHookRequest, followers: Re
     body: { result, message, ...(triggered.length > 0 ? { syncs: triggered } : {}) },
   });
   // 2xx even when ignored: a sender retries other answers (distribution forever), and nothing it resends would change ours.
-  if (delivery.at !== undefined && (now - delivery.at > maxEventAgeMs || delivery.at - now > maxClockSkewMs)) {
-    return answer(200, 'stale', `the event is dated ${new Date(delivery.at).toISOString()}, outside ${maxEventAgeMs / 60_000} minutes of now; ignored as a replay`);
+  // A time no Date can hold (Harbor's occur_at in the far future) is no time of now either: stale, and said without formatting it as a date.
+  if (delivery.at !== undefined) {
+    const at = delivery.at;
+    const notADate = Number.isNaN(new Date(at).getTime());
+    if (notADate || now - at > maxEventAgeMs || at - now > maxClockSkewMs) {
+      return answer(200, 'stale', `the event is dated ${notADate ? `${at} ms after 1970 (not a date)` : new Date(at).toISOString()}, outside ${maxEventAgeMs / 60_000} minutes of now; ignored as a replay`);
+    }
   }
   // Remembered only once authentic, so forged deliveries cannot burn ids.
   const id = delivery.id ?? `sha256:${createHash('sha256').update(req.body).digest('hex')}`;

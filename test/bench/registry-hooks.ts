@@ -36,7 +36,16 @@ const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
  * resolves) and the Sync polls every `pollSeconds`. Both with prune: false
  * (only the declared kinds are observed): the difference is the trigger.
  */
-async function tagMoves(notify: boolean, pollSeconds: number): Promise<number[]> {
+/** Where one notified move's time went, in ms from just before the push (the agent's log lines; `active`: Glance seen to show it). */
+interface MoveSteps {
+  notified: number;
+  runStart: number;
+  firstWrite: number;
+  applied: number;
+  active: number;
+}
+
+async function tagMoves(notify: boolean, pollSeconds: number, steps: MoveSteps[] = []): Promise<number[]> {
   const agent = new AgentProcess();
   agent.port = await freePort();
   const secret = randomUUID();
@@ -59,10 +68,12 @@ async function tagMoves(notify: boolean, pollSeconds: number): Promise<number[]>
     await agent.start({ KS_BENCH_GIT_PASSWORD: peers.git.password });
     await agent.waitFor(sync, 'first revision', (s: SyncStatus) => s.lastAppliedRevision?.endsWith(sha) === true, 300_000);
     const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+    // Found once: a Keystone list on every poll would load the Keystone the agent's run is waiting on.
+    let projectId: string | undefined;
     const current = async (): Promise<unknown> => {
-      const project = (await ownedProjects(cloud, `${agent.owner}-${sync}`)).find((p) => p.namespace === ns);
-      if (!project) return undefined;
-      const images = await (await cloud.forProject(project.id)).image.list<Record<string, unknown>>('/images', 'images', { owner: project.id, name: 'os' });
+      projectId ??= (await ownedProjects(cloud, `${agent.owner}-${sync}`)).find((p) => p.namespace === ns)?.id;
+      if (!projectId) return undefined;
+      const images = await (await cloud.forProject(projectId)).image.list<Record<string, unknown>>('/images', 'images', { owner: projectId, name: 'os' });
       return images.find((i) => i.status === 'active' && !i.os_hidden)?.[propDigest];
     };
     const until = async (d: string): Promise<number> => {
@@ -76,9 +87,24 @@ async function tagMoves(notify: boolean, pollSeconds: number): Promise<number[]>
     await until(digest);
     for (let i = 0; i < moves; i++) {
       const disk = qcow2Disk();
+      const seen = agent.lines.length;
       const pushedAt = Date.now();
       digest = await pushDiskAs('kupenstack-artifact', repo, 'stable', disk);
-      latencies.push((await until(digest)) - pushedAt);
+      const activeAt = await until(digest);
+      latencies.push(activeAt - pushedAt);
+      if (notify) {
+        // Each line after the one before it (the previous move's run may end after this push); the run's own
+        // 'applied' lands a moment after Glance shows the version (retention runs after the promote).
+        const after = (msg: string, from: number): number => agent.lines.findIndex((l, i) => i >= from && l.msg === msg);
+        const notified = after('registry notification: tag moved, resolving now', seen);
+        const runStart = after('applying only what the event names', Math.max(notified, seen));
+        const firstWrite = after('first OpenStack write of the run', Math.max(runStart, seen));
+        const deadline = Date.now() + 30_000;
+        while (after('applied', Math.max(runStart, seen)) < 0 && Date.now() < deadline) await sleep(100);
+        const applied = after('applied', Math.max(runStart, seen));
+        const at = (i: number): number => (i >= 0 ? Date.parse(agent.lines[i]!.time) - pushedAt : NaN);
+        steps.push({ notified: at(notified), runStart: at(runStart), firstWrite: at(firstWrite), applied: at(applied), active: activeAt - pushedAt });
+      }
     }
   } finally {
     target.registry = saved;
@@ -146,16 +172,27 @@ async function benchExport(): Promise<BenchRow[]> {
 
 export async function benchRegistryHooks(): Promise<BenchRow[]> {
   const pollSeconds = 30;
-  const hooked = await tagMoves(true, pollSeconds);
+  const steps: MoveSteps[] = [];
+  const hooked = await tagMoves(true, pollSeconds, steps);
   const polled = await tagMoves(false, pollSeconds);
   const [h, p] = [median(hooked), median(polled)];
+  const ms = (key: keyof MoveSteps): string => `${(median(steps.map((s) => s[key]).filter((x) => Number.isFinite(x))) / 1000).toFixed(2)} s`;
+  for (const [i, s] of steps.entries()) console.log(`  move ${i + 1}: notified +${s.notified} ms, run start +${s.runStart} ms, first Glance write +${s.firstWrite} ms, applied +${s.applied} ms, seen active +${s.active} ms`);
+  // The issue's goal is 2 s plus the transfer; the disk is 1 MiB of qcow2, so its transfer is counted inside the 2 s.
   return [
     {
-      name: `tag move → new active Glance version, median of ${moves}`,
+      name: `tag move → new active Glance version, median of ${moves} (1 MiB qcow2)`,
       ours: `${secs(h)} with registry notifications (min ${secs(Math.min(...hooked))}, max ${secs(Math.max(...hooked))})`,
       peer: `${secs(p)} found by polling every ${pollSeconds} s (min ${secs(Math.min(...polled))}, max ${secs(Math.max(...polled))})`,
-      goal: 'notification < polling (median)',
-      met: h < p,
+      goal: '≤ 2 s and < polling (medians)',
+      met: h <= 2000 && h < p,
+    },
+    {
+      name: 'notified move, medians from the push: notification → run start → first Glance write → applied → seen active',
+      ours: `${ms('notified')} → ${ms('runStart')} → ${ms('firstWrite')} → ${ms('applied')} → ${ms('active')}`,
+      peer: 'none',
+      goal: 'first Glance write ≤ 1 s',
+      met: median(steps.map((s) => s.firstWrite)) <= 1000,
     },
     ...(await benchExport()),
   ];

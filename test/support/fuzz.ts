@@ -3,7 +3,10 @@ import fc from 'fast-check';
 import { pack } from 'tar-stream';
 import { KupenstackError } from '../../agent/errors.ts';
 import { parseManifestFile } from '../../agent/load/parse.ts';
-import { identify, parsePush, verify } from '../../agent/run/webhook.ts';
+import { specFollows } from '../../agent/kinds/image/oci-follow.ts';
+import { handleRegistryHook, type RegistryHookAnswer, type RegistryHookFollower } from '../../agent/run/registry-hook.ts';
+import { envelopeType } from '../../agent/run/registry-senders/distribution.ts';
+import { DeliveryLog, hmacHex, identify, parsePush, verify } from '../../agent/run/webhook.ts';
 import type { SchemaRegistry } from '../../agent/schema/registry.ts';
 import { validateRevision } from '../../agent/validate/validate.ts';
 import { qcow2VirtualSize, sniffDiskFormat } from '../../lib/disk/sniff.ts';
@@ -176,6 +179,73 @@ export const webhookTarget: FuzzTarget<{ headers: Record<string, string | string
     } catch (err) {
       typedOnly(err, 'identify/parsePush');
     }
+  },
+};
+
+const anyValue = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constantFrom('push', 'pull', 'delete', 'PUSH_ARTIFACT', 'harbor.artifact.pushed', 'published', 'container', '127.0.0.1:5000/team/os:stable', `sha256:${'0'.repeat(64)}`, '2026-11-25T21:00:00Z', 1e20, -1e20, ''),
+  fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }),
+);
+/** A field of a sender's payload: usually well typed, sometimes anything. */
+const field = (good: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> => fc.oneof({ weight: 3, arbitrary: good }, { weight: 1, arbitrary: anyValue });
+const optional = (shape: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> => fc.record(shape, { requiredKeys: [] });
+const repoPath = fc.constantFrom('team/os', 'os', 'library/cirros', 'a/b/c', 'Team/OS');
+const tagName = fc.constantFrom('stable', 'latest', '1.2.3', 'v2.0.0-rc1', '');
+const refText = fc.constantFrom('127.0.0.1:5000/team/os:stable', 'ghcr.io/o/os@sha256:00', 'nohost', '/x', 'h/', 'h:1/a:b:c', 'quay.io/team/os');
+const timeText = fc.oneof(fc.constantFrom('2026-11-25T21:00:00Z', 'yesterday', ''), fc.date({ noInvalidDate: true }).map((d) => d.toISOString()));
+const registryPayloads = fc.oneof(
+  optional({ events: field(fc.array(optional({ id: field(fc.uuid()), timestamp: field(timeText), action: field(fc.constantFrom('push', 'pull', 'delete')), target: field(optional({ mediaType: anyValue, repository: field(repoPath), tag: field(tagName), digest: anyValue, url: field(fc.constantFrom('http://127.0.0.1:5000/v2/team/os/manifests/sha256:00', 'not a url')) })), request: field(optional({ host: field(fc.constantFrom('127.0.0.1:5000', 'registry.example')) })) }), { maxLength: 4 })) }),
+  optional({ type: field(fc.constantFrom('PUSH_ARTIFACT', 'harbor.artifact.pushed', 'DELETE_ARTIFACT')), occur_at: field(fc.oneof(fc.integer(), fc.double())), time: field(timeText), id: anyValue, event_data: field(optional({ repository: field(optional({ repo_full_name: field(repoPath), namespace: anyValue, name: anyValue })), resources: field(fc.array(optional({ tag: field(tagName), resource_url: field(refText), digest: anyValue }), { maxLength: 3 })) })), data: anyValue }),
+  optional({ docker_url: field(refText), repository: field(repoPath), updated_tags: field(fc.array(field(tagName), { maxLength: 3 })) }),
+  optional({ push_data: field(optional({ tag: field(tagName), pushed_at: field(fc.oneof(fc.integer(), fc.double())) })), repository: field(optional({ repo_name: field(repoPath) })), callback_url: anyValue }),
+  optional({ action: field(fc.constantFrom('published', 'updated', 'deleted')), package: field(optional({ package_type: field(fc.constantFrom('container', 'CONTAINER', 'npm')), ecosystem: anyValue, namespace: anyValue, name: anyValue, owner: field(optional({ login: anyValue })), registry: field(optional({ host: anyValue })), package_version: field(optional({ version: anyValue, package_url: field(refText), container_metadata: field(optional({ tag: field(optional({ name: field(tagName), digest: anyValue })) })) })) })), registry_package: anyValue }),
+  fc.jsonValue(),
+);
+const registrySecret = 'fuzz-registry-secret';
+
+/**
+ * Registry notifications (issue 16 item 3): the five senders' payloads, each
+ * field well typed or anything, through the whole handler (recognise,
+ * authenticate, parse, stale and replay checks) with a follower that matches
+ * the pushes against an Image spec. It must answer, never throw; the pushes
+ * it hands on name a repository and a tag; no answer repeats the secret.
+ */
+export const registryHookTarget: FuzzTarget<{ payload: unknown; github: boolean; auth: 'bearer' | 'query' | 'signed' | 'wrong' | 'none'; contentType: string | undefined | null }> = {
+  name: 'registry notification payloads',
+  arbitrary: fc.record({ payload: registryPayloads, github: fc.boolean(), auth: fc.constantFrom('bearer', 'query', 'signed', 'wrong', 'none'), contentType: fc.constantFrom(undefined, envelopeType, 'application/json', 'text/plain') }),
+  run: async ({ payload, github, auth, contentType }) => {
+    const body = Buffer.from(JSON.stringify(payload) ?? 'null');
+    const headers: Record<string, string> = {};
+    if (contentType) headers['content-type'] = contentType;
+    if (github) headers['x-github-event'] = 'package';
+    if (auth === 'bearer') headers.authorization = `Bearer ${registrySecret}`;
+    if (auth === 'signed') headers['x-hub-signature-256'] = `sha256=${hmacHex(registrySecret, body)}`;
+    if (auth === 'wrong') headers.authorization = 'Bearer not-it';
+    const query = new URLSearchParams(auth === 'query' ? { token: registrySecret } : {});
+    const spec = { source: { oci: { repository: '127.0.0.1:5000/team/os', tag: 'stable' } } };
+    const follower: RegistryHookFollower = {
+      name: 'fuzz',
+      secret: () => Promise.resolve(registrySecret),
+      moved: (pushes) => {
+        for (const p of pushes) if (typeof p.repository !== 'string' || p.repository === '' || (p.tag !== undefined && (typeof p.tag !== 'string' || p.tag === ''))) throw new FuzzFinding(`a push handed on without a repository and tag: ${JSON.stringify(p)}`);
+        return specFollows(spec, pushes);
+      },
+      trigger: () => undefined,
+    };
+    let answer: RegistryHookAnswer;
+    try {
+      answer = await handleRegistryHook({ body, headers, query }, [follower], new DeliveryLog(16));
+    } catch (err) {
+      if (err instanceof FuzzFinding) throw err;
+      throw new FuzzFinding(`handleRegistryHook threw: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`, { cause: err });
+    }
+    if (![200, 202, 400, 401, 403].includes(answer.status)) throw new FuzzFinding(`unexpected status ${answer.status}`);
+    if (JSON.stringify(answer.body).includes(registrySecret)) throw new FuzzFinding('the answer repeats the secret');
   },
 };
 

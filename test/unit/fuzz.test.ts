@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSchemaRegistry } from '../../agent/schema/registry.ts';
-import { diskTarget, erase, manifestTarget, ociManifestTarget, referenceTarget, tarTarget, webhookTarget, type AnyTarget } from '../support/fuzz.ts';
+import { diskTarget, erase, manifestTarget, ociManifestTarget, referenceTarget, registryHookTarget, tarTarget, webhookTarget, type AnyTarget } from '../support/fuzz.ts';
 
 /**
  * Issue 16 item 3: seeded fuzzing with a fixed budget (the whole file well
@@ -20,9 +20,10 @@ const targetList: [string, AnyTarget][] = [
   ['tar', erase(tarTarget)],
   ['disk', erase(diskTarget)],
   ['webhook', erase(webhookTarget)],
+  ['registry-hook', erase(registryHookTarget)],
 ];
 const targets: Record<string, AnyTarget> = Object.fromEntries(targetList);
-const runs: Record<string, number> = { manifest: 1000, 'oci-manifest': 2000, 'oci-reference': 2000, tar: 800, disk: 2000, webhook: 2000 };
+const runs: Record<string, number> = { manifest: 1000, 'oci-manifest': 2000, 'oci-reference': 2000, tar: 800, disk: 2000, webhook: 2000, 'registry-hook': 2000 };
 const corpusDir = join(import.meta.dirname, '../corpus/fuzz');
 
 /** A corpus entry: what the target is given (Buffers as {base64}). */

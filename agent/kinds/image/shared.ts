@@ -133,7 +133,7 @@ function adminImage(ctx: Pick<AdapterContext, 'cloud'>): ServiceClient {
 const groups = new WeakMap<Remote, GlanceImage[]>();
 
 /** What observing a project's shared versions needs: a per-project context, or one per project of a cloud-wide observe. */
-export type SharedScope = Pick<AdapterContext, 'cloud' | 'owner' | 'projectId' | 'memo'>;
+export type SharedScope = Pick<AdapterContext, 'cloud' | 'owner' | 'projectId' | 'memo' | 'trustKnown'>;
 
 /** The project's shared versions, one Remote per manifest (its current version), like withVersions does for private copies. */
 export async function sharedObserve(ctx: SharedScope): Promise<Remote[]> {
@@ -161,7 +161,7 @@ export async function sharedObserve(ctx: SharedScope): Promise<Remote[]> {
 
 /** Every shared image of this owner (the marker decides: owner and the shared ref). */
 async function ownedShared(ctx: SharedScope): Promise<GlanceImage[]> {
-  const project = await ctx.memo('Image:shared-project', () => findSharedImagesProject(ctx.cloud, ctx.owner));
+  const project = await ctx.memo('Image:shared-project', () => findSharedImagesProject(ctx.cloud, ctx.owner, ctx.trustKnown));
   if (!project) return [];
   const images = await ctx.memo('Image:shared-images', () => adminImage(ctx).list<GlanceImage>('/images', 'images', { owner: project, visibility: 'all' }));
   return images.filter((i) => isOurs(i, ctx.owner));

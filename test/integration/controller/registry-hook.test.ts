@@ -28,6 +28,8 @@ const prefix = 'ks-';
 const optIn = `rhc-${run}`;
 const repo = `controller-hooks/os-${run}`;
 const unrelated = `controller-hooks/other-${run}`;
+/** Followed only by an Image the controller rejects (Stalled): a move of it must write nothing. */
+const rejectedRepo = `controller-hooks/bad-${run}`;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 let controller: ControllerProcess;
 let registry: NotifyingRegistry;
@@ -72,6 +74,15 @@ function controllerRequests(from: number): string[] {
     .slice(from)
     .split('\n')
     .filter((l) => l.includes('"kupenstack/'));
+}
+
+/** The controller's text log lines (engine and run lines, `<time> <line>`), from `from` (a character offset) on. */
+function textLines(from = 0): string[] {
+  return controller
+    .log()
+    .slice(from)
+    .split('\n')
+    .filter((l) => !l.startsWith('{'));
 }
 
 /** The controller's JSON log lines with this message, from `from` (a character offset) on. */
@@ -150,6 +161,22 @@ describe('registry notifications to the in-cluster controller', () => {
       throw new Error(`${(err as Error).message}\n${controller.log().slice(from).slice(-4000)}`);
     });
     console.log(`tag move → new active Glance version (controller): ${Date.now() - pushedAt} ms`);
+    // The Image alone first, then the namespace's full pass: its tag move was applied before the full pass
+    // listed any other kind (the full pass's run line and its timing come after, in the same run).
+    await until('the run to end', () => Promise.resolve(textLines(from).some((l) => l.includes(`reconciled ${ns} `))), 120_000);
+    const run = textLines(from);
+    const first = run.findIndex((l) => l.includes(`images  ${ns}: ${ns}/Image/os applied first`));
+    const reconciled = run.findIndex((l) => l.includes(`reconciled ${ns} `));
+    console.log(run.filter((l) => l.includes(ns)).slice(0, 12).join('\n'));
+    expect(first, 'the Image-only pass').toBeGreaterThanOrEqual(0);
+    // The tag move was written by the Image-only pass.
+    expect(run[first]).toContain('1 updated');
+    expect(first).toBeLessThan(reconciled);
+    // The full pass found the new version in place: nothing left for it to write.
+    expect(run[reconciled]).toMatch(/0 created, 0 updated, 0 deleted/);
+    const timing = run.find((l) => l.includes(`timing  ${ns}:`)) ?? '';
+    const at = (step: string): number => Number(new RegExp(`${step} \\+(\\d+) ms`).exec(timing)?.[1] ?? NaN);
+    expect(at('images first')).toBeLessThan(at('engine'));
     await until('the Image resource to say the new digest', () => Promise.resolve(crReady(imageCr()) && crDigest(imageCr()) === d2), 60_000);
     // Written by the run the notification started (the resync is an hour away).
     expect(Date.parse(imageCr()?.status?.lastSyncTime ?? '')).toBeGreaterThanOrEqual(pushedAt - 1000);
@@ -208,6 +235,38 @@ describe('registry notifications to the in-cluster controller', () => {
       kubectl(['delete', 'lease', lease, '-n', 'kupenstack-system']);
     }
   }, 400_000);
+
+  it('a moved tag that only a rejected Image follows writes nothing', async () => {
+    // Valid to the API server (its CEL rules), rejected by KupenStack's validation (unmanaged without import): Stalled.
+    kubectlOk(['apply', '-f', '-'], { input: `apiVersion: kupenstack.io/v1alpha1
+kind: Image
+metadata: {name: bad, namespace: ${ns}}
+spec:
+  managementPolicy: unmanaged
+  interval: 1h
+  source:
+    oci: {repository: "${registry.host}/${rejectedRepo}", tag: stable, insecure: true, sharing: private}
+` });
+    const stalled = (): boolean => getJson<{ status?: { conditions?: { type: string; status: string }[] } }>(['get', 'images.kupenstack.io', 'bad', '-n', ns]).status?.conditions?.some((c) => c.type === 'Stalled' && c.status === 'True') === true;
+    await until('the rejected Image to be Stalled', () => Promise.resolve(stalled()), 120_000);
+    const from = registry.log().length;
+    const logFrom = controller.log().length;
+    await pushDiskAs('kupenstack-artifact', rejectedRepo, 'stable', qcow2Disk());
+    await until('the notification naming the rejected Image', () => Promise.resolve(lines('registry notification: tag moved, resolving now', logFrom).some((l) => JSON.stringify(l.images) === JSON.stringify([`${ns}/Image/bad`]))), 60_000);
+    // The run it started takes the rejected Image for its Image-only pass, finds it invalid, and goes on to the full pass.
+    const skipped = (): number => textLines(logFrom).findIndex((l) => l.includes(`images  ${ns}: ${ns}/Image/bad not applied first`));
+    await until('the run it started to pass over the rejected Image', () => Promise.resolve(skipped() >= 0), 120_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${textLines(logFrom).join('\n').slice(-3000)}`);
+    });
+    await until('that run to end', () => Promise.resolve(textLines(logFrom).slice(skipped()).some((l) => l.includes(`reconciled ${ns} `))), 120_000);
+    // Nothing was asked of the registry about it, and Glance has no image of it.
+    expect(controllerRequests(from).filter((l) => l.includes(rejectedRepo))).toEqual([]);
+    const project = await projectId();
+    const named = await (await cloud.forProject(project!)).image.list<{ id: string }>('/images', 'images', { owner: project!, name: 'bad' });
+    expect(named).toEqual([]);
+    expect(stalled()).toBe(true);
+    kubectlOk(['delete', 'images.kupenstack.io', 'bad', '-n', ns, '--wait=false']);
+  }, 300_000);
 
   it('a wrong secret is refused, and no secret reaches the log', async () => {
     const body = JSON.stringify({ events: [{ id: randomUUID(), timestamp: new Date().toISOString(), action: 'push', target: { repository: repo, tag: 'stable' }, request: { host: registry.host } }] });

@@ -168,4 +168,27 @@ describe('registry notifications', () => {
     expect(again.status).toBe(200);
     expect(((await again.json()) as { result: string }).result).toBe('replayed');
   }, 60_000);
+
+  it('a revision the agent rejected is never what a registry pass applies', async () => {
+    // The newest revision gives the Image a property, but a broken manifest beside it gets it rejected whole.
+    const good = (await agent.status(sync)).lastAppliedRevision;
+    gitRepo.installPushHook(`${agent.base}/hooks/${sync}`, secret);
+    gitRepo.write({
+      [`${ns}/os.yaml`]: `${head('Image', 'os', ns)}  interval: 1h\n  properties: {from_rejected: "yes"}\n  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true, sharing: private}\n`,
+      [`${ns}/broken.yaml`]: `${head('Image', 'broken', ns)}  managementPolicy: unmanaged\n  source:\n    oci: {repository: "${registry.host}/${repo}", tag: stable, insecure: true, sharing: private}\n`,
+    });
+    const bad = gitRepo.commit('os gets a property; broken is unmanaged without import');
+    gitRepo.push();
+    await agent.waitFor(sync, 'the broken revision to be rejected', (s: SyncStatus) => s.rejectedRevision?.endsWith(bad) === true, 120_000);
+    // The tag moves: the pass applies the Image as the last good revision declares it.
+    const pushedAt = Date.now();
+    const d3 = await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk());
+    await waitForDigest(d3, 200_000);
+    const now = await current();
+    expect(now?.from_rejected).toBeUndefined();
+    await agent.waitFor(sync, 'the registry run to be recorded', (s: SyncStatus) => s.history.some((r) => r.trigger === 'registry' && Date.parse(r.startedAt) >= pushedAt), 60_000);
+    const status = await agent.status(sync);
+    expect(status.history.find((r) => r.trigger === 'registry' && Date.parse(r.startedAt) >= pushedAt)?.revision).toBe(good);
+    expect(status.rejectedRevision?.endsWith(bad)).toBe(true);
+  }, 300_000);
 });
