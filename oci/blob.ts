@@ -2,7 +2,9 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../lib/retry.ts';
 import { describe, header, type RegistryClient, type RegistryResponse } from './client.ts';
-import { newHash, parseDigest } from './digest.ts';
+import { KupenstackError } from '../lib/errors.ts';
+import { streamHash, type StreamHash } from '../lib/hash/stream-hash.ts';
+import { parseDigest } from './digest.ts';
 import { OciError } from './errors.ts';
 import type { Descriptor } from './manifest.ts';
 import { pullScope } from './manifest.ts';
@@ -22,6 +24,9 @@ export interface BlobOptions {
   onBytes?: (n: number) => void;
 }
 
+/** Largest piece handed out. */
+const gatherBytes = 1 << 20;
+
 export function blobPath(repository: string, digest: string): string {
   return `/v2/${repository}/blobs/${digest}`;
 }
@@ -32,10 +37,24 @@ export function openBlob(client: RegistryClient, repository: string, descriptor:
 
 async function* blobChunks(client: RegistryClient, repository: string, descriptor: Pick<Descriptor, 'digest' | 'size'>, options: BlobOptions): AsyncGenerator<Buffer> {
   const { digest, size } = descriptor;
-  const hash = newHash(digest);
+  const algorithm = parseDigest(digest).algorithm;
+  // On a worker thread for large blobs: the hashing runs beside receiving and handing out the bytes.
+  const hash = streamHash(algorithm, size);
+  try {
+    yield* verifiedChunks(client, repository, descriptor, options, hash);
+  } finally {
+    hash.release();
+  }
+}
+
+async function* verifiedChunks(client: RegistryClient, repository: string, descriptor: Pick<Descriptor, 'digest' | 'size'>, options: BlobOptions, hash: StreamHash): AsyncGenerator<Buffer> {
+  const { digest, size } = descriptor;
   const retries = options.retries ?? 5;
   const where = `blob ${digest} of ${client.registry}/${repository}`;
   let received = 0;
+  // The piece being gathered, and how much of it is filled (kept across a resume).
+  let out: Buffer | undefined;
+  let filled = 0;
   let failures = 0;
   let etag: string | undefined;
   let lastProblem = '';
@@ -97,22 +116,37 @@ async function* blobChunks(client: RegistryClient, repository: string, descripto
           throw new OciError('oci.too-large', `${where} is longer than the ${size} bytes its descriptor states; refused`);
         }
         received += chunk.length;
-        hash.update(chunk);
-        yield chunk;
+        // Gathered into pieces of up to 1 MiB (one copy): a socket read gives at most 64 KiB, and every later
+        // stage, the hashing and the consumer's writes cost per chunk as well as per byte.
+        for (let at = 0; at < chunk.length; ) {
+          out ??= Buffer.allocUnsafeSlow(Math.min(gatherBytes, size - (received - chunk.length + at)));
+          const n = chunk.copy(out, filled, at);
+          filled += n;
+          at += n;
+          if (filled < out.length) continue;
+          // Copied into the hasher's ring at once; a promise only when the ring is full (back-pressure).
+          const full = hash.update(out);
+          if (full) await full;
+          const whole = out;
+          out = undefined;
+          filled = 0;
+          yield whole;
+        }
       }
       if (received < size) {
         failures++;
         lastProblem = `body ended at byte ${received}`;
       }
     } catch (err) {
-      if (err instanceof OciError || options.signal?.aborted) throw err;
+      // Ours (a refusal, a failed hashing thread) ends the download; anything else is the connection.
+      if (err instanceof KupenstackError || options.signal?.aborted) throw err;
       failures++;
       lastProblem = (err as Error).message;
       await pause();
     }
     if (size === 0) break;
   }
-  const actual = `${parseDigest(digest).algorithm}:${hash.digest('hex')}`;
+  const actual = `${parseDigest(digest).algorithm}:${await hash.digest()}`;
   if (actual !== digest) {
     throw new OciError('oci.digest', `${where}: the ${size} bytes served hash to ${actual}, not ${digest} (corrupted storage, a tampering proxy, or a manifest naming the wrong digest); refused before the end of the stream`);
   }

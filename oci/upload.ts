@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { streamHash } from '../lib/hash/stream-hash.ts';
 import { header, type RegistryClient } from './client.ts';
 import { sha256Of } from './digest.ts';
 import { OciError } from './errors.ts';
@@ -16,9 +16,9 @@ export function pushScopes(repository: string): string[] {
   return [`repository:${repository}:pull,push`];
 }
 
-/** Counts and hashes what flows to the registry. */
+/** Counts and hashes what flows to the registry (the hashing on a worker thread, beside the sending). */
 class Sha256Counter extends Transform {
-  private readonly hash = createHash('sha256');
+  private readonly hash = streamHash('sha256');
   private readonly onBytes: ((n: number) => void) | undefined;
   bytes = 0;
 
@@ -28,14 +28,20 @@ class Sha256Counter extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.hash.update(chunk);
     this.bytes += chunk.length;
     this.onBytes?.(chunk.length);
-    callback(null, chunk);
+    const full = this.hash.update(chunk);
+    if (full) full.then(() => callback(null, chunk), callback);
+    else callback(null, chunk);
   }
 
-  digest(): string {
-    return `sha256:${this.hash.digest('hex')}`;
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.hash.release();
+    callback(error);
+  }
+
+  async digest(): Promise<string> {
+    return `sha256:${await this.hash.digest()}`;
   }
 }
 
@@ -95,7 +101,7 @@ export async function uploadStream(client: RegistryClient, repository: string, b
   });
   await patched.body.dump();
   const next = header(patched, 'location');
-  const digest = counter.digest();
+  const digest = await counter.digest();
   const res = await client.send('PUT', withDigest(next ? new URL(next, patched.url).toString() : location, digest), {
     scopes: pushScopes(repository),
     headers: { 'content-type': 'application/octet-stream', 'content-length': '0' },
