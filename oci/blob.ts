@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../lib/retry.ts';
 import { describe, header, type RegistryClient, type RegistryResponse } from './client.ts';
+import { sniffBytes } from '../lib/disk/sniff.ts';
 import { KupenstackError } from '../lib/errors.ts';
 import { streamHash, type StreamHash } from '../lib/hash/stream-hash.ts';
 import { parseDigest } from './digest.ts';
@@ -119,7 +120,9 @@ async function* verifiedChunks(client: RegistryClient, repository: string, descr
         // Gathered into pieces of up to 1 MiB (one copy): a socket read gives at most 64 KiB, and every later
         // stage, the hashing and the consumer's writes cost per chunk as well as per byte.
         for (let at = 0; at < chunk.length; ) {
-          out ??= Buffer.allocUnsafeSlow(Math.min(gatherBytes, size - (received - chunk.length + at)));
+          // The first piece is the sniff window only: whoever decides on a disk's head (the sniff gate) does so at once.
+          const offset = received - chunk.length + at;
+          out ??= Buffer.allocUnsafeSlow(Math.min(offset === 0 ? sniffBytes : gatherBytes, size - offset));
           const n = chunk.copy(out, filled, at);
           filled += n;
           at += n;

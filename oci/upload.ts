@@ -1,5 +1,5 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { streamHash } from '../lib/hash/stream-hash.ts';
+import { streamHash, type StreamHash } from '../lib/hash/stream-hash.ts';
 import { header, type RegistryClient } from './client.ts';
 import { sha256Of } from './digest.ts';
 import { OciError } from './errors.ts';
@@ -16,31 +16,36 @@ export function pushScopes(repository: string): string[] {
   return [`repository:${repository}:pull,push`];
 }
 
-/** Counts and hashes what flows to the registry (the hashing on a worker thread, beside the sending). */
-class Sha256Counter extends Transform {
-  private readonly hash = streamHash('sha256');
+/**
+ * Counts what flows to the registry, and hashes it (on a worker thread,
+ * beside the sending) unless the caller knows the digest already.
+ */
+class UploadCounter extends Transform {
+  private readonly hash: StreamHash | undefined;
   private readonly onBytes: ((n: number) => void) | undefined;
   bytes = 0;
 
-  constructor(onBytes?: (n: number) => void) {
+  constructor(hash: boolean, onBytes?: (n: number) => void) {
     super({ highWaterMark: 1 << 20 });
+    this.hash = hash ? streamHash('sha256') : undefined;
     this.onBytes = onBytes;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     this.onBytes?.(chunk.length);
-    const full = this.hash.update(chunk);
+    const full = this.hash?.update(chunk);
     if (full) full.then(() => callback(null, chunk), callback);
     else callback(null, chunk);
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.hash.release();
+    this.hash?.release();
     callback(error);
   }
 
   async digest(): Promise<string> {
+    if (!this.hash) throw new OciError('oci.digest', 'internal: an upload without hashing has no digest of its own');
     return `sha256:${await this.hash.digest()}`;
   }
 }
@@ -85,11 +90,14 @@ export async function uploadBuffer(client: RegistryClient, repository: string, d
 /**
  * A large blob from a stream, in constant memory: one streamed PATCH
  * (chunked, back-pressured by undici.request — fetch would buffer it), then
- * the closing PUT with the digest computed on the way.
+ * the closing PUT with the digest computed on the way. A caller that hashed
+ * the bytes already (a file) passes `digest`: it is not computed twice, the
+ * registry checks it against what arrived (DIGEST_INVALID otherwise), as
+ * `oras push` relies on.
  */
-export async function uploadStream(client: RegistryClient, repository: string, body: Readable, options: { signal?: AbortSignal; onBytes?: (n: number) => void } = {}): Promise<{ digest: string; size: number }> {
+export async function uploadStream(client: RegistryClient, repository: string, body: Readable, options: { signal?: AbortSignal; onBytes?: (n: number) => void; digest?: string } = {}): Promise<{ digest: string; size: number }> {
   const location = await startSession(client, repository, options.signal);
-  const counter = new Sha256Counter(options.onBytes);
+  const counter = new UploadCounter(options.digest === undefined, options.onBytes);
   body.on('error', (err) => counter.destroy(err));
   body.pipe(counter);
   const patched = await client.send('PATCH', location, {
@@ -101,7 +109,7 @@ export async function uploadStream(client: RegistryClient, repository: string, b
   });
   await patched.body.dump();
   const next = header(patched, 'location');
-  const digest = await counter.digest();
+  const digest = options.digest ?? (await counter.digest());
   const res = await client.send('PUT', withDigest(next ? new URL(next, patched.url).toString() : location, digest), {
     scopes: pushScopes(repository),
     headers: { 'content-type': 'application/octet-stream', 'content-length': '0' },
