@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../lib/retry.ts';
 import { describe, header, type RegistryClient, type RegistryResponse } from './client.ts';
-import { sniffBytes } from '../lib/disk/sniff.ts';
 import { KupenstackError } from '../lib/errors.ts';
 import { streamHash, type StreamHash } from '../lib/hash/stream-hash.ts';
 import { parseDigest } from './digest.ts';
@@ -24,9 +23,6 @@ export interface BlobOptions {
   /** Called with every chunk's length (counters, progress). */
   onBytes?: (n: number) => void;
 }
-
-/** Largest piece handed out. */
-const gatherBytes = 1 << 20;
 
 export function blobPath(repository: string, digest: string): string {
   return `/v2/${repository}/blobs/${digest}`;
@@ -53,9 +49,6 @@ async function* verifiedChunks(client: RegistryClient, repository: string, descr
   const retries = options.retries ?? 5;
   const where = `blob ${digest} of ${client.registry}/${repository}`;
   let received = 0;
-  // The piece being gathered, and how much of it is filled (kept across a resume).
-  let out: Buffer | undefined;
-  let filled = 0;
   let failures = 0;
   let etag: string | undefined;
   let lastProblem = '';
@@ -117,24 +110,10 @@ async function* verifiedChunks(client: RegistryClient, repository: string, descr
           throw new OciError('oci.too-large', `${where} is longer than the ${size} bytes its descriptor states; refused`);
         }
         received += chunk.length;
-        // Gathered into pieces of up to 1 MiB (one copy): a socket read gives at most 64 KiB, and every later
-        // stage, the hashing and the consumer's writes cost per chunk as well as per byte.
-        for (let at = 0; at < chunk.length; ) {
-          // The first piece is the sniff window only: whoever decides on a disk's head (the sniff gate) does so at once.
-          const offset = received - chunk.length + at;
-          out ??= Buffer.allocUnsafeSlow(Math.min(offset === 0 ? sniffBytes : gatherBytes, size - offset));
-          const n = chunk.copy(out, filled, at);
-          filled += n;
-          at += n;
-          if (filled < out.length) continue;
-          // Copied into the hasher's ring at once; a promise only when the ring is full (back-pressure).
-          const full = hash.update(out);
-          if (full) await full;
-          const whole = out;
-          out = undefined;
-          filled = 0;
-          yield whole;
-        }
+        // Copied into the hasher's ring at once (hashed on a worker thread); a promise only when the ring is full.
+        const full = hash.update(chunk);
+        if (full) await full;
+        yield chunk;
       }
       if (received < size) {
         failures++;

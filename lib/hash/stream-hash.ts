@@ -29,11 +29,14 @@ const ringBytes = 4 << 20;
 /** Bytes the worker hashes before it frees them: the writer waits for at most this much. */
 const stepBytes = 256 << 10;
 const maxIdleWorkers = 2;
-// Control words (Int32 indexes): bytes in the ring; the writer's wake-up counter; the reader's; end of input.
+/** The writer wakes a sleeping worker only once this much is waiting (or at the end): a wake is a futex call and a context switch. */
+const wakeBytes = 512 << 10;
+// Control words (Int32 indexes): bytes in the ring; the writer's wake-up counter; the reader's; end of input; the worker sleeps.
 const used = 0;
 const wrote = 1;
 const freed = 2;
 const done = 3;
+const sleeping = 4;
 
 // Plain JS (no TypeScript): evaluated as is in the worker, from sources and from dist/ alike.
 const workerSource = `
@@ -50,7 +53,10 @@ parentPort.on('message', (algorithm) => {
     const available = Atomics.load(control, ${used});
     if (available === 0) {
       if (Atomics.load(control, ${done}) === 1) break;
-      Atomics.wait(control, ${wrote}, seen);
+      // Announced before the last look: a writer that adds bytes after it sees the flag and wakes us.
+      Atomics.store(control, ${sleeping}, 1);
+      if (Atomics.load(control, ${used}) === 0 && Atomics.load(control, ${done}) === 0) Atomics.wait(control, ${wrote}, seen, 1000);
+      Atomics.store(control, ${sleeping}, 0);
       continue;
     }
     const n = Math.min(available, ${stepBytes}, size - at);
@@ -67,7 +73,8 @@ parentPort.on('message', (algorithm) => {
 
 interface HashWorker {
   worker: Worker;
-  ring: Uint8Array;
+  /** A Buffer over the shared ring: Buffer#copy is a plain memcpy, TypedArray#set into shared memory a slower relaxed-atomic copy (15 % of a pull's main thread when it was used). */
+  ring: Buffer;
   control: Int32Array;
   /** The current job's settlement (digest or failure). */
   settle?: (result: { hex: string } | { error: Error }) => void;
@@ -78,10 +85,10 @@ const idle: HashWorker[] = [];
 
 function startWorker(): HashWorker {
   const ring = new SharedArrayBuffer(ringBytes);
-  const control = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT);
+  const control = new SharedArrayBuffer(5 * Int32Array.BYTES_PER_ELEMENT);
   // Small heaps: the worker holds one Hash object; its input lives in the shared ring.
   const worker = new Worker(workerSource, { eval: true, workerData: { ring, control }, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 } });
-  const w: HashWorker = { worker, ring: new Uint8Array(ring), control: new Int32Array(control) };
+  const w: HashWorker = { worker, ring: Buffer.from(ring), control: new Int32Array(control) };
   const fail = (error: Error): void => {
     w.broken = error;
     const i = idle.indexOf(w);
@@ -147,12 +154,11 @@ class OffloadedHash implements StreamHash {
       const free = ring.length - Atomics.load(control, used);
       if (free === 0) return chunk.subarray(offset);
       const n = Math.min(free, chunk.length - offset, ring.length - this.at);
-      ring.set(chunk.subarray(offset, offset + n), this.at);
+      Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).copy(ring, this.at, offset, offset + n);
       this.at = (this.at + n) % ring.length;
       offset += n;
-      Atomics.add(control, used, n);
-      Atomics.add(control, wrote, 1);
-      Atomics.notify(control, wrote);
+      const waiting = Atomics.add(control, used, n) + n;
+      if (waiting >= wakeBytes && Atomics.load(control, sleeping) === 1) this.wake();
     }
     return undefined;
   }
@@ -175,6 +181,10 @@ class OffloadedHash implements StreamHash {
     if (this.ended) return;
     this.ended = true;
     Atomics.store(this.w.control, done, 1);
+    this.wake();
+  }
+
+  private wake(): void {
     Atomics.add(this.w.control, wrote, 1);
     Atomics.notify(this.w.control, wrote);
   }

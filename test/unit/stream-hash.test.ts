@@ -49,8 +49,8 @@ describe('streamHash (hashing on a worker thread through a shared ring)', () => 
 
   it('holds back the writer while the ring is full instead of growing', async () => {
     const h = streamHash('sha256');
-    // A chunk four times the ring: update cannot copy it at once and answers a promise.
-    const big = data.subarray(0, 8 << 20);
+    // A chunk sixteen times the ring: copied far faster than hashed, so update cannot take it at once and answers a promise.
+    const big = Buffer.alloc(64 << 20, 7);
     const full = h.update(big);
     expect(full).toBeInstanceOf(Promise);
     await full;
