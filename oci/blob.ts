@@ -2,9 +2,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../lib/retry.ts';
 import { describe, header, type RegistryClient, type RegistryResponse } from './client.ts';
-import { KupenstackError } from '../lib/errors.ts';
-import { streamHash, type StreamHash } from '../lib/hash/stream-hash.ts';
-import { parseDigest } from './digest.ts';
+import { newHash, parseDigest } from './digest.ts';
 import { OciError } from './errors.ts';
 import type { Descriptor } from './manifest.ts';
 import { pullScope } from './manifest.ts';
@@ -34,18 +32,7 @@ export function openBlob(client: RegistryClient, repository: string, descriptor:
 
 async function* blobChunks(client: RegistryClient, repository: string, descriptor: Pick<Descriptor, 'digest' | 'size'>, options: BlobOptions): AsyncGenerator<Buffer> {
   const { digest, size } = descriptor;
-  const algorithm = parseDigest(digest).algorithm;
-  // On a worker thread for large blobs: the hashing runs beside receiving and handing out the bytes.
-  const hash = streamHash(algorithm, size);
-  try {
-    yield* verifiedChunks(client, repository, descriptor, options, hash);
-  } finally {
-    hash.release();
-  }
-}
-
-async function* verifiedChunks(client: RegistryClient, repository: string, descriptor: Pick<Descriptor, 'digest' | 'size'>, options: BlobOptions, hash: StreamHash): AsyncGenerator<Buffer> {
-  const { digest, size } = descriptor;
+  const hash = newHash(digest);
   const retries = options.retries ?? 5;
   const where = `blob ${digest} of ${client.registry}/${repository}`;
   let received = 0;
@@ -110,9 +97,7 @@ async function* verifiedChunks(client: RegistryClient, repository: string, descr
           throw new OciError('oci.too-large', `${where} is longer than the ${size} bytes its descriptor states; refused`);
         }
         received += chunk.length;
-        // Copied into the hasher's ring at once (hashed on a worker thread); a promise only when the ring is full.
-        const full = hash.update(chunk);
-        if (full) await full;
+        hash.update(chunk);
         yield chunk;
       }
       if (received < size) {
@@ -120,15 +105,14 @@ async function* verifiedChunks(client: RegistryClient, repository: string, descr
         lastProblem = `body ended at byte ${received}`;
       }
     } catch (err) {
-      // Ours (a refusal, a failed hashing thread) ends the download; anything else is the connection.
-      if (err instanceof KupenstackError || options.signal?.aborted) throw err;
+      if (err instanceof OciError || options.signal?.aborted) throw err;
       failures++;
       lastProblem = (err as Error).message;
       await pause();
     }
     if (size === 0) break;
   }
-  const actual = `${parseDigest(digest).algorithm}:${await hash.digest()}`;
+  const actual = `${parseDigest(digest).algorithm}:${hash.digest('hex')}`;
   if (actual !== digest) {
     throw new OciError('oci.digest', `${where}: the ${size} bytes served hash to ${actual}, not ${digest} (corrupted storage, a tampering proxy, or a manifest naming the wrong digest); refused before the end of the stream`);
   }

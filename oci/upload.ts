@@ -1,5 +1,5 @@
+import { createHash, type Hash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { streamHash, type StreamHash } from '../lib/hash/stream-hash.ts';
 import { header, type RegistryClient } from './client.ts';
 import { sha256Of } from './digest.ts';
 import { OciError } from './errors.ts';
@@ -16,37 +16,28 @@ export function pushScopes(repository: string): string[] {
   return [`repository:${repository}:pull,push`];
 }
 
-/**
- * Counts what flows to the registry, and hashes it (on a worker thread,
- * beside the sending) unless the caller knows the digest already.
- */
+/** Counts what flows to the registry, and hashes it unless the caller knows the digest already. */
 class UploadCounter extends Transform {
-  private readonly hash: StreamHash | undefined;
+  private readonly hash: Hash | undefined;
   private readonly onBytes: ((n: number) => void) | undefined;
   bytes = 0;
 
   constructor(hash: boolean, onBytes?: (n: number) => void) {
     super({ highWaterMark: 1 << 20 });
-    this.hash = hash ? streamHash('sha256') : undefined;
+    this.hash = hash ? createHash('sha256') : undefined;
     this.onBytes = onBytes;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     this.onBytes?.(chunk.length);
-    const full = this.hash?.update(chunk);
-    if (full) full.then(() => callback(null, chunk), callback);
-    else callback(null, chunk);
+    this.hash?.update(chunk);
+    callback(null, chunk);
   }
 
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.hash?.release();
-    callback(error);
-  }
-
-  async digest(): Promise<string> {
+  digest(): string {
     if (!this.hash) throw new OciError('oci.digest', 'internal: an upload without hashing has no digest of its own');
-    return `sha256:${await this.hash.digest()}`;
+    return `sha256:${this.hash.digest('hex')}`;
   }
 }
 
@@ -109,7 +100,7 @@ export async function uploadStream(client: RegistryClient, repository: string, b
   });
   await patched.body.dump();
   const next = header(patched, 'location');
-  const digest = options.digest ?? (await counter.digest());
+  const digest = options.digest ?? counter.digest();
   const res = await client.send('PUT', withDigest(next ? new URL(next, patched.url).toString() : location, digest), {
     scopes: pushScopes(repository),
     headers: { 'content-type': 'application/octet-stream', 'content-length': '0' },
