@@ -269,10 +269,17 @@ export async function pushDisk(file: string, ref: string, options: PushOptions =
     if (await blobExists(client, repository, layerDigest, signal)) {
       options.onProgress?.(total, total);
     } else {
-      const sent = await uploadStream(client, repository, createReadStream(file, { highWaterMark: 1 << 20 }), { ...(signal ? { signal } : {}), onBytes: progress });
-      if (sent.digest !== layerDigest || sent.size !== size) {
-        throw new OciError('oci.digest', `${file} changed while it was pushed (hashed ${layerDigest}, sent ${sent.digest}); push it again when it is not being written`);
+      const changed = (detail: string, cause?: unknown): OciError =>
+        new OciError('oci.digest', `${file} changed while it was pushed (hashed ${layerDigest}, ${detail}); push it again when it is not being written`, cause === undefined ? undefined : { cause });
+      // Hashed once (above): the registry checks the bytes it got against layerDigest and refuses others.
+      let sent: { digest: string; size: number };
+      try {
+        sent = await uploadStream(client, repository, createReadStream(file, { highWaterMark: 1 << 20 }), { ...(signal ? { signal } : {}), onBytes: progress, digest: layerDigest });
+      } catch (err) {
+        if (err instanceof OciError && /DIGEST_INVALID/.test(err.message)) throw changed('the registry found other bytes', err);
+        throw err;
       }
+      if (sent.size !== size) throw changed(`sent ${sent.size} of ${size} bytes`);
       uploaded = sent.size;
     }
   } else {

@@ -281,7 +281,10 @@ export class RegistryDiskSource implements DiskSource {
     }
     const gate = new SniffGate(disk.formatDeclared === false ? undefined : disk.diskFormat || undefined, where);
     const out = new HoldBackLast(undefined, 0, { highWaterMark: 1 << 20 });
-    const streams = [source, ...stages, new ByteLimit(limit, where), gate, out] as const;
+    // A plain layer (its reader stops at the descriptor's size) or a digest-checked decompressed disk (VerifyingStream
+    // stops at diskSize) cannot outgrow a size already checked against the limit: no stage counting bytes again.
+    const bounded = disk.packaging !== 'containerdisk' && (!disk.compression || disk.diskDigest !== undefined) && disk.diskSize !== undefined && disk.diskSize <= limit;
+    const streams = [source, ...stages, ...(bounded ? [] : [new ByteLimit(limit, where)]), gate, out] as const;
     pipeline(streams as unknown as [Readable, ...Duplex[]], (err) => {
       if (err && !out.destroyed) out.destroy(toOciError(err, where));
     });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { header, type RegistryClient } from './client.ts';
 import { sha256Of } from './digest.ts';
@@ -16,25 +16,27 @@ export function pushScopes(repository: string): string[] {
   return [`repository:${repository}:pull,push`];
 }
 
-/** Counts and hashes what flows to the registry. */
-class Sha256Counter extends Transform {
-  private readonly hash = createHash('sha256');
+/** Counts what flows to the registry, and hashes it unless the caller knows the digest already. */
+class UploadCounter extends Transform {
+  private readonly hash: Hash | undefined;
   private readonly onBytes: ((n: number) => void) | undefined;
   bytes = 0;
 
-  constructor(onBytes?: (n: number) => void) {
+  constructor(hash: boolean, onBytes?: (n: number) => void) {
     super({ highWaterMark: 1 << 20 });
+    this.hash = hash ? createHash('sha256') : undefined;
     this.onBytes = onBytes;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.hash.update(chunk);
     this.bytes += chunk.length;
     this.onBytes?.(chunk.length);
+    this.hash?.update(chunk);
     callback(null, chunk);
   }
 
   digest(): string {
+    if (!this.hash) throw new OciError('oci.digest', 'internal: an upload without hashing has no digest of its own');
     return `sha256:${this.hash.digest('hex')}`;
   }
 }
@@ -79,11 +81,14 @@ export async function uploadBuffer(client: RegistryClient, repository: string, d
 /**
  * A large blob from a stream, in constant memory: one streamed PATCH
  * (chunked, back-pressured by undici.request — fetch would buffer it), then
- * the closing PUT with the digest computed on the way.
+ * the closing PUT with the digest computed on the way. A caller that hashed
+ * the bytes already (a file) passes `digest`: it is not computed twice, the
+ * registry checks it against what arrived (DIGEST_INVALID otherwise), as
+ * `oras push` relies on.
  */
-export async function uploadStream(client: RegistryClient, repository: string, body: Readable, options: { signal?: AbortSignal; onBytes?: (n: number) => void } = {}): Promise<{ digest: string; size: number }> {
+export async function uploadStream(client: RegistryClient, repository: string, body: Readable, options: { signal?: AbortSignal; onBytes?: (n: number) => void; digest?: string } = {}): Promise<{ digest: string; size: number }> {
   const location = await startSession(client, repository, options.signal);
-  const counter = new Sha256Counter(options.onBytes);
+  const counter = new UploadCounter(options.digest === undefined, options.onBytes);
   body.on('error', (err) => counter.destroy(err));
   body.pipe(counter);
   const patched = await client.send('PATCH', location, {
@@ -95,7 +100,7 @@ export async function uploadStream(client: RegistryClient, repository: string, b
   });
   await patched.body.dump();
   const next = header(patched, 'location');
-  const digest = counter.digest();
+  const digest = options.digest ?? counter.digest();
   const res = await client.send('PUT', withDigest(next ? new URL(next, patched.url).toString() : location, digest), {
     scopes: pushScopes(repository),
     headers: { 'content-type': 'application/octet-stream', 'content-length': '0' },

@@ -132,7 +132,7 @@ function exportCli(imageId: string, projectId: string, ref: string): { seconds: 
   return { seconds, rssMiB: Number(rss?.[1] ?? 0) / 1024 };
 }
 
-async function benchExport(): Promise<BenchRow[]> {
+export async function benchExport(): Promise<BenchRow[]> {
   const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
   const owner = `benchexp${Date.now() % 100000}`;
   const project = (await ensureProjects(cloud, [owner], { owner, prefix: 'kst-', domainId: 'default', role: 'member' })).get(owner)!;
