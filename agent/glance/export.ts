@@ -60,7 +60,8 @@ class GlanceHashCheck extends Transform {
     const algo = image.os_hash_algo;
     const value = image.os_hash_value;
     if (typeof algo === 'string' && typeof value === 'string' && value !== '') this.checks.push({ name: `os_hash_value (${algo})`, hash: createHash(algo), expected: value.toLowerCase() });
-    if (typeof image.checksum === 'string' && image.checksum !== '') this.checks.push({ name: 'checksum (md5)', hash: createHash('md5'), expected: image.checksum.toLowerCase() });
+    // md5 only where Glance kept no multihash (images from before Rocky): a third hash of every byte cost a third of the export's CPU.
+    else if (typeof image.checksum === 'string' && image.checksum !== '') this.checks.push({ name: 'checksum (md5)', hash: createHash('md5'), expected: image.checksum.toLowerCase() });
   }
 
   get verified(): string[] {

@@ -122,12 +122,30 @@ function curlFile(url: string, token: string): number {
   return (performance.now() - started) / 1000;
 }
 
-/** `kupenstack image export` as a user runs it (the TypeScript sources), timed with its peak RSS (GNU time). */
-function exportCli(imageId: string, projectId: string, ref: string): { seconds: number; rssMiB: number } {
+/**
+ * The same move without KupenStack: `curl` from Glance piped into a monolithic
+ * blob upload to the registry (POST a session, PUT the stream with the digest
+ * known beforehand), unverified; what a script doing an export would run.
+ */
+function curlPipe(url: string, token: string, repository: string, digest: string): number {
   const started = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss=%M', process.execPath, 'agent/cli/main.ts', 'image', 'export', imageId, ref, '--cloud', testCloudName, '--project', projectId, '--insecure', '-o', 'json'], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const base = `http://${registries.plain}/v2/${repository}/blobs/uploads/`;
+  const script = `set -euo pipefail
+loc=$(curl -sSf -X POST -o /dev/null -D - "${base}" | tr -d '\r' | awk 'tolower($1)=="location:"{print $2}')
+case "$loc" in http*) ;; *) loc="http://${registries.plain}$loc" ;; esac
+sep='?'; case "$loc" in *[?]*) sep='&' ;; esac
+curl -sSf -H "X-Auth-Token: $KS_TOKEN" "${url}" | curl -sSf -X PUT -H 'Content-Type: application/octet-stream' -T - -o /dev/null "$loc$sep"digest=${digest}`;
+  const r = spawnSync('bash', ['-c', script], { env: { ...process.env, KS_TOKEN: token } });
+  if (r.status !== 0) throw new Error(`curl | curl -T failed: ${r.stderr.toString()}`);
+  return (performance.now() - started) / 1000;
+}
+
+/** `kupenstack image export` as a user runs it (the TypeScript sources, the shebang's node flags), timed with its peak RSS (GNU time). */
+function exportCli(args: string[]): { seconds: number; rssMiB: number } {
+  const started = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss=%M', process.execPath, '--max-semi-space-size=1', 'agent/cli/main.ts', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
   const seconds = (performance.now() - started) / 1000;
-  if (r.status !== 0) throw new Error(`image export failed: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`kupenstack ${args.slice(0, 2).join(' ')} failed: ${r.stderr}`);
   const rss = /maxrss=(\d+)/.exec(r.stderr);
   return { seconds, rssMiB: Number(rss?.[1] ?? 0) / 1024 };
 }
@@ -148,19 +166,25 @@ export async function benchExport(): Promise<BenchRow[]> {
     const up = spawnSync('curl', ['-sSf', '-X', 'PUT', '-T', file, '-H', `X-Auth-Token: ${token}`, '-H', 'Content-Type: application/octet-stream', fileUrl]);
     if (up.status !== 0) throw new Error(`upload failed: ${up.stderr.toString()}`);
     const curls: number[] = [];
+    const pipes: number[] = [];
     const ours: { seconds: number; rssMiB: number }[] = [];
+    const sha256 = spawnSync('sha256sum', [file], { encoding: 'utf8' }).stdout.split(' ')[0]!;
     for (let i = 0; i < 3; i++) {
       curls.push(curlFile(fileUrl, token));
-      ours.push(exportCli(imageId, project.id, `${registries.plain}/bench/export-${randomBytes(3).toString('hex')}:run${i}`));
+      pipes.push(curlPipe(fileUrl, token, `bench/export-pipe-${randomBytes(3).toString('hex')}`, `sha256:${sha256}`));
+      ours.push(exportCli(['image', 'export', imageId, `${registries.plain}/bench/export-${randomBytes(3).toString('hex')}:run${i}`, '--cloud', testCloudName, '--project', project.id, '--insecure', '-o', 'json']));
     }
+    // What the CLI holds before any byte moves (its modules, from the TypeScript sources): the export must stay flat above it.
+    const rest = exportCli(['image', 'export', '--help']).rssMiB;
     const mib = exportBytes / 1048576;
     const bestCurl = Math.min(...curls);
+    const bestPipe = Math.min(...pipes);
     const best = Math.min(...ours.map((o) => o.seconds));
-    const { goal, met, ratio } = ratioGoal(mib / best, mib / bestCurl, 0.5, 'curl');
+    const { goal, met, ratio } = ratioGoal(mib / best, mib / bestPipe, 0.9, 'the curl pipe');
     const rss = Math.max(...ours.map((o) => o.rssMiB));
     return [
-      { name: `image export ${mib} MiB raw Glance → registry (MiB/s), best of 3 each`, ours: `${(mib / best).toFixed(0)} (${best.toFixed(1)} s, verified, pushed) = ${ratio}`, peer: `curl Glance /file > /dev/null: ${(mib / bestCurl).toFixed(0)} (${bestCurl.toFixed(1)} s)`, goal, met },
-      { name: `image export peak RSS, ${mib} MiB`, ours: `${rss.toFixed(0)} MB (TypeScript sources)`, peer: 'none', goal: '≤ 150 MB', met: rss <= 150 },
+      { name: `image export ${mib} MiB raw Glance → registry (MiB/s), best of 3 each`, ours: `${(mib / best).toFixed(0)} (${best.toFixed(1)} s, verified against Glance's hash, pushed) = ${ratio}`, peer: `curl Glance | curl -T registry, unverified: ${(mib / bestPipe).toFixed(0)} (${bestPipe.toFixed(1)} s); curl Glance > /dev/null: ${(mib / bestCurl).toFixed(0)}`, goal, met },
+      { name: `image export peak RSS, ${mib} MiB`, ours: `${rss.toFixed(0)} MB (the CLI at rest ${rest.toFixed(0)} MB: +${(rss - rest).toFixed(0)} MB)`, peer: 'none', goal: 'flat: ≤ 64 MB above the CLI at rest', met: rss - rest <= 64 },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
