@@ -38,15 +38,18 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       opts.events({ type, address, reason, message, severity: type === 'failed' || type === 'gave-up' || type === 'held' || type === 'retrying' ? 'warning' : 'normal', revision: opts.revision, at: new Date().toISOString(), ...(kind ? { kind } : {}), ...extra });
     },
     settle: (address, status) => opts.state.putResource(address, status),
-    retrying: (address, action) =>
-      retry(() => action(), {
+    retrying: (address, action) => {
+      // An interrupted run (Ctrl-C, SIGTERM, lost leadership) lets the calls in flight finish and starts no new one.
+      opts.signal?.throwIfAborted();
+      return retry(() => action(), {
         retries: opts.transientRetries,
         baseMs: 1000,
         maxMs: 15_000,
         retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict,
         onRetry: (err, _attempt, delay) => run.emit('retrying', address ?? '', 'TransientError', `${(err as Error).message} (in ${(delay / 1000).toFixed(1)} s)`),
         signal: opts.signal,
-      }),
+      });
+    },
     count: (address, key) => {
       const kind = address.split('/')[1] ?? '';
       const k = (out.kinds[kind] ??= { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 });
@@ -227,6 +230,7 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
   const { adapter, m, pc } = node;
   const { opts } = run;
   const ctx = pc.ctx;
+  opts.signal?.throwIfAborted();
   const state = (opts.resources[node.address] ??= {});
   const desired = await adapter.desired(m, ctx);
   state.onDelete = m.spec.onDelete === 'detach' ? 'detach' : undefined;

@@ -22,7 +22,7 @@ export function prng(seed: number): () => number {
  * just before each call). A non-zero exit keeps its stderr in the workspace log.
  * `stderr()`: its log so far; `env`: added to the child's environment (e.g. KUPENSTACK_HELM).
  */
-export function runApply(ws: Workspace, args: string[], path = ws.repo, env: NodeJS.ProcessEnv = {}): { kill: () => void; writes: () => number; stderr: () => string; firstWrite: Promise<void>; done: Promise<number | null> } {
+export function runApply(ws: Workspace, args: string[], path = ws.repo, env: NodeJS.ProcessEnv = {}): { kill: () => void; signal: (sig: NodeJS.Signals) => void; writes: () => number; stderr: () => string; firstWrite: Promise<void>; done: Promise<number | null> } {
   const child = spawn(process.execPath, ['agent/cli/main.ts', 'apply', path, '--cloud', testCloudName, '--config', join(ws.dir, 'kupenstack.yaml'), ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   let stderr = '';
   let wrote = (): void => undefined;
@@ -35,6 +35,7 @@ export function runApply(ws: Workspace, args: string[], path = ws.repo, env: Nod
   const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     kill: () => child.kill('SIGKILL'),
+    signal: (sig) => child.kill(sig),
     writes,
     stderr: () => stderr,
     firstWrite,
