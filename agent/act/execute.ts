@@ -1,5 +1,5 @@
 import { KupenstackError } from '../errors.ts';
-import type { Remote } from '../kinds/adapter.ts';
+import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import type { Decision } from '../plan/decide.ts';
@@ -56,7 +56,13 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   };
   const bulk = new BulkCreator(run, (n, d, mk) => createOnce(n, d, mk, run));
   run.create = (n, d, mk) => bulk.create(n, d, mk);
-  run.bounded = limiter(opts.concurrency);
+  const limiters = new Map<string, <T>(work: () => Promise<T>) => Promise<T>>();
+  run.bounded = (node, work) => {
+    const lane = laneOf(node.adapter);
+    let bound = limiters.get(lane);
+    if (!bound) limiters.set(lane, (bound = limiter(opts.concurrency)));
+    return bound(work);
+  };
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -164,7 +170,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       const node = nodes.get(address)!;
       if (!node.imported) await step(node);
     },
-    { batchOf, maxBatch: maxBulk },
+    { batchOf, maxBatch: maxBulk, laneOf: (address) => laneOf(nodes.get(address)!.adapter) },
   );
   // Weak references (security groups naming each other) resolve once every target exists.
   for (const node of deferred.splice(0)) await step(node);
@@ -251,7 +257,7 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
       await followUp(node, run);
       await waitReady(node, run);
     };
-    await (run.bounded ? run.bounded(after) : after());
+    await (run.bounded ? run.bounded(node, after) : after());
     return;
   }
 
@@ -334,6 +340,11 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   );
   if (adopted === created) run.emit('adopted', node.address, 'Adopted', `adopted ${created.id}, created by an earlier attempt`, { id: created.id });
   return created;
+}
+
+/** Where a kind's work queues: its service's slots (KindAdapter.service), or its own. */
+function laneOf(adapter: KindAdapter): string {
+  return adapter.service ?? adapter.kind;
 }
 
 /** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */

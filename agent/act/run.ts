@@ -86,6 +86,6 @@ export interface Run {
   count(address: string, key: keyof KindCounts): void;
   /** Creates with the marker, adopting a lost answer; batched into bulk creates where the kind offers them (act/bulk.ts). */
   create?(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
-  /** Bounds the calls that follow a create (rules, tags, waiting): a bulk's objects share one slot of the graph walk, not their follow-ups. */
-  bounded?<T>(work: () => Promise<T>): Promise<T>;
+  /** Bounds the calls that follow a create (rules, tags, waiting), per service like the graph walk: a bulk's objects share one slot of it, not their follow-ups. */
+  bounded?<T>(node: Node, work: () => Promise<T>): Promise<T>;
 }
