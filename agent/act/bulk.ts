@@ -2,7 +2,6 @@ import type { Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { retry } from '../../lib/retry.ts';
-import { TurnBatches } from '../util/turn-batches.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
 import type { Node, Run } from './run.ts';
 
@@ -29,8 +28,7 @@ type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => 
 export const maxBulk = 8;
 
 export class BulkCreator {
-  /** Everything the engine starts before the next turn joins one bulk; a full one starts another (its own POST). */
-  private readonly batches = new TurnBatches<Pending>(maxBulk, (items) => void this.flush(items));
+  private readonly queues = new Map<string, Pending[]>();
   private readonly run: Run;
   private readonly single: Single;
   /** Bulk POSTs sent (a test and the bench read it). */
@@ -43,7 +41,23 @@ export class BulkCreator {
 
   create(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote> {
     if (!node.adapter.bulkCreate) return this.single(node, desired, marker);
-    return new Promise((resolve, reject) => this.batches.add(`${node.pc.ctx.projectId}\n${node.m.kind}`, { node, desired, marker, resolve, reject }));
+    const key = `${node.pc.ctx.projectId}\n${node.m.kind}`;
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(key);
+      if (!queue) {
+        const fresh: Pending[] = [];
+        this.queues.set(key, fresh);
+        // Everything the engine starts before the next turn joins this bulk.
+        setImmediate(() => {
+          if (this.queues.get(key) === fresh) this.queues.delete(key);
+          void this.flush(fresh);
+        });
+        queue = fresh;
+      }
+      queue.push({ node, desired, marker, resolve, reject });
+      // Full: the next create starts another bulk (its own POST).
+      if (queue.length >= maxBulk) this.queues.delete(key);
+    });
   }
 
   private async flush(items: Pending[]): Promise<void> {

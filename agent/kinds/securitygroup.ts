@@ -2,7 +2,6 @@ import type { Manifest } from '../model/manifest.ts';
 import type { SecurityGroupSpec } from '../model/kinds.generated.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
-import { TurnBatches } from '../util/turn-batches.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { canonicalPrefix, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags } from './neutron.ts';
 
@@ -129,52 +128,23 @@ function ruleBody(groupId: string, r: Rule, marker: Marker | undefined): Record<
   return body;
 }
 
-interface RuleCreate {
-  ctx: AdapterContext;
-  remote: Remote;
-  rules: readonly Rule[];
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
-/** The most groups whose rules share one POST. */
-const groupsPerPost = 16;
-
 /**
- * The missing rules of the groups whose updates start in the same turn (the
- * follow-ups of one bulk create of groups), in one POST (Neutron's bulk
- * create, all or none), each rule carrying its group's marker. A POST that
- * fails (refused, or its answer lost after Neutron made the rules) is never
- * simply sent again: each group reads its rules back, those that exist are
- * adopted, and the rest go one at a time, so a refused rule fails alone with
- * its own error.
+ * The missing rules of a group in one POST (Neutron's bulk create, all or
+ * none), each carrying the group's marker. A bulk that fails (refused, or
+ * its answer lost after Neutron made it) is never simply sent again: the
+ * group's rules are read back, those that exist are adopted, and the rest go
+ * one at a time, so a refused rule fails alone with its own error.
  */
-const ruleBatches = new TurnBatches<RuleCreate>(groupsPerPost, (items) => void postRules(items));
-
-function createRules(ctx: AdapterContext, remote: Remote, rules: readonly Rule[]): Promise<void> {
-  if (rules.length === 0) return Promise.resolve();
-  return new Promise((resolve, reject) => ruleBatches.add(ctx.projectId, { ctx, remote, rules, resolve, reject }));
-}
-
-async function postRules(items: readonly RuleCreate[]): Promise<void> {
-  const bodies = items.flatMap((i) => i.rules.map((r) => ruleBody(i.remote.id, r, i.remote.marker)));
-  if (bodies.length > 1) {
+async function createRules(ctx: AdapterContext, remote: Remote, rules: readonly Rule[]): Promise<void> {
+  if (rules.length === 0) return;
+  if (rules.length > 1) {
     try {
-      await items[0]!.ctx.apis.network.post('/security-group-rules', { security_group_rules: bodies });
-      for (const i of items) i.resolve();
+      await ctx.apis.network.post('/security-group-rules', { security_group_rules: rules.map((r) => ruleBody(remote.id, r, remote.marker)) });
       return;
     } catch (err) {
-      if (!(err instanceof OpenStackError)) {
-        for (const i of items) i.reject(err);
-        return;
-      }
+      if (!(err instanceof OpenStackError)) throw err;
     }
   }
-  await Promise.all(items.map((i) => createEach(i.ctx, i.remote, i.rules).then(() => i.resolve(), (err: unknown) => i.reject(err))));
-}
-
-/** One rule at a time, less those the group holds already (a single rule's "already exists" settles it). */
-async function createEach(ctx: AdapterContext, remote: Remote, rules: readonly Rule[]): Promise<void> {
   const present = rules.length > 1 ? rawRules((await ctx.apis.network.get<{ security_group: Record<string, unknown> }>(`/security-groups/${remote.id}`)).security_group).map((r) => r.rule) : [];
   for (const r of subtract(rules, present)) await createRule(ctx, ruleBody(remote.id, r, remote.marker));
 }
