@@ -6,7 +6,7 @@ import type { Decision } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
 import { setCondition } from '../status/conditions.ts';
 import { retry } from '../../lib/retry.ts';
-import { dag, groupRuns, limiter, pool } from '../util/concurrency.ts';
+import { dag, limiter } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
@@ -189,15 +189,29 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     }
   }
 
-  // Phase C: prune, dependents first.
+  // Phase C: prune, dependents first. A deletion waits only for the deletions of the kinds that
+  // reference its kind (ports before their subnets and networks, not before flavors), each service in its own slots.
   const rank = new Map(opts.kindOrder.map((k, i) => [k, i]));
   const kindOf = (address: string): string => address.split('/')[1] ?? '';
   const deletions = decision.plan.changes
     .filter((c) => c.action === 'delete' && c.id)
     .map((c) => ({ address: c.address, remote: seen.inventory.owned.get(c.address)?.id === c.id ? seen.inventory.owned.get(c.address)! : seen.inventory.duplicates.find((d) => d.remote.id === c.id)!.remote }))
     .sort((a, b) => (rank.get(kindOf(b.address)) ?? 0) - (rank.get(kindOf(a.address)) ?? 0));
-  for (const group of groupRuns(deletions, (d) => kindOf(d.address))) {
-    await pool(group, opts.concurrency, async ({ address, remote }) => {
+  const pruned = [...new Set(deletions.map((d) => kindOf(d.address)))];
+  // One node per deletion, plus one per pruned kind that is done once all of that kind's deletions are.
+  const kindDone = (kind: string): string => `kind\n${kind}`;
+  const deletionKeys = deletions.map((_, i) => String(i));
+  await dag(
+    [...deletionKeys, ...pruned.map(kindDone)],
+    (key) => {
+      if (key.startsWith('kind\n')) return deletionKeys.filter((i) => kindOf(deletions[Number(i)]!.address) === key.slice(5));
+      const kind = kindOf(deletions[Number(key)]!.address);
+      return pruned.filter((k) => k !== kind && opts.kindDeps.get(k)?.has(kind)).map(kindDone);
+    },
+    opts.concurrency,
+    async (key) => {
+      if (key.startsWith('kind\n')) return;
+      const { address, remote } = deletions[Number(key)]!;
       const adapter = opts.adapters.get(kindOf(address))!;
       const pc = scopes.get(address.split('/')[0]!)!;
       try {
@@ -212,8 +226,9 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       } catch (err) {
         fail(address, err);
       }
-    });
-  }
+    },
+    { laneOf: (key) => (key.startsWith('kind\n') ? 'kind' : laneOf(opts.adapters.get(kindOf(deletions[Number(key)]!.address))!)) },
+  );
 
   // A namespace gone from the revision: its project goes too, once nothing (ours or anyone's) is left in it.
   if (opts.deleteEmptyProjects) {

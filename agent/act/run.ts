@@ -14,6 +14,8 @@ export interface ExecuteOptions {
   adapters: ReadonlyMap<string, KindAdapter>;
   /** Kinds, referenced kinds first: the reverse is the order to delete pruned objects in. */
   kindOrder: string[];
+  /** The kinds each kind references (kind-order.ts): a pruned object waits for the deletion of the pruned objects whose kinds reference its kind. */
+  kindDeps: ReadonlyMap<string, ReadonlySet<string>>;
   owner: string;
   projectPrefix: string;
   domainId: string;
