@@ -16,6 +16,14 @@ export interface KindAdapter {
   readonly kind: string;
 
   /**
+   * The OpenStack service that does this kind's work. The engine gives each
+   * service its own `concurrency` slots, so a queue of Nova work (flavors,
+   * key pairs) never holds back Neutron's and the reverse. Absent = a lane
+   * of the kind's own (a kind spread over several services).
+   */
+  readonly service?: 'network' | 'compute' | 'image' | 'volume';
+
+  /**
    * Every field `desired()` may return, and how a change to it is applied:
    * `update` in place, or `replace` (delete and create again). The engine
    * hashes the `replace` fields into the marker, so a changed manifest is told

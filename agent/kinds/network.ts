@@ -34,6 +34,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const network: KindAdapter = {
   kind: 'Network',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',

@@ -71,6 +71,7 @@ function createBody(ctx: AdapterContext, m: Manifest, desired: Record<string, un
 export const port: KindAdapter = {
   impact: { onDelete: { code: 'fixed-ip-changes', message: 'the port and its addresses are released' } },
   kind: 'Port',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',

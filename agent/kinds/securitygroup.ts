@@ -166,6 +166,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const securityGroup: KindAdapter = {
   kind: 'SecurityGroup',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',

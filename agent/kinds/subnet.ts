@@ -39,6 +39,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const subnet: KindAdapter = {
   kind: 'Subnet',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',

@@ -14,11 +14,13 @@ import { OpenStackError } from '../../agent/openstack/errors.ts';
 const lost = (): OpenStackError => new OpenStackError({ status: 0, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'timed out', timedOut: true });
 const busy = (): OpenStackError => new OpenStackError({ status: 503, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'busy' });
 
-function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>): { nodes: Node[]; bulk: BulkCreator; posts: () => number; singles: () => number } {
+function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>): { nodes: Node[]; bulk: BulkCreator; posts: () => number; singles: () => number; bodies: Record<string, unknown>[][] } {
   let posts = 0;
   let singles = 0;
+  const bodies: Record<string, unknown>[][] = [];
   const network = {
     post: (_path: string, body: { networks: { name: string }[] }): Promise<unknown> => {
+      bodies.push(body.networks);
       const err = postErrors[posts++];
       return err ? Promise.reject(err) : Promise.resolve({ networks: body.networks.map((n) => ({ id: `id-${n.name}`, name: n.name })) });
     },
@@ -27,13 +29,13 @@ function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>)
     bulkCreate: { collection: 'networks', body: (_c: unknown, m: { name: string }) => ({ name: m.name }), remote: (raw: { id: string }) => ({ id: raw.id, fields: {} }) as unknown as Remote },
     observe,
   };
-  const nodes = ['a', 'b', 'c'].map((name) => ({ address: `ns/Network/${name}`, ref: `Network/${name}`, m: { kind: 'Network', name }, adapter, pc: { ctx: { projectId: 'p', apis: { network } } } }) as unknown as Node);
+  const nodes = ['a', 'b', 'c'].map((name) => ({ address: `ns/Network/${name}`, ref: `Network/${name}`, m: { kind: 'Network', name }, adapter, pc: { ctx: { projectId: 'p', cloud: { client: (service: string) => (service === 'network' ? network : undefined) } } } }) as unknown as Node);
   const run = { opts: { owner: 'o', transientRetries: 3 }, emit: () => undefined } as unknown as Run;
   const bulk = new BulkCreator(run, () => {
     singles++;
     return Promise.resolve({ id: 'single', fields: {} } as unknown as Remote);
   });
-  return { nodes, bulk, posts: () => posts, singles: () => singles };
+  return { nodes, bulk, posts: () => posts, singles: () => singles, bodies };
 }
 
 const marker = (ref: string): { owner: string; ref: string; specHash: string } => ({ owner: 'o', ref, specHash: '00000000' });
@@ -54,5 +56,7 @@ describe('bulk create after a lost answer', () => {
     const results = await Promise.all(h.nodes.map((n) => h.bulk.create(n, {}, marker(n.ref))));
     expect(results.map((r) => r.id)).toEqual(['id-a', 'id-b', 'id-c']);
     expect(h.posts()).toBe(2);
+    // Sent with the agent's own scope (the only network client the context offers here), each body naming the project.
+    expect(h.bodies.flat().map((b) => b.project_id)).toEqual(['p', 'p', 'p', 'p', 'p', 'p']);
   }, 10_000);
 });
