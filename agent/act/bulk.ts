@@ -15,6 +15,9 @@ interface Pending {
 
 type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => Promise<Remote>;
 
+/** The most objects in one bulk POST: a bigger batch goes as several POSTs (one Neutron transaction each). */
+export const maxBulk = 8;
+
 /**
  * Neutron's bulk create (KindAdapter.bulkCreate): the creates of one kind in
  * one project that the engine starts in the same turn of the event loop go
@@ -24,9 +27,6 @@ type Single = (node: Node, desired: Record<string, unknown>, marker: Marker) => 
  * retries the rest as a bulk, any other failure falls back to one create per
  * object, so each error belongs to its own manifest.
  */
-/** The most objects in one bulk POST: a bigger batch goes as several POSTs (one Neutron transaction each). */
-export const maxBulk = 8;
-
 export class BulkCreator {
   private readonly queues = new Map<string, Pending[]>();
   private readonly run: Run;
@@ -39,8 +39,15 @@ export class BulkCreator {
     this.single = single;
   }
 
-  create(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote> {
-    if (!node.adapter.bulkCreate) return this.single(node, desired, marker);
+  async create(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote> {
+    const bulk = node.adapter.bulkCreate;
+    if (!bulk) return this.single(node, desired, marker);
+    // Bulks go with the agent's admin scope: the kind refuses what the project may not do, and sends alone (with the project's token) what Neutron must judge.
+    if ((await bulk.scope(node.pc.ctx, node.m, desired)) === 'project') return this.single(node, desired, marker);
+    return this.enqueue(node, desired, marker);
+  }
+
+  private enqueue(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote> {
     const key = `${node.pc.ctx.projectId}\n${node.m.kind}`;
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(key);

@@ -86,6 +86,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     const before = seen.scopes.get(ns)!;
     const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify);
     for (const [ref, id] of before.ids) pc.ids.set(ref, id);
+    for (const [ref, remote] of before.imports) pc.imports.set(ref, remote);
     scopes.set(ns, pc);
     // The new project's first token (seconds from a busy Keystone) is fetched while the first creates (admin-scoped bulks, flavors) run, not when a project-scoped call first waits for it.
     void pc.ctx.apis.network.base().catch(() => undefined);

@@ -14,7 +14,7 @@ import { OpenStackError } from '../../agent/openstack/errors.ts';
 const lost = (): OpenStackError => new OpenStackError({ status: 0, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'timed out', timedOut: true });
 const busy = (): OpenStackError => new OpenStackError({ status: 503, service: 'network', method: 'POST', path: '/v2.0/networks', detail: 'busy' });
 
-function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>): { nodes: Node[]; bulk: BulkCreator; posts: () => number; singles: () => number; bodies: Record<string, unknown>[][] } {
+function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>, names = ['a', 'b', 'c']): { nodes: Node[]; bulk: BulkCreator; posts: () => number; singles: () => number; bodies: Record<string, unknown>[][] } {
   let posts = 0;
   let singles = 0;
   const bodies: Record<string, unknown>[][] = [];
@@ -26,10 +26,11 @@ function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>)
     },
   };
   const adapter = {
-    bulkCreate: { collection: 'networks', body: (_c: unknown, m: { name: string }) => ({ name: m.name }), remote: (raw: { id: string }) => ({ id: raw.id, fields: {} }) as unknown as Remote },
+    bulkCreate: { collection: 'networks', body: (_c: unknown, m: { name: string }) => ({ name: m.name }), remote: (raw: { id: string }) => ({ id: raw.id, fields: {} }) as unknown as Remote, scope: () => 'admin' },
     observe,
   };
-  const nodes = ['a', 'b', 'c'].map((name) => ({ address: `ns/Network/${name}`, ref: `Network/${name}`, m: { kind: 'Network', name }, adapter, pc: { ctx: { projectId: 'p', cloud: { client: (service: string) => (service === 'network' ? network : undefined) } } } }) as unknown as Node);
+  const cloud = { client: (service: string) => (service === 'network' ? network : undefined), session: { transport: { timeoutMs: 60_000 } } };
+  const nodes = names.map((name) => ({ address: `ns/Network/${name}`, ref: `Network/${name}`, m: { kind: 'Network', name }, adapter, pc: { ctx: { projectId: 'p', cloud } } }) as unknown as Node);
   const run = { opts: { owner: 'o', transientRetries: 3 }, emit: () => undefined } as unknown as Run;
   const bulk = new BulkCreator(run, () => {
     singles++;
@@ -59,4 +60,24 @@ describe('bulk create after a lost answer', () => {
     // Sent with the agent's own scope (the only network client the context offers here), each body naming the project.
     expect(h.bodies.flat().map((b) => b.project_id)).toEqual(['p', 'p', 'p', 'p', 'p', 'p']);
   }, 10_000);
+});
+
+describe('bulk create scope', () => {
+  it('sends alone, with the project token, a create the kind says Neutron must judge; refuses one the kind refuses; bulks only the rest', async () => {
+    const h = harness([], () => Promise.resolve([]), ['a', 'b', 'c', 'd']);
+    const scopes: Record<string, () => 'admin' | 'project'> = {
+      a: () => 'admin',
+      b: () => 'project',
+      c: () => {
+        throw new Error('c: refused');
+      },
+      d: () => 'admin',
+    };
+    for (const n of h.nodes) (n as unknown as { adapter: { bulkCreate: { scope: unknown } } }).adapter = { ...n.adapter, bulkCreate: { ...n.adapter.bulkCreate!, scope: scopes[n.ref.slice('Network/'.length)]! } };
+    const results = await Promise.allSettled(h.nodes.map((n) => h.bulk.create(n, {}, marker(n.ref))));
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value.id : String(r.reason)))).toEqual(['id-a', 'single', 'Error: c: refused', 'id-d']);
+    expect(h.singles()).toBe(1);
+    expect(h.bodies).toEqual([[expect.objectContaining({ name: 'a', project_id: 'p' }), expect.objectContaining({ name: 'd', project_id: 'p' })]]);
+  });
+
 });
