@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BulkCreator } from '../../agent/act/bulk.ts';
+import { BulkCreator, bulkTimeoutMs, maxBulksInFlight } from '../../agent/act/bulk.ts';
 import type { Node, Run } from '../../agent/act/execute.ts';
 import type { Remote } from '../../agent/kinds/adapter.ts';
 import { OpenStackError } from '../../agent/openstack/errors.ts';
@@ -19,10 +19,10 @@ function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>,
   let singles = 0;
   const bodies: Record<string, unknown>[][] = [];
   const network = {
-    post: (_path: string, body: { networks: { name: string }[] }): Promise<unknown> => {
-      bodies.push(body.networks);
+    call: (_method: string, _path: string, options: { json: { networks: { name: string }[] } }): Promise<unknown> => {
+      bodies.push(options.json.networks);
       const err = postErrors[posts++];
-      return err ? Promise.reject(err) : Promise.resolve({ networks: body.networks.map((n) => ({ id: `id-${n.name}`, name: n.name })) });
+      return err ? Promise.reject(err) : Promise.resolve({ body: { networks: options.json.networks.map((n) => ({ id: `id-${n.name}`, name: n.name })) } });
     },
   };
   const adapter = {
@@ -62,7 +62,7 @@ describe('bulk create after a lost answer', () => {
   }, 10_000);
 });
 
-describe('bulk create scope', () => {
+describe('bulk create scope, size and pace', () => {
   it('sends alone, with the project token, a create the kind says Neutron must judge; refuses one the kind refuses; bulks only the rest', async () => {
     const h = harness([], () => Promise.resolve([]), ['a', 'b', 'c', 'd']);
     const scopes: Record<string, () => 'admin' | 'project'> = {
@@ -80,4 +80,30 @@ describe('bulk create scope', () => {
     expect(h.bodies).toEqual([[expect.objectContaining({ name: 'a', project_id: 'p' }), expect.objectContaining({ name: 'd', project_id: 'p' })]]);
   });
 
+  it('keeps at most maxBulksInFlight bulk POSTs of one cloud in flight, and gives each a timeout that grows with its size', async () => {
+    let running = 0;
+    let peak = 0;
+    const timeouts: number[] = [];
+    const network = {
+      call: async (_method: string, _path: string, options: { json: { networks: { name: string }[] }; timeoutMs: number }): Promise<unknown> => {
+        timeouts.push(options.timeoutMs);
+        peak = Math.max(peak, ++running);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+        return { body: { networks: options.json.networks.map((n) => ({ id: `id-${n.name}`, name: n.name })) } };
+      },
+    };
+    const cloud = { client: () => network, session: { transport: { timeoutMs: 60_000 } } };
+    const adapter = { bulkCreate: { collection: 'networks', body: (_c: unknown, m: { name: string }) => ({ name: m.name }), remote: (raw: { id: string }) => ({ id: raw.id, fields: {} }) as unknown as Remote, scope: () => 'admin' } };
+    // 10 projects × 2 networks: 10 bulks of 2 at once.
+    const nodes = Array.from({ length: 20 }, (_, i) => ({ address: `ns${i >> 1}/Network/n${i}`, ref: `Network/n${i}`, m: { kind: 'Network', name: `n${i}` }, adapter, pc: { ctx: { projectId: `p${i >> 1}`, cloud } } }) as unknown as Node);
+    const run = { opts: { owner: 'o', transientRetries: 0 }, emit: () => undefined } as unknown as Run;
+    const bulk = new BulkCreator(run, () => Promise.reject(new Error('no single create expected')));
+    const results = await Promise.all(nodes.map((n) => bulk.create(n, {}, marker(n.ref))));
+    expect(results).toHaveLength(20);
+    expect(bulk.posts).toBe(10);
+    expect(peak).toBe(maxBulksInFlight);
+    expect(new Set(timeouts)).toEqual(new Set([bulkTimeoutMs(60_000, 2)]));
+    expect([bulkTimeoutMs(60_000, 1), bulkTimeoutMs(60_000, 2), bulkTimeoutMs(60_000, 8)]).toEqual([60_000, 75_000, 165_000]);
+  });
 });
