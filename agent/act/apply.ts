@@ -3,7 +3,7 @@ import type { Diagnostic } from '../diagnostic.ts';
 import { KupenstackError } from '../errors.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
 import { textLogSink } from '../events/text-log.ts';
-import { kindOrder } from '../graph/kind-order.ts';
+import { kindDependencies, kindOrder } from '../graph/kind-order.ts';
 import { adapters } from '../kinds/index.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
@@ -112,6 +112,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     cloud: deps.cloud,
     adapters,
     kindOrder: kindOrder(deps.registry),
+    kindDeps: kindDependencies(deps.registry),
     owner: deps.config.owner,
     projectPrefix: deps.config.projectPrefix,
     domainId: deps.config.domain,

@@ -1,5 +1,5 @@
 import { KupenstackError } from '../errors.ts';
-import type { AdapterContext } from '../kinds/adapter.ts';
+import type { AdapterContext, Remote } from '../kinds/adapter.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
@@ -19,6 +19,8 @@ export interface ProjectContext {
   ctx: AdapterContext;
   /** `Kind/name` → OpenStack id, filled by observation and by creates. */
   ids: Map<string, string>;
+  /** `Kind/name` → the imported object as observe read it (it may be another project's). */
+  imports: Map<string, Remote>;
 }
 
 /**
@@ -29,6 +31,7 @@ export interface ProjectContext {
  */
 export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify, trustKnown = false): Promise<ProjectContext> {
   const ids = new Map<string, string>();
+  const imports = new Map<string, Remote>();
   const memos = new Map<string, Promise<unknown>>();
   const ctx: AdapterContext = {
     cloud,
@@ -46,6 +49,7 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
       if (id === undefined) throw new PendingReference(`${kind}/${name}`);
       return id;
     },
+    imported: (kind, name) => imports.get(`${kind}/${name}`),
     memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
       let p = memos.get(key);
       if (!p) {
@@ -56,5 +60,5 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
       return p as Promise<T>;
     },
   };
-  return { ctx, ids };
+  return { ctx, ids, imports };
 }

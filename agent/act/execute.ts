@@ -1,12 +1,12 @@
 import { KupenstackError } from '../errors.ts';
-import type { Remote } from '../kinds/adapter.ts';
+import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import type { Decision } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
 import { setCondition } from '../status/conditions.ts';
 import { retry } from '../../lib/retry.ts';
-import { dag, groupRuns, limiter, pool } from '../util/concurrency.ts';
+import { dag, limiter } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
@@ -59,7 +59,13 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   };
   const bulk = new BulkCreator(run, (n, d, mk) => createOnce(n, d, mk, run));
   run.create = (n, d, mk) => bulk.create(n, d, mk);
-  run.bounded = limiter(opts.concurrency);
+  const limiters = new Map<string, <T>(work: () => Promise<T>) => Promise<T>>();
+  run.bounded = (node, work) => {
+    const lane = laneOf(node.adapter);
+    let bound = limiters.get(lane);
+    if (!bound) limiters.set(lane, (bound = limiter(opts.concurrency)));
+    return bound(work);
+  };
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
@@ -83,7 +89,10 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     const before = seen.scopes.get(ns)!;
     const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown);
     for (const [ref, id] of before.ids) pc.ids.set(ref, id);
+    for (const [ref, remote] of before.imports) pc.imports.set(ref, remote);
     scopes.set(ns, pc);
+    // The new project's first token (seconds from a busy Keystone) is fetched while the first creates (admin-scoped bulks, flavors) run, not when a project-scoped call first waits for it.
+    void pc.ctx.apis.network.base().catch(() => undefined);
   }
 
   const nodes = new Map<string, Node>();
@@ -167,7 +176,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       const node = nodes.get(address)!;
       if (!node.imported) await step(node);
     },
-    { batchOf, maxBatch: maxBulk },
+    { batchOf, maxBatch: maxBulk, laneOf: (address) => laneOf(nodes.get(address)!.adapter) },
   );
   // Weak references (security groups naming each other) resolve once every target exists.
   for (const node of deferred.splice(0)) await step(node);
@@ -184,15 +193,29 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     }
   }
 
-  // Phase C: prune, dependents first.
+  // Phase C: prune, dependents first. A deletion waits only for the deletions of the kinds that
+  // reference its kind (ports before their subnets and networks, not before flavors), each service in its own slots.
   const rank = new Map(opts.kindOrder.map((k, i) => [k, i]));
   const kindOf = (address: string): string => address.split('/')[1] ?? '';
   const deletions = decision.plan.changes
     .filter((c) => c.action === 'delete' && c.id)
     .map((c) => ({ address: c.address, remote: seen.inventory.owned.get(c.address)?.id === c.id ? seen.inventory.owned.get(c.address)! : seen.inventory.duplicates.find((d) => d.remote.id === c.id)!.remote }))
     .sort((a, b) => (rank.get(kindOf(b.address)) ?? 0) - (rank.get(kindOf(a.address)) ?? 0));
-  for (const group of groupRuns(deletions, (d) => kindOf(d.address))) {
-    await pool(group, opts.concurrency, async ({ address, remote }) => {
+  const pruned = [...new Set(deletions.map((d) => kindOf(d.address)))];
+  // One node per deletion, plus one per pruned kind that is done once all of that kind's deletions are.
+  const kindDone = (kind: string): string => `kind\n${kind}`;
+  const deletionKeys = deletions.map((_, i) => String(i));
+  await dag(
+    [...deletionKeys, ...pruned.map(kindDone)],
+    (key) => {
+      if (key.startsWith('kind\n')) return deletionKeys.filter((i) => kindOf(deletions[Number(i)]!.address) === key.slice(5));
+      const kind = kindOf(deletions[Number(key)]!.address);
+      return pruned.filter((k) => k !== kind && opts.kindDeps.get(k)?.has(kind)).map(kindDone);
+    },
+    opts.concurrency,
+    async (key) => {
+      if (key.startsWith('kind\n')) return;
+      const { address, remote } = deletions[Number(key)]!;
       const adapter = opts.adapters.get(kindOf(address))!;
       const pc = scopes.get(address.split('/')[0]!)!;
       try {
@@ -207,8 +230,9 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       } catch (err) {
         fail(address, err);
       }
-    });
-  }
+    },
+    { laneOf: (key) => (key.startsWith('kind\n') ? 'kind' : laneOf(opts.adapters.get(kindOf(deletions[Number(key)]!.address))!)) },
+  );
 
   // A namespace gone from the revision: its project goes too, once nothing (ours or anyone's) is left in it.
   if (opts.deleteEmptyProjects) {
@@ -255,7 +279,7 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
       await followUp(node, run);
       await waitReady(node, run);
     };
-    await (run.bounded ? run.bounded(after) : after());
+    await (run.bounded ? run.bounded(node, after) : after());
     return;
   }
 
@@ -338,6 +362,11 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   );
   if (adopted === created) run.emit('adopted', node.address, 'Adopted', `adopted ${created.id}, created by an earlier attempt`, { id: created.id });
   return created;
+}
+
+/** Where a kind's work queues: its service's slots (KindAdapter.service), or its own. */
+function laneOf(adapter: KindAdapter): string {
+  return adapter.service ?? adapter.kind;
 }
 
 /** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */

@@ -136,6 +136,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
       const found = await resolveImport(m, adapters.get(m.kind)!, pc);
       imports.set(m.address, found);
       pc.ids.set(`${m.kind}/${m.metadata.name}`, found.id);
+      pc.imports.set(`${m.kind}/${m.metadata.name}`, found);
     } catch (err) {
       importErrors.set(m.address, err);
     }

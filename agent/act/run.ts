@@ -14,6 +14,8 @@ export interface ExecuteOptions {
   adapters: ReadonlyMap<string, KindAdapter>;
   /** Kinds, referenced kinds first: the reverse is the order to delete pruned objects in. */
   kindOrder: string[];
+  /** The kinds each kind references (kind-order.ts): a pruned object waits for the deletion of the pruned objects whose kinds reference its kind. */
+  kindDeps: ReadonlyMap<string, ReadonlySet<string>>;
   owner: string;
   projectPrefix: string;
   domainId: string;
@@ -86,6 +88,6 @@ export interface Run {
   count(address: string, key: keyof KindCounts): void;
   /** Creates with the marker, adopting a lost answer; batched into bulk creates where the kind offers them (act/bulk.ts). */
   create?(node: Node, desired: Record<string, unknown>, marker: Marker): Promise<Remote>;
-  /** Bounds the calls that follow a create (rules, tags, waiting): a bulk's objects share one slot of the graph walk, not their follow-ups. */
-  bounded?<T>(work: () => Promise<T>): Promise<T>;
+  /** Bounds the calls that follow a create (rules, tags, waiting), per service like the graph walk: a bulk's objects share one slot of it, not their follow-ups. */
+  bounded?<T>(node: Node, work: () => Promise<T>): Promise<T>;
 }

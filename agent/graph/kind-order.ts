@@ -7,8 +7,7 @@ import type { SchemaRegistry } from '../schema/registry.ts';
  * reverse of this order.
  */
 export function kindOrder(registry: SchemaRegistry): string[] {
-  const deps = new Map<string, Set<string>>();
-  for (const info of registry.kinds.values()) deps.set(info.kind, new Set([...info.refs.filter((r) => !r.weak && r.target !== info.kind).map((r) => r.target), ...info.after]));
+  const deps = kindDependencies(registry);
   const order: string[] = [];
   const visiting = new Set<string>();
   const visit = (k: string): void => {
@@ -20,4 +19,11 @@ export function kindOrder(registry: SchemaRegistry): string[] {
   };
   for (const k of [...deps.keys()].sort()) visit(k);
   return order;
+}
+
+/** The kinds each kind references or is created after (weak references and references to its own kind left out). */
+export function kindDependencies(registry: SchemaRegistry): Map<string, Set<string>> {
+  const deps = new Map<string, Set<string>>();
+  for (const info of registry.kinds.values()) deps.set(info.kind, new Set([...info.refs.filter((r) => !r.weak && r.target !== info.kind).map((r) => r.target), ...info.after]));
+  return deps;
 }

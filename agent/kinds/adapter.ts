@@ -16,6 +16,14 @@ export interface KindAdapter {
   readonly kind: string;
 
   /**
+   * The OpenStack service that does this kind's work. The engine gives each
+   * service its own `concurrency` slots, so a queue of Nova work (flavors,
+   * key pairs) never holds back Neutron's and the reverse. Absent = a lane
+   * of the kind's own (a kind spread over several services).
+   */
+  readonly service?: 'network' | 'compute' | 'image' | 'volume';
+
+  /**
    * Every field `desired()` may return, and how a change to it is applied:
    * `update` in place, or `replace` (delete and create again). The engine
    * hashes the `replace` fields into the marker, so a changed manifest is told
@@ -76,6 +84,16 @@ export interface KindAdapter {
     key?: string;
     body(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Record<string, unknown> | Promise<Record<string, unknown>>;
     remote(raw: Record<string, unknown>, desired: Record<string, unknown>, marker: Marker): Remote;
+    /**
+     * Bulks go with the agent's admin scope and the project in each body (OpenTofu's way: Neutron then
+     * skips a full network load per subnet and port). Admin scope also skips Neutron's checks that the
+     * project may make the object, so the kind says, from what the engine knows, which scope this create
+     * needs: `admin` when it is a request the project could make itself (its own network and groups, no
+     * admin-only field); `project` when Neutron must judge it with the project's token (it is sent
+     * alone). It throws a typed error (file:line, fix) for a create the project is known not to be
+     * allowed (a subnet or port on another project's network that is not shared with it).
+     */
+    scope(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>): BulkScope | Promise<BulkScope>;
   };
 
   /**
@@ -146,6 +164,9 @@ export interface KindAdapter {
 
 export type FieldChange = 'update' | 'replace';
 
+/** Which token a create needs (KindAdapter.bulkCreate.scope). */
+export type BulkScope = 'admin' | 'project';
+
 /** What a plan must say about changing this kind, beyond the field values. */
 export interface Impact {
   /** Deleting (or replacing) an object of this kind loses this. */
@@ -215,6 +236,12 @@ export interface AdapterContext {
   owner: string;
   /** The OpenStack id of another manifest's object in this namespace; throws when it does not exist yet. */
   idOf(kind: string, name: string): string;
+  /**
+   * The object a reference names when its manifest imports it (`spec.import`), as observe read it: it
+   * may be another project's. Undefined for the namespace's own objects, which the agent made in this
+   * project. Absent where the engine does not know (then a kind must assume the worst).
+   */
+  imported?(kind: string, name: string): Remote | undefined;
   /** Per-run memo for lookups several manifests share (an external network by filter, a public flavor by name). */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   signal?: AbortSignal;

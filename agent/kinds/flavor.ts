@@ -56,6 +56,7 @@ async function visibleToProject(ctx: AdapterContext): Promise<Set<string>> {
 
 export const flavor: KindAdapter = {
   kind: 'Flavor',
+  service: 'compute',
   fields: {
     name: 'replace',
     description: 'update',

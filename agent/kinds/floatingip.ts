@@ -44,6 +44,7 @@ async function vmPortId(ctx: AdapterContext, vm: string, fixedIp: string | undef
 export const floatingIp: KindAdapter = {
   impact: { onDelete: { code: 'fixed-ip-changes', message: 'the floating address is released and may go to someone else' } },
   kind: 'FloatingIP',
+  service: 'network',
   fields: {
     description: 'update',
     floating_network_id: 'replace',

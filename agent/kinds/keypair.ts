@@ -45,6 +45,7 @@ function toRemote(ctx: Pick<AdapterContext, 'projectName' | 'owner'>, raw: RawKe
 
 export const keyPair: KindAdapter = {
   kind: 'KeyPair',
+  service: 'compute',
   fields: { name: 'replace', public_key: 'replace', type: 'replace' },
 
   async observe(ctx) {

@@ -34,6 +34,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const network: KindAdapter = {
   kind: 'Network',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',
@@ -68,7 +69,13 @@ export const network: KindAdapter = {
     return out;
   },
 
-  bulkCreate: { collection: 'networks', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired) => toRemote(raw, descriptionOf(desired)) },
+  bulkCreate: {
+    collection: 'networks',
+    body: (_ctx, _m, desired, marker) => createBody(desired, marker),
+    remote: (raw, desired) => toRemote(raw, descriptionOf(desired)),
+    // Neutron lets only an admin share a network, make it external or choose its segment: such a create is judged with the project's token.
+    scope: (_ctx, _m, desired) => (desired.shared === true || desired['router:external'] === true || Object.keys(desired).some((k) => k.startsWith('provider:')) ? 'project' : 'admin'),
+  },
 
   async create(ctx, _m, desired, marker) {
     const res = await ctx.apis.network.post<{ network: Record<string, unknown> }>('/networks', { network: createBody(desired, marker) });

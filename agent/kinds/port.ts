@@ -2,6 +2,7 @@ import type { Marker } from '../ownership/marker.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { PortSpec } from '../model/kinds.generated.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
+import { scopeOfUses } from './neutron-scope.ts';
 import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pair = { ip_address: string; mac_address?: string };
@@ -71,6 +72,7 @@ function createBody(ctx: AdapterContext, m: Manifest, desired: Record<string, un
 export const port: KindAdapter = {
   impact: { onDelete: { code: 'fixed-ip-changes', message: 'the port and its addresses are released' } },
   kind: 'Port',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',
@@ -125,7 +127,20 @@ export const port: KindAdapter = {
     return out;
   },
 
-  bulkCreate: { collection: 'ports', body: createBody, remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
+  bulkCreate: {
+    collection: 'ports',
+    body: createBody,
+    remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }),
+    // Neutron's checks: a port only on the project's network or a shared one, only with the project's security groups or shared ones.
+    scope: (ctx, m) => {
+      const spec = m.spec as PortSpec;
+      if (spec.networkRef === undefined) return 'project';
+      return scopeOfUses(ctx, m, [
+        { kind: 'Network', name: spec.networkRef.name, path: ['spec', 'networkRef'] },
+        ...(spec.securityGroupRefs ?? []).map((r, i) => ({ kind: 'SecurityGroup' as const, name: r.name, path: ['spec', 'securityGroupRefs', i] })),
+      ]);
+    },
+  },
 
   async create(ctx, m, desired, marker) {
     const res = await ctx.apis.network.post<{ port: Record<string, unknown> }>('/ports', { port: createBody(ctx, m, desired, marker) });

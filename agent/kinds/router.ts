@@ -132,6 +132,7 @@ function interfaceBody(iface: string): Record<string, string> {
 
 export const router: KindAdapter = {
   kind: 'Router',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',

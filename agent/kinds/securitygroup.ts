@@ -166,6 +166,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const securityGroup: KindAdapter = {
   kind: 'SecurityGroup',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',
@@ -202,7 +203,14 @@ export const securityGroup: KindAdapter = {
     return { ...toRemote(res.security_group, typeof desired.description === 'string' ? desired.description : ''), marker };
   },
 
-  bulkCreate: { collection: 'security-groups', key: 'security_groups', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
+  bulkCreate: {
+    collection: 'security-groups',
+    key: 'security_groups',
+    body: (_ctx, _m, desired, marker) => createBody(desired, marker),
+    remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }),
+    // A group's create names nothing else and no admin-only field (its rules follow with the project's token).
+    scope: () => 'admin',
+  },
 
   async update(ctx, remote, changes) {
     const { tags, rules, default_egress: defaultEgress, ...rest } = changes;

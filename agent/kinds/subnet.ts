@@ -1,6 +1,7 @@
 import type { Marker } from '../ownership/marker.ts';
 import type { SubnetSpec } from '../model/kinds.generated.ts';
 import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
+import { scopeOfUses } from './neutron-scope.ts';
 import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pool = { start: string; end: string };
@@ -39,6 +40,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const subnet: KindAdapter = {
   kind: 'Subnet',
+  service: 'network',
   fields: {
     name: 'update',
     description: 'update',
@@ -89,7 +91,16 @@ export const subnet: KindAdapter = {
   // Only a subnet on the same network can overlap: the one a killed run created for this very manifest is the usual cause.
   refusedByTwin: (err) => err.status === 400 && /overlaps with another subnet/i.test(err.detail),
 
-  bulkCreate: { collection: 'subnets', body: (_ctx, _m, desired, marker) => createBody(desired, marker), remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }) },
+  bulkCreate: {
+    collection: 'subnets',
+    body: (_ctx, _m, desired, marker) => createBody(desired, marker),
+    remote: (raw, desired, marker) => ({ ...toRemote(raw, typeof desired.description === 'string' ? desired.description : ''), marker }),
+    // Neutron's ownership check: a subnet only on the project's network or one shared with it.
+    scope: (ctx, m) => {
+      const network = (m.spec as SubnetSpec).networkRef?.name;
+      return network === undefined ? 'project' : scopeOfUses(ctx, m, [{ kind: 'Network', name: network, path: ['spec', 'networkRef'] }]);
+    },
+  },
 
   async create(ctx, _m, desired, marker) {
     const res = await ctx.apis.network.post<{ subnet: Record<string, unknown> }>('/subnets', { subnet: createBody(desired, marker) });

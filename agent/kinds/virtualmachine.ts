@@ -353,6 +353,7 @@ export const virtualMachine: KindAdapter = {
     },
   },
   kind: 'VirtualMachine',
+  service: 'compute',
   fields: {
     name: 'update',
     description: 'update',

@@ -49,6 +49,7 @@ function toRemote(raw: RawVolume): Remote {
 export const volume: KindAdapter = {
   impact: { onDelete: { code: 'data-volume-deleted', message: 'the volume and its data are deleted' } },
   kind: 'Volume',
+  service: 'volume',
   fields: {
     name: 'update',
     description: 'update',

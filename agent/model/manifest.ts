@@ -39,3 +39,8 @@ export interface Manifest {
 export function addressOf(kind: string, name: string, namespace?: string): string {
   return namespace ? `${namespace}/${kind}/${name}` : `${kind}/${name}`;
 }
+
+/** `file:line` of a manifest (its name), or of the field at `path` inside it: how errors point into the revision. */
+export function where(m: Manifest, path: readonly (string | number)[] = ['metadata', 'name']): string {
+  return `${m.source.file}:${m.source.position(path, 'key').line}`;
+}

@@ -66,6 +66,11 @@ export class Transport {
     return this.options.counters;
   }
 
+  /** A call's timeout unless it asks for another (a bulk POST scales it with its size). */
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
   async send(req: HttpRequest): Promise<HttpResponse> {
     // A streamed body (an image upload) is consumed by the first attempt: it cannot be sent again.
     const repeatable = (idempotentMethods.has(req.method) || req.retryable === true) && !(req.body && !(req.body instanceof Uint8Array));

@@ -10,50 +10,112 @@ export async function pool<T>(items: readonly T[], limit: number, work: (item: T
   await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
 }
 
+/** How dag() groups and places ready nodes. */
+export interface DagLanes {
+  /** Ready nodes with the same key (up to `maxBatch`) start together, in one turn, and share one slot. */
+  batchOf?: (node: string) => string | undefined;
+  maxBatch?: number;
+  /** Each lane has `limit` slots of its own (one per OpenStack service): a queue of one service's work never holds back another's. Absent = one lane. */
+  laneOf?: (node: string) => string;
+}
+
 /**
  * Runs every node once all of its dependencies have run, at most `limit` at a
- * time. Ready nodes with the same `batchOf` key (up to `maxBatch`) start
- * together, in the same turn, and share one slot: their work is one request
- * (a bulk create), and one slot per object would both cut the bulk into
- * slot-sized pieces and leave the other slots idle while it runs.
+ * time per lane. Ready nodes with the same `batchOf` key (up to `maxBatch`)
+ * start together, in the same turn, and share one slot: their work is one
+ * request (a bulk create), and one slot per object would both cut the bulk
+ * into slot-sized pieces and leave the other slots idle while it runs.
+ * Among ready nodes the one with the longest chain of dependents starts
+ * first (the critical path: a network before a flavor, since subnets and
+ * ports wait for it), then `order`'s order.
  */
-export async function dag(order: readonly string[], deps: (node: string) => string[], limit: number, work: (node: string) => Promise<void>, batching?: { batchOf: (node: string) => string | undefined; maxBatch: number }): Promise<void> {
+export async function dag(order: readonly string[], deps: (node: string) => string[], limit: number, work: (node: string) => Promise<void>, lanes: DagLanes = {}): Promise<void> {
   const waiting = new Map(order.map((n) => [n, new Set(deps(n))]));
   const dependents = new Map<string, string[]>();
   for (const [n, ds] of waiting) for (const d of ds) dependents.set(d, [...(dependents.get(d) ?? []), n]);
-  const ready = order.filter((n) => waiting.get(n)!.size === 0);
-  let running = 0;
+  const rank = priorities(order, dependents);
+  const before = (a: string, b: string): boolean => rank.get(a)! < rank.get(b)!;
+  const laneOf = lanes.laneOf ?? ((): string => '');
+  const queues = new Map<string, string[]>();
+  const running = new Map<string, number>();
+  let total = 0;
+  const enqueue = (n: string): void => {
+    const lane = laneOf(n);
+    let q = queues.get(lane);
+    if (!q) queues.set(lane, (q = []));
+    let lo = 0;
+    let hi = q.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(q[mid]!, n)) lo = mid + 1;
+      else hi = mid;
+    }
+    q.splice(lo, 0, n);
+  };
+  for (const n of order) if (waiting.get(n)!.size === 0) enqueue(n);
   await new Promise<void>((resolve, reject) => {
     const pump = (): void => {
-      if (ready.length === 0 && running === 0) return resolve();
-      while (running < limit && ready.length > 0) {
-        const batch = [ready.shift()!];
-        const key = batching?.batchOf(batch[0]!);
-        if (key !== undefined) {
-          for (let i = 0; i < ready.length && batch.length < batching!.maxBatch; ) {
-            if (batching!.batchOf(ready[i]!) === key) batch.push(...ready.splice(i, 1));
-            else i++;
+      for (const [lane, q] of queues) {
+        while ((running.get(lane) ?? 0) < Math.max(1, limit) && q.length > 0) {
+          const batch = [q.shift()!];
+          const key = lanes.batchOf?.(batch[0]!);
+          if (key !== undefined) {
+            for (let i = 0; i < q.length && batch.length < (lanes.maxBatch ?? 1); ) {
+              if (lanes.batchOf!(q[i]!) === key) batch.push(...q.splice(i, 1));
+              else i++;
+            }
+          }
+          running.set(lane, (running.get(lane) ?? 0) + 1);
+          total++;
+          let left = batch.length;
+          for (const n of batch) {
+            work(n)
+              .then(() => {
+                if (--left === 0) {
+                  running.set(lane, running.get(lane)! - 1);
+                  total--;
+                }
+                for (const d of dependents.get(n) ?? []) {
+                  const set = waiting.get(d)!;
+                  set.delete(n);
+                  if (set.size === 0) enqueue(d);
+                }
+                pump();
+              })
+              .catch(reject);
           }
         }
-        running++;
-        let left = batch.length;
-        for (const n of batch) {
-          work(n)
-            .then(() => {
-              if (--left === 0) running--;
-              for (const d of dependents.get(n) ?? []) {
-                const set = waiting.get(d)!;
-                set.delete(n);
-                if (set.size === 0) ready.push(d);
-              }
-              pump();
-            })
-            .catch(reject);
-        }
       }
+      if (total === 0 && [...queues.values()].every((q) => q.length === 0)) resolve();
     };
     pump();
   });
+}
+
+/** Each node's place among ready nodes: the longest chain of dependents first, then `order`. */
+function priorities(order: readonly string[], dependents: ReadonlyMap<string, string[]>): Map<string, number> {
+  const height = new Map<string, number>();
+  const opened = new Set<string>();
+  // Depth-first without recursion (a chain of thousands would overflow the stack): a node's height once all its dependents have theirs.
+  for (const root of order) {
+    const stack: string[] = [root];
+    while (stack.length > 0) {
+      const n = stack.at(-1)!;
+      const below = dependents.get(n) ?? [];
+      if (height.has(n)) stack.pop();
+      else if (!opened.has(n)) {
+        opened.add(n);
+        stack.push(...below.filter((d) => !opened.has(d)));
+      } else {
+        height.set(n, Math.max(-1, ...below.map((d) => height.get(d) ?? -1)) + 1);
+        stack.pop();
+      }
+    }
+  }
+  const heightOf = (n: string): number => height.get(n) ?? 0;
+  const index = new Map(order.map((n, i) => [n, i]));
+  const sorted = [...order].sort((a, b) => heightOf(b) - heightOf(a) || index.get(a)! - index.get(b)!);
+  return new Map(sorted.map((n, i) => [n, i]));
 }
 
 /** A function that runs what it is given at most `limit` at a time, the rest in order of arrival. */

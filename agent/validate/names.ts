@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../diagnostic.ts';
-import type { Manifest } from '../model/manifest.ts';
-import { diagnosticAt, where } from './report.ts';
+import { where, type Manifest } from '../model/manifest.ts';
+import { diagnosticAt } from './report.ts';
 
 /** A name is unique per kind and namespace, as in Kubernetes; the first declaration wins, later ones are errors. */
 export function checkUniqueNames(manifests: Manifest[]): { unique: Manifest[]; diagnostics: Diagnostic[] } {

@@ -7,8 +7,3 @@ export function diagnosticAt(m: Manifest, code: string, path: (string | number)[
   const { line, column } = m.source.position(path, at);
   return { code, file: m.source.file, line, column, kind: m.kind, name: m.metadata.name, path: formatPath(path), message };
 }
-
-export function where(m: Manifest): string {
-  const { line } = m.source.position(['metadata', 'name']);
-  return `${m.source.file}:${line}`;
-}

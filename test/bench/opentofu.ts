@@ -89,6 +89,8 @@ export async function benchOpenTofu(): Promise<BenchRow[]> {
     await killHalfway([process.execPath, resolve('agent/cli/main.ts'), 'apply', repo, '--cloud', cloudName, '-c', join(dir, 'crash.yaml'), '--prune'], process.cwd(), process.env, oApply.seconds / 2);
     const oAgain = await ours(repo, join(dir, 'crash-state'));
     const oDup = await duplicates(cloud, `${owner}-tofu-crash`);
+    // What the re-run could not do, for the reader of a missed row (the table has room for counts only).
+    for (const e of oAgain.report?.errors.slice(0, 3) ?? []) console.error(`tofu bench, our re-run after kill -9: ${e.message}`);
     rows.push({
       name: 'beside OpenTofu: kill -9 half-way through the first apply, then apply again',
       ours: `${oDup} duplicates, ${oAgain.report?.errors.length ?? '?'} errors`,
@@ -130,7 +132,7 @@ async function duplicates(cloud: OpenStackCloud, projectName: string): Promise<n
 }
 
 /** The 300 resources of `npm run bench`'s apply row, as manifests. */
-function manifestsOf(ns: string, sshKey: string): string {
+export function manifestsOf(ns: string, sshKey: string): string {
   const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
   const docs: string[] = [];
   for (let i = 0; i < nets; i++) {

@@ -35,11 +35,55 @@ describe('dag', () => {
     const firstTurn = nets[0]!.turn;
     expect(nets.slice(0, 4).every((s) => s.turn === firstTurn)).toBe(true);
     expect(nets.slice(0, 4).map((s) => s.node)).toEqual(['n0', 'n1', 'n2', 'n3']);
-    // Two slots: `a` and the first batch; never more than two non-batched nodes at once.
-    expect(started[0]!.node).toBe('a');
+    // Two slots: the first batch (on the critical path: d waits for n0) and `a`; never more than two non-batched nodes at once.
+    expect(started[0]!.node).toBe('n0');
+    expect(started[4]!.node).toBe('a');
     expect(peakOthers).toBeLessThanOrEqual(2);
     // A dependent of a batch member runs after it.
     expect(started.findIndex((s) => s.node === 'd')).toBeGreaterThan(started.findIndex((s) => s.node === 'n0'));
+  });
+});
+
+describe('dag priorities and lanes', () => {
+  it('starts the node with the longest chain of dependents first, then keeps the given order', async () => {
+    // net -> sub -> port is the critical path; the flavors come first in `order` but wait for nothing.
+    const order = ['flavor-0', 'flavor-1', 'net', 'sg', 'sub', 'port'];
+    const deps: Record<string, string[]> = { sub: ['net'], port: ['sub', 'sg'] };
+    const started: string[] = [];
+    await dag(order, (n) => deps[n] ?? [], 1, async (n) => {
+      started.push(n);
+      await tick();
+    });
+    // Equal chains keep `order`: the port (nothing waits for it) comes after the flavors.
+    expect(started).toEqual(['net', 'sg', 'sub', 'flavor-0', 'flavor-1', 'port']);
+  });
+
+  it("gives each lane its own slots: one lane's queue never holds back another's", async () => {
+    const order = ['c0', 'c1', 'c2', 'c3', 'n0', 'n1'];
+    const running = new Map<string, number>();
+    const peak = new Map<string, number>();
+    let peakAll = 0;
+    const firstStart = new Map<string, number>();
+    let step = 0;
+    await dag(
+      order,
+      () => [],
+      2,
+      async (n) => {
+        const lane = n[0]!;
+        firstStart.set(n, step++);
+        running.set(lane, (running.get(lane) ?? 0) + 1);
+        peak.set(lane, Math.max(peak.get(lane) ?? 0, running.get(lane)!));
+        peakAll = Math.max(peakAll, [...running.values()].reduce((a, b) => a + b, 0));
+        for (let i = 0; i < 3; i++) await tick();
+        running.set(lane, running.get(lane)! - 1);
+      },
+      { laneOf: (n) => n[0]! },
+    );
+    expect(peak).toEqual(new Map([['c', 2], ['n', 2]]));
+    expect(peakAll).toBe(4);
+    // The second lane started with the first pump, not after the first lane's queue drained.
+    expect(firstStart.get('n0')).toBeLessThan(firstStart.get('c2')!);
   });
 });
 

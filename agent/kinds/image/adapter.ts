@@ -39,6 +39,7 @@ export const image: KindAdapter = {
     fields: { digest: { note: 'an OCI source moved: a new Glance image takes the name, the old one is hidden and kept', newId: true } },
   },
   kind: 'Image',
+  service: 'image',
   fields: {
     name: 'update',
     disk_format: 'replace',
