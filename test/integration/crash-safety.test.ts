@@ -37,7 +37,7 @@ function revision(keepEvery = 1): Record<string, string> {
 describe('crash safety', () => {
   // Up to 80 rounds, each a cold CLI start and a full observe before its first write, then a full apply: a 600 s
   // budget was not enough on the loaded 2-core test bed.
-  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 1_200_000 }, async () => {
+  it('SIGKILLed at random moments at least 20 times while creating and pruning 124 resources, then run to the end: no duplicates, no orphans', { timeout: 2_400_000 }, async () => {
     writeFileSync(join(ws.dir, 'kupenstack.yaml'), stringify({ owner: ws.owner, projectPrefix: `${ws.owner}-`, stateDir: ws.config.stateDir, concurrency: 8 }));
     // Replay a failure with KS_CRASH_SEED=<the seed printed>.
     const seed = Number(process.env.KS_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
