@@ -134,24 +134,6 @@ export function limiter(limit: number): <T>(work: () => Promise<T>) => Promise<T
   };
 }
 
-/** Consecutive runs of items with the same key. */
-export function groupRuns<T>(items: readonly T[], key: (t: T) => string): T[][] {
-  const groups: T[][] = [];
-  let current: T[] = [];
-  let last: string | undefined;
-  for (const item of items) {
-    const k = key(item);
-    if (k !== last && current.length) {
-      groups.push(current);
-      current = [];
-    }
-    current.push(item);
-    last = k;
-  }
-  if (current.length) groups.push(current);
-  return groups;
-}
-
 const chains = new Map<string, Promise<unknown>>();
 
 /** Runs `work` after every earlier call with the same key has settled (this process only). */
