@@ -12,7 +12,7 @@ import { observedHash, StalePlanError, compareObserved, type ObservedState } fro
 import type { Change, Drift, Held, ImageResolution, Plan } from '../plan/plan.ts';
 import { jsonPlan } from '../plan/render/json.ts';
 import { compareChanges } from '../plan/saved.ts';
-import { loadSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
+import { sharedSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
 import { describeSecret, type SecretResolver } from '../secrets/resolver.ts';
 import { FileStateStore } from '../status/file-store.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
@@ -269,7 +269,7 @@ export async function planPath(opts: PathOptions): Promise<PlanOutcome> {
  * `since` no longer validates or nothing differs, the fast pass is skipped.
  */
 export async function applyChangedPath(opts: PathOptions & { since: string }): Promise<{ skipped: string } | { report: ApplyReport; changed: number }> {
-  const registry = opts.registry ?? loadSchemaRegistry();
+  const registry = opts.registry ?? sharedSchemaRegistry();
   const [head, base] = await Promise.all([checkPath(opts.path, registry), checkPath(opts.since, registry)]);
   if (head.diagnostics.length > 0) return { skipped: 'the revision does not validate (the full pass reports why)' };
   if (base.diagnostics.length > 0) return { skipped: 'the last applied revision no longer validates' };
@@ -288,7 +288,7 @@ export async function applyChangedPath(opts: PathOptions & { since: string }): P
  * none of them (the caller then runs the full pass).
  */
 export async function applySubsetPath(opts: PathOptions & { addresses: readonly string[] }): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
-  const registry = opts.registry ?? loadSchemaRegistry();
+  const registry = opts.registry ?? sharedSchemaRegistry();
   const head = await checkPath(opts.path, registry);
   if (head.diagnostics.length > 0) return { skipped: 'the revision does not validate (the full pass reports why)' };
   const wanted = new Set(opts.addresses);
@@ -329,7 +329,7 @@ function declaredForm(m: Manifest): string {
 }
 
 async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] } | { input: RevisionInput; deps: EngineDeps }> {
-  const registry = opts.registry ?? loadSchemaRegistry();
+  const registry = opts.registry ?? sharedSchemaRegistry();
   const check = await checkPath(opts.path, registry);
   const sink = textLogSink(opts.log);
   const events: EventSink = opts.events ? fanOut(sink, opts.events) : sink;

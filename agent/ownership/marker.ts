@@ -62,13 +62,39 @@ export function specHash(immutable: Record<string, unknown>): string {
 }
 
 export function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
+  const out: string[] = [];
+  writeStable(value, out);
+  return out.join('');
+}
+
+// One output array for the whole value: at 10 000 manifests a run hashes every spec, and the
+// chained sort/filter/map/join of each level allocated more than any other part of a no-op.
+function writeStable(value: unknown, out: string[]): void {
+  if (Array.isArray(value)) {
+    out.push('[');
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.push(',');
+      // JSON.stringify(undefined) is undefined: an undefined element writes nothing, as join('') did.
+      if (value[i] !== undefined) writeStable(value[i], out);
+    }
+    out.push(']');
+    return;
   }
-  return JSON.stringify(value);
+  if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    out.push('{');
+    let first = true;
+    for (const k of Object.keys(record).sort()) {
+      const v = record[k];
+      if (v === undefined) continue;
+      if (!first) out.push(',');
+      first = false;
+      out.push(JSON.stringify(k), ':');
+      writeStable(v, out);
+    }
+    out.push('}');
+    return;
+  }
+  const text = JSON.stringify(value);
+  if (text !== undefined) out.push(text);
 }
