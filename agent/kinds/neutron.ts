@@ -24,32 +24,42 @@ export async function observeNeutron(ctx: AdapterContext, collection: string, to
 export const cloudPageSize = 500;
 
 /**
- * Project ids per cloud-wide list: Neutron ORs a repeated `project_id`, so it
- * serialises only our projects' objects (a security group list of a busy
+ * Ids per filtered list: Neutron ORs a repeated filter (`project_id=a&project_id=b`),
+ * so it serialises only the objects asked for (a security group list of a busy
  * cloud costs seconds of Neutron CPU per hundred foreign groups), while the
  * query string stays well under the 8 KiB a WSGI server accepts.
  */
 export const projectsPerList = 120;
 
-/** KindAdapter.observeCloud for a Neutron kind: one paginated admin list (per 120 projects), kept per project. */
-export async function observeNeutronCloud(ctx: CloudContext, collection: string, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Map<string, Remote[]>> {
-  const out = new Map<string, Remote[]>();
-  const ids = [...ctx.projects.keys()].sort();
-  for (let i = 0; i < ids.length; i += projectsPerList) await observeProjects(ctx, collection, ids.slice(i, i + projectsPerList), toRemote, out);
-  return out;
+/**
+ * One Neutron collection filtered by `field` ∈ `ids`: one paged list per `projectsPerList`
+ * ids (one list up to that many projects or servers, so the calls do not grow with
+ * them), the lists sent side by side. Every object comes to `each` exactly once.
+ */
+export async function neutronListByIds<T = Record<string, unknown>>(network: AdapterContext['apis']['network'], collection: string, field: string, ids: readonly string[], each: (raw: T) => void): Promise<void> {
+  const sorted = [...ids].sort();
+  const groups: string[][] = [];
+  for (let i = 0; i < sorted.length; i += projectsPerList) groups.push(sorted.slice(i, i + projectsPerList));
+  const key = collection.replace(/-/g, '_');
+  await Promise.all(
+    groups.map(async (group) => {
+      // Repeated keys, not the comma list queryString makes of an array: Neutron reads `project_id=a&project_id=b` as either.
+      const query = new URLSearchParams([['limit', String(cloudPageSize)], ...group.map((id): [string, string] => [field, id])]);
+      for await (const page of network.pages<T>(`/${collection}?${query.toString()}`, key)) for (const raw of page) each(raw);
+    }),
+  );
 }
 
-async function observeProjects(ctx: CloudContext, collection: string, ids: string[], toRemote: (raw: Record<string, unknown>, description: string) => Remote, out: Map<string, Remote[]>): Promise<void> {
-  // Repeated keys, not the comma list queryString makes of an array: Neutron reads `project_id=a&project_id=b` as either.
-  const query = new URLSearchParams([['limit', String(cloudPageSize)], ...ids.map((id): [string, string] => ['project_id', id])]);
-  for await (const page of ctx.apis.network.pages<Record<string, unknown>>(`/${collection}?${query.toString()}`, collection.replace(/-/g, '_'))) {
-    for (const raw of page) {
-      if (!ctx.projects.has(raw.project_id as string)) continue;
-      const { marker, description } = parseDescriptionMarker(raw.description);
-      if (!marker || marker.owner !== ctx.owner) continue;
-      bucket(out, raw.project_id, { ...toRemote(raw, description), marker });
-    }
-  }
+/** KindAdapter.observeCloud for a Neutron kind: one paginated admin list of the owner's projects' objects (per 120 projects), kept per project. */
+export async function observeNeutronCloud(ctx: CloudContext, collection: string, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Map<string, Remote[]>> {
+  const out = new Map<string, Remote[]>();
+  await neutronListByIds(ctx.apis.network, collection, 'project_id', [...ctx.projects.keys()], (raw) => {
+    if (!ctx.projects.has(raw.project_id as string)) return;
+    const { marker, description } = parseDescriptionMarker(raw.description);
+    if (!marker || marker.owner !== ctx.owner) return;
+    bucket(out, raw.project_id, { ...toRemote(raw, description), marker });
+  });
+  return out;
 }
 
 export function neutronDescription(desired: Record<string, unknown>, marker: Marker): string {

@@ -6,7 +6,7 @@ import type { Manifest } from '../model/manifest.ts';
 import { describeSecret } from '../secrets/resolver.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, parseDescriptionMarker } from '../ownership/marker.ts';
 import { bucket, isPlaceholderId, lookedUpId, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { cloudPageSize } from './neutron.ts';
+import { cloudPageSize, neutronListByIds } from './neutron.ts';
 import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serverHealth, showServer, waitForServer, type NovaServer, type PowerState } from './nova-server.ts';
 
 /**
@@ -390,9 +390,9 @@ export const virtualMachine: KindAdapter = {
     }
     const out = new Map<string, Remote[]>();
     if (servers.size === 0) return out;
-    // The NICs: one cloud-wide port list, kept only for these servers.
+    // The NICs: only these servers' ports (filtered by device_id), not every port of the cloud.
     const ports = new Map<string, NeutronPort[]>([...servers.keys()].map((id) => [id, []]));
-    for await (const page of ctx.apis.network.pages<NeutronPort>('/ports', 'ports', { limit: cloudPageSize })) for (const p of page) ports.get(p.device_id)?.push(p);
+    await neutronListByIds<NeutronPort>(ctx.apis.network, 'ports', 'device_id', [...servers.keys()], (p) => ports.get(p.device_id)?.push(p));
     for (const [id, { projectId, server }] of servers) bucket(out, projectId, toRemote(server, ports.get(id)!));
     return out;
   },
