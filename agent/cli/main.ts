@@ -1,5 +1,6 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
+#!/usr/bin/env -S node --max-semi-space-size=1 --heap-growing-percent=30
 // The `kupenstack` command: a thin dispatcher; each subcommand lives in its own file.
+// The flags bound memory (deploy/image/kupenstack says why; keep the two equal).
 import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
 import { version } from '../version.ts';
