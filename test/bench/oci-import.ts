@@ -110,13 +110,16 @@ function build(): void {
   writeFileSync(join(root, 'dist', 'test-bench-oci-child.js'), childSource);
 }
 
-/** curl GET blob | curl PUT into a queued image: the peer, no verification at all. */
+/**
+ * Create an image, then curl GET blob | curl PUT into it: the peer, no verification at all.
+ * Its clock starts before the create, as ours does (a script must make the image too).
+ */
 async function pipe(cloud: OpenStackCloud, projectId: string, digest: string): Promise<{ id: string; seconds: number }> {
   const image = cloud.client('image', { projectId });
+  const started = performance.now();
   const img = await image.post<{ id: string }>('/images', { name: 'bench-pipe', disk_format: 'raw', container_format: 'bare', visibility: 'private' }, [201]);
   const token = (await image.session.token(image.scope)).value;
   const fileUrl = `${await image.base()}/images/${img.id}/file`;
-  const started = performance.now();
   const r = spawnSync('bash', ['-c', 'set -o pipefail; curl -sSf "$BLOB" | curl -sSf -X PUT -T - -H "X-Auth-Token: $TOKEN" -H "Content-Type: application/octet-stream" "$FILE"'], {
     env: { ...process.env, BLOB: `http://${registry}/v2/${repo}/blobs/${digest}`, TOKEN: token, FILE: fileUrl },
     encoding: 'utf8',
