@@ -26,6 +26,8 @@ export interface ScaleRunResult {
   updated: number;
   deleted: number;
   errors: string[];
+  /** The errors' codes (`openstack.unreachable`: a create whose answer never came, left to the next run). */
+  codes: string[];
   reads: number;
   writes: number;
   /** Calls per API collection (`network GET /ports`). */
@@ -55,6 +57,7 @@ async function run(job: ScaleRun): Promise<ScaleRunResult> {
       updated: report?.updated ?? 0,
       deleted: report?.deleted ?? 0,
       errors: report ? report.errors.map((e) => JSON.stringify(e)) : out.diagnostics.map((d) => JSON.stringify(d)),
+      codes: report ? report.errors.map((e) => e.code) : out.diagnostics.map(() => 'diagnostic'),
       reads: report?.apiCalls.read ?? 0,
       writes: report?.apiCalls.write ?? 0,
       byCollection: counters.byCollection(),

@@ -130,26 +130,44 @@ export async function benchScale(): Promise<BenchRow[]> {
   const config = { ...defaultConfig, owner, projectPrefix: `${owner}-`, stateDir: join(dir, 'state'), concurrency: Number(process.env.BENCH_SCALE_CONCURRENCY ?? '16') };
   const cloud = OpenStackCloud.fromCloudsYaml(cloudName);
   const agent = new Agent();
+  const send = (prune: boolean, allowMassDelete: boolean): Promise<ScaleRunResult> => agent.run({ path: repo, cloud: cloudName, config, prune, allowMassDelete });
   const apply = async (prune: boolean, allowMassDelete = false): Promise<ScaleRunResult> => {
-    const r = await agent.run({ path: repo, cloud: cloudName, config, prune, allowMassDelete });
+    const r = await send(prune, allowMassDelete);
     if (r.errors.length) throw new Error(`apply failed: ${r.errors.slice(0, 5).join('; ')}`);
     return r;
+  };
+  /**
+   * The first apply as the agent makes it: a create whose answer never came in time (an
+   * overloaded Nova or Cinder) is not sent again in that run but adopted or made by the
+   * next, so the time is until a run ends without errors (at most 3 runs); any other error fails.
+   */
+  const converge = async (): Promise<{ runs: ScaleRunResult[]; seconds: number; lost: number }> => {
+    const runs: ScaleRunResult[] = [];
+    for (;;) {
+      const r = await send(true, false);
+      runs.push(r);
+      if (r.errors.length === 0) break;
+      if (runs.length === 3 || r.codes.some((c) => c !== 'openstack.unreachable')) throw new Error(`apply failed (run ${runs.length}): ${r.errors.slice(0, 5).join('; ')}`);
+    }
+    return { runs, seconds: runs.reduce((n, r) => n + r.seconds, 0), lost: runs.reduce((n, r) => n + r.errors.length, 0) };
   };
   const rows: BenchRow[] = [];
   const cliProject = `${owner}-cli`;
   try {
     write(false);
-    const first = await apply(true);
+    const first = await converge();
     const rate = total / first.seconds;
+    const writes = first.runs.reduce((n, r) => n + r.writes, 0);
+    const runs = first.runs.length === 1 ? '' : `, converged in ${first.runs.length} runs (${first.runs.map((r) => `${r.seconds.toFixed(0)} s`).join(' + ')}; ${first.lost} answers lost to timeouts, adopted or made by the next run)`;
     const cliRate = cliNetworksPerSecond(cliProject, 20);
     const noop = await apply(true);
     const noopReads = readsByCollection(noop.byCollection);
     write(true);
     const change = await apply(true);
-    const rss = Math.max(first.rssMb, noop.rssMb, change.rssMb);
+    const rss = Math.max(...first.runs.map((r) => r.rssMb), noop.rssMb, change.rssMb);
     const label = `${total} resources in ${namespaces} namespaces`;
     rows.push(
-      { name: `scale: first apply${reused ? ` (owner ${owner} reused: only what was missing created)` : ''}, ${label}`, ours: `${first.seconds.toFixed(0)} s, ${rate.toFixed(1)} resources/s (${first.writes} writes)`, peer: `openstack CLI: ${cliRate.toFixed(2)} networks/s, one at a time`, goal: '≥ 1× the CLI\'s rate', met: rate >= cliRate },
+      { name: `scale: first apply${reused ? ` (owner ${owner} reused: only what was missing created)` : ''}, ${label}`, ours: `${first.seconds.toFixed(0)} s, ${rate.toFixed(1)} resources/s (${writes} writes${runs})`, peer: `openstack CLI: ${cliRate.toFixed(2)} networks/s, one at a time`, goal: '≥ 1× the CLI\'s rate', met: rate >= cliRate },
       { name: `scale: no-op apply, ${label}`, ours: `${noop.seconds.toFixed(1)} s, ${noop.reads} reads, ${noop.writes} writes`, peer: `per kind: ${noopReads}`, goal: '≤ 20 s, 0 writes', met: noop.seconds <= 20 && noop.writes === 0 },
       { name: `scale: 1 % change (${namespaces} networks' mtu), ${label}`, ours: `${change.seconds.toFixed(1)} s, ${change.updated} updated, ${change.writes} writes`, peer: `${change.reads} reads`, goal: `${namespaces} updated, ${namespaces} writes`, met: change.updated === namespaces && change.writes === namespaces },
       { name: `scale: peak RSS of the agent process (node ${agent.flags.join(' ')}), ${label}`, ours: `${rss.toFixed(0)} MB`, peer: 'none', goal: '≤ 300 MB', met: rss <= 300 },
