@@ -50,7 +50,7 @@ os_cmd() {  # command line of a service
     epmd)           echo "epmd -address 127.0.0.1 -port $EPMD_PORT" ;;
     mariadb)        echo "/usr/sbin/mariadbd --user=mysql --bind-address=127.0.0.1 --port=$MARIADB_PORT" ;;
     rabbitmq)       echo "setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups env HOME=/var/lib/rabbitmq ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT=$EPMD_PORT /usr/lib/rabbitmq/bin/rabbitmq-server" ;;
-    keystone)       echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$KEYSTONE_PORT --wsgi-file /usr/bin/keystone-wsgi-public --master --processes 2 --threads 4 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced keystone" ;;
+    keystone)       echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$KEYSTONE_PORT --wsgi-file /usr/bin/keystone-wsgi-public --master --processes 2 --threads 16 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced keystone" ;;
     placement-api)  echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$PLACEMENT_PORT --wsgi-file /usr/bin/placement-api --master --processes 1 --threads 4 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced placement" ;;
     glance-api)     echo "glance-api --config-file /etc/glance/glance-api.conf" ;;
     neutron-server) echo "env PYTHONPATH=$OS_STATE/python neutron-server --config-file /etc/neutron/neutron.conf --config-file /etc/neutron/plugins/ml2/ml2_conf.ini" ;;
