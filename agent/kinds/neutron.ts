@@ -29,17 +29,17 @@ export const cloudPageSize = 500;
  * cloud costs seconds of Neutron CPU per hundred foreign groups), while the
  * query string stays well under the 8 KiB a WSGI server accepts.
  */
-export const projectsPerList = 120;
+const idsPerList = 120;
 
 /**
- * One Neutron collection filtered by `field` ∈ `ids`: one paged list per `projectsPerList`
+ * One Neutron collection filtered by `field` ∈ `ids`: one paged list per `idsPerList`
  * ids (one list up to that many projects or servers, so the calls do not grow with
  * them), the lists sent side by side. Every object comes to `each` exactly once.
  */
 export async function neutronListByIds<T = Record<string, unknown>>(network: AdapterContext['apis']['network'], collection: string, field: string, ids: readonly string[], each: (raw: T) => void): Promise<void> {
   const sorted = [...ids].sort();
   const groups: string[][] = [];
-  for (let i = 0; i < sorted.length; i += projectsPerList) groups.push(sorted.slice(i, i + projectsPerList));
+  for (let i = 0; i < sorted.length; i += idsPerList) groups.push(sorted.slice(i, i + idsPerList));
   const key = collection.replace(/-/g, '_');
   await Promise.all(
     groups.map(async (group) => {
@@ -50,7 +50,7 @@ export async function neutronListByIds<T = Record<string, unknown>>(network: Ada
   );
 }
 
-/** KindAdapter.observeCloud for a Neutron kind: one paginated admin list of the owner's projects' objects (per 120 projects), kept per project. */
+/** KindAdapter.observeCloud for a Neutron kind: one paginated admin list of the owner's projects' objects (per 120 projects: idsPerList), kept per project. */
 export async function observeNeutronCloud(ctx: CloudContext, collection: string, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Map<string, Remote[]>> {
   const out = new Map<string, Remote[]>();
   await neutronListByIds(ctx.apis.network, collection, 'project_id', [...ctx.projects.keys()], (raw) => {

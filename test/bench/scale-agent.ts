@@ -22,9 +22,7 @@ export interface ScaleRunResult {
   seconds: number;
   /** Peak resident memory of this process during the run (sampled every 100 ms). */
   rssMb: number;
-  created: number;
   updated: number;
-  deleted: number;
   errors: string[];
   /** The errors' codes (`openstack.unreachable`: a create whose answer never came, left to the next run). */
   codes: string[];
@@ -53,9 +51,7 @@ async function run(job: ScaleRun): Promise<ScaleRunResult> {
     return {
       seconds: (performance.now() - t0) / 1000,
       rssMb: Math.max(peak, process.memoryUsage().rss) / 2 ** 20,
-      created: report?.created ?? 0,
       updated: report?.updated ?? 0,
-      deleted: report?.deleted ?? 0,
       errors: report ? report.errors.map((e) => JSON.stringify(e)) : out.diagnostics.map((d) => JSON.stringify(d)),
       codes: report ? report.errors.map((e) => e.code) : out.diagnostics.map(() => 'diagnostic'),
       reads: report?.apiCalls.read ?? 0,
