@@ -18,6 +18,9 @@ export interface Token {
 
 export type Scope = { projectId: string } | { default: true };
 
+/** How long calls wait for the first call with a new token to a service (Session.firstAlone). */
+const firstCallWaitMs = 1000;
+
 /** Re-authenticate this long before a token expires, so no call races its expiry. */
 const refreshMarginMs = 5 * 60_000;
 
@@ -30,6 +33,8 @@ export class Session {
   readonly cloud: CloudConfig;
   readonly transport: Transport;
   private readonly tokens = new Map<string, Promise<Token>>();
+  /** Per token and service origin: the first call, until its answer came (see send). */
+  private readonly firstCalls = new Map<string, Promise<unknown>>();
 
   constructor(cloud: CloudConfig, counters = new ApiCounters(), options: { timeoutMs?: number; retries?: number } = {}) {
     this.cloud = cloud;
@@ -100,9 +105,39 @@ export class Session {
   async send(scope: Scope, req: Omit<HttpRequest, 'url'> & { url: (token: Token) => string }): Promise<HttpResponse> {
     for (let attempt = 0; ; attempt++) {
       const token = await this.token(scope);
-      const res = await this.transport.send({ ...req, url: req.url(token), headers: { ...req.headers, 'x-auth-token': token.value } });
+      const url = req.url(token);
+      const res = await this.firstAlone(token, url, () => this.transport.send({ ...req, url, headers: { ...req.headers, 'x-auth-token': token.value } }));
       if (res.status !== 401 || attempt > 0) return res;
       this.invalidate(scope);
     }
+  }
+
+  /**
+   * The first call with a token to a service goes alone; the others wait for its answer. A service
+   * validates a token it has not seen with Keystone once per worker (keystonemiddleware caches it),
+   * but a burst of calls with a new token each validate it: at the start of an apply, twelve
+   * validations of one token at once took Keystone 1.4–1.8 s each and most of a core. The wait is
+   * bounded: a first call that is slow itself (a bulk create) has had its token validated long before
+   * it is answered.
+   */
+  private async firstAlone(token: Token, url: string, send: () => Promise<HttpResponse>): Promise<HttpResponse> {
+    const key = `${token.value}\n${new URL(url).origin}`;
+    const first = this.firstCalls.get(key);
+    if (first) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([first, new Promise((resolve) => (timer = setTimeout(resolve, firstCallWaitMs)))]);
+      clearTimeout(timer);
+      return send();
+    }
+    const pending = send();
+    this.firstCalls.set(
+      key,
+      pending.then(
+        () => undefined,
+        () => this.firstCalls.delete(key),
+      ),
+    );
+    if (this.firstCalls.size > 1024) this.firstCalls.delete(this.firstCalls.keys().next().value!);
+    return pending;
   }
 }

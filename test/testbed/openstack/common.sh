@@ -12,15 +12,15 @@ COMPUTE_HOST=aio                        # nova-compute / cinder-volume host name
 # fixed ports, all on 127.0.0.1
 KEYSTONE_PORT=5000 GLANCE_PORT=9292 PLACEMENT_PORT=8778 NOVA_PORT=8774
 NEUTRON_PORT=9696 CINDER_PORT=8776 MARIADB_PORT=3306 RABBIT_PORT=5672
-RABBIT_DIST_PORT=25672 EPMD_PORT=4369
+RABBIT_DIST_PORT=25672 EPMD_PORT=4369 MEMCACHED_PORT=11211
 
 # start order (down.sh stops in reverse tiers)
-OS_INFRA="epmd mariadb rabbitmq"
+OS_INFRA="epmd mariadb memcached rabbitmq"
 OS_SERVICES="$OS_INFRA keystone glance-api placement-api neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume nova-compute"
 
 # Debian packages (no nova-compute / cinder-volume packages: they pull libvirt+qemu
 # and lvm2+tgt; the fake-driver daemons run from python3-nova / python3-cinder)
-OS_PACKAGES="mariadb-server mariadb-client python3-pymysql rabbitmq-server
+OS_PACKAGES="mariadb-server mariadb-client python3-pymysql rabbitmq-server memcached python3-memcache
   uwsgi-core uwsgi-plugin-python3 keystone python3-keystone
   glance-api glance-common python3-glanceclient
   placement-api placement-common python3-osc-placement
@@ -49,6 +49,9 @@ os_cmd() {  # command line of a service
   case $1 in
     epmd)           echo "epmd -address 127.0.0.1 -port $EPMD_PORT" ;;
     mariadb)        echo "/usr/sbin/mariadbd --user=mysql --bind-address=127.0.0.1 --port=$MARIADB_PORT" ;;
+    # the auth_token middleware's token cache, as every real deployment has it: without one, each
+    # concurrent request slot of a service keeps its own in-process cache and validates a new token again
+    memcached)      echo "memcached -u memcache -l 127.0.0.1 -p $MEMCACHED_PORT -U 0 -m 64" ;;
     rabbitmq)       echo "setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups env HOME=/var/lib/rabbitmq ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT=$EPMD_PORT /usr/lib/rabbitmq/bin/rabbitmq-server" ;;
     keystone)       echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$KEYSTONE_PORT --wsgi-file /usr/bin/keystone-wsgi-public --master --processes 2 --threads 16 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced keystone" ;;
     placement-api)  echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$PLACEMENT_PORT --wsgi-file /usr/bin/placement-api --master --processes 1 --threads 4 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced placement" ;;
@@ -65,6 +68,7 @@ os_cmd() {  # command line of a service
 os_port() {  # the port a service owns ("" for RPC-only workers)
   case $1 in
     epmd) echo $EPMD_PORT ;; mariadb) echo $MARIADB_PORT ;; rabbitmq) echo $RABBIT_PORT ;;
+    memcached) echo $MEMCACHED_PORT ;;
     keystone) echo $KEYSTONE_PORT ;; glance-api) echo $GLANCE_PORT ;;
     placement-api) echo $PLACEMENT_PORT ;; neutron-server) echo $NEUTRON_PORT ;;
     nova-api) echo $NOVA_PORT ;; cinder-api) echo $CINDER_PORT ;; *) echo "" ;;
@@ -131,6 +135,7 @@ os_ready() {
                 mysqladmin -uroot ping >/dev/null 2>&1 && return 0; sleep 0.5; i=$((i + 1))
               done; return 1 ;;
     rabbitmq) tb_wait_port $RABBIT_PORT "$t"; return ;;
+    memcached) tb_wait_port $MEMCACHED_PORT "$t"; return ;;
   esac
   url=$(os_url "$svc")
   if [ -n "$url" ]; then tb_wait_http "$url" "$t"; return; fi
@@ -150,7 +155,7 @@ os_ready() {
 # answer (APIs) or have heartbeated within the last minute (workers).
 os_start_all() {
   local want=" ${*:-$OS_SERVICES} " phase s rc since_new since_old launched reused pt0
-  local phases=("epmd mariadb"
+  local phases=("epmd mariadb memcached"
                 "rabbitmq keystone glance-api placement-api"
                 "neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume"
                 "nova-compute")
@@ -178,12 +183,12 @@ os_start_all() {
 }
 
 # os_stop_all [SVC...]: stop what we started (recorded process groups only):
-# OpenStack services together, then rabbitmq, mariadb, epmd one by one.
+# OpenStack services together, then rabbitmq, memcached, mariadb, epmd one by one.
 os_stop_all() {
   local want=" ${*:-$OS_SERVICES} " s tier1="" infra=""
   for s in $OS_SERVICES; do
     [[ $want == *" $s "* ]] || continue
-    case $s in epmd|mariadb|rabbitmq) infra="$s $infra" ;; *) tier1="$tier1 $s" ;; esac
+    case $s in epmd|mariadb|memcached|rabbitmq) infra="$s $infra" ;; *) tier1="$tier1 $s" ;; esac
   done
   [ -n "$tier1" ] && tb_stop $tier1
   for s in $infra; do tb_stop "$s"; done

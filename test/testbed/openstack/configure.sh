@@ -22,6 +22,7 @@ render() {  # render TEMPLATE DEST
       -e "s|@NEUTRON_PORT@|$NEUTRON_PORT|g" -e "s|@CINDER_PORT@|$CINDER_PORT|g" \
       -e "s|@MARIADB_PORT@|$MARIADB_PORT|g" -e "s|@RABBIT_PORT@|$RABBIT_PORT|g" \
       -e "s|@RABBIT_DIST_PORT@|$RABBIT_DIST_PORT|g" -e "s|@REGION@|$REGION|g" \
+      -e "s|@MEMCACHED_PORT@|$MEMCACHED_PORT|g" \
       -e "s|@HOST@|$COMPUTE_HOST|g" -e "s|@STATE@|$OS_STATE|g" "$OS_DIR/conf/$1" > "$2.tb-new"
   grep -q '@[A-Z_]*@' "$2.tb-new" && { echo "unrendered placeholder in $1" >> "$CLOG"; return 1; }
   chmod "${3:-640}" "$2.tb-new"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Stop the OpenStack test bed: exactly the process groups up.sh started (pid
 # files in $TB_HOME/openstack/run), OpenStack services first, then rabbitmq,
-# mariadb, epmd.  Nothing else is touched; state and packages stay.
+# memcached, mariadb, epmd.  Nothing else is touched; state and packages stay.
 set -uo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/common.sh"
 T0=$(date +%s.%N)

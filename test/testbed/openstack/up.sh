@@ -26,7 +26,7 @@ conf_hash() {
     # Relative names: the same files in another checkout (a worktree, a CI clone) are the same configuration.
     (cd "$OS_DIR" && sha256sum configure.sh catalog.py)
     echo "$ADMIN_PASS $SERVICE_PASS $DB_PASS $REGION $COMPUTE_HOST $OS_STATE"
-    echo "$KEYSTONE_PORT $GLANCE_PORT $PLACEMENT_PORT $NOVA_PORT $NEUTRON_PORT $CINDER_PORT $MARIADB_PORT $RABBIT_PORT $RABBIT_DIST_PORT $EPMD_PORT"
+    echo "$KEYSTONE_PORT $GLANCE_PORT $PLACEMENT_PORT $NOVA_PORT $NEUTRON_PORT $CINDER_PORT $MARIADB_PORT $RABBIT_PORT $RABBIT_DIST_PORT $EPMD_PORT $MEMCACHED_PORT"
   } | sha256sum | cut -d' ' -f1
 }
 HASH=$(conf_hash)
@@ -35,7 +35,7 @@ if [ "$(cat "$MARKER" 2>/dev/null)" != "$HASH" ] || [ ! -d /var/lib/mysql/keysto
   # services still running with an older configuration must re-read it
   running=""
   for s in $OS_SERVICES; do
-    case $s in epmd|mariadb|rabbitmq) continue ;; esac
+    case $s in epmd|mariadb|memcached|rabbitmq) continue ;; esac
     tb_pid "$s" >/dev/null && running="$running $s"
   done
   if [ -n "$running" ]; then
