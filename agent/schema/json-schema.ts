@@ -39,6 +39,8 @@ export interface JsonSchema {
   'x-kupenstack-ref'?: string;
   /** Kinds whose manifests in the same namespace must be reconciled first, without a reference (a floating IP needs the router interface). */
   'x-kupenstack-after'?: string[];
+  /** Narrows x-kupenstack-after to the manifests that reference the same object of this kind (a port waits for the subnets of its own network, not of every network). */
+  'x-kupenstack-after-via'?: string;
   /** A reference that must resolve but does not order creation (e.g. a security-group rule naming another group). */
   'x-kupenstack-ref-weak'?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;

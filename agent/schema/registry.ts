@@ -28,6 +28,8 @@ export interface KindInfo {
   refs: RefPath[];
   /** Kinds reconciled before this one in the same namespace (x-kupenstack-after). */
   after: string[];
+  /** x-kupenstack-after-via: only the `after` manifests sharing a reference to this kind. */
+  afterVia?: string;
   validate: ValidateFunction;
 }
 
@@ -81,6 +83,7 @@ export function loadSchemaRegistry(dir: string = schemasDir): SchemaRegistry {
       schema,
       refs: collectRefs(schema, schema, resolve),
       after: schema['x-kupenstack-after'] ?? [],
+      ...(schema['x-kupenstack-after-via'] ? { afterVia: schema['x-kupenstack-after-via'] } : {}),
       validate: ajv.compile(schema),
     });
   }
@@ -95,6 +98,7 @@ const annotationKeywords = [
   'x-kupenstack-ref',
   'x-kupenstack-ref-weak',
   'x-kupenstack-after',
+  'x-kupenstack-after-via',
   'x-kubernetes-preserve-unknown-fields',
   'x-kubernetes-int-or-string',
 ];

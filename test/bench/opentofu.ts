@@ -9,6 +9,7 @@ import { applyPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import { openstackCpuSeconds } from './cloud-cpu.ts';
 import type { BenchRow } from './table.ts';
 
 const cloudName = 'kupenstack-local';
@@ -56,9 +57,15 @@ export async function benchOpenTofu(): Promise<BenchRow[]> {
     mkdirSync(repo);
     writeFileSync(join(repo, 'all.yaml'), manifestsOf('tofu-peer', sshKey));
 
+    // The cloud's own CPU beside each first apply: on this 2-core bed both saturate it, so the work each
+    // one causes in OpenStack (bulks against single creates) decides the wall time as much as the client.
+    const tCpu0 = openstackCpuSeconds();
     const tApply = tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color']);
+    const tCpu = openstackCpuSeconds() - tCpu0;
     if (tApply.status !== 0) throw new Error(`tofu apply failed: ${tApply.out.slice(-800)}`);
+    const oCpu0 = openstackCpuSeconds();
     const oApply = await timed(() => ours(repo, join(dir, 'state')));
+    const oCpu = openstackCpuSeconds() - oCpu0;
     if (!oApply.value.report || oApply.value.report.errors.length) throw new Error(`our apply failed: ${JSON.stringify(oApply.value.report?.errors.slice(0, 3))}`);
     const tNoop = tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color']);
     const oNoop = await timed(() => ours(repo, join(dir, 'state')));
@@ -69,6 +76,7 @@ export async function benchOpenTofu(): Promise<BenchRow[]> {
     if (!oPrune.value.report || oPrune.value.report.errors.length || oPrune.value.report.deleted === 0) throw new Error(`our prune did not delete everything: ${JSON.stringify(oPrune.value.diagnostics.slice(0, 3))} ${JSON.stringify(oPrune.value.report?.errors.slice(0, 3))}`);
     rows.push(
       { name: 'beside OpenTofu: first apply of 300 resources', ours: `${oApply.seconds.toFixed(1)} s (${oApply.value.report.apiCalls.write} writes)`, peer: `tofu ${tApply.seconds.toFixed(1)} s`, goal: '≥ 2× faster than tofu', met: tApply.seconds / oApply.seconds >= 2 },
+      { name: 'beside OpenTofu: OpenStack CPU spent by the first apply', ours: `${oCpu.toFixed(1)} CPU-s`, peer: `tofu ${tCpu.toFixed(1)} CPU-s`, goal: 'less than tofu', met: oCpu < tCpu },
       { name: 'beside OpenTofu: no-op', ours: `${oNoop.seconds.toFixed(1)} s, ${oNoop.value.report?.apiCalls.read ?? '?'} reads`, peer: `tofu ${tNoop.seconds.toFixed(1)} s`, goal: 'faster than tofu', met: oNoop.seconds < tNoop.seconds },
       { name: 'beside OpenTofu: prune everything vs tofu destroy', ours: `${oPrune.seconds.toFixed(1)} s (${oPrune.value.report.deleted} deleted)`, peer: `tofu destroy ${tDestroy.seconds.toFixed(1)} s`, goal: 'faster than tofu', met: oPrune.seconds < tDestroy.seconds },
     );

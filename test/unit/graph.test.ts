@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { buildGraph, createOrder, deleteOrder, findCycles } from '../../agent/graph/graph.ts';
-import type { Manifest } from '../../agent/model/manifest.ts';
+import { dependencyEdges } from '../../agent/graph/edges.ts';
+import { referencesOf } from '../../agent/graph/references.ts';
+import { addressOf, type Manifest } from '../../agent/model/manifest.ts';
+import { sharedSchemaRegistry } from '../../agent/schema/registry.ts';
 
 const node = (address: string): Manifest => ({ address }) as Manifest;
 
@@ -35,5 +38,44 @@ describe('the dependency graph', () => {
     expect(findCycles(g)).toEqual([]);
     expect(createOrder(g)[0]).toBe('n00000');
     expect(createOrder(g).at(-1)).toBe('n19999');
+  });
+});
+
+describe('ordering without a reference (x-kupenstack-after)', () => {
+  const registry = sharedSchemaRegistry();
+  const manifest = (kind: string, name: string, spec: Record<string, unknown>): Manifest =>
+    ({ apiVersion: 'kupenstack.io/v1alpha1', kind, metadata: { name, namespace: 't' }, spec, address: addressOf(kind, name, 't') }) as Manifest;
+  const edgesOf = (ms: Manifest[]): string[] =>
+    dependencyEdges(
+      ms,
+      ms.flatMap((m) => referencesOf(m, registry)),
+      registry,
+    )
+      .map((e) => `${e.from} -> ${e.to}`)
+      .sort();
+
+  it('makes a port wait for the subnets of its own network only', () => {
+    const ms = [
+      manifest('Network', 'a', {}),
+      manifest('Network', 'b', {}),
+      manifest('Subnet', 'a1', { networkRef: { name: 'a' }, cidr: '10.0.0.0/24' }),
+      manifest('Subnet', 'a2', { networkRef: { name: 'a' }, cidr: '10.0.1.0/24' }),
+      manifest('Subnet', 'b1', { networkRef: { name: 'b' }, cidr: '10.1.0.0/24' }),
+      manifest('Port', 'pa', { networkRef: { name: 'a' } }),
+      manifest('VirtualMachine', 'vm', { flavorName: 'm1', networks: [{ networkRef: { name: 'b' } }] }),
+    ];
+    const edges = edgesOf(ms);
+    expect(edges.filter((e) => e.startsWith('t/Port/pa'))).toEqual(['t/Port/pa -> t/Network/a', 't/Port/pa -> t/Subnet/a1', 't/Port/pa -> t/Subnet/a2']);
+    expect(edges.filter((e) => e.startsWith('t/VirtualMachine/vm') && e.includes('Subnet'))).toEqual(['t/VirtualMachine/vm -> t/Subnet/b1']);
+  });
+
+  it('keeps the edge when a side names no Network manifest (a subnet imported by id)', () => {
+    const ms = [
+      manifest('Network', 'a', {}),
+      manifest('Subnet', 'a1', { networkRef: { name: 'a' }, cidr: '10.0.0.0/24' }),
+      manifest('Subnet', 'ext', { import: { id: '5f1c0b1e-0d3c-4c53-9a52-6b8f0e1d2c3a' } }),
+      manifest('Port', 'pa', { networkRef: { name: 'a' } }),
+    ];
+    expect(edgesOf(ms).filter((e) => e.startsWith('t/Port/pa') && e.includes('Subnet'))).toEqual(['t/Port/pa -> t/Subnet/a1', 't/Port/pa -> t/Subnet/ext']);
   });
 });
