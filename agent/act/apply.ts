@@ -14,6 +14,8 @@ import { jsonPlan } from '../plan/render/json.ts';
 import { compareChanges } from '../plan/saved.ts';
 import { sharedSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
 import { describeSecret, type SecretResolver } from '../secrets/resolver.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FileCreateJournal, type CreateJournal } from '../status/create-journal.ts';
 import { FileStateStore } from '../status/file-store.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { checkPath } from '../validate/check-path.ts';
@@ -37,6 +39,8 @@ export interface EngineDeps {
   registry: SchemaRegistry;
   config: AgentConfig;
   state: StateStore;
+  /** Creates in flight, for the process that comes after a kill (standalone: a file beside the state). */
+  journal?: CreateJournal;
   events: EventSink;
   secrets: SecretResolver;
   counters?: ApiCounters;
@@ -100,7 +104,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
   const before = calls(deps.cloud);
   const stored = await deps.state.load();
   const resources = stored.resources;
-  const { seen, decision } = await observeAndDecide(input, deps, opts, resources);
+  const { seen, decision } = await landed(input, deps, opts, resources);
   const observed = observedOf(seen);
   if (opts.plan) {
     if (opts.plan.revision !== input.revision) throw new StalePlanError([`the manifests are ${input.revision}, the plan was made for ${opts.plan.revision}`]);
@@ -123,6 +127,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     transientRetries: 4,
     resources,
     state: deps.state,
+    journal: deps.journal,
     events: deps.events,
     signal: deps.signal,
     // Standalone: a namespace that leaves the revision leaves OpenStack. The controller (one namespace at a time) deletes projects with their namespace.
@@ -158,6 +163,33 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     });
   }
   return report;
+}
+
+/**
+ * Observe and decide, after the creates an earlier process sent and never saw answered have landed:
+ * observed again every second until each is there (and is adopted like any owned object) or its
+ * deadline passed (what the killed run would have waited for the answer). Without this, a run started
+ * right after a kill -9 creates again what OpenStack is still making.
+ */
+async function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
+  const landing = (await deps.journal?.landing()) ?? new Map<string, number>();
+  const declared = new Set(input.validated.manifests.map((m) => m.address));
+  for (let told = false; ; ) {
+    const result = await observeAndDecide(input, deps, opts, res);
+    const now = Date.now();
+    const waiting = [...landing].filter(([address, until]) => until > now && declared.has(address) && !result.seen.inventory.owned.has(address));
+    if (waiting.length === 0) {
+      await deps.journal?.landed([...landing.keys()].filter((a) => result.seen.inventory.owned.has(a)));
+      return result;
+    }
+    if (!told) {
+      const last = Math.max(...waiting.map(([, until]) => until));
+      deps.events({ type: 'held', address: input.revision, reason: 'CreatesInFlight', message: `waiting up to ${Math.ceil((last - now) / 1000)} s for ${waiting.length} creates an earlier run sent and never saw answered (${waiting.slice(0, 3).map(([a]) => a).join(', ')}${waiting.length > 3 ? ', …' : ''}): OpenStack may still be making them`, severity: 'normal', revision: input.revision, at: new Date().toISOString() });
+      told = true;
+    }
+    deps.signal?.throwIfAborted();
+    await sleep(1000, undefined, deps.signal ? { signal: deps.signal } : undefined);
+  }
 }
 
 async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
@@ -319,7 +351,7 @@ async function applySubset(validatedHead: ValidatedRevision, headRevision: strin
   const validated = subsetOf(validatedHead, addresses);
   const sink = textLogSink(opts.log);
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
-  const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
+  const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), journal: new FileCreateJournal(opts.config.stateDir, opts.config.owner), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
   return applyRevision({ revision: opts.revision ?? headRevision, validated }, deps, { prune: false, allowMassDelete: false, partial: true });
 }
 
@@ -341,6 +373,6 @@ async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] }
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   return {
     input: { revision: opts.revision ?? check.revision, validated: check.validated },
-    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), events, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
+    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), journal: new FileCreateJournal(opts.config.stateDir, opts.config.owner), events, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
   };
 }

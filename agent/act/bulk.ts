@@ -4,6 +4,7 @@ import type { Marker } from '../ownership/marker.ts';
 import { retry } from '../../lib/retry.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { limiter } from '../util/concurrency.ts';
+import { journaled } from './journaled.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
 import type { Node, Run } from './run.ts';
 
@@ -146,9 +147,15 @@ export class BulkCreator {
     for (const p of items) bodies.push({ ...(await bulk.body(ctx, p.node.m, p.desired, p.marker)), project_id: ctx.projectId });
     const key = bulk.key ?? bulk.collection;
     // Neutron makes a bulk in one transaction: its answer takes longer with its size, and many at once queue behind each other in its workers.
+    const timeoutMs = bulkTimeoutMs(ctx.cloud.session.transport.timeoutMs, items.length);
     const res = await inFlight(ctx.cloud)(() => {
       this.posts++;
-      return ctx.cloud.client('network').call<Record<string, Record<string, unknown>[]>>('POST', `/${bulk.collection}`, { json: { [key]: bodies }, timeoutMs: bulkTimeoutMs(ctx.cloud.session.transport.timeoutMs, items.length) });
+      return journaled(
+        this.run.opts.journal,
+        items.map((p) => p.node.address),
+        timeoutMs,
+        () => ctx.cloud.client('network').call<Record<string, Record<string, unknown>[]>>('POST', `/${bulk.collection}`, { json: { [key]: bodies }, timeoutMs }),
+      );
     });
     const raws = res.body[key] ?? [];
     if (raws.length !== items.length) throw new OpenStackError({ status: 0, service: 'network', method: 'POST', path: `/${bulk.collection}`, detail: `bulk create answered ${raws.length} objects for ${items.length}` });

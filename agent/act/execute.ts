@@ -12,6 +12,7 @@ import { PendingReference, projectContext, type ProjectContext } from './context
 import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
 import { BulkCreator, maxBulk } from './bulk.ts';
+import { journaled } from './journaled.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
 import { deleteIfEmpty } from './empty-projects.ts';
 import { ensureProjects } from './projects.ts';
@@ -335,7 +336,8 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   const created = await retry(
     async () => {
       try {
-        return await node.adapter.create(node.pc.ctx, node.m, desired, marker);
+        const create = (): Promise<Remote> => node.adapter.create(node.pc.ctx, node.m, desired, marker);
+        return await (run.opts.journal ? journaled(run.opts.journal, [node.address], node.pc.ctx.cloud.session.transport.timeoutMs, create) : create());
       } catch (err) {
         if (!(err instanceof OpenStackError) || !(err.conflict || err.transient || node.adapter.refusedByTwin?.(err))) throw err;
         let found: Remote[];

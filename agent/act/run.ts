@@ -4,6 +4,7 @@ import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Drift, ImageResolution } from '../plan/plan.ts';
+import type { CreateJournal } from '../status/create-journal.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import type { ProjectContext } from './context.ts';
 
@@ -28,6 +29,8 @@ export interface ExecuteOptions {
   transientRetries: number;
   resources: Record<string, ResourceStatus>;
   state: StateStore;
+  /** Where creates in flight are recorded, so a process started after a kill -9 waits for them (status/create-journal.ts). */
+  journal?: CreateJournal;
   events: EventSink;
   signal?: AbortSignal;
   /** A namespace that left the revision has its project deleted once pruning emptied it (standalone mode; the controller deletes projects with their namespace). */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, fetch, type Dispatcher, type RequestInit } from 'undici';
+import { beforeWrite } from './before-write.ts';
 import { retry } from '../../lib/retry.ts';
 import type { ApiCounters } from './counters.ts';
 import { errorDetail, OpenStackError } from './errors.ts';
@@ -105,6 +106,7 @@ export class Transport {
   }
 
   private async once(req: HttpRequest): Promise<HttpResponse> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') await beforeWrite.getStore()?.();
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     const init: RequestInit = { method: req.method, headers };
     if (req.json !== undefined) {
