@@ -81,6 +81,12 @@ export function versionProperties(disk: ResolvedDisk, allowed: readonly string[]
 const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0 : 0);
 
 /**
+ * Newest first: by when the pipeline promoted a version (milliseconds), then Glance's created_at, whose
+ * whole seconds cannot order two versions made in the same second, then the id.
+ */
+const newestFirst = (a: GlanceImage, b: GlanceImage): number => time(b[propPromotedAt]) - time(a[propPromotedAt]) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1);
+
+/**
  * The version that stands for the manifest: the shown one that took the
  * image name last (a crash between promoting the new and hiding the old leaves
  * two shown), else the newest shown, else the newest at all.
@@ -88,7 +94,7 @@ const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0
 export function currentVersion<T extends GlanceImage>(versions: readonly T[]): T | undefined {
   const shown = versions.filter((v) => v.os_hidden !== true);
   const pool = shown.length > 0 ? shown : versions;
-  return [...pool].sort((a, b) => time(b[propPromotedAt]) - time(a[propPromotedAt]) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1))[0];
+  return [...pool].sort(newestFirst)[0];
 }
 
 /** Versions besides the current one that still look current (shown, or holding an OCI tag): to be hidden. */
@@ -103,6 +109,6 @@ export function staleVersions(versions: readonly GlanceImage[], currentId: strin
  * top of them.
  */
 export function retentionVictims(versions: readonly GlanceImage[], currentId: string, keep: number, inUse: ReadonlySet<string>): GlanceImage[] {
-  const others = versions.filter((v) => v.id !== currentId).sort((a, b) => time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1));
+  const others = versions.filter((v) => v.id !== currentId).sort(newestFirst);
   return others.slice(Math.max(0, keep - 1)).filter((v) => v.os_hidden === true && !(v.tags ?? []).some((t) => t.startsWith(ociTagPrefix)) && v.protected !== true && !inUse.has(v.id));
 }

@@ -101,6 +101,13 @@ describe('retention', () => {
     expect(retentionVictims(versions, 'cur', 100, new Set())).toEqual([]);
   });
 
+  it('orders versions made in the same second by when they were promoted, not by their random ids', () => {
+    // Glance's created_at has whole seconds: four versions of a fast tag-move loop can share one.
+    const promoted = (id: string, ms: number): GlanceImage => hidden(id, 5, { oci_promoted_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 5, ms)).toISOString() });
+    const versions = [v('cur', { created_at: at(5), oci_promoted_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 5, 900)).toISOString() }), promoted('ffff-newer', 600), promoted('0000-older', 300)];
+    expect(retentionVictims(versions, 'cur', 2, new Set()).map((x) => x.id)).toEqual(['0000-older']);
+  });
+
   it('never deletes the current version, even when it is the oldest', () => {
     const versions = [v('cur', { created_at: at(1), os_hidden: true }), hidden('h2', 2), hidden('h3', 3)];
     expect(retentionVictims(versions, 'cur', 1, new Set()).map((x) => x.id)).toEqual(['h3', 'h2']);
