@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { KupenstackError } from '../errors.ts';
@@ -14,7 +15,6 @@ import { jsonPlan } from '../plan/render/json.ts';
 import { compareChanges } from '../plan/saved.ts';
 import { sharedSchemaRegistry, type SchemaRegistry } from '../schema/registry.ts';
 import { describeSecret, type SecretResolver } from '../secrets/resolver.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { FileCreateJournal, type CreateJournal } from '../status/create-journal.ts';
 import { FileStateStore } from '../status/file-store.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
@@ -351,13 +351,18 @@ async function applySubset(validatedHead: ValidatedRevision, headRevision: strin
   const validated = subsetOf(validatedHead, addresses);
   const sink = textLogSink(opts.log);
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
-  const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), journal: new FileCreateJournal(opts.config.stateDir, opts.config.owner), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
+  const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
   return applyRevision({ revision: opts.revision ?? headRevision, validated }, deps, { prune: false, allowMassDelete: false, partial: true });
 }
 
 /** A manifest as declared, without where it was read from: equal text in another file is no change. */
 function declaredForm(m: Manifest): string {
   return stableJson({ apiVersion: m.apiVersion, kind: m.kind, metadata: m.metadata, spec: m.spec });
+}
+
+/** Standalone: the state and the create journal, files in the state folder. */
+function fileStores(config: AgentConfig): { state: StateStore; journal: CreateJournal } {
+  return { state: new FileStateStore(config.stateDir, config.owner), journal: new FileCreateJournal(config.stateDir, config.owner) };
 }
 
 async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] } | { input: RevisionInput; deps: EngineDeps }> {
@@ -373,6 +378,6 @@ async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] }
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
   return {
     input: { revision: opts.revision ?? check.revision, validated: check.validated },
-    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, state: new FileStateStore(opts.config.stateDir, opts.config.owner), journal: new FileCreateJournal(opts.config.stateDir, opts.config.owner), events, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
+    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
   };
 }

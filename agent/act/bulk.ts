@@ -153,7 +153,7 @@ export class BulkCreator {
       return journaled(
         this.run.opts.journal,
         items.map((p) => p.node.address),
-        timeoutMs,
+        () => timeoutMs,
         () => ctx.cloud.client('network').call<Record<string, Record<string, unknown>[]>>('POST', `/${bulk.collection}`, { json: { [key]: bodies }, timeoutMs }),
       );
     });

@@ -336,8 +336,7 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   const created = await retry(
     async () => {
       try {
-        const create = (): Promise<Remote> => node.adapter.create(node.pc.ctx, node.m, desired, marker);
-        return await (run.opts.journal ? journaled(run.opts.journal, [node.address], node.pc.ctx.cloud.session.transport.timeoutMs, create) : create());
+        return await journaled(run.opts.journal, [node.address], () => node.pc.ctx.cloud.session.transport.timeoutMs, () => node.adapter.create(node.pc.ctx, node.m, desired, marker));
       } catch (err) {
         if (!(err instanceof OpenStackError) || !(err.conflict || err.transient || node.adapter.refusedByTwin?.(err))) throw err;
         let found: Remote[];

@@ -7,14 +7,14 @@ import { answerLost } from './lost-create.ts';
  * A create recorded in the journal while it is in flight (status/create-journal.ts). The record is
  * written just before the first write request leaves (openstack/before-write.ts), not when the create
  * starts waiting for a slot or a token: a kill before that leaves nothing for the next run to wait for.
- * Ended once the service answered; kept until its deadline when the answer was lost (the service may
- * still make it).
+ * Ended once the service answered; kept until its deadline (the request's timeout, asked for only then)
+ * when the answer was lost (the service may still make it).
  */
-export async function journaled<T>(journal: CreateJournal | undefined, addresses: readonly string[], timeoutMs: number, create: () => Promise<T>): Promise<T> {
+export async function journaled<T>(journal: CreateJournal | undefined, addresses: readonly string[], timeoutMs: () => number, create: () => Promise<T>): Promise<T> {
   if (!journal) return create();
   let entry: Promise<string> | undefined;
   const record = async (): Promise<void> => {
-    entry ??= journal.begin(addresses, Date.now() + timeoutMs);
+    entry ??= journal.begin(addresses, Date.now() + timeoutMs());
     await entry;
   };
   let answered = true;

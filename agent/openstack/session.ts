@@ -33,8 +33,8 @@ export class Session {
   readonly cloud: CloudConfig;
   readonly transport: Transport;
   private readonly tokens = new Map<string, Promise<Token>>();
-  /** Per token and service origin: the first call, until its answer came (see send). */
-  private readonly firstCalls = new Map<string, Promise<unknown>>();
+  /** Per token, per service origin: the first call until its answer came, then `answered` (firstAlone). Gone with the token. */
+  private readonly firstCalls = new WeakMap<Token, Map<string, Promise<void> | 'answered'>>();
 
   constructor(cloud: CloudConfig, counters = new ApiCounters(), options: { timeoutMs?: number; retries?: number } = {}) {
     this.cloud = cloud;
@@ -121,8 +121,11 @@ export class Session {
    * it is answered.
    */
   private async firstAlone(token: Token, url: string, send: () => Promise<HttpResponse>): Promise<HttpResponse> {
-    const key = `${token.value}\n${new URL(url).origin}`;
-    const first = this.firstCalls.get(key);
+    let origins = this.firstCalls.get(token);
+    if (!origins) this.firstCalls.set(token, (origins = new Map<string, Promise<void> | 'answered'>()));
+    const origin = new URL(url).origin;
+    const first = origins.get(origin);
+    if (first === 'answered') return send();
     if (first) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([first, new Promise((resolve) => (timer = setTimeout(resolve, firstCallWaitMs)))]);
@@ -130,14 +133,15 @@ export class Session {
       return send();
     }
     const pending = send();
-    this.firstCalls.set(
-      key,
+    const known = origins;
+    known.set(
+      origin,
       pending.then(
-        () => undefined,
-        () => this.firstCalls.delete(key),
+        () => void known.set(origin, 'answered'),
+        // No answer: the next call is the first again.
+        () => void known.delete(origin),
       ),
     );
-    if (this.firstCalls.size > 1024) this.firstCalls.delete(this.firstCalls.keys().next().value!);
     return pending;
   }
 }

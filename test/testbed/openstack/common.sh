@@ -16,6 +16,7 @@ RABBIT_DIST_PORT=25672 EPMD_PORT=4369 MEMCACHED_PORT=11211
 
 # start order (down.sh stops in reverse tiers)
 OS_INFRA="epmd mariadb memcached rabbitmq"
+os_infra() { [[ " $OS_INFRA " == *" $1 "* ]]; }  # infrastructure (no OpenStack configuration of its own)
 OS_SERVICES="$OS_INFRA keystone glance-api placement-api neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume nova-compute"
 
 # Debian packages (no nova-compute / cinder-volume packages: they pull libvirt+qemu
@@ -188,7 +189,7 @@ os_stop_all() {
   local want=" ${*:-$OS_SERVICES} " s tier1="" infra=""
   for s in $OS_SERVICES; do
     [[ $want == *" $s "* ]] || continue
-    case $s in epmd|mariadb|memcached|rabbitmq) infra="$s $infra" ;; *) tier1="$tier1 $s" ;; esac
+    if os_infra "$s"; then infra="$s $infra"; else tier1="$tier1 $s"; fi
   done
   [ -n "$tier1" ] && tb_stop $tier1
   for s in $infra; do tb_stop "$s"; done

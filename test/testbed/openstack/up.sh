@@ -35,7 +35,7 @@ if [ "$(cat "$MARKER" 2>/dev/null)" != "$HASH" ] || [ ! -d /var/lib/mysql/keysto
   # services still running with an older configuration must re-read it
   running=""
   for s in $OS_SERVICES; do
-    case $s in epmd|mariadb|memcached|rabbitmq) continue ;; esac
+    os_infra "$s" && continue
     tb_pid "$s" >/dev/null && running="$running $s"
   done
   if [ -n "$running" ]; then
