@@ -84,7 +84,7 @@ const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0
  * Newest first: by when the pipeline promoted a version (milliseconds), then Glance's created_at, whose
  * whole seconds cannot order two versions made in the same second, then the id.
  */
-const newestFirst = (a: GlanceImage, b: GlanceImage): number => time(b[propPromotedAt]) - time(a[propPromotedAt]) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1);
+export const newestFirst = (a: GlanceImage, b: GlanceImage): number => time(b[propPromotedAt]) - time(a[propPromotedAt]) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1);
 
 /**
  * The version that stands for the manifest: the shown one that took the

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../../agent/kinds/index.ts';
-import { currentTag, useTag } from '../../agent/kinds/image/shared.ts';
+import { beyondKeep, currentTag, useTag } from '../../agent/kinds/image/shared.ts';
+import type { GlanceImage } from '../../agent/glance/version-rules.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
 import { jsonPlan } from '../../agent/plan/render/json.ts';
 import { renderText } from '../../agent/plan/render/text.ts';
@@ -65,5 +66,18 @@ describe('Image sharing: shared, as planned', () => {
     const marker = { owner: 'o', ref: 'Image/os', specHash: '1a2b3c4d' };
     expect(useTag('p1', marker)).toBe('kupenstack-use:p1:1a2b3c4d:Image:os');
     expect(currentTag('p1', 'Image/os')).toBe('kupenstack-current:p1:Image:os');
+  });
+});
+
+describe('Image sharing: which versions `keep` releases', () => {
+  const at = (ms: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, 5, ms)).toISOString();
+  // Glance's created_at has whole seconds: both versions below share one; their ids sort against their age.
+  const version = (id: string, promotedMs: number): GlanceImage => ({ id, status: 'active', created_at: '2026-01-01T00:00:05Z', oci_promoted_at: at(promotedMs) });
+
+  it('orders versions made in the same second by when they were made (ms), not by their random ids', () => {
+    const older = [version('ffff-newer', 600), version('0000-older', 300)];
+    expect(beyondKeep(older, 2).map((x) => x.id)).toEqual(['0000-older']);
+    expect(beyondKeep(older, 1).map((x) => x.id)).toEqual(['ffff-newer', '0000-older']);
+    expect(beyondKeep(older, 3)).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { formatRequest } from '../../../oci/reference.ts';
 import { KupenstackError } from '../../errors.ts';
 import { memberStatus, settleTags, share, unshare } from '../../glance/members.ts';
 import { findSharedImagesProject, sharedImagesProject } from '../../glance/shared-project.ts';
-import { propDigest, versionName, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
+import { newestFirst, propDigest, versionName, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import { deleteVersion, findOrCreateVersion, imagesInUse, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
 import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
@@ -172,10 +172,14 @@ function isOurs(img: GlanceImage, owner: string): boolean {
   return m?.owner === owner && m.ref === sharedRef;
 }
 
-const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0 : 0);
-
+/** Shared versions carry oci_promoted_at from their creation (ms): two made in the same second keep their order. */
 function newest(versions: readonly GlanceImage[]): GlanceImage | undefined {
-  return [...versions].sort((a, b) => time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1))[0];
+  return [...versions].sort(newestFirst)[0];
+}
+
+/** A project's older versions that `keep` (the current one counted) no longer retains, newest first. */
+export function beyondKeep(older: readonly GlanceImage[], keep: number): GlanceImage[] {
+  return [...older].sort(newestFirst).slice(Math.max(0, keep - 1));
 }
 
 export function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null, stale: string[]): Remote {
@@ -287,8 +291,7 @@ export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: R
 
 /** `keep` counts the project's own versions (the current one included); the older ones, unless a server of the project boots from them, are released. */
 async function retain(ctx: AdapterContext, older: readonly GlanceImage[], marker: Marker, keep: number): Promise<void> {
-  const sorted = [...older].sort((a, b) => time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1));
-  const beyond = sorted.slice(Math.max(0, keep - 1));
+  const beyond = beyondKeep(older, keep);
   if (beyond.length === 0) return;
   const inUse = await imagesInUse({ image: ctx.apis.image, compute: ctx.apis.compute, projectId: ctx.projectId, signal: ctx.signal });
   for (const v of beyond.filter((x) => !inUse.has(x.id))) await release(ctx, v, marker.ref);
