@@ -75,11 +75,25 @@ function pushArtifact(file: string, digest: string, tag: string): string {
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
+ * The Node flags the product runs with: the first line of agent/cli/main.ts
+ * (deploy/image/kupenstack runs the same). The import is measured as shipped:
+ * with Node's default 16 MB semi-spaces, 64 KiB socket buffers stay alive
+ * until a rare scavenge and the stream walks through cold memory (measured:
+ * 2.7 CPU-s per GiB instead of 1.9, and 0.3-0.5 s more per GiB).
+ */
+function shippedNodeFlags(): string[] {
+  const first = readFileSync(join(root, 'agent', 'cli', 'main.ts'), 'utf8').split('\n', 1)[0]!;
+  const m = /^#!\/usr\/bin\/env -S node((?: --[\w-]+=\S+)+)$/.exec(first);
+  if (!m) throw new Error(`agent/cli/main.ts: its first line no longer names node's flags as "#!/usr/bin/env -S node --flag=value …": ${first}`);
+  return m[1]!.trim().split(' ');
+}
+
+/**
  * The import in a child process: its own max RSS. It runs the compiled
  * agent (dist/, what `kupenstack` ships), not the TypeScript sources, whose
  * type stripping alone costs ~30 MB of RSS.
  */
-function runChild(ref: string, projectId: string, nodeFlags: string[] = []): ChildResult {
+function runChild(ref: string, projectId: string, nodeFlags: string[]): ChildResult {
   const code = `const { child } = await import(${JSON.stringify(`${root}dist/test-bench-oci-child.js`)}); await child(process.argv[1], process.argv[2]);`;
   const r = spawnSync(process.execPath, [...nodeFlags, '--input-type=module', '-e', code, ref, projectId], { encoding: 'utf8', maxBuffer: 1 << 20, cwd: root });
   if (r.status !== 0) throw new Error(`the import child failed: ${r.stderr}`);
@@ -95,7 +109,8 @@ import { OpenStackCloud } from './agent/openstack/cloud.js';
 export async function child(ref, projectId) {
   const cloud = OpenStackCloud.fromCloudsYaml(${JSON.stringify(testCloudName)});
   const image = cloud.client('image', { projectId });
-  await image.base(); // the token before the clock starts, like the pipe's
+  // A token Glance has validated before the clock starts, like the pipe's (its session made Glance calls already).
+  await image.get('/images?limit=1');
   const [repository, tag] = [ref.slice(0, ref.lastIndexOf(':')), ref.slice(ref.lastIndexOf(':') + 1)];
   const started = performance.now();
   const result = await importDisk({ image, projectId }, diskSourceFor(), { repository, tag, insecure: true });
@@ -142,6 +157,7 @@ export async function benchOciImport(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const made: string[] = [];
   try {
+    const shipped = shippedNodeFlags();
     const one = await diskFile(GiB);
     const ref1 = pushArtifact(one.file, one.digest, 'one-gib');
     // Side by side, alternating, best of 3 each (Glance's ingest is the shared bottleneck).
@@ -151,7 +167,7 @@ export async function benchOciImport(): Promise<BenchRow[]> {
       const p = await pipe(cloud, projectId, one.digest);
       made.push(p.id);
       pipes.push(p.seconds);
-      const o = runChild(ref1, projectId);
+      const o = runChild(ref1, projectId, shipped);
       if (o.reused || o.bytes !== GiB) throw new Error(`the import did not transfer 1 GiB: ${JSON.stringify(o)}`);
       ours.push(o);
       // Delete: the next run imports the same digest again (under the next id).
@@ -163,39 +179,38 @@ export async function benchOciImport(): Promise<BenchRow[]> {
     const { goal, met, ratio } = ratioGoal(mibps(GiB, best.seconds), mibps(GiB, bestPipe), 1.0, 'the curl pipe');
     rows.push({
       name: 'oci import 1 GiB raw → Glance (MiB/s), best of 3 each',
-      ours: `${mibps(GiB, best.seconds).toFixed(0)} (${best.seconds.toFixed(1)} s) = ${ratio}`,
-      peer: `curl | curl -T: ${mibps(GiB, bestPipe).toFixed(0)} (${bestPipe.toFixed(1)} s)`,
+      ours: `${mibps(GiB, best.seconds).toFixed(0)} (${best.seconds.toFixed(1)} s; all ${ours.map((o) => o.seconds.toFixed(1)).join(', ')}) = ${ratio}`,
+      peer: `curl | curl -T: ${mibps(GiB, bestPipe).toFixed(0)} (${bestPipe.toFixed(1)} s; all ${pipes.map((p) => p.toFixed(1)).join(', ')})`,
       goal,
       met,
     });
-    // Peak RSS with Node's default heap sizing, and with a 1 MB young generation: under a high
+    // Peak RSS as shipped, and with Node's default heap sizing for reference: under a high
     // allocation rate V8 grows the semi-spaces to 16 MB each and scavenges rarely, so dead
-    // chunk buffers pile up; --max-semi-space-size=1 (NODE_OPTIONS) collects them sooner.
-    const small = ['--max-semi-space-size=1'];
+    // chunk buffers pile up; the shipped --max-semi-space-size=1 collects them sooner.
     const rss1 = Math.max(...ours.map((o) => o.maxRssKiB)) / 1024;
-    const o1s = runChild(ref1, projectId, small);
-    await deleteVersion(g, o1s.id);
-    const rss1s = o1s.maxRssKiB / 1024;
-    rows.push({ name: 'oci import peak RSS, 1 GiB', ours: `${rss1.toFixed(0)} MB default; ${rss1s.toFixed(0)} MB semi-space 1 MB`, peer: 'none', goal: '≤ 150 MB as shipped (semi-space 1 MB)', met: rss1s <= 150 });
+    const o1d = runChild(ref1, projectId, []);
+    await deleteVersion(g, o1d.id);
+    const rss1d = o1d.maxRssKiB / 1024;
+    rows.push({ name: 'oci import peak RSS, 1 GiB', ours: `${rss1.toFixed(0)} MB as shipped (${shipped.join(' ')}); ${rss1d.toFixed(0)} MB with Node's defaults`, peer: 'none', goal: '≤ 150 MB as shipped', met: rss1 <= 150 });
 
     const four = await diskFile(4 * GiB);
     const ref4 = pushArtifact(four.file, four.digest, 'four-gib');
-    const o4 = runChild(ref4, projectId);
-    await deleteVersion(g, o4.id);
-    const o4s = runChild(ref4, projectId, small);
-    made.push(o4s.id);
-    const [rss4, rss4s] = [o4.maxRssKiB / 1024, o4s.maxRssKiB / 1024];
+    const o4d = runChild(ref4, projectId, []);
+    await deleteVersion(g, o4d.id);
+    const o4 = runChild(ref4, projectId, shipped);
+    made.push(o4.id);
+    const [rss4, rss4d] = [o4.maxRssKiB / 1024, o4d.maxRssKiB / 1024];
     rows.push({
       name: 'oci import peak RSS, 4 GiB',
-      ours: `${rss4.toFixed(0)} MB default; ${rss4s.toFixed(0)} MB semi-space 1 MB (${mibps(4 * GiB, o4s.seconds).toFixed(0)} MiB/s)`,
+      ours: `${rss4.toFixed(0)} MB as shipped (${mibps(4 * GiB, o4.seconds).toFixed(0)} MiB/s); ${rss4d.toFixed(0)} MB with Node's defaults`,
       peer: 'none',
-      goal: '≤ 150 MB as shipped (semi-space 1 MB)',
-      met: rss4s <= 150,
+      goal: '≤ 150 MB as shipped',
+      met: rss4 <= 150,
     });
 
     // The same digest again: found in Glance, nothing downloaded.
-    const again = runChild(ref4, projectId);
-    rows.push({ name: 'oci import, same digest again', ours: `${again.seconds.toFixed(2)} s, reused=${String(again.reused)}`, peer: 'none', goal: 'reused, 0 bytes moved', met: again.reused && again.id === o4s.id });
+    const again = runChild(ref4, projectId, shipped);
+    rows.push({ name: 'oci import, same digest again', ours: `${again.seconds.toFixed(2)} s, reused=${String(again.reused)}`, peer: 'none', goal: 'reused, 0 bytes moved', met: again.reused && again.id === o4.id });
   } finally {
     for (const id of made) await deleteVersion(g, id).catch(() => undefined);
     await cloud.identity.call('PATCH', `/projects/${projectId}`, { json: { project: { enabled: false } } });
