@@ -17,8 +17,10 @@ export class PendingReference extends KupenstackError {
 
 export interface ProjectContext {
   ctx: AdapterContext;
-  /** `Kind/name` → OpenStack id, filled by observation and by creates. */
+  /** `Kind/name` → OpenStack id, filled by observation and by creates (`know`). */
   ids: Map<string, string>;
+  /** `Kind/name` → the object itself, as observed or made, when the engine had it (`know`). */
+  remotes: Map<string, Remote>;
   /** `Kind/name` → the imported object as observe read it (it may be another project's). */
   imports: Map<string, Remote>;
 }
@@ -31,6 +33,7 @@ export interface ProjectContext {
  */
 export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify, trustKnown = false): Promise<ProjectContext> {
   const ids = new Map<string, string>();
+  const remotes = new Map<string, Remote>();
   const imports = new Map<string, Remote>();
   const memos = new Map<string, Promise<unknown>>();
   const ctx: AdapterContext = {
@@ -49,6 +52,7 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
       if (id === undefined) throw new PendingReference(`${kind}/${name}`);
       return id;
     },
+    remoteOf: (kind, name) => remotes.get(`${kind}/${name}`),
     imported: (kind, name) => imports.get(`${kind}/${name}`),
     memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
       let p = memos.get(key);
@@ -60,5 +64,11 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
       return p as Promise<T>;
     },
   };
-  return { ctx, ids, imports };
+  return { ctx, ids, remotes, imports };
+}
+
+/** A manifest's object, observed or just made: its id answers references, the object itself remoteOf. */
+export function know(pc: ProjectContext, ref: string, remote: Remote): void {
+  pc.ids.set(ref, remote.id);
+  pc.remotes.set(ref, remote);
 }

@@ -8,7 +8,7 @@ import { setCondition } from '../status/conditions.ts';
 import { retry } from '../../lib/retry.ts';
 import { dag, limiter } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
-import { PendingReference, projectContext, type ProjectContext } from './context.ts';
+import { know, PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
 import { BulkCreator, maxBulk } from './bulk.ts';
@@ -90,6 +90,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     const before = seen.scopes.get(ns)!;
     const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown);
     for (const [ref, id] of before.ids) pc.ids.set(ref, id);
+    for (const [ref, remote] of before.remotes) pc.remotes.set(ref, remote);
     for (const [ref, remote] of before.imports) pc.imports.set(ref, remote);
     scopes.set(ns, pc);
     // The new project's first token (seconds from a busy Keystone) is fetched while the first creates (admin-scoped bulks, flavors) run, not when a project-scoped call first waits for it.
@@ -268,7 +269,7 @@ async function reconcileNode(node: Node, run: Run): Promise<void> {
     // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
     if (knownBefore && !node.replacing && previousId !== remote.id) run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
     else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
-    pc.ids.set(node.ref, remote.id);
+    know(pc, node.ref, remote);
     state.id = remote.id;
     if (!node.replacing) run.count(node.address, 'created');
     if (knownBefore && adapter.heal && !node.replacing) {
@@ -383,6 +384,6 @@ export async function followUp(node: Node, run: Run): Promise<void> {
 function moved(node: Node, next: void | Remote, run: Run): void {
   if (!next) return;
   node.remote = next;
-  node.pc.ids.set(node.ref, next.id);
+  know(node.pc, node.ref, next);
   (run.opts.resources[node.address] ??= {}).id = next.id;
 }

@@ -6,6 +6,7 @@ import { nextHeal } from '../plan/heal-policy.ts';
 import type { HealAttempt, ResourceState } from '../status/state.ts';
 import type { Node, Run } from './run.ts';
 import { waitGone, waitReady } from './wait.ts';
+import { know } from './context.ts';
 
 /**
  * Repairs a failed object by its manifest's heal policy: the adapter reboots
@@ -31,7 +32,7 @@ export async function heal(node: Node, reason: string, run: Run, followUp: (n: N
       await waitGone(node.adapter, node.pc, node.remote!.id, run);
       const desired = await node.adapter.desired(node.m, node.pc.ctx);
       node.remote = await create(node, desired, { owner: run.opts.owner, ref: node.ref, specHash: replaceHash(node.adapter, desired) });
-      node.pc.ids.set(node.ref, node.remote.id);
+      know(node.pc, node.ref, node.remote);
       state.id = node.remote.id;
       await followUp(node);
     } else {

@@ -7,7 +7,7 @@ import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
-import { projectContext, type ProjectContext } from './context.ts';
+import { know, projectContext, type ProjectContext } from './context.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects, type Project } from './projects.ts';
 
@@ -106,7 +106,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
         duplicates.push({ address, remote: first });
         owned.set(address, remote);
       } else duplicates.push({ address, remote });
-      pc.ids.set(remote.marker.ref, owned.get(address)!.id);
+      know(pc, remote.marker.ref, owned.get(address)!);
     }
   };
   // A kind several projects need is listed once cloud-wide (calls independent of the number of
@@ -135,7 +135,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     try {
       const found = await resolveImport(m, adapters.get(m.kind)!, pc);
       imports.set(m.address, found);
-      pc.ids.set(`${m.kind}/${m.metadata.name}`, found.id);
+      know(pc, `${m.kind}/${m.metadata.name}`, found);
       pc.imports.set(`${m.kind}/${m.metadata.name}`, found);
     } catch (err) {
       importErrors.set(m.address, err);

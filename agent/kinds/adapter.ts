@@ -237,6 +237,11 @@ export interface AdapterContext {
   /** The OpenStack id of another manifest's object in this namespace; throws when it does not exist yet. */
   idOf(kind: string, name: string): string;
   /**
+   * That object as this run observed or made it (what idOf answers the id of), so a kind reads what
+   * another kind already listed instead of asking again. Absent where the engine does not know.
+   */
+  remoteOf?(kind: string, name: string): Remote | undefined;
+  /**
    * The object a reference names when its manifest imports it (`spec.import`), as observe read it: it
    * may be another project's. Undefined for the namespace's own objects, which the agent made in this
    * project. Absent where the engine does not know (then a kind must assume the worst).

@@ -86,6 +86,11 @@ function serverFlavor(s: NovaServer): FlavorView | undefined {
   return { name: f.original_name ?? '', vcpus: f.vcpus ?? 0, ram: f.ram ?? 0, disk: f.disk ?? 0, ephemeral: f.ephemeral ?? 0, swap: Number(f.swap) || 0 };
 }
 
+/** A flavor as Nova's flavor list or create answers it: everything flavorView reads. */
+function isNovaFlavor(raw: Record<string, unknown>): raw is Record<string, unknown> & NovaFlavor {
+  return typeof raw.name === 'string' && typeof raw.vcpus === 'number' && typeof raw.ram === 'number' && typeof raw.disk === 'number';
+}
+
 /** A flavor nobody could ask Nova about yet (a plan): its name only, no made-up sizes. */
 const placeholderFlavor = (name: string): { name: string } => ({ name });
 
@@ -93,8 +98,11 @@ async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpec): Pro
   if (spec.flavorRef) {
     const id = ctx.idOf('Flavor', spec.flavorRef.name);
     if (isPlaceholderId(id)) return { id, view: placeholderFlavor(id) };
-    // A flavor's sizes never change under its id: safe to share for the whole run. Read with
-    // the admin scope (where Flavor manifests are made): it does not depend on the project's access yet.
+    // A flavor's sizes never change under its id: what the Flavor kind listed or made this run is
+    // used as is (no GET per project at scale). Else read with the admin scope (where Flavor
+    // manifests are made): it does not depend on the project's access yet.
+    const seen = ctx.remoteOf?.('Flavor', spec.flavorRef.name);
+    if (seen?.id === id && isNovaFlavor(seen.raw)) return { id, view: flavorView(seen.raw) };
     const f = await ctx.memo(`VirtualMachine:flavor:${id}`, async () => (await (await ctx.cloud.adminCompute()).get<{ flavor: NovaFlavor }>(`/flavors/${id}`)).flavor);
     return { id, view: flavorView(f) };
   }

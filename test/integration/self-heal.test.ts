@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiCounters } from '../../agent/openstack/counters.ts';
 import type { State } from '../../agent/status/state.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
@@ -63,6 +64,14 @@ afterAll(async () => {
 });
 
 describe('self-healing VMs', () => {
+  it("a no-op apply takes the VM's flavor from what the Flavor kind listed: no GET of the flavor by id", async () => {
+    const counters = new ApiCounters();
+    const r = await ws.apply({ counters });
+    expect(r.report, ws.log.join('\n')).toMatchObject({ errors: [] });
+    // The Flavor kind's list (/flavors/detail) and its private flavor's access list; nothing more for the VM.
+    expect(counters.byCollection()['compute GET /flavors']).toBe(2);
+  });
+
   it('a VM stopped outside Git is started again on the next apply', async () => {
     const before = await theServer();
     openstack('server', 'stop', before!.id);

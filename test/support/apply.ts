@@ -6,6 +6,7 @@ import { applyPath, type ApplyOutcome } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig, type AgentConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import type { ApiCounters } from '../../agent/openstack/counters.ts';
 import { testCloudName } from './context.ts';
 
 /** A scratch owner with its own repo folder and state dir, and a way to wipe everything it created. */
@@ -36,8 +37,8 @@ export class Workspace {
     rmSync(join(this.repo, path), { force: true });
   }
 
-  apply(options: { prune?: boolean; allowMassDelete?: boolean; path?: string } = {}): Promise<ApplyOutcome> {
-    return applyPath({ path: options.path ?? this.repo, cloud: testCloudName, config: this.config, prune: options.prune ?? false, allowMassDelete: options.allowMassDelete ?? false, log: (l) => this.log.push(l) });
+  apply(options: { prune?: boolean; allowMassDelete?: boolean; path?: string; counters?: ApiCounters } = {}): Promise<ApplyOutcome> {
+    return applyPath({ path: options.path ?? this.repo, cloud: testCloudName, config: this.config, prune: options.prune ?? false, allowMassDelete: options.allowMassDelete ?? false, log: (l) => this.log.push(l), ...(options.counters ? { counters: options.counters } : {}) });
   }
 
   /** Prunes everything this owner created, then deletes its projects. */
