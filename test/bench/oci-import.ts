@@ -10,6 +10,7 @@ import { deleteVersion } from '../../agent/glance/versions.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ensureProjects } from '../../agent/act/projects.ts';
 import { testCloudName } from '../support/context.ts';
+import { agentFlags } from './scale-agent.ts';
 import { ratioGoal, type BenchRow } from './table.ts';
 
 const registry = '127.0.0.1:5050';
@@ -73,20 +74,6 @@ function pushArtifact(file: string, digest: string, tag: string): string {
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/**
- * The Node flags the product runs with: the first line of agent/cli/main.ts
- * (deploy/image/kupenstack runs the same). The import is measured as shipped:
- * with Node's default 16 MB semi-spaces, 64 KiB socket buffers stay alive
- * until a rare scavenge and the stream walks through cold memory (measured:
- * 2.7 CPU-s per GiB instead of 1.9, and 0.3-0.5 s more per GiB).
- */
-function shippedNodeFlags(): string[] {
-  const first = readFileSync(join(root, 'agent', 'cli', 'main.ts'), 'utf8').split('\n', 1)[0]!;
-  const m = /^#!\/usr\/bin\/env -S node((?: --[\w-]+=\S+)+)$/.exec(first);
-  if (!m) throw new Error(`agent/cli/main.ts: its first line no longer names node's flags as "#!/usr/bin/env -S node --flag=value …": ${first}`);
-  return m[1]!.trim().split(' ');
-}
 
 /**
  * The import in a child process: its own max RSS. It runs the compiled
@@ -157,7 +144,10 @@ export async function benchOciImport(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const made: string[] = [];
   try {
-    const shipped = shippedNodeFlags();
+    // Measured as shipped (agentFlags: the CLI's first line, as deploy/image/kupenstack runs it). With Node's default
+    // 16 MB semi-spaces, 64 KiB socket buffers live until a rare scavenge and the stream walks cold memory:
+    // measured 2.7 CPU-s per GiB instead of 1.9, and 0.3-0.5 s more per GiB.
+    const shipped = agentFlags();
     const one = await diskFile(GiB);
     const ref1 = pushArtifact(one.file, one.digest, 'one-gib');
     // Side by side, alternating, best of 3 each (Glance's ingest is the shared bottleneck).
