@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyRevision } from '../act/apply.ts';
 import { ClockedCounters, countKubeCalls } from '../controller/call-counts.ts';
 import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
 import { CloudLoop } from '../controller/cloud-loop.ts';
 import { Controller } from '../controller/controller.ts';
+import { ConfigMapCreateJournal, createJournalName } from '../controller/create-journal.ts';
 import { registryHookHandler } from '../controller/registry-hook.ts';
 import { serveHealth } from '../controller/health.ts';
 import { holderIdentity, LeaderElector } from '../controller/leader.ts';
@@ -79,7 +80,7 @@ export function controllerCommand(): Command {
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
     .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled (objects of one kubectl apply -f dir/ arrive within it)', '100ms')
     .option('--leader-elect', 'run several replicas: only the holder of a Lease in the controller\'s namespace acts')
-    .option('--leader-election-id <name>', 'name of that Lease', 'kupenstack-controller')
+    .option('--leader-election-id <name>', 'name of that Lease (the create journal is the ConfigMap <name>-creates beside it)', 'kupenstack-controller')
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
     .option('--renew-deadline <duration>', 'the leader stops acting once it could not renew for this long', '10s')
     .option('--retry-period <duration>', 'how often candidates try and the leader renews', '2s')
@@ -172,7 +173,7 @@ export function controllerCommand(): Command {
       }
       const acting = (): boolean => (shardSet ? shardSet.holds(opts.defaultShard) : !elector || elector.isLeader());
       const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal: new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(opts.leaderElectionId)), ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
       // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
       const clouds = opts.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: parseDuration(opts.cloudResync), debounceMs, acting, log, baseDir: process.cwd(), ...(opts.cloudSelector ? { selector: opts.cloudSelector } : {}) }) : undefined;
       const stop = (): void => {

@@ -7,6 +7,7 @@ import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { group, version, type SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { setCondition, type Condition } from '../status/conditions.ts';
+import type { CreateJournal } from '../status/create-journal.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { ClockedCounters, formatCalls, type KubeCalls } from './call-counts.ts';
 import { kubeEventSink } from './event-sink.ts';
@@ -70,6 +71,8 @@ export interface ControllerOptions {
   sharding?: { defaultShard: string; holds(shard: string): boolean; handoverMs: number };
   /** Requests made to the API server (countKubeCalls on `kc`): logged after each run with the OpenStack calls, so an operator or a benchmark sees what a resync costs. */
   kubeCalls?: KubeCalls;
+  /** Where creates in flight are recorded (controller/create-journal.ts): a run after a kill -9 or a Lease handover waits for what the dead process sent. */
+  journal?: CreateJournal;
 }
 
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
@@ -409,6 +412,8 @@ export class Controller {
     const progress: EventSink = (e) => {
       const run = this.inFlight.get(ns);
       if (run) run.step = `${e.type} ${e.address}`;
+      // A run held back for creates a dead process sent names no object (no Event): the log says why it waits.
+      if (e.type === 'held' && e.reason === 'CreatesInFlight') log(`held    ${ns}: ${e.message}`);
     };
     const events = fanOut(progress, kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
     // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
@@ -433,7 +438,7 @@ export class Controller {
     let firstWrite: number | undefined;
     const onWrite = (at: number): void => void (firstWrite ??= at);
     clocked?.onWrite.add(onWrite);
-    const deps: EngineDeps = { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal };
+    const deps: EngineDeps = { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal, ...(this.opts.journal ? { journal: this.opts.journal } : {}) };
     const moved = this.movedImages.get(ns);
     this.movedImages.delete(ns);
     if (moved && !terminating) await this.imagesFirst(ns, revision, validated, [...moved].sort(), deps, mark);

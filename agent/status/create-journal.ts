@@ -21,7 +21,8 @@ export interface CreateJournal {
   landed(addresses: readonly string[]): Promise<void>;
 }
 
-interface Line {
+/** One line of a journal (JSON): begin, end or landed. */
+export interface JournalLine {
   /** begin: the entry, its addresses, its deadline. */
   b?: string;
   a?: string[];
@@ -58,8 +59,6 @@ export class FileCreateJournal implements CreateJournal {
   }
 
   async landing(): Promise<Map<string, number>> {
-    const now = Date.now();
-    const open = new Map<string, Line>();
     let text: string;
     try {
       text = await readFile(this.file, 'utf8');
@@ -67,35 +66,48 @@ export class FileCreateJournal implements CreateJournal {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       text = '';
     }
-    for (const raw of text.split('\n')) {
-      if (!raw) continue;
-      let line: Line;
-      try {
-        line = JSON.parse(raw) as Line;
-      } catch {
-        continue; // a line cut by a crash mid-write: its create was not sent yet (begin resolves after the write)
-      }
-      if (line.b) open.set(line.b, line);
-      else if (line.e) open.delete(line.e);
-      else if (line.l) {
-        const gone = new Set(line.l);
-        for (const [entry, begun] of open) {
-          const left = (begun.a ?? []).filter((a) => !gone.has(a));
-          if (left.length === 0) open.delete(entry);
-          else open.set(entry, { ...begun, a: left });
-        }
-      }
-    }
-    const live = [...open.values()].filter((l) => (l.u ?? 0) > now);
+    const { live, landing } = foldJournal(text, Date.now());
     // What is answered or past its deadline is dropped: the file stays as small as what can still land.
-    await writeFileAtomic(this.file, live.map((l) => `${JSON.stringify(l)}\n`).join(''));
-    const out = new Map<string, number>();
-    for (const l of live) for (const a of l.a ?? []) out.set(a, Math.max(out.get(a) ?? 0, l.u!));
-    return out;
+    await writeFileAtomic(this.file, live);
+    return landing;
   }
 
-  #append(line: Line): Promise<void> {
+  #append(line: JournalLine): Promise<void> {
     this.#ready ??= mkdir(dirname(this.file), { recursive: true }).then(() => undefined);
     return this.#ready.then(() => appendFile(this.file, `${JSON.stringify(line)}\n`));
   }
+}
+
+/**
+ * A journal's lines, folded: `live` is the text of the begins that can still
+ * land (not ended, not all landed, deadline after `now`), one line each, and
+ * `landing` their addresses with the latest deadline of each. A line cut by a
+ * crash mid-write is skipped: its create was not sent yet (begin resolves
+ * after the write).
+ */
+export function foldJournal(text: string, now: number): { live: string; landing: Map<string, number> } {
+  const open = new Map<string, JournalLine>();
+  for (const raw of text.split('\n')) {
+    if (!raw) continue;
+    let line: JournalLine;
+    try {
+      line = JSON.parse(raw) as JournalLine;
+    } catch {
+      continue;
+    }
+    if (line.b) open.set(line.b, line);
+    else if (line.e) open.delete(line.e);
+    else if (line.l) {
+      const gone = new Set(line.l);
+      for (const [entry, begun] of open) {
+        const left = (begun.a ?? []).filter((a) => !gone.has(a));
+        if (left.length === 0) open.delete(entry);
+        else open.set(entry, { ...begun, a: left });
+      }
+    }
+  }
+  const live = [...open.values()].filter((l) => (l.u ?? 0) > now);
+  const landing = new Map<string, number>();
+  for (const l of live) for (const a of l.a ?? []) landing.set(a, Math.max(landing.get(a) ?? 0, l.u!));
+  return { live: live.map((l) => `${JSON.stringify(l)}\n`).join(''), landing };
 }

@@ -45,5 +45,8 @@ describe('deploy/rbac', () => {
     // Leases only through a Role in its own namespace.
     expect(c.rules!.some((r) => r.resources.includes('leases'))).toBe(false);
     expect(docs.find((d) => d.kind === 'Role')?.rules?.[0]?.resources).toEqual(['leases']);
+    // The create journal: ConfigMaps through the same Role (its own namespace), never cluster-wide.
+    expect(c.rules!.some((r) => r.resources.includes('configmaps'))).toBe(false);
+    expect(docs.find((d) => d.kind === 'Role')?.rules?.[1]).toMatchObject({ resources: ['configmaps'], verbs: ['get', 'create', 'update'] });
   });
 });

@@ -103,6 +103,8 @@ describe("the controller's ClusterRole", () => {
     [['list', 'namespaces'], 'yes'],
     [['create', 'leases.coordination.k8s.io', '-n', 'kupenstack-system'], 'yes'],
     [['create', 'leases.coordination.k8s.io', '-n', 'default'], 'no'],
+    [['update', 'configmaps', '-n', 'kupenstack-system'], 'yes'],
+    [['create', 'configmaps', '-n', 'team-x'], 'no'],
     [['create', 'virtualmachines.kupenstack.io', '-n', 'team-x'], 'no'],
     [['delete', 'networks.kupenstack.io', '-n', 'team-x'], 'no'],
     [['create', 'secrets', '-n', 'team-x'], 'no'],

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyPath } from '../../../agent/act/apply.ts';
+import { defaultConfig } from '../../../agent/config/config.ts';
+import { countKubeCalls } from '../../../agent/controller/call-counts.ts';
+import { ConfigMapCreateJournal, createJournalName, journalKey } from '../../../agent/controller/create-journal.ts';
+import { loadKubeConfig } from '../../../agent/kube/client.ts';
+import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
+import { Workspace, manifestHead as head } from '../../support/apply.ts';
+import { testCloudName } from '../../support/context.ts';
+import { ControllerProcess, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+
+/*
+ * The controller's create journal, a ConfigMap beside its Lease, against the real API server with the
+ * controller's own ServiceAccount (deploy/rbac): what a process sent and never saw answered is found by
+ * whoever acts next (its restarted container, the next Lease holder), which waits for it to land and
+ * adopts it instead of creating it a second time.
+ */
+const repo = join(import.meta.dirname, '../../..');
+const run = randomBytes(3).toString('hex');
+const lease = `cj-${run}`;
+const journalName = createJournalName(lease);
+let kubeconfig: string;
+let core: CoreV1Api;
+
+const journal = (): ConfigMapCreateJournal => new ConfigMapCreateJournal(core, 'kupenstack-system', journalName);
+const stored = (): string => kubectlOk(['get', 'configmap', journalName, '-n', 'kupenstack-system', '-o', `jsonpath={.data.${journalKey.replace('.', '\\.')}}`]);
+
+beforeAll(() => {
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
+  kubeconfig = serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller');
+  core = loadKubeConfig({ kubeconfig }).makeApiClient(CoreV1Api);
+}, 120_000);
+
+afterAll(() => {
+  kubectl(['delete', 'configmap', journalName, '-n', 'kupenstack-system', '--ignore-not-found']);
+});
+
+describe('the ConfigMap create journal', () => {
+  it('records concurrent begins in a few writes, and another process finds them with their deadlines', async () => {
+    const kc = loadKubeConfig({ kubeconfig });
+    const calls = countKubeCalls(kc);
+    const mine = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), 'kupenstack-system', journalName);
+    const until = Date.now() + 60_000;
+    const addresses = Array.from({ length: 16 }, (_, i) => `ns-a/Network/n${i}`);
+    const entries = await Promise.all(addresses.map((a) => mine.begin([a], until)));
+    expect(new Set(entries).size).toBe(16);
+    // Group commit: the first begin alone (after one read), then the 15 queued behind it together.
+    expect(calls.write).toBeLessThanOrEqual(3);
+    const seen = await journal().landing();
+    expect([...seen.keys()].sort()).toEqual([...addresses].sort());
+    expect(new Set(seen.values())).toEqual(new Set([until]));
+
+    // Ended and landed entries leave the ConfigMap; only what can still land stays.
+    for (const e of entries.slice(0, 8)) await mine.end(e);
+    await mine.landed(addresses.slice(8, 12));
+    const left = await journal().landing();
+    expect([...left.keys()].sort()).toEqual(addresses.slice(12).sort());
+    expect(stored().trim().split('\n')).toHaveLength(4);
+  });
+
+  it('keeps both writers\' lines when two processes write at once (a conflict is read again)', async () => {
+    const a = journal();
+    const b = journal();
+    await b.landing(); // b now holds a version that a's next write makes stale
+    await a.begin(['ns-b/Network/from-a'], Date.now() + 60_000);
+    await b.begin(['ns-b/Network/from-b'], Date.now() + 60_000);
+    const seen = await journal().landing();
+    expect(seen.has('ns-b/Network/from-a')).toBe(true);
+    expect(seen.has('ns-b/Network/from-b')).toBe(true);
+  });
+
+  it('drops an entry whose deadline passed: a lost answer holds later runs back no longer than the request could have taken', async () => {
+    const j = journal();
+    await j.begin(['ns-c/Network/short'], Date.now() + 300);
+    expect((await journal().landing()).has('ns-c/Network/short')).toBe(true);
+    await sleep(400);
+    expect((await journal().landing()).has('ns-c/Network/short')).toBe(false);
+  });
+});
+
+describe('the controller with a create journal', () => {
+  const owner = `cj${run}`;
+  const ns = `cj-${run}`;
+  const prefix = `${owner}-`;
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  let controller: ControllerProcess | undefined;
+  const ws = new Workspace();
+  const networksIn = async (): Promise<{ id: string; name: string }[]> => {
+    const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+    return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
+  };
+  const network = (name: string): string => `${head('Network', name, ns)}  mtu: 1400\n`;
+
+  afterAll(async () => {
+    kubectl(['delete', 'namespace', ns, '--wait=false']);
+    if (controller?.child) await until('the project to be emptied', async () => (await networksIn()).length === 0, 120_000).catch(() => undefined);
+    await controller?.stop();
+    for (const n of await networksIn()) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
+    for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    await ws.dispose().catch(() => undefined);
+  }, 300_000);
+
+  it('waits for a create the dead process sent, and adopts it when it lands: one network, not two', { timeout: 300_000 }, async () => {
+    kubectlOk(['create', 'namespace', ns]);
+    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease}`]);
+    controller = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease}`, '--leader-election-id', lease]);
+    await controller.start();
+    kubectlOk(['apply', '-f', '-'], { input: network('first') });
+    await until('the first network', async () => (await networksIn()).length === 1, 120_000);
+
+    // As a killed controller leaves it: `late` sent, not answered, landing within 60 s.
+    await journal().begin([`${ns}/Network/late`], Date.now() + 60_000);
+    await until('the first run to be logged', () => Promise.resolve(controller!.log().includes(`reconciled ${ns} `)), 30_000);
+    const logged = controller.log().length;
+    kubectlOk(['apply', '-f', '-'], { input: network('late') });
+    // OpenStack "finishes" it 5 s later: the same owner's marker, made by another engine with its own state.
+    await sleep(5000);
+    ws.write({ [`${ns}/all.yaml`]: [network('first'), network('late')].join('---\n') });
+    const other = await applyPath({ path: ws.repo, cloud: testCloudName, config: { ...defaultConfig, owner, projectPrefix: prefix, stateDir: join(ws.dir, 'other-state') }, prune: false, allowMassDelete: false, log: () => undefined });
+    expect(other.report?.errors).toEqual([]);
+    expect(other.report?.created).toBe(1);
+
+    const since = (): string => controller!.log().slice(logged);
+    await until('the run of the late network', () => Promise.resolve(since().includes(`reconciled ${ns} `)), 90_000);
+    const names = (await networksIn()).map((n) => n.name).sort();
+    expect(names, since()).toEqual(['first', 'late']);
+    // Held back until it landed, then adopted as observed: the run made nothing.
+    expect(since()).toMatch(new RegExp(`held    ${ns}: waiting up to \\d+ s for 1 creates an earlier run sent`));
+    expect(since()).toMatch(new RegExp(`reconciled ${ns} .*: 0 created, `));
+    // Landed and adopted: nothing is left that could hold a later run back.
+    expect((await journal().landing()).has(`${ns}/Network/late`)).toBe(false);
+  });
+});
