@@ -143,9 +143,12 @@ export function controllerCommand(): Command {
       const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
       if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs)) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
       const metrics = new AgentMetrics();
+      // Read again whenever this replica starts acting: the replica it took over from may have written it last.
+      const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(opts.leaderElectionId));
       if (shards) {
         shardSet = new ShardSet({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, leasePrefix: opts.leaderElectionId, shards, preferred, identity: holderIdentity(), ...timings, graceMs: opts.shardGrace === undefined ? timings.leaseDurationMs : parseDuration(opts.shardGrace), log,
           onGained: (shard) => {
+            journal.refresh();
             controller.shardGained(shard);
             // Syncs are run by the holder of the default shard (README: Sharding).
             if (shard === opts.defaultShard) syncs?.startedLeading();
@@ -163,6 +166,7 @@ export function controllerCommand(): Command {
       }
       if (opts.leaderElect) {
         elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
+            journal.refresh();
             controller.startedLeading();
             syncs?.startedLeading();
             clouds?.startedLeading();
@@ -173,7 +177,7 @@ export function controllerCommand(): Command {
       }
       const acting = (): boolean => (shardSet ? shardSet.holds(opts.defaultShard) : !elector || elector.isLeader());
       const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal: new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(opts.leaderElectionId)), ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
       // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
       const clouds = opts.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: parseDuration(opts.cloudResync), debounceMs, acting, log, baseDir: process.cwd(), ...(opts.cloudSelector ? { selector: opts.cloudSelector } : {}) }) : undefined;
       const stop = (): void => {

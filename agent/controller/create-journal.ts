@@ -38,6 +38,7 @@ export class ConfigMapCreateJournal implements CreateJournal {
   #flushing = false;
   /** The ConfigMap as this process last read or wrote it (absent: read it first). */
   #known: { text: string; resourceVersion: string | undefined } | undefined;
+  #stale = false;
 
   constructor(core: k8s.CoreV1Api, namespace: string, name: string) {
     this.#core = core;
@@ -66,10 +67,22 @@ export class ConfigMapCreateJournal implements CreateJournal {
     if (addresses.length > 0) await this.#write({ l: [...addresses] });
   }
 
+  /**
+   * Read from the API server the first time (what a dead process left) and
+   * after refresh(); else what this process knows, which its own writes keep
+   * current: a resync of every namespace costs no GET.
+   */
   async landing(): Promise<Map<string, number>> {
-    // Read afresh: another process (the one that died, another shard holder) wrote it.
-    this.#known = await this.#read();
+    if (!this.#known || this.#stale) {
+      this.#known = await this.#read();
+      this.#stale = false;
+    }
     return foldJournal(this.#known.text, Date.now()).landing;
+  }
+
+  /** Another process may have written since (this replica just took a Lease over): the next landing() reads again. */
+  refresh(): void {
+    this.#stale = true;
   }
 
   #write(line: JournalLine): Promise<void> {
