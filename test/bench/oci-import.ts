@@ -10,7 +10,7 @@ import { deleteVersion } from '../../agent/glance/versions.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ensureProjects } from '../../agent/act/projects.ts';
 import { testCloudName } from '../support/context.ts';
-import { agentFlags } from './scale-agent.ts';
+import { agentFlags } from '../support/agent-flags.ts';
 import { ratioGoal, type BenchRow } from './table.ts';
 
 const registry = '127.0.0.1:5050';

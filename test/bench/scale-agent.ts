@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { applyPath } from '../../agent/act/apply.ts';
 import type { AgentConfig } from '../../agent/config/config.ts';
@@ -30,14 +29,6 @@ export interface ScaleRunResult {
   writes: number;
   /** Calls per API collection (`network GET /ports`). */
   byCollection: Record<string, number>;
-}
-
-/** The Node flags of the `kupenstack` command, read from its first line (`#!/usr/bin/env -S node …`). */
-export function agentFlags(): string[] {
-  const first = readFileSync(new URL('../../agent/cli/main.ts', import.meta.url), 'utf8').split('\n', 1)[0] ?? '';
-  const m = /^#!\/usr\/bin\/env -S node(.*)$/.exec(first);
-  if (!m) throw new Error(`agent/cli/main.ts: its first line "${first}" is not the "#!/usr/bin/env -S node <flags>" the bench reads the agent's flags from`);
-  return m[1]!.trim().split(/\s+/).filter(Boolean);
 }
 
 async function run(job: ScaleRun): Promise<ScaleRunResult> {

@@ -9,7 +9,8 @@ import { applyPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
-import { agentFlags, type ScaleRun, type ScaleRunResult } from './scale-agent.ts';
+import { agentFlags } from '../support/agent-flags.ts';
+import type { ScaleRun, ScaleRunResult } from './scale-agent.ts';
 import type { BenchRow } from './table.ts';
 
 const cloudName = 'kupenstack-local';

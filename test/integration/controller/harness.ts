@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { kube, kubectlPath, tokenKubeconfig } from '../../testbed/kubernetes/peer.ts';
+import { agentFlags } from '../../support/agent-flags.ts';
 
 /** The test bed's Kubernetes plane (test/testbed/kubernetes): cluster-admin kubeconfig and the kubectl built beside it. */
 export const adminKubeconfig = kube.kubeconfig;
@@ -54,7 +55,7 @@ export class ControllerProcess {
   async start(): Promise<void> {
     const out = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => out.once('open', () => resolve()));
-    this.child = spawn(process.execPath, [join(repo, 'agent/cli/main.ts'), 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
+    this.child = spawn(process.execPath, [...agentFlags(), join(repo, 'agent/cli/main.ts'), 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
     // On a loaded test bed, node's start (type stripping of the sources) alone can take a minute.
     await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 180_000);
   }
