@@ -13,6 +13,7 @@ import { propDigest } from '../../agent/glance/version-rules.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { SyncStatus } from '../../agent/run/status.ts';
 import { pushDiskAs, qcow2Disk, target } from '../integration/kinds/image-oci-fixtures.ts';
+import { agentFlags } from '../support/agent-flags.ts';
 import { AgentProcess, freePort, head, TestRepo } from '../support/agent-harness.ts';
 import { testCloudName } from '../support/context.ts';
 import { startNotifyingRegistry } from '../support/notifying-registry.ts';
@@ -143,7 +144,7 @@ curl -sSf -H "X-Auth-Token: $KS_TOKEN" "${url}" | curl -sSf -X PUT -H 'Content-T
 /** `kupenstack image export` as a user runs it (the TypeScript sources, the shebang's node flags), timed with its peak RSS (GNU time). */
 function exportCli(args: string[]): { seconds: number; rssMiB: number } {
   const started = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss=%M', process.execPath, '--max-semi-space-size=1', 'agent/cli/main.ts', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss=%M', process.execPath, ...agentFlags(), 'agent/cli/main.ts', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
   const seconds = (performance.now() - started) / 1000;
   if (r.status !== 0) throw new Error(`kupenstack ${args.slice(0, 2).join(' ')} failed: ${r.stderr}`);
   const rss = /maxrss=(\d+)/.exec(r.stderr);

@@ -11,6 +11,7 @@ import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { SyncStatus } from '../../agent/run/status.ts';
+import { agentFlags } from './agent-flags.ts';
 import { testCloudName } from './context.ts';
 import { peers } from './peers.ts';
 
@@ -147,7 +148,7 @@ export class AgentProcess {
   /** `args`: more flags (e.g. --kubeconfig). */
   async start(env: Record<string, string> = {}, args: string[] = []): Promise<void> {
     if (!this.port) this.port = await freePort();
-    const child = spawn(process.execPath, ['agent/cli/main.ts', 'agent', '--config', this.configFile, '--listen', `127.0.0.1:${this.port}`, '--log-level', 'debug', '--shutdown-grace', '10s', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...agentFlags(), 'agent/cli/main.ts', 'agent', '--config', this.configFile, '--listen', `127.0.0.1:${this.port}`, '--log-level', 'debug', '--shutdown-grace', '10s', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     this.child = child;
     let buf = '';
     child.stdout.on('data', (b: Buffer) => {
