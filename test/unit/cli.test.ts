@@ -17,6 +17,21 @@ describe('the kupenstack command', () => {
     expect(r.stdout).toContain('validate');
   });
 
+  it('loads only the module of the command it runs: `image` never loads the Kubernetes client (~90 MB)', () => {
+    // A resolve hook that says when anything asks for @kubernetes/client-node.
+    const hook = `data:text/javascript,import{registerHooks}from'node:module';registerHooks({resolve(s,c,n){if(s.startsWith('@kubernetes/client-node'))process.stderr.write('LOADED client-node\\n');return n(s,c)}})`;
+    const traced = (...args: string[]) => spawnSync(process.execPath, ['--import', hook, 'agent/cli/main.ts', ...args], { encoding: 'utf8' });
+    const image = traced('image', 'export', '--help');
+    expect(image.status, image.stderr).toBe(0);
+    expect(image.stderr).not.toContain('LOADED client-node');
+    // The hook does see it where it is used.
+    const controller = traced('controller', '--help');
+    expect(controller.status, controller.stderr).toBe(0);
+    expect(controller.stderr).toContain('LOADED client-node');
+    // The full help still lists every command.
+    expect(run('--help').stdout).toMatch(/validate[\s\S]*apply[\s\S]*plan[\s\S]*image[\s\S]*agent[\s\S]*controller/);
+  });
+
   it('rejects an unknown command with exit 1 and a hint', () => {
     const r = run('valdate');
     expect(r.status).toBe(1);
