@@ -9,7 +9,8 @@ export const journalKey = 'creates.jsonl';
 const conflictRetries = 8;
 
 interface Pending {
-  line: JournalLine;
+  /** Undefined: only waits for the lines queued before it (flushed). */
+  line: JournalLine | undefined;
   done: () => void;
   fail: (err: unknown) => void;
 }
@@ -19,10 +20,12 @@ interface Pending {
  * the controller's own namespace, so whoever acts after a kill -9 (this pod's
  * restarted container, or the replica that takes the Lease) finds the creates
  * the dead process sent and waits for them instead of creating them again.
+ * Unlike the file journal, a line is written beside the create, not before it
+ * (see begin).
  *
  * Writes are group-committed: every line queued while one write is in flight
- * goes into the next, so a create waits for at most two round trips to the API
- * server whatever the engine's concurrency. Each write folds what is there
+ * goes into the next, so one write serves all the creates that start together
+ * whatever the engine's concurrency. Each write folds what is there
  * (ended, landed and expired entries dropped): the ConfigMap holds only what can
  * still land. Shard holders share it; a write that meets another's change
  * (409) reads it again and is made again.
@@ -46,17 +49,31 @@ export class ConfigMapCreateJournal implements CreateJournal {
     this.name = name;
   }
 
-  async begin(addresses: readonly string[], until: number): Promise<string> {
+  /**
+   * Queued, not awaited: the create is sent at once and the line reaches the
+   * API server a round trip later. Awaiting it would open a worse window: a
+   * kill after the write but before the send leaves a create that never
+   * reached OpenStack, and the next run waits its whole timeout (165 s for a
+   * bulk of eight) for an object that cannot land. A kill in the round trip
+   * after the send leaves no line; whoever acts next is a restarted process
+   * or a new Lease holder, seconds later, by when OpenStack has usually made it.
+   */
+  begin(addresses: readonly string[], until: number): Promise<string> {
     const entry = `${this.#writer}.${(this.#next++).toString(36)}`;
-    // Resolves once the API server stored the line: only then may the create be sent.
-    await this.#write({ b: entry, a: [...addresses], u: until });
-    return entry;
+    this.#write({ b: entry, a: [...addresses], u: until }).catch(() => undefined);
+    return Promise.resolve(entry);
+  }
+
+  /** Resolves when every line queued so far has been written (or failed). */
+  async flushed(): Promise<void> {
+    if (!this.#flushing && this.#pending.length === 0) return;
+    await this.#write(undefined).catch(() => undefined);
   }
 
   /**
-   * Queued, not awaited: the answer is in, and a lost end costs little (a later
-   * run looks for objects that are there, observed at once, or waits for a
-   * refused create until its deadline). The create's caller does not pay a write.
+   * Queued, not awaited, like begin: a lost end costs little (a later run looks
+   * for objects that are there, observed at once, or waits for a refused create
+   * until its deadline).
    */
   end(entry: string): Promise<void> {
     this.#write({ e: entry }).catch(() => undefined);
@@ -85,7 +102,7 @@ export class ConfigMapCreateJournal implements CreateJournal {
     this.#stale = true;
   }
 
-  #write(line: JournalLine): Promise<void> {
+  #write(line: JournalLine | undefined): Promise<void> {
     return new Promise<void>((done, fail) => {
       this.#pending.push({ line, done, fail });
       if (!this.#flushing) void this.#flush();
@@ -98,7 +115,8 @@ export class ConfigMapCreateJournal implements CreateJournal {
       while (this.#pending.length > 0) {
         const batch = this.#pending.splice(0);
         try {
-          await this.#commit(batch.map((p) => p.line));
+          const lines = batch.flatMap((p) => (p.line ? [p.line] : []));
+          if (lines.length > 0) await this.#commit(lines);
           for (const p of batch) p.done();
         } catch (err) {
           for (const p of batch) p.fail(err);

@@ -50,6 +50,8 @@ describe('the ConfigMap create journal', () => {
     const addresses = Array.from({ length: 16 }, (_, i) => `ns-a/Network/n${i}`);
     const entries = await Promise.all(addresses.map((a) => mine.begin([a], until)));
     expect(new Set(entries).size).toBe(16);
+    // Written beside the creates, not before them: once flushed, all are stored.
+    await mine.flushed();
     // Group commit: the first begin alone (after one read), then the 15 queued behind it together.
     expect(calls.write).toBeLessThanOrEqual(3);
     const seen = await journal().landing();
@@ -59,6 +61,7 @@ describe('the ConfigMap create journal', () => {
     // Ended and landed entries leave the ConfigMap; only what can still land stays.
     for (const e of entries.slice(0, 8)) await mine.end(e);
     await mine.landed(addresses.slice(8, 12));
+    await mine.flushed();
     const left = await journal().landing();
     expect([...left.keys()].sort()).toEqual(addresses.slice(12).sort());
     expect(stored().trim().split('\n')).toHaveLength(4);
@@ -69,7 +72,9 @@ describe('the ConfigMap create journal', () => {
     const b = journal();
     await b.landing(); // b now holds a version that a's next write makes stale
     await a.begin(['ns-b/Network/from-a'], Date.now() + 60_000);
+    await a.flushed();
     await b.begin(['ns-b/Network/from-b'], Date.now() + 60_000);
+    await b.flushed();
     const seen = await journal().landing();
     expect(seen.has('ns-b/Network/from-a')).toBe(true);
     expect(seen.has('ns-b/Network/from-b')).toBe(true);
@@ -83,7 +88,9 @@ describe('the ConfigMap create journal', () => {
     await mine.landing();
     expect(calls.get).toBe(1);
     // What the replica this one takes over from wrote last is seen after refresh().
-    await journal().begin(['ns-d/Network/theirs'], Date.now() + 60_000);
+    const theirs = journal();
+    await theirs.begin(['ns-d/Network/theirs'], Date.now() + 60_000);
+    await theirs.flushed();
     expect((await mine.landing()).has('ns-d/Network/theirs')).toBe(false);
     mine.refresh();
     expect((await mine.landing()).has('ns-d/Network/theirs')).toBe(true);
@@ -93,6 +100,7 @@ describe('the ConfigMap create journal', () => {
   it('drops an entry whose deadline passed: a lost answer holds later runs back no longer than the request could have taken', async () => {
     const j = journal();
     await j.begin(['ns-c/Network/short'], Date.now() + 300);
+    await j.flushed();
     expect((await journal().landing()).has('ns-c/Network/short')).toBe(true);
     await sleep(400);
     expect((await journal().landing()).has('ns-c/Network/short')).toBe(false);
@@ -123,7 +131,9 @@ describe('the controller with a create journal', () => {
 
   it('waits for a create the dead process sent, and adopts it when it lands: one network, not two', { timeout: 300_000 }, async () => {
     // As a killed controller leaves it: `late` sent, not answered, landing within 60 s.
-    await journal().begin([`${ns}/Network/late`], Date.now() + 60_000);
+    const dead = journal();
+    await dead.begin([`${ns}/Network/late`], Date.now() + 60_000);
+    await dead.flushed();
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease}`]);
     kubectlOk(['apply', '-f', '-'], { input: [network('first'), network('late')].join('---\n') });
