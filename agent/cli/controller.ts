@@ -144,7 +144,7 @@ export function controllerCommand(): Command {
       if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs)) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
       const metrics = new AgentMetrics();
       // Read again whenever this replica starts acting: the replica it took over from may have written it last.
-      const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(opts.leaderElectionId));
+      const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(opts.leaderElectionId), (err) => log(`journal ${err.message}`));
       if (shards) {
         shardSet = new ShardSet({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, leasePrefix: opts.leaderElectionId, shards, preferred, identity: holderIdentity(), ...timings, graceMs: opts.shardGrace === undefined ? timings.leaseDurationMs : parseDuration(opts.shardGrace), log,
           onGained: (shard) => {

@@ -42,11 +42,14 @@ export class ConfigMapCreateJournal implements CreateJournal {
   /** The ConfigMap as this process last read or wrote it (absent: read it first). */
   #known: { text: string; resourceVersion: string | undefined } | undefined;
   #stale = false;
+  /** Told of a write that failed where nobody awaits it (begin, end): a journal that cannot be written must not go unnoticed. */
+  readonly #onError: (err: Error) => void;
 
-  constructor(core: k8s.CoreV1Api, namespace: string, name: string) {
+  constructor(core: k8s.CoreV1Api, namespace: string, name: string, onError: (err: Error) => void = () => undefined) {
     this.#core = core;
     this.namespace = namespace;
     this.name = name;
+    this.#onError = onError;
   }
 
   /**
@@ -60,7 +63,7 @@ export class ConfigMapCreateJournal implements CreateJournal {
    */
   begin(addresses: readonly string[], until: number): Promise<string> {
     const entry = `${this.#writer}.${(this.#next++).toString(36)}`;
-    this.#write({ b: entry, a: [...addresses], u: until }).catch(() => undefined);
+    this.#write({ b: entry, a: [...addresses], u: until }).catch(this.#onError);
     return Promise.resolve(entry);
   }
 
@@ -76,7 +79,7 @@ export class ConfigMapCreateJournal implements CreateJournal {
    * until its deadline).
    */
   end(entry: string): Promise<void> {
-    this.#write({ e: entry }).catch(() => undefined);
+    this.#write({ e: entry }).catch(this.#onError);
     return Promise.resolve();
   }
 
@@ -146,7 +149,7 @@ export class ConfigMapCreateJournal implements CreateJournal {
         this.#known = undefined;
         // 409: changed (or created) by another writer since it was read: read it again, fold our lines into theirs.
         if (isKubeStatus(err, 409) && attempt < conflictRetries) continue;
-        throw kubeApiError(`record creates in flight in ConfigMap ${this.namespace}/${this.name} (nothing was sent to OpenStack)`, err);
+        throw kubeApiError(`record creates in flight in the create journal ConfigMap ${this.namespace}/${this.name}`, err);
       }
     }
   }

@@ -97,6 +97,15 @@ describe('the ConfigMap create journal', () => {
     expect(calls.get).toBe(2);
   });
 
+  it('says when it cannot write (nobody awaits a begin): the API server\'s refusal, naming the ConfigMap', async () => {
+    const errors: Error[] = [];
+    // Not a valid object name: the API server refuses every write.
+    const broken = new ConfigMapCreateJournal(core, 'kupenstack-system', 'Not_A_Valid_Name', (err) => errors.push(err));
+    await broken.begin(['ns-e/Network/x'], Date.now() + 60_000);
+    await broken.flushed();
+    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('create journal ConfigMap kupenstack-system/Not_A_Valid_Name')]);
+  });
+
   it('drops an entry whose deadline passed: a lost answer holds later runs back no longer than the request could have taken', async () => {
     const j = journal();
     await j.begin(['ns-c/Network/short'], Date.now() + 300);
