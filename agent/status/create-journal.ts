@@ -11,7 +11,11 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
  * the killed run would have waited for its answer) before it plans.
  */
 export interface CreateJournal {
-  /** Record creates of these addresses about to be sent, that may land until `until` (epoch ms). Resolves once recorded. */
+  /**
+   * Record creates of these addresses about to be sent, that may land until `until` (epoch ms). Resolves when
+   * the create may leave: the file journal once the line is written, the controller's ConfigMap journal at once
+   * (its line follows a round trip later; controller/create-journal.ts says why).
+   */
   begin(addresses: readonly string[], until: number): Promise<string>;
   /** The service answered (made or refused them): nothing of this entry can land any more. */
   end(entry: string): Promise<void>;

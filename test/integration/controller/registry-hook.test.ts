@@ -166,7 +166,10 @@ describe('registry notifications to the in-cluster controller', () => {
     // The run line after the Image-only pass: a run that was ending when this test began (the registry
     // retries the first push's notification until the controller listens) may log its own line first.
     const imageOnly = (run: string[]): number => run.findIndex((l) => l.includes(`images  ${ns}: ${ns}/Image/os applied first`));
-    const fullPass = (run: string[]): number => run.findIndex((l, i) => i > imageOnly(run) && imageOnly(run) >= 0 && l.includes(`reconciled ${ns} `));
+    const fullPass = (run: string[]): number => {
+      const after = imageOnly(run);
+      return after < 0 ? -1 : run.findIndex((l, i) => i > after && l.includes(`reconciled ${ns} `));
+    };
     await until('the run to end', () => Promise.resolve(fullPass(textLines(from)) >= 0), 120_000);
     const run = textLines(from);
     const first = imageOnly(run);
