@@ -81,10 +81,17 @@ export function versionProperties(disk: ResolvedDisk, allowed: readonly string[]
 const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0 : 0);
 
 /**
- * Newest first: by when the pipeline promoted a version (milliseconds), then Glance's created_at, whose
- * whole seconds cannot order two versions made in the same second, then the id.
+ * When a version was last current, in milliseconds: promote stamps it, demote replaces that stamp with
+ * the time it was superseded, and a version never promoted has only Glance's created_at. A shown
+ * version is current since its promote, whatever stale superseded stamp a crash left on it.
  */
-export const newestFirst = (a: GlanceImage, b: GlanceImage): number => time(b[propPromotedAt]) - time(a[propPromotedAt]) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1);
+const lastCurrent = (v: GlanceImage): number => Math.max(time(v[propPromotedAt]), v.os_hidden === true ? time(v[propSupersededAt]) : 0, time(v.created_at));
+
+/**
+ * Newest first: by when a version was last current, then Glance's created_at, then the id. created_at
+ * alone has whole seconds and cannot order two versions of a fast tag-move loop.
+ */
+export const newestFirst = (a: GlanceImage, b: GlanceImage): number => lastCurrent(b) - lastCurrent(a) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1);
 
 /**
  * The version that stands for the manifest: the shown one that took the

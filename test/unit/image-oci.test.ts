@@ -103,9 +103,19 @@ describe('retention', () => {
 
   it('orders versions made in the same second by when they were promoted, not by their random ids', () => {
     // Glance's created_at has whole seconds: four versions of a fast tag-move loop can share one.
-    const promoted = (id: string, ms: number): GlanceImage => hidden(id, 5, { oci_promoted_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 5, ms)).toISOString() });
-    const versions = [v('cur', { created_at: at(5), oci_promoted_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 5, 900)).toISOString() }), promoted('ffff-newer', 600), promoted('0000-older', 300)];
+    const promoted = (id: string, ms: number): GlanceImage => hidden(id, 5, { oci_promoted_at: new Date(Date.UTC(2026, 0, 5, 0, 0, 0, ms)).toISOString() });
+    const versions = [v('cur', { created_at: at(5), oci_promoted_at: new Date(Date.UTC(2026, 0, 5, 0, 0, 0, 900)).toISOString() }), promoted('ffff-newer', 600), promoted('0000-older', 300)];
     expect(retentionVictims(versions, 'cur', 2, new Set()).map((x) => x.id)).toEqual(['0000-older']);
+  });
+
+  it('orders demoted versions made in the same second by when they were superseded: demote drops the promote stamp', () => {
+    // What a keep-2 loop of four fast pushes leaves: v1 and v2 demoted within one second of their creation.
+    const ms = (n: number): string => new Date(Date.UTC(2026, 0, 5, 0, 0, 0, n)).toISOString();
+    const demoted = (id: string, supersededMs: number): GlanceImage => hidden(id, 5, { oci_superseded_at: ms(supersededMs) });
+    const versions = [v('cur', { created_at: at(5), oci_promoted_at: ms(900) }), demoted('ffff-v2', 900), demoted('0000-v1', 600), demoted('8888-v0', 300)];
+    expect(retentionVictims(versions, 'cur', 2, new Set(['8888-v0'])).map((x) => x.id)).toEqual(['0000-v1']);
+    // A version demoted, promoted again (a rollback) and current: the other one is now the newest demoted.
+    expect(retentionVictims([v('0000-v1', { created_at: at(5), oci_promoted_at: ms(950) }), demoted('ffff-v2', 950), demoted('8888-v0', 300)], '0000-v1', 2, new Set()).map((x) => x.id)).toEqual(['8888-v0']);
   });
 
   it('never deletes the current version, even when it is the oldest', () => {
