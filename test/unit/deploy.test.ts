@@ -24,7 +24,7 @@ interface Container {
 }
 
 describe('deploy/agent', () => {
-  const pod = (byKind('Deployment').spec as { template: { spec: { containers: Container[]; automountServiceAccountToken: boolean; securityContext: { runAsNonRoot: boolean } } } }).template.spec;
+  const pod = (byKind('Deployment').spec as { template: { spec: { containers: Container[]; volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[]; automountServiceAccountToken: boolean; securityContext: { runAsNonRoot: boolean } } } }).template.spec;
   const agent = pod.containers[0]!;
 
   it('lists every manifest in the kustomization', () => {
@@ -44,7 +44,11 @@ describe('deploy/agent', () => {
       const paths = text.match(/\/etc\/kupenstack\/[a-z/.-]+/g) ?? [];
       expect(paths.length).toBeGreaterThan(0);
       for (const path of paths) expect(mounts.some((m) => path.startsWith(`${m}/`))).toBe(true);
-      expect(mounts.some((m) => config.stateDir.startsWith(m))).toBe(true);
+      // The state (create journal included) outlives the pod: its volume is the claim shipped here.
+      const stateMount = agent.volumeMounts.find((m) => config.stateDir.startsWith(`${m.mountPath}/`));
+      expect(stateMount).toBeDefined();
+      const volume = pod.volumes.find((v) => v.name === stateMount!.name);
+      expect(volume?.persistentVolumeClaim?.claimName).toBe(byKind('PersistentVolumeClaim').metadata.name);
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
