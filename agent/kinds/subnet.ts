@@ -2,6 +2,7 @@ import type { Marker } from '../ownership/marker.ts';
 import type { SubnetSpec } from '../model/kinds.generated.ts';
 import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
 import { scopeOfUses } from './neutron-scope.ts';
+import { addressStatus, attachAvailability, ipAvailability } from './subnet-availability.ts';
 import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
 
 type Pool = { start: string; end: string };
@@ -59,13 +60,18 @@ export const subnet: KindAdapter = {
 
   remark: remarkNeutron('subnets', 'subnet'),
 
-  observe: (ctx) => observeNeutron(ctx, 'subnets', toRemote),
+  async observe(ctx) {
+    const [found, availability] = await Promise.all([observeNeutron(ctx, 'subnets', toRemote), ipAvailability(ctx.cloud, [ctx.projectId], ctx.signal)]);
+    attachAvailability(found, availability);
+    return found;
+  },
 
+  // Cloud-wide without the IP availability: see ipAvailability.
   observeCloud: (ctx) => observeNeutronCloud(ctx, 'subnets', toRemote),
 
   report: (remote) => {
     const pools = Array.isArray(remote.raw.allocation_pools) ? (remote.raw.allocation_pools as { start: string; end: string }[]).map((p) => ({ start: p.start, end: p.end })) : [];
-    return { ...(typeof remote.raw.gateway_ip === 'string' ? { gatewayIP: remote.raw.gateway_ip } : {}), allocationPools: pools };
+    return { ...(typeof remote.raw.gateway_ip === 'string' ? { gatewayIP: remote.raw.gateway_ip } : {}), allocationPools: pools, ...addressStatus(remote.raw) };
   },
 
   desired(m, ctx) {

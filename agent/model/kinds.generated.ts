@@ -1117,7 +1117,7 @@ export type SubnetStatus = {
     /** Last address. */
     end: string;
   }[];
-  /** Addresses allocated to ports in this subnet (Neutron's IP availability), when the agent may read it. */
+  /** Addresses allocated in this subnet (Neutron's IP availability, every port counted): read where a run observes the namespace's project alone, as the controller does, and the agent has the admin role. */
   usedIPs?: number;
   /** Addresses the allocation pools hold in total. */
   totalIPs?: number;

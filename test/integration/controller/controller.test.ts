@@ -34,7 +34,7 @@ let agentUser: { id: string; password: string } | undefined;
 
 interface Kobj {
   metadata: { name: string; finalizers?: string[]; generation?: number };
-  status?: { id?: string; observedGeneration?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
+  status?: { id?: string; usedIPs?: number; totalIPs?: number; observedGeneration?: number; conditions?: { type: string; status: string; reason: string; message: string }[] };
 }
 
 async function projectOf(ns: string): Promise<string | undefined> {
@@ -201,6 +201,14 @@ describe('kupenstack controller', () => {
     const addresses = Object.values(detail.server.addresses as Record<string, { addr: string }[]>).flat().map((a) => a.addr);
     expect(addresses).toHaveLength(1);
     expect(kubectlOk(['get', 'ksvm', 'web', '-n', nsA, '--no-headers']).trim().split(/\s+/).slice(0, 4)).toEqual(['web', 'ACTIVE', 'running', addresses[0]]);
+    // The subnet's row: the addresses Neutron counts as allocated (router interface, VM, DHCP if any), from a later resync.
+    const subnetId = String(cr('subnet', nsA, 'app')?.status?.id);
+    const ports = await network().list<{ fixed_ips: { subnet_id: string }[] }>('/ports', 'ports', { network_id: net!.id });
+    const allocated = ports.flatMap((p) => p.fixed_ips).filter((f) => f.subnet_id === subnetId).length;
+    expect(allocated).toBeGreaterThanOrEqual(2);
+    await until('the Subnet status to count the allocated addresses', () => Promise.resolve(cr('subnet', nsA, 'app')?.status?.usedIPs === allocated), 60_000, 1000);
+    expect(cr('subnet', nsA, 'app')?.status?.totalIPs).toBe(253);
+    expect(kubectlOk(['get', 'kssubnet', 'app', '-n', nsA, '-o', 'wide'])).toMatch(new RegExp(`USED[\\s\\S]*app\\s+10\\.61\\.0\\.0/24\\s+10\\.61\\.0\\.1\\s+${allocated}\\s`));
     const described = kubectlOk(['describe', 'network.kupenstack.io', 'app', '-n', nsA]);
     expect(described).toMatch(/Events:[\s\S]*Created[\s\S]*kupenstack-controller/);
   });

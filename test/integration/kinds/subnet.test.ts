@@ -69,6 +69,14 @@ describe('the Subnet adapter', () => {
       let observed = await subnet.observe(ctx);
       expect(observed.map((r) => r.id)).toEqual([created.id]);
       expect(observed[0]!.marker).toEqual(marker);
+      // Status: the pools hold 11 + 101 addresses; none is allocated (no DHCP, no port) until a port takes one.
+      expect(subnet.report!(observed[0]!)).toMatchObject({ totalIPs: 112, usedIPs: 0 });
+      const port = await ctx.apis.network.post<{ port: { id: string } }>('/ports', { port: { network_id: networkId, fixed_ips: [{ subnet_id: created.id, ip_address: '10.20.0.15' }] } });
+      try {
+        expect(subnet.report!((await subnet.observe(ctx))[0]!)).toMatchObject({ totalIPs: 112, usedIPs: 1 });
+      } finally {
+        await ctx.apis.network.remove(`/ports/${port.port.id}`);
+      }
       // Tags cannot ride in Zed's create call: they are the follow-up update.
       expect(drift(subnet, desired, observed[0]!)).toEqual({ tags: ['a', 'b'] });
       await subnet.update(ctx, observed[0]!, { tags: ['a', 'b'] }, m);
