@@ -61,7 +61,7 @@ export const subnet: KindAdapter = {
   remark: remarkNeutron('subnets', 'subnet'),
 
   async observe(ctx) {
-    const [found, availability] = await Promise.all([observeNeutron(ctx, 'subnets', toRemote), ipAvailability(ctx.cloud, [ctx.projectId], ctx.signal)]);
+    const [found, availability] = await Promise.all([observeNeutron(ctx, 'subnets', toRemote), ipAvailability(ctx.cloud, ctx.projectId, ctx.signal)]);
     attachAvailability(found, availability);
     return found;
   },
