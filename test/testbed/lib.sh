@@ -29,7 +29,23 @@ tb_dirs() {
   mkdir -p "$RUN_DIR" "$LOG_DIR"
 }
 
-# tb_pid SVC: prints the pid of a service we started if its group still lives
+# tb_identity PID: "<boot id> <start time>" of a live process (start time in clock
+# ticks since boot, /proc/PID/stat field 22), empty when it is gone. A PID alone
+# names nothing for long: pid_max is 32768 on this machine kind and PIDs wrap
+# within one boot, so a pid file left from an earlier run may name a process we
+# never started, even another of our own services (a setsid leader like ours).
+tb_identity() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  # Fields after "(comm) " start at field 3, so field 22 is the 20th of them.
+  # shellcheck disable=SC2086
+  set -- ${stat##*) }
+  [ $# -ge 20 ] && echo "$(cat /proc/sys/kernel/random/boot_id) ${20}"
+}
+
+# tb_pid SVC: prints the pid of a service we started if it still runs: the
+# recorded process is alive, leads its own group, and is the very process
+# tb_start recorded (same boot, same start time); a reused PID is not ours.
 tb_pid() {
   local f="$RUN_DIR/$1.pid" pid
   [ -f "$f" ] || return 1
@@ -38,29 +54,53 @@ tb_pid() {
   [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ] || return 1
   # A killed leader stays a zombie until PID 1 reaps it (1-2 s here): that is dead.
   case "$(ps -o stat= -p "$pid" 2>/dev/null)" in Z*|'') return 1 ;; esac
+  [ "$(tb_identity "$pid")" = "$(cat "$RUN_DIR/$1.started" 2>/dev/null)" ] || return 1
   echo "$pid"
 }
 
-# tb_start SVC CMD...: start CMD detached in a new process group, log to LOG_DIR
+# tb_start SVC CMD...: start CMD detached in a new process group, log to LOG_DIR;
+# records its pid and its identity (tb_identity) beside it
 tb_start() {
-  local svc=$1; shift
+  local svc=$1 pid; shift
   if tb_pid "$svc" >/dev/null; then return 0; fi
   # 9>&-: the daemon must not inherit tb_lock's descriptor, or it holds the
   # test-bed lock for as long as it runs and every later script waits 30 min.
   setsid "$@" >>"$LOG_DIR/$svc.log" 2>&1 < /dev/null 9>&- &
-  echo $! > "$RUN_DIR/$svc.pid"
+  pid=$!
+  # The start time is set at fork and kept across exec: read now, it names this process.
+  tb_identity "$pid" > "$RUN_DIR/$svc.started"
+  echo "$pid" > "$RUN_DIR/$svc.pid"
 }
 
 tb_group_alive() { [ -n "$(ps -o pid= -g "$1" 2>/dev/null)" ]; }
 
-# tb_stop SVC...: SIGTERM each recorded group, wait up to 30 s, then SIGKILL it
+# tb_ours_group SVC PID: true when process group PID is one tb_start made for
+# SVC: its leader is the recorded process, or the leader has exited and the
+# group lives on in the same boot. The kernel gives no new process a PID still
+# used as a group id, so that group is our leader's, unless it emptied and a
+# foreign leader took the id and exited too, leaving members: too rare to guard.
+tb_ours_group() {
+  local started now
+  started=$(cat "$RUN_DIR/$1.started" 2>/dev/null) || return 1
+  [ -n "$started" ] || return 1
+  now=$(tb_identity "$2")
+  if [ -n "$now" ]; then [ "$now" = "$started" ]; return; fi
+  [ "${started%% *}" = "$(cat /proc/sys/kernel/random/boot_id)" ]
+}
+
+# tb_stop SVC...: SIGTERM each recorded group, wait up to 30 s, then SIGKILL it.
+# A pid file whose PID now names another process is stale: removed, nothing killed.
 tb_stop() {
   local s f pid pairs="" i alive sp
   for s in "$@"; do
     f="$RUN_DIR/$s.pid"
     [ -f "$f" ] || continue
     pid=$(cat "$f")
-    if [ -z "$pid" ] || ! tb_group_alive "$pid"; then rm -f "$f"; continue; fi
+    if [ -z "$pid" ] || ! tb_group_alive "$pid"; then rm -f "$f" "$RUN_DIR/$s.started"; continue; fi
+    if ! tb_ours_group "$s" "$pid"; then
+      tb_log "$s: $f names pid $pid, which this test bed did not start (a stale pid file, the PID reused): left alone"
+      rm -f "$f" "$RUN_DIR/$s.started"; continue
+    fi
     tb_log "stopping $s (process group $pid)"
     kill -TERM -- "-$pid" 2>/dev/null
     pairs="$pairs $s:$pid"
@@ -76,7 +116,7 @@ tb_stop() {
       tb_log "${sp%%:*} still alive after 30 s: SIGKILL group ${sp#*:}"
       kill -KILL -- "-${sp#*:}" 2>/dev/null
     fi
-    rm -f "$RUN_DIR/${sp%%:*}.pid"
+    rm -f "$RUN_DIR/${sp%%:*}.pid" "$RUN_DIR/${sp%%:*}.started"
   done
 }
 

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -46,8 +46,18 @@ function apiReady(): Promise<boolean> {
   });
 }
 
-// Deferred by the suite's global setup while its binaries build: importing this module starts the plane.
-await ensurePeers(['kubernetes'], apiReady);
+/**
+ * The API server answers, and status.sh finds every process of the plane (kwok's included) to be the
+ * one up.sh started, and the node Ready: an API server alone would hide a dead kwok until pods hang.
+ */
+async function planeReady(): Promise<boolean> {
+  if (!(await apiReady())) return false;
+  return spawnSync('bash', [join(here, 'status.sh')], { stdio: 'ignore', timeout: 60_000 }).status === 0;
+}
+
+// Deferred by the suite's global setup while its binaries build: importing this module starts the plane
+// (or restarts what of it is down).
+await ensurePeers(['kubernetes'], planeReady);
 
 export interface KubectlResult { code: number; stdout: string; stderr: string }
 

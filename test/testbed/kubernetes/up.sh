@@ -135,6 +135,13 @@ wait_for kube-scheduler "ready (https://127.0.0.1:$SCHED_PORT/readyz)" 60 curl -
 
 # --- kwok and its fake node ------------------------------------------------------
 # kwok opens no port (no --server-address); -c replaces ~/.kwok/kwok.yaml.
+# A new kwok plays no pod on the node until it holds the node's lease, and the lease
+# of a kwok that died stays held for its 40 s: only ever ours (the node is the test
+# bed's), so it goes before a new kwok starts.
+if ! tb_pid kwok >/dev/null; then
+  k8s_kubectl -n kube-node-lease delete lease "$K8S_NODE" --ignore-not-found >/dev/null \
+    || tb_fail kube-apiserver "could not delete the stale lease of node $K8S_NODE"
+fi
 tb_start kwok nice -n 5 "$K8S_BIN/kwok" --kubeconfig="$K8S_KUBECONFIG" --manage-all-nodes=true \
   --node-ip=127.0.0.1 --cidr=10.244.0.0/16 --node-lease-duration-seconds=40 -c "$HERE/kwok-stages.yaml"
 k8s_kubectl apply --server-side --field-manager=kupenstack-testbed -f - >/dev/null <<EOF || tb_fail kube-apiserver "could not create node $K8S_NODE"
