@@ -3,7 +3,7 @@ import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { retry } from '../../lib/retry.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
-import { limiter } from '../util/concurrency.ts';
+import { limiterPerKey } from '../util/concurrency.ts';
 import { journaled } from './journaled.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
 import type { Node, Run } from './run.ts';
@@ -27,13 +27,7 @@ export const maxBulk = 8;
  */
 export const maxBulksInFlight = 4;
 
-const limiters = new WeakMap<OpenStackCloud, <T>(work: () => Promise<T>) => Promise<T>>();
-
-function inFlight(cloud: OpenStackCloud): <T>(work: () => Promise<T>) => Promise<T> {
-  let bound = limiters.get(cloud);
-  if (!bound) limiters.set(cloud, (bound = limiter(maxBulksInFlight)));
-  return bound;
-}
+const inFlight = limiterPerKey<OpenStackCloud>(maxBulksInFlight, new WeakMap());
 
 /** The call's timeout for one object, plus a quarter of it for each further object in the POST (eight objects: 2.75×). */
 export function bulkTimeoutMs(baseMs: number, objects: number): number {

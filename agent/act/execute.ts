@@ -6,7 +6,7 @@ import type { Decision } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
 import { setCondition } from '../status/conditions.ts';
 import { retry } from '../../lib/retry.ts';
-import { dag, limiter } from '../util/concurrency.ts';
+import { dag, limiterPerKey } from '../util/concurrency.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { know, PendingReference, projectContext, type ProjectContext } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
@@ -60,13 +60,8 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   };
   const bulk = new BulkCreator(run, (n, d, mk) => createOnce(n, d, mk, run));
   run.create = (n, d, mk) => bulk.create(n, d, mk);
-  const limiters = new Map<string, <T>(work: () => Promise<T>) => Promise<T>>();
-  run.bounded = (node, work) => {
-    const lane = laneOf(node.adapter);
-    let bound = limiters.get(lane);
-    if (!bound) limiters.set(lane, (bound = limiter(opts.concurrency)));
-    return bound(work);
-  };
+  const inLane = limiterPerKey<string>(opts.concurrency);
+  run.bounded = (node, work) => inLane(laneOf(node.adapter))(work);
   const fail = (address: string, err: unknown): void => {
     const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });

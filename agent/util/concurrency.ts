@@ -118,8 +118,11 @@ function priorities(order: readonly string[], dependents: ReadonlyMap<string, st
   return new Map(sorted.map((n, i) => [n, i]));
 }
 
+/** Runs what it is given at most some number at a time (limiter). */
+export type Limiter = <T>(work: () => Promise<T>) => Promise<T>;
+
 /** A function that runs what it is given at most `limit` at a time, the rest in order of arrival. */
-export function limiter(limit: number): <T>(work: () => Promise<T>) => Promise<T> {
+export function limiter(limit: number): Limiter {
   let running = 0;
   const queue: (() => void)[] = [];
   return async <T>(work: () => Promise<T>): Promise<T> => {
@@ -131,6 +134,18 @@ export function limiter(limit: number): <T>(work: () => Promise<T>) => Promise<T
       running--;
       queue.shift()?.();
     }
+  };
+}
+
+/**
+ * One limiter per key, made on first use: `limit` at a time for each key, keys independent.
+ * Pass a WeakMap to key by objects that must not be kept alive by it (a cloud).
+ */
+export function limiterPerKey<K>(limit: number, store: { get(key: K): Limiter | undefined; set(key: K, value: Limiter): unknown } = new Map<K, Limiter>()): (key: K) => Limiter {
+  return (key) => {
+    let bound = store.get(key);
+    if (!bound) store.set(key, (bound = limiter(limit)));
+    return bound;
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dag, limiter } from '../../agent/util/concurrency.ts';
+import { dag, limiter, limiterPerKey, type Limiter } from '../../agent/util/concurrency.ts';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -105,5 +105,36 @@ describe('limiter', () => {
     );
     expect(done.sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(peak).toBe(3);
+  });
+});
+
+describe('limiterPerKey', () => {
+  it('keeps the limit for each key on its own and hands the same limiter back for a key', async () => {
+    const per = limiterPerKey<string>(2);
+    expect(per('a')).toBe(per('a'));
+    expect(per('a')).not.toBe(per('b'));
+    const running = new Map<string, number>();
+    const peak = new Map<string, number>();
+    await Promise.all(
+      ['a', 'b'].flatMap((key) =>
+        Array.from({ length: 6 }, () =>
+          per(key)(async () => {
+            running.set(key, (running.get(key) ?? 0) + 1);
+            peak.set(key, Math.max(peak.get(key) ?? 0, running.get(key)!));
+            await tick();
+            running.set(key, running.get(key)! - 1);
+          }),
+        ),
+      ),
+    );
+    expect(Object.fromEntries(peak)).toEqual({ a: 2, b: 2 });
+  });
+
+  it('keys by object in a WeakMap given to it', () => {
+    const store = new WeakMap<object, Limiter>();
+    const per = limiterPerKey<object>(1, store);
+    const cloud = {};
+    const bound = per(cloud);
+    expect(store.get(cloud)).toBe(bound);
   });
 });
