@@ -45,17 +45,20 @@ export class ControllerProcess {
   private readonly args: string[];
 
   private readonly kubeconfig: string;
+  private readonly entry: string;
 
-  constructor(kubeconfig: string, args: string[]) {
+  /** `entry`: the sources by default; the bench runs the build (dist/), as the image does. */
+  constructor(kubeconfig: string, args: string[], entry = join(repo, 'agent/cli/main.ts')) {
     this.kubeconfig = kubeconfig;
     this.args = args;
+    this.entry = entry;
     this.logFile = join(mkdtempSync(join(tmpdir(), 'ks-controller-')), 'controller.log');
   }
 
   async start(): Promise<void> {
     const out = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => out.once('open', () => resolve()));
-    this.child = spawn(process.execPath, [...agentFlags(), join(repo, 'agent/cli/main.ts'), 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
+    this.child = spawn(process.execPath, [...agentFlags(), this.entry, 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
     // On a loaded test bed, node's start (type stripping of the sources) alone can take a minute.
     await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 180_000);
   }

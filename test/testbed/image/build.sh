@@ -8,8 +8,9 @@
 # Prints, on stdout, `image=<name:tag>` and `id=<image id>` (with --push also
 # `digest=<sha256:…>` and `pulled=<name@digest>`).
 # The build context is staged outside the repository: the files the
-# Containerfile copies, node_modules from `npm ci --omit=dev` on the project's
-# lockfile (cached by the lockfile's hash), and the test bed's helm binary.
+# Containerfile copies, the agent compiled by the project's tsc into dist/,
+# node_modules from `npm ci --omit=dev` on the project's lockfile (cached by
+# the lockfile's hash), and the test bed's helm binary.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -20,7 +21,7 @@ version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json" | head -
 [ -n "$version" ] || { echo "image: no version in $ROOT/package.json" >&2; exit 1; }
 image="$IMAGE_REPOSITORY:$version"
 helm_bin="$(bash "$ROOT/test/testbed/kubernetes/build.sh" --dir)/helm"
-sources=(package.json package-lock.json agent oci lib schemas deploy/crds deploy/image deploy/Containerfile)
+sources=(package.json package-lock.json tsconfig.json tsconfig.build.json agent oci lib schemas deploy/crds deploy/image deploy/Containerfile)
 # The sources' key: what the image is made of. An image with this label is current.
 key=$( (cd "$ROOT" && find "${sources[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; echo "$IMAGE_BASE"; [ -x "$helm_bin" ] && sha256sum "$helm_bin") | sha256sum | cut -c1-32)
 current() { [ "$(ib inspect --type image --format '{{index .ImageAnnotations "io.kupenstack.sources"}}' "$image" 2>/dev/null)" = "$key" ]; }
@@ -37,7 +38,13 @@ if current; then
 else
   ctx="$IMAGE_TB_HOME/context"
   rm -rf "$ctx"; mkdir -p "$ctx/deploy"
-  (cd "$ROOT" && cp -r package.json package-lock.json agent oci lib schemas "$ctx/" && cp -r deploy/crds deploy/image deploy/Containerfile "$ctx/deploy/")
+  (cd "$ROOT" && cp -r package.json package-lock.json schemas "$ctx/" && cp -r deploy/crds deploy/image deploy/Containerfile "$ctx/deploy/")
+  # The agent as JavaScript, compiled from the sources hashed above (never a dist/ left
+  # from an earlier build), by the project's own TypeScript (a dev dependency).
+  tsc_bin="$ROOT/node_modules/.bin/tsc"
+  [ -x "$tsc_bin" ] || { echo "image: $tsc_bin is missing: install the project's dependencies first (npm ci)" >&2; exit 1; }
+  "$tsc_bin" -p "$ROOT/tsconfig.build.json" --outDir "$ctx/dist" --sourceMap false >&2 \
+    || { echo "image: compiling the agent (tsc -p tsconfig.build.json) failed" >&2; exit 1; }
   cp "$helm_bin" "$ctx/helm"
   lock_hash=$(sha256sum "$ROOT/package-lock.json" | cut -c1-16)
   modules="$IMAGE_CACHE/node_modules-$lock_hash-r1"
