@@ -41,6 +41,7 @@ deferred() {
     *) return 1 ;;
   esac
 }
+started=""
 for peer in $peers; do
   if deferred "$peer"; then
     tb_log "== $peer: deferred until its build is done (its tests run last and start it)"
@@ -48,12 +49,12 @@ for peer in $peers; do
   fi
   tb_log "== $peer"
   bash "$HERE/$peer/up.sh"
-  started="${started:-} $peer"
+  started="$started $peer"
 done
 # Every peer again, once all have started: a later peer's start must not have
 # cost an earlier one its process (a stale pid file naming a reused PID once
 # made the charts peer stop kwok, and every pod test failed an hour later).
-for peer in ${started:-}; do
+for peer in $started; do
   out=$(bash "$HERE/$peer/status.sh" 2>&1) || { printf '%s\ntestbed: %s: was up, but is down once every peer has started (its status above)\n' "$out" "$peer" >&2; exit 1; }
 done
 tb_log "all peers up in $(( $(date +%s) - t0 )) s"
