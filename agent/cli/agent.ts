@@ -3,11 +3,11 @@ import { UsageError } from '../errors.ts';
 import { secretsDirOf } from '../config/config.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
-import { Agent } from '../run/agent.ts';
-import { createLogger, type LogFormat } from '../run/logger.ts';
-import { AgentMetrics } from '../run/metrics.ts';
-import { AgentServer } from '../run/server.ts';
-import { sourceForSync } from '../run/sync-source.ts';
+import { Agent } from '../standalone/agent.ts';
+import { createLogger, type LogFormat } from '../telemetry/logger.ts';
+import { AgentMetrics } from '../telemetry/metrics.ts';
+import { AgentServer } from '../standalone/server.ts';
+import { sourceForSync } from '../sync/sync-source.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { withCloudStepOptions, type CloudStepOptions } from './cloud-step.ts';
 

@@ -10,11 +10,11 @@ import { generateSecrets } from '../cloud/secrets.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
-import { baseDirOf, namespaceOf, type CloudStepOptions } from '../run/revision-cloud.ts';
+import { baseDirOf, namespaceOf, type CloudStepOptions } from '../standalone/revision-cloud.ts';
 
-export { cloudManifest, cloudNotReady, driveRevisionCloud, type CloudStepOptions } from '../run/revision-cloud.ts';
+export { cloudManifest, cloudNotReady, driveRevisionCloud, type CloudStepOptions } from '../standalone/revision-cloud.ts';
 
-/** The --kubeconfig and --cloud-namespace flags of apply, plan and agent (the cloud itself: ../run/revision-cloud.ts). */
+/** The --kubeconfig and --cloud-namespace flags of apply, plan and agent (the cloud itself: ../standalone/revision-cloud.ts). */
 export function withCloudStepOptions(command: Command): Command {
   return command
     .option('--kubeconfig <file>', 'drive the OpenStackCloud the revision declares in this Kubernetes cluster (OpenStack-Helm charts) before its OpenStack resources')

@@ -16,8 +16,8 @@ import { checkShardName, parseShards, preferredShard, shardLeaseName } from '../
 import { syncHttpHandler } from '../gitops/hooks.ts';
 import { SyncLoop } from '../gitops/sync-loop.ts';
 import { loadKubeConfig } from '../kube/client.ts';
-import { createLogger } from '../run/logger.ts';
-import { AgentMetrics } from '../run/metrics.ts';
+import { createLogger } from '../telemetry/logger.ts';
+import { AgentMetrics } from '../telemetry/metrics.ts';
 import { UsageError } from '../errors.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { KupenstackError } from '../errors.ts';
-import { readBody, sendJson } from '../run/http-json.ts';
-import type { Logger } from '../run/logger.ts';
-import type { AgentMetrics } from '../run/metrics.ts';
-import { handleRegistryHook } from '../run/registry-hook.ts';
-import { DeliveryLog, WebhookError } from '../run/webhook.ts';
+import { readBody, sendJson } from '../hooks/http-json.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { handleRegistryHook } from '../hooks/registry-hook.ts';
+import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
 import type { SecretKey, SecretResolver } from '../secrets/resolver.ts';
 import type { Controller } from './controller.ts';
 
@@ -13,7 +13,7 @@ const follower = 'controller';
 
 /**
  * `POST /hooks/registry` on the controller's `--listen` server: the same
- * senders and authentication as the standalone agent (agent/run/registry-hook.ts),
+ * senders and authentication as the standalone agent (agent/hooks/registry-hook.ts),
  * with the shared secret read from a Secret at each delivery
  * (`--registry-hook-secret`; a rotation needs no restart). The Image
  * objects of opted-in namespaces that follow the pushed tag are resolved

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { KupenstackError } from '../errors.ts';
-import type { Logger } from '../run/logger.ts';
-import { readBody, sendJson } from '../run/http-json.ts';
-import type { AgentMetrics } from '../run/metrics.ts';
-import { DeliveryLog, identify, parsePush, refMatches, verify, WebhookError } from '../run/webhook.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import { readBody, sendJson } from '../hooks/http-json.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { DeliveryLog, identify, parsePush, refMatches, verify, WebhookError } from '../hooks/git-webhook.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { SyncLoop } from './sync-loop.ts';
 
@@ -11,7 +11,7 @@ import type { SyncLoop } from './sync-loop.ts';
 /**
  * The controller's HTTP extras beside the probes: `/metrics` (Prometheus, the
  * agent's series) and `POST /hooks/<sync>` (GitHub, Gitea or GitLab push,
- * verified by agent/run/webhook.ts with the Sync's webhook Secret). A
+ * verified by agent/hooks/git-webhook.ts with the Sync's webhook Secret). A
  * verified push is recorded on the Sync resource, so the leader runs it
  * whichever replica the Service sent the delivery to. Returns false for
  * any other path.

@@ -1,6 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
 import { serverSideApply } from '../kube/client.ts';
-import { SyncStatusBase, type SyncStatus } from '../run/status.ts';
+import { SyncStatusBase, type SyncStatus } from '../sync/status.ts';
 import { group, version } from '../schema/registry.ts';
 import type { InventoryEntry } from './inventory.ts';
 import type { SyncStatus as GeneratedSyncStatus } from '../model/kinds.generated.ts';
@@ -13,7 +13,7 @@ export type SyncResourceStatus = GeneratedSyncStatus;
 
 /**
  * The in-cluster SyncStatusStore: the same conditions and history as the
- * standalone status file (agent/run/status.ts, sync-conditions.ts), kept in
+ * standalone status file (agent/sync/status.ts, conditions.ts), kept in
  * the Sync resource's status subresource by server-side apply. What only
  * the cluster needs (inventory, heldRevision, observedGeneration) lives
  * beside it. Only the leader's runs call `save`.

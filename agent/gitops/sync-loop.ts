@@ -5,11 +5,11 @@ import { KupenstackError } from '../errors.ts';
 import { mergePatch } from '../kube/client.ts';
 import { rewatchOnError } from '../kube/rewatch.ts';
 import type { SyncSpec } from '../model/kinds.generated.ts';
-import type { Logger } from '../run/logger.ts';
-import type { AgentMetrics } from '../run/metrics.ts';
-import { Scheduler, type Trigger } from '../run/scheduler.ts';
-import { sourceForSync } from '../run/sync-source.ts';
-import { reasons } from '../run/sync-conditions.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { Scheduler, type Trigger } from '../sync/scheduler.ts';
+import { sourceForSync } from '../sync/sync-source.ts';
+import { reasons } from '../sync/conditions.ts';
 import { group, version, type SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
@@ -53,7 +53,7 @@ export interface SyncLoopOptions {
 
 /**
  * The in-cluster Sync loop (DESIGN §9, loop 1): watches the cluster-scoped
- * Sync resources and runs each on its own clock (agent/run/scheduler.ts)
+ * Sync resources and runs each on its own clock (agent/sync/scheduler.ts)
  * with a SyncWorker whose writes impersonate the Sync's ServiceAccount. The
  * resource loop then takes the custom resources to OpenStack. A changed spec
  * starts the Sync afresh; deleting a Sync leaves its objects in place

@@ -3,14 +3,14 @@ import type * as k8s from '@kubernetes/client-node';
 import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { loadTree } from '../load/load.ts';
-import { driftDue } from '../run/drift-policy.ts';
-import { fetchStep } from '../run/fetch-step.ts';
-import type { Logger } from '../run/logger.ts';
-import type { AgentMetrics } from '../run/metrics.ts';
-import { repoPath } from '../run/repo-path.ts';
-import type { Trigger } from '../run/scheduler.ts';
-import { formatDuration, type RunRecord, type RunResult } from '../run/status.ts';
-import { applyFailed, finished, held, progressing, reasons, rejected, succeeded } from '../run/sync-conditions.ts';
+import { driftDue } from '../sync/drift-policy.ts';
+import { fetchStep } from '../sync/fetch-step.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { repoPath } from '../sync/repo-path.ts';
+import type { Trigger } from '../sync/scheduler.ts';
+import { formatDuration, type RunRecord, type RunResult } from '../sync/status.ts';
+import { applyFailed, finished, held, progressing, reasons, rejected, succeeded } from '../sync/conditions.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { Source } from '../source/source.ts';
 import { validateRevision } from '../validate/validate.ts';
@@ -42,7 +42,7 @@ export interface SyncWorkerDeps {
 
 /**
  * One Sync resource's run in the cluster (DESIGN §9, loop 1; Flux's
- * kustomize-controller): fetch (agent/run/fetch-step.ts), load and validate
+ * kustomize-controller): fetch (agent/sync/fetch-step.ts), load and validate
  * the whole revision, a server-side dry-run of every object as the Sync's
  * ServiceAccount, then the real apply, prune of what left Git, and the
  * status. A revision refused at any step before the real apply writes

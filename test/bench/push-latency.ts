@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SyncStatus } from '../../agent/run/status.ts';
+import type { SyncStatus } from '../../agent/sync/status.ts';
 import { AgentProcess, head, TestRepo } from '../support/agent-harness.ts';
 import { peers } from '../support/peers.ts';
 import type { BenchRow } from './table.ts';

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureProjects, ownedProjects } from '../../agent/act/projects.ts';
 import { propDigest } from '../../agent/glance/version-rules.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
-import type { SyncStatus } from '../../agent/run/status.ts';
+import type { SyncStatus } from '../../agent/sync/status.ts';
 import { pushDiskAs, qcow2Disk, target } from '../integration/kinds/image-oci-fixtures.ts';
 import { agentFlags } from '../support/agent-flags.ts';
 import { AgentProcess, freePort, head, TestRepo } from '../support/agent-harness.ts';

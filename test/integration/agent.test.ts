@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
-import type { SyncStatus } from '../../agent/run/status.ts';
+import type { SyncStatus } from '../../agent/sync/status.ts';
 import { AgentProcess, freePort, head, networksIn, subnetsIn, TestRepo } from '../support/agent-harness.ts';
 import { GitRelay } from '../support/agent-proxy.ts';
 import { testCloudName } from '../support/context.ts';

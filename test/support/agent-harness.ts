@@ -10,7 +10,7 @@ import { applyPath } from '../../agent/act/apply.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
-import type { SyncStatus } from '../../agent/run/status.ts';
+import type { SyncStatus } from '../../agent/sync/status.ts';
 import { agentFlags } from './agent-flags.ts';
 import { testCloudName } from './context.ts';
 import { peers } from './peers.ts';

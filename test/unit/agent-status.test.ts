@@ -2,8 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StatusStore, type SyncStatusStore } from '../../agent/run/status.ts';
-import { fetched, fetchFailed, sourceReasons } from '../../agent/run/sync-conditions.ts';
+import { StatusStore, type SyncStatusStore } from '../../agent/sync/status.ts';
+import { fetched, fetchFailed, sourceReasons } from '../../agent/sync/conditions.ts';
 
 describe('Sync status', () => {
   it('keeps the last 10 runs newest first, survives a reopen, and moves lastTransitionTime only on a status change', async () => {

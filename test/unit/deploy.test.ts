@@ -60,7 +60,7 @@ describe('deploy/agent', () => {
     expect(flags.length).toBeGreaterThan(0);
     for (const flag of flags) expect(known.has(flag)).toBe(true);
     expect(agent.args[0]).toBe('agent');
-    const server = readFileSync(join(import.meta.dirname, '../../agent/run/server.ts'), 'utf8');
+    const server = readFileSync(join(import.meta.dirname, '../../agent/standalone/server.ts'), 'utf8');
     for (const path of [agent.livenessProbe.httpGet.path, agent.readinessProbe.httpGet.path]) expect(server).toContain(`'${path}'`);
   });
 

@@ -1,7 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeSyncStatusStore } from '../../agent/gitops/status-store.ts';
-import { rejected, succeeded } from '../../agent/run/sync-conditions.ts';
+import { rejected, succeeded } from '../../agent/sync/conditions.ts';
 
 /** The store's writes are not exercised here (the integration test reads them from the API server): only the mapping. */
 const noApi = {} as k8s.CustomObjectsApi;

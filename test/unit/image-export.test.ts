@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { annotationsOf } from '../../agent/glance/export.ts';
-import { driftDue } from '../../agent/run/drift-policy.ts';
+import { driftDue } from '../../agent/sync/drift-policy.ts';
 import { glanceMetadata } from '../../oci/formats/vmimage-annotations.ts';
 
 describe('image export annotations', () => {

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { forgetFollows, markAddressesMoved, markMoved, movedSince, noteFollow, specFollows } from '../../agent/kinds/image/oci-follow.ts';
-import { handleRegistryHook, maxEventAgeMs, type RegistryHookFollower } from '../../agent/run/registry-hook.ts';
-import type { RegistryPush } from '../../agent/run/registry-senders/push.ts';
-import { DeliveryLog } from '../../agent/run/webhook.ts';
+import { handleRegistryHook, maxEventAgeMs, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
+import type { RegistryPush } from '../../agent/hooks/registry-senders/push.ts';
+import { DeliveryLog } from '../../agent/hooks/git-webhook.ts';
 
 const secret = 'registry-hook-secret-42';
 const now = Date.parse('2026-11-23T17:00:00Z');

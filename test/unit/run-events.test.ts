@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../../agent/events/events.ts';
-import { runEventSinks } from '../../agent/run/event-sinks.ts';
-import { createLogger } from '../../agent/run/logger.ts';
-import { AgentMetrics } from '../../agent/run/metrics.ts';
+import { runEventSinks } from '../../agent/telemetry/event-sinks.ts';
+import { createLogger } from '../../agent/telemetry/logger.ts';
+import { AgentMetrics } from '../../agent/telemetry/metrics.ts';
 
 describe("the runner's engine-event subscribers", () => {
   it('log one structured line and count one series per event, from the typed fields', async () => {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoPath } from '../../agent/run/repo-path.ts';
+import { repoPath } from '../../agent/sync/repo-path.ts';
 
 describe('files named as the repository names them', () => {
   it('maps the agent\'s private copy of a revision back to the path in the repository', () => {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { nextDelay, Scheduler, type Trigger } from '../../agent/run/scheduler.ts';
+import { nextDelay, Scheduler, type Trigger } from '../../agent/sync/scheduler.ts';
 
 const o = { intervalMs: 60_000, retryIntervalMs: 5_000, jitter: 0.1 };
 

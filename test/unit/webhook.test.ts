@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from '../../agent/run/webhook.ts';
+import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from '../../agent/hooks/git-webhook.ts';
 
 const secret = 'hook-secret-123';
 const body = Buffer.from(JSON.stringify({ ref: 'refs/heads/main', after: 'a'.repeat(40), repository: { clone_url: 'https://git.example.com/org/app.git', ssh_url: 'git@git.example.com:org/app.git' } }));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
-import { hmacHex } from '../../../agent/run/webhook.ts';
+import { hmacHex } from '../../../agent/hooks/git-webhook.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';

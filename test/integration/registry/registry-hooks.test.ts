@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownedProjects } from '../../../agent/act/projects.ts';
 import { propDigest } from '../../../agent/glance/version-rules.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
-import type { SyncStatus } from '../../../agent/run/status.ts';
+import type { SyncStatus } from '../../../agent/sync/status.ts';
 import { AgentProcess, freePort, head, TestRepo } from '../../support/agent-harness.ts';
 import { testCloudName } from '../../support/context.ts';
 import { startNotifyingRegistry, type NotifyingRegistry } from '../../support/notifying-registry.ts';

@@ -1,9 +1,9 @@
 import { KupenstackError } from '../errors.ts';
 import { SourceError, type Artifact, type Source } from '../source/source.ts';
-import type { Logger } from './logger.ts';
-import type { AgentMetrics } from './metrics.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
 import type { Trigger } from './scheduler.ts';
-import { fetched, fetchFailed, sourceReasons } from './sync-conditions.ts';
+import { fetched, fetchFailed, sourceReasons } from './conditions.ts';
 import type { SyncStatusStore } from './status.ts';
 
 export type FetchResult = { artifact: Artifact; error?: undefined } | { artifact?: undefined; error: KupenstackError };

@@ -6,7 +6,7 @@ import { github } from './registry-senders/github.ts';
 import { harbor } from './registry-senders/harbor.ts';
 import { header, RegistryHookError, type RegistryDelivery, type RegistryPush, type Sender, type SenderParser } from './registry-senders/push.ts';
 import { quay } from './registry-senders/quay.ts';
-import { hmacHex, sameSecret, type DeliveryLog } from './webhook.ts';
+import { hmacHex, sameSecret, type DeliveryLog } from './git-webhook.ts';
 
 /**
  * `POST /hooks/registry`: a registry says a tag moved; the Images that

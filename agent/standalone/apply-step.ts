@@ -5,16 +5,16 @@ import { formatDiagnostic } from '../diagnostic.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
-import { metricsSink } from './event-sinks.ts';
-import { abortReason, asError } from './fetch-step.ts';
-import type { Logger } from './logger.ts';
-import type { AgentMetrics } from './metrics.ts';
-import { repoPath } from './repo-path.ts';
+import { metricsSink } from '../telemetry/event-sinks.ts';
+import { abortReason, asError } from '../sync/fetch-step.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { repoPath } from '../sync/repo-path.ts';
 import { resourceCounts } from './resource-counts.ts';
 import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from './revision-cloud.ts';
-import type { Trigger } from './scheduler.ts';
-import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from './status.ts';
-import { applyFailed, held, progressing, rejected, succeeded } from './sync-conditions.ts';
+import type { Trigger } from '../sync/scheduler.ts';
+import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from '../sync/status.ts';
+import { applyFailed, held, progressing, rejected, succeeded } from '../sync/conditions.ts';
 
 export interface ApplyStepContext {
   sync: SyncConfig;

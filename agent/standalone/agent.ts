@@ -2,10 +2,10 @@ import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
-import type { Logger } from './logger.ts';
-import type { AgentMetrics } from './metrics.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
 import type { CloudStepOptions } from './revision-cloud.ts';
-import { Scheduler, type Trigger } from './scheduler.ts';
+import { Scheduler, type Trigger } from '../sync/scheduler.ts';
 import { SyncRunner } from './sync-runner.ts';
 
 export interface AgentOptions {

@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { KupenstackError } from '../errors.ts';
 import { SecretNotFoundError } from '../secrets/env-file.ts';
 import type { Agent, SyncHandle } from './agent.ts';
-import { readBody, sendJson } from './http-json.ts';
-import type { Logger } from './logger.ts';
-import type { AgentMetrics } from './metrics.ts';
+import { readBody, sendJson } from '../hooks/http-json.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { markMoved } from '../kinds/image/oci-follow.ts';
-import { handleRegistryHook, type RegistryHookFollower } from './registry-hook.ts';
-import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from './webhook.ts';
+import { handleRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
+import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from '../hooks/git-webhook.ts';
 
 
 /**

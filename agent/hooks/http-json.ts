@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { WebhookError } from './webhook.ts';
+import { WebhookError } from './git-webhook.ts';
 
 /** What a push receiver accepts: larger bodies are refused with 413 before they are held in memory. */
 export const maxWebhookBody = 1024 * 1024;

@@ -6,15 +6,15 @@ import { sharedSchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import { applyStep, type ApplyStepContext } from './apply-step.ts';
-import { driftDue } from './drift-policy.ts';
-import { fetchStep } from './fetch-step.ts';
-import type { Logger } from './logger.ts';
-import type { AgentMetrics } from './metrics.ts';
+import { driftDue } from '../sync/drift-policy.ts';
+import { fetchStep } from '../sync/fetch-step.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
 import type { CloudStepOptions } from './revision-cloud.ts';
-import type { Trigger } from './scheduler.ts';
+import type { Trigger } from '../sync/scheduler.ts';
 import { Snapshots } from './snapshot.ts';
-import { StatusStore, type SyncStatus, type SyncStatusStore } from './status.ts';
-import { artifactFailed, finished, progressing, rejected } from './sync-conditions.ts';
+import { StatusStore, type SyncStatus, type SyncStatusStore } from '../sync/status.ts';
+import { artifactFailed, finished, progressing, rejected } from '../sync/conditions.ts';
 
 export interface SyncRunnerDeps {
   config: AgentConfig;
