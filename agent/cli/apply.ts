@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { formatDiagnostic } from '../diagnostic.ts';
-import { applyPath } from '../act/apply.ts';
+import { applyPath } from '../standalone/apply-path.ts';
 import { UsageError } from '../errors.ts';
 import { planFromJson, readSavedPlan, type SavedPlan } from '../plan/saved.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
-import { planPath } from '../act/apply.ts';
+import { planPath } from '../standalone/apply-path.ts';
 import { loadConfig, secretsDirOf } from '../config/config.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { UsageError } from '../errors.ts';

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { subsetOf, type ApplyReport, type EngineDeps, type EngineOptions, type RevisionInput } from '../act/apply.ts';
+import { type ApplyReport, type EngineDeps, type EngineOptions, type RevisionInput } from '../act/apply.ts';
+import { subsetOf } from '../validate/subset.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';

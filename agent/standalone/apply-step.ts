@@ -1,4 +1,4 @@
-import { applyChangedPath, applyPath, applySubsetPath, type ApplyOutcome } from '../act/apply.ts';
+import { applyChangedPath, applyPath, applySubsetPath, type ApplyOutcome } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { formatDiagnostic } from '../diagnostic.ts';

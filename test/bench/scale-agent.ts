@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { applyPath } from '../../agent/act/apply.ts';
+import { applyPath } from '../../agent/standalone/apply-path.ts';
 import type { AgentConfig } from '../../agent/config/config.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
 

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath } from '../../agent/act/apply.ts';
+import { applyPath } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import type { EngineEvent } from '../../agent/events/events.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';

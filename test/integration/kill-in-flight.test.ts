@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath } from '../../agent/act/apply.ts';
+import { applyPath } from '../../agent/standalone/apply-path.ts';
 import { FileCreateJournal } from '../../agent/status/create-journal.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { runApply } from '../support/apply-child.ts';

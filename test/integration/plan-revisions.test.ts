@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planPath } from '../../agent/act/apply.ts';
+import { planPath } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { jsonPlan, type JsonPlan } from '../../agent/plan/render/json.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planPath } from '../../agent/act/apply.ts';
+import { planPath } from '../../agent/standalone/apply-path.ts';
 import type { Plan } from '../../agent/plan/plan.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';

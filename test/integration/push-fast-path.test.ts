@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyChangedPath, applyPath } from '../../agent/act/apply.ts';
+import { applyChangedPath, applyPath } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';

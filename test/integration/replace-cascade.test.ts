@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planPath } from '../../agent/act/apply.ts';
+import { planPath } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { subnet as subnetAdapter } from '../../agent/kinds/subnet.ts';
 import { parseDescriptionMarker } from '../../agent/ownership/marker.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath, type ApplyOutcome } from '../../agent/act/apply.ts';
+import { applyPath, type ApplyOutcome } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';

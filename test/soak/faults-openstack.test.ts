@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath, type ApplyOutcome } from '../../agent/act/apply.ts';
+import { applyPath, type ApplyOutcome } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import type { EngineEvent } from '../../agent/events/events.ts';
 import { OpenStackError } from '../../agent/openstack/errors.ts';

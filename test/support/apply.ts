@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { applyPath, type ApplyOutcome } from '../../agent/act/apply.ts';
+import { applyPath, type ApplyOutcome } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig, type AgentConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';

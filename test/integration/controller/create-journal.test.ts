@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath } from '../../../agent/act/apply.ts';
+import { applyPath } from '../../../agent/standalone/apply-path.ts';
 import { defaultConfig } from '../../../agent/config/config.ts';
 import { countKubeCalls } from '../../../agent/controller/call-counts.ts';
 import { ConfigMapCreateJournal, createJournalName, journalKey } from '../../../agent/controller/create-journal.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planPath } from '../../../agent/act/apply.ts';
+import { planPath } from '../../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../../agent/act/projects.ts';
 import { versionName } from '../../../agent/glance/version-rules.ts';
 import type { Plan } from '../../../agent/plan/plan.ts';

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planPath } from '../../../agent/act/apply.ts';
+import { planPath } from '../../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../../agent/act/projects.ts';
 import { findSharedImagesProject } from '../../../agent/glance/shared-project.ts';
 import type { GlanceImage } from '../../../agent/glance/version-rules.ts';

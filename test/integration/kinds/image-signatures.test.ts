@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPath, planPath } from '../../../agent/act/apply.ts';
+import { applyPath, planPath } from '../../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../../agent/act/projects.ts';
 import { EnvFileSecretResolver } from '../../../agent/secrets/env-file.ts';
 import { fetchManifest } from '../../../oci/manifest.ts';
