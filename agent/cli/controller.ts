@@ -196,7 +196,10 @@ export function controllerCommand(): Command {
         const registryHook = registryHookHandler(controller, secrets, hookSecret ? { namespace: hookSecret[1] ?? ownNamespace, name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } : undefined, metrics, logger);
         const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
         // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
-        const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => (await registryHook(req, res, path)) || (await (syncHooks ?? metricsOnly(metrics))(req, res, path));
+        const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
+          if (path === '/metrics') return metrics.serve(res).then(() => true);
+          return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
+        };
         const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
         log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
       }
@@ -209,17 +212,6 @@ export function controllerCommand(): Command {
       log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${opts.leaderElectionId})` : ''}${shardSet && shards ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; Leases ${ownNamespace}/${shardLeaseName(opts.leaderElectionId, '<shard>')}; default shard ${opts.defaultShard})` : ''}`);
       await new Promise(() => {});
     });
-}
-
-/** /metrics without the Sync loop (--no-syncs): the shard gauges and process series. */
-function metricsOnly(metrics: AgentMetrics): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
-  return async (req, res, path) => {
-    if (path !== '/metrics' || req.method !== 'GET') return false;
-    const text = await metrics.registry.metrics();
-    res.writeHead(200, { 'content-type': metrics.registry.contentType });
-    res.end(text);
-    return true;
-  };
 }
 
 function readOwnNamespace(): string | undefined {

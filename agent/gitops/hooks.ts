@@ -1,68 +1,49 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { KupenstackError } from '../errors.ts';
+import { DeliveryLog } from '../hooks/git-webhook.ts';
+import { handleGitHook, type GitHookOptions } from '../hooks/git-hook.ts';
+import { sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
-import { readBody, sendJson } from '../hooks/http-json.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
-import { DeliveryLog, identify, parsePush, refMatches, verify, WebhookError } from '../hooks/git-webhook.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { SyncLoop } from './sync-loop.ts';
 
-
 /**
- * The controller's HTTP extras beside the probes: `/metrics` (Prometheus, the
- * agent's series) and `POST /hooks/<sync>` (GitHub, Gitea or GitLab push,
- * verified by agent/hooks/git-webhook.ts with the Sync's webhook Secret). A
+ * The controller's `POST /hooks/<sync>` (GitHub, Gitea or GitLab push,
+ * verified by agent/hooks/git-hook.ts with the Sync's webhook Secret). A
  * verified push is recorded on the Sync resource, so the leader runs it
  * whichever replica the Service sent the delivery to. Returns false for
  * any other path.
  */
 export function syncHttpHandler(loop: SyncLoop, secrets: SecretResolver, metrics: AgentMetrics, logger: Logger): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
-  const deliveries = new DeliveryLog(1000);
+  const hook: GitHookOptions = {
+    byName: (name) => {
+      const sync = loop.syncConfig(name);
+      if (!sync) return undefined;
+      const webhook = sync.webhook;
+      return {
+        name,
+        ...(sync.source.git ? { git: sync.source.git } : {}),
+        hasSecret: webhook !== undefined,
+        // Read on every delivery: a rotated Secret needs no restart. Errors name the Secret, never a value.
+        secret: () => secrets.get(webhook!.secret),
+        trigger: () => loop.requestRun(name),
+      };
+    },
+    // The cluster's hooks name their Sync: no delivery is matched by repository.
+    all: () => [],
+    deliveries: new DeliveryLog(1000),
+    metrics,
+    logger,
+    advice: { unknown: (name) => `no runnable Sync named "${name}" (kubectl get sync ${name})`, noSecret: ': set spec.webhook.secretRef' },
+  };
   return async (req, res, path) => {
-    if (path === '/metrics') {
-      const text = await metrics.registry.metrics();
-      res.writeHead(200, { 'content-type': metrics.registry.contentType });
-      res.end(text);
+    if (!path.startsWith('/hooks/')) return false;
+    if (req.method !== 'POST') {
+      sendJson(res, 405, { error: 'webhooks are POSTed' });
       return true;
     }
-    if (!path.startsWith('/hooks/')) return false;
-    const name = decodeURIComponent(path.slice('/hooks/'.length));
-    if (req.method !== 'POST') return answer(res, 405, { error: 'webhooks are POSTed' });
-    let provider = 'unknown';
-    try {
-      const body = await readBody(req);
-      const delivery = identify(req.headers, body);
-      provider = delivery.provider;
-      const sync = loop.syncConfig(name);
-      if (!sync) throw new WebhookError(404, `no runnable Sync named "${name}" (kubectl get sync ${name})`);
-      if (!sync.webhook) throw new WebhookError(403, `Sync ${name} has no webhook secret: set spec.webhook.secretRef`);
-      // Read on every delivery: a rotated Secret needs no restart. Errors name the Secret, never a value.
-      verify(delivery, req.headers, body, await secrets.get(sync.webhook.secret));
-      if (!deliveries.remember(`${name}:${delivery.provider}:${delivery.id}`)) {
-        metrics.webhooks.inc({ sync: name, provider, result: 'replayed' });
-        return answer(res, 200, { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` });
-      }
-      const push = parsePush(delivery, body);
-      if (!push || (sync.source.git && !refMatches(push.ref, sync.source.git.ref))) {
-        metrics.webhooks.inc({ sync: name, provider, result: 'ignored' });
-        return answer(res, 200, { result: 'ignored', message: push ? `${push.ref} is not followed by ${name}` : `event "${delivery.event}" is not a push` });
-      }
-      await loop.requestRun(name);
-      metrics.webhooks.inc({ sync: name, provider, result: 'triggered' });
-      logger.info({ sync: name, provider, delivery: delivery.id, ref: push.ref, after: push.after }, 'webhook: push received, fetching now');
-      return answer(res, 202, { result: 'triggered', syncs: [name] });
-    } catch (err) {
-      if (!(err instanceof KupenstackError)) throw err;
-      const status = err instanceof WebhookError ? err.status : 500;
-      metrics.webhooks.inc({ sync: name, provider, result: 'rejected' });
-      logger.warn({ sync: name, status, error: err.message }, 'webhook rejected');
-      return answer(res, status, { error: err.message });
-    }
+    const answer = await handleGitHook(req, decodeURIComponent(path.slice('/hooks/'.length)), hook);
+    sendJson(res, answer.status, answer.body);
+    return true;
   };
-}
-
-/** Answers and tells the server the request was this handler's. */
-function answer(res: ServerResponse, status: number, body: unknown): true {
-  sendJson(res, status, body);
-  return true;
 }

@@ -8,7 +8,8 @@ import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { markMoved } from '../kinds/image/oci-follow.ts';
 import { handleRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
-import { DeliveryLog, identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError } from '../hooks/git-webhook.ts';
+import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
+import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 
 
 /**
@@ -25,11 +26,30 @@ export class AgentServer {
   private readonly agent: Agent;
   private readonly metrics: AgentMetrics;
   private readonly logger: Logger;
+  private readonly gitHook: GitHookOptions;
 
   constructor(agent: Agent, metrics: AgentMetrics, logger: Logger) {
     this.agent = agent;
     this.metrics = metrics;
     this.logger = logger;
+    const follower = (h: SyncHandle): GitHookFollower => ({
+      name: h.sync.name,
+      ...(h.sync.source.git ? { git: h.sync.source.git } : {}),
+      hasSecret: h.sync.webhook !== undefined,
+      secret: () => this.webhookSecret(h),
+      trigger: () => void h.scheduler.trigger('webhook'),
+    });
+    this.gitHook = {
+      byName: (name) => {
+        const h = agent.handles.get(name);
+        return h && follower(h);
+      },
+      all: () => [...agent.handles.values()].map(follower),
+      deliveries: this.deliveries,
+      metrics,
+      logger,
+      advice: { unknown: (name) => `no Sync named "${name}"`, noSecret: 'configured (webhook: {secretEnv|secretFile})' },
+    };
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         // The path only: a registry hook's ?token= must never reach a log.
@@ -71,12 +91,7 @@ export class AgentServer {
       const r = this.agent.readiness();
       return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', syncs: r.syncs });
     }
-    if (path === '/metrics') {
-      const text = await this.metrics.registry.metrics();
-      res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
-      res.end(text);
-      return;
-    }
+    if (path === '/metrics') return this.metrics.serve(res);
     if (path === '/status') return sendJson(res, 200, { syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })) });
     if (path === '/hooks/registry' || path.startsWith('/hooks/registry/')) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'registry notifications are POSTed' });
@@ -84,79 +99,10 @@ export class AgentServer {
     }
     if (path === '/hooks' || path.startsWith('/hooks/')) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'webhooks are POSTed' });
-      return this.hook(req, res, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)));
+      const answer = await handleGitHook(req, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)), this.gitHook);
+      return sendJson(res, answer.status, answer.body);
     }
     sendJson(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
-  }
-
-  private async hook(req: IncomingMessage, res: ServerResponse, name: string | undefined): Promise<void> {
-    let body: Buffer;
-    try {
-      body = await readBody(req);
-    } catch (err) {
-      return sendJson(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
-    }
-    const label = name ?? '*';
-    try {
-      const delivery = identify(req.headers, body);
-      let candidates: SyncHandle[];
-      if (name !== undefined) {
-        const h = this.agent.handles.get(name);
-        if (!h) throw new WebhookError(404, `no Sync named "${name}"`);
-        candidates = [h];
-      } else {
-        // Not yet authenticated: the payload only narrows down whose secret to try.
-        const push = parsePush(delivery, body);
-        const urls = new Set((push?.repoUrls ?? []).map(normalizeRepoUrl));
-        candidates = [...this.agent.handles.values()].filter((h) => h.sync.source.git && urls.has(normalizeRepoUrl(h.sync.source.git.url)));
-        if (candidates.length === 0) throw new WebhookError(404, 'no Sync follows the repository named in this payload');
-      }
-      const verified: SyncHandle[] = [];
-      for (const h of candidates) {
-        if (!h.sync.webhook) continue;
-        try {
-          verify(delivery, req.headers, body, await this.webhookSecret(h));
-          verified.push(h);
-        } catch (err) {
-          if (!(err instanceof WebhookError)) throw err;
-        }
-      }
-      if (verified.length === 0) {
-        if (candidates.every((h) => !h.sync.webhook)) throw new WebhookError(403, `Sync ${candidates.map((h) => h.sync.name).join(', ')} has no webhook secret configured (webhook: {secretEnv|secretFile})`);
-        // The precise reason, from the first candidate, without revealing anything about the secret.
-        try {
-          const h = candidates.find((c) => c.sync.webhook)!;
-          verify(delivery, req.headers, body, await this.webhookSecret(h));
-        } catch (err) {
-          if (err instanceof WebhookError) throw err;
-        }
-        throw new WebhookError(401, 'the signature does not verify');
-      }
-      // Remembered only once authentic, so forged deliveries cannot burn ids.
-      if (!this.deliveries.remember(`${name ?? ''}:${delivery.provider}:${delivery.id}`)) {
-        this.count(verified, delivery.provider, 'replayed');
-        this.logger.info({ provider: delivery.provider, delivery: delivery.id, syncs: verified.map((h) => h.sync.name) }, 'webhook: replayed delivery ignored');
-        return sendJson(res, 200, { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` });
-      }
-      const push = parsePush(delivery, body);
-      if (!push) {
-        this.count(verified, delivery.provider, 'ignored');
-        return sendJson(res, 200, { result: 'ignored', message: `event "${delivery.event}" is not a push` });
-      }
-      const moved = verified.filter((h) => !h.sync.source.git || refMatches(push.ref, h.sync.source.git.ref));
-      this.count(verified.filter((h) => !moved.includes(h)), delivery.provider, 'ignored');
-      if (moved.length === 0) return sendJson(res, 200, { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((h) => h.sync.name).join(', ')}` });
-      for (const h of moved) h.scheduler.trigger('webhook');
-      this.count(moved, delivery.provider, 'triggered');
-      this.logger.info({ provider: delivery.provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((h) => h.sync.name) }, 'webhook: push received, fetching now');
-      return sendJson(res, 202, { result: 'triggered', syncs: moved.map((h) => h.sync.name) });
-    } catch (err) {
-      if (!(err instanceof WebhookError) && !(err instanceof KupenstackError)) throw err;
-      const status = err instanceof WebhookError ? err.status : 500;
-      this.metrics.webhooks.inc({ sync: label, provider: 'unknown', result: 'rejected' });
-      this.logger.warn({ sync: label, status, error: err.message }, 'webhook rejected');
-      return sendJson(res, status, { error: err.message });
-    }
   }
 
   /** A registry says a tag moved: the Syncs whose Images follow it (and whose secret the sender knows) run now. */
@@ -200,10 +146,6 @@ export class AgentServer {
     else if (answer.result === 'triggered') this.logger.info({ sender, pushes, syncs: answer.triggered }, 'registry notification: tag moved, resolving now');
     else this.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
     return sendJson(res, answer.status, answer.body);
-  }
-
-  private count(handles: SyncHandle[], provider: string, result: string): void {
-    for (const h of handles) this.metrics.webhooks.inc({ sync: h.sync.name, provider, result });
   }
 }
 

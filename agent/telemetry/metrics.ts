@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ApiCounters } from '../openstack/counters.ts';
 
@@ -78,6 +79,13 @@ export class AgentMetrics {
       this.resources.set({ sync, kind, state }, n);
     }
     this.resourceKeys.set(sync, new Set(counts.keys()));
+  }
+
+  /** `GET /metrics` for every HTTP server of either front end. */
+  async serve(res: ServerResponse): Promise<void> {
+    const text = await this.registry.metrics();
+    res.writeHead(200, { 'content-type': this.registry.contentType });
+    res.end(text);
   }
 }
 
