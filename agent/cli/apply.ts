@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { formatDiagnostic } from '../diagnostic.ts';
-import { applyPath } from '../standalone/apply-path.ts';
+import { applyValidated, loadPath } from '../standalone/apply-path.ts';
 import { UsageError } from '../errors.ts';
 import { planFromJson, readSavedPlan, type SavedPlan } from '../plan/saved.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
@@ -41,9 +41,20 @@ export function applyCommand(): Command {
       const log = (line: string): void => {
         process.stderr.write(`${line}\n`);
       };
-      // The cloud first: the resources of the same revision wait for it to be Ready.
       const registry = loadSchemaRegistry();
-      const declared = await driveRevisionCloud(path, registry, opts, log, controller.signal);
+      // Manifests' secret references (userDataSecretRef, credentialsSecretRef) read from secretsDir, as the agent does.
+      const how = { registry, cloud, cloudsFile, config, prune, allowMassDelete: saved ? false : opts.allowMassDelete, log, signal: controller.signal, secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }) };
+      // Loaded and validated once: the cloud step and the resources take the same revision.
+      const input = await loadPath({ ...how, path });
+      if ('diagnostics' in input) {
+        for (const d of input.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+        process.stderr.write(`${input.diagnostics.length} validation errors: nothing was applied\n`);
+        if (opts.output === 'json') printJson({ revision: null, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: input.diagnostics.map((d) => ({ address: `${d.file}:${d.line}:${d.column}`, code: d.code, message: d.message })), apiCalls: { read: 0, write: 0 } });
+        process.exitCode = 1;
+        return;
+      }
+      // The cloud first: the resources of the same revision wait for it to be Ready.
+      const declared = await driveRevisionCloud({ dir: path, validated: input.validated }, opts, log, controller.signal);
       if (declared && !declared.driven) {
         process.stderr.write(`note: OpenStackCloud ${declared.manifest.metadata.name} (${declared.manifest.source.file}) is validated only; pass --kubeconfig to drive it in a Kubernetes cluster\n`);
       } else if (declared?.driven) {
@@ -55,29 +66,8 @@ export function applyCommand(): Command {
         }
         process.stdout.write(`OpenStackCloud ${declared.manifest.metadata.name}: Ready (release ${driven.status.release ?? '?'})${driven.pruned.length ? `, ${driven.pruned.length} objects pruned` : ''}\n`);
       }
-      const outcome = await applyPath({
-        registry,
-        path,
-        cloud,
-        cloudsFile,
-        config,
-        prune,
-        allowMassDelete: saved ? false : opts.allowMassDelete,
-        log,
-        signal: controller.signal,
-        // Manifests' secret references (userDataSecretRef, credentialsSecretRef) read from secretsDir, as the agent does.
-        secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }),
-        // The fresh decision must equal the saved plan, or nothing is written.
-        ...(saved ? { plan: { ...planFromJson(saved.plan), observed: saved.observed } } : {}),
-      });
-      if (outcome.diagnostics.length > 0) {
-        for (const d of outcome.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-        process.stderr.write(`${outcome.diagnostics.length} validation errors: nothing was applied\n`);
-        if (opts.output === 'json') printJson({ revision: null, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: outcome.diagnostics.map((d) => ({ address: `${d.file}:${d.line}:${d.column}`, code: d.code, message: d.message })), apiCalls: { read: 0, write: 0 } });
-        process.exitCode = 1;
-        return;
-      }
-      const r = outcome.report!;
+      // The fresh decision must equal the saved plan, or nothing is written.
+      const r = await applyValidated(input, { ...how, ...(saved ? { plan: { ...planFromJson(saved.plan), observed: saved.observed } } : {}) });
       if (opts.output === 'json') {
         printJson({ revision: r.revision, created: r.created, updated: r.updated, replaced: r.replaced, deleted: r.deleted, healed: r.healed, unchanged: r.unchanged, held: r.held, errors: r.errors, apiCalls: r.apiCalls });
       } else {

@@ -24,8 +24,8 @@ import type { ValidatedRevision } from '../validate/validate.ts';
  * handed to the engine door (act/apply.ts) as data, with file stores.
  */
 
-export interface PathOptions {
-  path: string;
+/** How the standalone front end applies: everything but what to apply. */
+export interface StandaloneOptions {
   cloud: string;
   cloudsFile?: string;
   config: AgentConfig;
@@ -44,6 +44,10 @@ export interface PathOptions {
   secrets?: SecretResolver;
   /** `apply --plan`: the saved plan this run must equal. */
   plan?: Plan & { observed?: ObservedState };
+}
+
+export interface PathOptions extends StandaloneOptions {
+  path: string;
   /** The source's revision; default: the content hash of the loaded manifests. */
   revision?: string;
 }
@@ -61,36 +65,44 @@ export interface PlanOutcome {
 
 /** Validate a folder, then make the cloud equal to it (standalone mode; state in config.stateDir). */
 export async function applyPath(opts: PathOptions): Promise<ApplyOutcome> {
-  const prepared = await prepare(opts);
-  if ('diagnostics' in prepared) return { diagnostics: prepared.diagnostics };
-  const report = await applyRevision(prepared.input, prepared.deps, { prune: opts.prune, allowMassDelete: opts.allowMassDelete, ...(opts.plan ? { plan: opts.plan } : {}) });
-  return { diagnostics: [], report };
+  const input = await loadPath(opts);
+  if ('diagnostics' in input) return input;
+  return { diagnostics: [], report: await applyValidated(input, opts) };
 }
 
 /** Validate a folder and plan it against the live cloud, changing nothing. */
 export async function planPath(opts: PathOptions): Promise<PlanOutcome> {
-  const prepared = await prepare(opts);
-  if ('diagnostics' in prepared) return { diagnostics: prepared.diagnostics };
-  return { diagnostics: [], report: await planRevision(prepared.input, prepared.deps, { prune: opts.prune, allowMassDelete: opts.allowMassDelete }) };
+  const input = await loadPath(opts);
+  if ('diagnostics' in input) return input;
+  return { diagnostics: [], report: await planRevision(input, engineDeps(opts), { prune: opts.prune, allowMassDelete: opts.allowMassDelete }) };
 }
 
-/**
- * Sub-second push, the fast pass: only the manifests that differ from the
- * last applied revision (`since`, its folder), plus what they reference, are
- * observed, planned and written — without prune, so nothing is deleted that
- * the full pass would keep. The caller runs the full pass (prune, drift)
- * right after. Nothing is written unless the new revision validates; when
- * `since` no longer validates or nothing differs, the fast pass is skipped.
- */
+/** A revision already loaded and validated (the agent's Sync run, `apply` after its cloud step): no folder is read again. */
+export function applyValidated(input: RevisionInput, opts: StandaloneOptions): Promise<ApplyReport> {
+  return applyRevision(input, engineDeps(opts), { prune: opts.prune, allowMassDelete: opts.allowMassDelete, ...(opts.plan ? { plan: opts.plan } : {}) });
+}
+
+/** The fast pass over two folders (tests and benchmarks; the agent hands in revisions it validated already). */
 export async function applyChangedPath(opts: PathOptions & { since: string }): Promise<{ skipped: string } | { report: ApplyReport; changed: number }> {
   const registry = opts.registry ?? sharedSchemaRegistry();
   const [head, base] = await Promise.all([checkPath(opts.path, registry), checkPath(opts.since, registry)]);
   if (head.diagnostics.length > 0) return { skipped: 'the revision does not validate (the full pass reports why)' };
   if (base.diagnostics.length > 0) return { skipped: 'the last applied revision no longer validates' };
-  const before = new Map(base.validated.manifests.map((m) => [m.address, declaredForm(m)]));
+  return applyChanged({ revision: opts.revision ?? head.revision, validated: head.validated }, base.validated, { ...opts, registry });
+}
+
+/**
+ * Sub-second push, the fast pass: only the manifests that differ from the
+ * last applied revision (`base`), plus what they reference, are observed,
+ * planned and written — without prune, so nothing is deleted that the full
+ * pass would keep. The caller runs the full pass (prune, drift) right after.
+ * Skipped when nothing differs.
+ */
+export async function applyChanged(head: RevisionInput, base: ValidatedRevision, opts: StandaloneOptions): Promise<{ skipped: string } | { report: ApplyReport; changed: number }> {
+  const before = new Map(base.manifests.map((m) => [m.address, declaredForm(m)]));
   const changed = head.validated.manifests.filter((m) => before.get(m.address) !== declaredForm(m));
   if (changed.length === 0) return { skipped: 'no manifest changed' };
-  const report = await applySubset(head.validated, head.revision, changed.map((m) => m.address), registry, opts);
+  const report = await applyPartial(head, changed.map((m) => m.address), opts);
   return { report, changed: changed.length };
 }
 
@@ -98,26 +110,19 @@ export async function applyChangedPath(opts: PathOptions & { since: string }): P
  * A registry notification: only these manifests of a revision (the Images
  * following the tag that moved), plus what they reference, are observed,
  * planned and written, without prune; the rest of the revision waits for
- * the Sync's interval. Skipped when the revision does not validate or holds
- * none of them (the caller then runs the full pass).
+ * the Sync's interval. Skipped when the revision holds none of them (the
+ * caller then runs the full pass).
  */
-export async function applySubsetPath(opts: PathOptions & { addresses: readonly string[] }): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
-  const registry = opts.registry ?? sharedSchemaRegistry();
-  const head = await checkPath(opts.path, registry);
-  if (head.diagnostics.length > 0) return { skipped: 'the revision does not validate (the full pass reports why)' };
-  const wanted = new Set(opts.addresses);
+export async function applySubset(head: RevisionInput, addresses: readonly string[], opts: StandaloneOptions): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
+  const wanted = new Set(addresses);
   const applied = head.validated.manifests.filter((m) => wanted.has(m.address)).map((m) => m.address);
   if (applied.length === 0) return { skipped: 'the revision declares none of these manifests any more' };
-  return { report: await applySubset(head.validated, head.revision, applied, registry, opts), applied };
+  return { report: await applyPartial(head, applied, opts), applied };
 }
 
 /** The named manifests and what they depend on: a partial run, never a prune. */
-async function applySubset(validatedHead: ValidatedRevision, headRevision: string, addresses: readonly string[], registry: SchemaRegistry, opts: PathOptions): Promise<ApplyReport> {
-  const validated = subsetOf(validatedHead, addresses);
-  const sink = textLogSink(opts.log);
-  const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
-  const deps: EngineDeps = { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events: opts.events ? fanOut(sink, opts.events) : sink, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
-  return applyRevision({ revision: opts.revision ?? headRevision, validated }, deps, { prune: false, allowMassDelete: false, partial: true });
+function applyPartial(head: RevisionInput, addresses: readonly string[], opts: StandaloneOptions): Promise<ApplyReport> {
+  return applyRevision({ revision: head.revision, validated: subsetOf(head.validated, addresses) }, engineDeps(opts), { prune: false, allowMassDelete: false, partial: true });
 }
 
 /** A manifest as declared, without where it was read from: equal text in another file is no change. */
@@ -130,19 +135,24 @@ function fileStores(config: AgentConfig): { state: StateStore; journal: CreateJo
   return { state: new FileStateStore(config.stateDir, config.owner), journal: new FileCreateJournal(config.stateDir, config.owner) };
 }
 
-async function prepare(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] } | { input: RevisionInput; deps: EngineDeps }> {
-  const registry = opts.registry ?? sharedSchemaRegistry();
-  const check = await checkPath(opts.path, registry);
+function eventsOf(opts: StandaloneOptions): EventSink {
   const sink = textLogSink(opts.log);
-  const events: EventSink = opts.events ? fanOut(sink, opts.events) : sink;
+  return opts.events ? fanOut(sink, opts.events) : sink;
+}
+
+function engineDeps(opts: StandaloneOptions): EngineDeps {
+  const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
+  return { cloud, registry: opts.registry ?? sharedSchemaRegistry(), config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events: eventsOf(opts), secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
+}
+
+/** Loads and validates a folder once; an invalid one is said on the events (nothing is applied). */
+export async function loadPath(opts: PathOptions): Promise<{ diagnostics: Diagnostic[] } | RevisionInput> {
+  const check = await checkPath(opts.path, opts.registry ?? sharedSchemaRegistry());
+  const revision = opts.revision ?? check.revision;
   if (check.diagnostics.length > 0) {
     const first = check.diagnostics[0]!;
-    events({ type: 'rejected', address: opts.revision ?? check.revision, reason: 'ValidationFailed', message: `${check.diagnostics.length} validation errors, the first at ${first.file}:${first.line}:${first.column}: ${first.message}; nothing was applied`, severity: 'warning', revision: opts.revision ?? check.revision, at: new Date().toISOString() });
+    eventsOf(opts)({ type: 'rejected', address: revision, reason: 'ValidationFailed', message: `${check.diagnostics.length} validation errors, the first at ${first.file}:${first.line}:${first.column}: ${first.message}; nothing was applied`, severity: 'warning', revision, at: new Date().toISOString() });
     return { diagnostics: check.diagnostics };
   }
-  const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
-  return {
-    input: { revision: opts.revision ?? check.revision, validated: check.validated },
-    deps: { cloud, registry, config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events, secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal },
-  };
+  return { revision, validated: check.validated };
 }

@@ -1,7 +1,7 @@
-import { applyChangedPath, applyPath, applySubsetPath, type ApplyOutcome } from './apply-path.ts';
+import type { ApplyReport } from '../act/apply.ts';
+import { applyChanged, applySubset, applyValidated } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
-import { formatDiagnostic } from '../diagnostic.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
@@ -9,12 +9,13 @@ import { metricsSink } from '../telemetry/event-sinks.ts';
 import { abortReason, asError } from '../sync/fetch-step.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
-import { repoPath } from '../sync/repo-path.ts';
 import { resourceCounts } from './resource-counts.ts';
 import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from './revision-cloud.ts';
 import type { Trigger } from '../sync/scheduler.ts';
-import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from '../sync/status.ts';
-import { applyFailed, held, progressing, rejected, succeeded } from '../sync/conditions.ts';
+import type { RunResult, SyncStatusStore } from '../sync/status.ts';
+import type { LoadedRevision } from '../sync/sync-run.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
+import { applyFailed, held, progressing, succeeded } from '../sync/conditions.ts';
 
 export interface ApplyStepContext {
   sync: SyncConfig;
@@ -31,43 +32,43 @@ export interface ApplyStepContext {
   secrets: SecretResolver;
   /** Drive the OpenStackCloud the revision declares before its resources (`agent --kubeconfig`). */
   cloudStep?: CloudStepOptions;
+  /** The run's record in the Sync's history (the shared Sync run's). */
+  record: (started: number, revision: string, trigger: Trigger, result: RunResult, message?: string, counts?: Record<string, number>) => void;
 }
 
-export type ApplyResult = 'applied' | 'rejected' | 'failed';
+export type ApplyResult = 'applied' | 'failed';
 
 export interface ApplyStepOptions {
   drift: boolean;
   /** Only these manifests (a registry notification's Images): no fast pass, no prune; 'skipped' when the revision holds none of them. */
   only?: readonly string[];
+  /** The last good revision, as loaded: the fast pass applies what changed since it first. */
+  base?: ValidatedRevision;
 }
 
 /**
- * The apply step (Flux's kustomize side): validate and apply one revision's
- * private copy with the source's revision string, record the run, and turn
- * the outcome into Ready/Stalled. `drift` runs re-apply the last good
- * revision; they never hide why the newest revision was rejected.
+ * The standalone apply step (Flux's kustomize side): apply one validated
+ * revision with the source's revision string, record the run, and turn the
+ * outcome into Ready/Stalled. `drift` runs re-apply the last good revision;
+ * they never hide why the newest revision was rejected.
  */
-export async function applyStep(ctx: ApplyStepContext, revision: string, dir: string, trigger: Trigger, signal: AbortSignal, opts: ApplyStepOptions): Promise<ApplyResult | 'skipped'> {
+export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, opts: ApplyStepOptions): Promise<ApplyResult | 'skipped'> {
   const st = ctx.store;
+  const { revision } = rev;
+  const input = { revision, validated: rev.validated };
   const started = Date.now();
-  const record = (result: RunResult, message?: string, counts?: Record<string, number>): void => {
-    const durationMs = Date.now() - started;
-    const run: RunRecord = { revision, trigger, startedAt: new Date(started).toISOString(), duration: formatDuration(durationMs), durationMs, result };
-    if (message) run.message = message.slice(0, 4096);
-    if (counts) run.counts = counts;
-    st.record(run);
-  };
   const only = opts.only;
   progressing(st, only ? `resolving ${only.join(', ')} again at ${revision}` : `${opts.drift ? 'correcting drift with' : 'applying'} ${revision}`);
   await st.save();
   if (only) ctx.log.info({ revision, trigger, only }, 'applying only what the event names');
   else ctx.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
-  const common = {
-    revision,
+  const how = {
     cloud: ctx.cloud,
     cloudsFile: ctx.cloudsFile,
     config: ctx.config,
+    prune: false,
     allowMassDelete: false,
+    // The engine's text lines stay the log (operators and tests read them); metrics count its typed events.
     log: (line: string) => ctx.log.info({ revision }, line.replace(/\s+/, ' ')),
     events: metricsSink(ctx.sync.name, ctx.metrics),
     secrets: ctx.secrets,
@@ -79,25 +80,24 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
   if (!only && ctx.cloudStep) {
     let waiting: string | undefined;
     try {
-      const declared = await driveRevisionCloud(dir, ctx.registry, ctx.cloudStep, (line) => ctx.log.info({ revision }, line), signal);
+      const declared = await driveRevisionCloud(rev, ctx.cloudStep, (line) => ctx.log.info({ revision }, line), signal);
       if (declared?.driven && !declared.driven.ready) waiting = cloudNotReady(declared);
     } catch (err) {
       waiting = `OpenStackCloud: ${asError(err, signal).message}`;
     }
     if (waiting) {
       ctx.log.warn({ revision }, waiting);
-      record('Failed', waiting);
+      ctx.record(started, revision, trigger, 'Failed', waiting);
       applyFailed(st, 'CloudNotReady', `${revision}: ${waiting}`);
       return 'failed';
     }
   }
-  const since = st.status.lastGoodDir;
   /** What the fast pass wrote: part of this run's counts (the full pass then finds those objects unchanged). */
   let fastWrites = { created: 0, updated: 0, replaced: 0 };
-  if (!only && !opts.drift && since && since !== dir) {
+  if (!only && !opts.drift && opts.base) {
     // Sub-second push: what changed since the last applied revision first, then the full pass below (prune, drift).
     try {
-      const fast = await applyChangedPath({ ...common, path: dir, since, prune: false });
+      const fast = await applyChanged(input, opts.base, how);
       if ('skipped' in fast) ctx.log.debug({ revision, reason: fast.skipped }, 'fast pass skipped');
       else {
         ctx.log.info({ revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length }, 'fast pass applied the changed manifests');
@@ -108,52 +108,25 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
       ctx.log.warn({ revision, error: asError(err, signal).message }, 'fast pass failed; the full pass follows');
     }
   }
-  let outcome: ApplyOutcome;
+  let r: ApplyReport;
   try {
     if (only) {
-      const subset = await applySubsetPath({ ...common, path: dir, prune: false, addresses: only });
+      const subset = await applySubset(input, only, how);
       if ('skipped' in subset) {
         ctx.log.info({ revision, trigger, reason: subset.skipped }, 'partial pass skipped');
         return 'skipped';
       }
-      outcome = { diagnostics: [], report: subset.report };
-    } else outcome = await applyPath({
-      path: dir,
-      revision,
-      cloud: ctx.cloud,
-      cloudsFile: ctx.cloudsFile,
-      config: ctx.config,
-      prune: ctx.sync.prune,
-      allowMassDelete: false,
-      // The engine's text lines stay the log (operators and tests read them); metrics count its typed events.
-      log: (line) => ctx.log.info({ revision }, line.replace(/\s+/, ' ')),
-      events: metricsSink(ctx.sync.name, ctx.metrics),
-      secrets: ctx.secrets,
-      signal,
-      registry: ctx.registry,
-      openstack: ctx.openstack,
-    });
+      r = subset.report;
+    } else r = await applyValidated(input, { ...how, prune: ctx.sync.prune });
   } catch (err) {
     const e = asError(err, signal);
     const reason = signal.aborted ? abortReason(signal) : 'ApplyFailed';
     ctx.log.error({ revision, reason, error: e.message }, 'apply failed');
-    record('Failed', e.message);
+    ctx.record(started, revision, trigger, 'Failed', e.message);
     if (!opts.drift || st.get('Ready')?.status === 'True') applyFailed(st, reason, `${revision}: ${e.message}`);
     return 'failed';
   }
 
-  if (outcome.diagnostics.length > 0) {
-    // Files as the repository names them, not as the agent's private copy does.
-    const lines = outcome.diagnostics.map((d) => formatDiagnostic({ ...d, file: repoPath(d.file, dir, ctx.sync.path) }));
-    ctx.log.warn({ revision, errors: outcome.diagnostics.length, first: lines[0] }, 'revision rejected: nothing applied');
-    record('Rejected', lines.slice(0, 5).join('\n'));
-    st.status.rejectedRevision = revision;
-    st.status.rejectedBecause = lines.slice(0, 20);
-    rejected(st, revision, lines);
-    return 'rejected';
-  }
-
-  const r = outcome.report!;
   const fastWritten = fastWrites.created + fastWrites.updated + fastWrites.replaced;
   const counts = { created: r.created + fastWrites.created, updated: r.updated + fastWrites.updated, replaced: r.replaced + fastWrites.replaced, deleted: r.deleted, healed: r.healed, unchanged: Math.max(0, r.unchanged - fastWritten), failed: r.errors.length };
   // A partial pass counts only its part: the gauges keep the last full pass's totals.
@@ -162,16 +135,16 @@ export async function applyStep(ctx: ApplyStepContext, revision: string, dir: st
   if (r.errors.length > 0) {
     const message = `${r.errors.length} errors applying ${revision}: ${r.errors.slice(0, 3).map((e) => e.message).join('; ')}`;
     ctx.log.error({ revision, ...counts }, message);
-    record('Failed', message, counts);
+    ctx.record(started, revision, trigger, 'Failed', message, counts);
     if (!st.status.rejectedRevision || !opts.drift) applyFailed(st, 'ApplyFailed', message);
     return 'failed';
   }
 
   st.status.lastAppliedRevision = revision;
-  st.status.lastGoodDir = dir;
+  st.status.lastGoodDir = rev.dir;
   ctx.metrics.setLastApplied(ctx.sync.name, revision);
   const isHeld = r.held.length > 0;
-  record(isHeld ? 'Held' : 'Succeeded', isHeld ? `${r.held.length} deletions held by the mass-delete guard` : summary, counts);
+  ctx.record(started, revision, trigger, isHeld ? 'Held' : 'Succeeded', isHeld ? `${r.held.length} deletions held by the mass-delete guard` : summary, counts);
   ctx.log.info({ revision, trigger, ...counts, durationMs: Date.now() - started }, isHeld ? 'applied, deletions held' : 'applied');
   if (!opts.drift) {
     st.status.rejectedRevision = undefined;

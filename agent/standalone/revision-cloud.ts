@@ -4,8 +4,7 @@ import { DEFAULT_CLOUD_NAMESPACE, driveCloud, type DriveResult } from '../cloud/
 import { loadKubeConfig } from '../kube/client.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
-import type { SchemaRegistry } from '../schema/registry.ts';
-import { checkPath } from '../validate/check-path.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
 
 /**
  * The OpenStackCloud of a revision, for `apply`, `plan` and `agent` (one path): with a
@@ -47,17 +46,15 @@ export interface RevisionCloud {
 
 /**
  * The one path `apply --kubeconfig` and `agent --kubeconfig` drive a revision's cloud by:
- * validate PATH, find its OpenStackCloud, drive it. Undefined when the revision declares
- * none, or does not validate (the resources' apply that follows reports why).
+ * find the OpenStackCloud of the validated revision read from `dir`, drive it. Undefined
+ * when the revision declares none.
  */
-export async function driveRevisionCloud(path: string, registry: SchemaRegistry, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<RevisionCloud | undefined> {
-  const check = await checkPath(path, registry);
-  if (check.diagnostics.length > 0) return undefined;
-  const manifest = cloudManifest(check.validated.manifests);
+export async function driveRevisionCloud(rev: { dir: string; validated: ValidatedRevision }, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<RevisionCloud | undefined> {
+  const manifest = cloudManifest(rev.validated.manifests);
   if (!manifest) return undefined;
-  const waiting = check.validated.manifests.filter((m) => m !== manifest).length;
+  const waiting = rev.validated.manifests.filter((m) => m !== manifest).length;
   if (!opts.kubeconfig) return { manifest, waiting };
-  return { manifest, waiting, driven: await applyCloud(manifest, path, opts, log, signal) };
+  return { manifest, waiting, driven: await applyCloud(manifest, rev.dir, opts, log, signal) };
 }
 
 /** Why the resources of a revision wait: the cloud's Ready condition (paused, outside the window, a failed step). */

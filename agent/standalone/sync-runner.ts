@@ -6,15 +6,15 @@ import { sharedSchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import { applyStep, type ApplyStepContext } from './apply-step.ts';
-import { driftDue } from '../sync/drift-policy.ts';
-import { fetchStep } from '../sync/fetch-step.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import type { CloudStepOptions } from './revision-cloud.ts';
 import type { Trigger } from '../sync/scheduler.ts';
 import { Snapshots } from './snapshot.ts';
 import { StatusStore, type SyncStatus, type SyncStatusStore } from '../sync/status.ts';
-import { artifactFailed, finished, progressing, rejected } from '../sync/conditions.ts';
+import { SyncRun, type LoadedRevision, type SyncApplier } from '../sync/sync-run.ts';
+import { metricsSink } from '../telemetry/event-sinks.ts';
+import { checkPath } from '../validate/check-path.ts';
 
 export interface SyncRunnerDeps {
   config: AgentConfig;
@@ -33,12 +33,13 @@ export interface SyncRunnerDeps {
 }
 
 /**
- * One Sync's run: the fetch step, then (a new revision) a private copy and
- * the apply step. A revision that fails validation is rejected whole and the
- * last good one stays applied; timed runs re-apply the last good revision to
- * correct drift, whatever the newest fetched revision looks like.
+ * One Sync in the standalone agent: the shared Sync run (sync/sync-run.ts)
+ * with OpenStack as where a revision is applied. A fetched revision is
+ * copied out before it is validated, so drift correction can re-apply the
+ * last *good* revision even after a bad one was fetched (and after a
+ * restart); the last good revision stays in memory as loaded.
  */
-export class SyncRunner {
+export class SyncRunner implements SyncApplier {
   readonly name: string;
   readonly sync: SyncConfig;
   readonly store: SyncStatusStore;
@@ -48,14 +49,15 @@ export class SyncRunner {
   private readonly log: Logger;
   private readonly deps: SyncRunnerDeps;
   private readonly applyConfig: AgentConfig;
-  private lastApplyAt = 0;
+  private readonly registry = sharedSchemaRegistry();
+  private readonly shared: SyncRun;
   private openstack?: OpenStackCloud;
   /** Called on every OpenStack write of the current run. */
   private onWrite?: (at: number) => void;
   /** Manifests a registry notification named (Images following a tag that moved), for the next 'registry' run. */
   private readonly moved = new Set<string>();
-  /** Whether the last full run converged (a partial pass reports Reconciling from it). */
-  private lastFullOk = true;
+  /** The last good revision as loaded: drift runs, the fast pass and registry passes take it as data. */
+  private lastGood?: LoadedRevision;
 
   private constructor(sync: SyncConfig, store: SyncStatusStore, deps: SyncRunnerDeps, stateDir: string) {
     this.sync = sync;
@@ -65,6 +67,9 @@ export class SyncRunner {
     this.applyConfig = { ...deps.config, owner: sync.owner, projectPrefix: sync.projectPrefix, stateDir, ...(sync.imageVerify ? { imageVerify: sync.imageVerify } : {}) };
     this.snapshots = new Snapshots(join(stateDir, 'revisions'));
     this.log = deps.logger.child({ sync: sync.name });
+    const run = { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source: deps.source, store, registry: this.registry, metrics: deps.metrics, log: this.log };
+    // Standalone, only validation rejects a revision: the one on record stays refused across restarts.
+    this.shared = new SyncRun(run, this, store.status.rejectedRevision);
   }
 
   static async create(sync: SyncConfig, deps: SyncRunnerDeps): Promise<SyncRunner> {
@@ -88,48 +93,42 @@ export class SyncRunner {
 
   /** One run; true when the Sync ended converged on the newest revision. */
   async run(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
-    const started = Date.now();
-    const st = this.store;
     if (trigger === 'registry') {
-      const partial = await this.runMoved(started, signal);
+      const partial = await this.runMoved(Date.now(), signal);
       if (partial !== undefined) return partial;
     } else this.moved.clear(); // a full run resolves them again anyway (they are marked moved)
-    progressing(st, `fetching ${this.deps.source.description} (${trigger})`);
-    await st.save();
-    const drift = driftDue(trigger, this.lastApplyAt, this.sync.intervalMs);
-    const lastGood = (): Promise<boolean> => (drift && st.status.lastGoodDir && !signal.aborted ? this.apply(st.status.lastAppliedRevision!, st.status.lastGoodDir, trigger, signal, true) : Promise.resolve(false));
+    return this.shared.run(trigger, signal);
+  }
 
-    const fetched = await fetchStep(this.deps.source, { sync: this.name, trigger, signal, store: st, metrics: this.deps.metrics, log: this.log });
-    if (!fetched.artifact) {
-      // The cloud can still drift while the source is away: keep the last good revision applied.
-      await lastGood();
-      return this.finish(started, trigger, false);
-    }
+  acting(): boolean {
+    return true;
+  }
 
-    const { revision } = fetched.artifact;
-    if (revision === st.status.rejectedRevision) {
-      // Already rejected: nothing new to validate; a timed run still corrects drift with the last good revision.
-      await lastGood();
-      rejected(st, revision, st.status.rejectedBecause ?? []);
-      return this.finish(started, trigger, false);
-    }
-    if (revision === st.status.lastAppliedRevision && st.status.lastGoodDir && !drift && st.get('Ready')?.status === 'True') {
-      // A webhook or watch event for what is already applied: nothing to do.
-      this.log.debug({ revision, trigger }, 'revision unchanged');
-      return this.finish(started, trigger, true, { skipped: true });
-    }
+  upToDate(): boolean {
+    return this.store.status.lastGoodDir !== undefined;
+  }
 
-    let dir: string;
-    try {
-      dir = await this.snapshots.take(revision, fetched.artifact.dir);
-    } catch (err) {
-      artifactFailed(st, revision, (err as Error).message);
-      return this.finish(started, trigger, false);
-    }
-    st.status.lastAttemptedRevision = revision;
-    const ok = await this.apply(revision, dir, trigger, signal, false);
-    await this.snapshots.keepOnly([st.status.lastGoodDir, dir]);
-    return this.finish(started, trigger, ok);
+  keep(revision: string, dir: string): Promise<string> {
+    return this.snapshots.take(revision, dir);
+  }
+
+  async settled(dir: string): Promise<void> {
+    await this.snapshots.keepOnly([this.store.status.lastGoodDir, dir]);
+  }
+
+  /** The standalone agent applies a fetched revision as new (not as drift): its fast pass compares it with the last good one. */
+  async apply(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    return (await this.applyLoaded(rev, trigger, signal, false)) === true;
+  }
+
+  async applyLastGood(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    const rev = await this.lastGoodRevision();
+    return rev !== undefined && (await this.applyLoaded(rev, trigger, signal, true)) === true;
+  }
+
+  /** Counted like the engine's own rejections (kupenstack_engine_events_total). */
+  refused(revision: string, lines: string[]): void {
+    metricsSink(this.name, this.deps.metrics)({ type: 'rejected', address: revision, reason: 'ValidationFailed', message: `${lines.length} validation errors, the first: ${lines[0] ?? ''}; nothing was applied`, severity: 'warning', revision, at: new Date().toISOString() });
   }
 
   /**
@@ -140,25 +139,38 @@ export class SyncRunner {
    * or the revision no longer declares them): the caller runs the full pass.
    */
   private async runMoved(started: number, signal: AbortSignal): Promise<boolean | undefined> {
-    const st = this.store;
     const only = [...this.moved].sort();
     this.moved.clear();
-    const revision = st.status.lastAppliedRevision;
-    if (!revision || !st.status.lastGoodDir) return undefined;
+    if (!this.store.status.lastAppliedRevision || !this.store.status.lastGoodDir) return undefined;
     // Nothing named: a full run since the event resolved them already.
     if (only.length === 0) return true;
-    const ok = await this.apply(revision, st.status.lastGoodDir, 'registry', signal, true, only);
+    const rev = await this.lastGoodRevision();
+    if (!rev) return undefined;
+    const ok = await this.applyLoaded(rev, 'registry', signal, true, only);
     if (ok === undefined) return undefined;
-    return this.finish(started, 'registry', ok, { partial: true });
+    return this.shared.finish(started, 'registry', ok, { partial: true });
   }
 
-  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<boolean>;
-  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean, only: readonly string[]): Promise<boolean | undefined>;
-  private async apply(revision: string, dir: string, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<boolean | undefined> {
+  /** The last good revision: in memory since it was applied, or read once from its copy after a restart. */
+  private async lastGoodRevision(): Promise<LoadedRevision | undefined> {
+    const { lastGoodDir: dir, lastAppliedRevision: revision } = this.store.status;
+    if (!dir || !revision) return undefined;
+    if (this.lastGood?.dir === dir && this.lastGood.revision === revision) return this.lastGood;
+    const check = await checkPath(dir, this.registry);
+    if (check.diagnostics.length > 0) {
+      this.log.warn({ revision, errors: check.diagnostics.length }, 'the last good revision no longer validates; not re-applied');
+      return undefined;
+    }
+    this.lastGood = { revision, dir, validated: check.validated };
+    return this.lastGood;
+  }
+
+  /** True when applied, false when not, undefined when a partial pass found nothing of its own to do. */
+  private async applyLoaded(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<boolean | undefined> {
     let firstWrite = true;
     this.onWrite = (at) => {
       // The push-to-cloud latency ends here (benchmark and operators read this line).
-      if (firstWrite) this.log.info({ revision, writeAtMs: at }, 'first OpenStack write of the run');
+      if (firstWrite) this.log.info({ revision: rev.revision, writeAtMs: at }, 'first OpenStack write of the run');
       firstWrite = false;
       this.deps.onWrite?.(at);
     };
@@ -171,16 +183,19 @@ export class SyncRunner {
       cloud: this.deps.cloud,
       cloudsFile: this.deps.cloudsFile,
       openstack: this.client(),
-      registry: sharedSchemaRegistry(),
+      registry: this.registry,
       secrets: this.deps.secrets,
+      record: (...args) => this.shared.record(...args),
       ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
     };
-    const result = await applyStep(ctx, revision, dir, trigger, signal, { drift, ...(only ? { only } : {}) });
+    // The fast pass compares with the last good revision, when it is another one.
+    const base = !only && !drift && this.store.status.lastGoodDir !== undefined && this.store.status.lastGoodDir !== rev.dir ? (await this.lastGoodRevision())?.validated : undefined;
+    const result = await applyStep(ctx, rev, trigger, signal, { drift, ...(only ? { only } : {}), ...(base ? { base } : {}) });
     if (result === 'skipped') return undefined;
     if (result !== 'applied') return false;
     // A partial pass corrects no drift: the interval's full pass stays due.
     if (only) return true;
-    this.lastApplyAt = Date.now();
+    this.lastGood = rev;
     this.reconciledOnce = true;
     return true;
   }
@@ -189,20 +204,5 @@ export class SyncRunner {
   private client(): OpenStackCloud {
     this.openstack ??= OpenStackCloud.fromCloudsYaml(this.deps.cloud, this.deps.cloudsFile, this.deps.metrics.countersFor(this.name, (at) => this.onWrite?.(at)));
     return this.openstack;
-  }
-
-  private async finish(started: number, trigger: Trigger, ok: boolean, opts: { skipped?: boolean; partial?: boolean } = {}): Promise<boolean> {
-    const st = this.store;
-    const seconds = (Date.now() - started) / 1000;
-    const result = opts.skipped ? 'skipped' : ok ? 'success' : 'failure';
-    this.deps.metrics.reconcileDuration.observe({ sync: this.name, result }, seconds);
-    this.deps.metrics.lastDuration.set({ sync: this.name }, seconds);
-    this.deps.metrics.reconciles.inc({ sync: this.name, result, trigger });
-    this.deps.metrics.ready.set({ sync: this.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
-    // A partial pass does not end a retry the last full run scheduled.
-    finished(st, opts.partial ? ok && this.lastFullOk : ok);
-    if (!opts.partial) this.lastFullOk = ok;
-    await st.save();
-    return ok;
   }
 }

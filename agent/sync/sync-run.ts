@@ -1,0 +1,171 @@
+import { formatDiagnostic } from '../diagnostic.ts';
+import type { SchemaRegistry } from '../schema/registry.ts';
+import type { Source } from '../source/source.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { checkPath } from '../validate/check-path.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
+import { artifactFailed, finished, progressing, rejected } from './conditions.ts';
+import { driftDue } from './drift-policy.ts';
+import { fetchStep } from './fetch-step.ts';
+import { repoPath } from './repo-path.ts';
+import type { Trigger } from './scheduler.ts';
+import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from './status.ts';
+
+/** One revision, loaded and validated once, handed down as data. */
+export interface LoadedRevision {
+  revision: string;
+  /** The folder it was read from (the standalone agent's private copy; the cluster's checkout). */
+  dir: string;
+  validated: ValidatedRevision;
+}
+
+/**
+ * What differs between the two front ends' Sync runs: where a revision is
+ * applied (the standalone agent: OpenStack through the engine; the cluster:
+ * custom resources through the API server) and what "the last good one" is.
+ */
+export interface SyncApplier {
+  /** Only the leader fetches and writes; the standalone agent always does. */
+  acting(): boolean;
+  /** Whether the applied revision is all there is to do (the cluster: no held deletion confirmed since). */
+  upToDate(revision: string): boolean;
+  /** Where the fetched files are read from: the standalone agent copies them out (drift correction outlives the source's checkout). */
+  keep(revision: string, dir: string): Promise<string>;
+  /** Applies a revision; true when applied. `drift`: the applied revision again, on a timed run. */
+  apply(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<boolean>;
+  /** Applies the last good revision again (drift correction); false when there is none or it failed. */
+  applyLastGood(trigger: Trigger, signal: AbortSignal): Promise<boolean>;
+  /** A revision that does not validate, said where this front end says such things (the cluster: an Event on the Sync). */
+  refused?(revision: string, lines: string[]): void;
+  /** After a new revision's run (the standalone agent drops older copies). */
+  settled?(dir: string): Promise<void>;
+}
+
+export interface SyncRunDeps {
+  name: string;
+  /** The Sync's `path`: diagnostics name files as the repository does. */
+  path: string;
+  intervalMs: number;
+  source: Source;
+  store: SyncStatusStore;
+  registry: SchemaRegistry;
+  metrics: AgentMetrics;
+  log: Logger;
+}
+
+/**
+ * The one Sync run of both front ends (Flux's source then kustomize side):
+ * fetch; refuse a revision rejected before; skip what is applied already;
+ * load and validate the new revision once; apply it; record and finish.
+ * A revision that does not validate is rejected whole and the last good
+ * one stays applied; timed runs re-apply the last good revision (drift).
+ */
+export class SyncRun {
+  private readonly d: SyncRunDeps;
+  private readonly a: SyncApplier;
+  private lastApplyAt = 0;
+  /** Whether the last full run converged (a partial pass reports from it). */
+  private lastFullOk = true;
+  /** The last revision that failed validation: refused again without a look (one the API server refused is tried again on timed runs). */
+  private invalid?: string;
+
+  constructor(deps: SyncRunDeps, applier: SyncApplier, invalid?: string) {
+    this.d = deps;
+    this.a = applier;
+    this.invalid = invalid;
+  }
+
+  /** One run; true when the Sync ended converged on the newest revision. */
+  async run(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    // A follower neither fetches nor writes: the leader's own clock covers the Sync.
+    if (!this.a.acting()) return true;
+    const { store: st, log } = this.d;
+    const started = Date.now();
+    progressing(st, `fetching ${this.d.source.description} (${trigger})`);
+    await st.save();
+    const drift = driftDue(trigger, this.lastApplyAt, this.d.intervalMs);
+    const lastGood = async (): Promise<void> => {
+      if (drift && !signal.aborted && (await this.a.applyLastGood(trigger, signal))) this.lastApplyAt = Date.now();
+    };
+
+    const fetched = await fetchStep(this.d.source, { sync: this.d.name, trigger, signal, store: st, metrics: this.d.metrics, log });
+    if (!fetched.artifact) {
+      // The cloud can still drift while the source is away: keep the last good revision applied.
+      await lastGood();
+      return this.finish(started, trigger, false);
+    }
+    const { revision } = fetched.artifact;
+    if (revision === st.status.rejectedRevision && (!drift || this.invalid === revision)) {
+      // Already rejected: nothing new to validate; a timed run still corrects drift with the last good revision.
+      await lastGood();
+      rejected(st, revision, st.status.rejectedBecause ?? []);
+      return this.finish(started, trigger, false);
+    }
+    if (revision === st.status.lastAppliedRevision && !drift && st.get('Ready')?.status === 'True' && this.a.upToDate(revision)) {
+      // A webhook or watch event for what is already applied: nothing to do.
+      log.debug({ revision, trigger }, 'revision unchanged');
+      return this.finish(started, trigger, true, { skipped: true });
+    }
+
+    let dir: string;
+    try {
+      dir = await this.a.keep(revision, fetched.artifact.dir);
+    } catch (err) {
+      artifactFailed(st, revision, (err as Error).message);
+      return this.finish(started, trigger, false);
+    }
+    st.status.lastAttemptedRevision = revision;
+    // The whole revision loads and validates, once, or nothing of it is applied.
+    const check = await checkPath(dir, this.d.registry);
+    if (check.diagnostics.length > 0) {
+      // Files as the repository names them, not as the agent's private copy does.
+      this.reject(revision, check.diagnostics.map((x) => formatDiagnostic({ ...x, file: repoPath(x.file, dir, this.d.path) })), started, trigger);
+      this.invalid = revision;
+      await lastGood();
+      await this.a.settled?.(dir);
+      return this.finish(started, trigger, false);
+    }
+    const ok = await this.a.apply({ revision, dir, validated: check.validated }, trigger, signal, drift && revision === st.status.lastAppliedRevision);
+    if (ok) this.lastApplyAt = Date.now();
+    // Refused by the API server (RBAC) rather than by validation: the last good revision stays applied.
+    else if (st.status.rejectedRevision === revision) await lastGood();
+    await this.a.settled?.(dir);
+    return this.finish(started, trigger, ok);
+  }
+
+  /** A revision refused whole: the run's record, the conditions, and the front end's own word. */
+  reject(revision: string, lines: string[], started: number, trigger: Trigger): void {
+    const st = this.d.store;
+    this.d.log.warn({ revision, errors: lines.length, first: lines[0] }, 'revision rejected: nothing applied');
+    this.record(started, revision, trigger, 'Rejected', lines.slice(0, 5).join('\n'));
+    st.status.rejectedRevision = revision;
+    st.status.rejectedBecause = lines.slice(0, 20);
+    rejected(st, revision, lines);
+    this.a.refused?.(revision, lines);
+  }
+
+  record(started: number, revision: string, trigger: Trigger, result: RunResult, message?: string, counts?: Record<string, number>): void {
+    const durationMs = Date.now() - started;
+    const run: RunRecord = { revision, trigger, startedAt: new Date(started).toISOString(), duration: formatDuration(durationMs), durationMs, result };
+    if (message) run.message = message.slice(0, 4096);
+    if (counts) run.counts = counts;
+    this.d.store.record(run);
+  }
+
+  /** Metrics and the Reconciling condition at the end of a run; a partial pass does not end a retry the last full run scheduled. */
+  async finish(started: number, trigger: Trigger, ok: boolean, opts: { skipped?: boolean; partial?: boolean } = {}): Promise<boolean> {
+    const st = this.d.store;
+    const m = this.d.metrics;
+    const seconds = (Date.now() - started) / 1000;
+    const result = opts.skipped ? 'skipped' : ok ? 'success' : 'failure';
+    m.reconcileDuration.observe({ sync: this.d.name, result }, seconds);
+    m.lastDuration.set({ sync: this.d.name }, seconds);
+    m.reconciles.inc({ sync: this.d.name, result, trigger });
+    m.ready.set({ sync: this.d.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
+    finished(st, opts.partial ? ok && this.lastFullOk : ok);
+    if (!opts.partial) this.lastFullOk = ok;
+    if (this.a.acting()) await st.save();
+    return ok;
+  }
+}
