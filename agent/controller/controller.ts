@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { type ApplyReport, type EngineDeps, type EngineOptions, type RevisionInput } from '../act/apply.ts';
-import { subsetOf } from '../validate/subset.ts';
+import type { EngineDeps } from '../act/apply.ts';
+import { applyOnly, type ApplyRevision } from '../act/partial.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
@@ -39,9 +39,6 @@ export const resolveRequestedAt = 'kupenstack.io/resolve-requested-at';
 
 export const projectLabel = 'kupenstack.io/project';
 
-/** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
-export type ApplyRevision = (input: RevisionInput, deps: EngineDeps, opts: EngineOptions) => Promise<ApplyReport>;
-
 export interface ControllerOptions {
   kc: k8s.KubeConfig;
   registry: SchemaRegistry;
@@ -49,6 +46,7 @@ export interface ControllerOptions {
   /** The OpenStack client for a run; re-read when the cloud's Secret changes. */
   cloud: () => Promise<OpenStackCloud>;
   secrets: SecretResolver;
+  /** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
   engine: ApplyRevision;
   /** The label by which a namespace opts in (default `kupenstack.io/project=enabled`). */
   optInLabel?: { key: string; value: string };
@@ -485,13 +483,13 @@ export class Controller {
    * all again and reports it on the objects.
    */
   private async imagesFirst(ns: string, revision: string, validated: ValidatedRevision, addresses: string[], deps: EngineDeps, mark: (what: string) => void): Promise<void> {
-    const only = subsetOf(validated, addresses);
-    if (only.manifests.length === 0) {
-      this.opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
-      return;
-    }
     try {
-      const r = await this.opts.engine({ revision, validated: only }, deps, { prune: false, allowMassDelete: false, partial: true });
+      const pass = await applyOnly(this.opts.engine, { revision, validated }, addresses, deps);
+      if ('skipped' in pass) {
+        this.opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
+        return;
+      }
+      const r = pass.report;
       mark('images first');
       this.opts.log(`images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`);
     } catch (err) {

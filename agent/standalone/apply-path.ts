@@ -6,6 +6,7 @@ import { textLogSink } from '../events/text-log.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
+import { applyOnly } from '../act/partial.ts';
 import { stableJson } from '../ownership/marker.ts';
 import type { ObservedState } from '../plan/observed.ts';
 import type { Plan } from '../plan/plan.ts';
@@ -15,7 +16,6 @@ import { FileCreateJournal, type CreateJournal } from '../status/create-journal.
 import { FileStateStore } from '../status/file-store.ts';
 import type { StateStore } from '../status/store.ts';
 import { checkPath } from '../validate/check-path.ts';
-import { subsetOf } from '../validate/subset.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 
 /*
@@ -102,27 +102,13 @@ export async function applyChanged(head: RevisionInput, base: ValidatedRevision,
   const before = new Map(base.manifests.map((m) => [m.address, declaredForm(m)]));
   const changed = head.validated.manifests.filter((m) => before.get(m.address) !== declaredForm(m));
   if (changed.length === 0) return { skipped: 'no manifest changed' };
-  const report = await applyPartial(head, changed.map((m) => m.address), opts);
-  return { report, changed: changed.length };
+  const pass = await applyOnly(applyRevision, head, changed.map((m) => m.address), engineDeps(opts));
+  return 'skipped' in pass ? pass : { report: pass.report, changed: changed.length };
 }
 
-/**
- * A registry notification: only these manifests of a revision (the Images
- * following the tag that moved), plus what they reference, are observed,
- * planned and written, without prune; the rest of the revision waits for
- * the Sync's interval. Skipped when the revision holds none of them (the
- * caller then runs the full pass).
- */
-export async function applySubset(head: RevisionInput, addresses: readonly string[], opts: StandaloneOptions): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
-  const wanted = new Set(addresses);
-  const applied = head.validated.manifests.filter((m) => wanted.has(m.address)).map((m) => m.address);
-  if (applied.length === 0) return { skipped: 'the revision declares none of these manifests any more' };
-  return { report: await applyPartial(head, applied, opts), applied };
-}
-
-/** The named manifests and what they depend on: a partial run, never a prune. */
-function applyPartial(head: RevisionInput, addresses: readonly string[], opts: StandaloneOptions): Promise<ApplyReport> {
-  return applyRevision({ revision: head.revision, validated: subsetOf(head.validated, addresses) }, engineDeps(opts), { prune: false, allowMassDelete: false, partial: true });
+/** A registry notification: only the Images it named (and what they need) from the last good revision; the rest waits for the interval. */
+export function applySubset(head: RevisionInput, addresses: readonly string[], opts: StandaloneOptions): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
+  return applyOnly(applyRevision, head, addresses, engineDeps(opts));
 }
 
 /** A manifest as declared, without where it was read from: equal text in another file is no change. */
