@@ -6,6 +6,7 @@ import { kindDependencies, kindOrder } from '../graph/kind-order.ts';
 import { adapters } from '../kinds/index.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
+import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import { decide, planErrorMessage, type Decision } from '../plan/decide.ts';
 import { observedHash, StalePlanError, compareObserved, type ObservedState } from '../plan/observed.ts';
 import type { Change, Drift, Held, ImageResolution, Plan } from '../plan/plan.ts';
@@ -41,6 +42,8 @@ export interface EngineDeps {
   signal?: AbortSignal;
   /** Only these namespaces' projects are observed, planned and pruned (the in-cluster controller reconciles one namespace at a time). Absent = every owned project. */
   namespaces?: string[];
+  /** What the Image kind remembers between runs: one per front end (a one-shot apply, the agent, the controller's leadership). */
+  images?: ImageFollows;
 }
 
 export interface EngineOptions {
@@ -200,6 +203,7 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
     imageVerify: deps.config.imageVerify,
     signal: deps.signal,
     trustKnownProjects: opts.partial === true,
+    ...(deps.images ? { images: deps.images } : {}),
   });
   const decision = await decide(input.validated, seen.inventory, {
     adapters,

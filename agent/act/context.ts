@@ -1,5 +1,6 @@
 import { KupenstackError } from '../errors.ts';
 import type { AdapterContext, Remote } from '../kinds/adapter.ts';
+import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
@@ -31,7 +32,7 @@ export interface ProjectContext {
  * planner answers references itself (plan/decide.ts); this context's `idOf`
  * throws PendingReference for an object that does not exist yet.
  */
-export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify, trustKnown = false): Promise<ProjectContext> {
+export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify, trustKnown = false, images?: ImageFollows): Promise<ProjectContext> {
   const ids = new Map<string, string>();
   const remotes = new Map<string, Remote>();
   const imports = new Map<string, Remote>();
@@ -47,6 +48,7 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
     ...(secrets ? { secrets } : {}),
     ...(imageVerify ? { imageVerify } : {}),
     ...(trustKnown ? { trustKnown } : {}),
+    ...(images ? { images } : {}),
     idOf: (kind, name) => {
       const id = ids.get(`${kind}/${name}`);
       if (id === undefined) throw new PendingReference(`${kind}/${name}`);

@@ -3,6 +3,7 @@ import { knownAfterApply, type KindAdapter, type Remote } from '../kinds/adapter
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Inventory } from '../plan/decide.ts';
+import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
@@ -42,6 +43,8 @@ export interface ObserveOptions {
   signal?: AbortSignal;
   /** The fast pass: the owner's projects as the last full pass listed them, when it saw them all (known-projects.ts). */
   trustKnownProjects?: boolean;
+  /** What the Image kind remembers between runs (the front end's). */
+  images?: ImageFollows;
 }
 
 /** The live inventory plus the per-namespace contexts the executor acts through. */
@@ -84,9 +87,9 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
   for (const ns of missing) {
     const future: Project = { namespace: ns, id: knownAfterApply(`project ${opts.projectPrefix}${ns}`), name: `${opts.projectPrefix}${ns}` };
-    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects)), future: true });
+    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: true });
   }
-  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects)), future: false });
+  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: false });
 
   const declaredKinds = new Map<string, Set<string>>();
   for (const m of resources) declaredKinds.set(m.metadata.namespace!, (declaredKinds.get(m.metadata.namespace!) ?? new Set<string>()).add(m.kind));

@@ -22,9 +22,7 @@ import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
 import { shardOf } from './shards.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { WorkQueue } from './work-queue.ts';
-import { forgetDiskSources } from '../glance/registry-source.ts';
-import { forgetResolutions } from '../kinds/image/oci.ts';
-import { markAddressesMoved, specFollows, type MovedTag } from '../kinds/image/oci-follow.ts';
+import { ImageFollows, specFollows, type MovedTag } from '../kinds/image/oci-follow.ts';
 import { mergePatch } from '../kube/client.ts';
 import { isKubeStatus } from '../kube/errors.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
@@ -116,6 +114,8 @@ export class Controller {
   private readonly inFlight = new Map<string, { since: number; step: string }>();
   /** Images a registry notification (or the resolve annotation) named, per namespace: its next run applies them first, alone. */
   private readonly movedImages = new Map<string, Set<string>>();
+  /** What the Image kind remembers between runs (tags followed, resolutions, registry clients): this leadership's, dropped when it ends. */
+  private images = new ImageFollows();
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
@@ -171,9 +171,8 @@ export class Controller {
     this.leadership = new AbortController();
     this.memory.clear();
     this.recentEvents.clear();
-    // Process-wide: resolved image tags and registry clients; the next leadership resolves and authenticates afresh.
-    forgetResolutions();
-    forgetDiskSources();
+    // Resolved image tags and registry clients: the next leadership resolves and authenticates afresh.
+    this.images = new ImageFollows();
   }
 
   /** A shard's Lease gained: its namespaces are reconciled (what came while another held it was theirs). */
@@ -238,7 +237,7 @@ export class Controller {
    */
   async resolveAgain(addresses: readonly string[]): Promise<void> {
     if (this.acting()) {
-      markAddressesMoved(this.opts.config.owner, addresses);
+      this.images.markAddressesMoved(this.opts.config.owner, addresses);
       this.noteMoved(addresses);
       for (const ns of new Set(addresses.map((a) => a.split('/')[0]!))) {
         if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
@@ -329,7 +328,7 @@ export class Controller {
     const requested = event === 'update' && old !== undefined && o.metadata.annotations?.[resolveRequestedAt] !== undefined && old.metadata.annotations?.[resolveRequestedAt] !== o.metadata.annotations[resolveRequestedAt];
     // Asked to resolve again (a follower got a registry notification, or a user): due now whatever its interval.
     if (requested) {
-      markAddressesMoved(this.opts.config.owner, [address]);
+      this.images.markAddressesMoved(this.opts.config.owner, [address]);
       this.noteMoved([address]);
     }
     // Our own status writes change only status (generation stays): they must not schedule a run.
@@ -437,7 +436,7 @@ export class Controller {
     let firstWrite: number | undefined;
     const onWrite = (at: number): void => void (firstWrite ??= at);
     clocked?.onWrite.add(onWrite);
-    const deps: EngineDeps = { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal, ...(this.opts.journal ? { journal: this.opts.journal } : {}) };
+    const deps: EngineDeps = { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal, images: this.images, ...(this.opts.journal ? { journal: this.opts.journal } : {}) };
     const moved = this.movedImages.get(ns);
     this.movedImages.delete(ns);
     if (moved && !terminating) await this.imagesFirst(ns, revision, validated, [...moved].sort(), deps, mark);

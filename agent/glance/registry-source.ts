@@ -21,21 +21,24 @@ export interface SourceOptions {
   plainHttpAdvice?: string | undefined;
 }
 
-const sources = new Map<string, DiskSource>();
-
+/** A registry client for one command (`image inspect`, `image import`): nothing outlives it. */
 export function diskSourceFor(options: SourceOptions = {}): DiskSource {
-  const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '']);
-  let s = sources.get(key);
-  if (!s) {
-    s = makeDiskSource(options);
-    sources.set(key, s);
-  }
-  return s;
+  return makeDiskSource(options);
 }
 
-/** Drops every registry client (tokens, connections, what was sniffed): a demoted controller keeps nothing a leader learnt. */
-export function forgetDiskSources(): void {
-  sources.clear();
+/** One registry client per credentials and advice, so token caches and connections are shared; owned by whoever runs the Image kind (ImageFollows). */
+export class DiskSources {
+  private readonly sources = new Map<string, DiskSource>();
+
+  get(options: SourceOptions = {}): DiskSource {
+    const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '']);
+    let s = this.sources.get(key);
+    if (!s) {
+      s = makeDiskSource(options);
+      this.sources.set(key, s);
+    }
+    return s;
+  }
 }
 
 /** Credentials only from a Secret the manifest names, a file the user names, or $DOCKER_CONFIG/config.json. */

@@ -5,6 +5,7 @@ import type { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import type { DestructiveReason } from '../model/impact.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
+import type { ImageFollows } from './image/oci-follow.ts';
 
 /**
  * What one kind knows about OpenStack, and nothing else: API paths, the field
@@ -267,6 +268,8 @@ export interface AdapterContext {
    * The full pass asks again.
    */
   trustKnown?: boolean;
+  /** What the Image kind remembers between runs, owned by the front end (kinds/image/oci-follow.ts). */
+  images?: ImageFollows;
 }
 
 /** The OpenStack name of a manifest: spec.name, or metadata.name. */

@@ -1,4 +1,5 @@
 import type { AgentConfig } from '../config/config.ts';
+import { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
@@ -43,16 +44,20 @@ export interface Readiness {
 export class Agent {
   readonly handles: Map<string, SyncHandle>;
   readonly secrets: SecretResolver;
+  /** What the Image kind remembers between runs, shared by every Sync: the registry hook marks moved tags in it. */
+  readonly images: ImageFollows;
   private readonly logger: Logger;
 
-  private constructor(handles: Map<string, SyncHandle>, secrets: SecretResolver, logger: Logger) {
+  private constructor(handles: Map<string, SyncHandle>, secrets: SecretResolver, logger: Logger, images: ImageFollows) {
     this.handles = handles;
     this.secrets = secrets;
     this.logger = logger;
+    this.images = images;
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
     const handles = new Map<string, SyncHandle>();
+    const images = new ImageFollows();
     for (const sync of opts.config.syncs ?? []) {
       const source = await opts.createSource(sync);
       const runner = await SyncRunner.create(sync, {
@@ -63,6 +68,7 @@ export class Agent {
         logger: opts.logger,
         metrics: opts.metrics,
         secrets: opts.secrets,
+        images,
         ...(opts.cloudStep ? { cloudStep: opts.cloudStep } : {}),
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
@@ -70,7 +76,7 @@ export class Agent {
       const scheduler = new Scheduler(sync, (trigger, signal) => runner.run(trigger, signal), (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'));
       handles.set(sync.name, { sync, runner, scheduler, source });
     }
-    return new Agent(handles, opts.secrets, opts.logger);
+    return new Agent(handles, opts.secrets, opts.logger, images);
   }
 
   start(): void {

@@ -3,6 +3,7 @@ import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
 import { textLogSink } from '../events/text-log.ts';
+import { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
@@ -44,6 +45,8 @@ export interface StandaloneOptions {
   secrets?: SecretResolver;
   /** `apply --plan`: the saved plan this run must equal. */
   plan?: Plan & { observed?: ObservedState };
+  /** What the Image kind remembers between runs (the agent's, for its life); default: this run's own. */
+  images?: ImageFollows;
 }
 
 export interface PathOptions extends StandaloneOptions {
@@ -128,7 +131,7 @@ function eventsOf(opts: StandaloneOptions): EventSink {
 
 function engineDeps(opts: StandaloneOptions): EngineDeps {
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
-  return { cloud, registry: opts.registry ?? sharedSchemaRegistry(), config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events: eventsOf(opts), secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal };
+  return { cloud, registry: opts.registry ?? sharedSchemaRegistry(), config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events: eventsOf(opts), secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal, images: opts.images ?? new ImageFollows() };
 }
 
 /** Loads and validates a folder once; an invalid one is said on the events (nothing is applied). */

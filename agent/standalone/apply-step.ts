@@ -3,6 +3,7 @@ import { applyChanged, applySubset, applyValidated } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { metricsSink } from '../telemetry/event-sinks.ts';
@@ -32,6 +33,8 @@ export interface ApplyStepContext {
   secrets: SecretResolver;
   /** Drive the OpenStackCloud the revision declares before its resources (`agent --kubeconfig`). */
   cloudStep?: CloudStepOptions;
+  /** What the Image kind remembers between runs: the agent's one object. */
+  images: ImageFollows;
   /** The run's record in the Sync's history (the shared Sync run's). */
   record: (started: number, revision: string, trigger: Trigger, result: RunResult, message?: string, counts?: Record<string, number>) => void;
 }
@@ -75,6 +78,7 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
     signal,
     registry: ctx.registry,
     openstack: ctx.openstack,
+    images: ctx.images,
   };
   // The cloud first (full passes, drift ones too: they correct the cloud's drift): its resources wait for it to be Ready.
   if (!only && ctx.cloudStep) {

@@ -6,7 +6,6 @@ import type { Agent, SyncHandle } from './agent.ts';
 import { readBody, sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
-import { markMoved } from '../kinds/image/oci-follow.ts';
 import { handleRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
 import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
@@ -122,7 +121,7 @@ export class AgentServer {
       name: h.sync.name,
       secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
       moved: (pushes) => {
-        const addresses = markMoved(h.sync.owner, pushes);
+        const addresses = this.agent.images.markMoved(h.sync.owner, pushes);
         // The run the trigger starts applies exactly these (sync-runner.ts); the rest waits for the interval.
         h.runner.noteMoved(addresses);
         return addresses.length > 0;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
+import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { sharedSchemaRegistry } from '../schema/registry.ts';
@@ -30,6 +31,8 @@ export interface SyncRunnerDeps {
   store?: SyncStatusStore;
   /** Drive the OpenStackCloud a revision declares before its resources (`agent --kubeconfig`). */
   cloudStep?: CloudStepOptions;
+  /** What the Image kind remembers between runs: the agent's one object (its registry hook marks moved tags in it). */
+  images: ImageFollows;
 }
 
 /**
@@ -185,6 +188,7 @@ export class SyncRunner implements SyncApplier {
       openstack: this.client(),
       registry: this.registry,
       secrets: this.deps.secrets,
+      images: this.deps.images,
       record: (...args) => this.shared.record(...args),
       ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
     };

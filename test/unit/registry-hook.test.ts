@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { forgetFollows, markAddressesMoved, markMoved, movedSince, noteFollow, specFollows } from '../../agent/kinds/image/oci-follow.ts';
+import { ImageFollows, specFollows } from '../../agent/kinds/image/oci-follow.ts';
 import { handleRegistryHook, maxEventAgeMs, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
 import type { RegistryPush } from '../../agent/hooks/registry-senders/push.ts';
 import { DeliveryLog } from '../../agent/hooks/git-webhook.ts';
@@ -147,9 +147,15 @@ describe('registry notifications: authentication and replays', () => {
   });
 });
 
+/** A front end's own ImageFollows, its methods bound. */
+function follows(): Pick<ImageFollows, 'noteFollow' | 'markMoved' | 'movedSince' | 'markAddressesMoved'> {
+  const f = new ImageFollows();
+  return { noteFollow: f.noteFollow.bind(f), markMoved: f.markMoved.bind(f), movedSince: f.movedSince.bind(f), markAddressesMoved: f.markAddressesMoved.bind(f) };
+}
+
 describe('which Images a push moves (oci-follow.ts)', () => {
   it('exactly the owner\'s Images following that registry, repository and tag or a range the tag satisfies', () => {
-    forgetFollows();
+    const { noteFollow, markMoved, movedSince } = follows();
     noteFollow('tag', 'o1', 'ns/Image/tag', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
     noteFollow('range', 'o1', 'ns/Image/range', { repository: '127.0.0.1:5050/team/cirros', semver: '^1.2' });
     noteFollow('pinned', 'o1', 'ns/Image/pinned', { repository: '127.0.0.1:5050/team/cirros', digest: `sha256:${'a'.repeat(64)}` });
@@ -165,7 +171,6 @@ describe('which Images a push moves (oci-follow.ts)', () => {
     expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t + 1))).toEqual(['range', 'hub']);
     // A resolution that started after the push is not due again.
     expect(movedSince('range', t + 2)).toBe(false);
-    forgetFollows();
   });
 
   it('an Image custom resource\'s spec follows a push by the same rules, before any run resolved it (the controller\'s watch cache)', () => {
@@ -183,12 +188,11 @@ describe('which Images a push moves (oci-follow.ts)', () => {
   });
 
   it('the addresses a controller resolves again are marked moved for their owner only', () => {
-    forgetFollows();
+    const { noteFollow, markAddressesMoved, movedSince } = follows();
     noteFollow('a', 'o1', 'ns/Image/a', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
     noteFollow('b', 'o1', 'ns/Image/b', { repository: '127.0.0.1:5050/team/other', tag: '0.6' });
     noteFollow('c', 'o2', 'ns/Image/a', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
     markAddressesMoved('o1', ['ns/Image/a'], 500);
     expect(['a', 'b', 'c'].filter((k) => movedSince(k, 500))).toEqual(['a']);
-    forgetFollows();
   });
 });

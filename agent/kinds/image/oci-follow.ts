@@ -1,14 +1,8 @@
-import type { DiskRequest } from '../../../oci/disk-source.ts';
+import type { DiskRequest, ResolvedDisk } from '../../../oci/disk-source.ts';
 import { parseRepository } from '../../../oci/reference.ts';
 import { chooseSemverTag } from '../../../lib/semver-tag.ts';
+import { DiskSources } from '../../glance/registry-source.ts';
 
-/**
- * Which Images follow which repository and tag, for registry notifications:
- * a push marks exactly those as moved (resolveManifest then asks the registry
- * again whatever their interval), and says which owners (Syncs) to run.
- * Learnt at each resolution, in this process: an Image not resolved yet is
- * resolved at its first run anyway. Nothing here talks to a registry.
- */
 
 /** A tag moved in a registry (the shape every sender's parser gives). */
 export interface MovedTag {
@@ -28,28 +22,66 @@ interface Follow {
   semver?: string;
 }
 
-const follows = new Map<string, Follow>();
-const movedAt = new Map<string, number>();
 /** Manifests come and go with revisions; forgetting the oldest costs at most an Image resolved at its interval instead of at once. */
 const maxFollows = 10_000;
 
-/** Called where a manifest is resolved: `key` names the manifest's resolution (resolveManifest's cache key). */
-export function noteFollow(key: string, owner: string, address: string, request: DiskRequest): void {
-  if (request.digest !== undefined) return; // a pinned digest never moves
-  const { registry, repository } = parseRepository(request.repository);
-  follows.delete(key);
-  follows.set(key, { owner, address, registry, repository, ...(request.semver !== undefined ? { semver: request.semver } : { tag: request.tag ?? 'latest' }) });
-  while (follows.size > maxFollows) {
-    const oldest = follows.keys().next().value!;
-    follows.delete(oldest);
-    movedAt.delete(oldest);
-  }
-}
+/**
+ * What the Image kind remembers between runs, owned by the front end that
+ * runs them (the standalone agent, the controller; a one-shot `apply` makes
+ * its own) and handed to the engine (EngineDeps.images): which Images follow
+ * which repository and tag, so a registry notification marks exactly those
+ * as moved (resolveManifest then asks the registry again whatever their
+ * interval) and says which owners (Syncs) to run; the last resolution per
+ * manifest (`interval`, `schedule`); and the registry clients, so token
+ * caches and connections are shared. A controller that loses leadership
+ * drops the object and starts a fresh one. Nothing here talks to a registry.
+ */
+export class ImageFollows {
+  private readonly follows = new Map<string, Follow>();
+  private readonly movedAt = new Map<string, number>();
+  /** Last resolution per manifest, for `interval` and `schedule` (oci.ts resolveManifest; see oci-poll.ts). */
+  readonly resolved = new Map<string, { disk: ResolvedDisk; at: number }>();
+  /** One registry client per credentials and advice (glance/registry-source.ts). */
+  readonly sources = new DiskSources();
 
-/** Whether a push marked this resolution moved at or after `since` (the start of the last resolution). */
-export function movedSince(key: string, since: number): boolean {
-  const at = movedAt.get(key);
-  return at !== undefined && at >= since;
+  /** Called where a manifest is resolved: `key` names the manifest's resolution (resolveManifest's cache key). */
+  noteFollow(key: string, owner: string, address: string, request: DiskRequest): void {
+    if (request.digest !== undefined) return; // a pinned digest never moves
+    const { registry, repository } = parseRepository(request.repository);
+    this.follows.delete(key);
+    this.follows.set(key, { owner, address, registry, repository, ...(request.semver !== undefined ? { semver: request.semver } : { tag: request.tag ?? 'latest' }) });
+    while (this.follows.size > maxFollows) {
+      const oldest = this.follows.keys().next().value!;
+      this.follows.delete(oldest);
+      this.movedAt.delete(oldest);
+    }
+  }
+
+  /** Whether a push marked this resolution moved at or after `since` (the start of the last resolution). */
+  movedSince(key: string, since: number): boolean {
+    const at = this.movedAt.get(key);
+    return at !== undefined && at >= since;
+  }
+
+  /** Marks this owner's Images that follow one of the pushed tags as moved now; returns their addresses (empty: none follows). */
+  markMoved(owner: string, pushes: readonly MovedTag[], now = Date.now()): string[] {
+    const wheres = pushes.map((p) => ({ push: p, where: normalised(p) })).filter((x) => x.where !== undefined);
+    const marked = new Set<string>();
+    for (const [key, f] of this.follows) {
+      if (f.owner !== owner) continue;
+      if (wheres.some((x) => matches(f, x.push, x.where!))) {
+        this.movedAt.set(key, now);
+        marked.add(f.address);
+      }
+    }
+    return [...marked].sort();
+  }
+
+  /** Marks what these manifests (addresses) resolved as moved now: the next run asks the registry again whatever their interval. */
+  markAddressesMoved(owner: string, addresses: readonly string[], now = Date.now()): void {
+    const wanted = new Set(addresses);
+    for (const [key, f] of this.follows) if (f.owner === owner && wanted.has(f.address)) this.movedAt.set(key, now);
+  }
 }
 
 /** Same repository, whatever the spelling of its name (Docker Hub short names, `library/`). */
@@ -65,20 +97,6 @@ function matches(f: Follow, push: MovedTag, where: { registry?: string; reposito
   if (push.tag === undefined || where.repository !== f.repository) return false;
   if (where.registry !== undefined && where.registry.toLowerCase() !== f.registry.toLowerCase()) return false;
   return f.semver !== undefined ? chooseSemverTag([push.tag], f.semver) !== undefined : f.tag === push.tag;
-}
-
-/** Marks this owner's Images that follow one of the pushed tags as moved now; returns their addresses (empty: none follows). */
-export function markMoved(owner: string, pushes: readonly MovedTag[], now = Date.now()): string[] {
-  const wheres = pushes.map((p) => ({ push: p, where: normalised(p) })).filter((x) => x.where !== undefined);
-  const marked = new Set<string>();
-  for (const [key, f] of follows) {
-    if (f.owner !== owner) continue;
-    if (wheres.some((x) => matches(f, x.push, x.where!))) {
-      movedAt.set(key, now);
-      marked.add(f.address);
-    }
-  }
-  return [...marked].sort();
 }
 
 /**
@@ -100,16 +118,4 @@ export function specFollows(spec: unknown, pushes: readonly MovedTag[]): boolean
     const w = normalised(p);
     return w !== undefined && matches(f, p, w);
   });
-}
-
-/** Marks what these manifests (addresses) resolved as moved now: the next run asks the registry again whatever their interval. */
-export function markAddressesMoved(owner: string, addresses: readonly string[], now = Date.now()): void {
-  const wanted = new Set(addresses);
-  for (const [key, f] of follows) if (f.owner === owner && wanted.has(f.address)) movedAt.set(key, now);
-}
-
-/** Forgets everything (tests that run several agents' worth of Images in one process). */
-export function forgetFollows(): void {
-  follows.clear();
-  movedAt.clear();
 }

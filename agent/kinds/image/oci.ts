@@ -3,7 +3,7 @@ import { DockerConfigCredentials } from '../../../oci/auth/docker-config.ts';
 import type { DiskRequest, DiskSource, ResolvedDisk } from '../../../oci/disk-source.ts';
 import { formatRequest } from '../../../oci/reference.ts';
 import { KupenstackError } from '../../errors.ts';
-import { diskSourceFor } from '../../glance/registry-source.ts';
+import { DiskSources } from '../../glance/registry-source.ts';
 import { currentVersion, ociTag, propDigest, staleVersions, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import { applyRetention, deleteVersion, demote, findOrCreateVersion, promote, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
 import type { ImageSpec } from '../../model/kinds.generated.ts';
@@ -11,7 +11,7 @@ import type { Manifest } from '../../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
 import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
 import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from '../adapter.ts';
-import { movedSince, noteFollow } from './oci-follow.ts';
+import { ImageFollows } from './oci-follow.ts';
 import { resolveDue } from './oci-poll.ts';
 import { toRemote } from './remote.ts';
 import { policyOf, verifyResolved } from './verify.ts';
@@ -69,7 +69,7 @@ const plainHttpAdvice = 'set insecure: true under spec.source.oci';
  */
 export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSource> {
   const ref = ociSourceOf(m).credentialsSecretRef;
-  if (!ref) return diskSourceFor({ plainHttpAdvice });
+  if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice });
   const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };
   if (!ctx.secrets) {
     throw new KupenstackError('image.oci-credentials', `${m.address}: source.oci.credentialsSecretRef names ${describeSecret(secret)}, but this agent reads no Secrets; give it a secret resolver, or a docker config file (DOCKER_CONFIG) and drop credentialsSecretRef`);
@@ -85,11 +85,13 @@ export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSour
   const store = new DockerConfigCredentials(describeSecret(secret), json);
   // The cache key names the Secret and a hash of its value (a rotation makes a new client), never the value.
   const key = `${describeSecret(secret)}#${createHash('sha256').update(value).digest('hex').slice(0, 16)}`;
-  return diskSourceFor({ credentials: { key, store }, plainHttpAdvice });
+  return sourcesOf(ctx).get({ credentials: { key, store }, plainHttpAdvice });
 }
 
-/** Last resolution per manifest, for `interval` and `schedule` (this process only; see oci-poll.ts). */
-const lastResolved = new Map<string, { disk: ResolvedDisk; at: number }>();
+/** The front end's registry clients; a context without (an adapter driven alone) gets a client per call. */
+function sourcesOf(ctx: ImageContext): DiskSources {
+  return ctx.images?.sources ?? new DiskSources();
+}
 
 /**
  * Where the manifest's reference points now. One resolve per repository and
@@ -103,23 +105,20 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const key = stableJson(request);
   // The policy is part of the key: a remembered answer was verified under the policy it was resolved with.
   const cacheKey = `${ctx.projectId}|${m.address}|${key}|${stableJson(policyOf(m, ctx) ?? null)}`;
-  const cached = lastResolved.get(cacheKey);
+  // Remembered by the front end that runs the kind (ImageFollows); without one, every run resolves afresh.
+  const images = ctx.images ?? new ImageFollows();
+  const cached = images.resolved.get(cacheKey);
   // A registry notification (oci-follow.ts) makes the answer due whatever the interval says.
-  if (cached && (request.digest !== undefined || (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !movedSince(cacheKey, cached.at)))) return cached.disk;
-  noteFollow(cacheKey, ctx.owner, m.address, request);
+  if (cached && (request.digest !== undefined || (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !images.movedSince(cacheKey, cached.at)))) return cached.disk;
+  images.noteFollow(cacheKey, ctx.owner, m.address, request);
   // The time the resolution started: a push arriving while it runs makes its answer due again.
   const startedAt = Date.now();
   const source = await sourceOf(m, ctx);
   const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
   // Before anything is made in Glance (create, upload, tag move all start from this answer).
   await verifyResolved(m, ctx, source, disk);
-  lastResolved.set(cacheKey, { disk, at: startedAt });
+  images.resolved.set(cacheKey, { disk, at: startedAt });
   return disk;
-}
-
-/** Forgets the remembered resolutions (tests that move tags within one process). */
-export function forgetResolutions(): void {
-  lastResolved.clear();
 }
 
 export function lookOf(m: Manifest, disk: ResolvedDisk, marker?: Marker): VersionLook {

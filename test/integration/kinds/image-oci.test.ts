@@ -8,7 +8,7 @@ import { image } from '../../../agent/kinds/image/adapter.ts';
 import { importDisk } from '../../../agent/glance/import.ts';
 import { ociTransfers } from '../../../agent/glance/versions.ts';
 import { diskSourceFor } from '../../../agent/glance/registry-source.ts';
-import { forgetResolutions } from '../../../agent/kinds/image/oci.ts';
+import { ImageFollows } from '../../../agent/kinds/image/oci-follow.ts';
 import { ociImageId, versionName } from '../../../agent/glance/version-rules.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import { ownerTag } from '../../../agent/ownership/marker.ts';
@@ -79,11 +79,15 @@ async function boot(imageId: string, name: string): Promise<string> {
   throw new Error('server not ACTIVE in time');
 }
 
+/** What the Image kind remembers between runs, as a front end owns it. */
+let images = new ImageFollows();
+
 /** The adapter context of one run: its own memo, as the engine makes one per run. */
 function runCtx(): AdapterContext {
   const memos = new Map<string, Promise<unknown>>();
   return {
     ...t.ctx,
+    images,
     memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
       if (!memos.has(key)) memos.set(key, load());
       return memos.get(key) as Promise<T>;
@@ -237,7 +241,7 @@ describe('OCI images in Glance', () => {
     const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true, sharing: 'private' } } });
     expect((await image.desired(eager, runCtx())).digest).toBe(d2);
     // The hour is over (the remembered time forgotten, as after it passed): the new digest.
-    forgetResolutions();
+    images = new ImageFollows();
     expect((await image.desired(m, runCtx())).digest).toBe(d2);
   });
 
