@@ -2,9 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// The import-cycle half of `npm run lint` (package.json "lint:cycles"), run with
-// the project's own rules over small fixtures: one with a file cycle, one with
-// a folder cycle only, and one without any.
+// The import half of `npm run lint` (package.json "lint:cycles"), run with the
+// project's own rules over small fixtures: one with a file cycle, one with a
+// folder cycle only, one without any; then one planted import per layer rule,
+// and a layered tree that passes.
 const root = join(import.meta.dirname, '..', '..');
 const fixtures = 'test/unit/import-cycles';
 
@@ -31,6 +32,31 @@ describe('npm run lint refuses import cycles', () => {
 
   it('passes when imports run one way', () => {
     const r = depcruise('acyclic');
+    expect(r.out).not.toContain('error');
+    expect(r.status, r.out).toBe(0);
+  });
+});
+
+describe('npm run lint keeps the floors of the house (layer rules)', () => {
+  const planted: [string, string, RegExp][] = [
+    ['peers', 'front-ends-are-peers', /agent\/gitops\/hooks\.ts → \S*agent\/standalone\/agent\.ts/],
+    ['peers-back', 'front-ends-are-peers', /agent\/standalone\/server\.ts → \S*agent\/controller\/controller\.ts/],
+    ['kinds-up', 'engine-below-front-ends', /agent\/kinds\/image\.ts → \S*agent\/gitops\/sync-loop\.ts/],
+    ['sync-up', 'engine-below-front-ends', /agent\/sync\/sync-run\.ts → \S*agent\/standalone\/sync-runner\.ts/],
+    ['engine-sync', 'engine-below-sync-kit', /agent\/act\/apply\.ts → \S*agent\/sync\/status\.ts/],
+    ['door', 'engine-door-takes-data', /agent\/act\/apply\.ts → \S*agent\/load\/load\.ts/],
+  ];
+  for (const [dir, rule, edge] of planted) {
+    it(`fails on a planted ${dir} import (${rule})`, () => {
+      const r = depcruise(`layers/${dir}`);
+      expect(r.status, r.out).not.toBe(0);
+      expect(r.out).toContain(rule);
+      expect(r.out).toMatch(edge);
+    });
+  }
+
+  it('passes a tree whose front ends stand side by side over the Sync kit and the engine', () => {
+    const r = depcruise('layers/layered');
     expect(r.out).not.toContain('error');
     expect(r.status, r.out).toBe(0);
   });

@@ -1,0 +1,2 @@
+// Fixture: the loader.
+export const loadTree = 1;

@@ -1,0 +1,2 @@
+// Fixture: a Sync's status.
+export const status = 1;

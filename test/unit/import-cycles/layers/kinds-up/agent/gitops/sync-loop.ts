@@ -1,0 +1,2 @@
+// Fixture: the in-cluster Sync loop.
+export const loop = 1;

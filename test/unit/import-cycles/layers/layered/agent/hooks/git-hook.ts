@@ -1,0 +1,2 @@
+// Fixture: a hook.
+export const hook = 1;

@@ -1,0 +1,4 @@
+// Fixture: the shared Sync run validates; it knows no front end.
+import { validate } from '../validate/validate.ts';
+
+export const run = validate + 1;

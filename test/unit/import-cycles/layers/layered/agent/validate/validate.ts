@@ -1,0 +1,2 @@
+// Fixture: validation.
+export const validate = 1;

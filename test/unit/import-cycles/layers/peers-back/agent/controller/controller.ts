@@ -1,0 +1,2 @@
+// Fixture: the controller.
+export const controller = 1;

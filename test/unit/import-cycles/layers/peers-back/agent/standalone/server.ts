@@ -1,0 +1,4 @@
+// Fixture: the standalone server imports the controller.
+import { controller } from '../controller/controller.ts';
+
+export const server = controller + 1;

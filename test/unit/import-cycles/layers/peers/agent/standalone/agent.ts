@@ -1,0 +1,2 @@
+// Fixture: the standalone agent.
+export const agent = 1;

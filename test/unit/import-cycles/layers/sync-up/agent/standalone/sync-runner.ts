@@ -1,0 +1,2 @@
+// Fixture: the standalone runner.
+export const runner = 1;
