@@ -17,7 +17,6 @@ export const simpleSigningType = 'application/vnd.dev.cosign.simplesigning.v1+js
 export const signatureAnnotation = 'dev.cosignproject.cosign/signature';
 /** A keyless classic signature's signing certificate and its chain (PEM). */
 export const certificateAnnotation = 'dev.sigstore.cosign/certificate';
-export const chainAnnotation = 'dev.sigstore.cosign/chain';
 /** application/vnd.dev.sigstore.bundle.v0.3+json and its predecessors. */
 export const bundleTypePrefix = 'application/vnd.dev.sigstore.bundle';
 

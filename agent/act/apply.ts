@@ -21,8 +21,6 @@ import { execute } from './execute.ts';
 import type { ApplyError, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
 
-export type { ApplyError, KindCounts };
-
 /** One revision of the desired state: the source's revision string and its validated manifests. */
 export interface RevisionInput {
   revision: string;

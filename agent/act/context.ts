@@ -4,7 +4,7 @@ import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
-import type { Project } from './projects.ts';
+import type { Project } from './project.ts';
 
 /** A reference whose target has no OpenStack id yet; the engine retries the manifest once the target exists. */
 export class PendingReference extends KupenstackError {

@@ -1,5 +1,5 @@
 import type { OpenStackCloud } from '../openstack/cloud.ts';
-import type { Project } from './projects.ts';
+import type { Project } from './project.ts';
 
 /**
  * What keeps a project of a namespace that left the revision alive: anything

@@ -19,8 +19,6 @@ import { ensureProjects } from './projects.ts';
 import { waitGone, waitReady } from './wait.ts';
 import type { ExecuteOptions, Node, Outcome, Run } from './run.ts';
 
-export type { ApplyError, ExecuteOptions, KindCounts, Node, Outcome, Run } from './run.ts';
-
 /**
  * Runs a plan (Terraform's apply of a planfile): creates the projects the
  * plan needs, then phase A deletes what is replaced (detaching what uses it

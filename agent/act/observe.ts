@@ -10,7 +10,8 @@ import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
 import { know, projectContext, type ProjectContext } from './context.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
-import { ownedProjects, type Project } from './projects.ts';
+import { ownedProjects } from './projects.ts';
+import { type Project } from './project.ts';
 
 /**
  * Where a manifest is reconciled. Namespaced kinds live in the namespace's

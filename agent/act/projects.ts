@@ -4,7 +4,6 @@ import { OpenStackError } from '../openstack/errors.ts';
 import { ownerTag } from '../ownership/marker.ts';
 import { rememberGrants, trustedProjects } from './known-projects.ts';
 
-export type { Project } from './project.ts';
 import type { Project } from './project.ts';
 
 export interface ProjectOptions {

@@ -9,7 +9,8 @@ import { AgentMetrics } from '../telemetry/metrics.ts';
 import { AgentServer } from '../standalone/server.ts';
 import { sourceForSync } from '../sync/sync-source.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
-import { withCloudStepOptions, type CloudStepOptions } from './cloud-step.ts';
+import { withCloudStepOptions } from './cloud-step.ts';
+import { type CloudStepOptions } from '../standalone/revision-cloud.ts';
 
 interface AgentCliOptions extends CloudOptions, CloudStepOptions {
   listen: string;

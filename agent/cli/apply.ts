@@ -8,7 +8,8 @@ import { outputOption, printJson, type OutputFormat } from './output.ts';
 import { secretsDirOf } from '../config/config.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
-import { cloudNotReady, driveRevisionCloud, withCloudStepOptions, type CloudStepOptions } from './cloud-step.ts';
+import { withCloudStepOptions } from './cloud-step.ts';
+import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from '../standalone/revision-cloud.ts';
 
 interface ApplyOptions extends CloudOptions, CloudStepOptions {
   prune: boolean;

@@ -12,8 +12,6 @@ import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
 import { baseDirOf, namespaceOf, type CloudStepOptions } from '../standalone/revision-cloud.ts';
 
-export { cloudManifest, cloudNotReady, driveRevisionCloud, type CloudStepOptions } from '../standalone/revision-cloud.ts';
-
 /** The --kubeconfig and --cloud-namespace flags of apply, plan and agent (the cloud itself: ../standalone/revision-cloud.ts). */
 export function withCloudStepOptions(command: Command): Command {
   return command

@@ -18,7 +18,8 @@ import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-optio
 import { outputOption } from './output.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { checkPath } from '../validate/check-path.ts';
-import { cloudManifest, planCloudBetween, planCloudOf, printCloudSection, withCloudStepOptions, type CloudPlanSection, type CloudStepOptions } from './cloud-step.ts';
+import { planCloudBetween, planCloudOf, printCloudSection, withCloudStepOptions, type CloudPlanSection } from './cloud-step.ts';
+import { cloudManifest, type CloudStepOptions } from '../standalone/revision-cloud.ts';
 import { stableJson } from '../ownership/marker.ts';
 
 interface PlanOptions extends CloudOptions, CloudStepOptions {

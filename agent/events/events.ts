@@ -49,5 +49,3 @@ export function fanOut(...sinks: EventSink[]): EventSink {
     }
   };
 }
-
-export const discardEvents: EventSink = () => {};

@@ -3,7 +3,7 @@ import { OpenStackError } from '../openstack/errors.ts';
 import type { ServiceClient } from '../openstack/service.ts';
 import { parseDescriptionMarker, withDescriptionMarker } from '../ownership/marker.ts';
 import { bucket, openstackName, pick, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { uuid5 } from './names.ts';
+import { uuid5 } from '../util/uuid5.ts';
 import { pool } from '../util/concurrency.ts';
 
 /**

@@ -17,9 +17,6 @@ import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serv
  * `onImageUpdate: rebuild`).
  */
 
-/** Fields whose update is a rebuild: the root disk is lost, the plan must say so. */
-export const vmDestructiveFields: readonly string[] = ['image', 'image_id'];
-
 /**
  * Replace fields Nova does not show back (user data, requested fixed IPs, the
  * boot volume request): absent from observed fields, judged by the spec hash alone.

@@ -1,9 +1,5 @@
 import { existsSync } from 'node:fs';
 import {
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  EventsV1Api,
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
@@ -100,23 +96,3 @@ export const serverSideApply: ConfigurationOptions<ObservableMiddleware> = setHe
 
 /** Same, as a JSON merge patch (for metadata such as finalizers, where SSA ownership is not wanted). */
 export const mergePatch: ConfigurationOptions<ObservableMiddleware> = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-/** The API groups KupenStack talks to, from one configuration. */
-export interface KubeClients {
-  config: KubeConfig;
-  core: CoreV1Api;
-  custom: CustomObjectsApi;
-  coordination: CoordinationV1Api;
-  events: EventsV1Api;
-}
-
-export function kubeClients(opts: KubeConfigOptions = {}): KubeClients {
-  const config = loadKubeConfig(opts);
-  return {
-    config,
-    core: config.makeApiClient(CoreV1Api),
-    custom: config.makeApiClient(CustomObjectsApi),
-    coordination: config.makeApiClient(CoordinationV1Api),
-    events: config.makeApiClient(EventsV1Api),
-  };
-}

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 
 /**
  * Where a Git source keeps its data between runs and restarts:
@@ -70,9 +71,8 @@ export async function promoteCheckout(layout: CacheLayout, commit: string): Prom
   const state = await readState(layout);
   const next: CheckoutState = state.current === commit ? state : { current: commit, previous: state.current };
   const keep = new Set([next.current, next.previous].filter((c): c is string => c !== undefined).map((c) => `rev-${c}`));
-  const tmp = join(layout.checkouts, `state.json.${randomBytes(4).toString('hex')}`);
-  await writeFile(tmp, JSON.stringify(next));
-  await rename(tmp, join(layout.checkouts, 'state.json'));
+  // A leftover temporary file of a killed write starts with `state.json.`: removed below.
+  await writeFileAtomic(join(layout.checkouts, 'state.json'), JSON.stringify(next));
   for (const entry of await readdir(layout.checkouts)) {
     if (entry === 'state.json' || keep.has(entry.replace(/\.meta\.json$/, ''))) continue;
     if (entry.startsWith('rev-') || entry.startsWith('.tmp-rev-') || entry.startsWith('state.json.')) await rm(join(layout.checkouts, entry), { recursive: true, force: true });

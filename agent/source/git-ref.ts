@@ -70,6 +70,3 @@ export function refKey(ref: GitRef): string {
 export function gitRevision(name: string | undefined, commit: string): string {
   return name ? `${name}@sha1:${commit}` : `sha1:${commit}`;
 }
-
-/** The Git source and the OCI image source choose a semver tag the same way. */
-export { chooseSemverTag } from '../../lib/semver-tag.ts';

@@ -8,7 +8,8 @@ import { cacheLayout, type CacheLayout, checkoutDir, currentCheckout, promoteChe
 import { checkoutTree } from './git-checkout.ts';
 import { classifyRemoteError, safeCause } from './git-errors.ts';
 import { gitHttpClient } from './git-http.ts';
-import { chooseSemverTag, describeRef, type GitRef, gitRevision, refKey } from './git-ref.ts';
+import { describeRef, type GitRef, gitRevision, refKey } from './git-ref.ts';
+import { chooseSemverTag } from '../../lib/semver-tag.ts';
 import { checkGitUrl, redactUrl } from './git-url.ts';
 import type { GitCredentials } from './credentials.ts';
 import { resolveSourcePath, sourcePathOrError } from './source-path.ts';

@@ -1,5 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
 
 export interface HealAttempt {
   step: 'reboot' | 'rebuild' | 'recreate';
@@ -48,12 +47,4 @@ export async function readState(file: string, owner: string): Promise<State> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { owner, resources: {}, history: [] };
     throw err;
   }
-}
-
-/** Written to a temporary file then renamed, so a crash never leaves half a file. */
-export async function writeState(file: string, state: State): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`);
-  await rename(tmp, file);
 }

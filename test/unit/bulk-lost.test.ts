@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BulkCreator, bulkTimeoutMs, maxBulksInFlight } from '../../agent/act/bulk.ts';
-import type { Node, Run } from '../../agent/act/execute.ts';
+import type { Node, Run } from '../../agent/act/run.ts';
 import type { Remote } from '../../agent/kinds/adapter.ts';
 import { OpenStackError } from '../../agent/openstack/errors.ts';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createOnce, type Node, type Run } from '../../agent/act/execute.ts';
+import { createOnce } from '../../agent/act/execute.ts';
+import { type Node, type Run } from '../../agent/act/run.ts';
 import type { Remote } from '../../agent/kinds/adapter.ts';
 import { OpenStackError } from '../../agent/openstack/errors.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SourceConfigError } from '../../agent/source/config-error.ts';
-import { checkGitRef, chooseSemverTag, describeRef, gitRevision, refKey } from '../../agent/source/git-ref.ts';
+import { checkGitRef, describeRef, gitRevision, refKey } from '../../agent/source/git-ref.ts';
+import { chooseSemverTag } from '../../lib/semver-tag.ts';
 
 describe('Git refs', () => {
   it('accepts exactly one of branch, tag, semver or commit', () => {

@@ -1,1 +1,0 @@
-export { uuid5 } from '../util/uuid5.ts';
