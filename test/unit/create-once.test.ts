@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOnce } from '../../agent/act/execute.ts';
+import { createOnce } from '../../agent/act/reconcile-node.ts';
 import { type Node, type Run } from '../../agent/act/run.ts';
 import type { Remote } from '../../agent/kinds/adapter.ts';
 import { OpenStackError } from '../../agent/openstack/errors.ts';

@@ -1,0 +1,68 @@
+import { KupenstackError } from '../errors.ts';
+import { setCondition } from '../status/conditions.ts';
+import { dag } from '../util/concurrency.ts';
+import { maxBulk } from './bulk.ts';
+import { PendingReference } from './context.ts';
+import type { Execution } from './execution.ts';
+import { followUp, laneOf, reconcileNode } from './reconcile-node.ts';
+import type { Node } from './run.ts';
+
+/**
+ * Phase B of an execution: create, update and heal in dependency order with
+ * bounded concurrency; each object is evaluated again when its turn comes,
+ * with the ids that exist by then. Objects waiting on a weak reference
+ * (security groups naming each other) come last.
+ */
+export async function convergePhase(x: Execution): Promise<void> {
+  const { rev, nodes, order, run, fail } = x;
+  const { opts } = run;
+  const deferred: Node[] = [];
+  const step = async (node: Node): Promise<void> => {
+    try {
+      await reconcileNode(node, run);
+      const status = (opts.resources[node.address] ??= {});
+      if (status.ready !== false) status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'True', reason: 'Reconciled', message: `applied at ${opts.revision}` });
+      status.conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Reconciled', message: '' });
+      status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Reconciled', message: '' });
+      status.lastSyncTime = new Date().toISOString();
+      // What an operator looks for, as the kind reports it (power state, addresses, digest…).
+      if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
+      await run.settle(node.address, status);
+    } catch (err) {
+      if (err instanceof PendingReference) deferred.push(node);
+      else {
+        fail(node.address, err);
+        await run.settle(node.address, opts.resources[node.address]);
+      }
+    }
+  };
+  // Creates that go out as one bulk POST (Neutron) start together and take one slot.
+  const batchOf = (address: string): string | undefined => {
+    const node = nodes.get(address)!;
+    return !node.remote && !node.imported && node.adapter.bulkCreate ? `${node.m.metadata.namespace ?? ''}\n${node.m.kind}` : undefined;
+  };
+  await dag(
+    order,
+    (a) => [...(rev.graph.dependsOn.get(a) ?? [])].filter((d) => nodes.has(d)),
+    opts.concurrency,
+    async (address) => {
+      const node = nodes.get(address)!;
+      if (!node.imported) await step(node);
+    },
+    { batchOf, maxBatch: maxBulk, laneOf: (address) => laneOf(nodes.get(address)!.adapter) },
+  );
+  // Weak references (security groups naming each other) resolve once every target exists.
+  for (const node of deferred.splice(0)) await step(node);
+  for (const node of deferred) fail(node.address, new KupenstackError('ref.unresolved', 'a referenced object could not be created; see the errors above'));
+  // Objects with weak references (rules naming groups created later in this run) get their last fields now.
+  const weakHolders = new Set(rev.references.filter((r) => r.weak).map((r) => r.from.address));
+  for (const address of order.filter((a) => weakHolders.has(a))) {
+    const node = nodes.get(address)!;
+    if (!node.remote || node.imported) continue;
+    try {
+      await followUp(node, run);
+    } catch (err) {
+      fail(address, err);
+    }
+  }
+}

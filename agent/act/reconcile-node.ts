@@ -1,0 +1,152 @@
+import type { KindAdapter, Remote } from '../kinds/adapter.ts';
+import { OpenStackError } from '../openstack/errors.ts';
+import type { Marker } from '../ownership/marker.ts';
+import { difference, replaceHash } from '../plan/diff.ts';
+import { retry } from '../../lib/retry.ts';
+import { know } from './context.ts';
+import { heal, recordHeal } from './heal.ts';
+import { journaled } from './journaled.ts';
+import { answerLost, LostCreate } from './lost-create.ts';
+import type { Node, Run } from './run.ts';
+import { waitReady } from './wait.ts';
+
+/*
+ * One object's turn in an execution: create (once, adopting what an earlier
+ * attempt made), update, heal, and the follow-ups a create leaves.
+ */
+
+export async function reconcileNode(node: Node, run: Run): Promise<void> {
+  const { adapter, m, pc } = node;
+  const { opts } = run;
+  const ctx = pc.ctx;
+  opts.signal?.throwIfAborted();
+  const state = (opts.resources[node.address] ??= {});
+  const desired = await adapter.desired(m, ctx);
+  state.onDelete = m.spec.onDelete === 'detach' ? 'detach' : undefined;
+
+  if (!node.remote) {
+    const knownBefore = state.id !== undefined;
+    const previousId = state.id;
+    const marker = { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
+    const remote = run.create ? await run.create(node, desired, marker) : await createOnce(node, desired, marker, run);
+    // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
+    if (knownBefore && !node.replacing && previousId !== remote.id) run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
+    else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
+    know(pc, node.ref, remote);
+    state.id = remote.id;
+    if (!node.replacing) run.count(node.address, 'created');
+    if (knownBefore && adapter.heal && !node.replacing) {
+      run.count(node.address, 'healed');
+      recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' }, false);
+    }
+    node.remote = remote;
+    const after = async (): Promise<void> => {
+      await followUp(node, run);
+      await waitReady(node, run);
+    };
+    await (run.bounded ? run.bounded(node, after) : after());
+    return;
+  }
+
+  let health = adapter.health?.(node.remote);
+  if (health?.state === 'progressing' && !health.waitsForUpdate) {
+    await waitReady(node, run, true);
+    health = adapter.health?.(node.remote);
+  }
+  if (health?.state === 'failed' && adapter.heal) {
+    await heal(node, health.reason, run, (n) => followUp(n, run), (n, d, mk) => createOnce(n, d, mk, run));
+    return;
+  }
+  if (health?.state === 'ready' && state.heal?.length) {
+    state.heal = [];
+    state.gaveUp = undefined;
+  }
+  const diff = difference(adapter, desired, node.remote);
+  if (Object.keys(diff.updates).length === 0) {
+    // The manifest dropped a `replace` field: nothing to change, but the marker must carry the hash of what is declared now.
+    if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
+    run.count(node.address, 'unchanged');
+    return;
+  }
+  const fields = Object.keys(diff.updates);
+  const heals = adapter.heal !== undefined ? fields.find((k) => adapter.impact?.fields?.[k]?.heal) : undefined;
+  // A moving reference (an OCI tag) that points elsewhere now: the update follows it, it corrects no drift.
+  const follows = adapter.follows?.(m, desired, node.remote);
+  const tagMoved = follows !== undefined && follows.from !== undefined && follows.from !== follows.to;
+  moved(node, await run.retrying(node.address, () => adapter.update(ctx, node.remote!, diff.updates, m)), run);
+  if (tagMoved) run.emit('updated', node.address, 'TagMoved', `${follows.reference} moved from ${follows.from} to ${follows.to} (${fields.join(', ')})`);
+  else run.emit('updated', node.address, diff.drift.some((d) => !d.immutable) && !heals ? 'DriftCorrected' : 'Updated', fields.join(', '));
+  if (!tagMoved && diff.drift.some((d) => !d.immutable)) run.emit('drift-corrected', node.address, 'DriftCorrected', `set ${diff.drift.filter((d) => !d.immutable).map((d) => d.path).join(', ')} back to the declared values`);
+  if (heals) {
+    run.count(node.address, 'healed');
+    recordHeal(state, { step: adapter.impact!.fields![heals]!.heal!, at: new Date().toISOString(), reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote.fields[heals])}`, result: 'done' }, false);
+  } else {
+    run.count(node.address, 'updated');
+  }
+  if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
+  await waitReady(node, run);
+}
+
+/**
+ * A create is never repeated blindly: after a failure that may have reached
+ * OpenStack (a conflict, a lost connection, a 5xx, or a refusal the kind says
+ * our own earlier create can cause) the marked object is looked up first
+ * and adopted if it is there. When no answer came in time (a timeout, a
+ * gateway's 502/504) the service may still be working on the create: a lookup that finds nothing proves nothing, so the create is not
+ * sent again in this run (the next run adopts or creates it).
+ */
+export async function createOnce(node: Node, desired: Record<string, unknown>, marker: Marker, run: Run): Promise<Remote> {
+  let adopted: Remote | undefined;
+  const created = await retry(
+    async () => {
+      try {
+        return await journaled(run.opts.journal, [node.address], () => node.pc.ctx.cloud.session.transport.timeoutMs, () => node.adapter.create(node.pc.ctx, node.m, desired, marker));
+      } catch (err) {
+        if (!(err instanceof OpenStackError) || !(err.conflict || err.transient || node.adapter.refusedByTwin?.(err))) throw err;
+        let found: Remote[];
+        try {
+          found = await node.adapter.observe(node.pc.ctx);
+        } catch {
+          // Without the lookup nothing says the object is not there: never create again blind.
+          throw new LostCreate(err);
+        }
+        adopted = found.find((r) => r.marker?.owner === run.opts.owner && r.marker.ref === node.ref);
+        if (adopted) return adopted;
+        if (answerLost(err)) throw new LostCreate(err);
+        throw err;
+      }
+    },
+    {
+      retries: run.opts.transientRetries,
+      baseMs: 1000,
+      maxMs: 15_000,
+      retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict && !(err instanceof LostCreate),
+      onRetry: (err, _attempt, delay) => run.emit('retrying', node.address, 'TransientError', `${(err as Error).message} (in ${(delay / 1000).toFixed(1)} s)`),
+      signal: run.opts.signal,
+    },
+  );
+  if (adopted === created) run.emit('adopted', node.address, 'Adopted', `adopted ${created.id}, created by an earlier attempt`, { id: created.id });
+  return created;
+}
+
+/** Where a kind's work queues: its service's slots (KindAdapter.service), or its own. */
+export function laneOf(adapter: KindAdapter): string {
+  return adapter.service ?? adapter.kind;
+}
+
+/** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */
+export async function followUp(node: Node, run: Run): Promise<void> {
+  const health = node.adapter.health?.(node.remote!);
+  if (health?.state === 'progressing' && !health.waitsForUpdate) await waitReady(node, run);
+  const desired = await node.adapter.desired(node.m, node.pc.ctx);
+  const diff = difference(node.adapter, desired, node.remote!);
+  if (Object.keys(diff.updates).length > 0) moved(node, await run.retrying(node.address, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m)), run);
+}
+
+/** An update that gave the manifest a new object (an OCI tag move): ids and state follow it. */
+function moved(node: Node, next: void | Remote, run: Run): void {
+  if (!next) return;
+  node.remote = next;
+  know(node.pc, node.ref, next);
+  (run.opts.resources[node.address] ??= {}).id = next.id;
+}
