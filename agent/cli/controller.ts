@@ -1,29 +1,9 @@
-import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
-import { applyRevision } from '../act/apply.ts';
-import { ClockedCounters, countKubeCalls } from '../controller/call-counts.ts';
-import { cloudFromSecret } from '../controller/cloud-from-secret.ts';
-import { CloudLoop } from '../controller/cloud-loop.ts';
-import { Controller } from '../controller/controller.ts';
-import { ConfigMapCreateJournal, createJournalName } from '../controller/create-journal.ts';
-import { registryHookHandler } from '../controller/registry-hook.ts';
-import { serveHealth } from '../controller/health.ts';
-import { holderIdentity, LeaderElector } from '../controller/leader.ts';
-import { ShardSet } from '../controller/shard-set.ts';
-import { checkShardName, parseShards, preferredShard, shardLeaseName } from '../controller/shards.ts';
-import { syncHttpHandler } from '../gitops/hooks.ts';
-import { SyncLoop } from '../gitops/sync-loop.ts';
-import { loadKubeConfig } from '../kube/client.ts';
-import { createLogger } from '../telemetry/logger.ts';
-import { AgentMetrics } from '../telemetry/metrics.ts';
-import { UsageError } from '../errors.ts';
-import { OpenStackCloud } from '../openstack/cloud.ts';
-import { loadSchemaRegistry } from '../schema/registry.ts';
-import { KubeSecretResolver } from '../secrets/kubernetes.ts';
-import { isDuration, parseDuration } from '../util/duration.ts';
+import { runController } from '../controller/process.ts';
+import { checkShardName, parseShards, preferredShard } from '../controller/shards.ts';
 import { loadConfig } from '../config/config.ts';
+import { UsageError } from '../errors.ts';
+import { isDuration, parseDuration } from '../util/duration.ts';
 
 interface ControllerCliOptions {
   kubeconfig?: string;
@@ -55,8 +35,6 @@ interface ControllerCliOptions {
   cloudResync: string;
   cloudSelector?: string;
 }
-
-const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /**
  * `kupenstack controller`: the in-cluster loops. The Sync loop applies each
@@ -122,102 +100,32 @@ export function controllerCommand(): Command {
       checkShardName(opts.defaultShard, '--default-shard');
       if (opts.shardGrace !== undefined && !isDuration(opts.shardGrace)) throw new UsageError(`--shard-grace ${opts.shardGrace}: not a duration (e.g. 15s)`);
       const preferred = shards ? preferredShard(shards, { preferred: opts.preferredShard, podName: process.env.POD_NAME }) : undefined;
-      const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig });
-      // Which API server, and whether from a kubeconfig or the pod's service account ("inCluster").
-      process.stderr.write(`${new Date().toISOString()} Kubernetes API ${kc.getCurrentCluster()?.server ?? '?'} (cluster "${kc.getCurrentCluster()?.name ?? '?'}")\n`);
-      const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
-      const secrets = new KubeSecretResolver(kc, ownNamespace);
-      const counters = new ClockedCounters();
-      const kubeCalls = countKubeCalls(kc);
-      let cloud: () => Promise<OpenStackCloud>;
-      if (opts.cloudsSecret) {
-        const [namespace, name] = opts.cloudsSecret.includes('/') ? opts.cloudsSecret.split('/', 2) : [ownNamespace, opts.cloudsSecret];
-        cloud = cloudFromSecret(secrets, { namespace, name: name!, key: 'clouds.yaml' }, cloudName, counters);
-      } else {
-        const fixed = OpenStackCloud.fromCloudsYaml(cloudName, opts.clouds ?? config.clouds, counters);
-        cloud = () => Promise.resolve(fixed);
-      }
-      const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      let elector: LeaderElector | undefined;
-      let shardSet: ShardSet | undefined;
       const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
       if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs)) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
-      const metrics = new AgentMetrics();
-      // Read again whenever this replica starts acting: the replica it took over from may have written it last.
-      const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(opts.leaderElectionId), (err) => log(`journal ${err.message}`));
-      if (shards) {
-        shardSet = new ShardSet({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, leasePrefix: opts.leaderElectionId, shards, preferred, identity: holderIdentity(), ...timings, graceMs: opts.shardGrace === undefined ? timings.leaseDurationMs : parseDuration(opts.shardGrace), log,
-          onGained: (shard) => {
-            journal.refresh();
-            controller.shardGained(shard);
-            // Syncs are run by the holder of the default shard (README: Sharding).
-            if (shard === opts.defaultShard) syncs?.startedLeading();
-            // So is the cloud lifecycle: one replica drives the OpenStackCloud.
-            if (shard === opts.defaultShard) clouds?.startedLeading();
-          },
-          onLost: (shard) => {
-            controller.shardLost(shard);
-            if (shard === opts.defaultShard) clouds?.stoppedLeading();
-          },
-          onChange: (held) => {
-            log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
-          } });
-        metrics.shards = shardSet;
-      }
-      if (opts.leaderElect) {
-        elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: opts.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
-            journal.refresh();
-            controller.startedLeading();
-            syncs?.startedLeading();
-            clouds?.startedLeading();
-          }, onStoppedLeading: () => {
-            controller.stoppedLeading();
-            clouds?.stoppedLeading();
-          } });
-      }
-      const acting = (): boolean => (shardSet ? shardSet.holds(opts.defaultShard) : !elector || elector.isLeader());
-      const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
-      // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
-      const clouds = opts.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: parseDuration(opts.cloudResync), debounceMs, acting, log, baseDir: process.cwd(), ...(opts.cloudSelector ? { selector: opts.cloudSelector } : {}) }) : undefined;
-      const stop = (): void => {
-        log('stopping');
-        // The Lease is released first, so the other replica takes over at once.
-        void Promise.all([elector?.stop(), shardSet?.stop()]).then(() => Promise.all([controller.stop(), syncs?.stop(), clouds?.stop()])).then(() => {
-          secrets.stop();
-          process.exit(0);
-        });
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      let started = false;
-      if (listen) {
-        const logger = createLogger('info', 'json', process.stderr);
-        const registryHook = registryHookHandler(controller, secrets, hookSecret ? { namespace: hookSecret[1] ?? ownNamespace, name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } : undefined, metrics, logger);
-        const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
-        // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
-        const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
-          if (path === '/metrics') return metrics.serve(res).then(() => true);
-          return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
-        };
-        const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
-        log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
-      }
-      await controller.start();
-      await syncs?.start();
-      await clouds?.start();
-      started = true;
-      elector?.start();
-      shardSet?.start();
-      log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${opts.leaderElectionId})` : ''}${shardSet && shards ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; Leases ${ownNamespace}/${shardLeaseName(opts.leaderElectionId, '<shard>')}; default shard ${opts.defaultShard})` : ''}`);
-      await new Promise(() => {});
+      await runController({
+        config,
+        cloudName,
+        ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
+        ...(opts.clouds !== undefined ? { clouds: opts.clouds } : {}),
+        ...(opts.cloudsSecret !== undefined ? { cloudsSecret: opts.cloudsSecret } : {}),
+        namespaces: opts.namespace,
+        optInLabel: { key: label[1]!, value: label[2]! },
+        resyncMs,
+        debounceMs,
+        cloudResyncMs: parseDuration(opts.cloudResync),
+        leaderElect: opts.leaderElect === true,
+        leaderElectionId: opts.leaderElectionId,
+        timings,
+        ...(shards ? { shards } : {}),
+        defaultShard: opts.defaultShard,
+        ...(preferred !== undefined ? { preferred } : {}),
+        ...(opts.shardGrace !== undefined ? { shardGraceMs: parseDuration(opts.shardGrace) } : {}),
+        ...(listen ? { listen: { host: listen[1]!.replace(/^\[|\]$/g, ''), port: Number(listen[2]) } } : {}),
+        ...(hookSecret ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } } : {}),
+        syncs: opts.syncs,
+        ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
+        cloudLifecycle: opts.cloudLifecycle,
+        ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
+      });
     });
-}
-
-function readOwnNamespace(): string | undefined {
-  try {
-    return readFileSync(serviceAccountNamespace, 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
 }

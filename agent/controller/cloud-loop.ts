@@ -155,6 +155,7 @@ export class CloudLoop {
     this.opts.log(`cloud   ${name} deleted: not driven any more (its workloads stay; delete its namespace to remove them)`);
   }
 
+  // One pass over one cloud (~100 lines), read top to bottom: gate, render, apply in order, status; cutting it would scatter the gates.
   private async reconcile(name: string): Promise<void> {
     const cr = this.clouds.get(name);
     if (!cr || isDeleting(cr) || !this.opts.acting()) return;

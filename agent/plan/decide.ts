@@ -75,6 +75,8 @@ export interface Decision {
  * sees that id as "known after apply" — which is how a replace cascades:
  * what refers to a replaced object by an immutable field is replaced too,
  * what refers to it by an updatable one is detached first and updated after.
+ * One function on purpose (~120 lines): it is one walk over the revision, and
+ * each step reads what the steps before it decided.
  */
 export async function decide(rev: ValidatedRevision, inv: Inventory, opts: DecideOptions): Promise<Decision> {
   const now = opts.now ?? Date.now();

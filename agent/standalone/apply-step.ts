@@ -53,7 +53,9 @@ export interface ApplyStepOptions {
  * The standalone apply step (Flux's kustomize side): apply one validated
  * revision with the source's revision string, record the run, and turn the
  * outcome into Ready/Stalled. `drift` runs re-apply the last good revision;
- * they never hide why the newest revision was rejected.
+ * they never hide why the newest revision was rejected. One function (~100
+ * lines): the cloud step, the fast pass and the full pass share the run's
+ * record and conditions.
  */
 export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, opts: ApplyStepOptions): Promise<ApplyResult | 'skipped'> {
   const st = ctx.store;

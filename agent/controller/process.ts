@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { applyRevision } from '../act/apply.ts';
+import type { AgentConfig } from '../config/config.ts';
+import { syncHttpHandler } from '../gitops/hooks.ts';
+import { SyncLoop } from '../gitops/sync-loop.ts';
+import { loadKubeConfig } from '../kube/client.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
+import { loadSchemaRegistry } from '../schema/registry.ts';
+import { KubeSecretResolver } from '../secrets/kubernetes.ts';
+import { createLogger } from '../telemetry/logger.ts';
+import { AgentMetrics } from '../telemetry/metrics.ts';
+import { ClockedCounters, countKubeCalls } from './call-counts.ts';
+import { cloudFromSecret } from './cloud-from-secret.ts';
+import { CloudLoop } from './cloud-loop.ts';
+import { Controller } from './controller.ts';
+import { ConfigMapCreateJournal, createJournalName } from './create-journal.ts';
+import { serveHealth } from './health.ts';
+import { holderIdentity, LeaderElector } from './leader.ts';
+import { registryHookHandler } from './registry-hook.ts';
+import { ShardSet } from './shard-set.ts';
+import { shardLeaseName } from './shards.ts';
+
+const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The in-cluster process as `kupenstack controller` parsed it from its flags. */
+export interface ControllerSettings {
+  config: AgentConfig;
+  /** The clouds.yaml entry of the cloud. */
+  cloudName: string;
+  kubeconfig?: string;
+  clouds?: string;
+  /** `[namespace/]name` of a Secret holding clouds.yaml (re-read on change). */
+  cloudsSecret?: string;
+  /** Namespaces reconciled whatever their labels. */
+  namespaces: string[];
+  optInLabel: { key: string; value: string };
+  resyncMs: number;
+  debounceMs: number;
+  cloudResyncMs: number;
+  leaderElect: boolean;
+  leaderElectionId: string;
+  timings: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  shards?: string[];
+  defaultShard: string;
+  preferred?: string;
+  shardGraceMs?: number;
+  listen?: { host: string; port: number };
+  registryHookSecret?: { namespace?: string; name: string; key: string };
+  syncs: boolean;
+  syncSelector?: string;
+  cloudLifecycle: boolean;
+  cloudSelector?: string;
+}
+
+/**
+ * The in-cluster front end as one process, the twin of standalone/agent.ts:
+ * the clients, the create journal, leadership (one Lease, or a Lease per
+ * shard) and what gaining or losing it starts and stops, the three loops
+ * (resources, Syncs, the OpenStackCloud) and the HTTP side (probes,
+ * /metrics, the Git and registry hooks). Runs until the process is stopped.
+ */
+export async function runController(s: ControllerSettings): Promise<never> {
+  const { config, cloudName, resyncMs, debounceMs, shards, preferred, timings } = s;
+  const kc = loadKubeConfig({ kubeconfig: s.kubeconfig });
+  // Which API server, and whether from a kubeconfig or the pod's service account ("inCluster").
+  process.stderr.write(`${new Date().toISOString()} Kubernetes API ${kc.getCurrentCluster()?.server ?? '?'} (cluster "${kc.getCurrentCluster()?.name ?? '?'}")\n`);
+  const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
+  const secrets = new KubeSecretResolver(kc, ownNamespace);
+  const counters = new ClockedCounters();
+  const kubeCalls = countKubeCalls(kc);
+  let cloud: () => Promise<OpenStackCloud>;
+  if (s.cloudsSecret) {
+    const [namespace, name] = s.cloudsSecret.includes('/') ? s.cloudsSecret.split('/', 2) : [ownNamespace, s.cloudsSecret];
+    cloud = cloudFromSecret(secrets, { namespace, name: name!, key: 'clouds.yaml' }, cloudName, counters);
+  } else {
+    const fixed = OpenStackCloud.fromCloudsYaml(cloudName, s.clouds ?? config.clouds, counters);
+    cloud = () => Promise.resolve(fixed);
+  }
+  const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+  let elector: LeaderElector | undefined;
+  let shardSet: ShardSet | undefined;
+  const metrics = new AgentMetrics();
+  // Read again whenever this replica starts acting: the replica it took over from may have written it last.
+  const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(s.leaderElectionId), (err) => log(`journal ${err.message}`));
+  if (shards) {
+    shardSet = new ShardSet({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, leasePrefix: s.leaderElectionId, shards, preferred, identity: holderIdentity(), ...timings, graceMs: s.shardGraceMs ?? timings.leaseDurationMs, log,
+      onGained: (shard) => {
+        journal.refresh();
+        controller.shardGained(shard);
+        // Syncs are run by the holder of the default shard (README: Sharding).
+        if (shard === s.defaultShard) syncs?.startedLeading();
+        // So is the cloud lifecycle: one replica drives the OpenStackCloud.
+        if (shard === s.defaultShard) clouds?.startedLeading();
+      },
+      onLost: (shard) => {
+        controller.shardLost(shard);
+        if (shard === s.defaultShard) clouds?.stoppedLeading();
+      },
+      onChange: (held) => {
+        log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
+      } });
+    metrics.shards = shardSet;
+  }
+  if (s.leaderElect) {
+    elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: s.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
+        journal.refresh();
+        controller.startedLeading();
+        syncs?.startedLeading();
+        clouds?.startedLeading();
+      }, onStoppedLeading: () => {
+        controller.stoppedLeading();
+        clouds?.stoppedLeading();
+      } });
+  }
+  const acting = (): boolean => (shardSet ? shardSet.holds(s.defaultShard) : !elector || elector.isLeader());
+  const syncs = s.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: s.syncSelector }) : undefined;
+  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+  // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
+  const clouds = s.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
+  const stop = (): void => {
+    log('stopping');
+    // The Lease is released first, so the other replica takes over at once.
+    void Promise.all([elector?.stop(), shardSet?.stop()]).then(() => Promise.all([controller.stop(), syncs?.stop(), clouds?.stop()])).then(() => {
+      secrets.stop();
+      process.exit(0);
+    });
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let started = false;
+  if (s.listen) {
+    const logger = createLogger('info', 'json', process.stderr);
+    const registryHook = registryHookHandler(controller, secrets, s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined, metrics, logger);
+    const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
+    // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
+    const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
+      if (path === '/metrics') return metrics.serve(res).then(() => true);
+      return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
+    };
+    const { address } = await serveHealth(s.listen.host, s.listen.port, { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
+    log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
+  }
+  await controller.start();
+  await syncs?.start();
+  await clouds?.start();
+  started = true;
+  elector?.start();
+  shardSet?.start();
+  log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${s.leaderElectionId})` : ''}${shardSet && shards ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; Leases ${ownNamespace}/${shardLeaseName(s.leaderElectionId, '<shard>')}; default shard ${s.defaultShard})` : ''}`);
+  return new Promise<never>(() => {});
+}
+
+function readOwnNamespace(): string | undefined {
+  try {
+    return readFileSync(serviceAccountNamespace, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
