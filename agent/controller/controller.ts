@@ -1,31 +1,17 @@
 import * as k8s from '@kubernetes/client-node';
-import type { EngineDeps } from '../act/apply.ts';
-import { applyOnly, type ApplyRevision } from '../act/partial.ts';
-import type { AgentConfig } from '../config/config.ts';
-import { formatDiagnostic } from '../diagnostic.ts';
-import { fanOut, type EventSink } from '../events/events.ts';
-import type { OpenStackCloud } from '../openstack/cloud.ts';
-import { group, version, type SchemaRegistry } from '../schema/registry.ts';
-import type { SecretResolver } from '../secrets/resolver.ts';
-import { setCondition, type Condition } from '../status/conditions.ts';
-import type { CreateJournal } from '../status/create-journal.ts';
-import type { ResourceStatus, StateStore } from '../status/store.ts';
-import { ClockedCounters, formatCalls, type KubeCalls } from './call-counts.ts';
-import { kubeEventSink } from './event-sink.ts';
-import { rewatchOnError } from '../kube/rewatch.ts';
-import { setFinalizer } from './finalizers.ts';
-import { namespacedKinds, type WatchedKind } from './kinds.ts';
-import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objects.ts';
-import { deleteNamespaceProject } from './project-cleanup.ts';
-import { documentsOf, revisionOf } from './revision.ts';
-import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
-import { shardOf } from './shards.ts';
-import { validateNamespace } from './validate-namespace.ts';
-import { WorkQueue } from './work-queue.ts';
 import { ImageFollows, specFollows, type MovedTag } from '../kinds/image/oci-follow.ts';
 import { mergePatch } from '../kube/client.ts';
 import { isKubeStatus } from '../kube/errors.ts';
-import type { ValidatedRevision } from '../validate/validate.ts';
+import { rewatchOnError } from '../kube/rewatch.ts';
+import { group, version } from '../schema/registry.ts';
+import type { ResourceStatus } from '../status/store.ts';
+import { namespacedKinds, type WatchedKind } from './kinds.ts';
+import type { ControllerOptions } from './options.ts';
+import { runNamespace, type NamespaceRunHost } from './namespace-run.ts';
+import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objects.ts';
+import { shardOf } from './shards.ts';
+import type { NamespaceObject } from './status-store.ts';
+import { WorkQueue } from './work-queue.ts';
 
 /**
  * Set by a replica that received a registry notification but does not lead:
@@ -37,40 +23,6 @@ export const resolveRequestedAt = 'kupenstack.io/resolve-requested-at';
 
 export const projectLabel = 'kupenstack.io/project';
 
-export interface ControllerOptions {
-  kc: k8s.KubeConfig;
-  registry: SchemaRegistry;
-  config: AgentConfig;
-  /** The OpenStack client for a run; re-read when the cloud's Secret changes. */
-  cloud: () => Promise<OpenStackCloud>;
-  secrets: SecretResolver;
-  /** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
-  engine: ApplyRevision;
-  /** The label by which a namespace opts in (default `kupenstack.io/project=enabled`). */
-  optInLabel?: { key: string; value: string };
-  /** Namespaces reconciled whatever their labels; a namespace labelled `kupenstack.io/project=enabled` opts in too. */
-  allowNamespaces?: string[];
-  /** Drift correction and self-heal: every opted-in namespace is reconciled this often even without a change. */
-  resyncMs: number;
-  debounceMs: number;
-  log: (line: string) => void;
-  /** Extra subscribers to engine events (metrics, tests). */
-  events?: EventSink;
-  /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leader.ts). */
-  leader?: { isLeader(): boolean };
-  /**
-   * Sharding (agent/controller/shard-set.ts): this replica acts on a namespace
-   * only while it holds the Lease of the namespace's shard (label
-   * kupenstack.io/shard, else defaultShard). A namespace relabelled into a
-   * shard held here waits handoverMs before its first run, the time the old
-   * shard's holder has to see the change and stop its run (see onNamespace).
-   */
-  sharding?: { defaultShard: string; holds(shard: string): boolean; handoverMs: number };
-  /** Requests made to the API server (countKubeCalls on `kc`): logged after each run with the OpenStack calls, so an operator or a benchmark sees what a resync costs. */
-  kubeCalls?: KubeCalls;
-  /** Where creates in flight are recorded (controller/create-journal.ts): a run after a kill -9 or a Lease handover waits for what the dead process sent. */
-  journal?: CreateJournal;
-}
 
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
 
@@ -117,11 +69,31 @@ export class Controller {
   /** What the Image kind remembers between runs (tags followed, resolutions, registry clients): this leadership's, dropped when it ends. */
   private images = new ImageFollows();
 
+  /** What one namespace's run (namespace-run.ts) reads and writes of this controller. */
+  private readonly host: NamespaceRunHost;
+
   constructor(opts: ControllerOptions) {
     this.opts = opts;
     this.kinds = namespacedKinds(opts.registry);
     this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.host = {
+      opts,
+      custom: this.custom,
+      core: this.core,
+      memory: this.memory,
+      recentEvents: this.recentEvents,
+      gone: this.gone,
+      runs: this.runs,
+      // Read at each run: a new leadership brings a new one.
+      images: () => this.images,
+      acting: (ns) => this.acting(ns),
+      step: (ns, what) => {
+        const run = this.inFlight.get(ns);
+        if (run) run.step = what;
+      },
+      shardOf: (ns) => this.shardOf(ns),
+    };
     this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: Math.max(1, Math.min(4, opts.config.concurrency)) }, (ns) => this.reconcileNamespace(ns));
   }
 
@@ -383,133 +355,15 @@ export class Controller {
   }
 
   private async reconcileHeld(ns: string, cleanup: boolean, signal: AbortSignal): Promise<void> {
-    const started = Date.now();
     const changedAt = this.changedAt.get(ns);
     this.changedAt.delete(ns);
-    const marks: [string, number][] = [];
-    const mark = (what: string): void => {
-      marks.push([what, Date.now()]);
-      const run = this.inFlight.get(ns);
-      if (run) run.step = what;
+    const takeMoved = (): string[] | undefined => {
+      const moved = this.movedImages.get(ns);
+      this.movedImages.delete(ns);
+      return moved && [...moved].sort();
     };
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
-    const entries = new Map(this.objects.get(ns) ?? []);
-    const log = this.opts.log;
-
-    // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
-    for (const [address, entry] of entries) {
-      if (isDeleting(entry.object)) continue;
-      if (!this.acting(ns)) return;
-      const updated = await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, true);
-      if (updated) entry.object = { ...updated };
-      else entries.delete(address);
-    }
-    mark('finalizers');
-
-    // The engine's last event is the step a slow run is at (the resync names it).
-    const progress: EventSink = (e) => {
-      const run = this.inFlight.get(ns);
-      if (run) run.step = `${e.type} ${e.address}`;
-      // A run held back for creates a dead process sent names no object (no Event): the log says why it waits.
-      if (e.type === 'held' && e.reason === 'CreatesInFlight') log(`held    ${ns}: ${e.message}`);
-    };
-    const events = fanOut(progress, kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
-    // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
-    const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
-    const { validated, rejected } = validateNamespace(documents, this.opts.registry);
-    const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-    const kubeStore = new KubeStatusStore(this.custom, ns, entries, this.memory, log, new Set(rejected.keys()));
-    // Status writes too are a leader's: a demoted replica writes nothing.
-    const store = {
-      load: () => kubeStore.load(),
-      putResource: (address: string, state: ResourceStatus | undefined) => (this.acting(ns) ? kubeStore.putResource(address, state) : Promise.resolve()),
-      finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
-    };
-    for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
-    mark('validated');
-
-    const cloud = await this.opts.cloud();
-    if (!this.acting(ns)) return;
-    mark('cloud');
-    // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
-    const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
-    let firstWrite: number | undefined;
-    const onWrite = (at: number): void => void (firstWrite ??= at);
-    clocked?.onWrite.add(onWrite);
-    const deps: EngineDeps = { cloud, registry: this.opts.registry, config: this.opts.config, state: store, events, secrets: this.opts.secrets, counters: cloud.counters, namespaces: [ns], signal, images: this.images, ...(this.opts.journal ? { journal: this.opts.journal } : {}) };
-    const moved = this.movedImages.get(ns);
-    this.movedImages.delete(ns);
-    if (moved && !terminating) await this.imagesFirst(ns, revision, validated, [...moved].sort(), deps, mark);
-    // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
-    const report = await this.opts.engine(
-      { revision, validated },
-      deps,
-      // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
-      { prune: true, allowMassDelete: true },
-    ).finally(() => clocked?.onWrite.delete(onWrite));
-    mark('engine');
-    if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
-    const failed = new Set(report.errors.map((e) => e.address));
-    const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
-    const releasable = deleting.filter(([address]) => !failed.has(address));
-    const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
-    if (!this.acting(ns)) return;
-    if (emptied) {
-      const id = await deleteNamespaceProject(cloud, this.opts.config.owner, ns);
-      if (id) log(`delete  project of namespace ${ns} (${id})`);
-      this.gone.delete(ns);
-    }
-    for (const [address, entry] of releasable) {
-      await setFinalizer(this.custom, entry.kind.plural, entry.object, finalizer, false);
-      entries.delete(address);
-    }
-    this.runs.set(ns, (this.runs.get(ns) ?? 0) + 1);
-    log(`reconciled ${ns}${this.opts.sharding ? ` (shard ${this.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);
-    const since = changedAt ?? started;
-    const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
-    log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);
-    log(`calls   after ${ns}: ${formatCalls(cloud.counters, this.opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${this.opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
-    if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
+    await runNamespace(this.host, { ns, terminating, entries: new Map(this.objects.get(ns) ?? []), takeMoved, ...(changedAt !== undefined ? { changedAt } : {}), signal });
   }
 
-  /**
-   * A tag moved (registry notification): the Images it named, and what they
-   * need, are planned and applied alone before the namespace's full pass —
-   * against the projects the last full pass saw, no prune — so the new
-   * version is active without waiting for every kind of the namespace to be
-   * listed. Only valid objects take part (a rejected Image is not in
-   * `validated`). A failure is logged; the full pass right after does it
-   * all again and reports it on the objects.
-   */
-  private async imagesFirst(ns: string, revision: string, validated: ValidatedRevision, addresses: string[], deps: EngineDeps, mark: (what: string) => void): Promise<void> {
-    try {
-      const pass = await applyOnly(this.opts.engine, { revision, validated }, addresses, deps);
-      if ('skipped' in pass) {
-        this.opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
-        return;
-      }
-      const r = pass.report;
-      mark('images first');
-      this.opts.log(`images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`);
-    } catch (err) {
-      if (deps.signal?.aborted) throw err;
-      this.opts.log(`images  ${ns}: applying ${addresses.join(', ')} first failed, the full pass follows: ${(err as Error).message}`);
-    }
-  }
-
-  /** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
-  private async reject(address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string): Promise<void> {
-    const entry = entries.get(address);
-    if (!entry) return;
-    const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
-    const now = new Date();
-    const known = this.memory.get(address) ?? {};
-    let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message }, now);
-    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, now);
-    conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'InvalidSpec', message: 'waiting for a corrected spec' }, now);
-    await store.putResource(address, { ...known, conditions });
-    if (previous?.message !== message || previous.observedGeneration !== entry.object.metadata.generation) {
-      events({ type: 'rejected', address, kind: entry.kind.kind, reason: 'InvalidSpec', message, severity: 'warning', revision, at: now.toISOString() });
-    }
-  }
 }

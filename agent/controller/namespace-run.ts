@@ -1,0 +1,188 @@
+import type * as k8s from '@kubernetes/client-node';
+import type { EngineDeps } from '../act/apply.ts';
+import { applyOnly } from '../act/partial.ts';
+import { formatDiagnostic } from '../diagnostic.ts';
+import { fanOut, type EventSink } from '../events/events.ts';
+import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import { setCondition, type Condition } from '../status/conditions.ts';
+import type { ResourceStatus, StateStore } from '../status/store.ts';
+import type { ValidatedRevision } from '../validate/validate.ts';
+import { ClockedCounters, formatCalls } from './call-counts.ts';
+import type { ControllerOptions } from './options.ts';
+import { kubeEventSink } from './event-sink.ts';
+import { setFinalizer } from './finalizers.ts';
+import { finalizer, isDeleting } from './objects.ts';
+import { deleteNamespaceProject } from './project-cleanup.ts';
+import { documentsOf, revisionOf } from './revision.ts';
+import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
+import { validateNamespace } from './validate-namespace.ts';
+
+/** What one namespace's run reads and writes of the controller that owns it. */
+export interface NamespaceRunHost {
+  readonly opts: ControllerOptions;
+  readonly custom: k8s.CustomObjectsApi;
+  readonly core: k8s.CoreV1Api;
+  /** Engine state the status subresource cannot hold (heal episodes), per address. */
+  readonly memory: Map<string, ResourceStatus>;
+  /** Events recorded lately, so a repeating failure is not one Event per resync. */
+  readonly recentEvents: Map<string, number>;
+  /** Opted-in namespaces deleted whose project is not deleted yet. */
+  readonly gone: Set<string>;
+  /** Runs done, per namespace. */
+  readonly runs: Map<string, number>;
+  /** What the Image kind remembers between runs: this leadership's. */
+  images: () => ImageFollows;
+  /** True while this replica may write for the namespace. */
+  acting: (ns: string) => boolean;
+  /** The step a run is at (the resync names a slow one). */
+  step: (ns: string, what: string) => void;
+  shardOf: (ns: string) => string;
+}
+
+export interface NamespaceRunInput {
+  ns: string;
+  /** A namespace being deleted declares nothing: its project is emptied. */
+  terminating: boolean;
+  /** The namespace's objects, as the watch cache holds them when the run starts. */
+  entries: Map<string, NamespaceObject>;
+  /** Takes the Images a registry notification named (applied first, alone); taken once the run is past its early exits, so a run that stops before keeps them for the next. */
+  takeMoved: () => string[] | undefined;
+  /** When the first change not yet reconciled was seen (the `timing` line). */
+  changedAt?: number;
+  signal: AbortSignal;
+}
+
+/**
+ * One namespace's run in the cluster (DESIGN §9, loop 2): finalizers first,
+ * validate the custom resources (an invalid one is Stalled, never applied),
+ * the moved Images first, the engine over the namespace, then the deleted
+ * objects' finalizers and, for a deleted namespace, its project. Throws when
+ * the engine reported errors, so the queue retries with backoff. About 90
+ * lines read top to bottom: each step's `mark` is the timing line an
+ * operator reads.
+ */
+export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<void> {
+  const { ns, terminating, entries, changedAt, signal } = run;
+  const started = Date.now();
+  const marks: [string, number][] = [];
+  const mark = (what: string): void => {
+    marks.push([what, Date.now()]);
+    host.step(ns, what);
+  };
+  const { opts } = host;
+  const log = opts.log;
+
+  // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
+  for (const [address, entry] of entries) {
+    if (isDeleting(entry.object)) continue;
+    if (!host.acting(ns)) return;
+    const updated = await setFinalizer(host.custom, entry.kind.plural, entry.object, finalizer, true);
+    if (updated) entry.object = { ...updated };
+    else entries.delete(address);
+  }
+  mark('finalizers');
+
+  // The engine's last event is the step a slow run is at (the resync names it).
+  const progress: EventSink = (e) => {
+    host.step(ns, `${e.type} ${e.address}`);
+    // A run held back for creates a dead process sent names no object (no Event): the log says why it waits.
+    if (e.type === 'held' && e.reason === 'CreatesInFlight') log(`held    ${ns}: ${e.message}`);
+  };
+  const events = fanOut(progress, kubeEventSink(host.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, host.recentEvents), ...(opts.events ? [opts.events] : []));
+  // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
+  const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
+  const { validated, rejected } = validateNamespace(documents, opts.registry);
+  const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
+  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set(rejected.keys()));
+  // Status writes too are a leader's: a demoted replica writes nothing.
+  const store = {
+    load: () => kubeStore.load(),
+    putResource: (address: string, state: ResourceStatus | undefined) => (host.acting(ns) ? kubeStore.putResource(address, state) : Promise.resolve()),
+    finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
+  };
+  for (const [address, diagnostics] of rejected) await reject(host.memory, address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
+  mark('validated');
+
+  const cloud = await opts.cloud();
+  if (!host.acting(ns)) return;
+  mark('cloud');
+  // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
+  const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
+  let firstWrite: number | undefined;
+  const onWrite = (at: number): void => void (firstWrite ??= at);
+  clocked?.onWrite.add(onWrite);
+  const deps: EngineDeps = { cloud, registry: opts.registry, config: opts.config, state: store, events, secrets: opts.secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), ...(opts.journal ? { journal: opts.journal } : {}) };
+  const moved = run.takeMoved();
+  if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
+  // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
+  const report = await opts.engine(
+    { revision, validated },
+    deps,
+    // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
+    { prune: true, allowMassDelete: true },
+  ).finally(() => clocked?.onWrite.delete(onWrite));
+  mark('engine');
+  if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
+  const failed = new Set(report.errors.map((e) => e.address));
+  const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
+  const releasable = deleting.filter(([address]) => !failed.has(address));
+  const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
+  if (!host.acting(ns)) return;
+  if (emptied) {
+    const id = await deleteNamespaceProject(cloud, opts.config.owner, ns);
+    if (id) log(`delete  project of namespace ${ns} (${id})`);
+    host.gone.delete(ns);
+  }
+  for (const [address, entry] of releasable) {
+    await setFinalizer(host.custom, entry.kind.plural, entry.object, finalizer, false);
+    entries.delete(address);
+  }
+  host.runs.set(ns, (host.runs.get(ns) ?? 0) + 1);
+  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);
+  const since = changedAt ?? started;
+  const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
+  log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);
+  log(`calls   after ${ns}: ${formatCalls(cloud.counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
+  if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
+}
+
+/**
+ * A tag moved (registry notification): the Images it named, and what they
+ * need, are planned and applied alone before the namespace's full pass —
+ * against the projects the last full pass saw, no prune — so the new
+ * version is active without waiting for every kind of the namespace to be
+ * listed. Only valid objects take part (a rejected Image is not in
+ * `validated`). A failure is logged; the full pass right after does it
+ * all again and reports it on the objects.
+ */
+async function imagesFirst(opts: ControllerOptions, ns: string, revision: string, validated: ValidatedRevision, addresses: string[], deps: EngineDeps, mark: (what: string) => void): Promise<void> {
+  try {
+    const pass = await applyOnly(opts.engine, { revision, validated }, addresses, deps);
+    if ('skipped' in pass) {
+      opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
+      return;
+    }
+    const r = pass.report;
+    mark('images first');
+    opts.log(`images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`);
+  } catch (err) {
+    if (deps.signal?.aborted) throw err;
+    opts.log(`images  ${ns}: applying ${addresses.join(', ')} first failed, the full pass follows: ${(err as Error).message}`);
+  }
+}
+
+/** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
+async function reject(memory: Map<string, ResourceStatus>, address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string): Promise<void> {
+  const entry = entries.get(address);
+  if (!entry) return;
+  const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
+  const now = new Date();
+  const known = memory.get(address) ?? {};
+  let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message }, now);
+  conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, now);
+  conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'InvalidSpec', message: 'waiting for a corrected spec' }, now);
+  await store.putResource(address, { ...known, conditions });
+  if (previous?.message !== message || previous.observedGeneration !== entry.object.metadata.generation) {
+    events({ type: 'rejected', address, kind: entry.kind.kind, reason: 'InvalidSpec', message, severity: 'warning', revision, at: now.toISOString() });
+  }
+}

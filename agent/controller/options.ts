@@ -1,0 +1,45 @@
+import type * as k8s from '@kubernetes/client-node';
+import type { ApplyRevision } from '../act/partial.ts';
+import type { AgentConfig } from '../config/config.ts';
+import type { EventSink } from '../events/events.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { SchemaRegistry } from '../schema/registry.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
+import type { CreateJournal } from '../status/create-journal.ts';
+import type { KubeCalls } from './call-counts.ts';
+
+/** How the resource loop (controller.ts) and one namespace's run (namespace-run.ts) are set up. */
+export interface ControllerOptions {
+  kc: k8s.KubeConfig;
+  registry: SchemaRegistry;
+  config: AgentConfig;
+  /** The OpenStack client for a run; re-read when the cloud's Secret changes. */
+  cloud: () => Promise<OpenStackCloud>;
+  secrets: SecretResolver;
+  /** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
+  engine: ApplyRevision;
+  /** The label by which a namespace opts in (default `kupenstack.io/project=enabled`). */
+  optInLabel?: { key: string; value: string };
+  /** Namespaces reconciled whatever their labels; a namespace labelled `kupenstack.io/project=enabled` opts in too. */
+  allowNamespaces?: string[];
+  /** Drift correction and self-heal: every opted-in namespace is reconciled this often even without a change. */
+  resyncMs: number;
+  debounceMs: number;
+  log: (line: string) => void;
+  /** Extra subscribers to engine events (metrics, tests). */
+  events?: EventSink;
+  /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leader.ts). */
+  leader?: { isLeader(): boolean };
+  /**
+   * Sharding (agent/controller/shard-set.ts): this replica acts on a namespace
+   * only while it holds the Lease of the namespace's shard (label
+   * kupenstack.io/shard, else defaultShard). A namespace relabelled into a
+   * shard held here waits handoverMs before its first run, the time the old
+   * shard's holder has to see the change and stop its run (see onNamespace).
+   */
+  sharding?: { defaultShard: string; holds(shard: string): boolean; handoverMs: number };
+  /** Requests made to the API server (countKubeCalls on `kc`): logged after each run with the OpenStack calls, so an operator or a benchmark sees what a resync costs. */
+  kubeCalls?: KubeCalls;
+  /** Where creates in flight are recorded (controller/create-journal.ts): a run after a kill -9 or a Lease handover waits for what the dead process sent. */
+  journal?: CreateJournal;
+}
