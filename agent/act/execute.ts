@@ -1,4 +1,5 @@
 import { KupenstackError } from '../errors.ts';
+import { egressRefusalIn } from '../net/egress-refused.ts';
 import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
@@ -63,12 +64,16 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   const inLane = limiterPerKey<string>(opts.concurrency);
   run.bounded = (node, work) => inLane(laneOf(node.adapter))(work);
   const fail = (address: string, err: unknown): void => {
-    const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
+    // A refusal of the egress policy is wrapped by the client that met it (OCI); the object is told the policy's own words.
+    const refused = egressRefusalIn(err);
+    const e = refused ?? (err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err }));
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
     run.count(address, 'errors');
     const status = (opts.resources[address] ??= {});
     status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed', message: e.message });
     if (e.code === 'heal.gave-up') status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
+    // Retrying cannot make a refused address acceptable: Stalled until the spec or the admin's rules change.
+    if (refused) status.conditions = setCondition(setCondition(status.conditions, { type: 'Ready', status: 'False', reason: 'EgressRefused', message: e.message }), { type: 'Stalled', status: 'True', reason: 'EgressRefused', message: e.message });
     run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, e.code, e.message);
   };
   // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.

@@ -24,8 +24,9 @@ import { loadSchemaRegistry } from '../schema/registry.ts';
 import { KubeSecretResolver } from '../secrets/kubernetes.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { loadConfig } from '../config/config.ts';
+import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
 
-interface ControllerCliOptions {
+interface ControllerCliOptions extends EgressOptions {
   kubeconfig?: string;
   namespace: string[];
   cloud?: string;
@@ -66,7 +67,7 @@ const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/n
  * with status, Events and finalizers on the CRs.
  */
 export function controllerCommand(): Command {
-  return new Command('controller')
+  return withEgressOptions(new Command('controller'), true)
     .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
     .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
@@ -200,6 +201,7 @@ export function controllerCommand(): Command {
         const { address } = await serveHealth(listen[1]!.replace(/^\[|\]$/g, ''), Number(listen[2]), { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
         log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
       }
+      log(configureEgressFrom(opts, (ns) => controller.labelsOf(ns)));
       await controller.start();
       await syncs?.start();
       await clouds?.start();

@@ -207,6 +207,11 @@ export class Controller {
     return this.opts.sharding.holds(this.shardOf(ns));
   }
 
+  /** A namespace's labels as the watch has them (the egress policy's rules select namespaces by label; tenants cannot label their namespace). */
+  labelsOf(ns: string): Record<string, string> {
+    return this.namespaces.get(ns)?.metadata?.labels ?? {};
+  }
+
   /** Resolves when no namespace is scheduled or running (tests). */
   idle(): Promise<void> {
     return this.queue.idle();

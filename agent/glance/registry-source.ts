@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import { DockerConfigCredentials } from '../../oci/auth/docker-config.ts';
 import type { CredentialStore } from '../../oci/auth/credentials.ts';
 import type { DiskSource } from '../../oci/disk-source.ts';
@@ -19,12 +20,14 @@ export interface SourceOptions {
   credentials?: { key: string; store: CredentialStore } | undefined;
   /** What a plain-HTTP registry reached over https is told to do: `pass --insecure` (CLI, the default) or the manifest field. */
   plainHttpAdvice?: string | undefined;
+  /** The egress gate every connection of these clients goes through (agent/net/egress.ts); its key names its rules. */
+  egress?: { key: string; dispatcher: Dispatcher } | undefined;
 }
 
 const sources = new Map<string, DiskSource>();
 
 export function diskSourceFor(options: SourceOptions = {}): DiskSource {
-  const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '']);
+  const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '', options.egress?.key ?? '']);
   let s = sources.get(key);
   if (!s) {
     s = makeDiskSource(options);
@@ -43,6 +46,6 @@ function makeDiskSource(options: SourceOptions): DiskSource {
   const credentials = options.credentials?.store ?? DockerConfigCredentials.fromEnvironment(options.dockerConfig);
   return new RegistryDiskSource({
     ...(credentials ? { credentials } : {}),
-    client: { userAgent: `kupenstack/${version}`, ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}) },
+    client: { userAgent: `kupenstack/${version}`, ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}), ...(options.egress ? { dispatcher: options.egress.dispatcher } : {}) },
   });
 }

@@ -50,7 +50,8 @@ export class ControllerProcess {
   /** `entry`: the sources by default; the bench runs the build (dist/), as the image does. */
   constructor(kubeconfig: string, args: string[], entry = join(repo, 'agent/cli/main.ts')) {
     this.kubeconfig = kubeconfig;
-    this.args = args;
+    // The test bed's registries, image servers and OpenStack are on loopback: a test that does not set the egress policy itself opens loopback, as a cluster admin would with a rule.
+    this.args = args.some((a) => a.startsWith('--egress') || a === '--no-egress-policy') ? args : [...args, '--egress-allow', '*=>127.0.0.0/8,::1/128'];
     this.entry = entry;
     this.logFile = join(mkdtempSync(join(tmpdir(), 'ks-controller-')), 'controller.log');
   }
