@@ -55,6 +55,7 @@ interface ControllerCliOptions extends EgressOptions {
   cloudLifecycle: boolean;
   cloudResync: string;
   cloudSelector?: string;
+  flavorExtraSpec: string[];
 }
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -96,6 +97,7 @@ export function controllerCommand(): Command {
     .option('--no-cloud-lifecycle', 'do not drive OpenStackCloud resources (install and upgrade of the OpenStack-Helm charts); only OpenStack resources and Syncs')
     .option('--cloud-resync <duration>', 'a Ready OpenStackCloud is driven again this often (drift in its namespace corrected)', '10m')
     .option('--cloud-selector <selector>', 'drive only the OpenStackCloud resources matching this label selector (default: the cluster\'s one)')
+    .option('--flavor-extra-spec <key>', 'a Flavor extra spec key tenants may set; every other extra spec (and every other admin-only field, README: Admin-only fields) is for namespaces labelled kupenstack.io/admin=true only; repeatable', (v: string, all: string[]) => [...all, v], [])
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
@@ -178,7 +180,7 @@ export function controllerCommand(): Command {
       }
       const acting = (): boolean => (shardSet ? shardSet.holds(opts.defaultShard) : !elector || elector.isLeader());
       const syncs = opts.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: opts.syncSelector }) : undefined;
-      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+      const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec }, allowNamespaces: opts.namespace, optInLabel: { key: label[1]!, value: label[2]! }, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: opts.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
       // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
       const clouds = opts.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: parseDuration(opts.cloudResync), debounceMs, acting, log, baseDir: process.cwd(), ...(opts.cloudSelector ? { selector: opts.cloudSelector } : {}) }) : undefined;
       const stop = (): void => {

@@ -20,6 +20,8 @@ import { documentsOf, revisionOf } from './revision.ts';
 import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
 import { shardOf } from './shards.ts';
 import { validateNamespace } from './validate-namespace.ts';
+import { isAdminNamespace, memberRefusals, type MemberPolicyOptions } from '../policy/member-policy.ts';
+import { subjectsOf } from '../policy/subjects.ts';
 import { WorkQueue } from './work-queue.ts';
 import { forgetDiskSources } from '../glance/registry-source.ts';
 import { forgetResolutions } from '../kinds/image/oci.ts';
@@ -71,6 +73,8 @@ export interface ControllerOptions {
   sharding?: { defaultShard: string; holds(shard: string): boolean; handoverMs: number };
   /** Requests made to the API server (countKubeCalls on `kc`): logged after each run with the OpenStack calls, so an operator or a benchmark sees what a resync costs. */
   kubeCalls?: KubeCalls;
+  /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
+  memberPolicy?: MemberPolicyOptions;
   /** Where creates in flight are recorded (controller/create-journal.ts): a run after a kill -9 or a Lease handover waits for what the dead process sent. */
   journal?: CreateJournal;
 }
@@ -423,9 +427,11 @@ export class Controller {
     const events = fanOut(progress, kubeEventSink(this.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, this.recentEvents), ...(this.opts.events ? [this.opts.events] : []));
     // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
     const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
-    const { validated, rejected } = validateNamespace(documents, this.opts.registry);
+    // OpenStack's admin-only fields, refused in a tenant namespace before validation: what references a refused object is refused in turn.
+    const refused = memberRefusals(subjectsOf(documents), isAdminNamespace(this.namespaces.get(ns)?.metadata?.labels), this.opts.memberPolicy ?? { flavorExtraSpecs: [] });
+    const { validated, rejected } = validateNamespace(documents.filter((d) => !refused.has(d.file)), this.opts.registry);
     const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-    const kubeStore = new KubeStatusStore(this.custom, ns, entries, this.memory, log, new Set(rejected.keys()));
+    const kubeStore = new KubeStatusStore(this.custom, ns, entries, this.memory, log, new Set([...rejected.keys(), ...refused.keys()]));
     // Status writes too are a leader's: a demoted replica writes nothing.
     const store = {
       load: () => kubeStore.load(),
@@ -433,6 +439,7 @@ export class Controller {
       finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
     };
     for (const [address, diagnostics] of rejected) await this.reject(address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
+    for (const [address, messages] of refused) await this.reject(address, messages.join('; '), entries, store, events, revision, 'AdminOnly');
     mark('validated');
 
     const cloud = await this.opts.cloud();
@@ -505,18 +512,18 @@ export class Controller {
   }
 
   /** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
-  private async reject(address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string): Promise<void> {
+  private async reject(address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string, reason = 'InvalidSpec'): Promise<void> {
     const entry = entries.get(address);
     if (!entry) return;
     const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
     const now = new Date();
     const known = this.memory.get(address) ?? {};
-    let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message }, now);
-    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, now);
-    conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'InvalidSpec', message: 'waiting for a corrected spec' }, now);
+    let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason, message }, now);
+    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason, message }, now);
+    conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason, message: 'waiting for a corrected spec' }, now);
     await store.putResource(address, { ...known, conditions });
     if (previous?.message !== message || previous.observedGeneration !== entry.object.metadata.generation) {
-      events({ type: 'rejected', address, kind: entry.kind.kind, reason: 'InvalidSpec', message, severity: 'warning', revision, at: now.toISOString() });
+      events({ type: 'rejected', address, kind: entry.kind.kind, reason, message, severity: 'warning', revision, at: now.toISOString() });
     }
   }
 }
