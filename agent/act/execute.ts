@@ -1,5 +1,4 @@
 import { KupenstackError } from '../errors.ts';
-import { egressRefusalIn } from '../net/egress-refused.ts';
 import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
@@ -14,6 +13,7 @@ import { heal, recordHeal } from './heal.ts';
 import type { Observation } from './observe.ts';
 import { BulkCreator, maxBulk } from './bulk.ts';
 import { journaled } from './journaled.ts';
+import { refusalOf } from './refusals.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
 import { deleteIfEmpty } from './empty-projects.ts';
 import { ensureProjects } from './projects.ts';
@@ -64,17 +64,17 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   const inLane = limiterPerKey<string>(opts.concurrency);
   run.bounded = (node, work) => inLane(laneOf(node.adapter))(work);
   const fail = (address: string, err: unknown): void => {
-    // A refusal of the egress policy is wrapped by the client that met it (OCI); the object is told the policy's own words.
-    const refused = egressRefusalIn(err);
-    const e = refused ?? (err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err }));
+    // A refusal (egress policy, import) is Stalled with its own reason; the egress policy's words even when a client wrapped them.
+    const refused = refusalOf(err);
+    const e = refused?.error ?? (err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err }));
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
     run.count(address, 'errors');
     const status = (opts.resources[address] ??= {});
     status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed', message: e.message });
     if (e.code === 'heal.gave-up') status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
-    // Retrying cannot make a refused address acceptable: Stalled until the spec or the admin's rules change.
-    if (refused) status.conditions = setCondition(setCondition(status.conditions, { type: 'Ready', status: 'False', reason: 'EgressRefused', message: e.message }), { type: 'Stalled', status: 'True', reason: 'EgressRefused', message: e.message });
-    run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, e.code, e.message);
+    // Retrying cannot fix a refusal: Stalled until the spec or the admin's rules change.
+    if (refused) status.conditions = setCondition(setCondition(status.conditions, { type: 'Ready', status: 'False', reason: refused.reason, message: e.message }), { type: 'Stalled', status: 'True', reason: refused.reason, message: e.message });
+    run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, refused?.reason ?? e.code, e.message);
   };
   // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.
   const imports = new Set(decision.declared.filter((m) => m.spec.import !== undefined).map((m) => m.address));

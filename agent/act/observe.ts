@@ -8,6 +8,7 @@ import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
 import { know, projectContext, type ProjectContext } from './context.ts';
+import { foreignImport } from './refusals.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects, type Project } from './projects.ts';
 
@@ -165,10 +166,14 @@ async function resolveImport(m: Manifest, adapter: KindAdapter, pc: ProjectConte
   if (spec.id) {
     const found = await adapter.get?.(pc.ctx, spec.id);
     if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no such ${m.kind} in OpenStack; fix the id`);
+    const foreign = foreignImport(m.kind, found.raw, pc.ctx.projectId);
+    if (foreign) throw foreign;
     return found;
   }
   if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
   const matches = await adapter.find(pc.ctx, spec.filter ?? {});
   if (matches.length !== 1) throw new KupenstackError('import.ambiguous', `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`);
+  const foreign = foreignImport(m.kind, matches[0]!.raw, pc.ctx.projectId);
+  if (foreign) throw foreign;
   return matches[0]!;
 }
