@@ -34,5 +34,5 @@ export function foreignImport(kind: string, raw: unknown, projectId: string): Ku
   if (typeof owner !== 'string' || owner === '' || owner === projectId) return undefined;
   if (r.shared === true || r['router:external'] === true) return undefined;
   if (r.visibility === 'public' || r.visibility === 'community') return undefined;
-  return new KupenstackError('import.foreign', `the ${kind} to import belongs to another project (${owner}) and is not shared with this namespace's project (${projectId}); import only objects of this project, shared or external networks, public or community images, or ask the cluster admin to share it`);
+  return new KupenstackError('import.foreign', `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to import belongs to another project (${owner}) and is not shared with this namespace's project (${projectId}); import only objects of this project, shared or external networks, public or community images, or ask the cluster admin to share it`);
 }

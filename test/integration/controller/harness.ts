@@ -57,11 +57,13 @@ export class ControllerProcess {
   }
 
   async start(): Promise<void> {
+    // A restart appends to the same log: only a "controller started" after this offset is the new process's (audit W13).
+    const from = this.log().length;
     const out = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => out.once('open', () => resolve()));
     this.child = spawn(process.execPath, [...agentFlags(), this.entry, 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
     // On a loaded test bed, node's start (type stripping of the sources) alone can take a minute.
-    await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 180_000);
+    await until('the controller to start', () => Promise.resolve(this.log().slice(from).includes('controller started')), 180_000);
   }
 
   log(): string {
