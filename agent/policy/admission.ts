@@ -30,9 +30,11 @@ function admissionMessage(rule: MemberRule): string {
 export function memberPolicyYaml(t: AdmissionTarget): string {
   const rules = memberRules.filter((r) => r.cel !== undefined);
   const kinds = [...new Set(rules.map((r) => r.kind))];
+  // Admin namespaces (a label only the cluster admin can set) may use every field.
   const admin = `has(namespaceObject.metadata.labels) && '${adminLabel.key}' in namespaceObject.metadata.labels && namespaceObject.metadata.labels['${adminLabel.key}'] == '${adminLabel.value}'`;
   const validations = rules
-    .map((r) => `    - expression: ${q(`object.kind != '${r.kind}' || (${r.cel!.replace(/ALLOWED_EXTRA_SPECS/g, '__ALLOWED__')})`).replace('__ALLOWED__', t.allowedExtraSpecs)}\n      message: ${q(admissionMessage(r))}\n      reason: Forbidden`)
+    // The admin check is in each validation: matchConditions cannot see namespaceObject.
+    .map((r) => `    - expression: ${q(`object.kind != '${r.kind}' || (${admin}) || (${r.cel!.replace(/ALLOWED_EXTRA_SPECS/g, '__ALLOWED__')})`).replace('__ALLOWED__', t.allowedExtraSpecs)}\n      message: ${q(admissionMessage(r))}\n      reason: Forbidden`)
     .join('\n');
   return `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -51,9 +53,6 @@ spec:
     # Only a new or changed spec is checked: the controller's finalizer and status writes must pass.
     - name: spec-changed
       expression: "oldObject == null || object.spec != oldObject.spec"
-    # Admin namespaces (a label only the cluster admin can set) may use every field.
-    - name: tenant-namespace
-      expression: ${q(`!(${admin})`)}
   validations:
 ${validations}
 ---

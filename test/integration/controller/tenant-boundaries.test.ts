@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { FaultProxy } from '../../support/fault-proxy.ts';
 import { testCloudName } from '../../support/context.ts';
@@ -101,12 +103,26 @@ spec:
   extraSpecs: {"pci_passthrough:alias": "a1:1"}
 `;
 
+const policyName = `kupenstack-member-policy-${run}`;
+
+function memberPolicyForRun(): string {
+  const docs = parseAllDocuments(readFileSync(join(repoRoot, 'deploy/controller/member-policy.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string }; spec: Record<string, unknown> });
+  expect(docs.map((d) => d.kind)).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  const [policy, binding] = docs;
+  policy!.metadata.name = policyName;
+  (policy!.spec.matchConstraints as Record<string, unknown>).namespaceSelector = { matchLabels: { 'kupenstack.io/project': optIn } };
+  binding!.metadata.name = policyName;
+  binding!.spec.policyName = policyName;
+  return docs.map((d) => JSON.stringify(d)).join('\n---\n');
+}
+
 beforeAll(async () => {
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'deploy/crds')]);
   kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repoRoot, 'deploy/crds')]);
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repoRoot, 'deploy/rbac')]);
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'deploy/controller/member-policy.yaml')]);
+  // The member policy as deploy/ ships it, under this run's name and limited to this run's namespaces: the plane is shared with other tests.
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: memberPolicyForRun() });
   for (const ns of [tenantNs, labNs, adminNs]) {
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
@@ -150,6 +166,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  kubectl(['delete', 'validatingadmissionpolicybinding', policyName]);
+  kubectl(['delete', 'validatingadmissionpolicy', policyName]);
   for (const ns of [tenantNs, labNs, adminNs, lateNs]) kubectl(['delete', 'namespace', ns, '--wait=false']);
   await until('the projects to be deleted', async () => (await Promise.all([tenantNs, labNs, adminNs].map(projectOf))).every((p) => p === undefined), 180_000).catch(() => undefined);
   await controller?.stop();
