@@ -79,7 +79,12 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.
   const imports = new Set(decision.declared.filter((m) => m.spec.import !== undefined).map((m) => m.address));
   const failed = new Set(decision.errors.filter((e) => imports.has(e.address)).map((e) => e.address));
-  for (const e of decision.errors) if (failed.has(e.address)) fail(e.address, e.error);
+  for (const e of decision.errors) {
+    if (!failed.has(e.address)) continue;
+    fail(e.address, e.error);
+    // Written now: an import has no step of its own that would write it (a refused import must not go unreported).
+    await run.settle(e.address, opts.resources[e.address]);
+  }
 
   // Projects: the plan's namespaces that have none get one now (the first write of the run).
   const scopes = new Map<string, ProjectContext>(seen.scopes);

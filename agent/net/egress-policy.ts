@@ -75,7 +75,8 @@ export function makePolicy(opts: { serviceCidrs?: string[]; podCidrs?: string[];
 
 /** Every address of this process's interfaces (the pod's own IP in a cluster). */
 export function ownAddresses(): string[] {
-  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.replace(/%.*$/, '')));
+  // Loopback interfaces are the loopback rule's: an admin rule opening 127.0.0.0/8 must be enough for them.
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((i) => !i.internal).map((i) => i.address.replace(/%.*$/, '')));
 }
 
 function mustCidr(text: string): Cidr {

@@ -73,7 +73,7 @@ async function glanceImages(ns: string): Promise<{ name: string; status: string 
 
 /** Waits for the object's Stalled condition with this reason; the controller log comes with a timeout. */
 async function stalled(kind: string, ns: string, name: string, reason: string): Promise<{ message: string }> {
-  await until(`${ns}/${kind}/${name} Stalled (${reason})`, () => Promise.resolve(condition(cr(kind, ns, name), 'Stalled')?.reason === reason), 180_000, 1000).catch((err: unknown) => {
+  await until(`${ns}/${kind}/${name} Stalled (${reason})`, () => Promise.resolve(condition(cr(kind, ns, name), 'Stalled')?.reason === reason), 120_000, 1000).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}\nstatus: ${JSON.stringify(cr(kind, ns, name)?.status)}\n${controller.log().slice(-3000)}`);
   });
   const o = cr(kind, ns, name)!;
@@ -211,14 +211,14 @@ describe('the egress policy, as a tenant ServiceAccount', () => {
     const images = await glanceImages(tenantNs);
     expect(images.filter((i) => i.status !== 'queued')).toEqual([]);
     expect(images.map((i) => i.name).sort()).toEqual(['redirect']);
-  });
+  }, 600_000);
 
   it('refuses an OCI repository on loopback without an admin rule: the registry sees no request', async () => {
     kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: ociImage(tenantNs, 'oci') });
     const { message } = await stalled('Image', tenantNs, 'oci', 'EgressRefused');
     expect(message).toContain(`${registry.address.split(':')[0]!} is in 127.0.0.0/8 (rule: loopback)`);
     expect(registry.seen).toEqual([]);
-  });
+  }, 300_000);
 
   it('with the admin rule of its namespace label, the same registry works', async () => {
     kubectlOk(['apply', '-f', '-'], { kubeconfig: labTenant, input: ociImage(labNs, 'oci') });
@@ -227,7 +227,7 @@ describe('the egress policy, as a tenant ServiceAccount', () => {
     });
     expect((await glanceImages(labNs)).filter((i) => i.status === 'active').map((i) => i.name)).toEqual(['oci']);
     expect(registry.seen.filter((s) => s.path.includes(`/v2/${repo}/blobs/`)).length).toBeGreaterThan(0);
-  });
+  }, 420_000);
 });
 
 describe("OpenStack's admin-only fields", () => {
@@ -244,7 +244,7 @@ describe("OpenStack's admin-only fields", () => {
     const compute = await cloud.adminCompute();
     const flavors = await compute.list<{ name: string; extra_specs?: Record<string, string> }>('/flavors/detail', 'flavors', { is_public: 'None' });
     expect(flavors.filter((f) => f.name === `${prefix}${adminNs}-gpu`).map((f) => f.extra_specs)).toEqual([{ 'pci_passthrough:alias': 'a1:1' }]);
-  });
+  }, 300_000);
 
   it('the controller refuses it too where admission did not (stored while the namespace was admin): Stalled AdminOnly, an Event, nothing in Nova', async () => {
     kubectlOk(['create', 'namespace', lateNs]);
@@ -258,7 +258,7 @@ describe("OpenStack's admin-only fields", () => {
     const compute = await cloud.adminCompute();
     const flavors = await compute.list<{ name: string }>('/flavors/detail', 'flavors', { is_public: 'None' });
     expect(flavors.filter((f) => f.name.endsWith(`${lateNs}-gpu`))).toEqual([]);
-  });
+  }, 300_000);
 });
 
 describe('no silent refusal', () => {
@@ -271,5 +271,5 @@ describe('no silent refusal', () => {
     expect(message).toContain('belongs to another project');
     expect(message).toContain('is not shared with this namespace');
     await until('the ImportRefused Event', () => Promise.resolve(events(tenantNs, 'theirs').some((e) => e.reason === 'ImportRefused' && e.type === 'Warning')), 60_000);
-  });
+  }, 300_000);
 });
