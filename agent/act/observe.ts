@@ -165,7 +165,7 @@ async function resolveImport(m: Manifest, adapter: KindAdapter, pc: ProjectConte
   const spec = m.spec.import as { id?: string; filter?: Record<string, unknown> };
   if (spec.id) {
     const found = await adapter.get?.(pc.ctx, spec.id);
-    if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no such ${m.kind} in OpenStack; fix the id`);
+    if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`);
     const foreign = foreignImport(m.kind, found.raw, pc.ctx.projectId);
     if (foreign) throw foreign;
     return found;

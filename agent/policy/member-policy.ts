@@ -1,11 +1,13 @@
 /**
  * OpenStack's default policy for a project member, mirrored for tenant
- * namespaces. The controller acts with the agent's admin role (Keystone's
- * legacy `role:admin` is admin in every project, so even its project-scoped
- * tokens pass admin-only checks): a field OpenStack lets only an admin set
- * would be set for any tenant. Each rule names the OpenStack policy it
- * mirrors; an admin namespace (label kupenstack.io/admin=true, which a
- * tenant cannot set on its own namespace) is not checked.
+ * namespaces. Calls made with the project's own token (the agent holds
+ * `member` there) are judged by OpenStack itself, but some go with the
+ * agent's admin scope: flavors (cloud-wide, admin-only to create), Neutron
+ * bulk creates, shared images. Those skip OpenStack's member checks, so a
+ * field OpenStack lets only an admin set would be set for any tenant. Each
+ * rule names the OpenStack policy it mirrors; an admin namespace (label
+ * kupenstack.io/admin=true, which a tenant cannot set on its own namespace)
+ * is not checked.
  *
  * Where CEL can express a rule, `cel` is the same rule for the API server's
  * ValidatingAdmissionPolicy (admission.ts writes it): refused at `kubectl
