@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '../config/config.ts';
 import { KupenstackError } from '../errors.ts';
 import type { EventSink } from '../events/events.ts';
@@ -18,6 +17,7 @@ import type { CreateJournal } from '../status/create-journal.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { execute } from './execute.ts';
+import { afterLanding } from './landing.ts';
 import type { ApplyError, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
 
@@ -160,31 +160,19 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
   return report;
 }
 
-/**
- * Observe and decide, after the creates an earlier process sent and never saw answered have landed:
- * observed again every second until each is there (and is adopted like any owned object) or its
- * deadline passed (what the killed run would have waited for the answer). Without this, a run started
- * right after a kill -9 creates again what OpenStack is still making.
- */
-async function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
-  const landing = (await deps.journal?.landing()) ?? new Map<string, number>();
-  const declared = new Set(input.validated.manifests.map((m) => m.address));
-  for (let told = false; ; ) {
-    const result = await observeAndDecide(input, deps, opts, res);
-    const now = Date.now();
-    const waiting = [...landing].filter(([address, until]) => until > now && declared.has(address) && !result.seen.inventory.owned.has(address));
-    if (waiting.length === 0) {
-      await deps.journal?.landed([...landing.keys()].filter((a) => result.seen.inventory.owned.has(a)));
-      return result;
-    }
-    if (!told) {
-      const last = Math.max(...waiting.map(([, until]) => until));
-      deps.events({ type: 'held', address: input.revision, reason: 'CreatesInFlight', message: `waiting up to ${Math.ceil((last - now) / 1000)} s for ${waiting.length} creates an earlier run sent and never saw answered (${waiting.slice(0, 3).map(([a]) => a).join(', ')}${waiting.length > 3 ? ', …' : ''}): OpenStack may still be making them`, severity: 'normal', revision: input.revision, at: new Date().toISOString() });
-      told = true;
-    }
-    deps.signal?.throwIfAborted();
-    await sleep(1000, undefined, deps.signal ? { signal: deps.signal } : undefined);
-  }
+/** Observe and decide once the creates a dead process sent have landed (act/landing.ts). */
+function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
+  return afterLanding({
+    journal: deps.journal,
+    declared: new Set(input.validated.manifests.map((m) => m.address)),
+    look: async () => {
+      const result = await observeAndDecide(input, deps, opts, res);
+      return { result, owned: new Set(result.seen.inventory.owned.keys()) };
+    },
+    events: deps.events,
+    revision: input.revision,
+    signal: deps.signal,
+  });
 }
 
 async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {

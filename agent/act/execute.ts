@@ -8,6 +8,7 @@ import type { ValidatedRevision } from '../validate/validate.ts';
 import { projectContext, type ProjectContext } from './context.ts';
 import type { Observation } from './observe.ts';
 import { BulkCreator } from './bulk.ts';
+import { refusalOf } from './refusals.ts';
 import { ensureProjects } from './projects.ts';
 import type { ExecuteOptions, Node, Outcome, Run } from './run.ts';
 import { convergePhase } from './converge.ts';
@@ -58,18 +59,27 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   const inLane = limiterPerKey<string>(opts.concurrency);
   run.bounded = (node, work) => inLane(laneOf(node.adapter))(work);
   const fail = (address: string, err: unknown): void => {
-    const e = err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
+    // A refusal (egress policy, import) is Stalled with its own reason; the egress policy's words even when a client wrapped them.
+    const refused = refusalOf(err);
+    const e = refused?.error ?? (err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err }));
     out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
     run.count(address, 'errors');
     const status = (opts.resources[address] ??= {});
     status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed', message: e.message });
     if (e.code === 'heal.gave-up') status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
-    run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, e.code, e.message);
+    // Retrying cannot fix a refusal: Stalled until the spec or the admin's rules change.
+    if (refused) status.conditions = setCondition(setCondition(status.conditions, { type: 'Ready', status: 'False', reason: refused.reason, message: e.message }), { type: 'Stalled', status: 'True', reason: refused.reason, message: e.message });
+    run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, refused?.reason ?? e.code, e.message);
   };
   // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.
   const imports = new Set(decision.declared.filter((m) => m.spec.import !== undefined).map((m) => m.address));
   const failed = new Set(decision.errors.filter((e) => imports.has(e.address)).map((e) => e.address));
-  for (const e of decision.errors) if (failed.has(e.address)) fail(e.address, e.error);
+  for (const e of decision.errors) {
+    if (!failed.has(e.address)) continue;
+    fail(e.address, e.error);
+    // Written now: an import has no step of its own that would write it (a refused import must not go unreported).
+    await run.settle(e.address, opts.resources[e.address]);
+  }
 
   // Projects: the plan's namespaces that have none get one now (the first write of the run).
   const scopes = new Map<string, ProjectContext>(seen.scopes);

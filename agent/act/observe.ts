@@ -9,6 +9,7 @@ import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
 import { know, projectContext, type ProjectContext } from './context.ts';
+import { foreignImport } from './refusals.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects } from './projects.ts';
 import { type Project } from './project.ts';
@@ -168,11 +169,15 @@ async function resolveImport(m: Manifest, adapter: KindAdapter, pc: ProjectConte
   const spec = m.spec.import as { id?: string; filter?: Record<string, unknown> };
   if (spec.id) {
     const found = await adapter.get?.(pc.ctx, spec.id);
-    if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no such ${m.kind} in OpenStack; fix the id`);
+    if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`);
+    const foreign = foreignImport(m.kind, found.raw, pc.ctx.projectId);
+    if (foreign) throw foreign;
     return found;
   }
   if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
   const matches = await adapter.find(pc.ctx, spec.filter ?? {});
   if (matches.length !== 1) throw new KupenstackError('import.ambiguous', `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`);
+  const foreign = foreignImport(m.kind, matches[0]!.raw, pc.ctx.projectId);
+  if (foreign) throw foreign;
   return matches[0]!;
 }

@@ -11,8 +11,9 @@ import { sourceForSync } from '../sync/sync-source.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
 import { withCloudStepOptions } from './cloud-step.ts';
 import { type CloudStepOptions } from '../standalone/revision-cloud.ts';
+import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
 
-interface AgentCliOptions extends CloudOptions, CloudStepOptions {
+interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions {
   listen: string;
   once: boolean;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
@@ -26,7 +27,7 @@ interface AgentCliOptions extends CloudOptions, CloudStepOptions {
  * SIGTERM let the current step finish (or abandon it safely) before exiting.
  */
 export function agentCommand(): Command {
-  return withCloudStepOptions(withCloudOptions(new Command('agent').description('run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>')))
+  return withEgressOptions(withCloudStepOptions(withCloudOptions(new Command('agent').description('run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>'))), false)
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
     .addOption(new Option('--log-level <level>', 'least level logged').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
@@ -42,6 +43,8 @@ export function agentCommand(): Command {
       if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
 
       const logger = createLogger(opts.logLevel, opts.logFormat);
+      // Standalone has no namespace labels: only rules for every namespace ("*=>…") apply.
+      logger.info(configureEgressFrom(opts, () => ({})));
       const metrics = new AgentMetrics();
       const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
       // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).

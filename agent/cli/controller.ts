@@ -4,8 +4,9 @@ import { checkShardName, parseShards, preferredShard } from '../controller/shard
 import { loadConfig } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
+import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
 
-interface ControllerCliOptions {
+interface ControllerCliOptions extends EgressOptions {
   kubeconfig?: string;
   namespace: string[];
   cloud?: string;
@@ -34,6 +35,7 @@ interface ControllerCliOptions {
   cloudLifecycle: boolean;
   cloudResync: string;
   cloudSelector?: string;
+  flavorExtraSpec: string[];
 }
 
 /**
@@ -44,7 +46,7 @@ interface ControllerCliOptions {
  * with status, Events and finalizers on the CRs.
  */
 export function controllerCommand(): Command {
-  return new Command('controller')
+  return withEgressOptions(new Command('controller'), true)
     .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
     .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
@@ -73,6 +75,7 @@ export function controllerCommand(): Command {
     .option('--no-cloud-lifecycle', 'do not drive OpenStackCloud resources (install and upgrade of the OpenStack-Helm charts); only OpenStack resources and Syncs')
     .option('--cloud-resync <duration>', 'a Ready OpenStackCloud is driven again this often (drift in its namespace corrected)', '10m')
     .option('--cloud-selector <selector>', 'drive only the OpenStackCloud resources matching this label selector (default: the cluster\'s one)')
+    .option('--flavor-extra-spec <key>', 'a Flavor extra spec key tenants may set; every other extra spec (and every other admin-only field, README: Admin-only fields) is for namespaces labelled kupenstack.io/admin=true only; repeatable', (v: string, all: string[]) => [...all, v], [])
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
@@ -126,6 +129,8 @@ export function controllerCommand(): Command {
         ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
         cloudLifecycle: opts.cloudLifecycle,
         ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
+        memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
+        egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
       });
     });
 }

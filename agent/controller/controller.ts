@@ -93,6 +93,7 @@ export class Controller {
         if (run) run.step = what;
       },
       shardOf: (ns) => this.shardOf(ns),
+      labelsOf: (ns) => this.labelsOf(ns),
     };
     this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: Math.max(1, Math.min(4, opts.config.concurrency)) }, (ns) => this.reconcileNamespace(ns));
   }
@@ -175,6 +176,11 @@ export class Controller {
     if (this.opts.leader && !this.opts.leader.isLeader()) return false;
     if (!this.opts.sharding || ns === undefined) return true;
     return this.opts.sharding.holds(this.shardOf(ns));
+  }
+
+  /** A namespace's labels as the watch has them (the egress policy's rules select namespaces by label; tenants cannot label their namespace). */
+  labelsOf(ns: string): Record<string, string> {
+    return this.namespaces.get(ns)?.metadata?.labels ?? {};
   }
 
   /** Resolves when no namespace is scheduled or running (tests). */

@@ -16,6 +16,8 @@ import { deleteNamespaceProject } from './project-cleanup.ts';
 import { documentsOf, revisionOf } from './revision.ts';
 import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
 import { validateNamespace } from './validate-namespace.ts';
+import { isAdminNamespace, memberRefusals } from '../policy/member-policy.ts';
+import { subjectsOf } from '../policy/subjects.ts';
 
 /** What one namespace's run reads and writes of the controller that owns it. */
 export interface NamespaceRunHost {
@@ -37,6 +39,8 @@ export interface NamespaceRunHost {
   /** The step a run is at (the resync names a slow one). */
   step: (ns: string, what: string) => void;
   shardOf: (ns: string) => string;
+  /** A namespace's labels as the watch has them (an admin namespace may set OpenStack's admin-only fields). */
+  labelsOf: (ns: string) => Record<string, string>;
 }
 
 export interface NamespaceRunInput {
@@ -91,9 +95,11 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const events = fanOut(progress, kubeEventSink(host.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, host.recentEvents), ...(opts.events ? [opts.events] : []));
   // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
   const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
-  const { validated, rejected } = validateNamespace(documents, opts.registry);
+  // OpenStack's admin-only fields, refused in a tenant namespace before validation: what references a refused object is refused in turn.
+  const refused = memberRefusals(subjectsOf(documents), isAdminNamespace(host.labelsOf(ns)), opts.memberPolicy ?? { flavorExtraSpecs: [] });
+  const { validated, rejected } = validateNamespace(documents.filter((d) => !refused.has(d.file)), opts.registry);
   const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set(rejected.keys()));
+  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set([...rejected.keys(), ...refused.keys()]));
   // Status writes too are a leader's: a demoted replica writes nothing.
   const store = {
     load: () => kubeStore.load(),
@@ -101,6 +107,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
   };
   for (const [address, diagnostics] of rejected) await reject(host.memory, address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
+  for (const [address, messages] of refused) await reject(host.memory, address, messages.join('; '), entries, store, events, revision, 'AdminOnly');
   mark('validated');
 
   const cloud = await opts.cloud();
@@ -172,17 +179,17 @@ async function imagesFirst(opts: ControllerOptions, ns: string, revision: string
 }
 
 /** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
-async function reject(memory: Map<string, ResourceStatus>, address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string): Promise<void> {
+async function reject(memory: Map<string, ResourceStatus>, address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string, reason = 'InvalidSpec'): Promise<void> {
   const entry = entries.get(address);
   if (!entry) return;
   const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
   const now = new Date();
   const known = memory.get(address) ?? {};
-  let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message }, now);
-  conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message }, now);
-  conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'InvalidSpec', message: 'waiting for a corrected spec' }, now);
+  let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason, message }, now);
+  conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason, message }, now);
+  conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason, message: 'waiting for a corrected spec' }, now);
   await store.putResource(address, { ...known, conditions });
   if (previous?.message !== message || previous.observedGeneration !== entry.object.metadata.generation) {
-    events({ type: 'rejected', address, kind: entry.kind.kind, reason: 'InvalidSpec', message, severity: 'warning', revision, at: now.toISOString() });
+    events({ type: 'rejected', address, kind: entry.kind.kind, reason, message, severity: 'warning', revision, at: now.toISOString() });
   }
 }

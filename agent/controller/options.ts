@@ -6,6 +6,7 @@ import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { CreateJournal } from '../status/create-journal.ts';
+import type { MemberPolicyOptions } from '../policy/member-policy.ts';
 import type { KubeCalls } from './call-counts.ts';
 
 /** How the resource loop (controller.ts) and one namespace's run (namespace-run.ts) are set up. */
@@ -40,6 +41,8 @@ export interface ControllerOptions {
   sharding?: { defaultShard: string; holds(shard: string): boolean; handoverMs: number };
   /** Requests made to the API server (countKubeCalls on `kc`): logged after each run with the OpenStack calls, so an operator or a benchmark sees what a resync costs. */
   kubeCalls?: KubeCalls;
+  /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
+  memberPolicy?: MemberPolicyOptions;
   /** Where creates in flight are recorded (controller/create-journal.ts): a run after a kill -9 or a Lease handover waits for what the dead process sent. */
   journal?: CreateJournal;
 }

@@ -14,6 +14,7 @@ import { AgentMetrics } from '../telemetry/metrics.ts';
 import { ClockedCounters, countKubeCalls } from './call-counts.ts';
 import { cloudFromSecret } from './cloud-from-secret.ts';
 import { CloudLoop } from './cloud-loop.ts';
+import type { MemberPolicyOptions } from '../policy/member-policy.ts';
 import { Controller } from './controller.ts';
 import { ConfigMapCreateJournal, createJournalName } from './create-journal.ts';
 import { serveHealth } from './health.ts';
@@ -52,6 +53,10 @@ export interface ControllerSettings {
   syncSelector?: string;
   cloudLifecycle: boolean;
   cloudSelector?: string;
+  /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
+  memberPolicy: MemberPolicyOptions;
+  /** Sets the egress policy (agent/net/) once the namespaces' labels can be read; returns the line to log. */
+  egress: (labelsOf: (namespace: string) => Readonly<Record<string, string>>) => string;
 }
 
 /**
@@ -116,7 +121,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
   }
   const acting = (): boolean => (shardSet ? shardSet.holds(s.defaultShard) : !elector || elector.isLeader());
   const syncs = s.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: s.syncSelector }) : undefined;
-  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
   // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
   const clouds = s.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
   const stop = (): void => {
@@ -142,6 +147,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
     const { address } = await serveHealth(s.listen.host, s.listen.port, { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
     log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
   }
+  log(s.egress((ns) => controller.labelsOf(ns)));
   await controller.start();
   await syncs?.start();
   await clouds?.start();

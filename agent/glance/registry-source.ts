@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import { DockerConfigCredentials } from '../../oci/auth/docker-config.ts';
 import type { CredentialStore } from '../../oci/auth/credentials.ts';
 import type { DiskSource } from '../../oci/disk-source.ts';
@@ -19,6 +20,8 @@ export interface SourceOptions {
   credentials?: { key: string; store: CredentialStore } | undefined;
   /** What a plain-HTTP registry reached over https is told to do: `pass --insecure` (CLI, the default) or the manifest field. */
   plainHttpAdvice?: string | undefined;
+  /** The egress gate every connection of these clients goes through (agent/net/egress.ts); its key names its rules. */
+  egress?: { key: string; dispatcher: Dispatcher } | undefined;
 }
 
 /** A registry client for one command (`image inspect`, `image import`): nothing outlives it. */
@@ -31,7 +34,7 @@ export class DiskSources {
   private readonly sources = new Map<string, DiskSource>();
 
   get(options: SourceOptions = {}): DiskSource {
-    const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '']);
+    const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '', options.egress?.key ?? '']);
     let s = this.sources.get(key);
     if (!s) {
       s = makeDiskSource(options);
@@ -46,6 +49,6 @@ function makeDiskSource(options: SourceOptions): DiskSource {
   const credentials = options.credentials?.store ?? DockerConfigCredentials.fromEnvironment(options.dockerConfig);
   return new RegistryDiskSource({
     ...(credentials ? { credentials } : {}),
-    client: { userAgent: `kupenstack/${version}`, ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}) },
+    client: { userAgent: `kupenstack/${version}`, ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}), ...(options.egress ? { dispatcher: options.egress.dispatcher } : {}) },
   });
 }

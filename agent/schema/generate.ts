@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
+import { chartMemberPolicy, kustomizeMemberPolicy } from '../policy/admission.ts';
 import { crdFor } from './crd.ts';
 import { packageRoot } from '../paths.ts';
 import { loadSchemaRegistry, type SchemaRegistry } from './registry.ts';
@@ -18,6 +19,9 @@ export function generatedFiles(registry: SchemaRegistry = loadSchemaRegistry()):
     // The Helm chart installs the same CRDs from its crds/ directory (Helm reads no file outside the chart).
     files.set(`deploy/chart/kupenstack/crds/${crd.metadata.name}.yaml`, text);
   }
+  // The member policy's admission rules (agent/policy/admission.ts), for kustomize and the chart.
+  files.set('deploy/controller/member-policy.yaml', kustomizeMemberPolicy());
+  files.set('deploy/chart/kupenstack/templates/member-policy.yaml', chartMemberPolicy());
   return files;
 }
 

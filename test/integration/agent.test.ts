@@ -415,6 +415,7 @@ describe('kupenstack agent: drift correction while the newest revision is reject
     // The evidence is Neutron's: keep-me is back under a new id. A timed run may already have started
     // when the delete landed, so runs are told apart from the first apply, not by the clock.
     const back = Date.now() + 60_000;
+    // honest: polling; the loop ends only when Neutron shows keep-me back (the proof), the expect is its timeout
     while (!(await networksIn(project)).some((n) => n.name === 'keep-me' && n.id !== gone!.id)) {
       expect(Date.now(), 'keep-me recreated within 60 s').toBeLessThan(back);
       await new Promise((resolve) => setTimeout(resolve, 500));

@@ -105,6 +105,7 @@ function applyThroughProxy(): Promise<ApplyOutcome> {
 
 /** Applies until a run ends without errors (faults make some runs fail; each converges further). */
 async function converge(label: string): Promise<number> {
+  // honest: up to 8 runs; the loop ends by a clean run's return or the throw after it
   for (let run = 1; run <= 8; run++) {
     // A run whose observe read failed ends with that error before planning anything; the agent retries it on its next run, and so does this loop.
     const outcome = await applyThroughProxy().catch((e: unknown) => {
@@ -116,6 +117,7 @@ async function converge(label: string): Promise<number> {
     expect(outcome.diagnostics, label).toEqual([]);
     const errors = outcome.report!.errors;
     console.log(`faults ${label} run ${run}: created ${outcome.report!.created}, updated ${outcome.report!.updated}, deleted ${outcome.report!.deleted}, errors ${errors.length}${errors.length ? ` (${errors[0]!.message.slice(0, 160)})` : ''}`);
+    // honest: the clean run is the success this helper waits for; its caller asserts the outcome
     if (errors.length === 0) return run;
   }
   throw new Error(`${label}: no clean run in 8 applies through the faults; last log lines:\n${ws.log.slice(-40).join('\n')}`);
@@ -192,6 +194,7 @@ describe('OpenStack APIs that fail at random', () => {
     const variant = new Map<string, number>();
     let declared = [...all];
     expect(all).toHaveLength(200);
+    // honest: seeds is at least 1 (the default and the parsed KS_FAULT_SEEDS)
     for (let s = 0; s < seeds; s++) {
       const seed = firstSeed + s;
       const random = prng(seed * 7919);

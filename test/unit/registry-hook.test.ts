@@ -115,6 +115,18 @@ describe('registry notifications: authentication and replays', () => {
     expect(f.seen).toEqual([]);
     const gh = await handleRegistryHook({ body: json({ action: 'published', package: {} }), headers: { 'x-github-event': 'package', authorization: `Bearer ${secret}` }, query: new URLSearchParams() }, [f], new DeliveryLog(), now);
     expect(gh.status).toBe(401); // GitHub must sign: a bearer token is not enough
+    // A signature that is not the body's HMAC with the secret: signed with another secret, over another body, malformed, or the bare hex.
+    const ghBody = json({ action: 'published', package: { name: 'disk', namespace: 'octo', package_type: 'CONTAINER', package_version: { version: 'sha256:ee', package_url: 'ghcr.io/octo/disk:1.0.0', container_metadata: { tag: { name: '1.0.0', digest: 'sha256:ee' } } } } });
+    const hmac = (key: string, body: Buffer): string => createHmac('sha256', key).update(body).digest('hex');
+    const wrongSignatures = [`sha256=${hmac('not-the-secret', ghBody)}`, `sha256=${hmac(secret, Buffer.concat([ghBody, Buffer.from(' ')]))}`, 'sha256=00', hmac(secret, ghBody), `sha1=${hmac(secret, ghBody)}`];
+    expect(wrongSignatures).toHaveLength(5);
+    const signed = await Promise.all(
+      wrongSignatures.map((signature) => handleRegistryHook({ body: ghBody, headers: { 'x-github-event': 'package', 'x-github-delivery': 'gh-wrong', 'x-hub-signature-256': signature }, query: new URLSearchParams() }, [f], new DeliveryLog(), now)),
+    );
+    expect(signed.map((a) => a.status)).toEqual([401, 401, 401, 401, 401]);
+    // The same body with the right signature passes: the refusals above are the signature's, not the body's.
+    const right = await handleRegistryHook({ body: ghBody, headers: { 'x-github-event': 'package', 'x-github-delivery': 'gh-right', 'x-hub-signature-256': `sha256=${hmac(secret, ghBody)}` }, query: new URLSearchParams() }, [follower('s', () => true)], new DeliveryLog(), now);
+    expect(right.result).toBe('triggered');
     const none = await handleRegistryHook({ body: distributionBody('e3'), headers: bearer, query: new URLSearchParams() }, [follower('s', () => true, null)], new DeliveryLog(), now);
     expect(none.status).toBe(403);
   });

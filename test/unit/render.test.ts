@@ -15,6 +15,7 @@ const update = process.env.UPDATE_GOLDEN === '1';
 
 function golden(file: string, actual: string): void {
   const path = join(goldenDir, file);
+  // honest: UPDATE_GOLDEN=1 rewrites the golden files (a developer's act); every other run compares below
   if (update) {
     mkdirSync(goldenDir, { recursive: true });
     writeFileSync(path, actual);

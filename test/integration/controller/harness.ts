@@ -50,17 +50,20 @@ export class ControllerProcess {
   /** `entry`: the sources by default; the bench runs the build (dist/), as the image does. */
   constructor(kubeconfig: string, args: string[], entry = join(repo, 'agent/cli/main.ts')) {
     this.kubeconfig = kubeconfig;
-    this.args = args;
+    // The test bed's registries, image servers and OpenStack are on loopback: a test that does not set the egress policy itself opens loopback, as a cluster admin would with a rule.
+    this.args = args.some((a) => a.startsWith('--egress') || a === '--no-egress-policy') ? args : [...args, '--egress-allow', '*=>127.0.0.0/8,::1/128'];
     this.entry = entry;
     this.logFile = join(mkdtempSync(join(tmpdir(), 'ks-controller-')), 'controller.log');
   }
 
   async start(): Promise<void> {
+    // A restart appends to the same log: only a "controller started" after this offset is the new process's (audit W13).
+    const from = this.log().length;
     const out = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => out.once('open', () => resolve()));
     this.child = spawn(process.execPath, [...agentFlags(), this.entry, 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
     // On a loaded test bed, node's start (type stripping of the sources) alone can take a minute.
-    await until('the controller to start', () => Promise.resolve(this.log().includes('controller started')), 180_000);
+    await until('the controller to start', () => Promise.resolve(this.log().slice(from).includes('controller started')), 180_000);
   }
 
   log(): string {

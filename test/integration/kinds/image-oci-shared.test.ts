@@ -114,7 +114,9 @@ describe('one copy per cloud (sharing: shared)', () => {
     const calls = shareRun.report!.apiCalls;
     console.log(`second project's shared import: apply run ${took.toFixed(0)} ms, of which observe + plan ${planned.toFixed(0)} ms (measured apart), so the share itself ≈ ${(took - planned).toFixed(0)} ms; ${calls.write} OpenStack writes, ${calls.read} reads`);
     log = blobGets(repo, log.end);
+    // No blob byte at all (audit W7): neither a whole-blob 200 nor a ranged 206 (a sniff of the first bytes).
     expect(log.count).toBe(0);
+    expect(log.partialBytes).toBe(0);
     const sb = await projectId('sb');
     expect(await imagesOf(d1)).toEqual([expect.objectContaining({ id: one!.id })]);
     expect((await membersOf(one!.id)).map((m) => [m.member_id, m.status]).sort()).toEqual([[sa, 'accepted'], [sb, 'accepted']].sort());

@@ -52,7 +52,7 @@ function install(): void {
 function startController(): ChildProcess {
   const saDir = serviceAccountMount(system, 'kupenstack-controller', { duration: '24h' });
   // Only the demo's Sync: tests on the same API server keep theirs. The Git cache in a writable place (the image's is /tmp).
-  const args = ['controller', '--cloud', cloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--resync', '1m', '--listen', listen, '--sync-selector', 'kupenstack.io/demo=true'];
+  const args = ['controller', '--egress-allow', '*=>127.0.0.0/8', '--cloud', cloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--resync', '1m', '--listen', listen, '--sync-selector', 'kupenstack.io/demo=true'];
   if (imageIsCurrent()) {
     args.push('--state-dir', '/tmp/kupenstack');
     say(`running the image 127.0.0.1:5050/kupenstack/kupenstack as in a pod: ServiceAccount ${system}/kupenstack-controller (TokenRequest token at /var/run/secrets/kubernetes.io/serviceaccount), KUBERNETES_SERVICE_HOST=127.0.0.1`);

@@ -33,7 +33,7 @@ describe('deploy/controller', () => {
   });
 
   it('refuses at admission what `kupenstack validate` reports with the same code', () => {
-    const policy = byKind('ValidatingAdmissionPolicy').spec as { validations: { messageExpression: string }[] };
+    const policy = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy' && d.metadata.name === 'kupenstack-subnet-addresses')!.spec as { validations: { messageExpression: string }[] };
     const codes = policy.validations.map((v) => /\[([a-z.-]+)\]/.exec(v.messageExpression)?.[1]);
     expect(codes).toEqual(['subnet.gateway-outside', 'subnet.pool-outside']);
     const subnet = (spec: Record<string, unknown>) => ({ kind: 'Subnet', object: { metadata: { name: 's', namespace: 'n' }, spec: { networkRef: { name: 'net' }, ...spec } } });

@@ -1,6 +1,6 @@
 import { ApiException, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { heldPreferredAnnotation, wantedByAnnotation } from '../../../agent/controller/leader.ts';
+import { heldPreferredAnnotation, LeaderElector, wantedByAnnotation } from '../../../agent/controller/leader.ts';
 import { ShardSet } from '../../../agent/controller/shard-set.ts';
 import { mayAcquire, parseShards, preferredShard, shardLeaseName, shardOf } from '../../../agent/controller/shards.ts';
 import { UsageError } from '../../../agent/errors.ts';
@@ -122,7 +122,7 @@ describe('ShardSet: three replicas, three shards', () => {
     await advance(6_000);
     expect(first.held()).toEqual(['a', 'c']);
     expect(late.held()).toEqual(['b']);
-    expect(events.indexOf('a lost b')).toBeGreaterThan(-1);
+    expect(events.indexOf('a lost b')).not.toBe(-1);
     expect(events.indexOf('a lost b')).toBeLessThan(events.indexOf('b gained b'));
     expect(store.leases.get('ks-shard-b')?.metadata?.annotations?.[wantedByAnnotation]).toBeUndefined();
     // The handed-over Lease is now renewed by its preferred holder: nothing moves any more.
@@ -147,5 +147,36 @@ describe('ShardSet: three replicas, three shards', () => {
     // A survivor counts the lease duration from when it last SAW the renew (up to one jittered retry period after it), then acquires at its next poll (one more).
     expect(takenAt - killed).toBeLessThanOrEqual(timings.leaseDurationMs + 2 * timings.retryPeriodMs * 1.2 + 200);
     expect([set[0]!.holds('b'), set[2]!.holds('b')].filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe('LeaderElector: the renew deadline (audit W6, M12)', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('isLeader() is false as soon as the renew deadline has passed, before the next tick demotes it', async () => {
+    const store = new LeaseStore();
+    const stopped: number[] = [];
+    // The clock the elector reads is ours: it moves without letting its timers run (a process frozen between ticks, a partition).
+    let clock = Date.now();
+    const elector = new LeaderElector({ coordination: store.api(), namespace: 'kupenstack-system', name: 'ks', identity: 'r-1', leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 1_000, now: () => clock, onStoppedLeading: () => stopped.push(clock) });
+    elector.start();
+    for (let i = 0; i < 20 && !elector.isLeader(); i++) {
+      clock += 100;
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    expect(elector.isLeader()).toBe(true);
+    const renewed = clock;
+    clock = renewed + 2_999;
+    expect(elector.isLeader()).toBe(true);
+    clock = renewed + 3_001;
+    // No timer ran since: only the synchronous check can say it.
+    expect(elector.isLeader()).toBe(false);
+    expect(stopped).toEqual([renewed + 3_001]);
+    await elector.stop();
   });
 });

@@ -1,0 +1,38 @@
+import { KupenstackError } from '../errors.ts';
+import { egressRefusalIn } from '../net/egress-refused.ts';
+
+/**
+ * Failures no retry can fix: the object waits for a new spec (or an admin's
+ * rule), so it is Stalled with a reason a user can look up, never left to
+ * fail quietly run after run.
+ */
+export interface Refusal {
+  /** Condition and Event reason: `EgressRefused`, `ImportRefused`. */
+  reason: string;
+  error: KupenstackError;
+}
+
+const importCodes = new Set(['import.foreign', 'import.not-found', 'import.ambiguous', 'import.unsupported']);
+
+export function refusalOf(err: unknown): Refusal | undefined {
+  const egress = egressRefusalIn(err);
+  if (egress) return { reason: 'EgressRefused', error: egress };
+  if (err instanceof KupenstackError && importCodes.has(err.code)) return { reason: 'ImportRefused', error: err };
+  return undefined;
+}
+
+/**
+ * An import of an object the namespace's project neither owns nor may use
+ * (another project's private network, image or volume). The agent's admin
+ * role can read it, which is why this is checked here: OpenStack would let
+ * the import through. Shared and external networks, public and community
+ * images are usable by every project.
+ */
+export function foreignImport(kind: string, raw: unknown, projectId: string): KupenstackError | undefined {
+  const r = (raw ?? {}) as Record<string, unknown>;
+  const owner = r.project_id ?? r.tenant_id ?? r.owner ?? r['os-vol-tenant-attr:tenant_id'];
+  if (typeof owner !== 'string' || owner === '' || owner === projectId) return undefined;
+  if (r.shared === true || r['router:external'] === true) return undefined;
+  if (r.visibility === 'public' || r.visibility === 'community') return undefined;
+  return new KupenstackError('import.foreign', `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to import belongs to another project (${owner}) and is not shared with this namespace's project (${projectId}); import only objects of this project, shared or external networks, public or community images, or ask the cluster admin to share it`);
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { kustomizeMemberPolicy } from '../../../agent/policy/admission.ts';
+import { isAdminNamespace, memberRefusals, memberRules, type PolicySubject } from '../../../agent/policy/member-policy.ts';
+
+const subject = (kind: string, name: string, spec: Record<string, unknown>): PolicySubject => ({ address: `team-a/${kind}/${name}`, kind, name, spec });
+const none = { flavorExtraSpecs: [] };
+
+/** Every admin-only field on the list, set the way a tenant would, and the rule code that must refuse it. */
+const cases: [string, PolicySubject[], string][] = [
+  ['a Flavor with pci_passthrough:alias', [subject('Flavor', 'gpu', { vcpus: 1, ram: 512, extraSpecs: { 'pci_passthrough:alias': 'a1:1' } })], 'flavor.extra-specs'],
+  ['a Flavor with aggregate_instance_extra_specs', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'aggregate_instance_extra_specs:ssd': 'true' } })], 'flavor.extra-specs'],
+  ['a Flavor with hw:cpu_policy', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'hw:cpu_policy': 'dedicated' } })], 'flavor.extra-specs'],
+  ['a Flavor with quota:cpu_shares', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'quota:cpu_shares': '4096' } })], 'flavor.extra-specs'],
+  ['a public Flavor', [subject('Flavor', 'f', { vcpus: 1, ram: 512, isPublic: true })], 'flavor.public'],
+  ['a shared Network', [subject('Network', 'n', { shared: true })], 'network.shared'],
+  ['an external Network', [subject('Network', 'n', { external: true })], 'network.external'],
+  ['provider attributes', [subject('Network', 'n', { provider: { networkType: 'vlan', physicalNetwork: 'physnet1', segmentationId: 100 } })], 'network.provider'],
+  ['a distributed Router', [subject('Router', 'r', { distributed: false })], 'router.distributed'],
+  ['an HA Router', [subject('Router', 'r', { ha: true })], 'router.ha'],
+  ['a chosen floating address', [subject('FloatingIP', 'f', { externalNetwork: { filter: { name: 'public' } }, floatingIPAddress: '172.24.4.50' })], 'floatingip.address'],
+  ['a VM forced onto a host', [subject('VirtualMachine', 'vm', { availabilityZone: 'nova:compute-1' })], 'virtualmachine.forced-host'],
+  ['a public Image', [subject('Image', 'i', { visibility: 'public', source: { url: { url: 'https://example.org/d' } } })], 'image.public'],
+  [
+    'allowed_address_pairs 0.0.0.0/0 on an imported network',
+    [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, allowedAddressPairs: [{ ipAddress: '0.0.0.0/0' }] })],
+    'port.foreign-network',
+  ],
+  ['port security off on an imported network', [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, portSecurityEnabled: false })], 'port.foreign-network'],
+  ['a MAC address on an imported network', [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, macAddress: 'fa:16:3e:00:00:01' })], 'port.foreign-network'],
+];
+
+describe('OpenStack\'s admin-only fields in a tenant namespace', () => {
+  it.each(cases)('%s is refused with its rule, the field and the OpenStack policy it mirrors', (_what, subjects, code) => {
+    const refused = memberRefusals(subjects, false, none);
+    const target = subjects[subjects.length - 1]!;
+    expect([...refused.keys()]).toEqual([target.address]);
+    const [message] = refused.get(target.address)!;
+    const rule = memberRules.find((r) => r.code === code)!;
+    expect(message).toContain(`[${code}] ${rule.field}`);
+    expect(message).toContain('allowed only in admin namespaces (label kupenstack.io/admin=true)');
+    expect(message).toContain(rule.openstack);
+  });
+
+  it.each(cases)('%s applies in an admin namespace', (_what, subjects) => {
+    expect(memberRefusals(subjects, true, none).size).toBe(0);
+  });
+
+  it('every rule on the list has a case above', () => {
+    expect(new Set(cases.map((c) => c[2]))).toEqual(new Set(memberRules.map((r) => r.code)));
+  });
+
+  it('what a member may do passes: a private Flavor, its own network\'s port with 0.0.0.0/0 pairs and port security off, a zone without a host', () => {
+    const subjects = [
+      subject('Flavor', 'small', { vcpus: 1, ram: 512, isPublic: false }),
+      subject('Network', 'mine', { portSecurityEnabled: false, shared: false }),
+      subject('Port', 'p', { networkRef: { name: 'mine' }, allowedAddressPairs: [{ ipAddress: '0.0.0.0/0' }], portSecurityEnabled: false, macAddress: 'fa:16:3e:00:00:02' }),
+      subject('VirtualMachine', 'vm', { availabilityZone: 'nova' }),
+      subject('Image', 'i', { visibility: 'community' }),
+    ];
+    expect(memberRefusals(subjects, false, none)).toEqual(new Map());
+  });
+
+  it('the cluster admin\'s allow-list lets those extra specs through, and only those', () => {
+    const f = subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'hw:mem_page_size': 'large', 'pci_passthrough:alias': 'a1:1' } });
+    const refused = memberRefusals([f], false, { flavorExtraSpecs: ['hw:mem_page_size'] });
+    expect(refused.get(f.address)).toEqual([expect.stringContaining('extra specs "pci_passthrough:alias" (allowed in tenant namespaces: hw:mem_page_size)')]);
+    expect(memberRefusals([f], false, { flavorExtraSpecs: ['hw:mem_page_size', 'pci_passthrough:alias'] }).size).toBe(0);
+  });
+
+  it('an admin namespace is the label kupenstack.io/admin=true, nothing else', () => {
+    expect(isAdminNamespace({ 'kupenstack.io/admin': 'true' })).toBe(true);
+    expect(isAdminNamespace({ 'kupenstack.io/admin': 'yes' })).toBe(false);
+    expect(isAdminNamespace({})).toBe(false);
+    expect(isAdminNamespace(undefined)).toBe(false);
+  });
+});
+
+describe('the admission policy holds every rule CEL can express', () => {
+  const [policy, binding] = kustomizeMemberPolicy().split('\n---\n').map((d) => parse(d) as { kind: string; spec: { validations?: { expression: string; message: string }[]; matchConditions?: { expression: string }[]; validationActions?: string[] } });
+  it('one validation per rule with CEL, each scoped to its kind, and a binding that denies', () => {
+    const withCel = memberRules.filter((r) => r.cel);
+    expect(withCel.length).toBeGreaterThan(8);
+    expect(policy!.spec.validations!.map((v) => v.message.slice(0, v.message.indexOf(']') + 1))).toEqual(withCel.map((r) => `[${r.code}]`));
+    for (const [i, r] of withCel.entries()) expect(policy!.spec.validations![i]!.expression).toContain(`object.kind != '${r.kind}'`);
+    // namespaceObject is not there in matchConditions: each validation checks the label itself.
+    for (const v of policy!.spec.validations!) expect(v.expression).toContain("namespaceObject.metadata.labels['kupenstack.io/admin'] == 'true'");
+    expect(JSON.stringify(policy!.spec.matchConditions)).not.toContain('namespaceObject');
+    expect(binding!.kind).toBe('ValidatingAdmissionPolicyBinding');
+    expect(binding!.spec.validationActions).toEqual(['Deny']);
+  });
+});
