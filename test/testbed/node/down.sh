@@ -28,7 +28,7 @@ if [ $api = 1 ] && tb_pid kubelet >/dev/null && k8s_kubectl get node "$NODE_NAME
     sleep 1
   done
 fi
-tb_stop kubelet
+tb_stop provisioner kubelet
 if [ $api = 1 ]; then
   k8s_kubectl delete node "$NODE_NAME" --ignore-not-found --wait=false >/dev/null 2>&1 || tb_log "node: could not delete Node $NODE_NAME"
   k8s_kubectl -n kube-node-lease delete lease "$NODE_NAME" --ignore-not-found >/dev/null 2>&1

@@ -262,6 +262,16 @@ until node_ready; do
   [ $i -ge 240 ] && tb_fail kubelet "node $NODE_NAME not Ready after 60 s"
   sleep 0.25; i=$((i + 1))
 done
+# Volumes for claims of class kupenstack-testbed-local on this node (provisioner.sh).
+k8s_kubectl apply --server-side --field-manager=kupenstack-testbed -f - >/dev/null <<EOF2 || tb_fail node "could not create StorageClass kupenstack-testbed-local"
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: kupenstack-testbed-local}
+provisioner: kupenstack.test/local-path
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+EOF2
+tb_start provisioner nice -n 5 bash "$HERE/provisioner.sh" "$K8S_BIN/kubectl" "$K8S_KUBECONFIG" "$NODE_DIR/volumes" "$NODE_NAME"
 # kwok must not have taken the node: its Lease is the kubelet's.
 holder=$(k8s_kubectl -n kube-node-lease get lease "$NODE_NAME" -o 'jsonpath={.spec.holderIdentity}')
 [ "$holder" = "$NODE_NAME" ] || tb_fail kubelet "the Lease of $NODE_NAME is held by '$holder', not the kubelet"
