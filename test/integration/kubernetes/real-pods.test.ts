@@ -44,7 +44,7 @@ let git: TestRepo;
 
 interface PodJson {
   metadata: { name: string; creationTimestamp: string };
-  spec: { nodeName?: string; containers: { image: string; livenessProbe?: { httpGet?: { path: string } }; readinessProbe?: { httpGet?: { path: string } } }[] };
+  spec: { nodeName?: string; containers: { image: string; startupProbe?: { httpGet?: { path: string } }; livenessProbe?: { httpGet?: { path: string } }; readinessProbe?: { httpGet?: { path: string } } }[] };
   status: { phase: string; podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { containerID?: string; restartCount: number; ready: boolean; imageID: string }[] };
 }
 
@@ -184,7 +184,10 @@ describe('KupenStack as real pods on the real node (helm install of the chart, t
       expect(p.status.phase).toBe('Running');
       expect(isReady(p)).toBe(true);
       expect(p.spec.containers[0]!.image).toBe(built.pulled);
+      expect(p.spec.containers[0]!.startupProbe?.httpGet?.path).toBe('/healthz');
       expect(p.spec.containers[0]!.livenessProbe?.httpGet?.path).toBe('/healthz');
+      // Not restarted by its probes while starting (the startup probe holds liveness back).
+      expect(p.status.containerStatuses?.[0]?.restartCount, p.metadata.name).toBe(0);
       expect(p.spec.containers[0]!.readinessProbe?.httpGet?.path).toBe('/readyz');
       // What the host sees: the container's process runs as 65532 with a read-only root mount.
       const pid = hostPid(p);
