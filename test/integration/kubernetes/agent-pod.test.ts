@@ -87,16 +87,14 @@ beforeAll(async () => {
 }, 45 * 60_000);
 
 afterAll(async () => {
-  await git?.commit({ [`tenants/${tenant}/net-a.yaml`]: null, [`tenants/${tenant}/net-b.yaml`]: null }, 'empty').catch(() => undefined);
-  git?.push();
-  await until('the agent to prune its networks', async () => (await networks()).length === 0, 120_000).catch(() => undefined);
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  // The agent goes first (it would recreate what is deleted under it), then what it made, read from OpenStack.
+  await kubectl(['delete', 'namespace', ns, '--wait=true', '--timeout=120s']);
   await git?.dispose();
   if (overlay) rmSync(overlay, { recursive: true, force: true });
   const [project] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${tenant}` });
   if (project) {
-    for (const n of await cloud.client('network').list<{ id: string }>('/networks', 'networks', { project_id: project.id })) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
-    await cloud.identity.remove(`/projects/${project.id}`).catch(() => undefined);
+    for (const n of await cloud.client('network').list<{ id: string }>('/networks', 'networks', { project_id: project.id })) await cloud.client('network').remove(`/networks/${n.id}`);
+    await cloud.identity.remove(`/projects/${project.id}`);
   }
 }, 300_000);
 
