@@ -3,7 +3,7 @@
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rc=0
-for peer in charts kubernetes openstack git signing registry; do
+for peer in charts node kubernetes openstack git signing registry; do
   bash "$HERE/$peer/down.sh" || rc=1
 done
 exit $rc

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings up every test-bed peer on loopback, reusing the ones already running:
 # the OCI registries, cosign and the referrers registry, the Git smart-HTTP server, the OpenStack
-# cloud, the Kubernetes control plane, and the test charts (Helm repository + OCI).
+# cloud, the Kubernetes control plane and its real node (kubelet + containerd), and the test charts (Helm repository + OCI).
 # Installs what is missing from Debian's packages. Exit 1 with a peer's log
 # tail when one cannot start.
 set -euo pipefail
@@ -17,7 +17,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 t0=$(date +%s)
-peers=${TESTBED_PEERS:-registry oci-tools signing git openstack kubernetes charts}
+peers=${TESTBED_PEERS:-registry oci-tools signing git openstack kubernetes node charts}
 # Kubernetes' binaries and cosign each take ~25 min to build cold: build them
 # beside the other peers' installs (their up.sh waits for the build, lock released).
 for slow in kubernetes signing; do
@@ -36,7 +36,7 @@ done
 deferred() {
   [ "${TESTBED_DEFER_UNBUILT:-}" = 1 ] || return 1
   case $1 in
-    kubernetes|charts) ! bash "$HERE/kubernetes/build.sh" --check ;;  # charts need the build's helm
+    kubernetes|node|charts) ! bash "$HERE/kubernetes/build.sh" --check ;;  # the node needs its kubelet, charts the build's helm
     signing) ! bash "$HERE/signing/build.sh" --check ;;
     *) return 1 ;;
   esac

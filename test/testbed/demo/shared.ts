@@ -75,9 +75,10 @@ export function seedRepository(): string {
 
 /**
  * The Git server's post-receive hook for the demo repository: every push is
- * posted to `hookUrl` as a Gitea push event, HMAC-SHA256 signed with `secret`.
+ * posted to `hookUrl` as a Gitea push event, HMAC-SHA256 signed with `secret`;
+ * `curlArgs` are shell words added to curl's (files only: never a credential itself).
  */
-export function installPushHook(url: string, secret: string, hookUrl: string, who: string): void {
+export function installPushHook(url: string, secret: string, hookUrl: string, who: string, curlArgs = ''): void {
   const hook = join(tbHome, 'git/repos', `${repoName}.git`, 'hooks/post-receive');
   writeFileSync(
     hook,
@@ -86,7 +87,7 @@ export function installPushHook(url: string, secret: string, hookUrl: string, wh
 while read old new ref; do
   body=$(printf '{"ref":"%s","before":"%s","after":"%s","repository":{"clone_url":"%s"}}' "$ref" "$old" "$new" '${url}')
   sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac '${secret}' -r | cut -d' ' -f1)
-  curl -s -m 5 -o /dev/null -H 'Content-Type: application/json' -H 'X-Gitea-Event: push' -H "X-Gitea-Delivery: $(cat /proc/sys/kernel/random/uuid)" -H "X-Gitea-Signature: $sig" --data-binary "$body" '${hookUrl}' && echo "KupenStack ${who} notified" || echo "KupenStack ${who} not reachable at ${hookUrl}; it will notice within a minute"
+  curl -sf -m 5 -o /dev/null ${curlArgs} -H 'Content-Type: application/json' -H 'X-Gitea-Event: push' -H "X-Gitea-Delivery: $(cat /proc/sys/kernel/random/uuid)" -H "X-Gitea-Signature: $sig" --data-binary "$body" '${hookUrl}' && echo "KupenStack ${who} notified" || echo "KupenStack ${who} not notified at ${hookUrl} (unreachable or refused); it will notice within a minute"
 done
 `,
   );

@@ -15,7 +15,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="${KUPENSTACK_TESTBED_CACHE:-/var/cache/kupenstack-testbed}"
 BIN="$CACHE/kubernetes-$K8S_VERSION/bin"
 if [ "${1:-}" = "--dir" ]; then echo "$BIN"; exit 0; fi
-ALL="etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok helm"
+ALL="etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok helm kubelet"
 if [ "${1:-}" = "--check" ]; then
   for b in $ALL; do [ -x "$BIN/$b" ] || exit 1; done
   exit 0
@@ -56,18 +56,32 @@ build_etcd() {
   mv "$BIN/.etcd.tmp" "$BIN/etcd"
 }
 
-build_kube() { # one go build for the four: they share most packages
-  cd "$HERE/go/kube"
+# kube_ldflags: version stamps, so `--version` and /version say $K8S_VERSION (helm's capabilities read them)
+kube_ldflags() {
   local ldf="-s -w" p minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf="$ldf -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
+  echo "$ldf"
+}
+
+build_kube() { # one go build for the four: they share most packages
+  cd "$HERE/go/kube"
+  local ldf p; ldf=$(kube_ldflags)
   local tmp="$BIN/.kube.tmp"; rm -rf "$tmp"; mkdir -p "$tmp"
   nice -n 15 go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$ldf" -o "$tmp/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
   for p in kube-controller-manager kube-scheduler kubectl kube-apiserver; do mv "$tmp/$p" "$BIN/$p"; done
   rmdir "$tmp"
+}
+
+# The real node's kubelet (node/up.sh), from the same wrapper module at the
+# control plane's version; built after the plane's binaries, reusing their cache.
+build_kubelet() {
+  cd "$HERE/go/kube"
+  nice -n 15 go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$(kube_ldflags)" -o "$BIN/.kubelet.tmp" k8s.io/kubernetes/cmd/kubelet
+  mv "$BIN/.kubelet.tmp" "$BIN/kubelet"
 }
 
 build_kwok() {
@@ -87,5 +101,6 @@ build etcd build_etcd
 build kube-apiserver build_kube
 build kwok build_kwok
 build helm build_helm
+build kubelet build_kubelet
 # kwok's stage files come from its module, which go install has just downloaded.
 echo "$BIN"
