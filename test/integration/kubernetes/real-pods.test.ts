@@ -7,7 +7,7 @@ import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
-import { hmacHex } from '../../../agent/run/webhook.ts';
+import { hmacHex } from '../../../agent/hooks/git-webhook.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';

@@ -66,7 +66,9 @@ function install(digest?: string): void {
   }
   // Only the demo's Sync: tests on the same API server keep theirs.
   const args = ['--owner', owner, '--project-prefix', prefix, '--sync-selector', 'kupenstack.io/demo=true'];
-  helm([...common, '--wait', '--timeout', '10m', '--set', `image.digest=${digest}`, '--set', 'controller.resync=1m',
+  // The demo's VM image is in the test bed's registry on loopback: the egress policy opens it to every namespace (a site's rule would name its registry).
+  const egressAllow = [{ cidrs: ['127.0.0.0/8'] }];
+  helm([...common, '--wait', '--timeout', '10m', '--set', `image.digest=${digest}`, '--set', 'controller.resync=1m', '--set-json', `egress.allow=${JSON.stringify(egressAllow)}`,
     '--set-json', `controller.extraArgs=${JSON.stringify(args)}`, '--set-json', `nodeSelector=${JSON.stringify(onRealNode.nodeSelector)}`, '--set-json', `tolerations=${JSON.stringify(onRealNode.tolerations)}`]);
   say(`helm install: release ${release} in namespace ${system}, 2 controller pods of ${digest.slice(0, 19)}… on the real node, Ready`);
   process.stdout.write(kubectl(['get', 'pods', '-n', system, '-o', 'wide']));
