@@ -58,6 +58,16 @@ tb_pid() {
   echo "$pid"
 }
 
+# Prints each service's state ("running (process group N)" or "NOT running"); 1 when one is not running.
+tb_running() {
+  local svc pid rc=0
+  for svc in "$@"; do
+    if pid=$(tb_pid "$svc"); then echo "$svc: running (process group $pid)"
+    else echo "$svc: NOT running"; rc=1; fi
+  done
+  return $rc
+}
+
 # tb_start SVC CMD...: start CMD detached in a new process group, log to LOG_DIR;
 # records its pid and its identity (tb_identity) beside it
 tb_start() {

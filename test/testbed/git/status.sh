@@ -8,10 +8,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/common.sh"
 tb_dirs git
 rc=0
-for svc in fcgiwrap nginx; do
-  if pid=$(tb_pid "$svc"); then echo "$svc: running (process group $pid)"
-  else echo "$svc: NOT running"; rc=1; fi
-done
+tb_running fcgiwrap nginx || rc=1
 ss -Hxl 2>/dev/null | awk '{print $5}' | grep -qxF "$RUN_DIR/fcgiwrap.sock" \
   || { echo "nobody listens on $RUN_DIR/fcgiwrap.sock"; rc=1; }
 u="$GIT_BASE_URL/smoke.git/info/refs?service=git-upload-pack"

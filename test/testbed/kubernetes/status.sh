@@ -7,10 +7,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/common.sh"
 tb_dirs kubernetes
 rc=0
-for svc in $K8S_SERVICES; do
-  if pid=$(tb_pid "$svc"); then echo "$svc: running (process group $pid)"
-  else echo "$svc: NOT running"; rc=1; fi
-done
+tb_running $K8S_SERVICES || rc=1
 if k8s_ready; then echo "kube-apiserver: ready on https://127.0.0.1:$K8S_API_PORT (KUBECONFIG=$K8S_KUBECONFIG)"
 else echo "kube-apiserver: https://127.0.0.1:$K8S_API_PORT/readyz not ok"; rc=1; fi
 if [ $rc = 0 ]; then

@@ -8,10 +8,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/common.sh"
 tb_dirs node
 rc=0
-for svc in $NODE_SERVICES; do
-  if pid=$(tb_pid "$svc"); then echo "$svc: running (process group $pid)"
-  else echo "$svc: NOT running"; rc=1; fi
-done
+tb_running $NODE_SERVICES || rc=1
 if [ $rc = 0 ]; then
   holder=$(k8s_kubectl -n kube-node-lease get lease "$NODE_NAME" -o 'jsonpath={.spec.holderIdentity}' 2>/dev/null || true)
   if node_ready && [ "$holder" = "$NODE_NAME" ]; then echo "node $NODE_NAME: Ready (kubelet, $NODE_IP)"

@@ -7,9 +7,6 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 . "$HERE/common.sh"
 tb_dirs registry
 rc=0
-for svc in registry registry-auth registry-token token-server; do
-  if pid=$(tb_pid "$svc"); then echo "$svc: running (process group $pid)"
-  else echo "$svc: NOT running"; rc=1; fi
-done
+tb_running registry registry-auth registry-token token-server || rc=1
 if reg_check; then echo "http checks: ok"; else rc=1; fi
 exit $rc
