@@ -7,6 +7,7 @@ import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig, type AgentConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { ApiCounters } from '../../agent/openstack/counters.ts';
+import { ImageFollows } from '../../agent/kinds/image/oci-follow.ts';
 import { testCloudName } from './context.ts';
 
 /** A scratch owner with its own repo folder and state dir, and a way to wipe everything it created. */
@@ -17,6 +18,8 @@ export class Workspace {
   readonly config: AgentConfig = { ...defaultConfig, owner: this.owner, stateDir: join(this.dir, 'state'), projectPrefix: `${this.owner}-`, readyTimeoutSeconds: 120 };
   readonly cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
   readonly log: string[] = [];
+  /** What the Image kind remembers between runs (resolutions, registry clients), kept for the workspace's life as the agent keeps it for its state dir. */
+  readonly images = new ImageFollows();
 
   constructor() {
     mkdirSync(this.repo, { recursive: true });
@@ -38,7 +41,7 @@ export class Workspace {
   }
 
   apply(options: { prune?: boolean; allowMassDelete?: boolean; path?: string; counters?: ApiCounters } = {}): Promise<ApplyOutcome> {
-    return applyPath({ path: options.path ?? this.repo, cloud: testCloudName, config: this.config, prune: options.prune ?? false, allowMassDelete: options.allowMassDelete ?? false, log: (l) => this.log.push(l), ...(options.counters ? { counters: options.counters } : {}) });
+    return applyPath({ path: options.path ?? this.repo, cloud: testCloudName, config: this.config, prune: options.prune ?? false, allowMassDelete: options.allowMassDelete ?? false, log: (l) => this.log.push(l), images: this.images, ...(options.counters ? { counters: options.counters } : {}) });
   }
 
   /** Prunes everything this owner created, then deletes its projects. */

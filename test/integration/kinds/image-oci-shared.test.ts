@@ -34,7 +34,7 @@ const image = (ns: string, keep?: number): string =>
   `${head('Image', 'os', ns)}  source:\n    oci: {repository: "${reference}", tag: stable, insecure: true}\n${keep !== undefined ? `  keep: ${keep}\n` : ''}`;
 
 async function plan(prune = false): Promise<Plan> {
-  const outcome = await planPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune, allowMassDelete: true, log: () => undefined });
+  const outcome = await planPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune, allowMassDelete: true, log: () => undefined, images: ws.images });
   expect(outcome.diagnostics).toEqual([]);
   expect(outcome.report!.errors).toEqual([]);
   expect(outcome.report!.apiCalls.write).toBe(0);
