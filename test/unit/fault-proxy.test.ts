@@ -79,4 +79,22 @@ describe('the OpenStack fault proxy', () => {
     else expect(outcome.error).toMatch(/TypeError|TimeoutError|AbortError/);
     expect(proxy.lost).toEqual([{ fault, service: 'network', method: 'POST', path: '/v2.0/networks', status: 201, id: expect.stringMatching(/^id-/) as unknown, name: 'net-1' }]);
   });
+
+  it('first: the first matching request of a faulty round gets the placed fault whatever the seed, once; a round with rate 0 places nothing', async () => {
+    // rate 1e-9: a faulty round whose seeded faults never land, so only the placed one can.
+    const proxy = await new OpenStackFaultProxy({ seed: 7, rate: 0, slowMs: 1_500, first: { method: 'POST', paths: /\/networks$/, fault: 'reset-after' } }, [{ service: 'network', port }]).start();
+    const url = `${proxy.origin('network')}/v2.0/networks`;
+    const post = (): Promise<string> => fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, signal: AbortSignal.timeout(1_000) }).then((r) => String(r.status), (err: unknown) => (err instanceof Error ? err.name : String(err)));
+    const before = received;
+    const atRateZero = await post();
+    proxy.reseed(8, 1e-9);
+    const got = [await fetch(url, { signal: AbortSignal.timeout(1_000) }).then((r) => String(r.status)), await post(), await post()];
+    await proxy.stop();
+    expect(atRateZero).toBe('201');
+    // The GET does not match; the first POST loses its answer after the service made it; the next passes.
+    expect(got).toEqual(['200', 'TypeError', '201']);
+    expect(received - before).toBe(4);
+    expect(proxy.lost).toEqual([{ fault: 'reset-after', service: 'network', method: 'POST', path: '/v2.0/networks', status: 201, id: expect.stringMatching(/^id-/) as unknown, name: 'net-1' }]);
+    expect(Object.fromEntries(proxy.injected)).toEqual({ 'reset-after': 1 });
+  });
 });

@@ -42,6 +42,12 @@ export interface FaultOptions {
   paths?: RegExp;
   /** At most this many faults in all (default: no limit). */
   limit?: number;
+  /**
+   * The first matching request of a faulty round (rate > 0) gets this fault whatever the seed: the
+   * seeded faults land on requests in arrival order, which concurrency makes vary, so a case a test
+   * must see every time (a create whose answer is lost) is placed, not hoped for.
+   */
+  first?: { method: string; paths: RegExp; fault: FaultKind };
   maxJsonBytes?: number;
 }
 
@@ -76,6 +82,7 @@ export class OpenStackFaultProxy {
   readonly lost: LostAnswer[] = [];
   readonly injected = new Map<FaultKind, number>();
   requests = 0;
+  private firstPlaced = false;
   private options: FaultOptions;
   private random: () => number;
   private readonly listeners = new Map<number, { server: Server; upstream: Upstream }>();
@@ -131,6 +138,12 @@ export class OpenStackFaultProxy {
     this.requests++;
     const roll = this.random();
     const which = this.random();
+    const first = this.options.first;
+    if (first && !this.firstPlaced && this.options.rate > 0 && method === first.method && first.paths.test(path)) {
+      this.firstPlaced = true;
+      this.injected.set(first.fault, (this.injected.get(first.fault) ?? 0) + 1);
+      return first.fault;
+    }
     if (this.options.methods && !this.options.methods.includes(method)) return undefined;
     if (this.options.paths && !this.options.paths.test(path)) return undefined;
     if (this.options.limit !== undefined && [...this.injected.values()].reduce((a, b) => a + b, 0) >= this.options.limit) return undefined;
