@@ -84,8 +84,12 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
       expect(rules(rendered, kind, end), `${kind} *${end}`).toEqual(rules(rbac, kind, end));
       expect(rules(rendered, kind, end)).toBeDefined();
     }
-    const policy = (objs: Obj[]): unknown => objs.find((o) => o.kind === 'ValidatingAdmissionPolicy')?.spec;
-    expect(policy(rendered)).toEqual(policy(fileDocs('deploy/controller/validating-admission-policy.yaml')));
+    // Two policies, each the chart's copy of its deploy/controller file (found by name: the subnet addresses, the member policy).
+    const policy = (objs: Obj[], nameEnd: string): unknown => objs.find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name.endsWith(nameEnd))?.spec;
+    for (const [file, end] of [['validating-admission-policy.yaml', '-subnet-addresses'], ['member-policy.yaml', '-member-policy']] as const) {
+      expect(policy(rendered, end), end).toEqual(policy(fileDocs(`deploy/controller/${file}`), end));
+      expect(policy(rendered, end), end).toBeDefined();
+    }
     expect(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).toEqual([`${release}-controller`, `${release}-controller-cloud`, `${release}-edit`, `${release}-view`]);
     // The cloud rights are bound in the cloud's namespace only, never cluster-wide.
     expect(rendered.filter((o) => o.kind === 'RoleBinding' && o.metadata.name.endsWith('-controller-cloud')).map((o) => o.metadata.namespace)).toEqual([ns]);
