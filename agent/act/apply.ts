@@ -20,6 +20,7 @@ import { execute } from './execute.ts';
 import { afterLanding } from './landing.ts';
 import type { ApplyError, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
+import type { Progressing } from './progress.ts';
 
 /** One revision of the desired state: the source's revision string and its validated manifests. */
 export interface RevisionInput {
@@ -49,6 +50,8 @@ export interface EngineOptions {
   allowMassDelete: boolean;
   /** A fast pass over part of a revision (applyChangedPath): not recorded as a run of the revision; the full pass that follows is. */
   partial?: boolean;
+  /** Progress by requeue (the controller's queue): objects OpenStack is still working on are reported in `progressing`, not waited for. */
+  requeue?: boolean;
 }
 
 /** A live plan, plus what a saved plan and the CLI need: what it was compared with, and what could not be planned. */
@@ -74,6 +77,8 @@ export interface ApplyReport extends RunCounts {
   observed: ObservedState;
   /** The same counts per kind (metrics, status). */
   kinds: Record<string, KindCounts>;
+  /** Objects OpenStack is still working on (requeue mode): look again after the soonest `afterMs`. */
+  progressing: Progressing[];
 }
 
 /** Where no secret can be read (a caller that gave no resolver): a manifest that names one fails with the reference, never a value. */
@@ -119,6 +124,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     revision: input.revision,
     concurrency: deps.config.concurrency,
     readyTimeoutMs: deps.config.readyTimeoutSeconds * 1000,
+    ...(opts.requeue ? { requeue: true } : {}),
     transientRetries: 4,
     resources,
     state: deps.state,
@@ -147,6 +153,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     images: out.images,
     observed,
     kinds: out.kinds,
+    progressing: out.progressing,
   };
   if (!opts.partial) {
     await deps.state.finishRun({

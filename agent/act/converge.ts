@@ -5,6 +5,7 @@ import { maxBulk } from './bulk.ts';
 import { PendingReference } from './context.ts';
 import type { Execution } from './execution.ts';
 import { followUp, laneOf, reconcileNode } from './reconcile-node.ts';
+import type { Progress } from './progress.ts';
 import type { Node } from './run.ts';
 
 /**
@@ -17,9 +18,18 @@ export async function convergePhase(x: Execution): Promise<void> {
   const { rev, nodes, order, run, fail } = x;
   const { opts } = run;
   const deferred: Node[] = [];
+  // Requeue mode: what OpenStack is still working on, and what depends on it (acted on by a later run).
+  const progressing = new Map<string, Progress>();
+  const dependsOn = (address: string): string[] => [...(rev.graph.dependsOn.get(address) ?? [])].filter((d) => nodes.has(d));
   const step = async (node: Node): Promise<void> => {
     try {
-      await reconcileNode(node, run);
+      const waitingFor = dependsOn(node.address).find((d) => progressing.has(d));
+      const progress = waitingFor ? { reason: `waits for ${waitingFor}, which is progressing`, afterMs: progressing.get(waitingFor)!.afterMs } : await reconcileNode(node, run);
+      if (progress) {
+        progressing.set(node.address, progress);
+        await markProgressing(x, node, progress);
+        return;
+      }
       const status = (opts.resources[node.address] ??= {});
       if (status.ready !== false) status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'True', reason: 'Reconciled', message: `applied at ${opts.revision}` });
       status.conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Reconciled', message: '' });
@@ -43,7 +53,7 @@ export async function convergePhase(x: Execution): Promise<void> {
   };
   await dag(
     order,
-    (a) => [...(rev.graph.dependsOn.get(a) ?? [])].filter((d) => nodes.has(d)),
+    dependsOn,
     opts.concurrency,
     async (address) => {
       const node = nodes.get(address)!;
@@ -58,11 +68,28 @@ export async function convergePhase(x: Execution): Promise<void> {
   const weakHolders = new Set(rev.references.filter((r) => r.weak).map((r) => r.from.address));
   for (const address of order.filter((a) => weakHolders.has(a))) {
     const node = nodes.get(address)!;
-    if (!node.remote || node.imported) continue;
+    if (!node.remote || node.imported || progressing.has(address)) continue;
     try {
       await followUp(node, run);
     } catch (err) {
       fail(address, err);
     }
   }
+}
+
+/**
+ * An object OpenStack is still working on: Ready False and Reconciling True
+ * with reason Progressing (kstatus's "in progress", not a failure), and the
+ * outcome's `progressing` tells the front end when to look again.
+ */
+async function markProgressing(x: Execution, node: Node, progress: Progress): Promise<void> {
+  const { run } = x;
+  const status = (run.opts.resources[node.address] ??= {});
+  status.ready = false;
+  status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'Progressing', message: progress.reason });
+  status.conditions = setCondition(status.conditions, { type: 'Reconciling', status: 'True', reason: 'Progressing', message: `${progress.reason}; looked at again in ${Math.ceil(progress.afterMs / 1000)} s` });
+  status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' });
+  if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
+  run.out.progressing.push({ address: node.address, ...progress });
+  await run.settle(node.address, status);
 }

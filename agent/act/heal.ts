@@ -7,13 +7,14 @@ import type { HealAttempt, ResourceState } from '../status/state.ts';
 import type { Node, Run } from './run.ts';
 import { waitGone, waitReady } from './wait.ts';
 import { know } from './context.ts';
+import type { Progress } from './progress.ts';
 
 /**
  * Repairs a failed object by its manifest's heal policy: the adapter reboots
  * or rebuilds, the engine recreates (delete, then create with the marker).
  * Every attempt is recorded; a spent budget stops the healing loudly.
  */
-export async function heal(node: Node, reason: string, run: Run, followUp: (n: Node) => Promise<void>, create: (n: Node, desired: Record<string, unknown>, marker: Marker) => Promise<Remote>): Promise<void> {
+export async function heal(node: Node, reason: string, run: Run, followUp: (n: Node) => Promise<Progress | undefined>, create: (n: Node, desired: Record<string, unknown>, marker: Marker) => Promise<Remote>): Promise<Progress | undefined> {
   const state = (run.opts.resources[node.address] ??= {});
   const decision = nextHeal(node.m, state.heal ?? [], Date.now());
   if (decision.giveUp) {
@@ -22,10 +23,11 @@ export async function heal(node: Node, reason: string, run: Run, followUp: (n: N
   }
   if (decision.wait) {
     run.out.warnings.push(`${node.address}: failed (${reason}); ${decision.wait}`);
-    return;
+    return undefined;
   }
   const step = decision.step!;
   const attempt: HealAttempt = { step, at: new Date().toISOString(), reason, result: 'done' };
+  let progress: Progress | undefined;
   try {
     if (step === 'recreate') {
       await node.adapter.delete(node.pc.ctx, node.remote!);
@@ -39,19 +41,23 @@ export async function heal(node: Node, reason: string, run: Run, followUp: (n: N
       await node.adapter.heal!(node.pc.ctx, node.remote!, step, node.m);
     }
     run.emit('healed', node.address, step === 'reboot' ? 'HealRebooted' : step === 'rebuild' ? 'HealRebuilt' : 'HealRecreated', `${step} (attempt ${decision.attempt}) because ${reason}`, { id: node.remote!.id });
-    await waitReady(node, run);
+    progress = await waitReady(node, run);
     run.count(node.address, 'healed');
-    // The episode is over: the next failure starts again from a reboot.
-    state.heal = [];
-    state.gaveUp = undefined;
+    // The episode is over once the object is ready (a later run that sees it ready, in requeue mode): the next failure starts again from a reboot.
+    if (!progress) {
+      state.heal = [];
+      state.gaveUp = undefined;
+    }
   } catch (err) {
     attempt.result = 'failed';
     attempt.error = err instanceof Error ? err.message : String(err);
     throw err;
   } finally {
-    if (attempt.result === 'failed') recordHeal(state, attempt);
+    // Still in the episode while it is not ready: its attempt counts toward the budget if the object fails again.
+    if (attempt.result === 'failed' || progress) recordHeal(state, attempt);
     else state.healHistory = [...(state.healHistory ?? []), attempt].slice(-20);
   }
+  return progress;
 }
 
 export function recordHeal(state: ResourceState, attempt: HealAttempt, episode = true): void {

@@ -7,15 +7,17 @@ import { know } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
 import { journaled } from './journaled.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
+import { progressOf, type Progress } from './progress.ts';
 import type { Node, Run } from './run.ts';
 import { waitReady } from './wait.ts';
 
 /*
  * One object's turn in an execution: create (once, adopting what an earlier
- * attempt made), update, heal, and the follow-ups a create leaves.
+ * attempt made), update, heal, and the follow-ups a create leaves. Answers
+ * the progress of an object OpenStack is still working on (requeue mode).
  */
 
-export async function reconcileNode(node: Node, run: Run): Promise<void> {
+export async function reconcileNode(node: Node, run: Run): Promise<Progress | undefined> {
   const { adapter, m, pc } = node;
   const { opts } = run;
   const ctx = pc.ctx;
@@ -40,22 +42,19 @@ export async function reconcileNode(node: Node, run: Run): Promise<void> {
       recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' }, false);
     }
     node.remote = remote;
-    const after = async (): Promise<void> => {
-      await followUp(node, run);
-      await waitReady(node, run);
-    };
-    await (run.bounded ? run.bounded(node, after) : after());
-    return;
+    const after = async (): Promise<Progress | undefined> => (await followUp(node, run)) ?? (await waitReady(node, run));
+    return run.bounded ? run.bounded(node, after) : after();
   }
 
   let health = adapter.health?.(node.remote);
+  // Left alone until it settles; the observe that found it is fresh, so no read is needed to say so.
+  if (opts.requeue && progressOf(health)) return progressOf(health);
   if (health?.state === 'progressing' && !health.waitsForUpdate) {
     await waitReady(node, run, true);
     health = adapter.health?.(node.remote);
   }
   if (health?.state === 'failed' && adapter.heal) {
-    await heal(node, health.reason, run, (n) => followUp(n, run), (n, d, mk) => createOnce(n, d, mk, run));
-    return;
+    return heal(node, health.reason, run, (n) => followUp(n, run), (n, d, mk) => createOnce(n, d, mk, run));
   }
   if (health?.state === 'ready' && state.heal?.length) {
     state.heal = [];
@@ -66,7 +65,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<void> {
     // The manifest dropped a `replace` field: nothing to change, but the marker must carry the hash of what is declared now.
     if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
     run.count(node.address, 'unchanged');
-    return;
+    return undefined;
   }
   const fields = Object.keys(diff.updates);
   const heals = adapter.heal !== undefined ? fields.find((k) => adapter.impact?.fields?.[k]?.heal) : undefined;
@@ -84,7 +83,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<void> {
     run.count(node.address, 'updated');
   }
   if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
-  await waitReady(node, run);
+  return waitReady(node, run);
 }
 
 /**
@@ -134,13 +133,17 @@ export function laneOf(adapter: KindAdapter): string {
   return adapter.service ?? adapter.kind;
 }
 
-/** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away. */
-export async function followUp(node: Node, run: Run): Promise<void> {
+/** Fields a create leaves for later (tags, rules, attachments, uploads) are set right away, or by a later run once OpenStack is done with the object (requeue mode). */
+export async function followUp(node: Node, run: Run): Promise<Progress | undefined> {
   const health = node.adapter.health?.(node.remote!);
-  if (health?.state === 'progressing' && !health.waitsForUpdate) await waitReady(node, run);
+  if (health?.state === 'progressing' && !health.waitsForUpdate) {
+    const progress = await waitReady(node, run);
+    if (progress) return progress;
+  }
   const desired = await node.adapter.desired(node.m, node.pc.ctx);
   const diff = difference(node.adapter, desired, node.remote!);
   if (Object.keys(diff.updates).length > 0) moved(node, await run.retrying(node.address, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m)), run);
+  return undefined;
 }
 
 /** An update that gave the manifest a new object (an OCI tag move): ids and state follow it. */

@@ -7,6 +7,7 @@ import type { Drift, ImageResolution } from '../plan/plan.ts';
 import type { CreateJournal } from '../status/create-journal.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import type { ProjectContext } from './context.ts';
+import type { Progressing } from './progress.ts';
 
 /** The types the execution phases (execute, heal, wait) share: one run of a plan. */
 
@@ -25,6 +26,12 @@ export interface ExecuteOptions {
   concurrency: number;
   /** How long to wait for an object to become ready (a server ACTIVE, an image active). */
   readyTimeoutMs: number;
+  /**
+   * Progress by requeue (the controller): an object OpenStack is still working on is recorded as
+   * progressing and the run goes on without waiting for it (its dependents wait for the next run);
+   * the outcome's `progressing` says when to look again. Absent = the run waits (standalone apply).
+   */
+  requeue?: boolean;
   /** Retries of an action after a transient OpenStack error (5xx, 409 busy, quota). */
   transientRetries: number;
   resources: Record<string, ResourceStatus>;
@@ -66,6 +73,8 @@ export interface Outcome extends RunCounts {
   warnings: string[];
   images: ImageResolution[];
   kinds: Record<string, KindCounts>;
+  /** Objects OpenStack is still working on (requeue mode): not errors; look again after their `afterMs`. */
+  progressing: Progressing[];
 }
 
 /** One declared object while a plan runs. */

@@ -2,38 +2,45 @@ import { KupenstackError } from '../errors.ts';
 import type { KindAdapter } from '../kinds/adapter.ts';
 import { poll } from '../util/poll.ts';
 import type { ProjectContext } from './context.ts';
+import { progressOf, type Progress } from './progress.ts';
 import type { Node, Run } from './run.ts';
 
 /**
- * Polls (re-reading the object first: it was just acted on) until it is
- * healthy. A failure is thrown for the next run's heal, or returned when the
- * caller heals it now.
+ * Re-reads the object (it was just acted on) until it is healthy: polls in
+ * wait mode; in requeue mode looks once and answers the progress, so no
+ * slot is held while OpenStack works. A failure is thrown for the next
+ * run's heal, or returned when the caller heals it now.
  */
-export async function waitReady(node: Node, run: Run, tolerateFailed = false): Promise<void> {
+export async function waitReady(node: Node, run: Run, tolerateFailed = false): Promise<Progress | undefined> {
   const { adapter } = node;
-  if (!adapter.health || !adapter.get || !node.remote) return;
+  if (!adapter.health || !adapter.get || !node.remote) return undefined;
   const timeoutMs = run.opts.readyTimeoutMs;
   let lastReason = '';
-  await poll(
-    async () => {
-      const current = await adapter.get!(node.pc.ctx, node.remote!.id);
-      // Deleted under our feet: waiting longer cannot help; the next run creates it again.
-      if (current === undefined) throw new KupenstackError('resource.gone', `${node.m.kind} ${node.remote!.id} disappeared while waiting for it to become ready; the next run creates it again`);
-      node.remote = current;
-      const health = adapter.health!(node.remote);
-      const state = (run.opts.resources[node.address] ??= {});
-      state.ready = health.state === 'ready';
-      if (health.state === 'ready') return true;
-      if (health.state === 'failed') {
-        if (tolerateFailed) return true;
-        throw new KupenstackError('resource.failed', `${node.m.kind} ${node.remote.id} failed: ${health.reason}; the next run heals it by its policy`);
-      }
-      if (health.waitsForUpdate) return true;
-      lastReason = health.reason;
-      return undefined;
-    },
-    { timeoutMs, initialDelayMs: 500, maxDelayMs: 5_000, signal: run.opts.signal, onTimeout: () => new KupenstackError('resource.timeout', `${node.m.kind} ${node.remote!.id} not ready after ${timeoutMs / 1000} s (${lastReason})`) },
-  );
+  const look = async (): Promise<true | Progress> => {
+    const current = await adapter.get!(node.pc.ctx, node.remote!.id);
+    // Deleted under our feet: waiting longer cannot help; the next run creates it again.
+    if (current === undefined) throw new KupenstackError('resource.gone', `${node.m.kind} ${node.remote!.id} disappeared while waiting for it to become ready; the next run creates it again`);
+    node.remote = current;
+    const health = adapter.health!(node.remote);
+    const state = (run.opts.resources[node.address] ??= {});
+    state.ready = health.state === 'ready';
+    if (health.state === 'failed' && !tolerateFailed) throw new KupenstackError('resource.failed', `${node.m.kind} ${node.remote.id} failed: ${health.reason}; the next run heals it by its policy`);
+    const progress = progressOf(health);
+    if (progress) lastReason = progress.reason;
+    return progress ?? true;
+  };
+  if (run.opts.requeue) {
+    const answer = await look();
+    return answer === true ? undefined : answer;
+  }
+  await poll(async () => ((await look()) === true ? true : undefined), {
+    timeoutMs,
+    initialDelayMs: 500,
+    maxDelayMs: 5_000,
+    signal: run.opts.signal,
+    onTimeout: () => new KupenstackError('resource.timeout', `${node.m.kind} ${node.remote!.id} not ready after ${timeoutMs / 1000} s (${lastReason})`),
+  });
+  return undefined;
 }
 
 /** Deletion is asynchronous for servers, volumes and images: wait until the object is gone. */

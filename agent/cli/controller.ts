@@ -9,6 +9,7 @@ import { configureEgressFrom, withEgressOptions, type EgressOptions } from './eg
 interface ControllerCliOptions extends EgressOptions {
   kubeconfig?: string;
   namespace: string[];
+  namespaceWorkers?: string;
   cloud?: string;
   clouds?: string;
   cloudsSecret?: string;
@@ -59,6 +60,7 @@ export function controllerCommand(): Command {
     .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
     .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled (objects of one kubectl apply -f dir/ arrive within it)', '100ms')
+    .option('--namespace-workers <n>', 'namespaces reconciled at once (default: the config\'s concurrency, at most 4); a namespace whose objects OpenStack is still making frees its worker and runs again when they are due')
     .option('--leader-elect', 'run several replicas: only the holder of a Lease in the controller\'s namespace acts')
     .option('--leader-election-id <name>', 'name of that Lease (the create journal is the ConfigMap <name>-creates beside it)', 'kupenstack-controller')
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
@@ -94,6 +96,8 @@ export function controllerCommand(): Command {
       if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
       const hookSecret = opts.registryHookSecret === undefined ? undefined : /^(?:([^/:]+)\/)?([^/:]+)(?::(.+))?$/.exec(opts.registryHookSecret);
       if (hookSecret === null) throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
+      const workers = opts.namespaceWorkers === undefined ? undefined : Number(opts.namespaceWorkers);
+      if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 64)) throw new UsageError(`--namespace-workers ${opts.namespaceWorkers}: expected an integer from 1 to 64`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
       const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
@@ -115,6 +119,7 @@ export function controllerCommand(): Command {
         optInLabel: { key: label[1]!, value: label[2]! },
         resyncMs,
         debounceMs,
+        ...(workers !== undefined ? { namespaceWorkers: workers } : {}),
         cloudResyncMs: parseDuration(opts.cloudResync),
         leaderElect: opts.leaderElect === true,
         leaderElectionId: opts.leaderElectionId,

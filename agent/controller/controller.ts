@@ -95,7 +95,7 @@ export class Controller {
       shardOf: (ns) => this.shardOf(ns),
       labelsOf: (ns) => this.labelsOf(ns),
     };
-    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: Math.max(1, Math.min(4, opts.config.concurrency)) }, (ns) => this.reconcileNamespace(ns));
+    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: opts.namespaceWorkers ?? Math.max(1, Math.min(4, opts.config.concurrency)) }, (ns) => this.reconcileNamespace(ns));
   }
 
   async start(): Promise<void> {
@@ -316,15 +316,16 @@ export class Controller {
     this.queue.add(ns);
   }
 
-  private async reconcileNamespace(ns: string): Promise<void> {
+  /** One namespace's run; answers when to run it again while OpenStack still works on its objects. */
+  private async reconcileNamespace(ns: string): Promise<number | undefined> {
     const cleanup = this.gone.has(ns) && !this.namespaces.has(ns);
-    if (!cleanup && !this.enabled(ns)) return;
-    if (!this.acting(ns)) return;
+    if (!cleanup && !this.enabled(ns)) return undefined;
+    if (!this.acting(ns)) return undefined;
     const wait = (this.notBefore.get(ns) ?? 0) - Date.now();
     if (wait > 0) {
       // Not through queue.add now: while this key runs that would only mark it dirty and rerun it after the debounce.
       setTimeout(() => this.queue.add(ns, 0), wait).unref();
-      return;
+      return undefined;
     }
     this.notBefore.delete(ns);
     this.inFlight.set(ns, { since: Date.now(), step: 'reading its shard label' });
@@ -332,11 +333,11 @@ export class Controller {
     try {
       if (this.opts.sharding && !cleanup && !(await this.freshShardIsHeld(ns))) {
         this.opts.log(`shard   ${ns}: not run here, the API server says its shard is not held here`);
-        return;
+        return undefined;
       }
       this.runAborts.set(ns, abort);
       this.inFlight.get(ns)!.step = 'start';
-      await this.reconcileHeld(ns, cleanup, AbortSignal.any([this.leadership.signal, abort.signal]));
+      return await this.reconcileHeld(ns, cleanup, AbortSignal.any([this.leadership.signal, abort.signal]));
     } catch (err) {
       // The queue retries with backoff and says nothing: a run that throws before its `reconciled` line must not fail silently.
       this.opts.log(`failed  run of ${ns} at ${this.inFlight.get(ns)?.step ?? 'start'}: ${(err as Error).message}`);
@@ -360,7 +361,7 @@ export class Controller {
     }
   }
 
-  private async reconcileHeld(ns: string, cleanup: boolean, signal: AbortSignal): Promise<void> {
+  private async reconcileHeld(ns: string, cleanup: boolean, signal: AbortSignal): Promise<number | undefined> {
     const changedAt = this.changedAt.get(ns);
     this.changedAt.delete(ns);
     const takeMoved = (): string[] | undefined => {
@@ -369,7 +370,7 @@ export class Controller {
       return moved && [...moved].sort();
     };
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
-    await runNamespace(this.host, { ns, terminating, entries: new Map(this.objects.get(ns) ?? []), takeMoved, ...(changedAt !== undefined ? { changedAt } : {}), signal });
+    return runNamespace(this.host, { ns, terminating, entries: new Map(this.objects.get(ns) ?? []), takeMoved, ...(changedAt !== undefined ? { changedAt } : {}), signal });
   }
 
 }

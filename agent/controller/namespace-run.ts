@@ -1,6 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { EngineDeps } from '../act/apply.ts';
 import { applyOnly } from '../act/partial.ts';
+import { soonest } from '../act/progress.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
@@ -61,11 +62,13 @@ export interface NamespaceRunInput {
  * validate the custom resources (an invalid one is Stalled, never applied),
  * the moved Images first, the engine over the namespace, then the deleted
  * objects' finalizers and, for a deleted namespace, its project. Throws when
- * the engine reported errors, so the queue retries with backoff. About 90
+ * the engine reported errors, so the queue retries with backoff; answers when
+ * to run again while OpenStack still works on objects (progress by requeue:
+ * the engine does not wait for them, so the run frees its slot). About 90
  * lines read top to bottom: each step's `mark` is the timing line an
  * operator reads.
  */
-export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<void> {
+export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<number | undefined> {
   const { ns, terminating, entries, changedAt, signal } = run;
   const started = Date.now();
   const marks: [string, number][] = [];
@@ -79,7 +82,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
   for (const [address, entry] of entries) {
     if (isDeleting(entry.object)) continue;
-    if (!host.acting(ns)) return;
+    if (!host.acting(ns)) return undefined;
     const updated = await setFinalizer(host.custom, entry.kind.plural, entry.object, finalizer, true);
     if (updated) entry.object = { ...updated };
     else entries.delete(address);
@@ -111,7 +114,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   mark('validated');
 
   const cloud = await opts.cloud();
-  if (!host.acting(ns)) return;
+  if (!host.acting(ns)) return undefined;
   mark('cloud');
   // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
   const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
@@ -126,7 +129,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     { revision, validated },
     deps,
     // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
-    { prune: true, allowMassDelete: true },
+    { prune: true, allowMassDelete: true, requeue: true },
   ).finally(() => clocked?.onWrite.delete(onWrite));
   mark('engine');
   if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
@@ -134,7 +137,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
   const releasable = deleting.filter(([address]) => !failed.has(address));
   const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
-  if (!host.acting(ns)) return;
+  if (!host.acting(ns)) return undefined;
   if (emptied) {
     const id = await deleteNamespaceProject(cloud, opts.config.owner, ns);
     if (id) log(`delete  project of namespace ${ns} (${id})`);
@@ -145,12 +148,13 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     entries.delete(address);
   }
   host.runs.set(ns, (host.runs.get(ns) ?? 0) + 1);
-  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected`);
+  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected${report.progressing.length ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)` : ''}`);
   const since = changedAt ?? started;
   const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
   log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);
   log(`calls   after ${ns}: ${formatCalls(cloud.counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
   if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
+  return soonest(report.progressing);
 }
 
 /**

@@ -26,6 +26,8 @@ export interface ControllerOptions {
   /** Drift correction and self-heal: every opted-in namespace is reconciled this often even without a change. */
   resyncMs: number;
   debounceMs: number;
+  /** Namespaces run at once (default: the config's concurrency, at most 4). A namespace whose objects OpenStack still works on frees its slot (progress by requeue). */
+  namespaceWorkers?: number;
   log: (line: string) => void;
   /** Extra subscribers to engine events (metrics, tests). */
   events?: EventSink;

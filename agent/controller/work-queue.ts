@@ -19,6 +19,8 @@ export interface WorkQueueOptions {
  * exponential backoff that resets on success. A key added as background
  * (the periodic resync) waits behind keys added for a change, so a
  * `kubectl apply` during a resync wave does not queue behind every namespace.
+ * A run may answer a delay (controller-runtime's RequeueAfter): the key
+ * runs again after it, its slot free meanwhile.
  */
 export class WorkQueue {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -31,9 +33,9 @@ export class WorkQueue {
   private stopped = false;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly opts: WorkQueueOptions;
-  private readonly work: (key: string) => Promise<void>;
+  private readonly work: (key: string) => Promise<void | number>;
 
-  constructor(opts: WorkQueueOptions, work: (key: string) => Promise<void>) {
+  constructor(opts: WorkQueueOptions, work: (key: string) => Promise<void | number>) {
     this.opts = opts;
     this.work = work;
   }
@@ -102,8 +104,9 @@ export class WorkQueue {
 
   private async run(key: string): Promise<void> {
     let failed = false;
+    let again: void | number = undefined;
     try {
-      await this.work(key);
+      again = await this.work(key);
       this.failures.delete(key);
     } catch {
       // The worker reports its own errors (status, Events); the queue only decides when to try again.
@@ -114,6 +117,7 @@ export class WorkQueue {
     }
     if (this.dirty.delete(key)) this.add(key);
     else if (failed) this.add(key, backoffDelay(this.failuresOf(key), this.opts.backoffBaseMs, this.opts.backoffMaxMs, this.opts.random));
+    else if (typeof again === 'number') this.add(key, again);
     this.pump();
     this.notifyIdle();
   }

@@ -199,7 +199,11 @@ export interface Remote {
  * takes no power action), unless `waitsForUpdate`: then the update is what
  * moves them on (an image queued until its data is uploaded).
  */
-export type Health = { state: 'ready' } | { state: 'progressing'; reason: string; waitsForUpdate?: boolean } | { state: 'failed'; reason: string };
+export type Health =
+  | { state: 'ready' }
+  /** `afterMs`: when to look again (ORC's "poll again later"); absent = the engine's default. */
+  | { state: 'progressing'; reason: string; waitsForUpdate?: boolean; afterMs?: number }
+  | { state: 'failed'; reason: string };
 
 /** The agent's admin view of the cloud, for observing every project in one list (KindAdapter.observeCloud). */
 export interface CloudContext {

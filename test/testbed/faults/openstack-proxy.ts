@@ -49,6 +49,11 @@ export interface FaultOptions {
    */
   first?: { method: string; paths: RegExp; fault: FaultKind };
   maxJsonBytes?: number;
+  /**
+   * A named simulation of a cloud's state (e.g. slow-builds.ts: servers that stay in BUILD): it may
+   * change a JSON answer that passes whole. It never reaches the service: what OpenStack holds is real.
+   */
+  simulate?: (answer: { service: string; method: string; path: string; body: unknown }) => unknown;
 }
 
 /** A request that reached the service and whose answer the client never got whole. */
@@ -189,7 +194,7 @@ export class OpenStackFaultProxy {
       res.destroy();
       return;
     }
-    const text = json ? this.rewrite(body.toString('utf8')) : body.toString('latin1');
+    const text = json ? this.simulated(upstream, method, req.url ?? '', this.rewrite(body.toString('utf8'))) : body.toString('latin1');
     const out = Buffer.from(text, json ? 'utf8' : 'latin1');
     const status = answer.statusCode ?? 502;
     const outHeaders = { ...answer.headers, 'content-length': String(out.length) };
@@ -215,6 +220,17 @@ export class OpenStackFaultProxy {
       return;
     }
     res.writeHead(status, outHeaders).end(out);
+  }
+
+  /** A JSON answer as the simulation shows it (FaultOptions.simulate); the text itself without one, or when it is not JSON. */
+  private simulated(upstream: Upstream, method: string, path: string, text: string): string {
+    const simulate = this.options.simulate;
+    if (!simulate || text === '') return text;
+    try {
+      return JSON.stringify(simulate({ service: upstream.service, method, path, body: JSON.parse(text) as unknown }));
+    } catch {
+      return text;
+    }
   }
 
   /** Every URL of a proxied service, in a JSON answer, points through the proxy. */

@@ -20,6 +20,27 @@ describe('WorkQueue', () => {
     expect(runs.sort()).toEqual(['team-a', 'team-b']);
   });
 
+  it('runs a key again after the delay its run answered, its slot free meanwhile (progress by requeue)', async () => {
+    const order: string[] = [];
+    let slowRuns = 0;
+    // One slot: a key that held it while OpenStack worked would keep the other key out.
+    const q = new WorkQueue({ ...opts, concurrency: 1 }, (k) => {
+      order.push(k);
+      if (k !== 'slow') return Promise.resolve();
+      slowRuns++;
+      return Promise.resolve(slowRuns < 3 ? 150 : undefined);
+    });
+    q.add('slow', 0);
+    await sleep(20);
+    q.add('fast', 0);
+    await sleep(60);
+    // The fast key ran while the slow one waited for its next look, not after it.
+    expect(order).toEqual(['slow', 'fast']);
+    await q.idle();
+    expect(order).toEqual(['slow', 'fast', 'slow', 'slow']);
+    expect(q.failuresOf('slow')).toBe(0);
+  });
+
   it('never runs a key twice at once, and runs once more for a change that came while it ran', async () => {
     let active = 0;
     let maxActive = 0;
