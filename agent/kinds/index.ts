@@ -10,7 +10,7 @@ import { image } from './image/adapter.ts';
 import { keyPair } from './keypair.ts';
 import { projectQuota } from './projectquota.ts';
 import { volume } from './volume.ts';
-import { virtualMachine } from './virtualmachine.ts';
+import { virtualMachine } from './virtualmachine/adapter.ts';
 
 /** One adapter per kind that lives in OpenStack. */
 export const adapters: ReadonlyMap<string, KindAdapter> = new Map(

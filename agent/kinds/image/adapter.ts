@@ -25,7 +25,7 @@ import { urlCreate, urlDesired, urlUpload } from './url.ts';
  * 4. Retention: glance/versions.ts `applyRetention` deletes versions beyond
  *    `keep` that are hidden, untagged, unprotected and used by no server.
  * 5. VMs: the manifest's object has a new Glance id; VirtualMachines follow
- *    it only with `onImageUpdate: rebuild` (kinds/virtualmachine.ts).
+ *    it only with `onImageUpdate: rebuild` (kinds/virtualmachine/).
  *
  * With `source.oci.sharing: shared` (shared.ts) the versions are the
  * cloud's one image per digest in the agent's images project: the project

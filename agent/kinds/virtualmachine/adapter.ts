@@ -1,13 +1,13 @@
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { KupenstackError } from '../errors.ts';
-import type { VirtualMachineSpec } from '../model/kinds.generated.ts';
-import type { Manifest } from '../model/manifest.ts';
-import { describeSecret } from '../secrets/resolver.ts';
-import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, parseDescriptionMarker } from '../ownership/marker.ts';
-import { bucket, isPlaceholderId, lookedUpId, openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { cloudPageSize, neutronListByIds } from './neutron.ts';
-import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serverHealth, showServer, waitForServer, type NovaServer, type PowerState } from './nova-server.ts';
+import { KupenstackError } from '../../errors.ts';
+import type { VirtualMachineSpec } from '../../model/kinds.generated.ts';
+import type { Manifest } from '../../model/manifest.ts';
+import { describeSecret } from '../../secrets/resolver.ts';
+import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix, parseDescriptionMarker } from '../../ownership/marker.ts';
+import { bucket, isPlaceholderId, lookedUpId, openstackName, type AdapterContext, type KindAdapter, type Remote } from '../adapter.ts';
+import { cloudPageSize, neutronListByIds } from '../neutron.ts';
+import { isSettled, powerAction, powerStateOf, resetToActive, serverAction, serverHealth, showServer, waitForServer, type NovaServer, type PowerState } from '../nova-server.ts';
 
 /**
  * Nova servers. The marker rides in the create call itself (owner tag +
