@@ -56,6 +56,8 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   if (health?.state === 'failed' && adapter.heal) {
     return heal(node, health.reason, run, (n) => followUp(n, run), (n, d, mk) => createOnce(n, d, mk, run));
   }
+  // Settled now (a server a run before saw building, in requeue mode): Ready again even when nothing is left to change.
+  if (health?.state === 'ready') state.ready = true;
   if (health?.state === 'ready' && state.heal?.length) {
     state.heal = [];
     state.gaveUp = undefined;
