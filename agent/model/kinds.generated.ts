@@ -1,6 +1,9 @@
 // Generated from schemas/*.schema.json by `npm run generate`. Do not edit: change the schema and regenerate.
 
-/** RFC 1123 DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters. */
+/**
+ * RFC 1123 DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63
+ * characters.
+ */
 export type DnsLabel = string;
 
 /** RFC 1123 DNS subdomain: dot-separated DNS labels, at most 253 characters. */
@@ -8,7 +11,10 @@ export type DnsSubdomain = string;
 
 /** Kubernetes-style metadata of a namespaced manifest. The namespace is the OpenStack project. */
 export type NamespacedMetadata = {
-  /** Name of the manifest, unique per kind in its namespace. Other manifests refer to it by this name; it is also the default OpenStack name. */
+  /**
+   * Name of the manifest, unique per kind in its namespace. Other manifests refer to it by this name; it is also the
+   * default OpenStack name.
+   */
   name: DnsSubdomain;
   /** Kubernetes namespace, which is the OpenStack project the object lives in. */
   namespace: DnsLabel;
@@ -34,13 +40,19 @@ export type LocalRef = {
   name: DnsSubdomain;
 };
 
-/** Reference to a Kubernetes Secret (not a KupenStack manifest). For namespaced kinds the Secret is in the manifest's namespace; for cluster-scoped kinds it is in the agent's namespace. */
+/**
+ * Reference to a Kubernetes Secret (not a KupenStack manifest). For namespaced kinds the Secret is in the manifest's
+ * namespace; for cluster-scoped kinds it is in the agent's namespace.
+ */
 export type SecretRef = {
   /** Name of the Secret. */
   name: DnsSubdomain;
 };
 
-/** Reference to one key of a Kubernetes Secret (not a KupenStack manifest). For namespaced kinds the Secret is in the manifest's namespace; for cluster-scoped kinds it is in the agent's namespace. */
+/**
+ * Reference to one key of a Kubernetes Secret (not a KupenStack manifest). For namespaced kinds the Secret is in the
+ * manifest's namespace; for cluster-scoped kinds it is in the agent's namespace.
+ */
 export type SecretKeyRef = {
   /** Name of the Secret. */
   name: DnsSubdomain;
@@ -63,10 +75,16 @@ export type Cidr = string;
 /** A MAC address, six colon-separated hex octets, e.g. fa:16:3e:12:34:56. */
 export type MacAddress = string;
 
-/** Tags: at most 32, each 1 to 255 characters without commas, no duplicates (a set: order does not matter). The agent adds its own ownership tags on top of these. */
+/**
+ * Tags: at most 32, each 1 to 255 characters without commas, no duplicates (a set: order does not matter). The agent
+ * adds its own ownership tags on top of these.
+ */
 export type Tags = string[];
 
-/** Kind-agnostic filter selecting one pre-existing OpenStack object; all given criteria must match. Matching zero objects waits; matching more than one is an error. */
+/**
+ * Kind-agnostic filter selecting one pre-existing OpenStack object; all given criteria must match. Matching zero
+ * objects waits; matching more than one is an error.
+ */
 export type ImportFilter = {
   /** Exact name of the object. */
   name?: OpenstackName;
@@ -84,16 +102,25 @@ export type ImportSpec = {
   filter?: ImportFilter;
 };
 
-/** managed: the agent creates, updates and deletes the object. unmanaged: the agent only imports and observes it (requires `import`) and never changes or deletes it. */
+/**
+ * managed: the agent creates, updates and deletes the object. unmanaged: the agent only imports and observes it
+ * (requires `import`) and never changes or deletes it.
+ */
 export type ManagementPolicy = "managed" | "unmanaged";
 
-/** What happens in OpenStack when the manifest is removed from Git (prune) or deleted: delete the OpenStack object, or detach (forget it and leave it in place). */
+/**
+ * What happens in OpenStack when the manifest is removed from Git (prune) or deleted: delete the OpenStack object, or
+ * detach (forget it and leave it in place).
+ */
 export type OnDelete = "delete" | "detach";
 
 /** A Go-style duration: a sequence of numbers with units ms, s, m or h, e.g. 500ms, 30s, 5m, 1h30m. */
 export type Duration = string;
 
-/** A cron schedule: five space-separated fields (minute hour day-of-month month day-of-week), or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly. Times are UTC. */
+/**
+ * A cron schedule: five space-separated fields (minute hour day-of-month month day-of-week), or one of @yearly,
+ * @annually, @monthly, @weekly, @daily, @midnight, @hourly. Times are UTC.
+ */
 export type Cron = string;
 
 /** A Kubernetes-style condition. */
@@ -102,7 +129,10 @@ export type Condition = {
   type: string;
   /** Status of the condition. */
   status: "True" | "False" | "Unknown";
-  /** CamelCase machine-readable reason. Terminal reasons (bad spec) wait for a new revision; transient ones are retried with backoff. */
+  /**
+   * CamelCase machine-readable reason. Terminal reasons (bad spec) wait for a new revision; transient ones are retried
+   * with backoff.
+   */
   reason: string;
   /** Human-readable details. */
   message?: string;
@@ -132,22 +162,42 @@ export type CommonStatus = {
   lastSyncTime?: string;
 };
 
-/** Signature policy of an OCI image: only a manifest signed with cosign by the trusted public key (`publicKey`), or by a certificate of a trusted root that names the expected identity and issuer (`keyless`), is imported (the classic `sha256-<hex>.sig` tag, or a sigstore bundle found through the OCI 1.1 referrers API). The signature must cover the digest being imported (the image manifest's, or the index's it was picked from). Unsigned, otherwise signed or copied signatures are refused before anything is made in Glance. Exactly one of publicKey or keyless. */
+/**
+ * Signature policy of an OCI image: only a manifest signed with cosign by the trusted public key (`publicKey`), or by a
+ * certificate of a trusted root that names the expected identity and issuer (`keyless`), is imported (the classic
+ * `sha256-<hex>.sig` tag, or a sigstore bundle found through the OCI 1.1 referrers API). The signature must cover the
+ * digest being imported (the image manifest's, or the index's it was picked from). Unsigned, otherwise signed or copied
+ * signatures are refused before anything is made in Glance. Exactly one of publicKey or keyless.
+ */
 export type ImageVerify = {
   /** Signature format. cosign: cosign signatures (v2 classic and v3 bundles), key-based or keyless. */
   provider?: "cosign";
-  /** The trusted public key, PEM (cosign.pub as `cosign generate-key-pair` writes it; ECDSA, RSA or ed25519). Exactly one of secretRef, env or file. */
+  /**
+   * The trusted public key, PEM (cosign.pub as `cosign generate-key-pair` writes it; ECDSA, RSA or ed25519). Exactly
+   * one of secretRef, env or file.
+   */
   publicKey?: {
-    /** Secret whose `cosign.pub` key holds the PEM public key (what `cosign generate-key-pair k8s://<namespace>/<name>` makes). */
+    /**
+     * Secret whose `cosign.pub` key holds the PEM public key (what `cosign generate-key-pair k8s://<namespace>/<name>`
+     * makes).
+     */
     secretRef?: SecretRef;
     /** Standalone only: environment variable holding the PEM public key. */
     env?: string;
     /** Standalone only: file holding the PEM public key. */
     file?: string;
   };
-  /** Keyless (certificate) signatures: the signing certificate must chain to a certificate authority of the trusted root, and name the identity (subject alternative name: an e-mail or URI) and the OIDC issuer (Fulcio's issuer extension) given here. Exactly one of identity or identityRegExp, and of issuer or issuerRegExp. */
+  /**
+   * Keyless (certificate) signatures: the signing certificate must chain to a certificate authority of the trusted
+   * root, and name the identity (subject alternative name: an e-mail or URI) and the OIDC issuer (Fulcio's issuer
+   * extension) given here. Exactly one of identity or identityRegExp, and of issuer or issuerRegExp.
+   */
   keyless?: {
-    /** Sigstore's trusted_root.json (the format of `cosign trusted-root create` and of the TUF repository's target): the certificate authorities, and the transparency logs, CT logs and timestamp authorities the checks below need. Exactly one of secretRef, env or file. */
+    /**
+     * Sigstore's trusted_root.json (the format of `cosign trusted-root create` and of the TUF repository's target): the
+     * certificate authorities, and the transparency logs, CT logs and timestamp authorities the checks below need.
+     * Exactly one of secretRef, env or file.
+     */
     trustedRoot: {
       /** Secret whose `trusted_root.json` key holds it. */
       secretRef?: SecretRef;
@@ -156,30 +206,57 @@ export type ImageVerify = {
       /** Standalone only: file holding it. */
       file?: string;
     };
-    /** The exact signer identity, e.g. ci@example.com or https://github.com/org/repo/.github/workflows/release.yml@refs/heads/main. */
+    /**
+     * The exact signer identity, e.g. ci@example.com or
+     * https://github.com/org/repo/.github/workflows/release.yml@refs/heads/main.
+     */
     identity?: string;
-    /** A regular expression (JavaScript syntax) the whole signer identity must match, e.g. ^https://github\\.com/org/.*$. */
+    /**
+     * A regular expression (JavaScript syntax) the whole signer identity must match, e.g.
+     * ^https://github\\.com/org/.*$.
+     */
     identityRegExp?: string;
     /** The exact OIDC issuer, e.g. https://token.actions.githubusercontent.com. */
     issuer?: string;
     /** A regular expression (JavaScript syntax) the whole OIDC issuer must match. */
     issuerRegExp?: string;
-    /** true (default): the signature needs an entry in a transparency log of the trusted root and the certificate a signed certificate timestamp of one of its CT logs, and the certificate must have been valid when the log saw the signature (a sigstore bundle, cosign v3). false, for private CAs and air-gapped signers (cosign sign --tlog-upload=false): neither is asked for, and the certificate must be valid now; like cosign verify --insecure-ignore-tlog --insecure-ignore-sct. */
+    /**
+     * true (default): the signature needs an entry in a transparency log of the trusted root and the certificate a
+     * signed certificate timestamp of one of its CT logs, and the certificate must have been valid when the log saw the
+     * signature (a sigstore bundle, cosign v3). false, for private CAs and air-gapped signers (cosign sign
+     * --tlog-upload=false): neither is asked for, and the certificate must be valid now; like cosign verify
+     * --insecure-ignore-tlog --insecure-ignore-sct.
+     */
     transparencyLog?: boolean;
   };
 };
 
-/** Desired Nova flavor. Nova flavors cannot change: any change to vcpus, ram, disk, swap, ephemeral, rxtxFactor or isPublic replaces the flavor (running VMs keep the old one until resized). vcpus, ram and disk are required unless `import` is set. */
+/**
+ * Desired Nova flavor. Nova flavors cannot change: any change to vcpus, ram, disk, swap, ephemeral, rxtxFactor or
+ * isPublic replaces the flavor (running VMs keep the old one until resized). vcpus, ram and disk are required unless
+ * `import` is set.
+ */
 export type FlavorSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Nova flavor instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Nova flavor instead of creating one: by `id`, or by a `filter` that must match exactly one object
+   * in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the
+   * declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
-  /** Name of the OpenStack flavor. Default: metadata.name. Nova flavor names are unique in the whole cloud, so the agent prefixes the project unless the namespace is an admin namespace. */
+  /**
+   * Name of the OpenStack flavor. Default: metadata.name. Nova flavor names are unique in the whole cloud, so the agent
+   * prefixes the project unless the namespace is an admin namespace.
+   */
   name?: OpenstackName;
-  /** Flavor description (Nova microversion 2.55+). The agent appends its ownership marker, since flavors have no tags. */
+  /**
+   * Flavor description (Nova microversion 2.55+). The agent appends its ownership marker, since flavors have no tags.
+   */
   description?: string;
   /** Number of virtual CPUs. */
   vcpus?: number;
@@ -193,9 +270,15 @@ export type FlavorSpec = {
   ephemeral?: number;
   /** Legacy rxtx_factor (bandwidth weight; ignored by Neutron). */
   rxtxFactor?: number;
-  /** Flavor extra specs, e.g. hw:cpu_policy: dedicated, hw:mem_page_size: large, quota:disk_read_bytes_sec. Updated in place. */
+  /**
+   * Flavor extra specs, e.g. hw:cpu_policy: dedicated, hw:mem_page_size: large, quota:disk_read_bytes_sec. Updated in
+   * place.
+   */
   extraSpecs?: Record<string, string>;
-  /** Visible to every project. Allowed only in admin namespaces. Default: false (the agent sends it; Nova's own default is true): private, with access for this namespace's project only. */
+  /**
+   * Visible to every project. Allowed only in admin namespaces. Default: false (the agent sends it; Nova's own default
+   * is true): private, with access for this namespace's project only.
+   */
   isPublic?: boolean;
 };
 
@@ -224,19 +307,30 @@ export interface Flavor {
 
 /** Desired Neutron floating IP. At most one of portRef and vmRef; with neither the address is only reserved. */
 export type FloatingIPSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Neutron floating IP instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Neutron floating IP instead of creating one: by `id`, or by a `filter` that must match exactly
+   * one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is
+   * adopted and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
   /** Human-readable description of the floating IP (OpenStack `description`, at most 255 characters). */
   description?: string;
-  /** External network the address comes from; cannot change. Exactly one of networkRef (a Network manifest) or network (a pre-existing network). */
+  /**
+   * External network the address comes from; cannot change. Exactly one of networkRef (a Network manifest) or network
+   * (a pre-existing network).
+   */
   externalNetwork: {
     /** External Network manifest (admin namespaces define these). */
     networkRef?: LocalRef;
-    /** Pre-existing external network, by id or by filter (e.g. {filter: {name: public}}). Exactly one of id and filter. */
+    /**
+     * Pre-existing external network, by id or by filter (e.g. {filter: {name: public}}). Exactly one of id and filter.
+     */
     network?: {
       /** Network ID. */
       id?: OpenstackID;
@@ -251,11 +345,16 @@ export type FloatingIPSpec = {
   };
   /** Associate with this Port manifest. */
   portRef?: LocalRef;
-  /** Associate with this VirtualMachine manifest: with its port on the network routed to the external network (see fixedIPAddress). */
+  /**
+   * Associate with this VirtualMachine manifest: with its port on the network routed to the external network (see
+   * fixedIPAddress).
+   */
   vmRef?: LocalRef;
   /** Fixed address of the port to associate with, when the port has several. */
   fixedIPAddress?: IpAddress;
-  /** Pin a specific floating address (must be free in the external network; usually needs admin rights). Cannot change. */
+  /**
+   * Pin a specific floating address (must be free in the external network; usually needs admin rights). Cannot change.
+   */
   floatingIPAddress?: IpAddress;
   /** Tags set on the Neutron floating IP, besides the agent's own ownership tags. */
   tags?: Tags;
@@ -292,13 +391,22 @@ export interface FloatingIP {
 
 /** Desired Glance image. Exactly one of `source` (create and upload) or `import` (adopt an existing image). */
 export type ImageSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Glance image instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Glance image instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
-  /** Name of the OpenStack image. Default: metadata.name. With a moving tag every version gets a new image of this name; older ones are hidden. */
+  /**
+   * Name of the OpenStack image. Default: metadata.name. With a moving tag every version gets a new image of this name;
+   * older ones are hidden.
+   */
   name?: OpenstackName;
   /** Where the image data comes from. Exactly one of url or oci. */
   source?: {
@@ -309,9 +417,15 @@ export type ImageSpec = {
       /** Expected sha256 of the downloaded bytes (lower-case hex). Verified while streaming. */
       sha256?: string;
     };
-    /** Pull the disk from an OCI registry (a KupenStack disk artifact, any application/vnd.diskimage.* artifact, a plain `oras push` of a disk file, or a KubeVirt containerDisk). Exactly one of tag, semver or digest. */
+    /**
+     * Pull the disk from an OCI registry (a KupenStack disk artifact, any application/vnd.diskimage.* artifact, a plain
+     * `oras push` of a disk file, or a KubeVirt containerDisk). Exactly one of tag, semver or digest.
+     */
     oci?: {
-      /** Repository without scheme or tag, e.g. 127.0.0.1:5050/vm/cirros or registry.example.com/images/ubuntu. The first component is always the registry host (no implicit Docker Hub). */
+      /**
+       * Repository without scheme or tag, e.g. 127.0.0.1:5050/vm/cirros or registry.example.com/images/ubuntu. The
+       * first component is always the registry host (no implicit Docker Hub).
+       */
       repository: string;
       /** Tag to follow, e.g. 0.6. When the tag moves to a new digest, a new Glance image is made (see keep). */
       tag?: string;
@@ -319,7 +433,10 @@ export type ImageSpec = {
       semver?: string;
       /** Pinned manifest digest, e.g. sha256:<64 hex>. Never moves. */
       digest?: string;
-      /** Platform to pick from a multi-arch index. Default: the first manifest, or linux/amd64 when the index lists platforms. */
+      /**
+       * Platform to pick from a multi-arch index. Default: the first manifest, or linux/amd64 when the index lists
+       * platforms.
+       */
       platform?: {
         /** OCI/Go architecture name, e.g. amd64, arm64, ppc64le, s390x, riscv64. */
         architecture: string;
@@ -330,33 +447,63 @@ export type ImageSpec = {
       };
       /** Talk plain HTTP to the registry (test registries only). */
       insecure?: boolean;
-      /** shared (the default when the manifest sets none of name, tags, properties, visibility, protected, minDisk, minRam, allowedProperties): one Glance image per digest for the whole cloud, owned by the agent's images project, shared with each project that declares it (Glance image members, accepted on the project's behalf); the second project's import moves no bytes, and the image is deleted when the last project's manifest goes (and keep allows). It carries its artifact's name (`<repository basename>@sha256:<12 hex>`) and properties, so those fields cannot be set with it. private (the default when one of those fields is set): a Glance image per project, named, tagged and shaped by this manifest; `visibility: public` images (admin namespaces) are private copies made public. Switching between the two replaces the image. */
+      /**
+       * shared (the default when the manifest sets none of name, tags, properties, visibility, protected, minDisk,
+       * minRam, allowedProperties): one Glance image per digest for the whole cloud, owned by the agent's images
+       * project, shared with each project that declares it (Glance image members, accepted on the project's behalf);
+       * the second project's import moves no bytes, and the image is deleted when the last project's manifest goes (and
+       * keep allows). It carries its artifact's name (`<repository basename>@sha256:<12 hex>`) and properties, so those
+       * fields cannot be set with it. private (the default when one of those fields is set): a Glance image per
+       * project, named, tagged and shaped by this manifest; `visibility: public` images (admin namespaces) are private
+       * copies made public. Switching between the two replaces the image.
+       */
       sharing?: "private" | "shared";
       /** Secret of type kubernetes.io/dockerconfigjson holding the registry credentials. Default: anonymous. */
       credentialsSecretRef?: SecretRef;
     };
   };
-  /** Import only versions signed with cosign by this public key (source.oci only). Default: the Sync's imageVerify, else none. */
+  /**
+   * Import only versions signed with cosign by this public key (source.oci only). Default: the Sync's imageVerify, else
+   * none.
+   */
   verify?: ImageVerify;
-  /** Glance disk_format. Default: detected from the OCI artifact (media type or annotations) and confirmed by sniffing the first bytes of the disk. */
+  /**
+   * Glance disk_format. Default: detected from the OCI artifact (media type or annotations) and confirmed by sniffing
+   * the first bytes of the disk.
+   */
   diskFormat?: "ami" | "ari" | "aki" | "vhd" | "vhdx" | "vmdk" | "raw" | "qcow2" | "vdi" | "iso" | "ploop";
   /** Glance container_format. qcow2 and raw disks have none: bare. */
   containerFormat?: "ami" | "ari" | "aki" | "bare" | "ovf" | "ova" | "docker" | "compressed";
-  /** Glance visibility. Default at creation: private (the agent sends it; Glance's own default is shared). public is allowed only in admin namespaces (Sync spec.adminNamespaces). */
+  /**
+   * Glance visibility. Default at creation: private (the agent sends it; Glance's own default is shared). public is
+   * allowed only in admin namespaces (Sync spec.adminNamespaces).
+   */
   visibility?: "public" | "community" | "shared" | "private";
-  /** Protect the image from deletion in Glance. Default at creation: false. The agent lifts protection before it deletes an image it owns. */
+  /**
+   * Protect the image from deletion in Glance. Default at creation: false. The agent lifts protection before it deletes
+   * an image it owns.
+   */
   protected?: boolean;
   /** Minimum root disk size to boot the image, in GiB (Glance min_disk). */
   minDisk?: number;
   /** Minimum RAM to boot the image, in MiB (Glance min_ram). */
   minRam?: number;
-  /** Extra Glance image properties, e.g. os_distro, os_version, architecture, hw_disk_bus, hw_qemu_guest_agent. Values are strings; these win over properties taken from OCI annotations. */
+  /**
+   * Extra Glance image properties, e.g. os_distro, os_version, architecture, hw_disk_bus, hw_qemu_guest_agent. Values
+   * are strings; these win over properties taken from OCI annotations.
+   */
   properties?: Record<string, string>;
-  /** Glance property names (glob patterns such as hw_* or os_*) that may be copied from the OCI artifact's io.kupenstack.vmimage.property.<key> annotations. Default: none. */
+  /**
+   * Glance property names (glob patterns such as hw_* or os_*) that may be copied from the OCI artifact's
+   * io.kupenstack.vmimage.property.<key> annotations. Default: none.
+   */
   allowedProperties?: string[];
   /** How many Glance images (versions) to retain when an OCI tag moves; older ones are deleted once no VM uses them. */
   keep?: number;
-  /** How often to re-resolve an OCI tag or semver range. At most one of interval and schedule; with neither, the tag is re-resolved on every Sync run. */
+  /**
+   * How often to re-resolve an OCI tag or semver range. At most one of interval and schedule; with neither, the tag is
+   * re-resolved on every Sync run.
+   */
   interval?: Duration;
   /** Cron schedule for re-resolving an OCI tag or semver range. At most one of interval and schedule. */
   schedule?: Cron;
@@ -415,19 +562,34 @@ export interface Image {
   status?: ImageStatus;
 }
 
-/** Desired Nova key pair. The public key is imported; KupenStack never generates private keys. A change replaces the key pair (running VMs keep the key they booted with). publicKey is required unless `import` is set. */
+/**
+ * Desired Nova key pair. The public key is imported; KupenStack never generates private keys. A change replaces the key
+ * pair (running VMs keep the key they booted with). publicKey is required unless `import` is set.
+ */
 export type KeyPairSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Nova key pair instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Nova key pair instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
-  /** Name of the OpenStack key pair. Default: metadata.name. Nova key pairs belong to a user, so the agent prefixes the project to keep names unique. */
+  /**
+   * Name of the OpenStack key pair. Default: metadata.name. Nova key pairs belong to a user, so the agent prefixes the
+   * project to keep names unique.
+   */
   name?: OpenstackName;
   /** Key type (Nova microversion 2.2+). */
   type?: "ssh" | "x509";
-  /** Public key to import: one OpenSSH line (ssh-ed25519, ssh-rsa, ecdsa-sha2-*, sk-*) for type ssh, a PEM certificate for type x509. */
+  /**
+   * Public key to import: one OpenSSH line (ssh-ed25519, ssh-rsa, ecdsa-sha2-*, sk-*) for type ssh, a PEM certificate
+   * for type x509.
+   */
   publicKey?: string;
 };
 
@@ -458,9 +620,15 @@ export interface KeyPair {
 
 /** Desired Neutron network. */
 export type NetworkSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Neutron network instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Neutron network instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
@@ -470,13 +638,18 @@ export type NetworkSpec = {
   description?: string;
   /** Administrative state: up (true) or down (false). Default at creation: true. */
   adminStateUp?: boolean;
-  /** Maximum transmission unit in bytes. At least 68 for IPv4 and 1280 for IPv6 subnets; Neutron caps it at what the network type allows. Default: Neutron's (usually 1500 minus overlay overhead). */
+  /**
+   * Maximum transmission unit in bytes. At least 68 for IPv4 and 1280 for IPv6 subnets; Neutron caps it at what the
+   * network type allows. Default: Neutron's (usually 1500 minus overlay overhead).
+   */
   mtu?: number;
   /** Default port security (security groups, anti-spoofing) for new ports. Default: Neutron's (true). */
   portSecurityEnabled?: boolean;
   /** Shared with every project. Allowed only in admin namespaces. Default at creation: false. */
   shared?: boolean;
-  /** External network (router gateways and floating IPs). Allowed only in admin namespaces. Default at creation: false. */
+  /**
+   * External network (router gateways and floating IPs). Allowed only in admin namespaces. Default at creation: false.
+   */
   external?: boolean;
   /** DNS domain for ports of this network (needs the dns-integration extension), e.g. example.org. */
   dnsDomain?: string;
@@ -520,21 +693,39 @@ export interface Network {
 
 /** One OpenStack-Helm chart. */
 export type OpenStackCloudService = {
-  /** Deploy this chart. Defaults: keystone, glance, placement, nova, neutron, cinder, horizon, mariadb, rabbitmq and memcached are enabled; the others are not. A chart whose needs are disabled is a validation error (nova and neutron need each other). */
+  /**
+   * Deploy this chart. Defaults: keystone, glance, placement, nova, neutron, cinder, horizon, mariadb, rabbitmq and
+   * memcached are enabled; the others are not. A chart whose needs are disabled is a validation error (nova and neutron
+   * need each other).
+   */
   enabled?: boolean;
   /** Replicas of the chart's API and worker Deployments. Default: from spec.size. */
   replicas?: number;
-  /** Configuration overrides, merged into the chart's `conf` values (e.g. {nova: {DEFAULT: {cpu_allocation_ratio: 4.0}}}). */
+  /**
+   * Configuration overrides, merged into the chart's `conf` values (e.g. {nova: {DEFAULT: {cpu_allocation_ratio:
+   * 4.0}}}).
+   */
   conf?: Record<string, unknown>;
-  /** Raw chart values, merged last over everything KupenStack renders. Use with care: they bypass KupenStack's checks. */
+  /**
+   * Raw chart values, merged last over everything KupenStack renders. Use with care: they bypass KupenStack's checks.
+   */
   values?: Record<string, unknown>;
-  /** Pinned images per image key of the chart (images.tags.<key>, e.g. {keystone_api: registry.example.com/keystone:2025.1-fix1}). Not allowed in the revision that changes release: the release decides the images of an upgrade. */
+  /**
+   * Pinned images per image key of the chart (images.tags.<key>, e.g. {keystone_api:
+   * registry.example.com/keystone:2025.1-fix1}). Not allowed in the revision that changes release: the release decides
+   * the images of an upgrade.
+   */
   images?: Record<string, string>;
 };
 
 /** Desired OpenStack deployment on this Kubernetes cluster, rendered into OpenStack-Helm charts. */
 export type OpenStackCloudSpec = {
-  /** OpenStack release series, as OpenStack-Helm names it, e.g. 2025.1, 2025.2 (or a name such as zed, epoxy). A change upgrades one service at a time (identity, placement, image, networking, compute, block storage, dashboard), after a database backup. One release step at a time: the next release, or the next SLURP release from a SLURP release (2024.1 → 2025.1); never backwards; nothing else in the spec may change in the same revision. */
+  /**
+   * OpenStack release series, as OpenStack-Helm names it, e.g. 2025.1, 2025.2 (or a name such as zed, epoxy). A change
+   * upgrades one service at a time (identity, placement, image, networking, compute, block storage, dashboard), after a
+   * database backup. One release step at a time: the next release, or the next SLURP release from a SLURP release
+   * (2024.1 → 2025.1); never backwards; nothing else in the spec may change in the same revision.
+   */
   release: string;
   /** Preset for replicas, workers and resources: small (a lab or a few compute nodes), medium, large. */
   size?: "small" | "medium" | "large";
@@ -586,22 +777,42 @@ export type OpenStackCloudSpec = {
     /** OVN (when neutron uses the OVN backend). */
     ovn?: OpenStackCloudService;
   };
-  /** Registry prefix replacing the registry of every container image, e.g. registry.example.com/mirror (air-gapped installs). */
+  /**
+   * Registry prefix replacing the registry of every container image, e.g. registry.example.com/mirror (air-gapped
+   * installs).
+   */
   imageRegistry?: string;
-  /** Where the OpenStack-Helm charts come from: a classic Helm repository (https://…, with index.yaml), an OCI registry (oci://host/path; the chart is <path>/<chart>), or a folder of unpacked charts (path). Exactly one of repository and path. */
+  /**
+   * Where the OpenStack-Helm charts come from: a classic Helm repository (https://…, with index.yaml), an OCI registry
+   * (oci://host/path; the chart is <path>/<chart>), or a folder of unpacked charts (path). Exactly one of repository
+   * and path.
+   */
   chart?: {
     /** Helm repository (http:// or https://, serving index.yaml) or OCI registry (oci://) of the charts. */
     repository?: string;
-    /** A folder holding one unpacked chart per service (<path>/<chart>/Chart.yaml), relative to the repository root or absolute. For development and air-gapped installs. */
+    /**
+     * A folder holding one unpacked chart per service (<path>/<chart>/Chart.yaml), relative to the repository root or
+     * absolute. For development and air-gapped installs.
+     */
     path?: string;
     /** Chart version to use for every chart (exact, e.g. 2025.2.0). Default: the newest version the source offers. */
     version?: string;
-    /** Pins per chart (chart name → sha256 digest of its package, as index.yaml or the OCI manifest gives it). OpenStack-Helm republishes the same version with a new helm-toolkit: a digest is the only pin that holds. */
+    /**
+     * Pins per chart (chart name → sha256 digest of its package, as index.yaml or the OCI manifest gives it).
+     * OpenStack-Helm republishes the same version with a new helm-toolkit: a digest is the only pin that holds.
+     */
     digests?: Record<string, string>;
-    /** Talk plain HTTP to an oci:// chart registry (a registry on a private network or loopback). TLS is verified otherwise. */
+    /**
+     * Talk plain HTTP to an oci:// chart registry (a registry on a private network or loopback). TLS is verified
+     * otherwise.
+     */
     insecure?: boolean;
   };
-  /** When disruptive steps (upgrades, restarts for configuration changes) may start: each window opens at schedule (in timeZone) and lasts duration. No new step starts outside a window; a step already running may overrun. Default: any time. */
+  /**
+   * When disruptive steps (upgrades, restarts for configuration changes) may start: each window opens at schedule (in
+   * timeZone) and lasts duration. No new step starts outside a window; a step already running may overrun. Default: any
+   * time.
+   */
   maintenanceWindow?: {
     /** Start of each window. */
     schedule: Cron;
@@ -610,13 +821,19 @@ export type OpenStackCloudSpec = {
     /** IANA time zone of the schedule, e.g. Europe/Paris. Default: UTC. */
     timeZone?: string;
   };
-  /** Scheduled database backups (the mariadb chart's backup CronJob). A backup Job is also run before every upgrade, whatever this says; a failed backup refuses the upgrade. */
+  /**
+   * Scheduled database backups (the mariadb chart's backup CronJob). A backup Job is also run before every upgrade,
+   * whatever this says; a failed backup refuses the upgrade.
+   */
   backup?: {
     /** When to back up. */
     schedule: Cron;
     /** Backups to retain. */
     keep?: number;
-    /** Where to store backups: a PersistentVolumeClaim name (pvc:<name>) or an object store URL (s3://bucket/prefix). Default: a PVC made by KupenStack. */
+    /**
+     * Where to store backups: a PersistentVolumeClaim name (pvc:<name>) or an object store URL (s3://bucket/prefix).
+     * Default: a PVC made by KupenStack.
+     */
     destination?: string;
   };
   /** Kubernetes namespace the OpenStack services run in. */
@@ -649,13 +866,19 @@ export type OpenStackCloudStatus = {
     chartVersion?: string;
     /** Details when not ready. */
     message?: string;
-    /** The service's public endpoint in the Keystone catalog (in-cluster controller with an OpenStack cloud configured; services only, not infrastructure). */
+    /**
+     * The service's public endpoint in the Keystone catalog (in-cluster controller with an OpenStack cloud configured;
+     * services only, not infrastructure).
+     */
     endpoint?: {
       /** Keystone service type of the chart (identity, image, network, compute, volumev3…). */
       serviceType?: string;
       /** Public URL the catalog lists for that type (and the cloud's region). */
       url?: string;
-      /** Listed: the catalog has a public endpoint; Missing: it has none (not an error: a service being installed registers it with its ks-endpoints Job); Unknown: the catalog could not be read (message says why). */
+      /**
+       * Listed: the catalog has a public endpoint; Missing: it has none (not an error: a service being installed
+       * registers it with its ks-endpoints Job); Unknown: the catalog could not be read (message says why).
+       */
       state?: "Listed" | "Missing" | "Unknown";
       /** Why the endpoint is Missing or Unknown. */
       message?: string;
@@ -719,9 +942,15 @@ export interface OpenStackCloud {
 
 /** Desired Neutron port. networkRef is required unless `import` is set; it cannot change. */
 export type PortSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Neutron port instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Neutron port instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
@@ -731,7 +960,10 @@ export type PortSpec = {
   description?: string;
   /** Network manifest of the port. */
   networkRef?: LocalRef;
-  /** Fixed addresses. Each gives a subnetRef, an ipAddress, or both. Default: one address from each subnet chosen by Neutron. */
+  /**
+   * Fixed addresses. Each gives a subnetRef, an ipAddress, or both. Default: one address from each subnet chosen by
+   * Neutron.
+   */
   fixedIPs?: {
     /** Subnet manifest to take the address from. */
     subnetRef?: LocalRef;
@@ -740,7 +972,10 @@ export type PortSpec = {
   }[];
   /** MAC address. Default: generated by Neutron. Changing it needs admin rights. */
   macAddress?: MacAddress;
-  /** SecurityGroup manifests applied to the port. Omitted: the project's default group. Must be empty when portSecurityEnabled is false. */
+  /**
+   * SecurityGroup manifests applied to the port. Omitted: the project's default group. Must be empty when
+   * portSecurityEnabled is false.
+   */
   securityGroupRefs?: LocalRef[];
   /** Port security (security groups, anti-spoofing). Default: the network's. */
   portSecurityEnabled?: boolean;
@@ -795,7 +1030,10 @@ export interface Port {
   status?: PortStatus;
 }
 
-/** Desired quotas of the namespace's project. Omitted fields keep the cloud's defaults. One ProjectQuota per namespace. It has no managementPolicy or import: the project's quotas always exist. */
+/**
+ * Desired quotas of the namespace's project. Omitted fields keep the cloud's defaults. One ProjectQuota per namespace.
+ * It has no managementPolicy or import: the project's quotas always exist.
+ */
 export type ProjectQuotaSpec = {
   /** When the manifest is removed: delete resets the quotas to the cloud's defaults, detach leaves them as they are. */
   onDelete?: OnDelete;
@@ -881,9 +1119,15 @@ export interface ProjectQuota {
 
 /** Desired Neutron router with its external gateway, interfaces and static routes. */
 export type RouterSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Neutron router instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Neutron router instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
@@ -893,11 +1137,15 @@ export type RouterSpec = {
   description?: string;
   /** Administrative state: up (true) or down (false). Default at creation: true. */
   adminStateUp?: boolean;
-  /** External gateway of the router. Exactly one of networkRef (a Network manifest) or network (a pre-existing network). */
+  /**
+   * External gateway of the router. Exactly one of networkRef (a Network manifest) or network (a pre-existing network).
+   */
   externalGateway?: {
     /** External Network manifest (admin namespaces define these). */
     networkRef?: LocalRef;
-    /** Pre-existing external network, by id or by filter (e.g. {filter: {name: public}}). Exactly one of id and filter. */
+    /**
+     * Pre-existing external network, by id or by filter (e.g. {filter: {name: public}}). Exactly one of id and filter.
+     */
     network?: {
       /** Network ID. */
       id?: OpenstackID;
@@ -909,9 +1157,15 @@ export type RouterSpec = {
         tags?: Tags;
       };
     };
-    /** Source-NAT traffic leaving through the gateway. Default: Neutron's (true); changing it usually needs admin rights. */
+    /**
+     * Source-NAT traffic leaving through the gateway. Default: Neutron's (true); changing it usually needs admin
+     * rights.
+     */
     enableSNAT?: boolean;
-    /** Fixed addresses of the gateway port on the external network. Default: one address chosen by Neutron. Usually needs admin rights. */
+    /**
+     * Fixed addresses of the gateway port on the external network. Default: one address chosen by Neutron. Usually
+     * needs admin rights.
+     */
     externalFixedIPs?: {
       /** External Subnet manifest to take the address from. */
       subnetRef?: LocalRef;
@@ -926,7 +1180,10 @@ export type RouterSpec = {
       ipAddress?: IpAddress;
     }[];
   };
-  /** Internal interfaces. Each is exactly one of subnetRef (the router takes the subnet's gateway address) or portRef (the router uses that port). */
+  /**
+   * Internal interfaces. Each is exactly one of subnetRef (the router takes the subnet's gateway address) or portRef
+   * (the router uses that port).
+   */
   interfaces?: {
     /** Subnet manifest to attach. */
     subnetRef?: LocalRef;
@@ -984,11 +1241,20 @@ export interface Router {
   status?: RouterStatus;
 }
 
-/** Desired Neutron security group with its rules inline. `rules` is the complete rule set: rules found in Neutron and not declared are removed, except the default egress rules (see deleteDefaultRules). */
+/**
+ * Desired Neutron security group with its rules inline. `rules` is the complete rule set: rules found in Neutron and
+ * not declared are removed, except the default egress rules (see deleteDefaultRules).
+ */
 export type SecurityGroupSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Neutron security group instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Neutron security group instead of creating one: by `id`, or by a `filter` that must match exactly
+   * one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is
+   * adopted and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
@@ -998,7 +1264,10 @@ export type SecurityGroupSpec = {
   description?: string;
   /** Stateful (connection-tracked) group. Default at creation: true. */
   stateful?: boolean;
-  /** Remove the allow-all egress rules (IPv4 and IPv6) that Neutron adds to every new group. When false they are kept and never reported as drift. */
+  /**
+   * Remove the allow-all egress rules (IPv4 and IPv6) that Neutron adds to every new group. When false they are kept
+   * and never reported as drift.
+   */
   deleteDefaultRules?: boolean;
   /** Rules of the group. Rules are immutable in Neutron: a changed rule is deleted and re-created. */
   rules?: ({
@@ -1006,7 +1275,10 @@ export type SecurityGroupSpec = {
     direction: "ingress" | "egress";
     /** Address family; must match remoteIPPrefix (an IPv6 prefix needs ethertype IPv6). */
     ethertype?: "IPv4" | "IPv6";
-    /** IP protocol: a name (tcp, udp, icmp, icmpv6, sctp, gre, esp, ah, vrrp, ..., any) or a protocol number "0".."255" as a string. Omitted: any protocol. */
+    /**
+     * IP protocol: a name (tcp, udp, icmp, icmpv6, sctp, gre, esp, ah, vrrp, ..., any) or a protocol number "0".."255"
+     * as a string. Omitted: any protocol.
+     */
     protocol?: string;
     /** First port (tcp, udp, sctp, dccp, udplite: 1..65535), or the ICMP type (icmp, icmpv6: 0..255). */
     portRangeMin?: number;
@@ -1014,7 +1286,11 @@ export type SecurityGroupSpec = {
     portRangeMax?: number;
     /** Remote network the rule matches, e.g. 203.0.113.0/24 or ::/0. */
     remoteIPPrefix?: Cidr;
-    /** Match traffic from ports in this SecurityGroup manifest; may name the group itself. Groups may name each other (and themselves): such references do not order creation, the agent creates the groups first and their rules after. */
+    /**
+     * Match traffic from ports in this SecurityGroup manifest; may name the group itself. Groups may name each other
+     * (and themselves): such references do not order creation, the agent creates the groups first and their rules
+     * after.
+     */
     remoteGroupRef?: LocalRef;
     /** Human-readable description of the rule (OpenStack `description`, at most 255 characters). */
     description?: string;
@@ -1048,11 +1324,20 @@ export interface SecurityGroup {
   status?: SecurityGroupStatus;
 }
 
-/** Desired Neutron subnet. networkRef and cidr are required unless `import` is set. networkRef, ipVersion, cidr and the IPv6 modes cannot change (a change replaces the subnet). */
+/**
+ * Desired Neutron subnet. networkRef and cidr are required unless `import` is set. networkRef, ipVersion, cidr and the
+ * IPv6 modes cannot change (a change replaces the subnet).
+ */
 export type SubnetSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Neutron subnet instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Neutron subnet instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
@@ -1117,7 +1402,10 @@ export type SubnetStatus = {
     /** Last address. */
     end: string;
   }[];
-  /** Addresses allocated in this subnet (Neutron's IP availability, every port counted): read where a run observes the namespace's project alone, as the controller does, and the agent has the admin role. */
+  /**
+   * Addresses allocated in this subnet (Neutron's IP availability, every port counted): read where a run observes the
+   * namespace's project alone, as the controller does, and the agent has the admin role.
+   */
   usedIPs?: number;
   /** Addresses the allocation pools hold in total. */
   totalIPs?: number;
@@ -1132,7 +1420,10 @@ export interface Subnet {
   status?: SubnetStatus;
 }
 
-/** What to pull and how: a Git repository (or a local directory, for development) of KupenStack manifests, kept applied to the cloud. */
+/**
+ * What to pull and how: a Git repository (or a local directory, for development) of KupenStack manifests, kept applied
+ * to the cloud.
+ */
 export type SyncSpec = {
   /** Where the manifests come from. Exactly one of git or directory. */
   source: {
@@ -1151,7 +1442,10 @@ export type SyncSpec = {
         /** Commit SHA to pin (SHA-1 or SHA-256, full length). */
         commit?: string;
       };
-      /** Secret with the Git credentials: username and password (or a token as password) for https, identity and known_hosts for ssh. Default: anonymous. */
+      /**
+       * Secret with the Git credentials: username and password (or a token as password) for https, identity and
+       * known_hosts for ssh. Default: anonymous.
+       */
       secretRef?: SecretRef;
       /** Standalone (kupenstack.yaml) only: the Git user name, literally. Default with a password: git. */
       username?: string;
@@ -1195,17 +1489,33 @@ export type SyncSpec = {
   prune?: boolean;
   /** Hold a revision that would delete more than this percentage of everything this Sync manages, until confirmed. */
   massDeleteThreshold?: number;
-  /** Prefix of the Keystone project made for each namespace: project name = prefix + namespace. Keystone names are at most 64 characters, so prefix plus namespace must fit. */
+  /**
+   * Prefix of the Keystone project made for each namespace: project name = prefix + namespace. Keystone names are at
+   * most 64 characters, so prefix plus namespace must fit.
+   */
   projectPrefix?: string;
-  /** Ownership identity written into the markers of this Sync's objects; each Sync prunes only what its owner made, so two Syncs never share one. Default: the agent's owner (one Sync) or <owner>-<sync name>. */
+  /**
+   * Ownership identity written into the markers of this Sync's objects; each Sync prunes only what its owner made, so
+   * two Syncs never share one. Default: the agent's owner (one Sync) or <owner>-<sync name>.
+   */
   owner?: DnsLabel;
   /** Namespaces treated as admin: their flavors and images may be public, their networks shared or external. */
   adminNamespaces?: DnsLabel[];
-  /** In the cluster: the ServiceAccount whose identity every write of this Sync uses (the controller impersonates it), so Kubernetes RBAC decides what the repository may create in which namespace. Required in the cluster; standalone rejects it. */
+  /**
+   * In the cluster: the ServiceAccount whose identity every write of this Sync uses (the controller impersonates it),
+   * so Kubernetes RBAC decides what the repository may create in which namespace. Required in the cluster; standalone
+   * rejects it.
+   */
   serviceAccountName?: DnsSubdomain;
-  /** Namespace of serviceAccountName (a Sync is cluster-scoped). Default: the controller's namespace. Standalone rejects it. */
+  /**
+   * Namespace of serviceAccountName (a Sync is cluster-scoped). Default: the controller's namespace. Standalone rejects
+   * it.
+   */
   serviceAccountNamespace?: DnsLabel;
-  /** Default signature policy of this Sync's OCI Images: an Image without its own spec.verify is imported only when signed with cosign by this key. Default: none. */
+  /**
+   * Default signature policy of this Sync's OCI Images: an Image without its own spec.verify is imported only when
+   * signed with cosign by this key. Default: none.
+   */
   imageVerify?: ImageVerify;
   /** Run on push notifications from the Git host. Exactly one of secretRef, secretEnv or secretFile. */
   webhook?: {
@@ -1253,7 +1563,9 @@ export type SyncStatus = {
     /** Objects per action, e.g. {created: 2, updated: 1, deleted: 0, unchanged: 40, failed: 0}. */
     counts?: Record<string, number>;
   })[];
-  /** Objects this Sync applied to the cluster (server-side apply); the next revision prunes those it no longer declares. */
+  /**
+   * Objects this Sync applied to the cluster (server-side apply); the next revision prunes those it no longer declares.
+   */
   inventory?: {
     /** e.g. kupenstack.io/v1alpha1. */
     apiVersion: string;
@@ -1266,7 +1578,9 @@ export type SyncStatus = {
   }[];
 };
 
-/** Pulls a Git repository of KupenStack manifests and keeps the cloud equal to it (fetch, validate, plan, apply, prune). */
+/**
+ * Pulls a Git repository of KupenStack manifests and keeps the cloud equal to it (fetch, validate, plan, apply, prune).
+ */
 export interface Sync {
   apiVersion: 'kupenstack.io/v1alpha1';
   kind: 'Sync';
@@ -1275,11 +1589,22 @@ export interface Sync {
   status?: SyncStatus;
 }
 
-/** Desired Nova server. Exactly one of flavorRef or flavorName, and exactly one of imageRef or bootVolume. At most one of userData and userDataSecretRef. Changing the flavor resizes the server; pointing imageRef at another Image rebuilds it (destructive: local disk data is lost); a new version of the same Image (moved OCI tag) follows onImageUpdate. */
+/**
+ * Desired Nova server. Exactly one of flavorRef or flavorName, and exactly one of imageRef or bootVolume. At most one
+ * of userData and userDataSecretRef. Changing the flavor resizes the server; pointing imageRef at another Image
+ * rebuilds it (destructive: local disk data is lost); a new version of the same Image (moved OCI tag) follows
+ * onImageUpdate.
+ */
 export type VirtualMachineSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Nova server instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Nova server instead of creating one: by `id`, or by a `filter` that must match exactly one object
+   * in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the
+   * declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
@@ -1293,7 +1618,10 @@ export type VirtualMachineSpec = {
   flavorName?: OpenstackName;
   /** Image manifest to boot from (local disk). */
   imageRef?: LocalRef;
-  /** Boot from a Cinder volume. Exactly one of imageRef (create a new volume from an Image manifest; size required) or volumeRef (boot an existing Volume manifest). */
+  /**
+   * Boot from a Cinder volume. Exactly one of imageRef (create a new volume from an Image manifest; size required) or
+   * volumeRef (boot an existing Volume manifest).
+   */
   bootVolume?: {
     /** Image manifest to create the root volume from. */
     imageRef?: LocalRef;
@@ -1306,7 +1634,10 @@ export type VirtualMachineSpec = {
     /** Delete the root volume with the server. */
     deleteOnTermination?: boolean;
   };
-  /** NICs in order. Each is exactly one of networkRef (the agent creates the port, with securityGroupRefs) or portRef (a Port manifest, which carries its own security groups). Empty or omitted: the server has no NIC. */
+  /**
+   * NICs in order. Each is exactly one of networkRef (the agent creates the port, with securityGroupRefs) or portRef (a
+   * Port manifest, which carries its own security groups). Empty or omitted: the server has no NIC.
+   */
   networks?: {
     /** Network manifest to attach; the agent creates a port. */
     networkRef?: LocalRef;
@@ -1315,7 +1646,10 @@ export type VirtualMachineSpec = {
     /** Port manifest to attach. */
     portRef?: LocalRef;
   }[];
-  /** SecurityGroup manifests for the ports the agent creates from networkRef entries. Omitted: the project's default group. */
+  /**
+   * SecurityGroup manifests for the ports the agent creates from networkRef entries. Omitted: the project's default
+   * group.
+   */
   securityGroupRefs?: LocalRef[];
   /** KeyPair manifest injected at boot. */
   keyPairRef?: LocalRef;
@@ -1326,11 +1660,17 @@ export type VirtualMachineSpec = {
     /** Device name hint, e.g. /dev/vdb. Default: chosen by Nova (hypervisors may ignore it). */
     device?: string;
   }[];
-  /** User data (cloud-init, ignition...) as plain text; the agent base64-encodes it. Nova accepts at most 65535 bytes encoded, i.e. about 48 KiB of text. */
+  /**
+   * User data (cloud-init, ignition...) as plain text; the agent base64-encodes it. Nova accepts at most 65535 bytes
+   * encoded, i.e. about 48 KiB of text.
+   */
   userData?: string;
   /** Secret holding the user data (default key: userData), for user data with secrets in it. */
   userDataSecretRef?: SecretKeyRef;
-  /** Nova server metadata: keys of at most 255 characters (letters, digits, '-', '_', ':', '.', ' '), string values of at most 255. Updated in place. */
+  /**
+   * Nova server metadata: keys of at most 255 characters (letters, digits, '-', '_', ':', '.', ' '), string values of
+   * at most 255. Updated in place.
+   */
   metadata?: Record<string, string>;
   /** Availability zone to boot in. Default: Nova's choice. */
   availabilityZone?: string;
@@ -1338,18 +1678,30 @@ export type VirtualMachineSpec = {
   configDrive?: boolean;
   /** Declared power state: running (ACTIVE), shutoff (SHUTOFF), paused (PAUSED) or suspended (SUSPENDED). */
   powerState?: "running" | "shutoff" | "paused" | "suspended";
-  /** Self-healing of a server in ERROR, deleted outside Git, or in another state than powerState. Steps escalate reboot -> rebuild -> recreate up to `strategy`; every attempt is recorded in status and as an Event, and the agent gives up loudly after maxAttempts. */
+  /**
+   * Self-healing of a server in ERROR, deleted outside Git, or in another state than powerState. Steps escalate reboot
+   * -> rebuild -> recreate up to `strategy`; every attempt is recorded in status and as an Event, and the agent gives
+   * up loudly after maxAttempts.
+   */
   heal?: {
-    /** Most drastic step allowed: reboot (hard reboot only), rebuild (also rebuild from the image; local disk data is lost) or recreate (also delete and re-create the server with the same ports and volumes). */
+    /**
+     * Most drastic step allowed: reboot (hard reboot only), rebuild (also rebuild from the image; local disk data is
+     * lost) or recreate (also delete and re-create the server with the same ports and volumes).
+     */
     strategy?: "reboot" | "rebuild" | "recreate";
     /** Attempts before giving up; 0 disables healing. */
     maxAttempts?: number;
     /** Wait before the first attempt; doubled after each failed attempt. */
     backoff?: Duration;
   };
-  /** What to do when imageRef resolves to a new Glance image (an OCI tag moved): ignore (keep running the old one) or rebuild (destructive for local disks). */
+  /**
+   * What to do when imageRef resolves to a new Glance image (an OCI tag moved): ignore (keep running the old one) or
+   * rebuild (destructive for local disks).
+   */
   onImageUpdate?: "ignore" | "rebuild";
-  /** Nova server tags: at most 32, each 1 to 60 characters without '/' or ','. The agent adds its own ownership tags. */
+  /**
+   * Nova server tags: at most 32, each 1 to 60 characters without '/' or ','. The agent adds its own ownership tags.
+   */
   tags?: string[];
 };
 
@@ -1415,9 +1767,15 @@ export interface VirtualMachine {
 
 /** Desired Cinder volume. size is required unless `import` is set; it can only grow (extend). */
 export type VolumeSpec = {
-  /** managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it. */
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
   managementPolicy?: ManagementPolicy;
-  /** Adopt an existing Cinder volume instead of creating one: by `id`, or by a `filter` that must match exactly one object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted and the declared fields are enforced on it. */
+  /**
+   * Adopt an existing Cinder volume instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
   import?: ImportSpec;
   /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
   onDelete?: OnDelete;
@@ -1435,7 +1793,10 @@ export type VolumeSpec = {
   imageRef?: LocalRef;
   /** Cinder volume metadata: keys and values of at most 255 characters. */
   metadata?: Record<string, string>;
-  /** Allow attaching to several servers; needs a volume type with multiattach support. Default at creation: false. Cannot change. */
+  /**
+   * Allow attaching to several servers; needs a volume type with multiattach support. Default at creation: false.
+   * Cannot change.
+   */
   multiattach?: boolean;
 };
 

@@ -40,14 +40,14 @@ export function typescriptFor(registry: SchemaRegistry): string {
     const required = new Set(node.required ?? []);
     const inner = `${indent}  `;
     const lines = Object.entries(node.properties ?? {}).map(([key, child]) => {
-      const doc = child.description ? `${inner}/** ${child.description.replace(/\*\//g, '* /').replace(/\s*\n\s*/g, ' ')} */\n` : '';
+      const doc = child.description ? docComment(inner, child.description) : '';
       const name = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? key : JSON.stringify(key);
       return `${doc}${inner}${name}${required.has(key) ? '' : '?'}: ${typeOf(child, root, localPrefix, inner)};`;
     });
     return `{\n${lines.join('\n')}\n${indent}}`;
   };
   const declare = (name: string, node: JsonSchema, root: JsonSchema, localPrefix: string): void => {
-    const doc = node.description ? `/** ${node.description.replace(/\s*\n\s*/g, ' ')} */\n` : '';
+    const doc = node.description ? docComment('', node.description) : '';
     out.push(`${doc}export type ${name} = ${typeOf(node, root, localPrefix, '')};\n`);
   };
 
@@ -63,7 +63,7 @@ export function typescriptFor(registry: SchemaRegistry): string {
     const metadata = schema.properties?.metadata;
     const metaType = metadata ? typeOf(metadata, schema, info.kind, '  ') : 'Record<string, unknown>';
     out.push(
-      `/** ${schema.description ?? info.kind} */\nexport interface ${info.kind} {\n  apiVersion: 'kupenstack.io/v1alpha1';\n  kind: '${info.kind}';\n  metadata: ${metaType};\n  spec: ${spec ? `${info.kind}Spec` : 'Record<string, unknown>'};\n  status?: ${status ? `${info.kind}Status` : 'Record<string, unknown>'};\n}\n`,
+      `${docComment('', schema.description ?? info.kind)}export interface ${info.kind} {\n  apiVersion: 'kupenstack.io/v1alpha1';\n  kind: '${info.kind}';\n  metadata: ${metaType};\n  spec: ${spec ? `${info.kind}Spec` : 'Record<string, unknown>'};\n  status?: ${status ? `${info.kind}Status` : 'Record<string, unknown>'};\n}\n`,
     );
   }
   out.push(`export type KindName = ${kinds.map((k) => `'${k.kind}'`).join(' | ')};\n`);
@@ -74,4 +74,20 @@ export function typescriptFor(registry: SchemaRegistry): string {
 
 function pascal(name: string): string {
   return name.replace(/(^|[-_\s])([a-zA-Z0-9])/g, (_, _sep: string, c: string) => c.toUpperCase());
+}
+
+/** A doc comment at `indent`, wrapped at 120 columns: a schema's description may be a paragraph. */
+function docComment(indent: string, text: string): string {
+  const flat = text.replace(/\*\//g, '* /').replace(/\s*\n\s*/g, ' ');
+  if (indent.length + flat.length + 7 <= 120) return `${indent}/** ${flat} */\n`;
+  const lines: string[] = [];
+  let line = '';
+  for (const word of flat.split(' ')) {
+    if (line && indent.length + 3 + line.length + 1 + word.length > 120) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return `${indent}/**\n${lines.map((l) => `${indent} * ${l}`).join('\n')}\n${indent} */\n`;
 }
