@@ -123,6 +123,9 @@ const slowStack = (port: number): string => {
 
 describe('progress by requeue', () => {
   it(`${vms} VMs building for 60 s (simulated) in one namespace do not delay another namespace's Network, and become Ready once built`, async () => {
+    // The other namespace's project exists first: the measured write is a network, not a project's bootstrap in Keystone.
+    kubectlOk(['apply', '-f', '-'], { input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: first, namespace: ${nsOther}}\nspec: {}\n` });
+    await until("the other namespace's first network in Neutron", async () => (await networksIn(nsOther)).some((n) => n.name === 'first'), 180_000, 500);
     const a = imageServer.address();
     kubectlOk(['apply', '-f', '-'], { input: slowStack(typeof a === 'object' && a ? a.port : 0) });
     // Every server is made (the run's writes are done): from here a run that waited for them would hold the only slot until they are built.
