@@ -87,7 +87,8 @@ async function markProgressing(x: Execution, node: Node, progress: Progress): Pr
   const status = (run.opts.resources[node.address] ??= {});
   status.ready = false;
   status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'Progressing', message: progress.reason });
-  status.conditions = setCondition(status.conditions, { type: 'Reconciling', status: 'True', reason: 'Progressing', message: `${progress.reason}; looked at again in ${Math.ceil(progress.afterMs / 1000)} s` });
+  const again = `${progress.reason}; looked at again in ${Math.ceil(progress.afterMs / 1000)} s`;
+  status.conditions = setCondition(status.conditions, { type: 'Reconciling', status: 'True', reason: 'Progressing', message: again });
   status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' });
   if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
   run.out.progressing.push({ address: node.address, ...progress });

@@ -26,7 +26,10 @@ import { replacePhase } from './replace.ts';
  * exist by then: that is how "known after apply" becomes known.
  */
 export async function execute(rev: ValidatedRevision, decision: Decision, seen: Observation, opts: ExecuteOptions): Promise<Outcome> {
-  const out: Outcome = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: [], drift: [...decision.plan.drift], warnings: [...decision.plan.warnings], images: [...decision.plan.images], kinds: {}, progressing: [] };
+  const out: Outcome = {
+    ...{ created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: [] },
+    ...{ drift: [...decision.plan.drift], warnings: [...decision.plan.warnings], images: [...decision.plan.images], kinds: {}, progressing: [] },
+  };
   const run: Run = {
     opts,
     out,

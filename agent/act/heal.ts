@@ -14,7 +14,13 @@ import type { Progress } from './progress.ts';
  * or rebuilds, the engine recreates (delete, then create with the marker).
  * Every attempt is recorded; a spent budget stops the healing loudly.
  */
-export async function heal(node: Node, reason: string, run: Run, followUp: (n: Node) => Promise<Progress | undefined>, create: (n: Node, desired: Record<string, unknown>, marker: Marker) => Promise<Remote>): Promise<Progress | undefined> {
+export async function heal(
+  node: Node,
+  reason: string,
+  run: Run,
+  followUp: (n: Node) => Promise<Progress | undefined>,
+  create: (n: Node, desired: Record<string, unknown>, marker: Marker) => Promise<Remote>,
+): Promise<Progress | undefined> {
   const state = (run.opts.resources[node.address] ??= {});
   const decision = nextHeal(node.m, state.heal ?? [], Date.now());
   if (decision.giveUp) {

@@ -60,7 +60,10 @@ export function controllerCommand(): Command {
     .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
     .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled (objects of one kubectl apply -f dir/ arrive within it)', '100ms')
-    .option('--namespace-workers <n>', 'namespaces reconciled at once (default: the config\'s concurrency, at most 4); a namespace whose objects OpenStack is still making frees its worker and runs again when they are due')
+    .option(
+      '--namespace-workers <n>',
+      'namespaces reconciled at once (default: the config\'s concurrency, at most 4); a namespace whose objects OpenStack is still making frees its worker and runs again when they are due',
+    )
     .option('--leader-elect', 'run several replicas: only the holder of a Lease in the controller\'s namespace acts')
     .option('--leader-election-id <name>', 'name of that Lease (the create journal is the ConfigMap <name>-creates beside it)', 'kupenstack-controller')
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')

@@ -95,7 +95,8 @@ export class Controller {
       shardOf: (ns) => this.shardOf(ns),
       labelsOf: (ns) => this.labelsOf(ns),
     };
-    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: opts.namespaceWorkers ?? Math.max(1, Math.min(4, opts.config.concurrency)) }, (ns) => this.reconcileNamespace(ns));
+    const workers = opts.namespaceWorkers ?? Math.max(1, Math.min(4, opts.config.concurrency));
+    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: workers }, (ns) => this.reconcileNamespace(ns));
   }
 
   async start(): Promise<void> {

@@ -148,7 +148,9 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     entries.delete(address);
   }
   host.runs.set(ns, (host.runs.get(ns) ?? 0) + 1);
-  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors, ${rejected.size} rejected${report.progressing.length ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)` : ''}`);
+  const counts = `${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors`;
+  const progressing = report.progressing.length ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)` : '';
+  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${counts}, ${rejected.size} rejected${progressing}`);
   const since = changedAt ?? started;
   const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
   log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);

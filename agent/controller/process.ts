@@ -123,7 +123,8 @@ export async function runController(s: ControllerSettings): Promise<never> {
   }
   const acting = (): boolean => (shardSet ? shardSet.holds(s.defaultShard) : !elector || elector.isLeader());
   const syncs = s.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: s.syncSelector }) : undefined;
-  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, ...(s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {}), log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+  const workers = s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {};
+  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, ...workers, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
   // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
   const clouds = s.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
   const stop = (): void => {
