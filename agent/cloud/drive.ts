@@ -120,9 +120,10 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
  * Runs (or resumes) the upgrade from status.release to spec.release, persisting progress
  * before each step: a killed agent resumes at the chart it was at, and does not back up
  * again once status says the backup is done. Returns a result when it stopped (failure,
- * pause), undefined when every chart runs the new release.
+ * pause), undefined when every chart runs the new release. `apply` is applySteps (a unit test
+ * records the order of the steps instead).
  */
-async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], state: { inventory: InventoryEntry[]; status: OpenStackCloudStatus }, store: CloudStore, opts: DriveOptions): Promise<DriveResult | undefined> {
+export async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], state: { inventory: InventoryEntry[]; status: OpenStackCloudStatus }, store: Pick<CloudStore, 'save'>, opts: DriveOptions, apply: typeof applySteps = applySteps): Promise<DriveResult | undefined> {
   const log = opts.log ?? (() => undefined);
   const from = state.status.release!;
   const to = spec.release;
@@ -156,7 +157,7 @@ async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[], stat
     log(`cloud ${opts.cloud}: upgrade waits: ${describeWindow(w)}`);
     return { status, ready: false, pruned: [], waitUntil: w.opensAt };
   };
-  const run = (steps: Step[]) => applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep });
+  const run = (steps: Step[]) => apply(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep });
 
   if (!up.backup) {
     const wait = await outside();

@@ -20,8 +20,7 @@ interface Pending {
  * the controller's own namespace, so whoever acts after a kill -9 (this pod's
  * restarted container, or the replica that takes the Lease) finds the creates
  * the dead process sent and waits for them instead of creating them again.
- * Unlike the file journal, a line is written beside the create, not before it
- * (see begin).
+ * As in the file journal, a line is stored before its create is sent (see begin).
  *
  * Writes are group-committed: every line queued while one write is in flight
  * goes into the next, so one write serves all the creates that start together
@@ -42,7 +41,7 @@ export class ConfigMapCreateJournal implements CreateJournal {
   /** The ConfigMap as this process last read or wrote it (absent: read it first). */
   #known: { text: string; resourceVersion: string | undefined } | undefined;
   #stale = false;
-  /** Told of a write that failed where nobody awaits it (begin, end): a journal that cannot be written must not go unnoticed. */
+  /** Told of a write that failed where nobody awaits it (end): a journal that cannot be written must not go unnoticed. */
   readonly #onError: (err: Error) => void;
 
   constructor(core: k8s.CoreV1Api, namespace: string, name: string, onError: (err: Error) => void = () => undefined) {
@@ -53,18 +52,20 @@ export class ConfigMapCreateJournal implements CreateJournal {
   }
 
   /**
-   * Queued, not awaited: the create is sent at once and the line reaches the
-   * API server a round trip later. Awaiting it would open a worse window: a
-   * kill after the write but before the send leaves a create that never
-   * reached OpenStack, and the next run waits its whole timeout (165 s for a
-   * bulk of eight) for an object that cannot land. A kill in the round trip
-   * after the send leaves no line; whoever acts next is a restarted process
-   * or a new Lease holder, seconds later, by when OpenStack has usually made it.
+   * Resolves once the line is stored in the ConfigMap: only then may the
+   * create leave (audit W14). Sent before its line, a create killed in the
+   * round trip left nothing for the next process, which made it a second
+   * time when Neutron finished the first. The price is the other window: a
+   * kill after the write and before the send leaves an entry for a create
+   * that never reached OpenStack, and the next run waits out its deadline for
+   * it; a wait is recoverable, a duplicate is not. Group commit keeps it to
+   * one write for every create that starts together. A write that fails
+   * rejects: the create is not sent unrecorded.
    */
-  begin(addresses: readonly string[], until: number): Promise<string> {
+  async begin(addresses: readonly string[], until: number): Promise<string> {
     const entry = `${this.#writer}.${(this.#next++).toString(36)}`;
-    this.#write({ b: entry, a: [...addresses], u: until }).catch(this.#onError);
-    return Promise.resolve(entry);
+    await this.#write({ b: entry, a: [...addresses], u: until });
+    return entry;
   }
 
   /** Resolves when every line queued so far has been written (or failed). */
@@ -74,7 +75,7 @@ export class ConfigMapCreateJournal implements CreateJournal {
   }
 
   /**
-   * Queued, not awaited, like begin: a lost end costs little (a later run looks
+   * Queued, not awaited: a lost end costs little (a later run looks
    * for objects that are there, observed at once, or waits for a refused create
    * until its deadline).
    */

@@ -13,8 +13,8 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 export interface CreateJournal {
   /**
    * Record creates of these addresses about to be sent, that may land until `until` (epoch ms). Resolves when
-   * the create may leave: the file journal once the line is written, the controller's ConfigMap journal at once
-   * (its line follows a round trip later; controller/create-journal.ts says why).
+   * the create may leave: once the line is stored (the file journal's append, the controller's ConfigMap write),
+   * so a kill -9 after the send always leaves it for the next process.
    */
   begin(addresses: readonly string[], until: number): Promise<string>;
   /** The service answered (made or refused them): nothing of this entry can land any more. */

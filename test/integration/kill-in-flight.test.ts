@@ -1,13 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPath } from '../../agent/standalone/apply-path.ts';
 import { FileCreateJournal } from '../../agent/status/create-journal.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { runApply } from '../support/apply-child.ts';
 import { testCloudName } from '../support/context.ts';
+import { OpenStackFaultProxy } from '../testbed/faults/openstack-proxy.ts';
 
 /**
  * kill -9 while a bulk create is in flight, then apply again at once: Neutron goes on making the bulk
@@ -31,23 +33,33 @@ describe('a create in flight when the process is killed', () => {
     const docs = Array.from({ length: nets }, (_, i) => `${head('Network', `net-${i}`, ns)}  mtu: 1400\n`);
     ws.write({ [`${ns}/all.yaml`]: docs.join('---\n') });
     const journal = new FileCreateJournal(ws.config.stateDir, ws.owner);
-    const run = runApply(ws, []);
-    // Kill the child while a bulk POST is in flight: recorded, given 150 ms to be on the wire (a bulk of
-    // networks takes Neutron longer than that), and still not answered.
-    let open: string[] = [];
-    for (let i = 0; i < 3000 && open.length === 0; i++) {
-      const begun = openEntries(journal.file);
-      if (begun.length > 0) {
-        await sleep(150);
-        const still = new Set(openEntries(journal.file));
-        open = begun.filter((e) => still.has(e));
-      } else await sleep(10);
-    }
+    // The killed run reaches OpenStack through the fault proxy, which holds its first network bulk POST:
+    // in flight at the kill for as long as the test wants, whatever the bed's speed (audit W3).
+    const proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start();
+    const held = proxy.hold('POST', /\/networks$/);
+    const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
+    const entry = real.clouds[testCloudName]!;
+    const cloudsFile = join(ws.dir, 'clouds-held.yaml');
+    writeFileSync(cloudsFile, stringify({ clouds: { [testCloudName]: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+    const run = runApply(ws, [], ws.repo, { OS_CLIENT_CONFIG_FILE: cloudsFile });
+    const request = await Promise.race([held.arrived, run.done.then(() => undefined)]);
     run.kill();
     await run.done;
-    expect(open.length, `no bulk create was in flight to kill: ${ws.log.join('\n')}`).toBeGreaterThan(0);
+    expect(request, `no bulk create was held to kill: ${run.stderr()}`).toBeDefined();
+    const inBulk = (JSON.parse(request!.body) as { networks: { name: string }[] }).networks.map((n) => `${ns}/Network/${n.name}`);
+    // The journal recorded the held bulk before it left.
+    const open = openEntries(journal.file);
+    expect(open.length).toBeGreaterThan(0);
+    expect([...(await new FileCreateJournal(ws.config.stateDir, ws.owner).landing()).keys()]).toEqual(expect.arrayContaining(inBulk));
 
-    const rerun = await ws.apply();
+    const logged = ws.log.length;
+    const rerunning = ws.apply();
+    // The re-run waits for the held bulk (it is still held: Neutron has not made it), then it is released.
+    await until(() => ws.log.slice(logged).some((l) => /waiting up to \d+ s for \d+ creates an earlier run sent/.test(l)), 180_000);
+    held.release();
+    expect(await held.answered).toBe(201);
+    await proxy.stop();
+    const rerun = await rerunning;
     expect(rerun.report?.errors ?? rerun.diagnostics, ws.log.join('\n')).toEqual([]);
 
     const [project] = await ws.cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${ws.owner}-${ns}` });
@@ -84,6 +96,14 @@ describe('a create an earlier process sent and never saw answered', () => {
     expect(found.map((n) => n.name).sort()).toEqual(['late-0', 'late-1']);
   });
 });
+
+/** Polls `check` every 100 ms; throws after `ms`. */
+async function until(check: () => boolean, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; !check(); ) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms / 1000} s; log:\n${ws.log.join('\n')}`);
+    await sleep(100);
+  }
+}
 
 /** Entries begun and not ended in the journal file, as the killed process left it. */
 function openEntries(file: string): string[] {

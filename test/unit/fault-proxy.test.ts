@@ -12,9 +12,12 @@ import { allFaults, OpenStackFaultProxy, type FaultKind } from '../testbed/fault
 let upstream: Server;
 let port = 0;
 let received = 0;
+const bodies: string[] = [];
 beforeAll(async () => {
   upstream = createServer((req, res) => {
-    req.resume();
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+    req.on('end', () => bodies.push(text));
     received++;
     const body = JSON.stringify({ network: { id: `id-${received}`, name: 'net-1', links: [{ href: `http://127.0.0.1:${port}/v2.0/networks/x` }] } });
     res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' }).end(body);
@@ -96,5 +99,26 @@ describe('the OpenStack fault proxy', () => {
     expect(received - before).toBe(4);
     expect(proxy.lost).toEqual([{ fault: 'reset-after', service: 'network', method: 'POST', path: '/v2.0/networks', status: 201, id: expect.stringMatching(/^id-/) as unknown, name: 'net-1' }]);
     expect(Object.fromEntries(proxy.injected)).toEqual({ 'reset-after': 1 });
+  });
+
+  it('hold: the matching request waits whole until released, and reaches the service although its client was killed meanwhile', async () => {
+    const proxy = await new OpenStackFaultProxy({ seed: 7, rate: 0, slowMs: 1_500 }, [{ service: 'network', port }]).start();
+    const held = proxy.hold('POST', /\/networks$/);
+    const url = `${proxy.origin('network')}/v2.0/networks`;
+    const before = received;
+    const client = new AbortController();
+    const sent = fetch(url, { method: 'POST', body: '{"networks":[{"name":"a"},{"name":"b"}]}', headers: { 'content-type': 'application/json' }, signal: client.signal }).then((r) => String(r.status), (err: unknown) => (err instanceof Error ? err.name : String(err)));
+    expect(await held.arrived).toEqual({ method: 'POST', path: '/v2.0/networks', body: '{"networks":[{"name":"a"},{"name":"b"}]}' });
+    // Another request passes while one is held; the service has not seen the held one.
+    expect(await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }).then((r) => r.status)).toBe(201);
+    expect(received - before).toBe(1);
+    client.abort(); // the client dies with its create in flight
+    expect(await sent).toBe('AbortError');
+    held.release();
+    expect(await held.answered).toBe(201);
+    await proxy.stop();
+    expect(received - before).toBe(2);
+    expect(bodies.at(-1)).toBe('{"networks":[{"name":"a"},{"name":"b"}]}');
+    expect(proxy.lost).toEqual([expect.objectContaining({ fault: 'reset-after', method: 'POST', path: '/v2.0/networks', status: 201 })]);
   });
 });

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { applyPath } from '../../../agent/standalone/apply-path.ts';
 import { defaultConfig } from '../../../agent/config/config.ts';
 import { countKubeCalls } from '../../../agent/controller/call-counts.ts';
@@ -11,6 +14,7 @@ import { loadKubeConfig } from '../../../agent/kube/client.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { Workspace, manifestHead as head } from '../../support/apply.ts';
 import { testCloudName } from '../../support/context.ts';
+import { OpenStackFaultProxy } from '../../testbed/faults/openstack-proxy.ts';
 import { ControllerProcess, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
@@ -50,8 +54,7 @@ describe('the ConfigMap create journal', () => {
     const addresses = Array.from({ length: 16 }, (_, i) => `ns-a/Network/n${i}`);
     const entries = await Promise.all(addresses.map((a) => mine.begin([a], until)));
     expect(new Set(entries).size).toBe(16);
-    // Written beside the creates, not before them: once flushed, all are stored.
-    await mine.flushed();
+    // Each begin resolved once its line was stored (before its create may leave): all are stored.
     // Group commit: the first begin alone (after one read), then the 15 queued behind it together.
     expect(calls.write).toBeLessThanOrEqual(3);
     const seen = await journal().landing();
@@ -97,13 +100,10 @@ describe('the ConfigMap create journal', () => {
     expect(calls.get).toBe(2);
   });
 
-  it('says when it cannot write (nobody awaits a begin): the API server\'s refusal, naming the ConfigMap', async () => {
-    const errors: Error[] = [];
+  it('refuses a begin it cannot store (the create is not sent): the API server\'s refusal, naming the ConfigMap', async () => {
     // Not a valid object name: the API server refuses every write.
-    const broken = new ConfigMapCreateJournal(core, 'kupenstack-system', 'Not_A_Valid_Name', (err) => errors.push(err));
-    await broken.begin(['ns-e/Network/x'], Date.now() + 60_000);
-    await broken.flushed();
-    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('create journal ConfigMap kupenstack-system/Not_A_Valid_Name')]);
+    const broken = new ConfigMapCreateJournal(core, 'kupenstack-system', 'Not_A_Valid_Name');
+    await expect(broken.begin(['ns-e/Network/x'], Date.now() + 60_000)).rejects.toThrow('create journal ConfigMap kupenstack-system/Not_A_Valid_Name');
   });
 
   it('drops an entry whose deadline passed: a lost answer holds later runs back no longer than the request could have taken', async () => {
@@ -164,3 +164,74 @@ describe('the controller with a create journal', () => {
     expect((await journal().landing()).has(`${ns}/Network/late`)).toBe(false);
   });
 });
+
+describe('the controller killed with a bulk create held in flight (audit D2)', () => {
+  const owner = `ck${run}`;
+  const ns = `ck-${run}`;
+  const lease2 = `ck-${run}`;
+  const prefix = `${owner}-`;
+  const names = ['held-0', 'held-1', 'held-2'];
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  const ws = new Workspace();
+  let proxy: OpenStackFaultProxy | undefined;
+  let controller: ControllerProcess | undefined;
+  const networksIn = async (): Promise<{ id: string; name: string }[]> => {
+    const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+    return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
+  };
+
+  afterAll(async () => {
+    kubectl(['delete', 'namespace', ns, '--wait=false']);
+    if (controller?.child) await until('the project to be emptied', async () => (await networksIn()).length === 0, 120_000).catch(() => undefined);
+    await controller?.stop();
+    await proxy?.stop();
+    for (const n of await networksIn()) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
+    for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    kubectl(['delete', 'configmap', createJournalName(lease2), '-n', 'kupenstack-system', '--ignore-not-found']);
+    await ws.dispose().catch(() => undefined);
+  }, 300_000);
+
+  it('kill -9 while Neutron holds the POST, then Neutron makes it: the restarted controller waits for it and adopts it, one of each', { timeout: 600_000 }, async () => {
+    proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start();
+    // The first network POST (the bulk of all three) is held at the proxy: sent, not yet made.
+    const held = proxy.hold('POST', /\/networks$/);
+    const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
+    const entry = real.clouds[testCloudName]!;
+    const cloudsFile = join(ws.dir, 'clouds-held.yaml');
+    writeFileSync(cloudsFile, stringify({ clouds: { held: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+
+    kubectlOk(['create', 'namespace', ns]);
+    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease2}`]);
+    kubectlOk(['apply', '-f', '-'], { input: names.map((n) => `${head('Network', n, ns)}  mtu: 1400\n`).join('---\n') });
+    controller = new ControllerProcess(kubeconfig, ['--clouds', cloudsFile, '--cloud', 'held', '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease2}`, '--leader-election-id', lease2]);
+    await controller.start();
+    const request = await Promise.race([held.arrived, sleep(180_000).then(() => undefined)]);
+    expect(request, controller.log()).toBeDefined();
+    controller.kill9();
+    // In flight at the kill: the bulk carries all three, and Neutron has none of them yet.
+    const posted = (JSON.parse(request!.body) as { networks: { name: string }[] }).networks.map((n) => n.name).sort();
+    expect(posted).toEqual(names);
+    expect(await networksIn()).toEqual([]);
+
+    const from = controller.log().length;
+    await controller.start();
+    const after = (): string => controller!.log().slice(from);
+    // The new process finds the dead one's entry and waits: the request is still held, nothing is made yet.
+    await until('the restarted run to wait for the held creates', () => Promise.resolve(new RegExp(`held    ${ns}: waiting up to \\d+ s for 3 creates an earlier run sent`).test(after())), 120_000, 100);
+    expect(await networksIn()).toEqual([]);
+    // Neutron now makes what the dead process sent.
+    held.release();
+    expect(await held.answered).toBe(201);
+
+    await until('the restarted run to end', () => Promise.resolve(after().includes(`reconciled ${ns} `)), 120_000);
+    expect(after()).toMatch(new RegExp(`reconciled ${ns} .*: 0 created, .* 0 errors`));
+    const made = await networksIn();
+    expect(made.map((n) => n.name).sort(), after()).toEqual(names);
+    // Adopted: each CR points at the one network Neutron made.
+    for (const n of names) {
+      const id = kubectlOk(['get', 'networks.kupenstack.io', n, '-n', ns, '-o', 'jsonpath={.status.id}']);
+      expect(id).toBe(made.find((m) => m.name === n)!.id);
+    }
+  });
+});
+

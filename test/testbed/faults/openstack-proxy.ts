@@ -68,6 +68,32 @@ export interface LostAnswer {
   name?: string;
 }
 
+/** A request as the proxy received it. */
+export interface HeldRequest {
+  method: string;
+  path: string;
+  body: string;
+}
+
+/** A request the proxy holds back (see OpenStackFaultProxy.hold). */
+export interface Held {
+  /** Resolves when a matching request arrived whole: the service has not seen it yet. */
+  arrived: Promise<HeldRequest>;
+  /** Sends it on to the service, whether or not its client is still there (a service goes on with a request whose client died). */
+  release(): void;
+  /** The service's status for it once released; the client may never see it. */
+  answered: Promise<number>;
+}
+
+interface HoldRule {
+  method: string;
+  paths: RegExp;
+  taken: boolean;
+  arrived: (r: HeldRequest) => void;
+  released: Promise<void>;
+  answered: (status: number) => void;
+}
+
 export interface Upstream {
   service: string;
   port: number;
@@ -94,6 +120,7 @@ export class OpenStackFaultProxy {
   private readonly portMap = new Map<number, number>();
   private readonly sockets = new Set<Socket>();
   private readonly upstreams: readonly Upstream[];
+  private readonly holds: HoldRule[] = [];
 
   constructor(options: FaultOptions, upstreams: readonly Upstream[] = testbedUpstreams) {
     this.options = options;
@@ -139,6 +166,31 @@ export class OpenStackFaultProxy {
     await Promise.all([...this.listeners.values()].map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
 
+  /**
+   * Holds the next request with this method whose path matches (e.g. a Neutron bulk POST) until
+   * release(): a test can kill its client while the create is provably in flight, then let the
+   * service make it. Held requests get no seeded fault.
+   */
+  hold(method: string, paths: RegExp): Held {
+    let arrived!: (r: HeldRequest) => void;
+    let answered!: (status: number) => void;
+    let release!: () => void;
+    const rule: HoldRule = {
+      method,
+      paths,
+      taken: false,
+      arrived: (r) => arrived(r),
+      released: new Promise<void>((r) => (release = r)),
+      answered: (status) => answered(status),
+    };
+    this.holds.push(rule);
+    return {
+      arrived: new Promise((r) => (arrived = r)),
+      answered: new Promise((r) => (answered = r)),
+      release: () => release(),
+    };
+  }
+
   private pick(method: string, path: string): FaultKind | undefined {
     this.requests++;
     const roll = this.random();
@@ -161,6 +213,12 @@ export class OpenStackFaultProxy {
 
   private async handle(upstream: Upstream, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
+    const held = this.holds.find((h) => !h.taken && h.method === method && h.paths.test(req.url ?? '/'));
+    if (held) {
+      held.taken = true;
+      await this.holdAndForward(held, upstream, req, res);
+      return;
+    }
     const fault = this.pick(method, req.url ?? '/');
     if (fault?.startsWith('status-')) {
       const status = Number(fault.slice('status-'.length));
@@ -231,6 +289,37 @@ export class OpenStackFaultProxy {
     } catch {
       return text;
     }
+  }
+
+  /** The whole request is read first, so it reaches the service as sent even when its client was killed meanwhile. */
+  private async holdAndForward(held: HoldRule, upstream: Upstream, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const path = req.url ?? '/';
+    const body = (await readBounded(req, this.options.maxJsonBytes ?? 16 * 1024 * 1024)) ?? Buffer.alloc(0);
+    held.arrived({ method, path, body: body.toString('utf8') });
+    await held.released;
+    const headers = { ...req.headers, host: `127.0.0.1:${upstream.port}`, 'content-length': String(body.length) };
+    delete headers['transfer-encoding'];
+    const answer = await new Promise<IncomingMessage | undefined>((resolve) => {
+      const up = request({ host: '127.0.0.1', port: upstream.port, method, path, headers }, resolve);
+      up.on('error', () => resolve(undefined));
+      up.end(body);
+    });
+    if (!answer) {
+      held.answered(0);
+      res.destroy();
+      return;
+    }
+    const out = Buffer.from(this.rewrite(((await readBounded(answer, this.options.maxJsonBytes ?? 16 * 1024 * 1024)) ?? Buffer.alloc(0)).toString('utf8')), 'utf8');
+    const status = answer.statusCode ?? 502;
+    held.answered(status);
+    if (res.destroyed || req.socket.destroyed) {
+      this.record('reset-after', upstream, method, path, status, out);
+      return;
+    }
+    const outHeaders = { ...answer.headers, 'content-length': String(out.length) };
+    delete outHeaders['transfer-encoding'];
+    res.writeHead(status, outHeaders).end(out);
   }
 
   /** Every URL of a proxied service, in a JSON answer, points through the proxy. */

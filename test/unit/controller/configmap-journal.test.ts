@@ -12,6 +12,10 @@ class ConfigMaps {
   readonly maps = new Map<string, V1ConfigMap>();
   private version = 0;
   writes = 0;
+  /** Writes wait for this (an API server slower than the create beside it). */
+  gate: Promise<unknown> = Promise.resolve();
+  /** Writes are refused with this status (RBAC lost, a bad name). */
+  refuse: number | undefined;
 
   api(): CoreV1Api {
     const key = (ns: string, name: string): string => `${ns}/${name}`;
@@ -20,19 +24,23 @@ class ConfigMaps {
         const cm = this.maps.get(key(namespace, name));
         return cm ? Promise.resolve(structuredClone(cm)) : Promise.reject(new ApiException(404, 'not found', {}, {}));
       },
-      createNamespacedConfigMap: ({ namespace, body }: { namespace: string; body: V1ConfigMap }): Promise<V1ConfigMap> => {
+      createNamespacedConfigMap: async ({ namespace, body }: { namespace: string; body: V1ConfigMap }): Promise<V1ConfigMap> => {
+        await this.gate;
+        if (this.refuse !== undefined) throw new ApiException(this.refuse, 'refused', {}, {});
         const k = key(namespace, body.metadata!.name!);
-        if (this.maps.has(k)) return Promise.reject(new ApiException(409, 'exists', {}, {}));
+        if (this.maps.has(k)) throw new ApiException(409, 'exists', {}, {});
         this.writes++;
         this.maps.set(k, { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++this.version) } });
-        return Promise.resolve(structuredClone(this.maps.get(k)!));
+        return structuredClone(this.maps.get(k)!);
       },
-      replaceNamespacedConfigMap: ({ name, namespace, body }: { name: string; namespace: string; body: V1ConfigMap }): Promise<V1ConfigMap> => {
+      replaceNamespacedConfigMap: async ({ name, namespace, body }: { name: string; namespace: string; body: V1ConfigMap }): Promise<V1ConfigMap> => {
+        await this.gate;
+        if (this.refuse !== undefined) throw new ApiException(this.refuse, 'refused', {}, {});
         const k = key(namespace, name);
-        if (this.maps.get(k)?.metadata?.resourceVersion !== body.metadata?.resourceVersion) return Promise.reject(new ApiException(409, 'conflict', {}, {}));
+        if (this.maps.get(k)?.metadata?.resourceVersion !== body.metadata?.resourceVersion) throw new ApiException(409, 'conflict', {}, {});
         this.writes++;
         this.maps.set(k, { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++this.version) } });
-        return Promise.resolve(structuredClone(this.maps.get(k)!));
+        return structuredClone(this.maps.get(k)!);
       },
     };
     return api as unknown as CoreV1Api;
@@ -75,5 +83,31 @@ describe('the controller\'s ConfigMap create journal (audit M5)', () => {
     await Promise.all([a.flushed(), b.flushed()]);
     expect([...(await new ConfigMapCreateJournal(store.api(), 'ns', 'j').landing()).keys()].sort()).toEqual(['s1/Network/a', 's2/Network/b']);
     expect(store.writes).toBe(2);
+  });
+
+  it('begin resolves only once its line is stored: the create never leaves before it (audit W14)', async () => {
+    const store = new ConfigMaps();
+    let release = (): void => undefined;
+    store.gate = new Promise<void>((r) => (release = r));
+    const j = new ConfigMapCreateJournal(store.api(), 'ns', 'j');
+    let begun = false;
+    const entry = j.begin(['a/Network/x'], Date.now() + 60_000).then((e) => {
+      begun = true;
+      return e;
+    });
+    // The API server has not stored it yet: the caller (journaled, before the POST) is still waiting.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(begun).toBe(false);
+    expect(store.maps.size).toBe(0);
+    release();
+    await entry;
+    expect(store.maps.get('ns/j')?.data?.[journalKey]).toContain('a/Network/x');
+  });
+
+  it('a begin whose line cannot be stored rejects, naming the ConfigMap: no create is sent unrecorded', async () => {
+    const store = new ConfigMaps();
+    store.refuse = 403;
+    const j = new ConfigMapCreateJournal(store.api(), 'kupenstack-system', 'ks-creates');
+    await expect(j.begin(['a/Network/x'], Date.now() + 60_000)).rejects.toThrow(/create journal ConfigMap kupenstack-system\/ks-creates/);
   });
 });
