@@ -25,8 +25,6 @@ if [ "${1:-}" = --push ]; then push=1; shift; fi
 services=${*:-$OSI_SERVICES}
 for s in $services; do osi_packages "$s" >/dev/null || exit 1; done
 
-image_lock
-image_tools
 mkdir -p "$OSI_CACHE/debs" "$OSI_CACHE/keys"
 mirror=http://deb.debian.org/debian
 
@@ -95,25 +93,41 @@ build() {
   echo "$((SECONDS - t0))" > "$OSI_CACHE/keys/$svc.seconds"
 }
 
+# current SVC KEY: built with this key and, with --push, pushed with it and still in the registry
+current() {
+  local image repo
+  image=$(osi_image "$1")
+  [ "$(ib inspect --type image --format '{{index .ImageAnnotations "io.kupenstack.os-image"}}' "$image" 2>/dev/null || true)" = "$2" ] || return 1
+  [ $push = 0 ] && return 0
+  repo=${image#"$IMAGE_REGISTRY"/}; repo=${repo%:*}
+  [ "$(cat "$OSI_CACHE/keys/$1.pushed" 2>/dev/null)" = "$2" ] \
+    && [ "$(curl -s -o /dev/null -m 5 -w "%{http_code}" -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$IMAGE_REGISTRY/v2/$repo/manifests/$OSI_RELEASE" || true)" = 200 ]
+}
+# report SVC: the line this script prints per service
+report() {
+  echo "$1 $(osi_image "$1") $( [ $push = 1 ] && cat "$OSI_CACHE/keys/$1.digest" || echo -) $(cat "$OSI_CACHE/keys/$1.seconds" 2>/dev/null || echo 0) $(ib images --format '{{.Size}}' "$(osi_image "$1")" 2>/dev/null | head -n1)"
+}
+
+# Everything current: no lock taken (a test calling this does not wait for another build).
+all=1
+for svc in $services; do current "$svc" "$(key "$svc")" || { all=0; break; }; done
+if [ $all = 1 ]; then
+  for svc in $services; do report "$svc"; done
+  exit 0
+fi
+
+image_lock
+image_tools
 for svc in $services; do
   k=$(key "$svc")
   image=$(osi_image "$svc")
   have=$(ib inspect --type image --format '{{index .ImageAnnotations "io.kupenstack.os-image"}}' "$image" 2>/dev/null || true)
   if [ "$have" = "$k" ]; then osi_log "$image is current (key $k)"; else build "$svc" "$k"; fi
-  digest=-
-  if [ $push = 1 ]; then
-    repo=${image#"$IMAGE_REGISTRY"/}; repo=${repo%:*}
-    if [ "$(cat "$OSI_CACHE/keys/$svc.pushed" 2>/dev/null)" = "$k" ] \
-       && [ "$(curl -s -o /dev/null -m 5 -w "%{http_code}" -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$IMAGE_REGISTRY/v2/$repo/manifests/$OSI_RELEASE" || true)" = 200 ]; then
-      digest=$(cat "$OSI_CACHE/keys/$svc.digest")
-    else
-      ib push --quiet --tls-verify=false --digestfile "$OSI_CACHE/keys/$svc.digest" "$image" "docker://$image" >&2 \
-        || { echo "os-images: pushing $image failed (is the registry peer up on $IMAGE_REGISTRY?)" >&2; exit 1; }
-      digest=$(cat "$OSI_CACHE/keys/$svc.digest")
-      echo "$k" > "$OSI_CACHE/keys/$svc.pushed"
-      osi_log "pushed $image ($digest)"
-    fi
+  if [ $push = 1 ] && ! current "$svc" "$k"; then
+    ib push --quiet --tls-verify=false --digestfile "$OSI_CACHE/keys/$svc.digest" "$image" "docker://$image" >&2 \
+      || { echo "os-images: pushing $image failed (is the registry peer up on $IMAGE_REGISTRY?)" >&2; exit 1; }
+    echo "$k" > "$OSI_CACHE/keys/$svc.pushed"
+    osi_log "pushed $image ($(cat "$OSI_CACHE/keys/$svc.digest"))"
   fi
-  size=$(ib images --format '{{.Size}}' "$image" 2>/dev/null | head -n1 || echo '?')
-  echo "$svc $image $digest $(cat "$OSI_CACHE/keys/$svc.seconds" 2>/dev/null || echo 0) $size"
+  report "$svc"
 done
