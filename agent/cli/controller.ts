@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { runController } from '../controller/process.ts';
+import { chooseLoops } from '../controller/loops.ts';
 import { checkShardName, parseShards, preferredShard } from '../controller/shards.ts';
 import { loadConfig } from '../config/config.ts';
 import { UsageError } from '../errors.ts';
@@ -88,7 +89,7 @@ export function controllerCommand(): Command {
       if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
       if (opts.stateDir !== undefined) config.stateDir = opts.stateDir;
       const cloudName = opts.cloud ?? config.cloud;
-      if (!cloudName) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
+      const loops = chooseLoops({ ...(cloudName ? { cloudName } : {}), syncs: opts.syncs, cloudLifecycle: opts.cloudLifecycle });
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
       if (!isDuration(opts.cloudResync)) throw new UsageError(`--cloud-resync ${opts.cloudResync}: not a duration (e.g. 10m)`);
       if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
@@ -114,7 +115,8 @@ export function controllerCommand(): Command {
       if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs)) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
       await runController({
         config,
-        cloudName,
+        ...(cloudName ? { cloudName } : {}),
+        loops,
         ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
         ...(opts.clouds !== undefined ? { clouds: opts.clouds } : {}),
         ...(opts.cloudsSecret !== undefined ? { cloudsSecret: opts.cloudsSecret } : {}),
@@ -133,9 +135,7 @@ export function controllerCommand(): Command {
         ...(opts.shardGrace !== undefined ? { shardGraceMs: parseDuration(opts.shardGrace) } : {}),
         ...(listen ? { listen: { host: listen[1]!.replace(/^\[|\]$/g, ''), port: Number(listen[2]) } } : {}),
         ...(hookSecret ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } } : {}),
-        syncs: opts.syncs,
         ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
-        cloudLifecycle: opts.cloudLifecycle,
         ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
         memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
         egress: (labelsOf) => configureEgressFrom(opts, labelsOf),

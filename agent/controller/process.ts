@@ -19,6 +19,7 @@ import { Controller } from './controller.ts';
 import { ConfigMapCreateJournal, createJournalName } from './create-journal.ts';
 import { serveHealth } from './health.ts';
 import { holderIdentity, LeaderElector } from './leader.ts';
+import type { Loops } from './loops.ts';
 import { registryHookHandler } from './registry-hook.ts';
 import { ShardSet } from './shard-set.ts';
 import { shardLeaseName } from './shards.ts';
@@ -28,8 +29,9 @@ const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/n
 /** The in-cluster process as `kupenstack controller` parsed it from its flags. */
 export interface ControllerSettings {
   config: AgentConfig;
-  /** The clouds.yaml entry of the cloud. */
-  cloudName: string;
+  /** The clouds.yaml entry of the cloud; without one only the cloud lifecycle (and Syncs) run (loops.ts). */
+  cloudName?: string;
+  loops: Loops;
   kubeconfig?: string;
   clouds?: string;
   /** `[namespace/]name` of a Secret holding clouds.yaml (re-read on change). */
@@ -51,9 +53,7 @@ export interface ControllerSettings {
   shardGraceMs?: number;
   listen?: { host: string; port: number };
   registryHookSecret?: { namespace?: string; name: string; key: string };
-  syncs: boolean;
   syncSelector?: string;
-  cloudLifecycle: boolean;
   cloudSelector?: string;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
   memberPolicy: MemberPolicyOptions;
@@ -69,7 +69,7 @@ export interface ControllerSettings {
  * /metrics, the Git and registry hooks). Runs until the process is stopped.
  */
 export async function runController(s: ControllerSettings): Promise<never> {
-  const { config, cloudName, resyncMs, debounceMs, shards, preferred, timings } = s;
+  const { config, cloudName, loops, resyncMs, debounceMs, shards, preferred, timings } = s;
   const kc = loadKubeConfig({ kubeconfig: s.kubeconfig });
   // Which API server, and whether from a kubeconfig or the pod's service account ("inCluster").
   process.stderr.write(`${new Date().toISOString()} Kubernetes API ${kc.getCurrentCluster()?.server ?? '?'} (cluster "${kc.getCurrentCluster()?.name ?? '?'}")\n`);
@@ -77,8 +77,10 @@ export async function runController(s: ControllerSettings): Promise<never> {
   const secrets = new KubeSecretResolver(kc, ownNamespace);
   const counters = new ClockedCounters();
   const kubeCalls = countKubeCalls(kc);
-  let cloud: () => Promise<OpenStackCloud>;
-  if (s.cloudsSecret) {
+  let cloud: (() => Promise<OpenStackCloud>) | undefined;
+  if (!cloudName) {
+    cloud = undefined;
+  } else if (s.cloudsSecret) {
     const [namespace, name] = s.cloudsSecret.includes('/') ? s.cloudsSecret.split('/', 2) : [ownNamespace, s.cloudsSecret];
     cloud = cloudFromSecret(secrets, { namespace, name: name!, key: 'clouds.yaml' }, cloudName, counters);
   } else {
@@ -95,14 +97,14 @@ export async function runController(s: ControllerSettings): Promise<never> {
     shardSet = new ShardSet({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, leasePrefix: s.leaderElectionId, shards, preferred, identity: holderIdentity(), ...timings, graceMs: s.shardGraceMs ?? timings.leaseDurationMs, log,
       onGained: (shard) => {
         journal.refresh();
-        controller.shardGained(shard);
+        if (loops.resources) controller.shardGained(shard);
         // Syncs are run by the holder of the default shard (README: Sharding).
         if (shard === s.defaultShard) syncs?.startedLeading();
         // So is the cloud lifecycle: one replica drives the OpenStackCloud.
         if (shard === s.defaultShard) clouds?.startedLeading();
       },
       onLost: (shard) => {
-        controller.shardLost(shard);
+        if (loops.resources) controller.shardLost(shard);
         if (shard === s.defaultShard) clouds?.stoppedLeading();
       },
       onChange: (held) => {
@@ -113,20 +115,22 @@ export async function runController(s: ControllerSettings): Promise<never> {
   if (s.leaderElect) {
     elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: s.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
         journal.refresh();
-        controller.startedLeading();
+        if (loops.resources) controller.startedLeading();
         syncs?.startedLeading();
         clouds?.startedLeading();
       }, onStoppedLeading: () => {
-        controller.stoppedLeading();
+        if (loops.resources) controller.stoppedLeading();
         clouds?.stoppedLeading();
       } });
   }
   const acting = (): boolean => (shardSet ? shardSet.holds(s.defaultShard) : !elector || elector.isLeader());
-  const syncs = s.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: s.syncSelector }) : undefined;
+  const syncs = loops.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: s.syncSelector }) : undefined;
   const workers = s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {};
-  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, ...workers, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+  // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
+  const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
+  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud: cloud ?? noCloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, ...workers, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
   // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
-  const clouds = s.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), openstack: cloud, resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
+  const clouds = loops.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), ...(cloud ? { openstack: cloud } : {}), resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
   const stop = (): void => {
     log('stopping');
     // The Lease is released first, so the other replica takes over at once.
@@ -151,7 +155,8 @@ export async function runController(s: ControllerSettings): Promise<never> {
     log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
   }
   log(s.egress((ns) => controller.labelsOf(ns)));
-  await controller.start();
+  if (loops.resources) await controller.start();
+  else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
   await syncs?.start();
   await clouds?.start();
   started = true;

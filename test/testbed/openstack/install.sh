@@ -11,44 +11,9 @@ have=$(dpkg-query -W -f='${Status}\n' $OS_PACKAGES 2>/dev/null | grep -c '^insta
 
 T0=$(date +%s.%N)
 os_log "installing Debian packages (OpenStack Zed, ~2 min on a fresh machine)"
-# Debian's maintainer scripts would ask for (and try to set up) databases,
-# keystone users and endpoints: answer every such debconf question with "no".
-{
-  for p in keystone glance-common nova-common nova-api neutron-common placement-common cinder-common; do
-    echo "$p $p/dbconfig-install boolean false"
-    echo "$p $p/dbconfig-upgrade boolean false"
-    echo "$p $p/dbconfig-remove boolean false"
-  done
-  cat <<'PRESEED'
-dbconfig-common dbconfig-common/dbconfig-install boolean false
-keystone keystone/configure_db boolean false
-keystone keystone/create-admin-tenant boolean false
-keystone keystone/register-endpoint boolean false
-glance-common glance/configure_db boolean false
-glance-common glance/configure_rabbit boolean false
-glance-common glance/configure_ksat boolean false
-glance-api glance/configure_api-endpoint boolean false
-placement-common placement/configure_db boolean false
-placement-common placement/configure_ksat boolean false
-placement-api placement/configure_api-endpoint boolean false
-nova-common nova/configure_db boolean false
-nova-common nova/configure_rabbit boolean false
-nova-common nova/configure_ksat boolean false
-nova-common nova/configure_neutron boolean false
-nova-common nova/configure_placement boolean false
-nova-api novaapi/configure_db boolean false
-nova-api nova/configure_api-endpoint boolean false
-neutron-common neutron/configure_db boolean false
-neutron-common neutron/configure_rabbit boolean false
-neutron-common neutron/configure_ksat boolean false
-neutron-common neutron/configure_nova boolean false
-neutron-api neutron/configure_api-endpoint boolean false
-cinder-common cinder/configure_db boolean false
-cinder-common cinder/configure_rabbit boolean false
-cinder-common cinder/configure_ksat boolean false
-cinder-api cinder/configure_api-endpoint boolean false
-PRESEED
-} | debconf-set-selections
+# Debian's maintainer scripts would set up databases, users and endpoints: answered "no" (preseed.sh).
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/preseed.sh"
+os_preseed | debconf-set-selections
 # tb_apt: policy-rc.d (maintainer scripts never start services), apt-get update
 # once, then installs what is missing (--no-install-recommends)
 # shellcheck disable=SC2086

@@ -9,7 +9,14 @@ init containers at once, so tests read the annotation tk.depsAnnotation writes i
 {{- $deps := index ($envAll.Values.dependencies.static | default dict) $component | default dict -}}
 - name: init
   image: {{ include "tk.image" (list $envAll "dep_check") }}
+{{- if ($envAll.Values.run | default dict).enabled }}
+  command: [/tmp/bin/entrypoint.sh]
+  volumeMounts:
+  - {name: bin, mountPath: /tmp/bin, readOnly: true}
+  - {name: deps, mountPath: /run/kupenstack-deps}
+{{- else }}
   command: [kubernetes-entrypoint]
+{{- end }}
   env:
   - name: NAMESPACE
     value: {{ $envAll.Release.Namespace }}
@@ -37,3 +44,4 @@ init containers at once, so tests read the annotation tk.depsAnnotation writes i
 {{- $component := index . 1 -}}
 kupenstack.test/deps: {{ index ($envAll.Values.dependencies.static | default dict) $component | default dict | toJson | quote }}
 {{- end -}}
+

@@ -40,18 +40,38 @@ spec:
     spec:
       restartPolicy: OnFailure
       nodeSelector:
-        {{ $envAll.Values.labels.job.node_selector_key }}: {{ $envAll.Values.labels.job.node_selector_value }}
+        {{ $envAll.Values.labels.job.node_selector_key }}: {{ $envAll.Values.labels.job.node_selector_value | quote }}
       tolerations:
       - {key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}
+{{- with (($envAll.Values.pod | default dict).tolerations) }}
+{{ toYaml . | indent 6 }}
+{{- end }}
       initContainers:
 {{ include "tk.entrypoint" (list $envAll ($job | replace "-" "_")) | indent 8 }}
       containers:
       - name: {{ $job }}
         image: {{ include "tk.image" (list $envAll .imageKey) }}
+{{- if ($envAll.Values.run | default dict).enabled }}
+        {{- /* Real containers: the job's own script (run.scripts.<job>.sh), its secrets as environment, the service's configuration file. */}}
+        command: [/tmp/bin/with-deps.sh, /tmp/bin/{{ $job }}.sh]
+        envFrom:
+        - secretRef: {name: {{ $envAll.Chart.Name }}-run-env}
+        volumeMounts:
+        - {name: bin, mountPath: /tmp/bin, readOnly: true}
+        - {name: etc, mountPath: /etc/{{ $envAll.Chart.Name }}/{{ $envAll.Values.run.confFile }}, subPath: {{ $envAll.Values.run.confFile }}, readOnly: true}
+        - {name: deps, mountPath: /run/kupenstack-deps, readOnly: true}
+{{- else }}
         command: {{ toJson .command }}
         volumeMounts:
         - {name: bin, mountPath: /tmp/bin, readOnly: true}
+{{- end }}
       volumes:
       - name: bin
         configMap: {name: {{ $envAll.Chart.Name }}-bin, defaultMode: 0555}
+{{- if ($envAll.Values.run | default dict).enabled }}
+      - name: etc
+        secret: {secretName: {{ $envAll.Chart.Name }}-etc}
+      - name: deps
+        emptyDir: {}
+{{- end }}
 {{- end -}}

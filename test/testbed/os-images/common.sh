@@ -1,0 +1,59 @@
+# shellcheck shell=bash disable=SC2034
+# Shared by os-images/{build,status}.sh (sourced after ../image/common.sh, never
+# executed): OpenStack service images made from Debian's packages, the same
+# packages the host test bed runs (bookworm = Zed, 2022.2). No image comes
+# from a public registry: each is one layer, a root file system mmdebstrap
+# makes from Debian's archive, committed by buildah (chroot, vfs).
+OSI_SUITE=bookworm
+OSI_RELEASE=2022.2
+# Bump when build.sh makes a different root file system from the same packages.
+OSI_REVISION=1
+OSI_REPO="$IMAGE_REGISTRY/kupenstack-testbed/openstack"
+OSI_CACHE="$IMAGE_CACHE/openstack"
+# The infrastructure first: the cloud's install order.
+OSI_SERVICES="mariadb memcached rabbitmq keystone glance placement neutron nova"
+
+# osi_packages SVC: what goes into the image (--no-install-recommends, as on the host)
+osi_packages() {
+  case $1 in
+    # mariadb-client: mysqldump and mysql for the backup and db-init Jobs
+    mariadb)   echo "mariadb-server mariadb-client" ;;
+    memcached) echo "memcached" ;;
+    rabbitmq)  echo "rabbitmq-server" ;;
+    # the openstack CLI too: the bootstrap and ks-* Jobs register users and the catalog with it
+    keystone)  echo "keystone python3-keystone uwsgi-core uwsgi-plugin-python3 python3-pymysql python3-memcache python3-openstackclient mariadb-client curl" ;;
+    glance)    echo "glance-api glance-common python3-pymysql python3-memcache curl" ;;
+    placement) echo "placement-api placement-common uwsgi-core uwsgi-plugin-python3 python3-pymysql python3-memcache curl" ;;
+    neutron)   echo "neutron-server neutron-common python3-neutron python3-pymysql python3-memcache curl" ;;
+    nova)      echo "nova-api nova-conductor nova-scheduler nova-common python3-nova python3-pymysql python3-memcache curl" ;;
+    *) echo "os-images: unknown service $1 (one of: $OSI_SERVICES)" >&2; return 1 ;;
+  esac
+}
+
+# osi_main SVC: the package whose version names the image's content
+osi_main() {
+  case $1 in
+    mariadb) echo mariadb-server ;; rabbitmq) echo rabbitmq-server ;; glance) echo glance-api ;;
+    placement) echo placement-api ;; neutron) echo neutron-server ;; nova) echo nova-api ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# osi_cmd SVC: the image's default command, as the host test bed starts the service
+# (openstack/common.sh os_cmd), listening on every address of the pod instead of 127.0.0.1;
+# the charts give their own commands (config from a Secret, ports from values).
+osi_cmd() {
+  case $1 in
+    mariadb)   echo '["/usr/sbin/mariadbd","--user=mysql","--bind-address=0.0.0.0","--port=3306"]' ;;
+    memcached) echo '["memcached","-u","memcache","-l","0.0.0.0","-p","11211","-U","0","-m","64"]' ;;
+    rabbitmq)  echo '["/usr/lib/rabbitmq/bin/rabbitmq-server"]' ;;
+    keystone)  echo '["uwsgi","--plugin","python3","--http11-socket","0.0.0.0:5000","--wsgi-file","/usr/bin/keystone-wsgi-public","--master","--processes","2","--threads","16","--enable-threads","--lazy-apps","--die-on-term","--buffer-size","65535","--need-app"]' ;;
+    glance)    echo '["glance-api","--config-file","/etc/glance/glance-api.conf"]' ;;
+    placement) echo '["uwsgi","--plugin","python3","--http11-socket","0.0.0.0:8778","--wsgi-file","/usr/bin/placement-api","--master","--processes","1","--threads","4","--enable-threads","--lazy-apps","--die-on-term","--buffer-size","65535","--need-app"]' ;;
+    neutron)   echo '["neutron-server","--config-file","/etc/neutron/neutron.conf","--config-file","/etc/neutron/plugins/ml2/ml2_conf.ini"]' ;;
+    nova)      echo '["nova-api","--config-file","/etc/nova/nova.conf"]' ;;
+  esac
+}
+
+osi_image() { echo "$OSI_REPO/$1:$OSI_RELEASE"; }
+osi_log() { echo "[os-images $(date +%H:%M:%S)] $*" >&2; }
