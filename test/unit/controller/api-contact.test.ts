@@ -34,7 +34,7 @@ describe('ApiContact (what /healthz says of the API server)', () => {
     expect(contact.verdict()).toEqual({ ok: true, sinceSeconds: 0 });
   });
 
-  it('a check that never returns (a wedged connection) turns unhealthy and is not sent again while it waits', async () => {
+  it('a check that never returns (a wedged connection) turns unhealthy and is not sent again while it waits', () => {
     const { contact, advance, answer } = rig(20_000);
     answer('hang');
     void contact.probe();
