@@ -30,6 +30,7 @@ interface ControllerCliOptions extends EgressOptions {
   preferredShard?: string;
   shardGrace?: string;
   listen?: string;
+  apiStaleAfter: string;
   syncSelector?: string;
   syncs: boolean;
   stateDir?: string;
@@ -74,6 +75,7 @@ export function controllerCommand(): Command {
     .option('--default-shard <name>', 'the shard of a namespace without the label kupenstack.io/shard', 'default')
     .option('--preferred-shard <name>', 'the shard this replica claims first (default: the ordinal of a StatefulSet pod name, modulo the shards); it takes other shards only once their Lease expired, and gets its own back from a replica that does not prefer it')
     .option('--shard-grace <duration>', 'how long after start a replica leaves the shards it does not prefer to their preferred replicas (default: --lease-duration)')
+    .option('--api-stale-after <duration>', '/healthz fails (and the kubelet restarts the container) once the API server has not answered this replica for this long: revoked credentials, a deleted RBAC binding, a wedged connection', '60s')
     .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics, POST /hooks/<sync> (Git push webhooks) and POST /hooks/registry (registry notifications) on this address')
     .option('--registry-hook-secret <[namespace/]name[:key]>', 'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused')
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
@@ -92,6 +94,7 @@ export function controllerCommand(): Command {
       const loops = chooseLoops({ ...(cloudName ? { cloudName } : {}), syncs: opts.syncs, cloudLifecycle: opts.cloudLifecycle });
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
       if (!isDuration(opts.cloudResync)) throw new UsageError(`--cloud-resync ${opts.cloudResync}: not a duration (e.g. 10m)`);
+      if (!isDuration(opts.apiStaleAfter) || parseDuration(opts.apiStaleAfter) < 5_000) throw new UsageError(`--api-stale-after ${opts.apiStaleAfter}: expected a duration of at least 5s (e.g. 60s)`);
       if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
       for (const [flag, value] of [['--lease-duration', opts.leaseDuration], ['--renew-deadline', opts.renewDeadline], ['--retry-period', opts.retryPeriod]] as const) {
         if (!isDuration(value)) throw new UsageError(`${flag} ${value}: not a duration (e.g. 15s)`);
@@ -125,6 +128,7 @@ export function controllerCommand(): Command {
         resyncMs,
         debounceMs,
         ...(workers !== undefined ? { namespaceWorkers: workers } : {}),
+        apiStaleAfterMs: parseDuration(opts.apiStaleAfter),
         cloudResyncMs: parseDuration(opts.cloudResync),
         leaderElect: opts.leaderElect === true,
         leaderElectionId: opts.leaderElectionId,

@@ -11,6 +11,7 @@ import { loadSchemaRegistry } from '../schema/registry.ts';
 import { KubeSecretResolver } from '../secrets/kubernetes.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { AgentMetrics } from '../telemetry/metrics.ts';
+import { ApiContact } from './api-contact.ts';
 import { ClockedCounters, countKubeCalls } from './call-counts.ts';
 import { cloudFromSecret } from './cloud-from-secret.ts';
 import { CloudLoop } from './cloud-loop.ts';
@@ -43,6 +44,8 @@ export interface ControllerSettings {
   debounceMs: number;
   /** --namespace-workers: namespaces run at once. */
   namespaceWorkers?: number;
+  /** `/healthz` fails once the API server has not answered this replica for this long (agent/controller/api-contact.ts). */
+  apiStaleAfterMs: number;
   cloudResyncMs: number;
   leaderElect: boolean;
   leaderElectionId: string;
@@ -142,6 +145,10 @@ export async function runController(s: ControllerSettings): Promise<never> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   let started = false;
+  // Listing one namespace: the controller's role allows it in every mode, and it needs the API server, its token and its RBAC.
+  const core = kc.makeApiClient(CoreV1Api);
+  const apiContact = new ApiContact({ check: async () => void (await core.listNamespace({ limit: 1 })), periodMs: Math.min(10_000, Math.max(1_000, s.apiStaleAfterMs / 4)), staleAfterMs: s.apiStaleAfterMs });
+  apiContact.start();
   if (s.listen) {
     const logger = createLogger('info', 'json', process.stderr);
     const registryHook = registryHookHandler(controller, secrets, s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined, metrics, logger);
@@ -151,7 +158,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
       if (path === '/metrics') return metrics.serve(res).then(() => true);
       return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
     };
-    const { address } = await serveHealth(s.listen.host, s.listen.port, { ready: () => started, leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
+    const { address } = await serveHealth(s.listen.host, s.listen.port, { ready: () => started, live: () => apiContact.verdict(), leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
     log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
   }
   log(s.egress((ns) => controller.labelsOf(ns)));

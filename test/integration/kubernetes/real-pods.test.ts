@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -12,7 +12,7 @@ import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';
 import { buildImage, type BuiltImage } from '../../testbed/image/image.ts';
-import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
+import { kube, kubectl, kubectlOk, kubectlPath } from '../../testbed/kubernetes/peer.ts';
 import { onRealNode, realNode } from '../../testbed/node/peer.ts';
 
 /*
@@ -123,13 +123,51 @@ async function expectNoDuplicates(names: string[]): Promise<void> {
   expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(names.map((n) => [n, 1])));
 }
 
-function install(extra: string[], verb: 'install' | 'upgrade'): void {
-  helm([verb, release, join(repo, 'deploy/chart/kupenstack'), '--namespace', system, '--skip-crds', '--wait', '--timeout', '5m',
+function installArgs(extra: string[], verb: 'install' | 'upgrade'): string[] {
+  return [verb, release, join(repo, 'deploy/chart/kupenstack'), '--namespace', system, '--skip-crds', '--wait', '--timeout', '5m',
     '--set', `image.digest=${built.digest ?? ''}`, '--set', 'image.pullPolicy=IfNotPresent', '--set', `cloud.name=${testCloudName}`,
     '--set', `controller.optInLabel=kupenstack.io/project=${optIn}`, '--set', 'controller.resync=10m',
     '--set-json', `controller.extraArgs=${JSON.stringify(['--owner', owner, '--project-prefix', prefix, '--sync-selector', `kupenstack.io/test-run=${run}`])}`,
     '--set-json', `nodeSelector=${JSON.stringify(onRealNode.nodeSelector)}`, '--set-json', `tolerations=${JSON.stringify(onRealNode.tolerations)}`,
-    '--set', 'cloudLifecycle.createNamespaces=false', '--set', `cloudLifecycle.namespaces={${system}}`, ...extra]);
+    '--set', 'cloudLifecycle.createNamespaces=false', '--set', `cloudLifecycle.namespaces={${system}}`, ...extra];
+}
+function install(extra: string[], verb: 'install' | 'upgrade'): void {
+  helm(installArgs(extra, verb));
+}
+/** helm without blocking the test's event loop (pushes are announced while it waits for the roll). */
+function helmAsync(args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(helmPath, [...args, `--kubeconfig=${kube.kubeconfig}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`helm ${args[0] ?? ''} exited ${code}: ${err}`))));
+  });
+}
+/** `kubectl logs -f` of one pod: everything its container writes until it ends. */
+function streamLogs(pod: string): { done: Promise<string> } {
+  const child = spawn(kubectlPath, ['-n', system, 'logs', '-f', pod, `--kubeconfig=${kube.kubeconfig}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return { done: new Promise((resolve) => child.on('exit', () => resolve(out))) };
+}
+interface Term { identity: string; start: number; end?: number }
+/** Leadership terms from the controllers' own lines (`<ISO time> leader  <identity> acquired|lost lease …`), by start. */
+function leadership(log: string): Term[] {
+  const terms: Term[] = [];
+  const open = new Map<string, Term>();
+  for (const m of log.matchAll(/^(\S+) leader {2}(\S+) (acquired|lost) lease /gm)) {
+    const at = Date.parse(m[1]!);
+    if (m[3] === 'acquired') {
+      const t: Term = { identity: m[2]!, start: at };
+      open.set(t.identity, t);
+      terms.push(t);
+    } else {
+      const t = open.get(m[2]!);
+      if (t) t.end = at;
+      open.delete(m[2]!);
+    }
+  }
+  return terms.sort((a, b) => a.start - b.start);
 }
 
 beforeAll(async () => {
@@ -264,9 +302,47 @@ describe('KupenStack as real pods on the real node (helm install of the chart, t
     }
   });
 
-  it('helm upgrade to a new image digest rolls both pods', async () => {
-    const old = (await pods()).map((p) => p.metadata.name).sort();
+  it('cut off from the API server (its ClusterRoleBinding deleted), a controller fails /healthz and the kubelet restarts it for its liveness probe; restored, both are Ready and the next push applies', async () => {
+    const before = await pods();
+    const restarts = new Map(before.map((p) => [p.metadata.name, p.status.containerStatuses?.[0]?.restartCount ?? 0]));
+    const binding = `${release}-controller`;
+    const saved = JSON.parse(await kubectlOk(['get', 'clusterrolebinding', binding, '-o', 'json'])) as { metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; roleRef: unknown; subjects: unknown };
+    await kubectlOk(['delete', 'clusterrolebinding', binding]);
+    try {
+      // What the probe reads: 503 and why, on the pod's own address (as the kubelet reaches it).
+      let said = '';
+      await until('a controller\'s /healthz to answer 503', async () => {
+        for (const p of await pods()) {
+          const res = await fetch(`http://${p.status.podIP ?? ''}:9090/healthz`).catch(() => undefined);
+          if (res?.status === 503) said = JSON.stringify(await res.json());
+        }
+        return said !== '';
+      }, 240_000, 2000);
+      expect(said).toMatch(/no answer from the API server for \d+ s/);
+      expect(said).toContain('HTTP 403');
+      // The kubelet's own account: killed for the liveness probe, not crashed; its restart count rises.
+      await until('the kubelet to restart a controller container for its liveness probe', async () => {
+        const events = JSON.parse(await kubectlOk(['-n', system, 'get', 'events', '-o', 'json'])) as { items: { reason: string; message: string; involvedObject: { name: string } }[] };
+        const killed = events.items.filter((e) => e.reason === 'Killing' && /failed liveness probe/.test(e.message) && restarts.has(e.involvedObject.name)).map((e) => e.involvedObject.name);
+        const now = await pods();
+        return killed.some((name) => (now.find((p) => p.metadata.name === name)?.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts.get(name)!);
+      }, 300_000, 2000);
+    } finally {
+      const { name, labels, annotations } = saved.metadata;
+      await kubectlOk(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name, labels, annotations }, roleRef: saved.roleRef, subjects: saved.subjects }) });
+    }
+    await until('2 Ready pods with the access restored', async () => { const p = await pods(); return p.length === 2 && p.every(isReady); }, 420_000, 2000);
+    await leaderPod();
+    await pushNetwork('net-after-liveness');
+    await expectNoDuplicates([...bench, 'net-first', 'net-after-delete', 'net-after-kill', 'net-after-liveness']);
+  }, 1_200_000);
+
+  it('helm upgrade to a new image digest rolls both pods without a second acting leader; a push during the roll applies once', async () => {
+    const oldPods = await pods();
+    const old = oldPods.map((p) => p.metadata.name).sort();
     expect(old).toHaveLength(2);
+    // Every line the old pods write until their containers end (a deleted pod's log cannot be read afterwards).
+    const oldLogs = oldPods.map((p) => streamLogs(p.metadata.name));
     // The same image under a new digest (a label added), pushed to the registry.
     const tag = `rollout-${run}`;
     const r = spawnSync('bash', ['-c', `. test/testbed/image/common.sh && image_lock && c=$(ib from --quiet "$1") && ib config --label io.kupenstack.test.rollout="$2" "$c" && ib commit --quiet --rm "$c" "$IMAGE_REPOSITORY:$2" >/dev/null && ib push --quiet --tls-verify=false --digestfile "$IMAGE_TB_HOME/rollout.digest" "$IMAGE_REPOSITORY:$2" "docker://$IMAGE_REPOSITORY:$2" >&2 && cat "$IMAGE_TB_HOME/rollout.digest"`, '_', built.image, tag], { encoding: 'utf8', timeout: 15 * 60_000 });
@@ -274,18 +350,26 @@ describe('KupenStack as real pods on the real node (helm install of the chart, t
     const digest = r.stdout.trim();
     expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(digest).not.toBe(built.digest);
-    const saved = built;
     built = { ...built, digest, pulled: `${built.image.replace(/:[^:/]+$/, '')}@${digest}` };
-    try {
-      install([], 'upgrade');
-    } finally {
-      built = { ...saved, digest, pulled: built.pulled };
-    }
+    // The upgrade runs in the background (helm --wait) while a push is announced: whichever replica leads then applies it.
+    const upgrade = helmAsync(installArgs([], 'upgrade'));
+    await until('the roll to start (a pod of the new digest)', async () => (await pods()).some((p) => p.spec.containers[0]!.image === built.pulled), 300_000);
+    await pushNetwork('net-during-upgrade');
+    await upgrade;
     await until('2 Ready pods of the new digest', async () => { const p = await pods(); return p.length === 2 && p.every((x) => isReady(x) && x.spec.containers[0]!.image === built.pulled); }, 300_000);
     const now = (await pods()).map((p) => p.metadata.name).sort();
     expect(now.filter((n) => old.includes(n))).toEqual([]);
     await leaderPod();
+    // Leadership as each replica logged it (acquired → lost/stopping), old and new: the intervals never overlap.
+    const lines = [...(await Promise.all(oldLogs.map((l) => l.done))), ...(await Promise.all(now.map(async (n) => kubectlOk(['-n', system, 'logs', n]))))].join('\n');
+    const terms = leadership(lines);
+    expect(terms.length, lines.slice(-4000)).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < terms.length; i++) {
+      const [prev, next] = [terms[i - 1]!, terms[i]!];
+      expect(prev.end, `${prev.identity} never logged losing the Lease before ${next.identity} acquired it`).toBeDefined();
+      expect(next.start, `${next.identity} acquired at ${new Date(next.start).toISOString()} while ${prev.identity} led until ${new Date(prev.end ?? 0).toISOString()}`).toBeGreaterThanOrEqual(prev.end!);
+    }
     await pushNetwork('net-after-upgrade');
-    await expectNoDuplicates([...bench, 'net-first', 'net-after-delete', 'net-after-kill', 'net-after-upgrade']);
+    await expectNoDuplicates([...bench, 'net-first', 'net-after-delete', 'net-after-kill', 'net-after-liveness', 'net-during-upgrade', 'net-after-upgrade']);
   }, 900_000);
 });
