@@ -59,6 +59,8 @@ export async function destroyCloud(built: Partial<BuiltCloud> & { ids: Record<st
   const quiet = (p: Promise<unknown>): Promise<unknown> => p.catch(() => undefined);
   const projects = [built.ids['project-beta'], built.ids['project-alpha']].filter((x): x is string => x !== undefined);
   if (built.ids.router) {
+    // Neutron refuses to remove an interface a static route goes through: the routes go first.
+    await quiet(plain('router', 'set', '--no-route', built.ids.router));
     for (const s of ['subnet-app', 'subnet-shared']) if (built.ids[s]) await quiet(plain('router', 'remove', 'subnet', built.ids.router, built.ids[s]));
     await quiet(plain('router', 'delete', built.ids.router));
   }
