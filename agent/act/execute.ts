@@ -1,3 +1,4 @@
+import { adopts } from '../plan/decide.ts';
 import { KupenstackError } from '../errors.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Decision } from '../plan/decide.ts';
@@ -87,7 +88,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   // Projects: the plan's namespaces that have none get one now (the first write of the run).
   const scopes = new Map<string, ProjectContext>(seen.scopes);
   const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
-  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role, trustKnown: opts.trustKnownProjects === true }, seen.projects);
+  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role, trustKnown: opts.trustKnownProjects === true, adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')) }, seen.projects);
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;
@@ -110,8 +111,10 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
       pc: scopes.get(m.metadata.namespace!)!,
       ref: `${m.kind}/${m.metadata.name}`,
       remote: seen.inventory.imports.get(m.address) ?? seen.inventory.owned.get(m.address),
-      imported: m.spec.import !== undefined,
+      imported: m.spec.import !== undefined && !adopts(m),
     };
+    // Taken over in this run: its first write is the marker (reconcile-node.ts).
+    if (adopts(m) && node.remote && seen.inventory.owned.get(m.address)?.id !== node.remote.id) node.adopting = true;
     nodes.set(m.address, node);
     if (node.remote && !node.imported) opts.resources[m.address] = { ...opts.resources[m.address], id: node.remote.id };
   }

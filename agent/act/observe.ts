@@ -5,6 +5,7 @@ import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Inventory } from '../plan/decide.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
+import { ownerTagPrefix } from '../ownership/marker.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
@@ -87,8 +88,13 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const scopes = new Map<string, ProjectContext & { future: boolean }>();
   const missing = namespaces.filter((n) => !projects.has(n));
   const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
+  // A namespace that adopts (import.adopt) may name a project that exists without our tags: apply takes it
+  // over (act/projects.ts). Its id is read here, without a write, so adopted objects are judged as that project's, not foreign.
+  const adopting = new Set(resources.filter((m) => (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true).map((m) => m.metadata.namespace!));
   for (const ns of missing) {
-    const future: Project = { namespace: ns, id: knownAfterApply(`project ${opts.projectPrefix}${ns}`), name: `${opts.projectPrefix}${ns}` };
+    const name = `${opts.projectPrefix}${ns}`;
+    const existing = adopting.has(ns) ? await untaggedProject(cloud, name) : undefined;
+    const future: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
     scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: true });
   }
   for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: false });
@@ -138,7 +144,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   for (const m of resources.filter((x) => x.spec.import !== undefined)) {
     const pc = scopes.get(m.metadata.namespace!)!;
     try {
-      const found = await resolveImport(m, adapters.get(m.kind)!, pc);
+      const found = await resolveImport(m, adapters.get(m.kind)!, adapters, pc);
       imports.set(m.address, found);
       know(pc, `${m.kind}/${m.metadata.name}`, found);
       pc.imports.set(`${m.kind}/${m.metadata.name}`, found);
@@ -165,19 +171,34 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   return { inventory, scopes, resources, namespaces, projects: allProjects };
 }
 
-async function resolveImport(m: Manifest, adapter: KindAdapter, pc: ProjectContext): Promise<Remote> {
+/** The id of a project of this name that no owner has tagged: one apply can take over (act/projects.ts). */
+async function untaggedProject(cloud: OpenStackCloud, name: string): Promise<string | undefined> {
+  const found = await cloud.identity.list<{ id: string; tags?: string[] }>('/projects', 'projects', { name });
+  const [one] = found.filter((p) => !p.tags?.some((t) => t.startsWith(ownerTagPrefix)));
+  return found.length === 1 ? one?.id : undefined;
+}
+
+async function resolveImport(m: Manifest, adapter: KindAdapter, adapters: ReadonlyMap<string, KindAdapter>, pc: ProjectContext): Promise<Remote> {
   const spec = m.spec.import as { id?: string; filter?: Record<string, unknown> };
   if (spec.id) {
     const found = await adapter.get?.(pc.ctx, spec.id);
     if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`);
-    const foreign = foreignImport(m.kind, found.raw, pc.ctx.projectId);
-    if (foreign) throw foreign;
+    await refuseForeign(m.kind, found, adapter, adapters, pc);
     return found;
   }
   if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
   const matches = await adapter.find(pc.ctx, spec.filter ?? {});
   if (matches.length !== 1) throw new KupenstackError('import.ambiguous', `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`);
-  const foreign = foreignImport(m.kind, matches[0]!.raw, pc.ctx.projectId);
-  if (foreign) throw foreign;
+  await refuseForeign(m.kind, matches[0]!, adapter, adapters, pc);
   return matches[0]!;
+}
+
+/** Another project's object is refused unless it is shared, or the object that shares it is (a subnet's network). */
+async function refuseForeign(kind: string, found: Remote, adapter: KindAdapter, adapters: ReadonlyMap<string, KindAdapter>, pc: ProjectContext): Promise<void> {
+  const foreign = foreignImport(kind, found.raw, pc.ctx.projectId);
+  if (!foreign) return;
+  const through = adapter.sharedThrough?.(found.raw);
+  const parent = through ? await adapters.get(through.kind)?.get?.(pc.ctx, through.id) : undefined;
+  if (parent && !foreignImport(through!.kind, parent.raw, pc.ctx.projectId)) return;
+  throw foreign;
 }

@@ -1,7 +1,7 @@
 import { KupenstackError } from '../errors.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
-import { ownerTag } from '../ownership/marker.ts';
+import { ownerTag, ownerTagPrefix } from '../ownership/marker.ts';
 import { rememberGrants, trustedProjects } from './known-projects.ts';
 
 import type { Project } from './project.ts';
@@ -15,6 +15,11 @@ export interface ProjectOptions {
   role: string;
   /** The fast pass: where the last full pass saw every project and role grant, Keystone is not asked again (known-projects.ts). */
   trustKnown?: boolean;
+  /**
+   * Namespaces whose manifests adopt existing objects (`import.adopt`): their project may exist
+   * already without our tags (a cloud built before KupenStack); it is taken over by adding them.
+   */
+  adopt?: ReadonlySet<string>;
 }
 
 interface KeystoneProject {
@@ -80,6 +85,11 @@ async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOpt
       tags: [ownerTag(opts.owner), namespaceTag(ns)],
     },
   };
+  if (opts.adopt?.has(ns)) {
+    // A namespace that adopts looks first (a read, where a create would meet a 409 on a project that exists).
+    const [existing] = await cloud.identity.list<KeystoneProject>('/projects', 'projects', { name, domain_id: opts.domainId });
+    if (existing && !existing.tags?.some((t) => t.startsWith(ownerTagPrefix))) return takeOver(cloud, existing, ns, opts.owner);
+  }
   // Keystone refuses a second project of the same name in a domain, so a create repeated after a lost
   // answer cannot duplicate: it meets a 409 and the lookup adopts what the first attempt made.
   for (let attempt = 1; ; attempt++) {
@@ -91,12 +101,19 @@ async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOpt
       // Created by an earlier run that died before listing it, by this call whose answer was lost, or a name clash with a project we do not own.
       const [existing] = await cloud.identity.list<KeystoneProject>('/projects', 'projects', { name, domain_id: opts.domainId });
       if (existing?.tags?.includes(ownerTag(opts.owner))) return { namespace: ns, id: existing.id, name };
+      if (err.conflict && existing && opts.adopt?.has(ns) && !existing.tags?.some((t) => t.startsWith(ownerTagPrefix))) return takeOver(cloud, existing, ns, opts.owner);
       if (err.conflict) {
         throw new KupenstackError('project.name-taken', `Keystone project "${name}" for namespace "${ns}" already exists and is not owned by KupenStack owner "${opts.owner}"; KupenStack never takes over objects it did not create. Choose another projectPrefix or rename the namespace`, { cause: err });
       }
       if (attempt >= 3) throw err;
     }
   }
+}
+
+/** A project made without KupenStack, taken over as its objects are: the owner's tags are the only change. */
+async function takeOver(cloud: OpenStackCloud, existing: KeystoneProject, ns: string, owner: string): Promise<Project> {
+  for (const tag of [namespaceTag(ns), ownerTag(owner)]) await cloud.identity.put(`/projects/${existing.id}/tags/${encodeURIComponent(tag)}`, undefined, [201, 204]);
+  return { namespace: ns, id: existing.id, name: existing.name };
 }
 
 async function findRole(cloud: OpenStackCloud, role: string): Promise<string> {

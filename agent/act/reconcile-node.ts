@@ -1,6 +1,7 @@
 import type { KindAdapter, Remote } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
+import { adopts } from '../plan/decide.ts';
 import { difference, replaceHash } from '../plan/diff.ts';
 import { retry } from '../../lib/retry.ts';
 import { know } from './context.ts';
@@ -24,7 +25,17 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   opts.signal?.throwIfAborted();
   const state = (opts.resources[node.address] ??= {});
   const desired = await adapter.desired(m, ctx);
-  state.onDelete = m.spec.onDelete === 'detach' ? 'detach' : undefined;
+  // An adopted object was not made here: it is left in place when its manifest goes, unless the manifest says delete.
+  state.onDelete = (m.spec.onDelete ?? (adopts(m) ? 'detach' : 'delete')) === 'detach' ? 'detach' : undefined;
+  if (node.adopting && node.remote) {
+    const remote = node.remote;
+    await run.retrying(node.address, () => adapter.remark!(ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
+    node.remote = { ...remote, marker: { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) } };
+    node.adopting = false;
+    state.id = remote.id;
+    run.emit('adopted', node.address, 'Adopted', `adopted ${m.kind} ${remote.id}: its ownership marker is written, nothing else`, { id: remote.id });
+    return;
+  }
 
   if (!node.remote) {
     const knownBefore = state.id !== undefined;

@@ -86,6 +86,8 @@ export interface Node {
   ref: string;
   remote?: Remote;
   imported: boolean;
+  /** An existing object taken over (`import.adopt`) that does not carry our marker yet. */
+  adopting?: boolean;
   /** The old object was deleted in phase A: the create is the second half of a replacement. */
   replacing?: boolean;
 }

@@ -14,6 +14,7 @@ const commands: Record<string, () => Promise<Command>> = {
   validate: async () => (await import('./validate.ts')).validateCommand(),
   apply: async () => (await import('./apply.ts')).applyCommand(),
   plan: async () => (await import('./plan.ts')).planCommand(),
+  export: async () => (await import('./export.ts')).exportCommand(),
   image: async () => (await import('./image.ts')).imageCommand(),
   agent: async () => (await import('./agent.ts')).agentCommand(),
   controller: async () => (await import('./controller.ts')).controllerCommand(),

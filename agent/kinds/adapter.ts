@@ -127,6 +127,13 @@ export interface KindAdapter {
   /** Pre-existing objects matching an import filter (any owner). */
   find?(ctx: AdapterContext, filter: ImportFilter): Promise<Remote[]>;
 
+  /**
+   * The object whose sharing makes another project's object of this kind usable (a subnet: its
+   * network, which Neutron shares with the subnets on it). An import of another project's object is
+   * refused unless it, or this, is shared.
+   */
+  sharedThrough?(raw: unknown): { kind: string; id: string } | undefined;
+
   /** Ready, still converging (poll again), or failed (for VMs: heal). Absent = ready once it exists. */
   health?(remote: Remote): Health;
 

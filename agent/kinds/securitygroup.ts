@@ -3,7 +3,7 @@ import type { SecurityGroupSpec } from '../model/kinds.generated.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalPrefix, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags } from './neutron.ts';
+import { canonicalPrefix, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, sortedTags } from './neutron.ts';
 
 /**
  * A rule as compared: only the keys that are set, in Neutron's words. A rule
@@ -245,6 +245,9 @@ export const securityGroup: KindAdapter = {
   async delete(ctx, remote) {
     await ctx.apis.network.remove(`/security-groups/${remote.id}`);
   },
+
+  // Adoption: the group's own description carries the marker; its rules stay as they are.
+  remark: remarkNeutron('security-groups', 'security_group'),
 
   get: (ctx, id) => getNeutron(ctx, 'security-groups', 'security_group', id, toRemote),
 

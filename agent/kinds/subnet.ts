@@ -124,6 +124,11 @@ export const subnet: KindAdapter = {
   },
 
   get: (ctx, id) => getNeutron(ctx, 'subnets', 'subnet', id, toRemote),
+  // Neutron has no "shared" on a subnet: a subnet on a shared network is usable by every project.
+  sharedThrough: (raw) => {
+    const networkId = (raw as { network_id?: unknown } | undefined)?.network_id;
+    return typeof networkId === 'string' ? { kind: 'Network', id: networkId } : undefined;
+  },
 
   find: (ctx, filter) => findNeutron(ctx, 'subnets', filter, toRemote),
 };

@@ -108,8 +108,19 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
     if (m.spec.import !== undefined) {
       const err = inv.importErrors.get(address);
       if (err !== undefined) errors.push({ address, error: err });
-      else if (m.spec.managementPolicy !== 'unmanaged') warnings.push(`${address}: import is observe-only; KupenStack never changes or deletes an object it did not create`);
-      continue;
+      else if (adopts(m)) {
+        const found = inv.imports.get(address)!;
+        // Not ours yet: the only write is the marker. Once it is, the manifest is planned like any owned object below.
+        if (inv.owned.get(address)?.id !== found.id) {
+          if (!adapter.remark) errors.push({ address, error: new KupenstackError('adopt.unsupported', `${m.kind} cannot be adopted yet (KupenStack has no way to mark it as its own); remove import.adopt to import it observe-only`) });
+          else if (found.marker && found.marker.owner !== ctx.owner) errors.push({ address, error: new KupenstackError('adopt.owned-elsewhere', `${m.kind} ${found.id} already carries the marker of owner ${found.marker.owner} (${found.marker.ref}); adopt it with that owner, or remove import.adopt`) });
+          else changes.push(changeOf(address, adapter, 'adopt', [], found.id));
+          continue;
+        }
+      } else {
+        if (m.spec.managementPolicy !== 'unmanaged') warnings.push(`${address}: import is observe-only; KupenStack never changes or deletes an object it did not create`);
+        continue;
+      }
     }
 
     let desired: Record<string, unknown>;
@@ -237,4 +248,10 @@ function cascade(replaced: ReadonlyMap<string, Change>, changes: Change[], inv: 
 export function planErrorMessage(e: PlanError): { code: string; message: string } {
   const err = e.error instanceof KupenstackError ? e.error : undefined;
   return { code: err?.code ?? 'internal', message: e.error instanceof Error ? e.error.message : String(e.error) };
+}
+
+/** A managed import with `adopt: true`: the object is taken over (marker written) and managed from then on. */
+export function adopts(m: Manifest): boolean {
+  const spec = m.spec.import as { adopt?: unknown } | undefined;
+  return spec?.adopt === true && m.spec.managementPolicy !== 'unmanaged';
 }

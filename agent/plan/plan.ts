@@ -3,7 +3,8 @@ import type { DestructiveReason } from '../model/impact.ts';
 
 export type { DestructiveReason };
 
-export type Action = 'create' | 'update' | 'replace' | 'delete' | 'heal' | 'noop';
+/** `adopt`: an existing object taken over (`import.adopt`); only its ownership marker is written. */
+export type Action = 'create' | 'update' | 'replace' | 'delete' | 'heal' | 'adopt' | 'noop';
 
 export interface FieldDiff {
   path: string;
@@ -66,6 +67,8 @@ export interface PlanSummary {
   replace: number;
   delete: number;
   destructive: number;
+  /** Objects taken over (only their marker is written); absent when none, so plans without adoption read as before. */
+  adopt?: number;
 }
 
 export interface Plan {
@@ -84,5 +87,6 @@ export interface Plan {
 
 export function summarize(changes: Change[]): PlanSummary {
   const count = (a: Action) => changes.filter((c) => c.action === a).length;
-  return { create: count('create'), update: count('update') + count('heal'), replace: count('replace'), delete: count('delete'), destructive: changes.filter((c) => c.destructive).length };
+  const adopt = count('adopt');
+  return { create: count('create'), update: count('update') + count('heal'), replace: count('replace'), delete: count('delete'), destructive: changes.filter((c) => c.destructive).length, ...(adopt > 0 ? { adopt } : {}) };
 }

@@ -12,7 +12,7 @@ export function shownChanges(changes: readonly Change[]): Change[] {
 }
 
 /** Terraform's symbols; a heal is an in-place action on an existing object, so it reads as `~`. */
-export const actionSymbol: Record<ShownAction, string> = { create: '+', update: '~', replace: '-/+', delete: '-', heal: '~' };
+export const actionSymbol: Record<ShownAction, string> = { create: '+', update: '~', replace: '-/+', delete: '-', heal: '~', adopt: '<=' };
 
 const healVerb = { reboot: 'by a reboot', rebuild: 'by a rebuild', recreate: 'by recreating it' } as const;
 
@@ -27,6 +27,8 @@ export function actionVerb(change: Change): string {
       return 'must be replaced';
     case 'delete':
       return change.sharing === 'unshare' ? 'will be unshared from the project (the image is deleted when no project uses it)' : 'will be deleted';
+    case 'adopt':
+      return 'will be adopted (only its ownership marker is written)';
     case 'heal':
       return change.heal ? `will be healed ${healVerb[change.heal.step]}` : 'will be healed';
     case 'noop':
@@ -121,12 +123,17 @@ export interface Counts {
   replace: number;
   delete: number;
   destructive: number;
+  adopt?: number;
 }
 
 export function countChanges(changes: readonly Change[]): Counts {
   const out: Counts = { create: 0, update: 0, replace: 0, delete: 0, destructive: 0 };
   for (const c of changes) {
     if (c.action === 'noop') continue;
+    if (c.action === 'adopt') {
+      out.adopt = (out.adopt ?? 0) + 1;
+      continue;
+    }
     out[c.action === 'heal' ? 'update' : c.action]++;
     if (c.destructive) out.destructive++;
   }
@@ -135,7 +142,8 @@ export function countChanges(changes: readonly Change[]): Counts {
 
 /** Terraform's closing line, shared by the text and Markdown outputs. */
 export function planLine(s: Counts): string {
-  return `Plan: ${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete (${s.destructive} destructive).`;
+  const adopt = s.adopt ? `${s.adopt} to adopt, ` : '';
+  return `Plan: ${adopt}${s.create} to create, ${s.update} to update, ${s.replace} to replace, ${s.delete} to delete (${s.destructive} destructive).`;
 }
 
 /** The mass-delete guard's way out; appended to a held reason that does not say it already. */

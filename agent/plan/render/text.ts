@@ -12,10 +12,10 @@ export interface TextOptions {
   color: boolean;
 }
 
-const sgr = { green: '32', yellow: '33', red: '31', magenta: '35', bold: '1' } as const;
+const sgr = { green: '32', yellow: '33', red: '31', magenta: '35', cyan: '36', bold: '1' } as const;
 type Paint = keyof typeof sgr;
 
-const actionPaint: Record<ShownAction, Paint> = { create: 'green', update: 'yellow', heal: 'yellow', replace: 'magenta', delete: 'red' };
+const actionPaint: Record<ShownAction, Paint> = { create: 'green', update: 'yellow', heal: 'yellow', adopt: 'cyan', replace: 'magenta', delete: 'red' };
 const fieldPaint: Record<string, Paint> = { '+': 'green', '~': 'yellow', '-': 'red' };
 
 /** Field lines sit under the address, past the `! -/+ ` columns. */
@@ -110,6 +110,7 @@ function closingLine(plan: Plan, shown: number, paint: (p: Paint, s: string) => 
 function legendLines(plan: Plan, changes: readonly Change[]): [string, Paint, string][] {
   const used = new Set(changes.map((c) => c.action));
   const out: [string, Paint, string][] = [];
+  if (used.has('adopt')) out.push(['<=', 'cyan', 'adopt: take over an existing object (only its ownership marker is written)']);
   if (used.has('create')) out.push(['+', 'green', 'create']);
   if (used.has('update') || used.has('heal')) out.push(['~', 'yellow', 'update in place (or heal)']);
   if (used.has('replace')) out.push(['-/+', 'magenta', 'replace: delete, then create anew']);

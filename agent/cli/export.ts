@@ -1,0 +1,53 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { UsageError } from '../errors.ts';
+import { exportProjects } from '../export/export.ts';
+import { writeExport, type ExportLayout } from '../export/write.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
+import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
+import { outputOption, printJson, type OutputFormat } from './output.ts';
+
+interface ExportOptions extends CloudOptions {
+  project: string[];
+  namespace: string[];
+  layout: ExportLayout;
+  projectPrefix?: string;
+  output: OutputFormat;
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** `kupenstack export --project P [--project Q] DIR`: existing projects → a folder of manifests that adopt them. */
+export function exportCommand(): Command {
+  return withCloudOptions(
+    new Command('export')
+      .description('write existing OpenStack projects as manifests (one namespace per project) that adopt their objects: plan shows only adopt, apply writes only ownership markers')
+      .argument('<dir>', 'the folder to write (created; must be empty or absent)')
+      .option('--project <name-or-id>', 'a Keystone project to export (repeatable)', collect, [])
+      .option('--namespace <project=namespace>', 'the namespace of a project (repeatable); default: its name without the project prefix', collect, [])
+      .option('--project-prefix <prefix>', 'the prefix Keystone project names carry, stripped to make the namespace (default: the config\'s projectPrefix); apply with the same prefix')
+      .addOption(new Option('--layout <layout>', 'one file per kind or per object').choices(['kind', 'object']).default('kind'))
+      .addOption(outputOption()),
+  ).action(async (dir: string, opts: ExportOptions) => {
+    if (opts.project.length === 0) throw new UsageError('no project given: pass --project NAME (repeatable)');
+    if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`${dir} is not empty: export into a new folder`);
+    const namespaces = new Map<string, string>();
+    for (const pair of opts.namespace) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw new UsageError(`--namespace ${pair}: write PROJECT=NAMESPACE`);
+      namespaces.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    const { config, cloud: cloudName, cloudsFile } = resolveCloud(opts);
+    const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
+    const prefix = opts.projectPrefix ?? config.projectPrefix;
+    const result = await exportProjects({ cloud, projects: opts.project, projectPrefix: prefix, namespaces });
+    const files = await writeExport(dir, result.namespaces, opts.layout);
+    const counts = result.namespaces.map((n) => ({ namespace: n.namespace, project: n.project, manifests: n.manifests.length }));
+    if (opts.output === 'json') printJson({ dir, projectPrefix: prefix, namespaces: counts, files, skipped: result.skipped, calls: result.calls });
+    else {
+      for (const n of counts) process.stdout.write(`${n.namespace}: ${n.manifests} manifests from project ${n.project.name} (${n.project.id})\n`);
+      for (const s of result.skipped) process.stdout.write(`skipped ${s}\n`);
+      process.stdout.write(`wrote ${files.length} files to ${dir}; apply them with projectPrefix "${prefix}": plan shows each object as adopt\n`);
+    }
+  });
+}

@@ -1,0 +1,149 @@
+import { kindExports } from '../kinds/exports.ts';
+import type { ExportScope, KindExport } from '../kinds/export.ts';
+import type { OpenStackCloud } from '../openstack/cloud.ts';
+import { ExportError } from './errors.ts';
+import { manifestName, namespaceName } from './names.ts';
+
+/** One manifest as `export` writes it (apiVersion is the writer's). */
+export interface ExportedManifest {
+  kind: string;
+  name: string;
+  namespace: string;
+  spec: Record<string, unknown>;
+}
+
+export interface ExportedNamespace {
+  namespace: string;
+  project: { id: string; name: string };
+  manifests: ExportedManifest[];
+}
+
+export interface ExportResult {
+  namespaces: ExportedNamespace[];
+  /** Objects left out and why (`namespace/Kind/id: reason`). */
+  skipped: string[];
+  /** OpenStack list calls per kind (`Network: 1`), for the benchmark and the summary line. */
+  calls: Record<string, number>;
+}
+
+export interface ExportOptions {
+  cloud: OpenStackCloud;
+  /** Keystone project names or ids. */
+  projects: readonly string[];
+  /** The prefix Keystone project names carry (config `projectPrefix`): stripped to make the namespace. */
+  projectPrefix: string;
+  /** Namespace overrides: project name or id → namespace. */
+  namespaces?: ReadonlyMap<string, string>;
+  signal?: AbortSignal;
+}
+
+interface Listed {
+  kind: KindExport;
+  raw: Record<string, unknown>;
+  id: string;
+  name: string;
+  skipped?: string;
+}
+
+/**
+ * Reads the projects through each kind's export knowledge and returns their
+ * manifests: every object of the project becomes an adoption (`import: {id,
+ * adopt: true}`) with its references by manifest name; what lies outside the
+ * project (another project's shared network, the default group Neutron made)
+ * becomes an observe-only import in the namespace. Reads only: one list per
+ * kind and project, nothing written. Secrets are never read (Neutron holds none).
+ */
+export async function exportProjects(opts: ExportOptions): Promise<ExportResult> {
+  const admin = await opts.cloud.adminApis();
+  const calls: Record<string, number> = {};
+  const count = (kind: string): void => {
+    calls[kind] = (calls[kind] ?? 0) + 1;
+  };
+  const projects = await resolveProjects(opts);
+  count('Project');
+  // Shared networks of other projects, for readable names of the imports that stand for them.
+  const shared = await admin.network.list<Record<string, unknown>>('/networks', 'networks', { shared: true });
+  count('Network');
+  const skipped: string[] = [];
+  const out: ExportedNamespace[] = [];
+  const seenNamespaces = new Set<string>();
+  for (const project of projects) {
+    opts.signal?.throwIfAborted();
+    const namespace = opts.namespaces?.get(project.name) ?? opts.namespaces?.get(project.id) ?? namespaceName(project.name, opts.projectPrefix);
+    if (!namespace) throw new ExportError('export.namespace', `project ${project.name} (${project.id}) gives no valid namespace name; map it with --namespace ${project.name}=NAME`);
+    if (seenNamespaces.has(namespace)) throw new ExportError('export.namespace', `projects ${project.name} and another one both become namespace ${namespace}; map one of them with --namespace ${project.name}=NAME`);
+    seenNamespaces.add(namespace);
+
+    const byKind = new Map<string, Record<string, unknown>[]>();
+    const scope: ExportScope = {
+      network: admin.network,
+      projectId: project.id,
+      listed: (kind) => byKind.get(kind) ?? [],
+      ref: () => '',
+    };
+    const lists = await Promise.all(
+      kindExports.map(async (k) => {
+        count(k.kind);
+        return [k, await k.list(scope)] as const;
+      }),
+    );
+    for (const [k, items] of lists) byKind.set(k.kind, items);
+
+    // Names first (references need every name), then specs.
+    const taken = new Map<string, Set<string>>();
+    const takenOf = (kind: string): Set<string> => taken.get(kind) ?? taken.set(kind, new Set()).get(kind)!;
+    const objects = new Map<string, Listed>();
+    for (const [k, items] of lists) {
+      const key = (x: Record<string, unknown>): string => `${typeof x.name === 'string' ? x.name : ''}\u0000${String(x.id)}`;
+      for (const raw of [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) {
+        const id = String(raw.id);
+        const reason = k.skip?.(raw, scope);
+        if (reason) {
+          objects.set(`${k.kind}/${id}`, { kind: k, raw, id, name: '', skipped: reason });
+          continue;
+        }
+        objects.set(`${k.kind}/${id}`, { kind: k, raw, id, name: manifestName(k.kind, raw.name, id, takenOf(k.kind)) });
+      }
+    }
+    const imports: ExportedManifest[] = [];
+    const importNames = new Map<string, string>();
+    scope.ref = (kind, id) => {
+      const own = objects.get(`${kind}/${id}`);
+      if (own && !own.skipped) return own.name;
+      const key = `${kind}/${id}`;
+      const known = importNames.get(key);
+      if (known) return known;
+      // Outside the export (another project's, or made by OpenStack): an observe-only import by id.
+      const raw = own?.raw ?? (kind === 'Network' ? shared.find((n) => n.id === id) : undefined);
+      const name = manifestName(kind, raw?.name, id, takenOf(kind));
+      importNames.set(key, name);
+      imports.push({ kind, name, namespace, spec: { managementPolicy: 'unmanaged', import: { id } } });
+      return name;
+    };
+    const manifests: ExportedManifest[] = [];
+    for (const o of objects.values()) {
+      if (o.skipped) {
+        skipped.push(`${namespace}/${o.kind.kind}/${o.id}: ${o.skipped}`);
+        continue;
+      }
+      const spec = o.kind.spec(o.raw, scope);
+      // The OpenStack name is kept where the manifest name had to differ.
+      const head: Record<string, unknown> = typeof o.raw.name === 'string' && o.raw.name !== o.name ? { name: o.raw.name } : {};
+      manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { import: { id: o.id, adopt: true }, ...head, ...spec } });
+    }
+    out.push({ namespace, project, manifests: [...imports, ...manifests] });
+  }
+  return { namespaces: out, skipped, calls };
+}
+
+async function resolveProjects(opts: ExportOptions): Promise<{ id: string; name: string }[]> {
+  const all = await opts.cloud.identity.list<{ id: string; name: string }>('/projects', 'projects');
+  return opts.projects.map((p) => {
+    const byId = all.find((x) => x.id === p);
+    if (byId) return { id: byId.id, name: byId.name };
+    const byName = all.filter((x) => x.name === p);
+    if (byName.length === 0) throw new ExportError('export.project-not-found', `no Keystone project has the name or id "${p}"; list them with \`openstack project list\``);
+    if (byName.length > 1) throw new ExportError('export.project-ambiguous', `${byName.length} projects are named "${p}" (in different domains); give its id`);
+    return { id: byName[0]!.id, name: byName[0]!.name };
+  });
+}

@@ -1,0 +1,30 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import type { ExportedManifest, ExportedNamespace } from './export.ts';
+
+export type ExportLayout = 'kind' | 'object';
+
+/**
+ * Writes the export as a repository folder, `repo-template`'s layout: one
+ * folder per namespace, one file per kind (`network.yaml`) or per object
+ * (`network-app-net.yaml`). Returns the files written, relative to `dir`.
+ */
+export async function writeExport(dir: string, namespaces: readonly ExportedNamespace[], layout: ExportLayout): Promise<string[]> {
+  const written: string[] = [];
+  for (const ns of namespaces) {
+    await mkdir(join(dir, ns.namespace), { recursive: true });
+    const files = new Map<string, ExportedManifest[]>();
+    for (const m of ns.manifests) {
+      const file = layout === 'kind' ? `${m.kind.toLowerCase()}.yaml` : `${m.kind.toLowerCase()}-${m.name}.yaml`;
+      files.set(file, [...(files.get(file) ?? []), m]);
+    }
+    for (const [file, manifests] of files) {
+      const head = `# Exported by kupenstack export from project ${ns.project.name} (${ns.project.id}).\n# yaml-language-server: $schema=https://kupenstack.io/schemas/v1alpha1/all.schema.json\n`;
+      const body = manifests.map((m) => yaml.dump({ apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace }, spec: m.spec }, { lineWidth: 160, noRefs: true })).join('---\n');
+      await writeFile(join(dir, ns.namespace, file), head + body);
+      written.push(join(ns.namespace, file));
+    }
+  }
+  return written;
+}

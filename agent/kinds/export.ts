@@ -1,0 +1,42 @@
+import type { ServiceClient } from '../openstack/service.ts';
+
+/**
+ * What a kind knows about turning its existing OpenStack objects back into
+ * manifests (`kupenstack export`): how to list a project's objects, which of
+ * them a person did not make (Neutron's own ports, the default group), and
+ * the spec a person would have written — only what differs from OpenStack's
+ * defaults, references by manifest name. The spec must be what `desired()`
+ * reads back as the object's observed fields, so adopting it changes nothing.
+ */
+export interface KindExport {
+  readonly kind: string;
+  /** Every object of the project, in one list (plus pagination), read with the agent's admin scope. */
+  list(scope: ExportScope): Promise<Record<string, unknown>[]>;
+  /** Why this object is not exported (made by OpenStack for another object), or undefined. */
+  skip?(raw: Record<string, unknown>, scope: ExportScope): string | undefined;
+  /** The spec without `import` (the exporter adds it), references through `scope.ref`. */
+  spec(raw: Record<string, unknown>, scope: ExportScope): Record<string, unknown>;
+}
+
+export interface ExportScope {
+  /** Neutron with the agent's own (admin) scope. */
+  network: ServiceClient;
+  projectId: string;
+  /** Everything this project's export listed of a kind (a router's interface ports), raw. */
+  listed(kind: string): readonly Record<string, unknown>[];
+  /**
+   * The manifest name that stands for an OpenStack object in this namespace: an exported
+   * object's own, or an observe-only import the exporter adds (an object of another project).
+   */
+  ref(kind: string, id: string): string;
+}
+
+/** A string field, or undefined when OpenStack left it empty. */
+export function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The user's tags (KupenStack's own never reach here: the exported objects are not ours yet). */
+export function tagsOf(raw: Record<string, unknown>): string[] | undefined {
+  return Array.isArray(raw.tags) && raw.tags.length > 0 ? [...(raw.tags as string[])].sort() : undefined;
+}

@@ -1,0 +1,33 @@
+import type { KindExport } from './export.ts';
+import { tagsOf, text } from './export.ts';
+import { isDefaultGroup } from './securitygroup.export.ts';
+
+/**
+ * A port a person made: its network, fixed addresses by subnet, its groups.
+ * Ports Neutron makes for routers, DHCP and floating IPs (`network:*`) are
+ * part of those objects and left out.
+ */
+export const portExport: KindExport = {
+  kind: 'Port',
+  list: (s) => s.network.list<Record<string, unknown>>('/ports', 'ports', { project_id: s.projectId }),
+  skip: (raw) => (typeof raw.device_owner === 'string' && raw.device_owner.startsWith('network:') ? `made by Neutron for ${raw.device_owner}` : undefined),
+  spec(raw, s) {
+    const spec: Record<string, unknown> = { networkRef: { name: s.ref('Network', String(raw.network_id)) } };
+    const description = text(raw.description);
+    if (description) spec.description = description;
+    const ips = (raw.fixed_ips as { subnet_id: string; ip_address: string }[] | undefined) ?? [];
+    if (ips.length > 0) spec.fixedIPs = ips.map((ip) => ({ subnetRef: { name: s.ref('Subnet', ip.subnet_id) }, ipAddress: ip.ip_address }));
+    const groups = (raw.security_groups as string[] | undefined) ?? [];
+    const defaults = new Set(s.listed('SecurityGroup').filter(isDefaultGroup).map((g) => String(g.id)));
+    // Only the default group is what Neutron gives a port anyway: said by leaving the list out.
+    if (groups.length > 0 && !(groups.length === 1 && defaults.has(groups[0]!))) spec.securityGroupRefs = groups.map((id) => ({ name: s.ref('SecurityGroup', id) }));
+    if (raw.port_security_enabled === false) spec.portSecurityEnabled = false;
+    if (raw.admin_state_up === false) spec.adminStateUp = false;
+    const pairs = (raw.allowed_address_pairs as { ip_address: string; mac_address?: string }[] | undefined) ?? [];
+    if (pairs.length > 0) spec.allowedAddressPairs = pairs.map((p) => (p.mac_address && p.mac_address !== raw.mac_address ? { ipAddress: p.ip_address, macAddress: p.mac_address } : { ipAddress: p.ip_address }));
+    if (typeof raw['binding:vnic_type'] === 'string' && raw['binding:vnic_type'] !== 'normal') spec.vnicType = raw['binding:vnic_type'];
+    const tags = tagsOf(raw);
+    if (tags) spec.tags = tags;
+    return spec;
+  },
+};

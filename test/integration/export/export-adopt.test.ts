@@ -1,0 +1,116 @@
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiCounters } from '../../../agent/openstack/counters.ts';
+import { exportProjects } from '../../../agent/export/export.ts';
+import { writeExport } from '../../../agent/export/write.ts';
+import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';
+import { checkPath } from '../../../agent/validate/check-path.ts';
+import { Workspace } from '../../support/apply.ts';
+import { buildCloud, destroyCloud, type BuiltCloud } from '../../support/build-cloud.ts';
+
+// Ordered: one cloud built by hand, exported, adopted, then changed through Git.
+let ws: Workspace;
+let built: BuiltCloud | undefined;
+const made: Record<string, string> = {};
+
+/** Every Neutron object of both projects, id → name: what adoption must leave as it is. */
+async function neutronIds(): Promise<Record<string, string>> {
+  const network = ws.cloud.client('network');
+  const out: Record<string, string> = {};
+  for (const p of Object.values(built!.projects))
+    for (const [path, key] of [['/networks', 'networks'], ['/subnets', 'subnets'], ['/ports', 'ports'], ['/routers', 'routers'], ['/security-groups', 'security_groups']] as const)
+      for (const o of await network.list<{ id: string; name: string }>(path, key, { project_id: p })) out[o.id] = `${key}:${o.name}`;
+  return out;
+}
+
+beforeAll(async () => {
+  ws = new Workspace();
+  built = await buildCloud(ws.config.projectPrefix);
+}, 600_000);
+
+afterAll(async () => {
+  if (built) await destroyCloud({ ...built, ids: { ...built.ids, ...made } });
+  await ws.dispose();
+}, 600_000);
+
+describe('taking over a cloud built without KupenStack: export, then adopt', () => {
+  let before: Record<string, string>;
+
+  it('export writes one namespace per project, references by name, and kupenstack validate accepts it', async () => {
+    const result = await exportProjects({ cloud: ws.cloud, projects: [`${ws.config.projectPrefix}alpha`, built!.projects.beta], projectPrefix: ws.config.projectPrefix });
+    await writeExport(ws.repo, result.namespaces, 'object');
+    expect(readdirSync(ws.repo).sort()).toEqual(['alpha', 'beta']);
+    const check = await checkPath(ws.repo, loadSchemaRegistry());
+    expect(check.diagnostics).toEqual([]);
+    const alpha = readdirSync(join(ws.repo, 'alpha')).sort();
+    expect(alpha).toEqual(['network-app.yaml', 'network-shared-net.yaml', 'port-scratch.yaml', 'port-vip.yaml', 'router-edge.yaml', 'securitygroup-db.yaml', 'securitygroup-web.yaml', 'subnet-app-subnet.yaml', 'subnet-shared-subnet.yaml']);
+    const read = (ns: string, f: string): string => readFileSync(join(ws.repo, ns, f), 'utf8');
+    // References, not ids: the router's interfaces, the port's address, the groups naming each other.
+    expect(read('alpha', 'router-edge.yaml')).toMatch(/interfaces:\n {4}- subnetRef:\n {8}name: app-subnet\n {4}- subnetRef:\n {8}name: shared-subnet/);
+    expect(read('alpha', 'router-edge.yaml')).toMatch(/routes:\n {4}- destination: 192.168.50.0\/24\n {6}nextHop: 10.71.0.254/);
+    expect(read('alpha', 'port-vip.yaml')).toMatch(/fixedIPs:\n {4}- subnetRef:\n {8}name: app-subnet\n {6}ipAddress: 10.71.0.10\n {2}securityGroupRefs:\n {4}- name: web/);
+    expect(read('alpha', 'securitygroup-db.yaml')).toMatch(/remoteGroupRef:\n {8}name: web/);
+    expect(read('alpha', 'network-shared-net.yaml')).toMatch(/name: shared-net\n[^]*spec:\n {2}import:\n {4}id: [0-9a-f-]+\n {4}adopt: true\n {2}name: Shared Net\n {2}shared: true/);
+    // Another project's shared network is an observe-only import in beta.
+    expect(read('beta', 'network-shared-net.yaml')).toMatch(/managementPolicy: unmanaged\n {2}import:\n {4}id: /);
+    // The default group Neutron made is written only where an object names it (none here), never adopted; no OpenStack default (mtu, DHCP) is written.
+    expect(readdirSync(join(ws.repo, 'alpha')).map((f) => read('alpha', f)).join('\n')).not.toMatch(/mtu|enableDHCP|allocationPools/);
+    expect(result.calls).toMatchObject({ Network: 3, Subnet: 2, Port: 2, Router: 2, SecurityGroup: 2 });
+  });
+
+  it('apply adopts every object: only adopt in the plan, only marker writes, every id unchanged', async () => {
+    before = await neutronIds();
+    const counters = new ApiCounters();
+    const r = await ws.apply({ counters });
+    expect(r.diagnostics).toEqual([]);
+    expect(r.report!.errors).toEqual([]);
+    const actions = [...new Set(r.report!.changes.map((c) => c.action))];
+    expect(actions).toEqual(['adopt']);
+    const adopted = r.report!.changes.length;
+    expect(adopted).toBe(12); // alpha: 2 networks, 2 subnets, 2 groups, 2 ports, 1 router; beta: 1 network, 1 subnet, 1 port
+    expect(r.report).toMatchObject({ created: 0, updated: 0, deleted: 0, replaced: 0 });
+    // One marker per object, and per project its two tags and the agent's role in it.
+    const writes = Object.entries(counters.byCollection()).filter(([k]) => !/ (GET|HEAD) /.test(k));
+    expect(r.report!.apiCalls.write, JSON.stringify(writes)).toBe(adopted + 2 * 3);
+    expect(await neutronIds()).toEqual(before);
+  }, 600_000);
+
+  it('a second apply makes 0 writes', async () => {
+    const r = await ws.apply();
+    expect(r.report!.errors).toEqual([]);
+    expect(r.report!.changes).toEqual([]);
+    expect(r.report!.apiCalls.write).toBe(0);
+    expect(await neutronIds()).toEqual(before);
+  }, 600_000);
+
+  it('after adoption a new rule applies as an update and a new subnet as a create', async () => {
+    const file = 'alpha/securitygroup-web.yaml';
+    ws.write({ [file]: ws.read(file).replace(/ {2}rules:\n/, '  rules:\n    - direction: ingress\n      protocol: tcp\n      portRangeMin: 22\n      portRangeMax: 22\n      remoteIPPrefix: 10.0.0.0/8\n') });
+    ws.write({ 'alpha/subnet-extra.yaml': 'apiVersion: kupenstack.io/v1alpha1\nkind: Subnet\nmetadata: {name: extra, namespace: alpha}\nspec: {networkRef: {name: app}, cidr: 10.71.8.0/24}\n' });
+    const r = await ws.apply();
+    expect(r.report!.errors).toEqual([]);
+    expect(r.report).toMatchObject({ created: 1, updated: 1, deleted: 0, replaced: 0 });
+    const rules = await ws.cloud.client('network').list<{ port_range_min: number | null }>('/security-group-rules', 'security_group_rules', { security_group_id: built!.ids['sg-web']! });
+    expect(rules.map((x) => x.port_range_min).filter((x) => x !== null).sort()).toEqual([22, 443, 8080]);
+    const [extra] = await ws.cloud.client('network').list<{ id: string }>('/subnets', 'subnets', { network_id: built!.ids['net-app']!, cidr: '10.71.8.0/24' });
+    expect(extra?.id).toBeDefined();
+    const { [extra!.id]: _new, ...after } = await neutronIds();
+    expect(after).toEqual(before);
+  }, 600_000);
+
+  it('removing an adopted object\'s file with --prune detaches it by default; with onDelete: delete it is deleted', async () => {
+    const network = ws.cloud.client('network');
+    rmSync(join(ws.repo, 'alpha', 'port-vip.yaml'));
+    const file = 'alpha/port-scratch.yaml';
+    ws.write({ [file]: ws.read(file).replace(/ {2}import:/, '  onDelete: delete\n  import:') });
+    expect((await ws.apply({ prune: true })).report).toMatchObject({ deleted: 0, errors: [] });
+    expect(await network.find(`/ports/${built!.ids['port-vip']!}`)).toBeDefined();
+    ws.remove(file);
+    const r = await ws.apply({ prune: true });
+    expect(r.report).toMatchObject({ deleted: 1, errors: [] });
+    expect(r.report!.warnings.join('\n')).toMatch(/alpha\/Port\/vip: no longer declared and left in OpenStack \(onDelete: detach\)/);
+    expect(await network.find(`/ports/${built!.ids['port-scratch']!}`)).toBeUndefined();
+    expect(await network.find(`/ports/${built!.ids['port-vip']!}`)).toBeDefined();
+  }, 600_000);
+});
