@@ -100,7 +100,11 @@ export type ImportSpec = {
   id?: OpenstackID;
   /** Criteria that must match exactly one object. */
   filter?: ImportFilter;
-  /** Take the object over (with managementPolicy managed): the first apply writes only the ownership marker on it, its id unchanged; from then on it is managed like an object KupenStack created (updates, and deletion on prune only with onDelete: delete; an adopted object is detached by default). Without adopt, a managed import is observe-only. */
+  /**
+   * Take the object over (with managementPolicy managed): the first apply writes only the ownership marker on it, its
+   * id unchanged; from then on it is managed like an object KupenStack created (updates, and deletion on prune only
+   * with onDelete: delete; an adopted object is detached by default). Without adopt, a managed import is observe-only.
+   */
   adopt?: boolean;
 };
 
