@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,7 @@ import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';
-import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+import { adminKubeconfig, ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
  * What a Flux user expects of Syncs in the cluster, against the real
@@ -167,4 +168,32 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     await until('the Sync Ready at the new revision', () => Promise.resolve(status(nets).lastAppliedRevision === `main@sha1:${sha}` && cond(nets)?.status === 'True'), 240_000, 1000);
     expect((await neutron('networks')).map((n) => n.name)).toContain('second');
   }, 480_000);
+
+  it('kupenstack get syncs, kupenstack reconcile sync and kubectl kupenstack get syncs, against the test bed', () => {
+    const env = { ...process.env, KUBECONFIG: adminKubeconfig };
+    const cli = (args: string[], e = env): { status: number | null; stdout: string; stderr: string } => spawnSync(process.execPath, [join(repo, 'agent/cli/main.ts'), ...args], { encoding: 'utf8', env: e, timeout: 180_000 });
+    const got = cli(['get', 'syncs', '-l', `kupenstack.io/test-run=${run}`]);
+    expect(got.status, got.stderr).toBe(0);
+    const lines = got.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +MESSAGE$/);
+    expect(lines.find((l) => l.startsWith(nets))).toMatch(new RegExp(`^${nets} +main@sha1:${git.head()} +false +True +applied revision main@sha1:${git.head()}`));
+    expect(lines.find((l) => l.startsWith(tenants))).toMatch(new RegExp(`^${tenants} +main@sha1:[0-9a-f]{40} +false +True `));
+
+    const rec = cli(['reconcile', 'sync', nets, '--timeout', '150s']);
+    expect(rec.status, rec.stderr).toBe(0);
+    expect(rec.stdout).toMatch(new RegExp(`^✔ Sync ${nets} reconciled: applied revision main@sha1:${git.head()}`));
+    const handled = getJson<{ metadata: { annotations: Record<string, string> }; status: { lastHandledReconcileAt?: string } }>(['get', 'sync.kupenstack.io', nets]);
+    expect(handled.status.lastHandledReconcileAt).toBe(handled.metadata.annotations['kupenstack.io/reconcile-requested-at']);
+    const missing = cli(['reconcile', 'sync', `nope-${run}`]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(`Sync nope-${run} does not exist in this cluster`);
+
+    // The same binary as a kubectl plugin: kubectl finds kubectl-kupenstack on PATH.
+    const bin = mkdtempSync(join(tmpdir(), 'ks-plugin-'));
+    writeFileSync(join(bin, 'kubectl-kupenstack'), `#!/bin/sh\nexec "${process.execPath}" "${join(repo, 'agent/cli/main.ts')}" "$@"\n`, { mode: 0o755 });
+    const plugin = spawnSync('kubectl', ['kupenstack', 'get', 'syncs', '-l', `kupenstack.io/test-run=${run}`], { encoding: 'utf8', env: { ...env, PATH: `${bin}:${process.env.PATH ?? ''}` }, timeout: 120_000 });
+    expect(plugin.status, plugin.stderr).toBe(0);
+    expect(plugin.stdout.split('\n')[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +MESSAGE$/);
+    expect(plugin.stdout).toContain(nets);
+  }, 600_000);
 });
