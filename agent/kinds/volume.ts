@@ -137,6 +137,11 @@ export const volume: KindAdapter = {
     await ctx.apis.volume.remove(path);
   },
 
+  async remark(ctx, remote, marker) {
+    // POST merges: the user's keys stay as they are, the marker's are added (or rewritten).
+    await ctx.apis.volume.post(`/volumes/${remote.id}/metadata`, { metadata: markerMetadata(marker) });
+  },
+
   async get(ctx, id) {
     const res = await ctx.apis.volume.find<{ volume: RawVolume }>(`/volumes/${encodeURIComponent(id)}`);
     return res ? toRemote(res.volume) : undefined;

@@ -1041,6 +1041,12 @@ export interface Port {
  * It has no managementPolicy or import: the project's quotas always exist.
  */
 export type ProjectQuotaSpec = {
+  /**
+   * Take over the project's quotas as they are (`kupenstack export` writes this): `id` is the project's id, and `adopt:
+   * true` makes the only write the project tag that marks them as this owner's. A filter is not accepted: a project has
+   * exactly one set of quotas.
+   */
+  import?: ImportSpec;
   /** When the manifest is removed: delete resets the quotas to the cloud's defaults, detach leaves them as they are. */
   onDelete?: OnDelete;
   /** Nova quotas. */

@@ -163,6 +163,17 @@ export const virtualMachine: KindAdapter = {
     await ctx.apis.compute.remove(`/servers/${remote.id}`);
   },
 
+  /**
+   * Two writes, both idempotent: the owner tag (what observe lists by) and the
+   * metadata marker, with the image's manifest name that `image` is read from
+   * (an adopted server did not have it, and without it the plan would rebuild).
+   */
+  async remark(ctx, remote, marker, m) {
+    const spec = specOf(m);
+    if (!strings(remote.raw.tags).includes(ownerTag(marker.owner))) await ctx.apis.compute.call('PUT', `/servers/${remote.id}/tags/${encodeURIComponent(ownerTag(marker.owner))}`, { ok: [201, 204], signal: ctx.signal });
+    await ctx.apis.compute.post(`/servers/${remote.id}/metadata`, { metadata: { ...markerMetadata(marker), ...(spec.imageRef ? { [metaImage]: spec.imageRef.name } : {}) } });
+  },
+
   async get(ctx, id) {
     const s = await showServer(ctx, id);
     if (!s) return undefined;
