@@ -37,8 +37,8 @@ export interface BuiltCloud {
  * Calls in a project's scope go as the admin user with a role in it, as a
  * person with the CLI would.
  */
-export async function buildCloud(prefix: string): Promise<BuiltCloud> {
-  const ids: Record<string, string> = {};
+export async function buildCloud(prefix: string, ids: Record<string, string> = {}): Promise<BuiltCloud> {
+  // The caller's record, filled as objects are made: a build that fails or times out half-way is still cleaned up.
   const id = async (key: string, ...args: string[]): Promise<string> => (ids[key] = String((await openstack(...args)).id));
   const alpha = await id('project-alpha', 'project', 'create', `${prefix}alpha`, '--description', 'built by hand');
   const beta = await id('project-beta', 'project', 'create', `${prefix}beta`);

@@ -29,15 +29,18 @@ async function neutronIds(): Promise<Record<string, string>> {
   return out;
 }
 
+const building: Record<string, string> = {};
+
 beforeAll(async () => {
   ws = new Workspace();
-  built = await buildCloud(ws.config.projectPrefix);
-}, 600_000);
+  // About 45 CLI calls, each a Python start: minutes on a busy bed.
+  built = await buildCloud(ws.config.projectPrefix, building);
+}, 1_800_000);
 
 afterAll(async () => {
-  if (built) await destroyCloud({ ...built, ids: { ...built.ids, ...made } });
+  await destroyCloud({ ids: { ...building, ...made } });
   await ws.dispose();
-}, 600_000);
+}, 900_000);
 
 describe('taking over a cloud built without KupenStack: export, then adopt', () => {
   let before: Record<string, string>;
