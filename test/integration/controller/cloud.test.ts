@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenStackCloudStatus } from '../../../agent/model/kinds.generated.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
@@ -69,6 +69,15 @@ beforeAll(async () => {
   await start();
   await until('a leader', () => Promise.resolve(controllers.some(leads)), 30_000, 200);
 }, 300_000);
+
+// A failure under load is read from what each replica said about the cloud and its Lease.
+afterEach(({ task }) => {
+  if (task.result?.state !== 'fail') return;
+  for (const [i, c] of controllers.entries()) {
+    const lines = c.log().split('\n').filter((l) => /^\S+ (cloud|leader|status) /.test(l) || / (cloud|leader|status) {1,3}/.test(l));
+    process.stderr.write(`[cloud-cr] replica ${i} (${c.logFile}), its last cloud/leader/status lines:\n${lines.slice(-80).join('\n')}\n`);
+  }
+});
 
 afterAll(async () => {
   for (const c of controllers) await c.stop();
