@@ -223,6 +223,10 @@ export class CloudLoop {
         log: this.opts.log,
         signal,
         onStatus: progress,
+        // Before each object: a replica that stopped acting mid-step (paused, partitioned) writes no further object.
+        beforeWrite: () => {
+          if (!stillActing()) throw signal.reason as Error;
+        },
         onStep: (step, what) => {
           // Thrown out of the engine: no further object of this step is applied by a replica that does not act.
           if (!stillActing()) throw signal.reason as Error;

@@ -167,6 +167,11 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     expect(leads(other)).toBe(true);
     const seen = leader.log().length;
     const status = JSON.stringify(cr().status);
+    // Audit W10: an identical re-apply would be invisible, so every workload gets a value the resumed
+    // replica's server-side apply would set back (the cloud label it owns on each object it applies).
+    const workloads = ['deployments', 'statefulsets', 'daemonsets', 'jobs'].flatMap((kind) => items(kind).map((w) => `${kind}/${w.metadata.name}`));
+    expect(workloads.length).toBeGreaterThan(10);
+    for (const w of workloads) kubectlOk(['-n', ns, 'label', w, '--overwrite', 'kupenstack.io/cloud=tampered-by-the-test']);
     leader.child!.kill('SIGCONT');
     await until('the resumed replica to stop its run', () => Promise.resolve(/cloud {3}cloudcr-\w+: run stopped \(/.test(leader.log().slice(seen))), 60_000, 200);
     const after = leader.log().slice(seen);
@@ -174,6 +179,8 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     // What it wrote would show in the status: the new leader's stays as it was.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(JSON.stringify(cr().status)).toBe(status);
+    const reapplied = workloads.filter((w) => kubectlOk(['-n', ns, 'get', w, '-o', 'jsonpath={.metadata.labels.kupenstack\\.io/cloud}']).trim() !== 'tampered-by-the-test');
+    expect(reapplied, 'objects the resumed replica applied again').toEqual([]);
     expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'placement-api']).spec.replicas).toBe(2);
     console.log(`[cloud-cr] leader paused: the other replica finished the run in ${takeoverMs} ms; the resumed one stopped: ${/run stopped \(([^)]*)\)/.exec(after)?.[1] ?? '?'}`);
   }, 600_000);
