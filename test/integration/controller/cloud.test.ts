@@ -45,7 +45,8 @@ function snapshot(): Map<string, string> {
   return out;
 }
 async function start(): Promise<ControllerProcess> {
-  const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', `cc${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--leader-elect', '--leader-election-id', lease, '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s']);
+  // Lease 8 s, renew deadline 6 s: on the loaded 2-core bed a 3-s deadline flapped leadership mid-install (a replica starved of CPU for seconds).
+  const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', `cc${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--leader-elect', '--leader-election-id', lease, '--lease-duration', '8s', '--renew-deadline', '6s', '--retry-period', '1s']);
   controllers.push(c);
   await c.start();
   return c;
@@ -149,7 +150,7 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'glance-api']).spec.replicas).toBe(2);
     c = cr();
     expect(condition(c, 'Ready')?.observedGeneration).toBe(3);
-    console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; takeover after kill -9 of the leader to Ready ${resumeMs} ms (lease 4 s) (kwok, ${Object.keys(services).length} charts)`);
+    console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; takeover after kill -9 of the leader to Ready ${resumeMs} ms (lease 8 s) (kwok, ${Object.keys(services).length} charts)`);
   }, 1_200_000);
 
   it('a leader paused past its renew deadline (SIGSTOP) stops its run when it resumes, writing nothing; the new leader finishes', async () => {
