@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KupenstackError } from '../errors.ts';
 import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
 import { cloudPageSize } from './neutron.ts';
+import { lookAgain } from './look-again.ts';
 import { bucket, openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
@@ -157,13 +157,15 @@ export const volume: KindAdapter = {
   },
 };
 
-/** Waits until the volume leaves a transitional status (extending), within a bound. */
+/** Until the volume leaves a transitional status (extending), within a bound; one look in requeue mode. */
 async function settle(ctx: AdapterContext, id: string): Promise<void> {
-  const end = Date.now() + settleTimeoutMs;
-  for (let delay = 500; Date.now() < end; delay = Math.min(delay * 1.5, 5_000)) {
-    const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
-    if (res.volume.status !== 'extending') return;
-    await sleep(delay, undefined, { signal: ctx.signal });
-  }
-  throw new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`);
+  await lookAgain(ctx, {
+    what: `volume ${id} extends before its retype`,
+    timeoutMs: settleTimeoutMs,
+    look: async () => {
+      const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
+      return res.volume.status !== 'extending' ? { done: true } : { why: 'Cinder status extending' };
+    },
+    onTimeout: () => new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`),
+  });
 }
