@@ -89,6 +89,13 @@ export interface HeldRequest {
   body: string;
 }
 
+/** A request as it passed the proxy, in arrival order: which process wrote to OpenStack, when each has its own proxy. */
+export interface SeenRequest {
+  service: string;
+  method: string;
+  path: string;
+}
+
 /** A request the proxy holds back (see OpenStackFaultProxy.hold). */
 export interface Held {
   /** Resolves when a matching request arrived whole: the service has not seen it yet. */
@@ -127,6 +134,7 @@ export class OpenStackFaultProxy {
   readonly lost: LostAnswer[] = [];
   readonly injected = new Map<FaultKind, number>();
   requests = 0;
+  readonly seen: SeenRequest[] = [];
   private firstPlaced = false;
   private options: FaultOptions;
   private random: () => number;
@@ -233,6 +241,7 @@ export class OpenStackFaultProxy {
 
   private async handle(upstream: Upstream, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
+    this.seen.push({ service: upstream.service, method, path: req.url ?? '/' });
     const held = this.holds.find((h) => !h.taken && h.method === method && h.paths.test(req.url ?? '/'));
     if (held) {
       held.taken = true;
