@@ -8,7 +8,7 @@ import { parse, stringify } from 'yaml';
 import { createJournalName } from '../../../agent/controller/create-journal.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
-import { OpenStackFaultProxy, type SeenRequest } from '../../testbed/faults/openstack-proxy.ts';
+import { OpenStackFaultProxy, type ProxiedRequest } from '../../testbed/faults/openstack-proxy.ts';
 import { ControllerProcess, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
@@ -46,7 +46,7 @@ async function readyz(c: ControllerProcess): Promise<{ code: number; body: { sta
 /** The identity with which a replica (since a log offset) acquired the Lease, if it did. */
 const acquiredAs = (c: ControllerProcess, from = 0): string | undefined => new RegExp(`leader  (\\S+) acquired lease kupenstack-system/${lease}`).exec(c.log().slice(from))?.[1];
 /** What a replica's proxy forwarded that changes OpenStack (a token request changes nothing). */
-const writes = (p: OpenStackFaultProxy, from = 0): SeenRequest[] => p.seen.slice(from).filter((r) => r.method !== 'GET' && r.method !== 'HEAD' && !r.path.endsWith('/auth/tokens'));
+const writes = (p: OpenStackFaultProxy, from = 0): ProxiedRequest[] => p.seen.slice(from).filter((r) => r.method !== 'GET' && r.method !== 'HEAD' && !r.path.endsWith('/auth/tokens'));
 const holder = (): string => kubectlOk(['get', 'lease', lease, '-n', 'kupenstack-system', '-o', 'jsonpath={.spec.holderIdentity}']);
 const crId = (name: string): string => kubectlOk(['get', 'networks.kupenstack.io', name, '-n', ns, '-o', 'jsonpath={.status.id}']);
 

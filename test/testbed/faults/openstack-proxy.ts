@@ -90,7 +90,7 @@ export interface HeldRequest {
 }
 
 /** A request as it passed the proxy, in arrival order: which process wrote to OpenStack, when each has its own proxy. */
-export interface SeenRequest {
+export interface ProxiedRequest {
   service: string;
   method: string;
   path: string;
@@ -134,7 +134,7 @@ export class OpenStackFaultProxy {
   readonly lost: LostAnswer[] = [];
   readonly injected = new Map<FaultKind, number>();
   requests = 0;
-  readonly seen: SeenRequest[] = [];
+  readonly seen: ProxiedRequest[] = [];
   private firstPlaced = false;
   private options: FaultOptions;
   private random: () => number;
