@@ -40,6 +40,7 @@ function toRemote(raw: RawVolume): Remote {
       volume_type: raw.volume_type,
       availability_zone: raw.availability_zone,
       imageRef: imageMeta?.image_id ?? null,
+      snapshot_id: raw.snapshot_id ?? null,
       multiattach: raw.multiattach,
       metadata: userMetadata(raw),
     },
@@ -57,6 +58,7 @@ export const volume: KindAdapter = {
     volume_type: 'update',
     availability_zone: 'replace',
     imageRef: 'replace',
+    snapshot_id: 'replace',
     multiattach: 'replace',
     metadata: 'update',
   },
@@ -94,6 +96,9 @@ export const volume: KindAdapter = {
     };
     const image = refName(spec.imageRef);
     if (image) out.imageRef = ctx.idOf('Image', image);
+    const snapshot = refName((spec.source as { snapshotRef?: unknown } | undefined)?.snapshotRef);
+    // Cinder copies the snapshot into the new volume at create: snapshot_id goes in the create body as it is.
+    if (snapshot) out.snapshot_id = ctx.idOf('VolumeSnapshot', snapshot);
     return out;
   },
 
