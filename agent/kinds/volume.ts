@@ -1,6 +1,7 @@
 import { KupenstackError } from '../errors.ts';
 import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
 import { cloudPageSize } from './neutron.ts';
+import { deleteCinder, findCinder } from './cinder.ts';
 import { lookAgain } from './look-again.ts';
 import { bucket, openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
@@ -15,6 +16,7 @@ import { bucket, openstackName, pick, refName, type AdapterContext, type Health,
  */
 
 type RawVolume = Record<string, unknown>;
+const cinder = { collection: 'volumes', key: 'volume' };
 
 /** In-use volumes can be extended from 3.42 on. */
 const extendVersion = { 'openstack-api-version': 'volume 3.42' };
@@ -133,13 +135,7 @@ export const volume: KindAdapter = {
   },
 
   async delete(ctx, remote) {
-    const path = `/volumes/${remote.id}`;
-    const res = await ctx.apis.volume.call('DELETE', path, { ok: [202, 204, 400, 404], signal: ctx.signal });
-    if (res.status !== 400) return;
-    // Cinder refuses a second DELETE while the first one runs: that is "already going".
-    const now = await ctx.apis.volume.find<{ volume: RawVolume }>(path);
-    if (!now || now.volume.status === 'deleting') return;
-    await ctx.apis.volume.remove(path);
+    await deleteCinder(ctx, cinder, remote.id);
   },
 
   async get(ctx, id) {
@@ -147,12 +143,7 @@ export const volume: KindAdapter = {
     return res ? toRemote(res.volume) : undefined;
   },
 
-  async find(ctx, filter) {
-    if (filter.tags?.length) throw new KupenstackError('import.unsupported', 'Cinder volumes have no tags: import a volume by id, name or description');
-    const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { name: filter.name });
-    // Cinder has no description filter.
-    return items.map(toRemote).filter((r) => filter.description === undefined || r.fields.description === filter.description);
-  },
+  find: (ctx, filter) => findCinder(ctx, cinder, filter, toRemote),
 
   health(remote): Health {
     const status = String(remote.status);

@@ -1,6 +1,6 @@
-import { KupenstackError } from '../errors.ts';
 import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
 import { cloudPageSize } from './neutron.ts';
+import { deleteCinder, findCinder } from './cinder.ts';
 import { bucket, openstackName, pick, refName, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
@@ -12,6 +12,7 @@ import { bucket, openstackName, pick, refName, type Health, type KindAdapter, ty
  */
 
 type RawSnapshot = Record<string, unknown>;
+const cinder = { collection: 'snapshots', key: 'snapshot' };
 
 const userMetadata = (raw: RawSnapshot): Record<string, string> =>
   Object.fromEntries(Object.entries((raw.metadata ?? {}) as Record<string, string>).filter(([k]) => !k.startsWith('kupenstack_')));
@@ -90,13 +91,7 @@ export const volumeSnapshot: KindAdapter = {
   },
 
   async delete(ctx, remote) {
-    const path = `/snapshots/${remote.id}`;
-    const res = await ctx.apis.volume.call('DELETE', path, { ok: [202, 204, 400, 404], signal: ctx.signal });
-    if (res.status !== 400) return;
-    // A second DELETE while the first runs is refused: that is "already going".
-    const now = await ctx.apis.volume.find<{ snapshot: RawSnapshot }>(path);
-    if (!now || now.snapshot.status === 'deleting') return;
-    await ctx.apis.volume.remove(path);
+    await deleteCinder(ctx, cinder, remote.id);
   },
 
   async get(ctx, id) {
@@ -104,11 +99,7 @@ export const volumeSnapshot: KindAdapter = {
     return res ? toRemote(res.snapshot) : undefined;
   },
 
-  async find(ctx, filter) {
-    if (filter.tags?.length) throw new KupenstackError('import.unsupported', 'Cinder snapshots have no tags: import a snapshot by id, name or description');
-    const items = await ctx.apis.volume.list<RawSnapshot>('/snapshots/detail', 'snapshots', { name: filter.name });
-    return items.map(toRemote).filter((r) => filter.description === undefined || r.fields.description === filter.description);
-  },
+  find: (ctx, filter) => findCinder(ctx, cinder, filter, toRemote),
 
   health(remote): Health {
     const status = String(remote.status);
