@@ -265,6 +265,11 @@ export interface AdapterContext {
   /** Per-run memo for lookups several manifests share (an external network by filter, a public flavor by name). */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   signal?: AbortSignal;
+  /**
+   * Progress by requeue (the controller): an adapter never waits for OpenStack;
+   * it looks once and throws NotYet (kinds/look-again.ts). Absent = it waits (standalone apply).
+   */
+  requeue?: boolean;
   /** Secret values a manifest names (VM user data); absent where none can be read (plan --base). */
   secrets?: SecretResolver;
   /**

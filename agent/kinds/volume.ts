@@ -1,7 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KupenstackError } from '../errors.ts';
 import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
 import { cloudPageSize } from './neutron.ts';
+import { deleteCinder, findCinder } from './cinder.ts';
+import { lookAgain } from './look-again.ts';
 import { bucket, openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
@@ -15,6 +16,7 @@ import { bucket, openstackName, pick, refName, type AdapterContext, type Health,
  */
 
 type RawVolume = Record<string, unknown>;
+const cinder = { collection: 'volumes', key: 'volume' };
 
 /** In-use volumes can be extended from 3.42 on. */
 const extendVersion = { 'openstack-api-version': 'volume 3.42' };
@@ -40,6 +42,7 @@ function toRemote(raw: RawVolume): Remote {
       volume_type: raw.volume_type,
       availability_zone: raw.availability_zone,
       imageRef: imageMeta?.image_id ?? null,
+      snapshot_id: raw.snapshot_id ?? null,
       multiattach: raw.multiattach,
       metadata: userMetadata(raw),
     },
@@ -57,6 +60,7 @@ export const volume: KindAdapter = {
     volume_type: 'update',
     availability_zone: 'replace',
     imageRef: 'replace',
+    snapshot_id: 'replace',
     multiattach: 'replace',
     metadata: 'update',
   },
@@ -94,6 +98,9 @@ export const volume: KindAdapter = {
     };
     const image = refName(spec.imageRef);
     if (image) out.imageRef = ctx.idOf('Image', image);
+    const snapshot = refName((spec.source as { snapshotRef?: unknown } | undefined)?.snapshotRef);
+    // Cinder copies the snapshot into the new volume at create: snapshot_id goes in the create body as it is.
+    if (snapshot) out.snapshot_id = ctx.idOf('VolumeSnapshot', snapshot);
     return out;
   },
 
@@ -128,13 +135,7 @@ export const volume: KindAdapter = {
   },
 
   async delete(ctx, remote) {
-    const path = `/volumes/${remote.id}`;
-    const res = await ctx.apis.volume.call('DELETE', path, { ok: [202, 204, 400, 404], signal: ctx.signal });
-    if (res.status !== 400) return;
-    // Cinder refuses a second DELETE while the first one runs: that is "already going".
-    const now = await ctx.apis.volume.find<{ volume: RawVolume }>(path);
-    if (!now || now.volume.status === 'deleting') return;
-    await ctx.apis.volume.remove(path);
+    await deleteCinder(ctx, cinder, remote.id);
   },
 
   async remark(ctx, remote, marker) {
@@ -147,12 +148,7 @@ export const volume: KindAdapter = {
     return res ? toRemote(res.volume) : undefined;
   },
 
-  async find(ctx, filter) {
-    if (filter.tags?.length) throw new KupenstackError('import.unsupported', 'Cinder volumes have no tags: import a volume by id, name or description');
-    const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { name: filter.name });
-    // Cinder has no description filter.
-    return items.map(toRemote).filter((r) => filter.description === undefined || r.fields.description === filter.description);
-  },
+  find: (ctx, filter) => findCinder(ctx, cinder, filter, toRemote),
 
   health(remote): Health {
     const status = String(remote.status);
@@ -162,13 +158,15 @@ export const volume: KindAdapter = {
   },
 };
 
-/** Waits until the volume leaves a transitional status (extending), within a bound. */
+/** Until the volume leaves a transitional status (extending), within a bound; one look in requeue mode. */
 async function settle(ctx: AdapterContext, id: string): Promise<void> {
-  const end = Date.now() + settleTimeoutMs;
-  for (let delay = 500; Date.now() < end; delay = Math.min(delay * 1.5, 5_000)) {
-    const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
-    if (res.volume.status !== 'extending') return;
-    await sleep(delay, undefined, { signal: ctx.signal });
-  }
-  throw new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`);
+  await lookAgain(ctx, {
+    what: `volume ${id} extends before its retype`,
+    timeoutMs: settleTimeoutMs,
+    look: async () => {
+      const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
+      return res.volume.status !== 'extending' ? { done: true } : { why: 'Cinder status extending' };
+    },
+    onTimeout: () => new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`),
+  });
 }
