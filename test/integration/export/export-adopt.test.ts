@@ -54,7 +54,7 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     const alpha = readdirSync(join(ws.repo, 'alpha')).sort();
     const prefix = ws.config.projectPrefix;
     // The server's NIC and the floating IP's port are part of the VM and the floating IP, not Port manifests.
-    expect(alpha.filter((f) => !f.startsWith('floatingip-'))).toEqual([`flavor-${prefix}secret.yaml`, `keypair-${prefix}ops.yaml`, 'image-tiny.yaml', 'network-app.yaml', 'network-shared-net.yaml', 'port-scratch.yaml', 'port-vip.yaml', 'projectquota-quotas.yaml', 'router-edge.yaml', 'securitygroup-db.yaml', 'securitygroup-web.yaml', 'subnet-app-subnet.yaml', 'subnet-shared-subnet.yaml', 'virtualmachine-web-1.yaml', 'volume-data.yaml']);
+    expect(alpha.filter((f) => !f.startsWith('floatingip-'))).toEqual([`flavor-${prefix}secret.yaml`, 'image-tiny.yaml', `keypair-${prefix}ops.yaml`, 'network-app.yaml', 'network-shared-net.yaml', 'port-scratch.yaml', 'port-vip.yaml', 'projectquota-quotas.yaml', 'router-edge.yaml', 'securitygroup-db.yaml', 'securitygroup-web.yaml', 'subnet-app-subnet.yaml', 'subnet-shared-subnet.yaml', 'virtualmachine-web-1.yaml', 'volume-data.yaml']);
     const fips = alpha.filter((f) => f.startsWith('floatingip-'));
     expect(fips).toHaveLength(1);
     const read = (ns: string, f: string): string => readFileSync(join(ws.repo, ns, f), 'utf8');
