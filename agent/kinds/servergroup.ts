@@ -1,6 +1,6 @@
 import { KupenstackError } from '../errors.ts';
 import { parseDescriptionMarker, withDescriptionMarker } from '../ownership/marker.ts';
-import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
+import { bucket, openstackName, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
  * Nova server groups. Nova has no update call for them and they carry no
@@ -9,11 +9,14 @@ import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
  *   written by the create call, which is what makes adoption and prune safe;
  * - every field is `replace`. A replaced group cascades to the VMs that name it:
  *   a server joins a group only when it is created (VirtualMachine's `server_group`).
- * Nova's list answers at most `osapi_max_limit` (1000) groups a project without a
- * next link, so observe is one call per project (no cloud-wide list).
+ * Nova's list gives no next link, so the cloud-wide list (one for every project
+ * observed, `all_projects`) pages by `limit`/`offset` until a short page.
  */
 
 type RawServerGroup = { id: string; name: string; policy?: string; policies?: string[]; rules?: Record<string, unknown>; members?: string[]; project_id?: string } & Record<string, unknown>;
+
+/** Nova's default `osapi_max_limit`: a page this long may have a next one. */
+const pageSize = 1000;
 
 /** policy as a string and rules: microversion 2.64 (Zed speaks up to 2.93; the agent negotiates 2.90). */
 const minimumMinor = 64;
@@ -63,6 +66,19 @@ export const serverGroup: KindAdapter = {
       .filter((g) => g.project_id === undefined || g.project_id === ctx.projectId)
       .map(toRemote)
       .filter((r) => r.marker?.owner === ctx.owner);
+  },
+
+  async observeCloud(ctx) {
+    // One list for every project: the reads of a run do not grow with the number of namespaces.
+    const out = new Map<string, Remote[]>();
+    for (let offset = 0; ; offset += pageSize) {
+      const page = await ctx.apis.compute.list<RawServerGroup>('/os-server-groups', 'server_groups', { all_projects: 'True', limit: pageSize, offset });
+      for (const g of page) {
+        const remote = toRemote(g);
+        if (remote.marker?.owner === ctx.owner && g.project_id && ctx.projects.has(g.project_id)) bucket(out, g.project_id, remote);
+      }
+      if (page.length < pageSize) return out;
+    }
   },
 
   desired(m) {
