@@ -1,5 +1,7 @@
 import { KupenstackError } from '../errors.ts';
-import type { AdapterContext, ImportFilter, Remote } from './adapter.ts';
+import { metaOwner } from '../ownership/marker.ts';
+import { bucket, type AdapterContext, type CloudContext, type ImportFilter, type Remote } from './adapter.ts';
+import { cloudPageSize } from './neutron.ts';
 
 /** What Cinder's volumes and snapshots share: a resource path and the key its object answers under. */
 export interface CinderResource {
@@ -7,6 +9,31 @@ export interface CinderResource {
   collection: string;
   /** `volume` or `snapshot`. */
   key: string;
+  /** The attribute an admin list names each object's project by. */
+  projectAttr: string;
+}
+
+type Raw = Record<string, unknown>;
+
+/** This project's objects of the owner: one list filtered by the marker's metadata. */
+export async function observeCinder(ctx: AdapterContext, r: CinderResource, toRemote: (raw: Raw) => Remote): Promise<Remote[]> {
+  const items = await ctx.apis.volume.list<Raw>(`/${r.collection}/detail`, r.collection, { metadata: JSON.stringify({ [metaOwner]: ctx.owner }) });
+  return items.map(toRemote).filter((x) => x.marker?.owner === ctx.owner);
+}
+
+/** Every observed project's objects of the owner in one paginated admin list (`all_tenants`), kept per project. */
+export async function observeCinderCloud(ctx: CloudContext, r: CinderResource, toRemote: (raw: Raw) => Remote): Promise<Map<string, Remote[]>> {
+  const out = new Map<string, Remote[]>();
+  const query = { all_tenants: 1, metadata: JSON.stringify({ [metaOwner]: ctx.owner }), limit: cloudPageSize };
+  for await (const page of ctx.apis.volume.pages<Raw>(`/${r.collection}/detail`, r.collection, query)) {
+    for (const raw of page) {
+      const projectId = raw[r.projectAttr];
+      if (typeof projectId !== 'string' || !ctx.projects.has(projectId)) continue;
+      const remote = toRemote(raw);
+      if (remote.marker?.owner === ctx.owner) bucket(out, projectId, remote);
+    }
+  }
+  return out;
 }
 
 /**

@@ -1,9 +1,8 @@
 import { KupenstackError } from '../errors.ts';
-import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
-import { cloudPageSize } from './neutron.ts';
-import { deleteCinder, findCinder } from './cinder.ts';
+import { markerFromMetadata, markerMetadata } from '../ownership/marker.ts';
+import { deleteCinder, findCinder, observeCinder, observeCinderCloud } from './cinder.ts';
 import { lookAgain } from './look-again.ts';
-import { bucket, openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
+import { openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
  * Cinder volumes. The marker is volume metadata, written by the create call;
@@ -16,7 +15,7 @@ import { bucket, openstackName, pick, refName, type AdapterContext, type Health,
  */
 
 type RawVolume = Record<string, unknown>;
-const cinder = { collection: 'volumes', key: 'volume' };
+const cinder = { collection: 'volumes', key: 'volume', projectAttr: 'os-vol-tenant-attr:tenant_id' };
 
 /** In-use volumes can be extended from 3.42 on. */
 const extendVersion = { 'openstack-api-version': 'volume 3.42' };
@@ -71,24 +70,9 @@ export const volume: KindAdapter = {
     attachments: Array.isArray(remote.raw.attachments) ? (remote.raw.attachments as { server_id?: string; device?: string }[]).map((a) => ({ ...(a.server_id ? { serverID: a.server_id } : {}), ...(a.device ? { device: a.device } : {}) })) : [],
   }),
 
-  async observe(ctx) {
-    const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { metadata: JSON.stringify({ [metaOwner]: ctx.owner }) });
-    return items.map(toRemote).filter((r) => r.marker?.owner === ctx.owner);
-  },
+  observe: (ctx) => observeCinder(ctx, cinder, toRemote),
 
-  async observeCloud(ctx) {
-    const out = new Map<string, Remote[]>();
-    const query = { all_tenants: 1, metadata: JSON.stringify({ [metaOwner]: ctx.owner }), limit: cloudPageSize };
-    for await (const page of ctx.apis.volume.pages<RawVolume>('/volumes/detail', 'volumes', query)) {
-      for (const raw of page) {
-        const projectId = raw['os-vol-tenant-attr:tenant_id'];
-        if (!ctx.projects.has(projectId as string)) continue;
-        const remote = toRemote(raw);
-        if (remote.marker?.owner === ctx.owner) bucket(out, projectId, remote);
-      }
-    }
-    return out;
-  },
+  observeCloud: (ctx) => observeCinderCloud(ctx, cinder, toRemote),
 
   desired(m, ctx) {
     const spec = m.spec;

@@ -1,7 +1,6 @@
-import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
-import { cloudPageSize } from './neutron.ts';
-import { deleteCinder, findCinder } from './cinder.ts';
-import { bucket, openstackName, pick, refName, type Health, type KindAdapter, type Remote } from './adapter.ts';
+import { markerFromMetadata, markerMetadata } from '../ownership/marker.ts';
+import { deleteCinder, findCinder, observeCinder, observeCinderCloud } from './cinder.ts';
+import { openstackName, pick, refName, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
  * Cinder snapshots. As for volumes, the marker is metadata written by the
@@ -12,7 +11,7 @@ import { bucket, openstackName, pick, refName, type Health, type KindAdapter, ty
  */
 
 type RawSnapshot = Record<string, unknown>;
-const cinder = { collection: 'snapshots', key: 'snapshot' };
+const cinder = { collection: 'snapshots', key: 'snapshot', projectAttr: 'os-extended-snapshot-attributes:project_id' };
 
 const userMetadata = (raw: RawSnapshot): Record<string, string> =>
   Object.fromEntries(Object.entries((raw.metadata ?? {}) as Record<string, string>).filter(([k]) => !k.startsWith('kupenstack_')));
@@ -47,24 +46,9 @@ export const volumeSnapshot: KindAdapter = {
     ...(typeof remote.raw.volume_id === 'string' ? { volumeID: remote.raw.volume_id } : {}),
   }),
 
-  async observe(ctx) {
-    const items = await ctx.apis.volume.list<RawSnapshot>('/snapshots/detail', 'snapshots', { metadata: JSON.stringify({ [metaOwner]: ctx.owner }) });
-    return items.map(toRemote).filter((r) => r.marker?.owner === ctx.owner);
-  },
+  observe: (ctx) => observeCinder(ctx, cinder, toRemote),
 
-  async observeCloud(ctx) {
-    const out = new Map<string, Remote[]>();
-    const query = { all_tenants: 1, metadata: JSON.stringify({ [metaOwner]: ctx.owner }), limit: cloudPageSize };
-    for await (const page of ctx.apis.volume.pages<RawSnapshot>('/snapshots/detail', 'snapshots', query)) {
-      for (const raw of page) {
-        const projectId = raw['os-extended-snapshot-attributes:project_id'];
-        if (!ctx.projects.has(projectId as string)) continue;
-        const remote = toRemote(raw);
-        if (remote.marker?.owner === ctx.owner) bucket(out, projectId, remote);
-      }
-    }
-    return out;
-  },
+  observeCloud: (ctx) => observeCinderCloud(ctx, cinder, toRemote),
 
   desired(m, ctx) {
     const out: Record<string, unknown> = { name: openstackName(m), ...pick(m.spec, { description: 'description', metadata: 'metadata' }) };
