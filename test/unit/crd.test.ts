@@ -29,6 +29,19 @@ const nodes = (root: JsonSchema, path = ''): [string, JsonSchema][] => [
 type Validation = { rule: string; message: string };
 const validations = (node: JsonSchema): Validation[] => (node['x-kubernetes-validations'] as Validation[] | undefined) ?? [];
 
+describe('the names of the CRDs', () => {
+  // The API server refuses a CRD whose plural, singular or short name another CRD of the group already uses
+  // (NamesAccepted=False, never Established): ServerGroup's first short name `kssg` was SecurityGroup's.
+  it('no two kinds share a plural, singular or short name', () => {
+    const owners = new Map<string, string[]>();
+    for (const c of crds.values()) {
+      const n = c.spec.names;
+      for (const name of new Set([n.plural, n.singular, ...(n.shortNames ?? [])])) owners.set(name, [...(owners.get(name) ?? []), n.kind]);
+    }
+    expect([...owners].filter(([, kinds]) => kinds.length > 1)).toEqual([]);
+  });
+});
+
 describe('CRDs fit for server-side apply', () => {
   it.each([...crds.keys()])('%s: status.conditions is a map list keyed by type, so two managers can each own a condition', (kind) => {
     const conditions = at(schemaOf(kind), 'status.conditions');
