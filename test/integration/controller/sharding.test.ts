@@ -156,7 +156,9 @@ describe('kupenstack controller --shards a,b,c, three replicas', () => {
     expect(request, replicas.get('b')!.log().slice(-4000)).toBeDefined();
     const killed = Date.now();
     replicas.get('b')!.kill9();
-    const inFlight = (JSON.parse(request!.body) as { networks: { name: string; project_id: string }[] }).networks;
+    // One network per namespace goes as a single POST, several as Neutron's bulk form.
+    const posted = JSON.parse(request!.body) as { networks?: { name: string; project_id: string }[]; network?: { name: string; project_id: string } };
+    const inFlight = posted.networks ?? (posted.network ? [posted.network] : []);
     expect(inFlight.map((n) => n.name)).toEqual(['after-kill']);
     const heldNs = (await Promise.all(bNamespaces.map(async (ns) => ({ ns, project: (await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns.name}` }))[0]?.id })))).find((x) => x.project === inFlight[0]!.project_id)!.ns;
     // In flight at the kill: Neutron has no after-kill in that project yet.
