@@ -5,7 +5,8 @@ import { maxBulk } from './bulk.ts';
 import { PendingReference } from './context.ts';
 import type { Execution } from './execution.ts';
 import { followUp, laneOf, reconcileNode } from './reconcile-node.ts';
-import type { Progress } from './progress.ts';
+import { markProgressing } from './mark-progressing.ts';
+import { notYet } from './wait.ts';
 import type { Node } from './run.ts';
 
 /**
@@ -19,15 +20,17 @@ export async function convergePhase(x: Execution): Promise<void> {
   const { opts } = run;
   const deferred: Node[] = [];
   // Requeue mode: what OpenStack is still working on, and what depends on it (acted on by a later run).
-  const progressing = new Map<string, Progress>();
+  const progressing = x.progressing;
   const dependsOn = (address: string): string[] => [...(rev.graph.dependsOn.get(address) ?? [])].filter((d) => nodes.has(d));
   const step = async (node: Node): Promise<void> => {
     try {
+      // Its old object is still being deleted (replace phase): marked there already.
+      if (progressing.has(node.address)) return;
       const waitingFor = dependsOn(node.address).find((d) => progressing.has(d));
       const progress = waitingFor ? { reason: `waits for ${waitingFor}, which is progressing`, afterMs: progressing.get(waitingFor)!.afterMs } : await reconcileNode(node, run);
       if (progress) {
         progressing.set(node.address, progress);
-        await markProgressing(x, node, progress);
+        await markProgressing(run, node.address, progress, node);
         return;
       }
       const status = (opts.resources[node.address] ??= {});
@@ -39,7 +42,12 @@ export async function convergePhase(x: Execution): Promise<void> {
       if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
       await run.settle(node.address, status);
     } catch (err) {
-      if (err instanceof PendingReference) deferred.push(node);
+      // An adapter that acted and looked once (a resize, an extend): the next run continues from what OpenStack shows.
+      const later = notYet(err);
+      if (later) {
+        progressing.set(node.address, later);
+        await markProgressing(run, node.address, later, node);
+      } else if (err instanceof PendingReference) deferred.push(node);
       else {
         fail(node.address, err);
         await run.settle(node.address, opts.resources[node.address]);
@@ -72,25 +80,9 @@ export async function convergePhase(x: Execution): Promise<void> {
     try {
       await followUp(node, run);
     } catch (err) {
-      fail(address, err);
+      const later = notYet(err);
+      if (later) await markProgressing(run, node.address, later, node);
+      else fail(address, err);
     }
   }
-}
-
-/**
- * An object OpenStack is still working on: Ready False and Reconciling True
- * with reason Progressing (kstatus's "in progress", not a failure), and the
- * outcome's `progressing` tells the front end when to look again.
- */
-async function markProgressing(x: Execution, node: Node, progress: Progress): Promise<void> {
-  const { run } = x;
-  const status = (run.opts.resources[node.address] ??= {});
-  status.ready = false;
-  status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'Progressing', message: progress.reason });
-  const again = `${progress.reason}; looked at again in ${Math.ceil(progress.afterMs / 1000)} s`;
-  status.conditions = setCondition(status.conditions, { type: 'Reconciling', status: 'True', reason: 'Progressing', message: again });
-  status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' });
-  if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
-  run.out.progressing.push({ address: node.address, ...progress });
-  await run.settle(node.address, status);
 }

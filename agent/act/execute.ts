@@ -101,6 +101,9 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     void pc.ctx.apis.network.base().catch(() => undefined);
   }
 
+  // Adapters look once instead of waiting (kinds/look-again.ts).
+  if (opts.requeue) for (const pc of scopes.values()) pc.ctx.requeue = true;
+
   const nodes = new Map<string, Node>();
   for (const m of decision.declared) {
     if (failed.has(m.address) && m.spec.import !== undefined) continue;
@@ -119,7 +122,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     if (node.remote && !node.imported) opts.resources[m.address] = { ...opts.resources[m.address], id: node.remote.id };
   }
 
-  const x: Execution = { rev, decision, seen, run, nodes, scopes, order: rev.order.filter((a) => nodes.has(a)), fail };
+  const x: Execution = { rev, decision, seen, run, nodes, scopes, order: rev.order.filter((a) => nodes.has(a)), fail, progressing: new Map() };
   await replacePhase(x);
   await convergePhase(x);
   await prunePhase(x);

@@ -5,7 +5,7 @@ import { replaceHash } from '../plan/diff.ts';
 import { nextHeal } from '../plan/heal-policy.ts';
 import type { HealAttempt, ResourceState } from '../status/state.ts';
 import type { Node, Run } from './run.ts';
-import { waitGone, waitReady } from './wait.ts';
+import { notYet, waitGone, waitReady } from './wait.ts';
 import { know } from './context.ts';
 import type { Progress } from './progress.ts';
 
@@ -37,7 +37,12 @@ export async function heal(
   try {
     if (step === 'recreate') {
       await node.adapter.delete(node.pc.ctx, node.remote!);
-      await waitGone(node.adapter, node.pc, node.remote!.id, run);
+      progress = await waitGone(node.adapter, node.pc, node.remote!.id, run);
+      if (progress) {
+        // Requeue mode: a later run creates it once the old one is gone (a create then, not a "deleted outside KupenStack").
+        delete state.id;
+        return progress;
+      }
       const desired = await node.adapter.desired(node.m, node.pc.ctx);
       node.remote = await create(node, desired, { owner: run.opts.owner, ref: node.ref, specHash: replaceHash(node.adapter, desired) });
       know(node.pc, node.ref, node.remote);
@@ -55,6 +60,9 @@ export async function heal(
       state.gaveUp = undefined;
     }
   } catch (err) {
+    // An adapter that acted and looked once (requeue mode): the attempt is under way, not failed.
+    progress = notYet(err);
+    if (progress) return progress;
     attempt.result = 'failed';
     attempt.error = err instanceof Error ? err.message : String(err);
     throw err;

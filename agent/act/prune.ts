@@ -2,6 +2,7 @@ import { dag } from '../util/concurrency.ts';
 import { deleteIfEmpty } from './empty-projects.ts';
 import type { Execution } from './execution.ts';
 import { laneOf } from './reconcile-node.ts';
+import { markProgressing } from './mark-progressing.ts';
 import { waitGone } from './wait.ts';
 
 /**
@@ -23,6 +24,8 @@ export async function prunePhase(x: Execution): Promise<void> {
   // One node per deletion, plus one per pruned kind that is done once all of that kind's deletions are.
   const kindDone = (kind: string): string => `kind\n${kind}`;
   const deletionKeys = deletions.map((_, i) => String(i));
+  // Requeue mode: pruned kinds with a deletion OpenStack is still working on → when to look again.
+  const going = new Map<string, number>();
   await dag(
     [...deletionKeys, ...pruned.map(kindDone)],
     (key) => {
@@ -34,11 +37,20 @@ export async function prunePhase(x: Execution): Promise<void> {
     async (key) => {
       if (key.startsWith('kind\n')) return;
       const { address, remote } = deletions[Number(key)]!;
-      const adapter = opts.adapters.get(kindOf(address))!;
+      const kind = kindOf(address);
+      const adapter = opts.adapters.get(kind)!;
       const pc = scopes.get(address.split('/')[0]!)!;
       try {
-        await run.retrying(address, () => adapter.delete(pc.ctx, remote));
-        await waitGone(adapter, pc, remote.id, run);
+        // Requeue mode: what references this kind is still being deleted (a server still holding its port), so this deletion waits for a later run.
+        const before = pruned.find((k) => k !== kind && opts.kindDeps.get(k)?.has(kind) && going.has(k));
+        const waiting = before ? { reason: `waits for the deletion of its ${before} objects, still in progress`, afterMs: going.get(before)! } : undefined;
+        if (!waiting) await run.retrying(address, () => adapter.delete(pc.ctx, remote));
+        const progress = waiting ?? (await waitGone(adapter, pc, remote.id, run));
+        if (progress) {
+          going.set(kind, Math.min(going.get(kind) ?? progress.afterMs, progress.afterMs));
+          await markProgressing(run, address, progress);
+          return;
+        }
         run.emit('deleted', address, 'Pruned', `deleted ${remote.id}: no longer declared`, { id: remote.id });
         run.count(address, 'deleted');
         if (!nodes.has(address)) {

@@ -29,7 +29,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   state.onDelete = (m.spec.onDelete ?? (adopts(m) ? 'detach' : 'delete')) === 'detach' ? 'detach' : undefined;
   if (node.adopting && node.remote) {
     const remote = node.remote;
-    await run.retrying(node.address, () => adapter.remark!(ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
+    await run.retrying(node.address, () => adapter.remark!(ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
     node.remote = { ...remote, marker: { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) } };
     node.adopting = false;
     state.id = remote.id;
@@ -76,7 +76,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   const diff = difference(adapter, desired, node.remote);
   if (Object.keys(diff.updates).length === 0) {
     // The manifest dropped a `replace` field: nothing to change, but the marker must carry the hash of what is declared now.
-    if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
+    if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
     run.count(node.address, 'unchanged');
     return undefined;
   }
@@ -95,7 +95,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   } else {
     run.count(node.address, 'updated');
   }
-  if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }));
+  if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
   return waitReady(node, run);
 }
 

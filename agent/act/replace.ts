@@ -1,4 +1,5 @@
 import type { Execution } from './execution.ts';
+import { markProgressing } from './mark-progressing.ts';
 import { waitGone } from './wait.ts';
 
 /**
@@ -26,7 +27,14 @@ export async function replacePhase(x: Execution): Promise<void> {
     try {
       const old = node.remote!;
       await run.retrying(node.address, () => node.adapter.delete(node.pc.ctx, old));
-      await waitGone(node.adapter, node.pc, old.id, run);
+      const going = await waitGone(node.adapter, node.pc, old.id, run);
+      if (going) {
+        // Requeue mode: created again by a later run, once OpenStack shows the old object gone (a create then, not a "deleted outside KupenStack").
+        delete (run.opts.resources[node.address] ??= {}).id;
+        x.progressing.set(node.address, going);
+        await markProgressing(run, node.address, going, node);
+        continue;
+      }
       run.emit('replaced', node.address, 'Replacing', `deleted ${old.id} to create it again`, { id: old.id });
       node.pc.ids.delete(node.ref);
       node.remote = undefined;

@@ -2,7 +2,8 @@ import { KupenstackError } from '../errors.ts';
 import type { KindAdapter } from '../kinds/adapter.ts';
 import { poll } from '../util/poll.ts';
 import type { ProjectContext } from './context.ts';
-import { progressOf, type Progress } from './progress.ts';
+import { NotYet } from '../../lib/not-yet.ts';
+import { defaultLookAgainMs, progressOf, type Progress } from './progress.ts';
 import type { Node, Run } from './run.ts';
 
 /**
@@ -43,10 +44,18 @@ export async function waitReady(node: Node, run: Run, tolerateFailed = false): P
   return undefined;
 }
 
-/** Deletion is asynchronous for servers, volumes and images: wait until the object is gone. */
-export async function waitGone(adapter: KindAdapter, pc: ProjectContext, id: string, run: Run): Promise<void> {
-  if (!adapter.health || !adapter.get) return;
+/**
+ * Deletion is asynchronous for servers, volumes and images: waits until the
+ * object is gone, or in requeue mode looks once and answers the progress
+ * (the next run deletes again what it still finds, and looks again).
+ */
+export async function waitGone(adapter: KindAdapter, pc: ProjectContext, id: string, run: Run): Promise<Progress | undefined> {
+  if (!adapter.health || !adapter.get) return undefined;
   const timeoutMs = run.opts.readyTimeoutMs;
+  if (run.opts.requeue) {
+    const left = await adapter.get(pc.ctx, id);
+    return left === undefined ? undefined : { reason: `${adapter.kind} ${id} is being deleted (${left.status ?? 'still there'})`, afterMs: defaultLookAgainMs };
+  }
   await poll(async () => ((await adapter.get!(pc.ctx, id)) === undefined ? true : undefined), {
     timeoutMs,
     initialDelayMs: 300,
@@ -54,4 +63,10 @@ export async function waitGone(adapter: KindAdapter, pc: ProjectContext, id: str
     signal: run.opts.signal,
     onTimeout: () => new KupenstackError('resource.timeout', `${id} still exists ${timeoutMs / 1000} s after its deletion`),
   });
+  return undefined;
+}
+
+/** What an adapter's NotYet (kinds/look-again.ts) stands for in the engine. */
+export function notYet(err: unknown): Progress | undefined {
+  return err instanceof NotYet ? { reason: err.reason, afterMs: err.afterMs } : undefined;
 }

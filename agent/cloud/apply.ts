@@ -27,6 +27,11 @@ export interface CloudApplyOptions {
   signal?: AbortSignal;
   /** A step started, or its gate passed (the in-cluster controller records them as Events). */
   onStep?: (step: string, event: 'started' | 'gate passed') => void;
+  /**
+   * Asked before each object is written; throws to stop the run there. The controller checks its
+   * leadership here: a replica paused mid-step must not go on applying the step's objects on resume.
+   */
+  beforeWrite?: () => void;
 }
 
 export interface StepFailure {
@@ -62,6 +67,7 @@ export async function applySteps(steps: readonly Step[], opts: CloudApplyOptions
         if (failure) return { done, failure: { ...failure, step: label } };
       } else {
         for (const o of step.objects) {
+          opts.beforeWrite?.();
           try {
             if (o.kind === 'Job') created.set(o.name, await ensureJob(api, o, opts));
             else await api.patch(desired(o, opts), undefined, undefined, opts.fieldManager ?? 'kupenstack', true, PatchStrategy.ServerSideApply);
@@ -76,6 +82,8 @@ export async function applySteps(steps: readonly Step[], opts: CloudApplyOptions
         }
       }
     } catch (err) {
+      // A run stopped from outside (leadership lost, the CR deleted) is not this step's failure.
+      if (opts.signal?.aborted) throw err;
       return { done, failure: { step: label, kind: 'step', name: label, reason: (err as Error).message } };
     }
     done.push(label);

@@ -46,6 +46,7 @@ export interface DriveOptions {
   now?: () => Date;
   /** Each step's start and gate (the in-cluster controller's Events). */
   onStep?: CloudApplyOptions['onStep'];
+  beforeWrite?: CloudApplyOptions['beforeWrite'];
   /** Each status saved, as the run goes (the in-cluster controller copies it to the CR). */
   onStatus?: (status: OpenStackCloudStatus) => void;
 }
@@ -82,7 +83,7 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   }
 
   const steps = installSteps(rendered);
-  const result = await applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep });
+  const result = await applySteps(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep, beforeWrite: opts.beforeWrite });
   const failedGroup = result.failure ? Number(result.failure.step.split(':')[0]) : Infinity;
   const groupOf = new Map(steps.flatMap((s) => s.charts.map((c) => [c, s.group] as const)));
   const services: NonNullable<OpenStackCloudStatus['services']> = {};
@@ -157,7 +158,7 @@ export async function upgrade(spec: OpenStackCloudSpec, rendered: RenderedChart[
     log(`cloud ${opts.cloud}: upgrade waits: ${describeWindow(w)}`);
     return { status, ready: false, pruned: [], waitUntil: w.opensAt };
   };
-  const run = (steps: Step[]) => apply(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep });
+  const run = (steps: Step[]) => apply(steps, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, stepDeadlineMs: opts.stepDeadlineMs, pollMs: opts.pollMs, log, signal: opts.signal, onStep: opts.onStep, beforeWrite: opts.beforeWrite });
 
   if (!up.backup) {
     const wait = await outside();

@@ -3,7 +3,7 @@ import { DEFAULT_CLOUD_NAMESPACE, driveCloud, failureText, type DriveOptions, ty
 import { formatDiagnostic } from '../diagnostic.ts';
 import type { EngineEvent } from '../events/events.ts';
 import { serverSideApply } from '../kube/client.ts';
-import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
+import { kubeApiError } from '../kube/errors.ts';
 import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { apiVersion, group, version, type SchemaRegistry } from '../schema/registry.ts';
@@ -15,6 +15,7 @@ import { rewatchOnError } from '../kube/rewatch.ts';
 import { addressOfObject, isDeleting, type KubeObject } from './objects.ts';
 import { documentsOf } from './revision.ts';
 import { statusManager } from './status-store.ts';
+import { newerVersion, writeFencedStatus } from './status-fence.ts';
 import { sameStatus } from './status-writer.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { WorkQueue } from './work-queue.ts';
@@ -72,6 +73,8 @@ export class CloudLoop {
   private readonly windowTimers = new Map<string, NodeJS.Timeout>();
   /** The status last written per cloud: an identical one is not written again. */
   private readonly written = new Map<string, OpenStackCloudStatus>();
+  /** The newest resourceVersion of each cloud this replica saw (watch or its own write): status writes are fenced by it. */
+  private readonly versions = new Map<string, string>();
   /** Each service's endpoint as last read from the catalog, kept across progress writes. */
   private readonly endpoints = new Map<string, Record<string, ServiceEndpoint>>();
   private readonly recentEvents = new Map<string, number>();
@@ -136,6 +139,7 @@ export class CloudLoop {
     const name = o.metadata.name;
     const old = this.clouds.get(name);
     this.clouds.set(name, o);
+    this.seen(name, o.metadata.resourceVersion);
     if (isDeleting(o)) {
       this.aborts.get(name)?.abort(new Error(`OpenStackCloud ${name} is being deleted`));
       return;
@@ -151,6 +155,7 @@ export class CloudLoop {
     clearTimeout(this.windowTimers.get(name));
     this.windowTimers.delete(name);
     this.written.delete(name);
+    this.versions.delete(name);
     this.endpoints.delete(name);
     this.opts.log(`cloud   ${name} deleted: not driven any more (its workloads stay; delete its namespace to remove them)`);
   }
@@ -218,6 +223,10 @@ export class CloudLoop {
         log: this.opts.log,
         signal,
         onStatus: progress,
+        // Before each object: a replica that stopped acting mid-step (paused, partitioned) writes no further object.
+        beforeWrite: () => {
+          if (!stillActing()) throw signal.reason as Error;
+        },
         onStep: (step, what) => {
           // Thrown out of the engine: no further object of this step is applied by a replica that does not act.
           if (!stillActing()) throw signal.reason as Error;
@@ -273,18 +282,41 @@ export class CloudLoop {
     }
   }
 
-  /** Server-side apply of the whole status under the controller's field manager; a failed write is logged, never fails a run. */
+  /**
+   * Server-side apply of the whole status under the controller's field manager, fenced by the
+   * resourceVersion this replica last saw (status-fence.ts): a write that leaves a paused replica
+   * after the new leader wrote meets 409 instead of undoing the newer status. A failed write is
+   * logged, never fails a run.
+   */
   private async writeStatus(name: string, stored: OpenStackCloudStatus, extras: CloudStatusExtras): Promise<void> {
-    if (!this.opts.acting() || !this.clouds.has(name)) return;
+    if (!this.clouds.has(name)) return;
     const status = cloudStatusBody(stored, { ...extras, endpoints: this.endpoints.get(name) });
-    const last = this.written.get(name) ?? this.clouds.get(name)?.status;
-    if (sameStatus(last, status)) return;
+    if (sameStatus(this.written.get(name) ?? this.clouds.get(name)?.status, status)) return;
     try {
-      await this.custom.patchClusterCustomObjectStatus({ group, version, plural, name, fieldManager: statusManager, force: true, body: { apiVersion, kind, metadata: { name }, status } }, serverSideApply);
-      this.written.set(name, status);
+      const outcome = await writeFencedStatus({
+        resourceVersion: this.versions.get(name),
+        acting: () => this.opts.acting() && this.clouds.has(name),
+        apply: async (resourceVersion) => {
+          const body = { apiVersion, kind, metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) }, status };
+          const updated = (await this.custom.patchClusterCustomObjectStatus({ group, version, plural, name, fieldManager: statusManager, force: true, body }, serverSideApply)) as CloudObject;
+          return updated.metadata.resourceVersion;
+        },
+        read: async () => ((await this.custom.getClusterCustomObject({ group, version, plural, name })) as CloudObject).metadata.resourceVersion,
+      });
+      if (outcome.written) {
+        this.seen(name, outcome.resourceVersion);
+        this.written.set(name, status);
+      } else if (outcome.why === 'stale' || outcome.why === 'changed-too-often') {
+        this.opts.log(`status  OpenStackCloud ${name}: status not written (${outcome.why === 'stale' ? 'changed by another writer and this replica does not act any more' : 'changed under it three times'})`);
+      }
     } catch (err) {
-      if (isKubeStatus(err, 404)) return;
       this.opts.log(`status  OpenStackCloud ${name}: could not write status (${kubeApiError('status write', err).message})`);
     }
+  }
+
+  /** Keeps the newest resourceVersion known for a cloud (watch or own write). */
+  private seen(name: string, resourceVersion: string | undefined): void {
+    const newest = newerVersion(this.versions.get(name), resourceVersion);
+    if (newest) this.versions.set(name, newest);
   }
 }

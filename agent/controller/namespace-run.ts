@@ -133,10 +133,11 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   ).finally(() => clocked?.onWrite.delete(onWrite));
   mark('engine');
   if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
-  const failed = new Set(report.errors.map((e) => e.address));
+  // Kept too: what OpenStack is still deleting (progress by requeue), until a later run finds it gone.
+  const failed = new Set([...report.errors, ...report.progressing].map((e) => e.address));
   const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
   const releasable = deleting.filter(([address]) => !failed.has(address));
-  const emptied = terminating && report.errors.length === 0 && releasable.length === entries.size;
+  const emptied = terminating && report.errors.length === 0 && report.progressing.length === 0 && releasable.length === entries.size;
   if (!host.acting(ns)) return undefined;
   if (emptied) {
     const id = await deleteNamespaceProject(cloud, opts.config.owner, ns);

@@ -51,7 +51,8 @@ interface Listed {
  * adopt: true}`) with its references by manifest name; what lies outside the
  * project (another project's shared network, the default group Neutron made)
  * becomes an observe-only import in the namespace. Reads only: one list per
- * kind and project, nothing written. Secrets are never read (Neutron holds none).
+ * kind and project (cloud-wide lists, such as Nova's flavors, read once), nothing
+ * written. Secrets are never read: no user data, no private key, no password.
  */
 export async function exportProjects(opts: ExportOptions): Promise<ExportResult> {
   const admin = await opts.cloud.adminApis();
@@ -66,6 +67,11 @@ export async function exportProjects(opts: ExportOptions): Promise<ExportResult>
   count('Network');
   const skipped: string[] = [];
   const out: ExportedNamespace[] = [];
+  const memos = new Map<string, Promise<unknown>>();
+  const memo = <T>(key: string, load: () => Promise<T>): Promise<T> => {
+    if (!memos.has(key)) memos.set(key, load());
+    return memos.get(key) as Promise<T>;
+  };
   const seenNamespaces = new Set<string>();
   for (const project of projects) {
     opts.signal?.throwIfAborted();
@@ -76,7 +82,8 @@ export async function exportProjects(opts: ExportOptions): Promise<ExportResult>
 
     const byKind = new Map<string, Record<string, unknown>[]>();
     const scope: ExportScope = {
-      network: admin.network,
+      ...admin,
+      memo,
       projectId: project.id,
       listed: (kind) => byKind.get(kind) ?? [],
       ref: () => '',
@@ -124,6 +131,10 @@ export async function exportProjects(opts: ExportOptions): Promise<ExportResult>
     for (const o of objects.values()) {
       if (o.skipped) {
         skipped.push(`${namespace}/${o.kind.kind}/${o.id}: ${o.skipped}`);
+        continue;
+      }
+      if (o.kind.observeOnly) {
+        manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { managementPolicy: 'unmanaged', import: { id: o.id } } });
         continue;
       }
       const spec = o.kind.spec(o.raw, scope);

@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NotYet } from '../../lib/not-yet.ts';
 import type { DiskSource, OpenedDisk, ResolvedDisk } from '../../oci/disk-source.ts';
 import { KupenstackError } from '../errors.ts';
 import { OpenStackError } from '../openstack/errors.ts';
@@ -35,6 +36,8 @@ export interface GlanceTarget {
   compute?: ServiceClient;
   projectId: string;
   signal?: AbortSignal | undefined;
+  /** Progress by requeue (the controller): another worker's upload is looked at once, never waited for (lib/not-yet.ts). */
+  requeue?: boolean | undefined;
   log?: (line: string) => void;
 }
 
@@ -96,6 +99,7 @@ async function awaitOtherUpload(g: GlanceTarget, id: string, digest: string): Pr
     if (now && usable.has(now.status)) return now;
     if (now?.status === 'queued') return undefined;
     if (!now || !inFlight.has(now.status)) throw new KupenstackError('image.oci-upload', `Glance image ${id} of ${digest}, stored by another worker, ended ${now ? now.status : 'deleted'}; the next run imports it again`);
+    if (g.requeue) throw new NotYet(`Glance image ${id} is receiving ${digest} from another worker (status ${now.status})`, otherUploadPollMs * 5);
     if (Date.now() > deadline) throw new KupenstackError('image.oci-busy', `Glance image ${id} is receiving ${digest} from another worker (status ${now.status}) for more than ${otherUploadWaitMs / 1000} s; the next run uses it`);
     await sleep(otherUploadPollMs, undefined, g.signal ? { signal: g.signal } : {});
   }

@@ -165,9 +165,12 @@ export interface KindAdapter {
   /**
    * Rewrites the marker (same owner and ref, a new spec hash) without
    * touching anything else: the manifest dropped a `replace` field, and the
-   * stale hash would make later drift look like a manifest change.
+   * stale hash would make later drift look like a manifest change. Also
+   * adoption's only write (`import.adopt`): the marker on an object made
+   * without KupenStack, with what the kind records beside it from the
+   * manifest `m` (a VM's image manifest name).
    */
-  remark?(ctx: AdapterContext, remote: Remote, marker: Marker): Promise<void>;
+  remark?(ctx: AdapterContext, remote: Remote, marker: Marker, m: Manifest): Promise<void>;
 }
 
 export type FieldChange = 'update' | 'replace';
@@ -262,6 +265,11 @@ export interface AdapterContext {
   /** Per-run memo for lookups several manifests share (an external network by filter, a public flavor by name). */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   signal?: AbortSignal;
+  /**
+   * Progress by requeue (the controller): an adapter never waits for OpenStack;
+   * it looks once and throws NotYet (kinds/look-again.ts). Absent = it waits (standalone apply).
+   */
+  requeue?: boolean;
   /** Secret values a manifest names (VM user data); absent where none can be read (plan --base). */
   secrets?: SecretResolver;
   /**

@@ -14,13 +14,23 @@ export interface KindExport {
   list(scope: ExportScope): Promise<Record<string, unknown>[]>;
   /** Why this object is not exported (made by OpenStack for another object), or undefined. */
   skip?(raw: Record<string, unknown>, scope: ExportScope): string | undefined;
+  /**
+   * Why this kind's objects are written as observe-only imports (`managementPolicy:
+   * unmanaged`) instead of adoptions: the kind has no place for an ownership marker.
+   */
+  readonly observeOnly?: string;
   /** The spec without `import` (the exporter adds it), references through `scope.ref`. */
   spec(raw: Record<string, unknown>, scope: ExportScope): Record<string, unknown>;
 }
 
 export interface ExportScope {
-  /** Neutron with the agent's own (admin) scope. */
+  /** Neutron, Nova, Glance and Cinder with the agent's own (admin) scope. */
   network: ServiceClient;
+  compute: ServiceClient;
+  image: ServiceClient;
+  volume: ServiceClient;
+  /** A cloud-wide answer read once for every project of the export (the flavor list, the default volume type). */
+  memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   projectId: string;
   /** Everything this project's export listed of a kind (a router's interface ports), raw. */
   listed(kind: string): readonly Record<string, unknown>[];

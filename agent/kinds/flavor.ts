@@ -15,6 +15,12 @@ import { pool } from '../util/concurrency.ts';
  * - the marker rides in the description (flavors have no tags or metadata);
  * - private flavors need access for the project: a follow-up update (`access`),
  *   read from the project's own flavor list (it shows the flavors the project may use).
+ *
+ * An adopted flavor (`import.adopt`, what `kupenstack export` writes) keeps
+ * its id and its cloud-wide name as they are (the manifest's `spec.name`,
+ * no project prefix); it is this project's when its marker names the
+ * manifest and the project is the only one with access to it, so no other
+ * namespace ever takes it for its own (and prunes it).
  */
 
 type RawFlavor = Record<string, unknown>;
@@ -77,10 +83,11 @@ export const flavor: KindAdapter = {
   async observe(ctx) {
     const compute = await ctx.cloud.adminCompute();
     const all = await compute.list<RawFlavor>('/flavors/detail', 'flavors', { is_public: 'None' });
-    const ours = all.filter((raw) => {
-      const { marker } = parseDescriptionMarker(raw.description);
-      return marker?.owner === ctx.owner && raw.id === flavorId(ctx.projectId, `${ctx.namespace}/${marker.ref}`);
-    });
+    const marked = all.filter((raw) => parseDescriptionMarker(raw.description).marker?.owner === ctx.owner);
+    const derived = (raw: RawFlavor): boolean => raw.id === flavorId(ctx.projectId, `${ctx.namespace}/${parseDescriptionMarker(raw.description).marker!.ref}`);
+    // Adopted ones: one access list per private flavor of ours with an id we did not derive (few: those an export took over).
+    const adopted = await soleAccess(compute, marked.filter((raw) => !derived(raw) && !isPublic(raw)));
+    const ours = marked.filter((raw) => derived(raw) || adopted.get(String(raw.id)) === ctx.projectId);
     const visible = ours.some((raw) => !isPublic(raw)) ? await visibleToProject(ctx) : new Set<string>();
     return ours.map((raw) => toRemote(raw, ctx.projectId, visible.has(String(raw.id))));
   },
@@ -89,11 +96,19 @@ export const flavor: KindAdapter = {
     const compute = ctx.apis.compute;
     const out = new Map<string, Remote[]>();
     const ours: { raw: RawFlavor; projectId: string }[] = [];
+    const undecided: RawFlavor[] = [];
     for (const raw of await compute.list<RawFlavor>('/flavors/detail', 'flavors', { is_public: 'None' })) {
       const { marker } = parseDescriptionMarker(raw.description);
       if (marker?.owner !== ctx.owner) continue;
       const projectId = [...ctx.projects].find(([id, p]) => raw.id === flavorId(id, `${p.namespace}/${marker.ref}`))?.[0];
       if (projectId) ours.push({ raw, projectId });
+      else if (!isPublic(raw)) undecided.push(raw);
+    }
+    // Adopted flavors: the project that alone has access to it.
+    const adopted = await soleAccess(compute, undecided);
+    for (const raw of undecided) {
+      const projectId = adopted.get(String(raw.id));
+      if (projectId !== undefined && ctx.projects.has(projectId)) ours.push({ raw, projectId });
     }
     // Access of a private flavor: Nova has no list of it, so one GET per private flavor of ours (an object, not a project), a few at a time.
     await pool(ours, accessReads, async ({ raw, projectId }) => {
@@ -106,7 +121,8 @@ export const flavor: KindAdapter = {
   desired(m, ctx) {
     const spec = m.spec;
     const out: Record<string, unknown> = {
-      name: `${ctx.projectName}-${openstackName(m)}`,
+      // An adopted flavor keeps the cloud-wide name it has.
+      name: (spec.import as { adopt?: unknown } | undefined)?.adopt === true ? openstackName(m) : `${ctx.projectName}-${openstackName(m)}`,
       ...pick(spec, { description: 'description', vcpus: 'vcpus', ram: 'ram', disk: 'disk', swap: 'swap', ephemeral: 'OS-FLV-EXT-DATA:ephemeral', rxtxFactor: 'rxtx_factor', extraSpecs: 'extra_specs' }),
       // Nova's own default is public; ours is private to the project, so it is always sent and compared.
       'os-flavor-access:is_public': spec.isPublic === true,
@@ -151,6 +167,12 @@ export const flavor: KindAdapter = {
     await compute.remove(`/flavors/${remote.id}`);
   },
 
+  async remark(ctx, remote, marker) {
+    const compute = await ctx.cloud.adminCompute();
+    const text = typeof remote.fields.description === 'string' && remote.fields.description !== '' ? remote.fields.description : undefined;
+    await compute.put(`/flavors/${remote.id}`, { flavor: { description: withDescriptionMarker(text, marker) } });
+  },
+
   async get(ctx, id) {
     const compute = await ctx.cloud.adminCompute();
     const res = await compute.find<{ flavor: RawFlavor }>(`/flavors/${encodeURIComponent(id)}`);
@@ -172,6 +194,16 @@ export const flavor: KindAdapter = {
       .filter((r) => (filter.name === undefined || r.name === filter.name) && (filter.description === undefined || r.fields.description === filter.description));
   },
 };
+
+/** Private flavors whose access list is exactly one project: flavor id → that project. */
+async function soleAccess(compute: ServiceClient, flavors: readonly RawFlavor[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  await pool([...flavors], accessReads, async (raw) => {
+    const access = (await compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${String(raw.id)}/os-flavor-access`)).flavor_access;
+    if (access.length === 1) out.set(String(raw.id), access[0]!.tenant_id);
+  });
+  return out;
+}
 
 /** Sets the changed keys in one call, removes the dropped ones (Nova has no "replace all"). */
 async function updateExtraSpecs(compute: ServiceClient, remote: Remote, want: Record<string, string>): Promise<void> {

@@ -1,7 +1,7 @@
 import { KupenstackError } from '../errors.ts';
 import type { FloatingIPSpec } from '../model/kinds.generated.ts';
 import { isKnownAfterApply, isPlaceholderId, knownAfterApply, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalIp, describedUpdate, externalNetworkId, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags } from './neutron.ts';
+import { canonicalIp, describedUpdate, externalNetworkId, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, sortedTags } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
   id: String(raw.id),
@@ -109,6 +109,8 @@ export const floatingIp: KindAdapter = {
   },
 
   get: (ctx, id) => getNeutron(ctx, 'floatingips', 'floatingip', id, toRemote),
+
+  remark: remarkNeutron('floatingips', 'floatingip'),
 
   // An import filter's name is the floating address.
   find: (ctx, filter) => findNeutron(ctx, 'floatingips', filter, toRemote, 'floating_ip_address'),

@@ -4,12 +4,14 @@ import { floatingIp } from './floatingip.ts';
 import { port } from './port.ts';
 import { router } from './router.ts';
 import { securityGroup } from './securitygroup.ts';
+import { serverGroup } from './servergroup.ts';
 import { subnet } from './subnet.ts';
 import { flavor } from './flavor.ts';
 import { image } from './image/adapter.ts';
 import { keyPair } from './keypair.ts';
 import { projectQuota } from './projectquota.ts';
 import { volume } from './volume.ts';
+import { volumeSnapshot } from './volumesnapshot.ts';
 import { virtualMachine } from './virtualmachine/adapter.ts';
 
 /** One adapter per kind that lives in OpenStack. */
@@ -23,8 +25,10 @@ export const adapters: ReadonlyMap<string, KindAdapter> = new Map(
     floatingIp,
     flavor,
     keyPair,
+    serverGroup,
     image,
     volume,
+    volumeSnapshot,
     projectQuota,
     virtualMachine,
   ].map((a) => [a.kind, a]),

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KupenstackError } from '../errors.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { AdapterContext, Health } from './adapter.ts';
+import { lookAgain } from './look-again.ts';
 
 /**
  * What the VirtualMachine adapter needs to know about a Nova server's state
@@ -68,10 +68,14 @@ export function powerStateOf(s: NovaServer): PowerState | undefined {
 
 export function serverHealth(s: NovaServer, now = Date.now()): Health {
   const task = s['OS-EXT-STS:task_state'];
+  // On its way out (a replace, a prune, a recreate a run before sent): not a failure to heal again.
+  if (task === 'deleting') return { state: 'progressing', reason: `${s.status} (deleting)` };
   if (s.status === 'ERROR') return { state: 'failed', reason: `server is in ERROR: ${faultOf(s)}` };
   if (s.status === 'VERIFY_RESIZE' && !task) {
     const since = Date.parse(s.updated ?? '');
     if (Number.isFinite(since) && now - since > unconfirmedResizeMs) return { state: 'failed', reason: `resize waiting for confirmation since ${s.updated}` };
+    // The update confirms it (the flavor shows as unconfirmed): a run that looked once after the resize continues here.
+    return { state: 'progressing', reason: 'VERIFY_RESIZE: the resize waits for its confirmation', waitsForUpdate: true };
   }
   if (transitional.has(s.status)) return { state: 'progressing', reason: task ? `${s.status} (${task})` : s.status };
   if (settled.has(s.status)) {
@@ -108,17 +112,20 @@ export async function showServer(ctx: AdapterContext, id: string): Promise<NovaS
   return (await ctx.apis.compute.find<{ server: NovaServer }>(`/servers/${id}`))?.server;
 }
 
-/** Bounded poll until `done`; ERROR or the server vanishing ends it with an error. */
+/** Bounded poll until `done` (one look in requeue mode); ERROR or the server vanishing ends it with an error. */
 export async function waitForServer(ctx: AdapterContext, id: string, what: string, done: (s: NovaServer) => boolean, timeoutMs = 15 * 60_000): Promise<NovaServer> {
-  const deadline = Date.now() + timeoutMs;
-  for (let delay = 500; ; delay = Math.min(delay * 2, 5_000)) {
-    const s = await showServer(ctx, id);
-    if (!s) throw new KupenstackError('vm.gone', `server ${id} disappeared while waiting for ${what}`);
-    if (done(s)) return s;
-    if (s.status === 'ERROR') throw new KupenstackError('vm.error', `server ${id} went to ERROR while waiting for ${what}: ${faultOf(s)}`);
-    if (Date.now() > deadline) throw new KupenstackError('vm.timeout', `server ${id} still ${s.status}${s['OS-EXT-STS:task_state'] ? ` (${s['OS-EXT-STS:task_state']})` : ''} after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
-    await sleep(delay, undefined, { signal: ctx.signal });
-  }
+  return lookAgain<NovaServer>(ctx, {
+    what: `server ${id} waits for ${what}`,
+    timeoutMs,
+    look: async () => {
+      const s = await showServer(ctx, id);
+      if (!s) throw new KupenstackError('vm.gone', `server ${id} disappeared while waiting for ${what}`);
+      if (done(s)) return { done: s };
+      if (s.status === 'ERROR') throw new KupenstackError('vm.error', `server ${id} went to ERROR while waiting for ${what}: ${faultOf(s)}`);
+      return { why: `still ${s.status}${s['OS-EXT-STS:task_state'] ? ` (${s['OS-EXT-STS:task_state']})` : ''}` };
+    },
+    onTimeout: (why) => new KupenstackError('vm.timeout', `server ${id} ${why} after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`),
+  });
 }
 
 export const isSettled = (s: NovaServer): boolean => settled.has(s.status) && !s['OS-EXT-STS:task_state'];

@@ -4,13 +4,19 @@ import { isDefaultGroup } from './securitygroup.export.ts';
 
 /**
  * A port a person made: its network, fixed addresses by subnet, its groups.
- * Ports Neutron makes for routers, DHCP and floating IPs (`network:*`) are
- * part of those objects and left out.
+ * Ports Neutron makes for routers, DHCP and floating IPs (`network:*`) and
+ * servers' NICs (`compute:*`) are part of those objects and left out.
  */
 export const portExport: KindExport = {
   kind: 'Port',
   list: (s) => s.network.list<Record<string, unknown>>('/ports', 'ports', { project_id: s.projectId }),
-  skip: (raw) => (typeof raw.device_owner === 'string' && raw.device_owner.startsWith('network:') ? `made by Neutron for ${raw.device_owner}` : undefined),
+  skip: (raw) => {
+    const owner = typeof raw.device_owner === 'string' ? raw.device_owner : '';
+    if (owner.startsWith('network:')) return `made by Neutron for ${owner}`;
+    // A server's NIC is part of its VirtualMachine (networks: network and address), as the VM kind observes it.
+    if (owner.startsWith('compute:')) return `a NIC of server ${String(raw.device_id)}: written in that VirtualMachine's networks`;
+    return undefined;
+  },
   spec(raw, s) {
     const spec: Record<string, unknown> = { networkRef: { name: s.ref('Network', String(raw.network_id)) } };
     const description = text(raw.description);

@@ -16,17 +16,20 @@ import type { AdapterContext, KindAdapter, Remote } from './adapter.ts';
  * update writes the values still missing. delete() resets the quotas to the
  * cloud's defaults and removes the tag last, so a crash in between is
  * finished by the next run.
+ *
+ * Adoption (`import: {id: <project id>, adopt: true}`, what `kupenstack
+ * export` writes) takes the quotas over as they are: the tag is the only write.
  */
 
-type Section = 'compute' | 'network' | 'blockStorage';
+export type Section = 'compute' | 'network' | 'blockStorage';
 
 /** spec name → API name, per service. */
-const sections: Record<Section, Record<string, string>> = {
+export const quotaSections: Record<Section, Record<string, string>> = {
   compute: { instances: 'instances', cores: 'cores', ramMiB: 'ram', keyPairs: 'key_pairs', serverGroups: 'server_groups', serverGroupMembers: 'server_group_members', metadataItems: 'metadata_items' },
   network: { networks: 'network', subnets: 'subnet', ports: 'port', routers: 'router', floatingIPs: 'floatingip', securityGroups: 'security_group', securityGroupRules: 'security_group_rule', rbacPolicies: 'rbac_policy', subnetPools: 'subnetpool' },
   blockStorage: { volumes: 'volumes', gigabytes: 'gigabytes', snapshots: 'snapshots', backups: 'backups', backupGigabytes: 'backup_gigabytes', perVolumeGigabytes: 'per_volume_gigabytes' },
 };
-const sectionNames = Object.keys(sections) as Section[];
+const sectionNames = Object.keys(quotaSections) as Section[];
 
 const quotaTagPrefix = (owner: string): string => `kupenstack-quota:${owner}:`;
 const refPrefix = 'ProjectQuota/';
@@ -53,7 +56,7 @@ async function quotaApi(ctx: Pick<AdapterContext, 'cloud' | 'projectId'>, sectio
 /** `compute.ram`, `network.floatingip`, `blockStorage.gigabytes`: flat fields named by the API. */
 function flatten(section: Section, values: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const api of Object.values(sections[section])) if (values[api] !== undefined) out[`${section}.${api}`] = values[api];
+  for (const api of Object.values(quotaSections[section])) if (values[api] !== undefined) out[`${section}.${api}`] = values[api];
   return out;
 }
 
@@ -67,6 +70,12 @@ function toRemote(ctx: Pick<AdapterContext, 'projectId' | 'owner'>, name: string
 async function quotasOf(ctx: Pick<AdapterContext, 'cloud' | 'projectId' | 'owner'>, project: { name: string; tags: string[] }): Promise<Remote[]> {
   const names = project.tags.filter((t) => t.startsWith(quotaTagPrefix(ctx.owner))).map((t) => t.slice(quotaTagPrefix(ctx.owner).length));
   if (names.length === 0) return [];
+  const raw = await readQuotas(ctx);
+  return names.map((name) => toRemote(ctx, name, project.name, raw));
+}
+
+/** The project's quotas, one GET per service. */
+async function readQuotas(ctx: Pick<AdapterContext, 'cloud' | 'projectId'>): Promise<Partial<Record<Section, Record<string, unknown>>>> {
   const raw: Partial<Record<Section, Record<string, unknown>>> = {};
   await Promise.all(
     sectionNames.map(async (s) => {
@@ -74,7 +83,7 @@ async function quotasOf(ctx: Pick<AdapterContext, 'cloud' | 'projectId' | 'owner
       raw[s] = (await api.client.get<Record<string, Record<string, unknown>>>(api.path))[api.key] ?? {};
     }),
   );
-  return names.map((name) => toRemote(ctx, name, project.name, raw));
+  return raw;
 }
 
 async function projectTags(ctx: AdapterContext): Promise<{ name: string; tags: string[] } | undefined> {
@@ -100,7 +109,7 @@ const tagPath = (ctx: AdapterContext, tag: string): string => `/projects/${encod
 
 export const projectQuota: KindAdapter = {
   kind: 'ProjectQuota',
-  fields: Object.fromEntries(sectionNames.flatMap((s) => Object.values(sections[s]).map((api) => [`${s}.${api}`, 'update' as const]))),
+  fields: Object.fromEntries(sectionNames.flatMap((s) => Object.values(quotaSections[s]).map((api) => [`${s}.${api}`, 'update' as const]))),
 
   async observe(ctx) {
     const project = await projectTags(ctx);
@@ -122,7 +131,7 @@ export const projectQuota: KindAdapter = {
     const out: Record<string, unknown> = {};
     for (const section of sectionNames) {
       const spec = (m.spec[section] ?? {}) as Record<string, unknown>;
-      for (const [from, api] of Object.entries(sections[section])) if (spec[from] !== undefined) out[`${section}.${api}`] = spec[from];
+      for (const [from, api] of Object.entries(quotaSections[section])) if (spec[from] !== undefined) out[`${section}.${api}`] = spec[from];
     }
     return out;
   },
@@ -136,6 +145,25 @@ export const projectQuota: KindAdapter = {
     for (const stale of (project?.tags ?? []).filter((t) => t.startsWith(prefix) && t !== `${prefix}${m.metadata.name}`)) await ctx.cloud.identity.remove(tagPath(ctx, stale));
     const written = await writeQuotas(ctx, desired);
     return toRemote(ctx, m.metadata.name, project?.name ?? '', written);
+  },
+
+  async get(ctx, id) {
+    // A namespace's quotas are its own project's: another id is not something it can import.
+    if (id !== ctx.projectId) return undefined;
+    const project = await projectTags(ctx);
+    if (!project) return undefined;
+    const [found] = await quotasOf(ctx, project);
+    if (found) return found;
+    // Nobody's yet: the values, without a marker.
+    const { marker: _none, ...unmarked } = toRemote(ctx, '', project.name, await readQuotas(ctx));
+    return unmarked;
+  },
+
+  async remark(ctx, _remote, _marker, m) {
+    const project = await projectTags(ctx);
+    const tag = `${quotaTagPrefix(ctx.owner)}${m.metadata.name}`;
+    // Keystone refuses a PUT of a tag the project already has.
+    if (!project?.tags.includes(tag)) await ctx.cloud.identity.put(tagPath(ctx, tag), undefined, [201, 204]);
   },
 
   async update(ctx, _remote, changes) {

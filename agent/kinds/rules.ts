@@ -2,8 +2,10 @@ import { openStackCloudRules } from './openstackcloud.rules.ts';
 import { portRules } from './port.rules.ts';
 import type { KindRules } from './rule.ts';
 import { securityGroupRules } from './securitygroup.rules.ts';
+import { serverGroupRules } from './servergroup.rules.ts';
 import { subnetRules } from './subnet.rules.ts';
 import { virtualMachineRules } from './virtualmachine.rules.ts';
+import { volumeRules } from './volume.rules.ts';
 
 /** Every kind's own rules (kinds/<kind>.rules.ts). The validator runs them all and knows no kind. */
-export const kindRules: readonly KindRules[] = [openStackCloudRules, portRules, securityGroupRules, subnetRules, virtualMachineRules];
+export const kindRules: readonly KindRules[] = [openStackCloudRules, portRules, securityGroupRules, serverGroupRules, subnetRules, virtualMachineRules, volumeRules];

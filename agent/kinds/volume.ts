@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KupenstackError } from '../errors.ts';
-import { markerFromMetadata, markerMetadata, metaOwner } from '../ownership/marker.ts';
-import { cloudPageSize } from './neutron.ts';
-import { bucket, openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
+import { markerFromMetadata, markerMetadata } from '../ownership/marker.ts';
+import { deleteCinder, findCinder, observeCinder, observeCinderCloud } from './cinder.ts';
+import { lookAgain } from './look-again.ts';
+import { openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
  * Cinder volumes. The marker is volume metadata, written by the create call;
@@ -15,6 +15,7 @@ import { bucket, openstackName, pick, refName, type AdapterContext, type Health,
  */
 
 type RawVolume = Record<string, unknown>;
+const cinder = { collection: 'volumes', key: 'volume', projectAttr: 'os-vol-tenant-attr:tenant_id' };
 
 /** In-use volumes can be extended from 3.42 on. */
 const extendVersion = { 'openstack-api-version': 'volume 3.42' };
@@ -40,6 +41,7 @@ function toRemote(raw: RawVolume): Remote {
       volume_type: raw.volume_type,
       availability_zone: raw.availability_zone,
       imageRef: imageMeta?.image_id ?? null,
+      snapshot_id: raw.snapshot_id ?? null,
       multiattach: raw.multiattach,
       metadata: userMetadata(raw),
     },
@@ -57,6 +59,7 @@ export const volume: KindAdapter = {
     volume_type: 'update',
     availability_zone: 'replace',
     imageRef: 'replace',
+    snapshot_id: 'replace',
     multiattach: 'replace',
     metadata: 'update',
   },
@@ -67,24 +70,9 @@ export const volume: KindAdapter = {
     attachments: Array.isArray(remote.raw.attachments) ? (remote.raw.attachments as { server_id?: string; device?: string }[]).map((a) => ({ ...(a.server_id ? { serverID: a.server_id } : {}), ...(a.device ? { device: a.device } : {}) })) : [],
   }),
 
-  async observe(ctx) {
-    const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { metadata: JSON.stringify({ [metaOwner]: ctx.owner }) });
-    return items.map(toRemote).filter((r) => r.marker?.owner === ctx.owner);
-  },
+  observe: (ctx) => observeCinder(ctx, cinder, toRemote),
 
-  async observeCloud(ctx) {
-    const out = new Map<string, Remote[]>();
-    const query = { all_tenants: 1, metadata: JSON.stringify({ [metaOwner]: ctx.owner }), limit: cloudPageSize };
-    for await (const page of ctx.apis.volume.pages<RawVolume>('/volumes/detail', 'volumes', query)) {
-      for (const raw of page) {
-        const projectId = raw['os-vol-tenant-attr:tenant_id'];
-        if (!ctx.projects.has(projectId as string)) continue;
-        const remote = toRemote(raw);
-        if (remote.marker?.owner === ctx.owner) bucket(out, projectId, remote);
-      }
-    }
-    return out;
-  },
+  observeCloud: (ctx) => observeCinderCloud(ctx, cinder, toRemote),
 
   desired(m, ctx) {
     const spec = m.spec;
@@ -94,6 +82,9 @@ export const volume: KindAdapter = {
     };
     const image = refName(spec.imageRef);
     if (image) out.imageRef = ctx.idOf('Image', image);
+    const snapshot = refName((spec.source as { snapshotRef?: unknown } | undefined)?.snapshotRef);
+    // Cinder copies the snapshot into the new volume at create: snapshot_id goes in the create body as it is.
+    if (snapshot) out.snapshot_id = ctx.idOf('VolumeSnapshot', snapshot);
     return out;
   },
 
@@ -128,13 +119,12 @@ export const volume: KindAdapter = {
   },
 
   async delete(ctx, remote) {
-    const path = `/volumes/${remote.id}`;
-    const res = await ctx.apis.volume.call('DELETE', path, { ok: [202, 204, 400, 404], signal: ctx.signal });
-    if (res.status !== 400) return;
-    // Cinder refuses a second DELETE while the first one runs: that is "already going".
-    const now = await ctx.apis.volume.find<{ volume: RawVolume }>(path);
-    if (!now || now.volume.status === 'deleting') return;
-    await ctx.apis.volume.remove(path);
+    await deleteCinder(ctx, cinder, remote.id);
+  },
+
+  async remark(ctx, remote, marker) {
+    // POST merges: the user's keys stay as they are, the marker's are added (or rewritten).
+    await ctx.apis.volume.post(`/volumes/${remote.id}/metadata`, { metadata: markerMetadata(marker) });
   },
 
   async get(ctx, id) {
@@ -142,12 +132,7 @@ export const volume: KindAdapter = {
     return res ? toRemote(res.volume) : undefined;
   },
 
-  async find(ctx, filter) {
-    if (filter.tags?.length) throw new KupenstackError('import.unsupported', 'Cinder volumes have no tags: import a volume by id, name or description');
-    const items = await ctx.apis.volume.list<RawVolume>('/volumes/detail', 'volumes', { name: filter.name });
-    // Cinder has no description filter.
-    return items.map(toRemote).filter((r) => filter.description === undefined || r.fields.description === filter.description);
-  },
+  find: (ctx, filter) => findCinder(ctx, cinder, filter, toRemote),
 
   health(remote): Health {
     const status = String(remote.status);
@@ -157,13 +142,15 @@ export const volume: KindAdapter = {
   },
 };
 
-/** Waits until the volume leaves a transitional status (extending), within a bound. */
+/** Until the volume leaves a transitional status (extending), within a bound; one look in requeue mode. */
 async function settle(ctx: AdapterContext, id: string): Promise<void> {
-  const end = Date.now() + settleTimeoutMs;
-  for (let delay = 500; Date.now() < end; delay = Math.min(delay * 1.5, 5_000)) {
-    const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
-    if (res.volume.status !== 'extending') return;
-    await sleep(delay, undefined, { signal: ctx.signal });
-  }
-  throw new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`);
+  await lookAgain(ctx, {
+    what: `volume ${id} extends before its retype`,
+    timeoutMs: settleTimeoutMs,
+    look: async () => {
+      const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
+      return res.volume.status !== 'extending' ? { done: true } : { why: 'Cinder status extending' };
+    },
+    onTimeout: () => new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`),
+  });
 }

@@ -1041,6 +1041,12 @@ export interface Port {
  * It has no managementPolicy or import: the project's quotas always exist.
  */
 export type ProjectQuotaSpec = {
+  /**
+   * Take over the project's quotas as they are (`kupenstack export` writes this): `id` is the project's id, and `adopt:
+   * true` makes the only write the project tag that marks them as this owner's. A filter is not accepted: a project has
+   * exactly one set of quotas.
+   */
+  import?: ImportSpec;
   /** When the manifest is removed: delete resets the quotas to the cloud's defaults, detach leaves them as they are. */
   onDelete?: OnDelete;
   /** Nova quotas. */
@@ -1328,6 +1334,71 @@ export interface SecurityGroup {
   metadata: NamespacedMetadata;
   spec: SecurityGroupSpec;
   status?: SecurityGroupStatus;
+}
+
+/**
+ * Desired Nova server group. Nova cannot change a group after it is made: a change of policy, rules or name replaces
+ * the group, and with it every VirtualMachine that names it in serverGroupRef (a server joins a group only when it is
+ * created). policy is required unless `import` is set.
+ */
+export type ServerGroupSpec = {
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
+  managementPolicy?: ManagementPolicy;
+  /**
+   * Adopt an existing Nova server group instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
+  import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
+  onDelete?: OnDelete;
+  /**
+   * Name of the OpenStack server group. Default: metadata.name. Server groups carry no tags or description, so the
+   * agent appends its ownership marker to this name in Nova.
+   */
+  name?: OpenstackName;
+  /**
+   * Placement policy: affinity (same host), anti-affinity (different hosts, scheduling fails when there are not
+   * enough), soft-affinity and soft-anti-affinity (best effort). Cannot change: a new policy replaces the group and its
+   * members.
+   */
+  policy?: "affinity" | "anti-affinity" | "soft-affinity" | "soft-anti-affinity";
+  /** Policy rules (Nova microversion 2.64+). Only with policy anti-affinity. Cannot change. */
+  rules?: {
+    /** At most this many members on one host (Nova's max_server_per_host). */
+    maxServerPerHost?: number;
+  };
+};
+
+/** Observed state, written by the agent. */
+export type ServerGroupStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
+  conditions?: Conditions;
+  /** OpenStack ID of the object. */
+  id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Policy Nova reports. */
+  policy?: string;
+  /** Nova server IDs in the group. */
+  members?: string[];
+  /** Number of servers in the group. */
+  memberCount?: number;
+};
+
+/** A Nova server group: the scheduler places its member VMs together (affinity) or apart (anti-affinity). */
+export interface ServerGroup {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'ServerGroup';
+  metadata: NamespacedMetadata;
+  spec: ServerGroupSpec;
+  status?: ServerGroupStatus;
 }
 
 /**
@@ -1691,6 +1762,11 @@ export type VirtualMachineSpec = {
   securityGroupRefs?: LocalRef[];
   /** KeyPair manifest injected at boot. */
   keyPairRef?: LocalRef;
+  /**
+   * ServerGroup manifest the server joins when it is created (Nova scheduler hint `group`). Cannot change: a server
+   * joins a group only at creation, so a change (or a replaced group) replaces the server.
+   */
+  serverGroupRef?: LocalRef;
   /** Data volumes to attach, in order. */
   volumes?: {
     /** Volume manifest to attach. */
@@ -1829,6 +1905,14 @@ export type VolumeSpec = {
   availabilityZone?: string;
   /** Image manifest to fill the volume from; makes it bootable. Cannot change. */
   imageRef?: LocalRef;
+  /** Where the volume's data comes from, other than an image. Cannot change. */
+  source?: {
+    /**
+     * VolumeSnapshot manifest to make the volume from; size must be at least the snapshot's. Not with imageRef. Cannot
+     * change.
+     */
+    snapshotRef?: LocalRef;
+  };
   /** Cinder volume metadata: keys and values of at most 255 characters. */
   metadata?: Record<string, string>;
   /**
@@ -1872,9 +1956,70 @@ export interface Volume {
   status?: VolumeStatus;
 }
 
-export type KindName = 'Flavor' | 'FloatingIP' | 'Image' | 'KeyPair' | 'Network' | 'OpenStackCloud' | 'Port' | 'ProjectQuota' | 'Router' | 'SecurityGroup' | 'Subnet' | 'Sync' | 'VirtualMachine' | 'Volume';
+/**
+ * Desired Cinder snapshot. volumeRef is required unless `import` is set. The snapshot is taken once, when it is
+ * created: it does not follow later writes to the volume; a different volume replaces it.
+ */
+export type VolumeSnapshotSpec = {
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
+  managementPolicy?: ManagementPolicy;
+  /**
+   * Adopt an existing Cinder snapshot instead of creating one: by `id`, or by a `filter` that must match exactly one
+   * object in the project. With managementPolicy `unmanaged` the object is only observed; with `managed` it is adopted
+   * and the declared fields are enforced on it.
+   */
+  import?: ImportSpec;
+  /** When the manifest is removed from Git: delete (default) the OpenStack object, or detach and leave it in place. */
+  onDelete?: OnDelete;
+  /** Name of the OpenStack snapshot. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the snapshot (OpenStack `description`, at most 255 characters). */
+  description?: string;
+  /** Volume manifest to snapshot. Cannot change: another volume replaces the snapshot. */
+  volumeRef?: LocalRef;
+  /**
+   * Snapshot a volume that is attached to a server (in-use); the data is crash-consistent only. Default: false. Read at
+   * creation only.
+   */
+  force?: boolean;
+  /** Cinder snapshot metadata: keys and values of at most 255 characters. */
+  metadata?: Record<string, string>;
+};
 
-export type AnyKind = Flavor | FloatingIP | Image | KeyPair | Network | OpenStackCloud | Port | ProjectQuota | Router | SecurityGroup | Subnet | Sync | VirtualMachine | Volume;
+/** Observed state, written by the agent. */
+export type VolumeSnapshotStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
+  conditions?: Conditions;
+  /** OpenStack ID of the object. */
+  id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Cinder status, e.g. creating, available, error. */
+  snapshotStatus?: string;
+  /** Size in GiB: the size of the volume when the snapshot was taken. */
+  size?: number;
+  /** Cinder ID of the volume the snapshot was taken of. */
+  volumeID?: string;
+};
+
+/** A Cinder snapshot of a Volume. */
+export interface VolumeSnapshot {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'VolumeSnapshot';
+  metadata: NamespacedMetadata;
+  spec: VolumeSnapshotSpec;
+  status?: VolumeSnapshotStatus;
+}
+
+export type KindName = 'Flavor' | 'FloatingIP' | 'Image' | 'KeyPair' | 'Network' | 'OpenStackCloud' | 'Port' | 'ProjectQuota' | 'Router' | 'SecurityGroup' | 'ServerGroup' | 'Subnet' | 'Sync' | 'VirtualMachine' | 'Volume' | 'VolumeSnapshot';
+
+export type AnyKind = Flavor | FloatingIP | Image | KeyPair | Network | OpenStackCloud | Port | ProjectQuota | Router | SecurityGroup | ServerGroup | Subnet | Sync | VirtualMachine | Volume | VolumeSnapshot;
 
 export interface SpecByKind {
   Flavor: FlavorSpec;
@@ -1887,8 +2032,10 @@ export interface SpecByKind {
   ProjectQuota: ProjectQuotaSpec;
   Router: RouterSpec;
   SecurityGroup: SecurityGroupSpec;
+  ServerGroup: ServerGroupSpec;
   Subnet: SubnetSpec;
   Sync: SyncSpec;
   VirtualMachine: VirtualMachineSpec;
   Volume: VolumeSpec;
+  VolumeSnapshot: VolumeSnapshotSpec;
 }

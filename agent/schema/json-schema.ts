@@ -43,6 +43,8 @@ export interface JsonSchema {
   'x-kupenstack-after-via'?: string;
   /** A reference that must resolve but does not order creation (e.g. a security-group rule naming another group). */
   'x-kupenstack-ref-weak'?: boolean;
+  /** A reference that orders the objects but not their kinds (registry.ts RefPath.objectsOnly). */
+  'x-kupenstack-ref-objects-only'?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-int-or-string'?: boolean;
   [key: string]: unknown;

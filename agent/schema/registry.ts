@@ -15,6 +15,12 @@ export interface RefPath {
   path: string[];
   target: string;
   weak: boolean;
+  /**
+   * x-kupenstack-ref-objects-only: the reference orders the objects (its target is made first) but not
+   * the kinds, so two kinds may refer to each other (a Volume from a VolumeSnapshot of a Volume) and the
+   * target's kind is pruned first (the snapshot before any volume).
+   */
+  objectsOnly: boolean;
 }
 
 export interface KindInfo {
@@ -97,6 +103,7 @@ const annotationKeywords = [
   'x-kupenstack-printerColumns',
   'x-kupenstack-ref',
   'x-kupenstack-ref-weak',
+  'x-kupenstack-ref-objects-only',
   'x-kupenstack-after',
   'x-kupenstack-after-via',
   'x-kubernetes-preserve-unknown-fields',
@@ -112,7 +119,7 @@ function collectRefs(node: JsonSchema, root: JsonSchema, resolve: SchemaRegistry
   if (seen.has(node)) return [];
   const target = node['x-kupenstack-ref'];
   // A reference is a leaf: `{name}` for one, an array of them for many.
-  if (target) return [{ path: node.items ? [...path, '*'] : path, target, weak: node['x-kupenstack-ref-weak'] === true }];
+  if (target) return [{ path: node.items ? [...path, '*'] : path, target, weak: node['x-kupenstack-ref-weak'] === true, objectsOnly: node['x-kupenstack-ref-objects-only'] === true }];
   const inner = new Set(seen).add(node);
   const out: RefPath[] = [];
   if (node.$ref) {

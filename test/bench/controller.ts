@@ -158,7 +158,7 @@ async function latency(): Promise<BenchRow[]> {
 }
 
 /** Per namespace: a few SecurityGroups (Neutron's default quota is 10 with the project's default one), then Networks and one Subnet per Network. */
-function namespaceManifests(ns: string, k: number, n: number): string {
+export function namespaceManifests(ns: string, k: number, n: number): string {
   const groups = Math.min(8, Math.floor(n / 10));
   const subnets = Math.floor((n - groups) / 2);
   const networks = n - groups - subnets;

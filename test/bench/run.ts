@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,fuzz,registry,scale,tofu,cloud runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,pod,fuzz,registry,scale,tofu,cloud runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -8,6 +8,7 @@ import { benchOciImport } from './oci-import.ts';
 import { benchPushLatency } from './push-latency.ts';
 import { benchOci } from './oci.ts';
 import { benchController } from './controller.ts';
+import { benchControllerPod } from './controller-pod.ts';
 import { benchFuzz } from './fuzz.ts';
 import { benchRegistryHooks } from './registry-hooks.ts';
 import { benchScale } from './scale.ts';
@@ -30,6 +31,8 @@ const benches = {
   push: benchPushLatency,
   // The in-cluster controller: kubectl apply → first OpenStack write; a no-op resync of many resources.
   controller: benchController,
+  // Issue 28: the chart's controller pods on the real node with 1 000 resources, memory by the kubelet.
+  pod: benchControllerPod,
   // Issue 16: the fuzz targets of test/unit/fuzz.test.ts with a much larger budget.
   fuzz: benchFuzz,
   // Registry notifications (tag move → Glance) beside polling; image export beside curl.

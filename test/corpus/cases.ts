@@ -134,6 +134,17 @@ export const cases: CorpusCase[] = [
   { name: 'security-group ports without a protocol', files: { 'a.yaml': sgRule('{direction: ingress, portRangeMin: 22, portRangeMax: 22}') }, errors: ['securitygroup.ports-without-protocol a.yaml:8:42'] },
   { name: 'ICMP type above 255', files: { 'a.yaml': sgRule('{direction: ingress, protocol: icmp, portRangeMin: 300}') }, errors: ['securitygroup.icmp-range a.yaml:8:58'] },
   { name: 'IPv6 prefix on an IPv4 rule', files: { 'a.yaml': sgRule('{direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: "fd00::/8"}') }, errors: ['securitygroup.ethertype a.yaml:8:95'] },
+  { name: 'server-group rules with a policy Nova takes none with', files: { 'a.yaml': `${head('ServerGroup', 'packed')}  policy: affinity\n  rules: {maxServerPerHost: 2}\n` }, errors: ['servergroup.rules-policy a.yaml:8:10'] },
+  {
+    name: 'volume from a snapshot and an image at once',
+    files: { 'a.yaml': `${head('Volume', 'data')}  size: 2\n---\n${head('VolumeSnapshot', 'snap')}  volumeRef: {name: data}\n---\n${head('Volume', 'copy')}  size: 2\n  imageRef: {name: cirros}\n  source: {snapshotRef: {name: snap}}\n` },
+    errors: ['volume.two-sources a.yaml:25:25'],
+  },
+  {
+    name: 'volume from a snapshot smaller than the snapshot',
+    files: { 'a.yaml': `${head('Volume', 'data')}  size: 4\n---\n${head('VolumeSnapshot', 'snap')}  volumeRef: {name: data}\n---\n${head('Volume', 'copy')}  size: 2\n  source: {snapshotRef: {name: snap}}\n` },
+    errors: ['volume.smaller-than-snapshot a.yaml:23:9'],
+  },
   { name: 'port address outside its subnet', files: { 'a.yaml': `${head('Port', 'p1')}  networkRef: {name: app-net}\n  fixedIPs:\n    - {subnetRef: {name: app-subnet}, ipAddress: 10.9.9.9}\n` }, errors: ['port.ip-outside a.yaml:9:50'] },
 
   { name: 'port address outside its subnet (IPv6 family check too)', files: { 'a.yaml': `${head('Port', 'p2')}  networkRef: {name: app-net}\n  fixedIPs:\n    - {subnetRef: {name: app-subnet}, ipAddress: "fd00::5"}\n` }, errors: ['port.ip-outside a.yaml:9:50'] },

@@ -1,4 +1,8 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { testCloudName } from './context.ts';
 
@@ -26,9 +30,15 @@ export interface BuiltCloud {
  * both subnets as interfaces and a static route, two security groups whose
  * rules name each other, a port with fixed addresses and a scratch port;
  * in beta a private network with a subnet, and a port on alpha's shared network.
+ * Then Nova, Glance and Cinder in alpha: a private flavor only alpha may use,
+ * a key pair of the admin user, an image, a server (Nova's fake driver) on the
+ * app network with a fixed address, the web group and the key, a volume
+ * attached to it, a floating IP on its NIC, and quotas other than the defaults.
+ * Calls in a project's scope go as the admin user with a role in it, as a
+ * person with the CLI would.
  */
-export async function buildCloud(prefix: string): Promise<BuiltCloud> {
-  const ids: Record<string, string> = {};
+export async function buildCloud(prefix: string, ids: Record<string, string> = {}): Promise<BuiltCloud> {
+  // The caller's record, filled as objects are made: a build that fails or times out half-way is still cleaned up.
   const id = async (key: string, ...args: string[]): Promise<string> => (ids[key] = String((await openstack(...args)).id));
   const alpha = await id('project-alpha', 'project', 'create', `${prefix}alpha`, '--description', 'built by hand');
   const beta = await id('project-beta', 'project', 'create', `${prefix}beta`);
@@ -51,13 +61,55 @@ export async function buildCloud(prefix: string): Promise<BuiltCloud> {
   await id('net-beta', 'network', 'create', '--project', beta, 'data');
   await id('subnet-beta', 'subnet', 'create', '--project', beta, '--network', ids['net-beta']!, '--subnet-range', '10.72.0.0/24', '--gateway', 'none', 'data-subnet');
   await id('port-beta', 'port', 'create', '--project', beta, '--network', ids['net-shared']!, '--fixed-ip', `subnet=${ids['subnet-shared']!},ip-address=10.70.0.20`, 'on-shared');
+
+  const inAlpha = ['--os-project-id', alpha];
+  await plain('role', 'add', '--user', 'admin', '--project', alpha, 'admin');
+  await id('flavor', 'flavor', 'create', '--private', '--project', alpha, '--vcpus', '1', '--ram', '64', '--disk', '1', '--description', 'the small one', `${prefix}secret`);
+  const scratch = mkdtempSync(join(tmpdir(), 'ks-build-'));
+  try {
+    // A fresh public key (its private half is dropped: nothing here ever logs in).
+    const der = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'der' });
+    const blob = Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from('ssh-ed25519'), Buffer.from([0, 0, 0, 32]), der.subarray(der.length - 32)]);
+    writeFileSync(join(scratch, 'ops.pub'), `ssh-ed25519 ${blob.toString('base64')} ops@example\n`);
+    ids.keypair = String((await openstack('keypair', 'create', '--public-key', join(scratch, 'ops.pub'), `${prefix}ops`)).name);
+    writeFileSync(join(scratch, 'disk.raw'), Buffer.alloc(1 << 20));
+    await id('image', 'image', 'create', '--project', alpha, '--disk-format', 'raw', '--container-format', 'bare', '--min-ram', '32', '--property', 'os_distro=cirros', '--file', join(scratch, 'disk.raw'), 'tiny');
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  await id('volume', ...inAlpha, 'volume', 'create', '--size', '1', '--description', 'app data', 'data');
+  await id('server', ...inAlpha, 'server', 'create', '--flavor', ids.flavor!, '--image', ids.image!, '--nic', `net-id=${ids['net-app']!},v4-fixed-ip=10.71.0.30`, '--security-group', ids['sg-web']!, '--key-name', ids.keypair, '--property', 'role=web', '--wait', 'web-1');
+  await waitFor(async () => (await openstack(...inAlpha, 'volume', 'show', ids.volume!)).status === 'available', 'volume available');
+  await plain(...inAlpha, 'server', 'add', 'volume', ids.server!, ids.volume!);
+  await waitFor(async () => (await openstack(...inAlpha, 'volume', 'show', ids.volume!)).status === 'in-use', 'volume attached');
+  const [nic] = (await openstack('port', 'list', '--device-id', ids.server!)) as unknown as { ID: string }[];
+  await id('fip', 'floating', 'ip', 'create', '--project', alpha, '--description', 'web entry', '--port', nic!.ID, '--fixed-ip-address', '10.71.0.30', 'public');
+  await plain('quota', 'set', '--instances', '7', '--ports', '77', '--volumes', '5', alpha);
   return { projects: { alpha, beta }, ids };
+}
+
+/** Polls a condition of the cloud every second, for at most two minutes. */
+async function waitFor(ok: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`buildCloud: ${what} did not happen within 120 s`);
 }
 
 /** Deletes what buildCloud made (and what a test added in its projects), tolerating what is gone. */
 export async function destroyCloud(built: Partial<BuiltCloud> & { ids: Record<string, string> }): Promise<void> {
   const quiet = (p: Promise<unknown>): Promise<unknown> => p.catch(() => undefined);
   const projects = [built.ids['project-beta'], built.ids['project-alpha']].filter((x): x is string => x !== undefined);
+  if (built.ids.fip) await quiet(plain('floating', 'ip', 'delete', built.ids.fip));
+  if (built.ids.server) await quiet(plain('server', 'delete', '--wait', built.ids.server));
+  if (built.ids.volume) {
+    await quiet(waitFor(async () => (await openstack('volume', 'show', built.ids.volume!)).status === 'available', 'volume detached'));
+    await quiet(plain('volume', 'delete', built.ids.volume));
+  }
+  if (built.ids.image) await quiet(plain('image', 'delete', built.ids.image));
+  if (built.ids.flavor) await quiet(plain('flavor', 'delete', built.ids.flavor));
+  if (built.ids.keypair) await quiet(plain('keypair', 'delete', built.ids.keypair));
   if (built.ids.router) {
     // Neutron refuses to remove an interface a static route goes through: the routes go first.
     await quiet(plain('router', 'set', '--no-route', built.ids.router));

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { allFaults, OpenStackFaultProxy, type FaultKind } from '../testbed/faults/openstack-proxy.ts';
 
 /**
@@ -120,5 +120,23 @@ describe('the OpenStack fault proxy', () => {
     expect(received - before).toBe(2);
     expect(bodies.at(-1)).toBe('{"networks":[{"name":"a"},{"name":"b"}]}');
     expect(proxy.lost).toEqual([expect.objectContaining({ fault: 'reset-after', method: 'POST', path: '/v2.0/networks', status: 201 })]);
+  });
+
+  it('requests: a deferred request is answered at once and reaches the service, whole, only later (or at stop); the others pass at once', async () => {
+    const seen: string[] = [];
+    const requests = { paths: /\/networks\/[^/]+$/, seen: (r: { method: string; path: string; body: string }) => (seen.push(`${r.method} ${r.path} ${r.body}`), r.method === 'DELETE' ? { deferMs: 300, status: 204 } : undefined) };
+    const proxy = await new OpenStackFaultProxy({ seed: 7, rate: 0, slowMs: 1_500, requests }, [{ service: 'network', port }]).start();
+    const before = received;
+    const url = `${proxy.origin('network')}/v2.0/networks`;
+    expect(await fetch(`${url}/n1`, { method: 'DELETE' }).then((r) => r.status)).toBe(204);
+    expect(received - before, 'the DELETE has not reached the service yet').toBe(0);
+    expect(await fetch(`${url}/n2`, { method: 'PUT', body: '{"network":{}}', headers: { 'content-type': 'application/json' } }).then((r) => r.status)).toBe(200);
+    expect(received - before).toBe(1);
+    expect(bodies.at(-1)).toBe('{"network":{}}');
+    await vi.waitFor(() => expect(received - before, 'the deferred DELETE reached the service').toBe(2), { timeout: 10_000, interval: 50 });
+    expect(await fetch(`${url}/n3`, { method: 'DELETE' }).then((r) => r.status)).toBe(204);
+    await proxy.stop();
+    expect(received - before, 'stop() sent what was still deferred').toBe(3);
+    expect(seen).toEqual(['DELETE /v2.0/networks/n1 ', 'PUT /v2.0/networks/n2 {"network":{}}', 'DELETE /v2.0/networks/n3 ']);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildGraph, createOrder, deleteOrder, findCycles } from '../../agent/graph/graph.ts';
 import { dependencyEdges } from '../../agent/graph/edges.ts';
+import { kindOrder } from '../../agent/graph/kind-order.ts';
 import { referencesOf } from '../../agent/graph/references.ts';
 import { addressOf, type Manifest } from '../../agent/model/manifest.ts';
 import { sharedSchemaRegistry } from '../../agent/schema/registry.ts';
@@ -77,5 +78,15 @@ describe('ordering without a reference (x-kupenstack-after)', () => {
       manifest('Port', 'pa', { networkRef: { name: 'a' } }),
     ];
     expect(edgesOf(ms).filter((e) => e.startsWith('t/Port/pa') && e.includes('Subnet'))).toEqual(['t/Port/pa -> t/Subnet/a1', 't/Port/pa -> t/Subnet/ext']);
+  });
+
+  it('orders a volume after the snapshot it is made from, yet prunes snapshots before any volume (objects-only reference)', () => {
+    const ms = [manifest('Volume', 'data', { size: 1 }), manifest('VolumeSnapshot', 'snap', { volumeRef: { name: 'data' } }), manifest('Volume', 'copy', { size: 1, source: { snapshotRef: { name: 'snap' } } })];
+    const g = buildGraph(ms, dependencyEdges(ms, ms.flatMap((m) => referencesOf(m, registry)), registry));
+    expect(createOrder(g)).toEqual(['t/Volume/data', 't/VolumeSnapshot/snap', 't/Volume/copy']);
+    // Cinder refuses to delete a volume that has snapshots: prune goes in the reverse of the kind order.
+    const kinds = kindOrder(registry);
+    expect(kinds.indexOf('Volume')).toBeLessThan(kinds.indexOf('VolumeSnapshot'));
+    expect(kinds.indexOf('ServerGroup')).toBeLessThan(kinds.indexOf('VirtualMachine'));
   });
 });

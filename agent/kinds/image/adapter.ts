@@ -1,7 +1,7 @@
 import { KupenstackError } from '../../errors.ts';
 import { deleteImage, patchImage, pointer, type PatchOp } from '../../glance/image-api.ts';
 import { propTag } from '../../glance/version-rules.ts';
-import { ownerTag, ownerTagPrefix, markerFromMetadata } from '../../ownership/marker.ts';
+import { ownerTag, ownerTagPrefix, markerFromMetadata, markerMetadata } from '../../ownership/marker.ts';
 import type { Health, KindAdapter } from '../adapter.ts';
 import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFollows, ociUpdate, ociVersionsOf, withVersions } from './oci.ts';
 import { toRemote, type RawImage } from './remote.ts';
@@ -137,6 +137,14 @@ export const image: KindAdapter = {
     if (remote.fields.source === sharedSource) return sharedDelete(ctx, remote);
     if (ociVersionsOf(remote)) return ociDelete(ctx, remote);
     await deleteImage(ctx.apis.image, remote.id, ctx.signal);
+  },
+
+  async remark(ctx, remote, marker) {
+    // One PATCH: the marker's properties and the owner tag beside the user's tags (observe lists by that tag).
+    const tags = ((remote.raw.tags ?? []) as string[]).filter((t) => t !== ownerTag(marker.owner));
+    const ops: PatchOp[] = Object.entries(markerMetadata(marker)).map(([k, v]) => ({ op: 'add', path: pointer(k), value: v }));
+    ops.push({ op: 'replace', path: '/tags', value: [...tags, ownerTag(marker.owner)] });
+    await patchImage(ctx.apis.image, remote.id, ops, ctx.signal);
   },
 
   async get(ctx, id) {

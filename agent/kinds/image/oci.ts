@@ -220,7 +220,7 @@ export function withVersions(raws: Record<string, unknown>[]): Remote[] {
 }
 
 function targetOf(ctx: AdapterContext): GlanceTarget {
-  return { image: ctx.apis.image, compute: ctx.apis.compute, projectId: ctx.projectId, signal: ctx.signal };
+  return { image: ctx.apis.image, compute: ctx.apis.compute, projectId: ctx.projectId, signal: ctx.signal, requeue: ctx.requeue };
 }
 
 /** Every version carrying the manifest's marker, shown and hidden. */

@@ -223,7 +223,7 @@ async function sharedVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk)
 
 async function makeVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk, project: string): Promise<GlanceImage> {
   const spec = specOf(m);
-  const g: GlanceTarget = { image: adminImage(ctx), projectId: project, signal: ctx.signal };
+  const g: GlanceTarget = { image: adminImage(ctx), projectId: project, signal: ctx.signal, requeue: ctx.requeue };
   const base = disk.repository.slice(disk.repository.lastIndexOf('/') + 1);
   const look: VersionLook = {
     name: versionName(base, disk.manifestDigest),

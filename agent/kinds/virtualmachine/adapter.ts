@@ -21,7 +21,7 @@ import { type NeutronPort, metaImage, record, sortedRecord, specOf, strings, uni
  * Replace fields Nova does not show back (user data, requested fixed IPs, the
  * boot volume request): absent from observed fields, judged by the spec hash alone.
  */
-export const vmUnobservedFields: readonly string[] = ['user_data', 'fixed_ips', 'boot_volume'];
+export const vmUnobservedFields: readonly string[] = ['user_data', 'fixed_ips', 'boot_volume', 'server_group'];
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -57,6 +57,8 @@ export const virtualMachine: KindAdapter = {
     availability_zone: 'replace',
     config_drive: 'replace',
     boot_volume: 'replace',
+    // A server joins a group only at creation (Nova shows the group in a server's GET, not in the list).
+    server_group: 'replace',
   },
 
   async observe(ctx) {
@@ -103,6 +105,7 @@ export const virtualMachine: KindAdapter = {
     if (spec.networks?.some((n) => n.fixedIP)) out.fixed_ips = spec.networks.map((n) => n.fixedIP ?? null);
     if (spec.securityGroupRefs && spec.networks?.some((n) => n.networkRef)) out.security_groups = uniqSorted(spec.securityGroupRefs.map((r) => ctx.idOf('SecurityGroup', r.name)));
     if (spec.keyPairRef) out.key_name = ctx.idOf('KeyPair', spec.keyPairRef.name);
+    if (spec.serverGroupRef) out.server_group = ctx.idOf('ServerGroup', spec.serverGroupRef.name);
     const data = await userData(spec, ctx);
     if (data !== undefined) out.user_data = digest(data);
     if (spec.availabilityZone !== undefined) out.availability_zone = spec.availabilityZone;
@@ -133,7 +136,9 @@ export const virtualMachine: KindAdapter = {
     if (spec.availabilityZone !== undefined) server.availability_zone = spec.availabilityZone;
     if (spec.configDrive !== undefined) server.config_drive = spec.configDrive;
     if (spec.description !== undefined) server.description = spec.description;
-    const res = await ctx.apis.compute.post<{ server: { id: string } }>('/servers', { server }, [202]);
+    // The group is a scheduler hint, beside `server` in the body.
+    const hints = spec.serverGroupRef ? { 'os:scheduler_hints': { group: ctx.idOf('ServerGroup', spec.serverGroupRef.name) } } : {};
+    const res = await ctx.apis.compute.post<{ server: { id: string } }>('/servers', { server, ...hints }, [202]);
     // Nothing after the POST: power state and volume attachments are updates once the server is up.
     return { id: res.server.id, name: String(desired.name), status: 'BUILD', marker, fields: { ...desired }, raw: { id: res.server.id } };
   },
@@ -161,6 +166,17 @@ export const virtualMachine: KindAdapter = {
 
   async delete(ctx, remote) {
     await ctx.apis.compute.remove(`/servers/${remote.id}`);
+  },
+
+  /**
+   * Two writes, both idempotent: the owner tag (what observe lists by) and the
+   * metadata marker, with the image's manifest name that `image` is read from
+   * (an adopted server did not have it, and without it the plan would rebuild).
+   */
+  async remark(ctx, remote, marker, m) {
+    const spec = specOf(m);
+    if (!strings(remote.raw.tags).includes(ownerTag(marker.owner))) await ctx.apis.compute.call('PUT', `/servers/${remote.id}/tags/${encodeURIComponent(ownerTag(marker.owner))}`, { ok: [201, 204], signal: ctx.signal });
+    await ctx.apis.compute.post(`/servers/${remote.id}/metadata`, { metadata: { ...markerMetadata(marker), ...(spec.imageRef ? { [metaImage]: spec.imageRef.name } : {}) } });
   },
 
   async get(ctx, id) {

@@ -56,7 +56,8 @@ export function toRemote(s: NovaServer, ports: NeutronPort[]): Remote {
       metadata: userMetadata(s.metadata),
       tags: userTags(s.tags),
       power_state: powerStateOf(s),
-      flavor: serverFlavor(s),
+      // A resize not confirmed yet differs from every declared flavor: the update confirms it (actions.ts resize).
+      flavor: s.status === 'VERIFY_RESIZE' && !s['OS-EXT-STS:task_state'] ? { ...serverFlavor(s), resize: 'unconfirmed' } : serverFlavor(s),
       image: s.metadata?.[metaImage],
       image_id: imageIdOf(s),
       volumes: dataVolumes(s),

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Watch, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driveCloud, planCloud, type DriveOptions } from '../../../agent/cloud/drive.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
@@ -26,13 +27,44 @@ beforeAll(async () => {
   await kubectl(['delete', 'namespace', ns, '--wait=true', '--ignore-not-found']);
 });
 
+const stops: (() => void)[] = [];
 afterAll(async () => {
+  for (const stop of stops) stop();
   rmSync(work, { recursive: true, force: true });
   await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']);
 });
 
 const image = (kind: string, name: string): Promise<string> => kubectlOk(['-n', ns, 'get', `${kind}/${name}`, '-o', 'jsonpath={.spec.template.spec.containers[0].image}']);
 const jobUid = (name: string): Promise<string> => kubectlOk(['-n', ns, 'get', `job/${name}`, '-o', 'jsonpath={.metadata.uid}']);
+
+interface JobEvent { type: string; name: string; complete: boolean }
+/** Watches the namespace's Jobs from now on (a list's resourceVersion: no synthetic ADDED for what exists); returns the stop. */
+async function watchJobs(into: JobEvent[]): Promise<() => void> {
+  // The API server's JobList (`kubectl get -o json` makes a List of its own, without a resourceVersion).
+  let resourceVersion = (JSON.parse(await kubectlOk(['get', '--raw', `/apis/batch/v1/namespaces/${ns}/jobs`])) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  if (!resourceVersion) throw new Error(`the Job list of ${ns} has no resourceVersion to watch from`);
+  const completed = new Set<string>();
+  let stopped = false;
+  let abort = (): void => undefined;
+  // client-node ends a watch after a timeout: resume from the last resourceVersion seen, so no event is lost or repeated.
+  const start = async (): Promise<void> => {
+    const req = await new Watch(loadKubeConfig({ kubeconfig: kube.kubeconfig })).watch(`/apis/batch/v1/namespaces/${ns}/jobs`, { resourceVersion }, (type: string, obj: KubernetesObject & { status?: { conditions?: { type: string; status: string }[] } }) => {
+      resourceVersion = obj.metadata!.resourceVersion!;
+      const uid = obj.metadata!.uid!;
+      const complete = !completed.has(uid) && (obj.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True');
+      if (complete) completed.add(uid);
+      into.push({ type, name: obj.metadata!.name!, complete });
+    }, () => {
+      if (!stopped) void start();
+    });
+    abort = () => req.abort();
+  };
+  await start();
+  return () => {
+    stopped = true;
+    abort();
+  };
+}
 
 describe('upgrading the test cloud 2025.1 → 2025.2', () => {
   it('refuses on a failed backup, stops at a failing db-sync, resumes there without a second backup', async () => {
@@ -42,6 +74,9 @@ describe('upgrading the test cloud 2025.1 → 2025.2', () => {
     expect(installed.status.release).toBe('2025.1');
     const keystone1 = await image('deployment', 'keystone-api');
     expect(keystone1).toMatch(/:2025\.1/);
+    // Every Job change from here on, in the API server's order (one watch: its events come in resourceVersion order).
+    const events: JobEvent[] = [];
+    stops.push(await watchJobs(events));
 
     // The plan of the upgrade: per-object image changes, replaced Jobs, the backup, the charts in order.
     const plan = await planCloud(v2, opts);
@@ -97,21 +132,23 @@ describe('upgrading the test cloud 2025.1 → 2025.2', () => {
     for (const name of ['keystone-api', 'glance-api', 'neutron-server', 'nova-api', 'cinder-api', 'horizon-server']) expect(await image('deployment', name), name).toMatch(/:2025\.2/);
     expect((await planCloud(v2, opts)).changes).toEqual([]);
 
-    // The order the API server recorded: the backup completed before the upgrade's first migration Job was created, and the charts' migrations were created chart by chart in the upgrade order.
-    const live = JSON.parse(await kubectlOk(['-n', ns, 'get', 'jobs', '-o', 'json'])) as { items: { metadata: { name: string; creationTimestamp: string }; status?: { completionTime?: string } }[] };
-    const backup = live.items.find((j) => j.metadata.name === 'mariadb-backup-before-2025-2')!;
-    const backupDone = Date.parse(backup.status?.completionTime ?? '');
-    expect(backupDone).not.toBeNaN();
+    // The order the API server recorded, by the sequence of the Job watch opened before the upgrade (audit W4; 1-second timestamps
+    // cannot order events of one second): the backup completed before the first migration Job appeared, and each chart's first
+    // migration Job appeared after the one of the chart before it in the upgrade order.
     const order = ['keystone', 'placement', 'glance', 'neutron', 'nova', 'cinder', 'horizon'];
-    const migrations = live.items
-      .flatMap((j) => {
-        const m = /^(\w+)-db-sync(?:-expand)?$/.exec(j.metadata.name);
-        return m && order.includes(m[1]!) ? [{ chart: m[1]!, created: Date.parse(j.metadata.creationTimestamp) }] : [];
-      })
-      .sort((a, b) => order.indexOf(a.chart) - order.indexOf(b.chart));
-    expect(migrations.map((m) => m.chart)).toEqual(expect.arrayContaining(['keystone', 'placement', 'glance', 'neutron', 'nova', 'cinder']));
-    for (const m of migrations) expect(m.created, `${m.chart}'s migration Job created after the backup completed`).toBeGreaterThanOrEqual(backupDone);
-    // honest: migrations holds the six charts (asserted above); each is compared with the one before
-    for (let i = 1; i < migrations.length; i++) expect(migrations[i]!.created, `${migrations[i]!.chart} after ${migrations[i - 1]!.chart}`).toBeGreaterThanOrEqual(migrations[i - 1]!.created);
+    const backupDone = events.findIndex((e) => e.name === 'mariadb-backup-before-2025-2' && e.complete);
+    expect(backupDone, events.map((e) => `${e.type} ${e.name}${e.complete ? ' complete' : ''}`).join('\n')).not.toBe(-1);
+    const firstAdded = new Map<string, number>();
+    events.forEach((e, seq) => {
+      const m = /^(\w+)-db-sync(?:-expand)?$/.exec(e.name);
+      if (e.type === 'ADDED' && m && order.includes(m[1]!) && !firstAdded.has(m[1]!)) firstAdded.set(m[1]!, seq);
+    });
+    const migrations = order.filter((c) => firstAdded.has(c));
+    expect(migrations).toEqual(expect.arrayContaining(['keystone', 'placement', 'glance', 'neutron', 'nova', 'cinder']));
+    const late: string[] = [];
+    for (const c of migrations) if (firstAdded.get(c)! < backupDone) late.push(`${c}'s migration Job appeared (#${firstAdded.get(c)}) before the backup completed (#${backupDone})`);
+    const seqs = migrations.map((c) => firstAdded.get(c)!);
+    for (let i = 1; i < migrations.length; i++) if (seqs[i]! < seqs[i - 1]!) late.push(`${migrations[i]} (#${seqs[i]}) before ${migrations[i - 1]} (#${seqs[i - 1]})`);
+    expect(late).toEqual([]);
   }, 1_200_000);
 });

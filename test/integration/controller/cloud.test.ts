@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenStackCloudStatus } from '../../../agent/model/kinds.generated.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
@@ -45,7 +45,8 @@ function snapshot(): Map<string, string> {
   return out;
 }
 async function start(): Promise<ControllerProcess> {
-  const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', `cc${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--leader-elect', '--leader-election-id', lease, '--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s']);
+  // Lease 8 s, renew deadline 6 s: on the loaded 2-core bed a 3-s deadline flapped leadership mid-install (a replica starved of CPU for seconds).
+  const c = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', `cc${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--leader-elect', '--leader-election-id', lease, '--lease-duration', '8s', '--renew-deadline', '6s', '--retry-period', '1s']);
   controllers.push(c);
   await c.start();
   return c;
@@ -69,6 +70,15 @@ beforeAll(async () => {
   await start();
   await until('a leader', () => Promise.resolve(controllers.some(leads)), 30_000, 200);
 }, 300_000);
+
+// A failure under load is read from what each replica said about the cloud and its Lease.
+afterEach(({ task }) => {
+  if (task.result?.state !== 'fail') return;
+  for (const [i, c] of controllers.entries()) {
+    const lines = c.log().split('\n').filter((l) => /^\S+ (cloud|leader|status) /.test(l) || / (cloud|leader|status) {1,3}/.test(l));
+    process.stderr.write(`[cloud-cr] replica ${i} (${c.logFile}), its last cloud/leader/status lines:\n${lines.slice(-80).join('\n')}\n`);
+  }
+});
 
 afterAll(async () => {
   for (const c of controllers) await c.stop();
@@ -140,7 +150,7 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'glance-api']).spec.replicas).toBe(2);
     c = cr();
     expect(condition(c, 'Ready')?.observedGeneration).toBe(3);
-    console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; takeover after kill -9 of the leader to Ready ${resumeMs} ms (lease 4 s) (kwok, ${Object.keys(services).length} charts)`);
+    console.log(`[cloud-cr] install to Ready ${installMs} ms; replicas change ${changeMs} ms; takeover after kill -9 of the leader to Ready ${resumeMs} ms (lease 8 s) (kwok, ${Object.keys(services).length} charts)`);
   }, 1_200_000);
 
   it('a leader paused past its renew deadline (SIGSTOP) stops its run when it resumes, writing nothing; the new leader finishes', async () => {
@@ -158,6 +168,11 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     expect(leads(other)).toBe(true);
     const seen = leader.log().length;
     const status = JSON.stringify(cr().status);
+    // Audit W10: an identical re-apply would be invisible, so every workload gets a value the resumed
+    // replica's server-side apply would set back (the cloud label it owns on each object it applies).
+    const workloads = ['deployments', 'statefulsets', 'daemonsets', 'jobs'].flatMap((kind) => items(kind).map((w) => `${kind}/${w.metadata.name}`));
+    expect(workloads.length).toBeGreaterThan(10);
+    for (const w of workloads) kubectlOk(['-n', ns, 'label', w, '--overwrite', 'kupenstack.io/cloud=tampered-by-the-test']);
     leader.child!.kill('SIGCONT');
     await until('the resumed replica to stop its run', () => Promise.resolve(/cloud {3}cloudcr-\w+: run stopped \(/.test(leader.log().slice(seen))), 60_000, 200);
     const after = leader.log().slice(seen);
@@ -165,6 +180,8 @@ describe('kupenstack controller drives an OpenStackCloud CR', () => {
     // What it wrote would show in the status: the new leader's stays as it was.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(JSON.stringify(cr().status)).toBe(status);
+    const reapplied = workloads.filter((w) => kubectlOk(['-n', ns, 'get', w, '-o', 'jsonpath={.metadata.labels.kupenstack\\.io/cloud}']).trim() !== 'tampered-by-the-test');
+    expect(reapplied, 'objects the resumed replica applied again').toEqual([]);
     expect(getJson<Workload>(['-n', ns, 'get', 'deployment', 'placement-api']).spec.replicas).toBe(2);
     console.log(`[cloud-cr] leader paused: the other replica finished the run in ${takeoverMs} ms; the resumed one stopped: ${/run stopped \(([^)]*)\)/.exec(after)?.[1] ?? '?'}`);
   }, 600_000);

@@ -37,7 +37,7 @@ let git: TestRepo;
 
 interface Cond { type: string; status: string; reason: string; message: string }
 interface SyncStatus { lastAppliedRevision?: string; lastAttemptedRevision?: string; rejectedRevision?: string; diagnostics?: string[]; conditions?: Cond[]; history?: { revision: string; result: string }[]; inventory?: { apiVersion: string; kind: string; namespace?: string; name: string }[] }
-interface NetworkCr { metadata: { name: string; labels?: Record<string, string>; managedFields?: { manager: string; operation: string }[] }; spec: { mtu?: number } }
+interface NetworkCr { metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string>; managedFields?: { manager: string; operation: string }[] }; spec: { mtu?: number } }
 
 const network = (name: string, ns: string, mtu = 1400): string => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  mtu: ${mtu}\n`;
 
@@ -54,6 +54,15 @@ const crNames = (ns: string): string[] => kubectl(['get', 'networks.kupenstack.i
 async function neutronNetworks(ns: string): Promise<{ id: string; name: string; mtu: number }[]> {
   const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
   return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
+}
+
+/** After a rejected revision that dropped net2's file: net2's CR is not being deleted, it is still in the inventory, and Neutron still has it. */
+async function nothingPruned(): Promise<void> {
+  const cr = networkCr(nsA, 'net2');
+  expect(cr).toBeDefined();
+  expect(cr!.metadata.deletionTimestamp).toBeUndefined();
+  expect(syncStatus().inventory?.map((e) => e.name)).toEqual(['net2']);
+  expect((await neutronNetworks(nsA)).map((n) => n.name)).toEqual(['net2']);
 }
 
 /** The controller's --listen port, from its log. */
@@ -130,7 +139,7 @@ describe('a Sync resource in the cluster', () => {
         apiVersion: 'kupenstack.io/v1alpha1',
         kind: 'Sync',
         metadata: { name: syncName, labels: { 'kupenstack.io/test-run': run } },
-        spec: { source: { git: { url: git.url, ref: { branch: 'main' }, secretRef: { name: gitSecret } } }, interval: '15s', retryInterval: '2s', serviceAccountName: 'gitops', serviceAccountNamespace: nsA, webhook: { secretRef: { name: hookSecret } } },
+        spec: { source: { git: { url: git.url, ref: { branch: 'main' }, secretRef: { name: gitSecret } } }, interval: '15s', retryInterval: '2s', massDeleteThreshold: 100, serviceAccountName: 'gitops', serviceAccountNamespace: nsA, webhook: { secretRef: { name: hookSecret } } },
       }),
     });
     const first = `main@sha1:${git.head()}`;
@@ -176,8 +185,9 @@ describe('a Sync resource in the cluster', () => {
     await until('Neutron mtu 1400', async () => (await neutronNetworks(nsA)).find((n) => n.name === 'net2')?.mtu === 1400, 180_000, 500);
   }, 300_000);
 
-  it('a file for a namespace the ServiceAccount may not write: the revision is rejected naming the file and the Forbidden, nothing of it applied', async () => {
-    const bad = await publish({ 'team-a/net3.yaml': network('net3', nsA), 'team-b/net.yaml': network('intruder', nsB) }, 'team-b');
+  it('a file for a namespace the ServiceAccount may not write: the revision is rejected naming the file and the Forbidden, nothing of it applied, nothing pruned', async () => {
+    // It also drops net2's file: a prune before or despite the refusal would delete net2 (audit W5).
+    const bad = await publish({ 'team-a/net3.yaml': network('net3', nsA), 'team-b/net.yaml': network('intruder', nsB), 'team-a/net2.yaml': null }, 'team-b');
     await until('the revision to be rejected', () => Promise.resolve(syncStatus().rejectedRevision === bad), 60_000, 500);
     const st = syncStatus();
     expect(st.diagnostics).toHaveLength(1);
@@ -187,19 +197,22 @@ describe('a Sync resource in the cluster', () => {
     // Read from the API server: neither the allowed nor the forbidden object of that revision exists.
     expect(crNames(nsA)).toEqual(['net2']);
     expect(crNames(nsB)).toEqual([]);
+    await nothingPruned();
     const events = getJson<{ items: { reason: string; message: string; involvedObject: { name: string; kind: string } }[] }>(['get', 'events', '-n', 'default']).items.filter((e) => e.involvedObject.kind === 'Sync' && e.involvedObject.name === syncName);
     expect(events.map((e) => e.reason)).toContain('ValidationFailed');
   });
 
-  it('an invalid revision: diagnostics with the repository path and line in status, nothing applied; the next good push applies', async () => {
+  it('an invalid revision: diagnostics with the repository path and line in status, nothing applied, nothing pruned; the next good push applies', async () => {
+    // net2's file is still gone from the tree (previous test): this revision removes it too.
     const bad = await publish({ 'team-b/net.yaml': null, 'team-a/net4.yaml': network('net4', nsA).replace('mtu: 1400', 'mtu: lots') }, 'invalid');
     await until('the invalid revision to be rejected', () => Promise.resolve(syncStatus().rejectedRevision === bad), 60_000, 500);
     const st = syncStatus();
     expect(st.diagnostics?.[0]).toMatch(/^team-a\/net4\.yaml:7:\d+: error \[schema\.[a-z-]+\] Network\/net4 at spec\.mtu: /);
     expect(st.history?.[0]).toMatchObject({ revision: bad, result: 'Rejected' });
     expect(crNames(nsA)).toEqual(['net2']);
+    await nothingPruned();
 
-    const good = await publish({ 'team-a/net4.yaml': network('net4', nsA) }, 'fixed');
+    const good = await publish({ 'team-a/net4.yaml': network('net4', nsA), 'team-a/net2.yaml': network('net2', nsA) }, 'fixed');
     await until('the good revision applied', () => Promise.resolve(syncStatus().lastAppliedRevision === good), 60_000, 500);
     expect(crNames(nsA)).toEqual(['net2', 'net3', 'net4']);
     const after = syncStatus();

@@ -14,25 +14,33 @@ let ws: Workspace;
 let built: BuiltCloud | undefined;
 const made: Record<string, string> = {};
 
-/** Every Neutron object of both projects, id → name: what adoption must leave as it is. */
+/** Every object of both projects in Neutron, Nova, Glance and Cinder, id → name: what adoption must leave as it is. */
 async function neutronIds(): Promise<Record<string, string>> {
-  const network = ws.cloud.client('network');
+  const admin = await ws.cloud.adminApis();
   const out: Record<string, string> = {};
-  for (const p of Object.values(built!.projects))
-    for (const [path, key] of [['/networks', 'networks'], ['/subnets', 'subnets'], ['/ports', 'ports'], ['/routers', 'routers'], ['/security-groups', 'security_groups']] as const)
-      for (const o of await network.list<{ id: string; name: string }>(path, key, { project_id: p })) out[o.id] = `${key}:${o.name}`;
+  for (const p of Object.values(built!.projects)) {
+    for (const [path, key] of [['/networks', 'networks'], ['/subnets', 'subnets'], ['/ports', 'ports'], ['/routers', 'routers'], ['/security-groups', 'security_groups'], ['/floatingips', 'floatingips']] as const)
+      for (const o of await admin.network.list<{ id: string; name?: string }>(path, key, { project_id: p })) out[o.id] = `${key}:${o.name ?? ''}`;
+    for (const o of await admin.compute.list<{ id: string; name: string }>('/servers/detail', 'servers', { all_tenants: 1, project_id: p })) out[o.id] = `servers:${o.name}`;
+    for (const o of await admin.image.list<{ id: string; name: string }>('/images', 'images', { owner: p })) out[o.id] = `images:${o.name}`;
+    for (const o of await admin.volume.list<{ id: string; name: string }>('/volumes/detail', 'volumes', { all_tenants: 1, project_id: p })) out[o.id] = `volumes:${o.name}`;
+  }
+  for (const o of await admin.compute.list<{ id: string; name: string }>('/flavors/detail', 'flavors', { is_public: 'None' })) if (o.id === built!.ids.flavor) out[o.id] = `flavors:${o.name}`;
   return out;
 }
 
+const building: Record<string, string> = {};
+
 beforeAll(async () => {
   ws = new Workspace();
-  built = await buildCloud(ws.config.projectPrefix);
-}, 600_000);
+  // About 45 CLI calls, each a Python start: minutes on a busy bed.
+  built = await buildCloud(ws.config.projectPrefix, building);
+}, 1_800_000);
 
 afterAll(async () => {
-  if (built) await destroyCloud({ ...built, ids: { ...built.ids, ...made } });
+  await destroyCloud({ ids: { ...building, ...made } });
   await ws.dispose();
-}, 600_000);
+}, 900_000);
 
 describe('taking over a cloud built without KupenStack: export, then adopt', () => {
   let before: Record<string, string>;
@@ -44,8 +52,21 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     const check = await checkPath(ws.repo, loadSchemaRegistry());
     expect(check.diagnostics).toEqual([]);
     const alpha = readdirSync(join(ws.repo, 'alpha')).sort();
-    expect(alpha).toEqual(['network-app.yaml', 'network-shared-net.yaml', 'port-scratch.yaml', 'port-vip.yaml', 'router-edge.yaml', 'securitygroup-db.yaml', 'securitygroup-web.yaml', 'subnet-app-subnet.yaml', 'subnet-shared-subnet.yaml']);
+    const prefix = ws.config.projectPrefix;
+    // The server's NIC and the floating IP's port are part of the VM and the floating IP, not Port manifests.
+    expect(alpha.filter((f) => !f.startsWith('floatingip-'))).toEqual([`flavor-${prefix}secret.yaml`, 'image-tiny.yaml', `keypair-${prefix}ops.yaml`, 'network-app.yaml', 'network-shared-net.yaml', 'port-scratch.yaml', 'port-vip.yaml', 'projectquota-quotas.yaml', 'router-edge.yaml', 'securitygroup-db.yaml', 'securitygroup-web.yaml', 'subnet-app-subnet.yaml', 'subnet-shared-subnet.yaml', 'virtualmachine-web-1.yaml', 'volume-data.yaml']);
+    const fips = alpha.filter((f) => f.startsWith('floatingip-'));
+    expect(fips).toHaveLength(1);
     const read = (ns: string, f: string): string => readFileSync(join(ws.repo, ns, f), 'utf8');
+    // Nova, Glance, Cinder: references by name, only what differs from the defaults, no secret.
+    expect(read('alpha', 'virtualmachine-web-1.yaml')).toMatch(new RegExp(`adopt: true\n {2}flavorRef:\n {4}name: ${prefix}secret\n {2}imageRef:\n {4}name: tiny\n {2}networks:\n {4}- networkRef:\n {8}name: app\n {6}fixedIP: 10.71.0.30\n {2}securityGroupRefs:\n {4}- name: web\n {2}keyPairRef:\n {4}name: ${prefix}ops\n {2}volumes:\n {4}- volumeRef:\n {8}name: data\n {2}metadata:\n {4}role: web\n$`));
+    expect(read('alpha', `keypair-${prefix}ops.yaml`)).toMatch(new RegExp(`spec:\n {2}managementPolicy: unmanaged\n {2}import:\n {4}id: ${prefix}ops\n$`));
+    expect(read('alpha', `flavor-${prefix}secret.yaml`)).toMatch(/adopt: true\n {2}vcpus: 1\n {2}ram: 64\n {2}disk: 1\n {2}description: the small one\n$/);
+    expect(read('alpha', 'image-tiny.yaml')).toMatch(/adopt: true\n {2}diskFormat: raw\n {2}containerFormat: bare\n {2}minRam: 32\n {2}properties:\n[^]*os_distro: cirros/);
+    expect(read('alpha', 'volume-data.yaml')).toMatch(/adopt: true\n {2}size: 1\n {2}description: app data\n$/);
+    expect(read('alpha', fips[0]!)).toMatch(/externalNetwork:\n {4}network:\n {6}id: [0-9a-f-]+\n {2}floatingIPAddress: [0-9.]+\n {2}description: web entry\n {2}vmRef:\n {4}name: web-1\n {2}fixedIPAddress: 10.71.0.30\n$/);
+    expect(read('alpha', 'projectquota-quotas.yaml')).toMatch(/adopt: true\n {2}compute:\n {4}instances: 7\n {2}network:\n {4}ports: 77\n {2}blockStorage:\n {4}volumes: 5\n$/);
+    expect(alpha.map((f) => read('alpha', f)).join('\n')).not.toMatch(/ssh-ed25519|user_data|userData|password/);
     // References, not ids: the router's interfaces, the port's address, the groups naming each other.
     expect(read('alpha', 'router-edge.yaml')).toMatch(/interfaces:\n {4}- subnetRef:\n {8}name: app-subnet\n {4}- subnetRef:\n {8}name: shared-subnet/);
     expect(read('alpha', 'router-edge.yaml')).toMatch(/routes:\n {4}- destination: 192.168.50.0\/24\n {6}nextHop: 10.71.0.254/);
@@ -68,11 +89,12 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     const actions = [...new Set(r.report!.changes.map((c) => c.action))];
     expect(actions).toEqual(['adopt']);
     const adopted = r.report!.changes.length;
-    expect(adopted).toBe(12); // alpha: 2 networks, 2 subnets, 2 groups, 2 ports, 1 router; beta: 1 network, 1 subnet, 1 port
+    // alpha: 2 networks, 2 subnets, 2 groups, 2 ports, 1 router, 1 floating IP, 1 flavor, 1 image, 1 volume, 1 server, the quotas; beta: 1 network, 1 subnet, 1 port
+    expect(adopted).toBe(18);
     expect(r.report).toMatchObject({ created: 0, updated: 0, deleted: 0, replaced: 0 });
-    // One marker per object, and per project its two tags and the agent's role in it.
+    // One marker per object (a server's is two: its owner tag and its metadata), and per project its two tags and the agent's role in it.
     const writes = Object.entries(counters.byCollection()).filter(([k]) => !/ (GET|HEAD) /.test(k));
-    expect(r.report!.apiCalls.write, JSON.stringify(writes)).toBe(adopted + 2 * 3);
+    expect(r.report!.apiCalls.write, JSON.stringify(writes)).toBe(adopted + 1 + 2 * 3);
     expect(await neutronIds()).toEqual(before);
   }, 600_000);
 
@@ -84,13 +106,16 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     expect(await neutronIds()).toEqual(before);
   }, 600_000);
 
-  it('after adoption a new rule applies as an update and a new subnet as a create', async () => {
+  it('after adoption a new rule and a bigger volume apply as updates (the volume extended in Cinder) and a new subnet as a create', async () => {
     const file = 'alpha/securitygroup-web.yaml';
     ws.write({ [file]: ws.read(file).replace(/ {2}rules:\n/, '  rules:\n    - direction: ingress\n      protocol: tcp\n      portRangeMin: 22\n      portRangeMax: 22\n      remoteIPPrefix: 10.0.0.0/8\n') });
     ws.write({ 'alpha/subnet-extra.yaml': 'apiVersion: kupenstack.io/v1alpha1\nkind: Subnet\nmetadata: {name: extra, namespace: alpha}\nspec: {networkRef: {name: app}, cidr: 10.71.8.0/24}\n' });
+    ws.write({ 'alpha/volume-data.yaml': ws.read('alpha/volume-data.yaml').replace('size: 1', 'size: 2') });
     const r = await ws.apply();
     expect(r.report!.errors).toEqual([]);
-    expect(r.report).toMatchObject({ created: 1, updated: 1, deleted: 0, replaced: 0 });
+    expect(r.report).toMatchObject({ created: 1, updated: 2, deleted: 0, replaced: 0 });
+    const grown = await ws.cloud.client('volumev3').get<{ volume: { size: number } }>(`/volumes/${built!.ids.volume!}`);
+    expect(grown.volume.size).toBe(2);
     const rules = await ws.cloud.client('network').list<{ port_range_min: number | null }>('/security-group-rules', 'security_group_rules', { security_group_id: built!.ids['sg-web']! });
     expect(rules.map((x) => x.port_range_min).filter((x) => x !== null).sort()).toEqual([22, 443, 8080]);
     const [extra] = await ws.cloud.client('network').list<{ id: string }>('/subnets', 'subnets', { network_id: built!.ids['net-app']!, cidr: '10.71.8.0/24' });

@@ -89,18 +89,22 @@ describe('one copy per cloud under races and kill -9', () => {
     const digest = await pushDiskAs('kupenstack-artifact', repo, 'two-agents', qcow2Disk());
     const via = `${proxy.address}/${repo}`;
     ws.write({ 'ra/os.yaml': image('ra2', via, 'two-agents'), 'rb/os.yaml': image('rb2', via, 'two-agents') });
-    // The disk download waits until both processes ask for it (or 60 s: one may have found the other's upload under way and wait on Glance instead).
+    // The disk download waits until both processes ask for it (60 s at most, so a run without the race ends and fails below).
     const since = diskGets();
+    // How many downloads were waiting when the barrier opened: 2 is the race this test is about (audit W8).
+    let met = 0;
     const both = (async () => {
       for (let i = 0; i < 600 && diskGets() - since < 2; i++) await sleep(100);
+      met = diskGets() - since;
     })();
     proxy.rules = [{ method: 'GET', path: new RegExp(`/v2/${repo}/blobs/`), range: false, fault: { kind: 'hold', until: both } }];
     try {
       const a = runApply(ws, [], join(ws.repo, 'ra'));
       const b = runApply(ws, [], join(ws.repo, 'rb'));
       const codes = await Promise.all([a.done, b.done]);
-      console.log(`two agents: ${diskGets() - since} disk downloads started at the barrier`);
+      console.log(`two agents: ${met} disk downloads met at the barrier`);
       expect(codes, ws.log.join('\n')).toEqual([0, 0]);
+      expect(met, 'both processes must be downloading at once, else nothing raced').toBe(2);
     } finally {
       proxy.rules = [];
     }

@@ -54,6 +54,20 @@ export interface FaultOptions {
    * change a JSON answer that passes whole. It never reaches the service: what OpenStack holds is real.
    */
   simulate?: (answer: { service: string; method: string; path: string; body: unknown }) => unknown;
+  /**
+   * A named simulation's view of requests (e.g. slow-deletes.ts): those whose path matches are read
+   * whole (small JSON actions and deletions, never image data) and shown to `seen` before they go on.
+   * `seen` may answer `{ deferMs, status }`, a service slow to do the work: the proxy answers that
+   * status at once and sends the request as it came `deferMs` later. stop() sends what is still deferred.
+   */
+  requests?: { paths: RegExp; seen: (request: SeenRequest) => { deferMs: number; status: number } | undefined };
+}
+
+export interface SeenRequest {
+  service: string;
+  method: string;
+  path: string;
+  body: string;
 }
 
 /** A request that reached the service and whose answer the client never got whole. */
@@ -73,6 +87,13 @@ export interface HeldRequest {
   method: string;
   path: string;
   body: string;
+}
+
+/** A request as it passed the proxy, in arrival order: which process wrote to OpenStack, when each has its own proxy. */
+export interface ProxiedRequest {
+  service: string;
+  method: string;
+  path: string;
 }
 
 /** A request the proxy holds back (see OpenStackFaultProxy.hold). */
@@ -113,6 +134,7 @@ export class OpenStackFaultProxy {
   readonly lost: LostAnswer[] = [];
   readonly injected = new Map<FaultKind, number>();
   requests = 0;
+  readonly seen: ProxiedRequest[] = [];
   private firstPlaced = false;
   private options: FaultOptions;
   private random: () => number;
@@ -121,6 +143,7 @@ export class OpenStackFaultProxy {
   private readonly sockets = new Set<Socket>();
   private readonly upstreams: readonly Upstream[];
   private readonly holds: HoldRule[] = [];
+  private readonly deferred = new Set<{ timer: NodeJS.Timeout; send: () => Promise<void> }>();
 
   constructor(options: FaultOptions, upstreams: readonly Upstream[] = testbedUpstreams) {
     this.options = options;
@@ -162,6 +185,11 @@ export class OpenStackFaultProxy {
   }
 
   async stop(): Promise<void> {
+    // What a simulation deferred reaches the service still: the cloud is left as the clients were told.
+    const deferred = [...this.deferred];
+    this.deferred.clear();
+    for (const d of deferred) clearTimeout(d.timer);
+    await Promise.all(deferred.map((d) => d.send()));
     for (const s of this.sockets) s.destroy();
     await Promise.all([...this.listeners.values()].map(({ server }) => new Promise<void>((resolve) => server.close(() => resolve()))));
   }
@@ -213,11 +241,22 @@ export class OpenStackFaultProxy {
 
   private async handle(upstream: Upstream, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
+    this.seen.push({ service: upstream.service, method, path: req.url ?? '/' });
     const held = this.holds.find((h) => !h.taken && h.method === method && h.paths.test(req.url ?? '/'));
     if (held) {
       held.taken = true;
       await this.holdAndForward(held, upstream, req, res);
       return;
+    }
+    let buffered: Buffer | undefined;
+    if (this.options.requests?.paths.test(req.url ?? '/')) {
+      buffered = (await readBounded(req, this.options.maxJsonBytes ?? 16 * 1024 * 1024)) ?? Buffer.alloc(0);
+      const later = this.options.requests.seen({ service: upstream.service, method, path: req.url ?? '/', body: buffered.toString('utf8') });
+      if (later) {
+        this.defer(upstream, req, buffered, later.deferMs);
+        res.writeHead(later.status, { 'content-length': '0' }).end();
+        return;
+      }
     }
     const fault = this.pick(method, req.url ?? '/');
     if (fault?.startsWith('status-')) {
@@ -235,7 +274,8 @@ export class OpenStackFaultProxy {
     const headers = { ...req.headers, host: `127.0.0.1:${upstream.port}` };
     const up = request({ host: '127.0.0.1', port: upstream.port, method, path: req.url, headers });
     up.on('error', () => res.destroy());
-    req.pipe(up);
+    if (buffered) up.end(buffered);
+    else req.pipe(up);
     const answer = await new Promise<IncomingMessage | undefined>((resolve) => {
       up.on('response', resolve);
       up.on('error', () => resolve(undefined));
@@ -278,6 +318,26 @@ export class OpenStackFaultProxy {
       return;
     }
     res.writeHead(status, outHeaders).end(out);
+  }
+
+  /** Sends a request the simulation deferred, as it came, once `ms` passed (or at stop()); its answer goes nowhere. */
+  private defer(upstream: Upstream, req: IncomingMessage, body: Buffer, ms: number): void {
+    const headers = { ...req.headers, host: `127.0.0.1:${upstream.port}` };
+    const options = { host: '127.0.0.1', port: upstream.port, method: req.method ?? 'GET', path: req.url ?? '/', headers };
+    const send = (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        const up = request(options, (answer) => answer.resume().on('end', resolve).on('error', () => resolve()));
+        up.on('error', () => resolve());
+        up.end(body);
+      });
+    const entry = {
+      timer: setTimeout(() => {
+        this.deferred.delete(entry);
+        void send();
+      }, ms),
+      send,
+    };
+    this.deferred.add(entry);
   }
 
   /** A JSON answer as the simulation shows it (FaultOptions.simulate); the text itself without one, or when it is not JSON. */

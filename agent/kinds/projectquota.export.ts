@@ -1,0 +1,32 @@
+import type { ExportScope, KindExport } from './export.ts';
+import { quotaSections, type Section } from './projectquota.ts';
+
+/** Where each service answers a project's quotas and the cloud's defaults for it (admin scope). */
+function endpoints(s: ExportScope, section: Section): { client: ExportScope['compute']; path: string; defaults: string; key: string } {
+  const p = encodeURIComponent(s.projectId);
+  if (section === 'compute') return { client: s.compute, path: `/os-quota-sets/${p}`, defaults: `/os-quota-sets/${p}/defaults`, key: 'quota_set' };
+  if (section === 'network') return { client: s.network, path: `/quotas/${p}`, defaults: `/quotas/${p}/default`, key: 'quota' };
+  return { client: s.volume, path: `/os-quota-sets/${p}`, defaults: `/os-quota-sets/${p}/defaults`, key: 'quota_set' };
+}
+
+/**
+ * The project's quotas, as one `ProjectQuota` named `quotas` holding only the
+ * values that differ from the cloud's defaults (a project nobody changed
+ * exports none). Two reads per service: the values and the defaults.
+ */
+export const projectQuotaExport: KindExport = {
+  kind: 'ProjectQuota',
+  async list(s) {
+    const spec: Record<string, Record<string, unknown>> = {};
+    for (const section of Object.keys(quotaSections) as Section[]) {
+      const api = endpoints(s, section);
+      const [have, defaults] = await Promise.all([api.client.get<Record<string, Record<string, unknown>>>(api.path), api.client.get<Record<string, Record<string, unknown>>>(api.defaults)]);
+      for (const [name, key] of Object.entries(quotaSections[section])) {
+        const value = have[api.key]?.[key];
+        if (value !== undefined && value !== defaults[api.key]?.[key]) (spec[section] ??= {})[name] = value;
+      }
+    }
+    return Object.keys(spec).length === 0 ? [] : [{ id: s.projectId, name: 'quotas', spec }];
+  },
+  spec: (raw) => raw.spec as Record<string, unknown>,
+};

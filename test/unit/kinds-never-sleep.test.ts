@@ -1,0 +1,91 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import type { AdapterContext } from '../../agent/kinds/adapter.ts';
+import { lookAgain } from '../../agent/kinds/look-again.ts';
+import { NotYet } from '../../lib/not-yet.ts';
+
+/**
+ * Progress by requeue (issue 27): no adapter under agent/kinds waits for
+ * OpenStack by itself. The one wait is kinds/look-again.ts, which looks once
+ * and throws NotYet in requeue mode (the controller). Any other timer, sleep
+ * or poll loop in kinds/ would hold a namespace's slot in the cluster.
+ */
+
+const root = join(import.meta.dirname, '..', '..');
+const kindsDir = join(root, 'agent', 'kinds');
+const theOneWait = 'agent/kinds/look-again.ts';
+
+const timerModules = new Set(['node:timers/promises', 'timers/promises', 'node:timers', 'timers']);
+const sleepingCalls = new Set(['setTimeout', 'setInterval', 'setImmediate', 'sleep', 'poll']);
+
+/** Each way a source waits by itself, as `line: what` (imports of timers or the poll helper, timer and sleep calls, Atomics.wait). */
+function sleepsIn(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const at = (n: ts.Node, what: string): void => void found.push(`${file}:${source.getLineAndCharacterOfPosition(n.getStart()).line + 1}: ${what}`);
+  const visit = (n: ts.Node): void => {
+    if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier)) {
+      const from = n.moduleSpecifier.text;
+      if (timerModules.has(from) || /\/util\/poll(\.ts)?$/.test(from)) at(n, `imports ${from}`);
+    }
+    if (ts.isCallExpression(n)) {
+      const callee = n.expression;
+      const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? `${callee.expression.getText(source)}.${callee.name.text}` : '';
+      if (sleepingCalls.has(name) || name === 'Atomics.wait' || /^(globalThis|timers)\.(setTimeout|setInterval)$/.test(name)) at(n, `calls ${name}`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+const ctx = (requeue: boolean): AdapterContext => ({ requeue }) as AdapterContext;
+
+describe('no adapter sleeps in requeue mode', () => {
+  it('no file under agent/kinds waits by itself, except the one wait that looks once in requeue mode', () => {
+    const files = tsFiles(kindsDir).map((f) => relative(root, f));
+    expect(files.length, 'the kinds found').toBeGreaterThan(20);
+    const findings = files.filter((f) => f !== theOneWait).flatMap((f) => sleepsIn(f, readFileSync(join(root, f), 'utf8')));
+    expect(findings, 'waits outside kinds/look-again.ts: use lookAgain (it looks once in requeue mode)').toEqual([]);
+    // The exception still is what it claims to be: the one place that sleeps.
+    expect(sleepsIn(theOneWait, readFileSync(join(root, theOneWait), 'utf8')).length).toBeGreaterThan(0);
+  });
+
+  it('finds a planted wait: a timer promise, a sleep import, a poll loop', () => {
+    const planted = [
+      "import { setTimeout as sleep } from 'node:timers/promises';",
+      "import { poll } from '../util/poll.ts';",
+      'export async function settle(): Promise<void> {',
+      '  await new Promise((resolve) => setTimeout(resolve, 500));',
+      '  await sleep(1000);',
+      '  // setTimeout in a comment is no wait',
+      '}',
+    ].join('\n');
+    expect(sleepsIn('agent/kinds/planted.ts', planted)).toEqual([
+      'agent/kinds/planted.ts:1: imports node:timers/promises',
+      'agent/kinds/planted.ts:2: imports ../util/poll.ts',
+      'agent/kinds/planted.ts:4: calls setTimeout',
+      'agent/kinds/planted.ts:5: calls sleep',
+    ]);
+  });
+
+  it('lookAgain looks once and throws NotYet in requeue mode, and looks until done otherwise', async () => {
+    let looks = 0;
+    const look = () => Promise.resolve(++looks >= 2 ? { done: 'ACTIVE' } : { why: 'still BUILD' });
+    const opts = { look, what: 'server s1 waits for ACTIVE', timeoutMs: 60_000, onTimeout: (why: string) => new Error(why) };
+    const err = await lookAgain(ctx(true), opts).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotYet);
+    expect((err as NotYet).reason).toBe('server s1 waits for ACTIVE: still BUILD');
+    expect((err as NotYet).afterMs).toBe(5_000);
+    expect(looks).toBe(1);
+    looks = 0;
+    await expect(lookAgain(ctx(false), opts)).resolves.toBe('ACTIVE');
+    expect(looks).toBe(2);
+  });
+});
