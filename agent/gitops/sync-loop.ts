@@ -122,7 +122,9 @@ export class SyncLoop {
       r.object = s;
       if (requestedAt && requestedAt !== r.requestedAt) {
         r.requestedAt = requestedAt;
-        r.scheduler?.trigger('webhook');
+        // Acknowledged but not run; the log says so, so an operator sees the request arrived.
+        if (r.scheduler?.suspended) this.o.logger.info({ sync: name, requestedAt, reason: 'Suspended' }, 'reconcile request not run: the Sync is suspended');
+        else r.scheduler?.trigger('webhook');
       }
       this.wakeDependents(name);
       return;

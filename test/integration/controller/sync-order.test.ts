@@ -157,9 +157,11 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     const before = status(nets).lastAppliedRevision;
     const sha = await git.commit({ 'nets/second.yaml': network('second') }, 'second');
     git.push();
-    // A reconcile request is ignored too while suspended; then several intervals (5 s) pass.
-    kubectlOk(['annotate', '--overwrite', 'sync.kupenstack.io', nets, `kupenstack.io/reconcile-requested-at=${new Date().toISOString()}`]);
-    await new Promise((r) => setTimeout(r, 20_000));
+    // A reconcile request (what a push's webhook makes) is acknowledged and not run: the controller logs it, and nothing is written.
+    const requestedAt = new Date().toISOString();
+    kubectlOk(['annotate', '--overwrite', 'sync.kupenstack.io', nets, `kupenstack.io/reconcile-requested-at=${requestedAt}`]);
+    await until('the request acknowledged as suspended', () => Promise.resolve(controller.log().includes(`"requestedAt":"${requestedAt}"`)), 60_000, 500);
+    expect(controller.log()).toMatch(new RegExp(`"sync":"${nets}"[^\\n]*"requestedAt":"${requestedAt}"[^\\n]*"reason":"Suspended"`));
     expect(crNames('networks')).not.toContain('second');
     expect(status(nets).lastAppliedRevision).toBe(before);
 
