@@ -8,8 +8,9 @@ import type { SyncResourceStatus } from './status-store.ts';
 import { requestedAtAnnotation } from './sync-loop.ts';
 
 /**
- * What `kupenstack get syncs` and `kupenstack reconcile sync` do against the
- * cluster (Flux's `flux get kustomizations` and `flux reconcile`), as plain
+ * What `kupenstack get syncs`, `reconcile sync` and `suspend|resume sync` do
+ * against the cluster (Flux's `flux get kustomizations`, `flux reconcile`,
+ * `flux suspend|resume`), as plain
  * functions over a KubeConfig: the CLI files only parse flags and print.
  */
 
@@ -83,6 +84,23 @@ export async function getSync(kc: k8s.KubeConfig, name: string): Promise<SyncObj
     if ((err as { code?: number }).code === 404) throw new SyncNotFoundError(name, err);
     throw kubeApiError(`read Sync ${name}`, err);
   }
+}
+
+/**
+ * `kupenstack suspend|resume sync` (Flux's `flux suspend|resume`): sets
+ * spec.suspend with a merge patch; the controller shows Suspended, or runs
+ * the Sync at once on resume. Returns whether the spec changed.
+ */
+export async function setSuspended(kc: k8s.KubeConfig, name: string, suspend: boolean): Promise<boolean> {
+  const before = await getSync(kc, name);
+  if ((before.spec.suspend ?? false) === suspend) return false;
+  const api = kc.makeApiClient(k8s.CustomObjectsApi);
+  try {
+    await api.patchClusterCustomObject({ group, version, plural: 'syncs', name, body: { spec: { suspend } } }, mergePatch);
+  } catch (err) {
+    throw kubeApiError(`${suspend ? 'suspend' : 'resume'} Sync ${name}`, err);
+  }
+  return true;
 }
 
 export interface ReconcileResult {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';
+import { kubectlPath } from '../../testbed/kubernetes/peer.ts';
 import { adminKubeconfig, ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
@@ -59,6 +60,10 @@ function applySync(name: string, spec: Record<string, unknown>): void {
     }),
   });
 }
+
+// The kupenstack CLI as a person runs it: kubeconfig from $KUBECONFIG.
+const env = { ...process.env, KUBECONFIG: adminKubeconfig };
+const cli = (args: string[]): { status: number | null; stdout: string; stderr: string } => spawnSync(process.execPath, [join(repo, 'agent/cli/main.ts'), ...args], { encoding: 'utf8', env, timeout: 180_000 });
 
 const network = (name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  mtu: 1400\n`;
 // The tenants' files use the network team's network by import (a revision's references stay inside it): without it in Neutron, the import would wait.
@@ -151,8 +156,10 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     }
   }, 120_000);
 
-  it('a suspended Sync applies nothing from a new push; resume applies it', async () => {
-    applySync(nets, { path: 'nets', wait: true, suspend: true });
+  it('kupenstack suspend sync: a new push is not applied, a reconcile request is acknowledged and not run; kupenstack resume sync applies it', async () => {
+    const suspended = cli(['suspend', 'sync', nets]);
+    expect(suspended.status, suspended.stderr).toBe(0);
+    expect(suspended.stdout).toBe(`✔ Sync ${nets} suspended: nothing is applied or pruned until kupenstack resume sync ${nets}\n`);
     await until('the Sync to show Suspended', () => Promise.resolve(cond(nets, 'Reconciling')?.reason === 'Suspended'), 60_000, 500);
     const before = status(nets).lastAppliedRevision;
     const sha = await git.commit({ 'nets/second.yaml': network('second') }, 'second');
@@ -165,15 +172,15 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     expect(crNames('networks')).not.toContain('second');
     expect(status(nets).lastAppliedRevision).toBe(before);
 
-    applySync(nets, { path: 'nets', wait: true, suspend: false });
+    const resumed = cli(['resume', 'sync', nets]);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toBe(`✔ Sync ${nets} resumed: the controller runs it now\n`);
     await until('the pushed network applied after resume', () => Promise.resolve(crNames('networks').includes('second')), 120_000, 500);
     await until('the Sync Ready at the new revision', () => Promise.resolve(status(nets).lastAppliedRevision === `main@sha1:${sha}` && cond(nets)?.status === 'True'), 240_000, 1000);
     expect((await neutron('networks')).map((n) => n.name)).toContain('second');
   }, 480_000);
 
   it('kupenstack get syncs, kupenstack reconcile sync and kubectl kupenstack get syncs, against the test bed', () => {
-    const env = { ...process.env, KUBECONFIG: adminKubeconfig };
-    const cli = (args: string[], e = env): { status: number | null; stdout: string; stderr: string } => spawnSync(process.execPath, [join(repo, 'agent/cli/main.ts'), ...args], { encoding: 'utf8', env: e, timeout: 180_000 });
     const got = cli(['get', 'syncs', '-l', `kupenstack.io/test-run=${run}`]);
     expect(got.status, got.stderr).toBe(0);
     const lines = got.stdout.trimEnd().split('\n');
@@ -193,9 +200,10 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     // The same binary as a kubectl plugin: kubectl finds kubectl-kupenstack on PATH.
     const bin = mkdtempSync(join(tmpdir(), 'ks-plugin-'));
     writeFileSync(join(bin, 'kubectl-kupenstack'), `#!/bin/sh\nexec "${process.execPath}" "${join(repo, 'agent/cli/main.ts')}" "$@"\n`, { mode: 0o755 });
-    const plugin = spawnSync('kubectl', ['kupenstack', 'get', 'syncs', '-l', `kupenstack.io/test-run=${run}`], { encoding: 'utf8', env: { ...env, PATH: `${bin}:${process.env.PATH ?? ''}` }, timeout: 120_000 });
+    const plugin = spawnSync(kubectlPath, ['kupenstack', 'get', 'syncs', '-l', `kupenstack.io/test-run=${run}`], { encoding: 'utf8', env: { ...env, PATH: `${bin}:${process.env.PATH ?? ''}` }, timeout: 120_000 });
     expect(plugin.status, plugin.stderr).toBe(0);
     expect(plugin.stdout.split('\n')[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +MESSAGE$/);
     expect(plugin.stdout).toContain(nets);
+    rmSync(bin, { recursive: true, force: true });
   }, 600_000);
 });
