@@ -138,6 +138,7 @@ export class SyncWorker implements SyncApplier {
     } else counts.held = gone.length;
     st.inventory = [...next, ...(guarded ? kept : [])];
 
+    const newRevision = st.status.lastAppliedRevision !== revision;
     st.status.lastAppliedRevision = revision;
     this.lastGood = { revision, objects };
     this.d.metrics.setLastApplied(this.d.sync.name, revision);
@@ -155,7 +156,7 @@ export class SyncWorker implements SyncApplier {
       // In the cluster the confirmation is an annotation on the Sync, not a CLI flag.
       st.condition('Ready', 'False', reasons.deletionHeld, `${revision} applied except ${gone.length} deletions held by the mass-delete guard (massDeleteThreshold ${this.d.massDeleteThreshold}%): ${gone.map(describeEntry).slice(0, 5).join(', ')}; confirm with kubectl annotate sync ${this.d.sync.name} ${allowMassDeleteAnnotation}=${revision}`);
       this.d.event('Warning', reasons.deletionHeld, `${gone.length} deletions of ${revision} held by the mass-delete guard`);
-    } else if (this.d.sync.wait) return this.waitForObjects(revision, objects, summary, started, signal);
+    } else if (this.d.sync.wait) return this.waitForObjects(revision, objects, summary, started, signal, newRevision);
     else {
       st.health = undefined;
       succeeded(st, revision, summary);
@@ -164,9 +165,12 @@ export class SyncWorker implements SyncApplier {
   }
 
   /** `wait: true`: Ready only once every applied object is Ready; otherwise the status names the first that are not, and the run retries. */
-  private async waitForObjects(revision: string, objects: DesiredObject[], summary: string, started: number, signal: AbortSignal): Promise<boolean> {
+  private async waitForObjects(revision: string, objects: DesiredObject[], summary: string, started: number, signal: AbortSignal, newRevision: boolean): Promise<boolean> {
     const st = this.d.store;
-    progressing(st, `${revision} applied; waiting for its ${objects.length} objects to be Ready`);
+    const waiting = `${revision} applied; waiting for its ${objects.length} objects to be Ready`;
+    progressing(st, waiting);
+    // The last revision's Ready True must not stand beside the new lastAppliedRevision: a dependent Sync would start early. Drift runs of a Ready revision keep it.
+    if (newRevision) st.condition('Ready', 'Unknown', reasons.progressing, waiting);
     await st.save();
     let h: ObjectsHealth;
     try {

@@ -177,6 +177,8 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     expect(resumed.stdout).toBe(`✔ Sync ${nets} resumed: the controller runs it now\n`);
     await until('the pushed network applied after resume', () => Promise.resolve(crNames('networks').includes('second')), 120_000, 500);
     await until('the Sync Ready at the new revision', () => Promise.resolve(status(nets).lastAppliedRevision === `main@sha1:${sha}` && cond(nets)?.status === 'True'), 240_000, 1000);
+    // Ready is this revision's (with wait: its objects Ready), not the last revision's left standing.
+    expect(cond(nets)?.message).toMatch(new RegExp(`^applied revision main@sha1:${sha}: .*; all 2 objects Ready$`));
     expect((await neutron('networks')).map((n) => n.name)).toContain('second');
   }, 480_000);
 
