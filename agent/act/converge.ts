@@ -54,6 +54,17 @@ export async function convergePhase(x: Execution): Promise<void> {
       }
     }
   };
+  // An observe-only import is Ready once observe found it: nothing to act on, but its CR shows the id it stands for.
+  const settleImport = async (node: Node): Promise<void> => {
+    if (!node.remote) return;
+    const status = (opts.resources[node.address] ??= {});
+    status.id = node.remote.id;
+    status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'True', reason: 'Imported', message: `observes ${node.remote.id}` });
+    status.conditions = setCondition(status.conditions, { type: 'Reconciling', status: 'False', reason: 'Imported', message: '' });
+    status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Imported', message: '' });
+    status.lastSyncTime = new Date().toISOString();
+    await run.settle(node.address, status);
+  };
   // Creates that go out as one bulk POST (Neutron) start together and take one slot.
   const batchOf = (address: string): string | undefined => {
     const node = nodes.get(address)!;
@@ -65,7 +76,8 @@ export async function convergePhase(x: Execution): Promise<void> {
     opts.concurrency,
     async (address) => {
       const node = nodes.get(address)!;
-      if (!node.imported) await step(node);
+      if (node.imported) await settleImport(node);
+      else await step(node);
     },
     { batchOf, maxBatch: maxBulk, laneOf: (address) => laneOf(nodes.get(address)!.adapter) },
   );
