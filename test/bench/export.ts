@@ -22,12 +22,13 @@ import type { BenchRow } from './table.ts';
  */
 const repo = join(import.meta.dirname, '../..');
 const projectsPerRun = Number(process.env.BENCH_EXPORT_PROJECTS ?? '100');
-const chunk = 250;
+// One bulk POST per 100 objects: a busy bed's Neutron took over a minute for 250 networks in one call.
+const chunk = 100;
+const bulkTimeoutMs = 600_000;
 
 interface Built {
   prefix: string;
   projects: { id: string; name: string }[];
-  networks: string[];
 }
 
 const timed = (cmd: string, args: string[]): Promise<{ ms: number; stdout: string; stderr: string; code: number | null }> =>
@@ -52,17 +53,18 @@ async function build(cloud: OpenStackCloud, total: number, built: Built): Promis
   const perKind = Math.floor(total / 2);
   const specs = Array.from({ length: perKind }, (_, i) => ({ name: `net-${i}`, project_id: built.projects[i % built.projects.length]!.id }));
   for (let i = 0; i < specs.length; i += chunk) {
-    const { networks } = await network.post<{ networks: { id: string; project_id: string }[] }>('/networks', { networks: specs.slice(i, i + chunk) });
-    built.networks.push(...networks.map((n) => n.id));
+    const { networks } = (await network.call<{ networks: { id: string; project_id: string }[] }>('POST', '/networks', { json: { networks: specs.slice(i, i + chunk) }, timeoutMs: bulkTimeoutMs })).body;
     const subnets = networks.map((n, j) => ({ name: `sub-${i + j}`, network_id: n.id, project_id: n.project_id, ip_version: 4, cidr: `10.${(i + j) % 250}.${Math.floor((i + j) / 250) % 250}.0/24`, enable_dhcp: false }));
-    await network.post('/subnets', { subnets });
+    await network.call('POST', '/subnets', { json: { subnets }, timeoutMs: bulkTimeoutMs });
   }
 }
 
 async function destroy(cloud: OpenStackCloud, built: Built): Promise<void> {
   const network = cloud.client('network');
-  // A network's subnets go with it (no ports: DHCP was off).
-  await pool(built.networks, 8, (id) => network.remove(`/networks/${id}`));
+  // Each project's networks as Neutron lists them (a bulk POST that timed out may still have made its networks); a network's subnets go with it (no ports: DHCP was off).
+  await pool(built.projects, 4, async (p) => {
+    for (const n of await network.list<{ id: string }>('/networks', 'networks', { project_id: p.id })) await network.remove(`/networks/${n.id}`);
+  });
   await pool(built.projects, 8, (p) => cloud.identity.remove(`/projects/${p.id}`));
 }
 
@@ -76,7 +78,7 @@ async function peerListing(): Promise<number> {
 }
 
 async function one(cloud: OpenStackCloud, total: number): Promise<{ rows: BenchRow[]; ms: number }> {
-  const built: Built = { prefix: `xb${randomBytes(3).toString('hex')}-`, projects: [], networks: [] };
+  const built: Built = { prefix: `xb${randomBytes(3).toString('hex')}-`, projects: [] };
   const dir = join(mkdtempSync(join(tmpdir(), 'ks-bench-export-')), 'out');
   try {
     const b0 = performance.now();

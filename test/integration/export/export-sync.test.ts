@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportProjects } from '../../../agent/export/export.ts';
 import { writeExport } from '../../../agent/export/write.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
-import { ownerTagPrefix } from '../../../agent/ownership/marker.ts';
+import { parseDescriptionMarker } from '../../../agent/ownership/marker.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';
@@ -131,13 +131,24 @@ describe('taking over a cloud in the cluster: the export through Git and a Sync'
         spec: { source: { git: { url: git.url, ref: { branch: 'main' }, secretRef: { name: gitSecret } } }, interval: '1m', retryInterval: '2s', serviceAccountName: 'gitops', serviceAccountNamespace: ns },
       }),
     });
-    await until('every exported CR Ready', () => Promise.resolve(crs().length === 6 && crs().every(ready)), 300_000, 1000);
+    await until('every exported CR Ready', () => Promise.resolve(crs().length === 6 && crs().every(ready)), 240_000, 1000).catch((err: unknown) => {
+      // What stands in the way, in the failure itself: each CR's Ready condition and the controller's last lines.
+      const state = crs().map((cr) => `${cr.kind}/${cr.metadata.name}: ${JSON.stringify(cr.status?.conditions?.find((c) => c.type === 'Ready') ?? 'no Ready')}`);
+      const sync = JSON.stringify(getJson<{ status?: unknown }>(['get', 'sync.kupenstack.io', syncName]).status);
+      throw new Error(`${String(err)}\nCRs:\n${state.join('\n')}\nSync: ${sync}\ncontroller log:\n${controller!.log().slice(-6000)}`, { cause: err });
+    });
     const ids = Object.fromEntries(crs().map((cr) => [`${cr.kind}/${cr.metadata.name}`, cr.status?.id]));
     expect(ids).toEqual(original);
     // Nothing created or recreated: Neutron's objects of the project are the same ids as before the Sync.
     expect(await neutronIds()).toEqual(before);
-    // The adoption's writes are markers: each object now carries this owner's tag.
-    const tags = (await network.get<{ network: { tags: string[] } }>(`/networks/${made.network!}`)).network.tags;
-    expect(tags.some((t) => t.startsWith(ownerTagPrefix))).toBe(true);
+    // The adoption's writes are markers: each object's description now names its manifest (Neutron's marker).
+    const collection: Record<string, [string, string]> = { Network: ['networks', 'network'], Subnet: ['subnets', 'subnet'], SecurityGroup: ['security-groups', 'security_group'], Port: ['ports', 'port'], Router: ['routers', 'router'] };
+    const markers: Record<string, string | undefined> = {};
+    for (const [ref, id] of Object.entries(original)) {
+      const [path, key] = collection[ref.split('/')[0]!]!;
+      const raw = (await network.get<Record<string, { description?: string }>>(`/${path}/${id}`))[key]!;
+      markers[ref] = parseDescriptionMarker(raw.description).marker?.ref;
+    }
+    expect(markers).toEqual(Object.fromEntries(Object.keys(original).map((ref) => [ref, ref])));
   }, 420_000);
 });
