@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { UsageError } from '../errors.ts';
-import { exportProjects } from '../export/export.ts';
+import { exportNamespaces, type ExportedNamespace, type ExportTally } from '../export/export.ts';
 import { writeExport, type ExportLayout } from '../export/write.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-options.ts';
@@ -40,9 +40,16 @@ export function exportCommand(): Command {
     const { config, cloud: cloudName, cloudsFile } = resolveCloud(opts);
     const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
     const prefix = opts.projectPrefix ?? config.projectPrefix;
-    const result = await exportProjects({ cloud, projects: opts.project, projectPrefix: prefix, namespaces });
-    const files = await writeExport(dir, result.namespaces, opts.layout);
-    const counts = result.namespaces.map((n) => ({ namespace: n.namespace, project: n.project, manifests: n.manifests.length }));
+    const result: ExportTally = { skipped: [], calls: {} };
+    const counts: { namespace: string; project: { id: string; name: string }; manifests: number }[] = [];
+    // Streamed: each namespace is written, counted and let go before the next is built.
+    async function* counted(): AsyncGenerator<ExportedNamespace> {
+      for await (const n of exportNamespaces({ cloud, projects: opts.project, projectPrefix: prefix, namespaces }, result)) {
+        counts.push({ namespace: n.namespace, project: n.project, manifests: n.manifests.length });
+        yield n;
+      }
+    }
+    const files = await writeExport(dir, counted(), opts.layout);
     if (opts.output === 'json') printJson({ dir, projectPrefix: prefix, namespaces: counts, files, skipped: result.skipped, calls: result.calls });
     else {
       for (const n of counts) process.stdout.write(`${n.namespace}: ${n.manifests} manifests from project ${n.project.name} (${n.project.id})\n`);

@@ -22,7 +22,7 @@ export interface ExportResult {
   namespaces: ExportedNamespace[];
   /** Objects left out and why (`namespace/Kind/id: reason`). */
   skipped: string[];
-  /** OpenStack list calls per kind (`Network: 1`), for the benchmark and the summary line. */
+  /** OpenStack calls per `service METHOD /collection`, counted at the HTTP layer. */
   calls: Record<string, number>;
 }
 
@@ -45,33 +45,61 @@ interface Listed {
   skipped?: string;
 }
 
+/** What an export tallies as it goes: objects left out, and its calls. */
+export interface ExportTally {
+  /** Objects left out and why (`namespace/Kind/id: reason`). */
+  skipped: string[];
+  /** Calls per `service METHOD /collection` (`network GET /ports: 1`), counted where the requests leave (the cloud's counters). */
+  calls: Record<string, number>;
+}
+
 /**
  * Reads the projects through each kind's export knowledge and returns their
  * manifests: every object of the project becomes an adoption (`import: {id,
  * adopt: true}`) with its references by manifest name; what lies outside the
  * project (another project's shared network, the default group Neutron made)
- * becomes an observe-only import in the namespace. Reads only: one list per
- * kind and project (cloud-wide lists, such as Nova's flavors, read once), nothing
- * written. Secrets are never read: no user data, no private key, no password.
+ * becomes an observe-only import in the namespace. Reads only, nothing
+ * written. Several projects: one cloud-wide list per kind, split by project
+ * (calls per kind, not per project or object); Nova's and Cinder's quotas
+ * alone are read per project (they have no cloud-wide list). Secrets are
+ * never read: no user data, no private key, no password.
  */
 export async function exportProjects(opts: ExportOptions): Promise<ExportResult> {
-  const admin = await opts.cloud.adminApis();
-  const calls: Record<string, number> = {};
-  const count = (kind: string): void => {
-    calls[kind] = (calls[kind] ?? 0) + 1;
+  const tally: ExportTally = { skipped: [], calls: {} };
+  const namespaces: ExportedNamespace[] = [];
+  for await (const ns of exportNamespaces(opts, tally)) namespaces.push(ns);
+  return { namespaces, ...tally };
+}
+
+/**
+ * The export one namespace at a time, so a writer can put each on disk and let
+ * it go (a cloud of 10 000 objects is not held twice as manifests). `tally`
+ * is complete when the iteration ends.
+ */
+export async function* exportNamespaces(opts: ExportOptions, tally: ExportTally): AsyncGenerator<ExportedNamespace> {
+  const counters = opts.cloud.counters;
+  const before = counters.byCollection();
+  const settle = (): void => {
+    for (const [k, n] of Object.entries(counters.byCollection())) if (n - (before[k] ?? 0) > 0) tally.calls[k] = n - (before[k] ?? 0);
   };
+  try {
+    yield* namespacesOf(opts, tally);
+  } finally {
+    settle();
+  }
+}
+
+async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGenerator<ExportedNamespace> {
+  const admin = await opts.cloud.adminApis();
   const projects = await resolveProjects(opts);
-  count('Project');
   // Shared networks of other projects, for readable names of the imports that stand for them.
   const shared = await admin.network.list<Record<string, unknown>>('/networks', 'networks', { shared: true });
-  count('Network');
-  const skipped: string[] = [];
-  const out: ExportedNamespace[] = [];
   const memos = new Map<string, Promise<unknown>>();
   const memo = <T>(key: string, load: () => Promise<T>): Promise<T> => {
     if (!memos.has(key)) memos.set(key, load());
     return memos.get(key) as Promise<T>;
   };
+  const cloudWide = projects.length > 1;
   const seenNamespaces = new Set<string>();
   for (const project of projects) {
     opts.signal?.throwIfAborted();
@@ -85,15 +113,11 @@ export async function exportProjects(opts: ExportOptions): Promise<ExportResult>
       ...admin,
       memo,
       projectId: project.id,
+      cloudWide,
       listed: (kind) => byKind.get(kind) ?? [],
       ref: () => '',
     };
-    const lists = await Promise.all(
-      kindExports.map(async (k) => {
-        count(k.kind);
-        return [k, await k.list(scope)] as const;
-      }),
-    );
+    const lists = await Promise.all(kindExports.map(async (k) => [k, await k.list(scope)] as const));
     for (const [k, items] of lists) byKind.set(k.kind, items);
 
     // Names first (references need every name), then specs.
@@ -130,7 +154,7 @@ export async function exportProjects(opts: ExportOptions): Promise<ExportResult>
     const manifests: ExportedManifest[] = [];
     for (const o of objects.values()) {
       if (o.skipped) {
-        skipped.push(`${namespace}/${o.kind.kind}/${o.id}: ${o.skipped}`);
+        tally.skipped.push(`${namespace}/${o.kind.kind}/${o.id}: ${o.skipped}`);
         continue;
       }
       if (o.kind.observeOnly) {
@@ -142,9 +166,8 @@ export async function exportProjects(opts: ExportOptions): Promise<ExportResult>
       const head: Record<string, unknown> = typeof o.raw.name === 'string' && o.raw.name !== o.name ? { name: o.raw.name } : {};
       manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { import: { id: o.id, adopt: true }, ...head, ...spec } });
     }
-    out.push({ namespace, project, manifests: [...imports, ...manifests] });
+    yield { namespace, project, manifests: [...imports, ...manifests] };
   }
-  return { namespaces: out, skipped, calls };
 }
 
 async function resolveProjects(opts: ExportOptions): Promise<{ id: string; name: string }[]> {

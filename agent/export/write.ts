@@ -8,11 +8,12 @@ export type ExportLayout = 'kind' | 'object';
 /**
  * Writes the export as a repository folder, `repo-template`'s layout: one
  * folder per namespace, one file per kind (`network.yaml`) or per object
- * (`network-app-net.yaml`). Returns the files written, relative to `dir`.
+ * (`network-app-net.yaml`). Each namespace is written as it arrives (an
+ * export streams them). Returns the files written, relative to `dir`.
  */
-export async function writeExport(dir: string, namespaces: readonly ExportedNamespace[], layout: ExportLayout): Promise<string[]> {
+export async function writeExport(dir: string, namespaces: Iterable<ExportedNamespace> | AsyncIterable<ExportedNamespace>, layout: ExportLayout): Promise<string[]> {
   const written: string[] = [];
-  for (const ns of namespaces) {
+  for await (const ns of namespaces) {
     await mkdir(join(dir, ns.namespace), { recursive: true });
     const files = new Map<string, ExportedManifest[]>();
     for (const m of ns.manifests) {

@@ -32,6 +32,12 @@ export interface ExportScope {
   /** A cloud-wide answer read once for every project of the export (the flavor list, the default volume type). */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   projectId: string;
+  /**
+   * Several projects are exported: each kind is listed once cloud-wide and split by
+   * project (calls per kind, not per project); one project alone keeps the
+   * cheaper project filter.
+   */
+  cloudWide: boolean;
   /** Everything this project's export listed of a kind (a router's interface ports), raw. */
   listed(kind: string): readonly Record<string, unknown>[];
   /**
@@ -39,6 +45,26 @@ export interface ExportScope {
    * object's own, or an observe-only import the exporter adds (an object of another project).
    */
   ref(kind: string, id: string): string;
+}
+
+/**
+ * A project's objects of a kind: `load(projectId)` filtered by the project, or,
+ * in a cloud-wide export, `load(undefined)` once for every project, split by
+ * the field that names the owner (`project_id`, Nova's `tenant_id`…).
+ */
+export async function projectItems(s: ExportScope, kind: string, ownerField: string, load: (projectId: string | undefined) => Promise<Record<string, unknown>[]>): Promise<Record<string, unknown>[]> {
+  if (!s.cloudWide) return load(s.projectId);
+  const byProject = await s.memo(`${kind}:by-project`, async () => {
+    const out = new Map<string, Record<string, unknown>[]>();
+    for (const raw of await load(undefined)) {
+      const owner = String(raw[ownerField]);
+      const mine = out.get(owner);
+      if (mine) mine.push(raw);
+      else out.set(owner, [raw]);
+    }
+    return out;
+  });
+  return byProject.get(s.projectId) ?? [];
 }
 
 /** A string field, or undefined when OpenStack left it empty. */

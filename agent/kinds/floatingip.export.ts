@@ -1,5 +1,5 @@
 import type { KindExport } from './export.ts';
-import { tagsOf, text } from './export.ts';
+import { projectItems, tagsOf, text } from './export.ts';
 
 /**
  * A floating IP: its address (kept: it is what people know it by), the
@@ -9,7 +9,7 @@ import { tagsOf, text } from './export.ts';
  */
 export const floatingIpExport: KindExport = {
   kind: 'FloatingIP',
-  list: (s) => s.network.list<Record<string, unknown>>('/floatingips', 'floatingips', { project_id: s.projectId }),
+  list: (s) => projectItems(s, 'FloatingIP', 'project_id', (project) => s.network.list('/floatingips', 'floatingips', { project_id: project })),
   spec(raw, s) {
     const spec: Record<string, unknown> = { externalNetwork: { network: { id: raw.floating_network_id } }, floatingIPAddress: raw.floating_ip_address };
     const description = text(raw.description);

@@ -1,4 +1,5 @@
 import type { KindExport } from './export.ts';
+import { projectItems } from './export.ts';
 import { toRemote } from './image/remote.ts';
 
 /** Properties the client writes on every upload (openstacksdk's checksums), not the person. */
@@ -11,7 +12,8 @@ const clientMade = /^owner_specified\.openstack\./;
  */
 export const imageExport: KindExport = {
   kind: 'Image',
-  list: (s) => s.image.list<Record<string, unknown>>('/images', 'images', { owner: s.projectId, visibility: 'all' }),
+  // Glance's pages are 25 images unless asked for more (1000 is its usual cap).
+  list: (s) => projectItems(s, 'Image', 'owner', (project) => s.image.list('/images', 'images', { owner: project, visibility: 'all', limit: 1000 })),
   skip: (raw) => (raw.status !== 'active' ? `Glance status ${String(raw.status)}: only images that hold their data are taken over` : undefined),
   spec(raw) {
     const fields = toRemote(raw).fields;

@@ -1,10 +1,10 @@
 import type { KindExport } from './export.ts';
-import { tagsOf, text } from './export.ts';
+import { projectItems, tagsOf, text } from './export.ts';
 
 /** A network as a person writes it: the name, and only what differs from Neutron's defaults. */
 export const networkExport: KindExport = {
   kind: 'Network',
-  list: (s) => s.network.list<Record<string, unknown>>('/networks', 'networks', { project_id: s.projectId }),
+  list: (s) => projectItems(s, 'Network', 'project_id', (project) => s.network.list('/networks', 'networks', { project_id: project })),
   spec(raw) {
     const spec: Record<string, unknown> = {};
     const description = text(raw.description);

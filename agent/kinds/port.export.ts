@@ -1,5 +1,5 @@
 import type { KindExport } from './export.ts';
-import { tagsOf, text } from './export.ts';
+import { projectItems, tagsOf, text } from './export.ts';
 import { isDefaultGroup } from './securitygroup.export.ts';
 
 /**
@@ -9,7 +9,7 @@ import { isDefaultGroup } from './securitygroup.export.ts';
  */
 export const portExport: KindExport = {
   kind: 'Port',
-  list: (s) => s.network.list<Record<string, unknown>>('/ports', 'ports', { project_id: s.projectId }),
+  list: (s) => projectItems(s, 'Port', 'project_id', (project) => s.network.list('/ports', 'ports', { project_id: project })),
   skip: (raw) => {
     const owner = typeof raw.device_owner === 'string' ? raw.device_owner : '';
     if (owner.startsWith('network:')) return `made by Neutron for ${owner}`;

@@ -1,12 +1,12 @@
 import type { KindExport } from './export.ts';
-import { tagsOf, text } from './export.ts';
+import { projectItems, tagsOf, text } from './export.ts';
 
 const interfaceOwners = new Set(['network:router_interface', 'network:router_interface_distributed', 'network:ha_router_replicated_interface']);
 
 /** A router: its gateway network (outside the project: by id), its interfaces by subnet, its routes. */
 export const routerExport: KindExport = {
   kind: 'Router',
-  list: (s) => s.network.list<Record<string, unknown>>('/routers', 'routers', { project_id: s.projectId }),
+  list: (s) => projectItems(s, 'Router', 'project_id', (project) => s.network.list('/routers', 'routers', { project_id: project })),
   spec(raw, s) {
     const spec: Record<string, unknown> = {};
     const description = text(raw.description);

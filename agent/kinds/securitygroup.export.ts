@@ -1,5 +1,5 @@
 import type { KindExport } from './export.ts';
-import { tagsOf, text } from './export.ts';
+import { projectItems, tagsOf, text } from './export.ts';
 
 interface RawRule {
   direction: string;
@@ -27,7 +27,7 @@ export function isDefaultGroup(raw: Record<string, unknown>): boolean {
  */
 export const securityGroupExport: KindExport = {
   kind: 'SecurityGroup',
-  list: (s) => s.network.list<Record<string, unknown>>('/security-groups', 'security_groups', { project_id: s.projectId }),
+  list: (s) => projectItems(s, 'SecurityGroup', 'project_id', (project) => s.network.list('/security-groups', 'security_groups', { project_id: project })),
   skip: (raw) => (isDefaultGroup(raw) ? "the project's default group, made by Neutron (exported as an observe-only import where a port or rule names it)" : undefined),
   spec(raw, s) {
     const spec: Record<string, unknown> = {};

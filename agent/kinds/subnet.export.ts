@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { KindExport } from './export.ts';
-import { tagsOf, text } from './export.ts';
+import { projectItems, tagsOf, text } from './export.ts';
 
 type Pool = { start: string; end: string };
 type Route = { destination: string; nexthop: string };
@@ -30,7 +30,7 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
 /** A subnet: its network by reference, its range, and what differs from Neutron's defaults. */
 export const subnetExport: KindExport = {
   kind: 'Subnet',
-  list: (s) => s.network.list<Record<string, unknown>>('/subnets', 'subnets', { project_id: s.projectId }),
+  list: (s) => projectItems(s, 'Subnet', 'project_id', (project) => s.network.list('/subnets', 'subnets', { project_id: project })),
   spec(raw, s) {
     const cidr = String(raw.cidr);
     const spec: Record<string, unknown> = { networkRef: { name: s.ref('Network', String(raw.network_id)) }, cidr };

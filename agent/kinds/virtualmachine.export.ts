@@ -1,5 +1,5 @@
 import type { KindExport } from './export.ts';
-import { text } from './export.ts';
+import { projectItems, text } from './export.ts';
 import { powerStateOf, type NovaServer } from './nova-server.ts';
 import { isDefaultGroup } from './securitygroup.export.ts';
 
@@ -28,7 +28,7 @@ function nics(s: NovaServer, ports: readonly RawPort[]): RawPort[] {
  */
 export const virtualMachineExport: KindExport = {
   kind: 'VirtualMachine',
-  list: (s) => s.compute.list<Record<string, unknown>>('/servers/detail', 'servers', { all_tenants: 1, project_id: s.projectId }),
+  list: (s) => projectItems(s, 'VirtualMachine', 'tenant_id', (project) => s.compute.list('/servers/detail', 'servers', { all_tenants: 1, project_id: project })),
   skip: (raw) => (raw.image === '' || raw.image === undefined ? 'boots from a volume: not exported yet (declare it with bootVolume.volumeRef and import.adopt)' : undefined),
   spec(raw, s) {
     const server = raw as unknown as NovaServer;

@@ -1,5 +1,5 @@
 import type { KindExport } from './export.ts';
-import { text } from './export.ts';
+import { projectItems, text } from './export.ts';
 
 /** Cinder's default type, asked once per export: a volume of that type does not say so. */
 const defaultType = (s: Parameters<KindExport['list']>[0]): Promise<string | undefined> =>
@@ -13,7 +13,7 @@ const defaultType = (s: Parameters<KindExport['list']>[0]): Promise<string | und
 export const volumeExport: KindExport = {
   kind: 'Volume',
   async list(s) {
-    const [items, type] = await Promise.all([s.volume.list<Record<string, unknown>>('/volumes/detail', 'volumes', { all_tenants: 1, project_id: s.projectId }), defaultType(s)]);
+    const [items, type] = await Promise.all([projectItems(s, 'Volume', 'os-vol-tenant-attr:tenant_id', (project) => s.volume.list('/volumes/detail', 'volumes', { all_tenants: 1, project_id: project })), defaultType(s)]);
     // The default type rides along on each object, so spec() stays synchronous.
     return items.map((raw) => ({ ...raw, '(default type)': type }));
   },

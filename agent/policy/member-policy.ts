@@ -58,7 +58,8 @@ function onOwnNetwork(field: string, present: (spec: Record<string, unknown>) =>
     if (!present(spec)) return undefined;
     const net = refName(spec.networkRef);
     const network = net ? view.find('Network', net) : undefined;
-    return network && network.spec.import !== undefined ? `${field} on Network "${net}", which is imported (another project's network)` : undefined;
+    // An adopted network (`import.adopt`, what `kupenstack export` writes) is the project's own: adoption refuses another project's object.
+    return network && network.spec.import !== undefined && obj(network.spec.import).adopt !== true ? `${field} on Network "${net}", which is imported (another project's network)` : undefined;
   };
 }
 

@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,pod,fuzz,registry,scale,tofu,cloud runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,pod,fuzz,registry,scale,tofu,cloud,export runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -14,6 +14,7 @@ import { benchRegistryHooks } from './registry-hooks.ts';
 import { benchScale } from './scale.ts';
 import { benchOpenTofu } from './opentofu.ts';
 import { benchCloud } from './cloud.ts';
+import { benchExport } from './export.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
@@ -43,6 +44,8 @@ const benches = {
   tofu: benchOpenTofu,
   // Issue 14: the plan of the whole installed test cloud beside helm template + kubectl diff --server-side.
   cloud: benchCloud,
+  // Issue 30: kupenstack export of 1 000 then 10 000 objects in 100 projects beside the openstack CLI's listing (BENCH_EXPORT_SIZES).
+  export: benchExport,
 };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));

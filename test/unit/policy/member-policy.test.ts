@@ -57,6 +57,9 @@ describe('OpenStack\'s admin-only fields in a tenant namespace', () => {
       subject('Port', 'p', { networkRef: { name: 'mine' }, allowedAddressPairs: [{ ipAddress: '0.0.0.0/0' }], portSecurityEnabled: false, macAddress: 'fa:16:3e:00:00:02' }),
       subject('VirtualMachine', 'vm', { availabilityZone: 'nova' }),
       subject('Image', 'i', { visibility: 'community' }),
+      // An adopted network is the project's own (an export's port keeps its address).
+      subject('Network', 'adopted', { import: { id: '6b0c0e8e-0000-4000-8000-000000000002', adopt: true } }),
+      subject('Port', 'vip', { networkRef: { name: 'adopted' }, fixedIPs: [{ subnetRef: { name: 's' }, ipAddress: '10.0.0.10' }] }),
     ];
     expect(memberRefusals(subjects, false, none)).toEqual(new Map());
   });

@@ -1,0 +1,126 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import { pool } from '../../agent/util/concurrency.ts';
+import { agentFlags } from '../support/agent-flags.ts';
+import { testCloudName } from '../support/context.ts';
+import type { BenchRow } from './table.ts';
+
+/**
+ * Issue 30: `kupenstack export` of a cloud built without KupenStack, `total`
+ * objects (networks and their subnets, Neutron bulk POSTs of many objects in
+ * ~100 projects), run as the user runs it (the CLI in its own process):
+ * wall time, calls per collection from its JSON summary (counted at the HTTP
+ * layer), peak RSS from the kernel (`/usr/bin/time`). The peer: the
+ * `openstack` CLI listing the same kinds cloud-wide, one command per kind,
+ * which writes no manifests, no references and no defaults filter.
+ * BENCH_EXPORT_SIZES=1000,10000 (the default); a size runs only if the one
+ * before it took under 5 minutes.
+ */
+const repo = join(import.meta.dirname, '../..');
+const projectsPerRun = Number(process.env.BENCH_EXPORT_PROJECTS ?? '100');
+// One bulk POST per 100 objects: a busy bed's Neutron took over a minute for 250 networks in one call.
+const chunk = 100;
+const bulkTimeoutMs = 600_000;
+
+interface Built {
+  prefix: string;
+  projects: { id: string; name: string }[];
+}
+
+const timed = (cmd: string, args: string[]): Promise<{ ms: number; stdout: string; stderr: string; code: number | null }> =>
+  new Promise((resolve) => {
+    const t0 = performance.now();
+    const child = spawn(cmd, args, { cwd: repo, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ ms: performance.now() - t0, stdout, stderr, code }));
+  });
+
+/** `total` objects, half networks and half subnets (DHCP off: no port per subnet), spread over the projects, in bulk POSTs. */
+async function build(cloud: OpenStackCloud, total: number, built: Built): Promise<void> {
+  const network = cloud.client('network');
+  // Recorded as they come, so a build that fails half-way is still cleaned up.
+  await pool(Array.from({ length: projectsPerRun }, (_, i) => i), 8, async (i) => {
+    const { project } = await cloud.identity.post<{ project: { id: string; name: string } }>('/projects', { project: { name: `${built.prefix}p${i}`, domain_id: 'default', description: 'export bench' } });
+    built.projects.push(project);
+  });
+  const perKind = Math.floor(total / 2);
+  const specs = Array.from({ length: perKind }, (_, i) => ({ name: `net-${i}`, project_id: built.projects[i % built.projects.length]!.id }));
+  for (let i = 0; i < specs.length; i += chunk) {
+    const { networks } = (await network.call<{ networks: { id: string; project_id: string }[] }>('POST', '/networks', { json: { networks: specs.slice(i, i + chunk) }, timeoutMs: bulkTimeoutMs })).body;
+    const subnets = networks.map((n, j) => ({ name: `sub-${i + j}`, network_id: n.id, project_id: n.project_id, ip_version: 4, cidr: `10.${(i + j) % 250}.${Math.floor((i + j) / 250) % 250}.0/24`, enable_dhcp: false }));
+    await network.call('POST', '/subnets', { json: { subnets }, timeoutMs: bulkTimeoutMs });
+  }
+}
+
+async function destroy(cloud: OpenStackCloud, built: Built): Promise<void> {
+  const network = cloud.client('network');
+  // Each project's networks as Neutron lists them (a bulk POST that timed out may still have made its networks); a network's subnets go with it (no ports: DHCP was off).
+  await pool(built.projects, 4, async (p) => {
+    for (const n of await network.list<{ id: string }>('/networks', 'networks', { project_id: p.id })) await network.remove(`/networks/${n.id}`);
+  });
+  await pool(built.projects, 8, (p) => cloud.identity.remove(`/projects/${p.id}`));
+}
+
+/** The openstack CLI listing every kind the export reads, cloud-wide, one process per kind. */
+async function peerListing(): Promise<number> {
+  const kinds = ['network list --long', 'subnet list --long', 'port list --long', 'router list --long', 'security group list --all-projects', 'floating ip list --long', 'flavor list --all --long', 'keypair list', 'image list --long', 'volume list --all-projects --long', 'server list --all-projects --long', 'project list'];
+  const script = kinds.map((k) => `openstack --os-cloud ${testCloudName} ${k} -f json >/dev/null`).join(' && ');
+  const r = await timed('bash', ['-c', `set -e; ${script}`]);
+  if (r.code !== 0) throw new Error(`the openstack CLI listing failed: ${r.stderr.slice(-500)}`);
+  return r.ms;
+}
+
+async function one(cloud: OpenStackCloud, total: number): Promise<{ rows: BenchRow[]; ms: number }> {
+  const built: Built = { prefix: `xb${randomBytes(3).toString('hex')}-`, projects: [] };
+  const dir = join(mkdtempSync(join(tmpdir(), 'ks-bench-export-')), 'out');
+  try {
+    const b0 = performance.now();
+    await build(cloud, total, built);
+    const buildMs = performance.now() - b0;
+    const args = [...agentFlags(), join(repo, 'agent/cli/main.ts'), 'export', dir, '--cloud', testCloudName, '--project-prefix', built.prefix, '--output', 'json', ...built.projects.flatMap((p) => ['--project', p.id])];
+    // %M: the peak resident set of the export process, in KiB, from the kernel.
+    const r = await timed('/usr/bin/time', ['-f', 'maxrss-kib=%M', process.execPath, ...args]);
+    if (r.code !== 0) throw new Error(`kupenstack export failed (${r.code}): ${r.stderr.slice(-1000)}`);
+    const rssMb = Number(/maxrss-kib=(\d+)/.exec(r.stderr)?.[1]) / 1024;
+    const summary = JSON.parse(r.stdout) as { files: string[]; calls: Record<string, number>; namespaces: { manifests: number }[] };
+    // What was built came back: every network and subnet is a manifest (read from the files written).
+    const written = readdirSync(dir).flatMap((ns) => readdirSync(join(dir, ns)).map((f) => readFileSync(join(dir, ns, f), 'utf8')));
+    const count = (kind: string): number => written.reduce((n, text) => n + (text.match(new RegExp(`^kind: ${kind}$`, 'gm'))?.length ?? 0), 0);
+    if (count('Network') !== Math.floor(total / 2) || count('Subnet') !== Math.floor(total / 2)) throw new Error(`the export wrote ${count('Network')} networks and ${count('Subnet')} subnets of the ${Math.floor(total / 2)} each built`);
+    const calls = Object.entries(summary.calls).map(([k, n]) => `${k.replace(/ GET /, ' ')} ${n}`).join(', ');
+    const peer = await peerListing();
+    const label = `${total} objects in ${built.projects.length} projects`;
+    return {
+      ms: buildMs + r.ms + peer,
+      rows: [
+        { name: `export ${label} (CLI process; built in ${(buildMs / 1000).toFixed(1)} s by Neutron bulk POSTs); calls: ${calls}`, ours: `${(r.ms / 1000).toFixed(1)} s`, peer: `${(peer / 1000).toFixed(1)} s openstack CLI listing the 12 kinds cloud-wide`, goal: '≤ 1× the CLI listing', met: r.ms <= peer },
+        { name: `export ${label}: peak RSS of the export process`, ours: `${rssMb.toFixed(0)} MB`, peer: 'none', goal: '≤ 300 MB', met: rssMb <= 300 },
+      ],
+    };
+  } finally {
+    rmSync(join(dir, '..'), { recursive: true, force: true });
+    await destroy(cloud, built).catch((err: unknown) => console.error(`export bench cleanup (prefix ${built.prefix}): ${String(err)}`));
+  }
+}
+
+export async function benchExport(): Promise<BenchRow[]> {
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  const sizes = (process.env.BENCH_EXPORT_SIZES ?? '1000,10000').split(',').map(Number);
+  const rows: BenchRow[] = [];
+  for (const total of sizes) {
+    const r = await one(cloud, total);
+    rows.push(...r.rows);
+    if (r.ms > 300_000) {
+      console.error(`export bench: ${total} objects took ${(r.ms / 1000).toFixed(0)} s (over 5 minutes); the larger sizes are not run`);
+      break;
+    }
+  }
+  return rows;
+}
