@@ -37,7 +37,7 @@ export function actionVerb(change: Change): string {
 }
 
 /** The label of a change's group: cluster-scoped kinds have no namespace. */
-export const clusterGroup = '(cluster-scoped)';
+const clusterGroup = '(cluster-scoped)';
 
 export function groupOf(change: Change): string {
   return change.namespace === '' ? clusterGroup : change.namespace;
@@ -147,7 +147,7 @@ export function planLine(s: Counts): string {
 }
 
 /** The mass-delete guard's way out; appended to a held reason that does not say it already. */
-export const massDeleteFlag = '--allow-mass-delete';
+const massDeleteFlag = '--allow-mass-delete';
 
 export function heldReason(reason: string): string {
   return reason.includes(massDeleteFlag) ? reason : `${reason}; confirm with ${massDeleteFlag}`;
