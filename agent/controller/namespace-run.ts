@@ -103,7 +103,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const refused = memberRefusals(subjectsOf(documents), isAdminNamespace(host.labelsOf(ns)), opts.memberPolicy ?? { flavorExtraSpecs: [] });
   const { validated, rejected } = validateNamespace(documents.filter((d) => !refused.has(d.file)), opts.registry);
   const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set([...rejected.keys(), ...refused.keys()]));
+  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set([...rejected.keys(), ...refused.keys()]), () => host.acting(ns));
   // Status writes too are a leader's: a demoted replica writes nothing.
   const store = {
     load: () => kubeStore.load(),

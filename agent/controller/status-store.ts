@@ -2,9 +2,10 @@ import type * as k8s from '@kubernetes/client-node';
 import { apiVersion, group, version } from '../schema/registry.ts';
 import type { ResourceStatus, RunSummary, StateStore, StoredState } from '../status/store.ts';
 import { serverSideApply } from '../kube/client.ts';
-import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
+import { kubeApiError } from '../kube/errors.ts';
 import type { WatchedKind } from './kinds.ts';
 import type { KubeObject } from './objects.ts';
+import { writeFencedStatus } from './status-fence.ts';
 import { sameStatus, statusBody } from './status-writer.ts';
 
 export const statusManager = 'kupenstack-controller';
@@ -19,7 +20,9 @@ export interface NamespaceObject {
  * its CR's status subresource, written by server-side apply under the
  * controller's own field manager. What status cannot hold (a heal episode's
  * attempts) is kept in memory across runs by `memory`, seeded from status
- * after a restart.
+ * after a restart. Writes are fenced by the resourceVersion the run last saw
+ * (status-fence.ts): a write that leaves a replica paused past its lease meets
+ * 409 instead of undoing the new leader's status.
  */
 export class KubeStatusStore implements StateStore {
   private readonly api: k8s.CustomObjectsApi;
@@ -31,9 +34,12 @@ export class KubeStatusStore implements StateStore {
 
   /** Objects left out of this run (invalid specs): what they made in OpenStack is kept, as if detached, instead of pruned as undeclared. */
   private readonly keep: ReadonlySet<string>;
+  /** True while this replica may write for the namespace: asked again after a 409, before a retry. */
+  private readonly acting: () => boolean;
 
-  constructor(api: k8s.CustomObjectsApi, namespace: string, objects: Map<string, NamespaceObject>, memory: Map<string, ResourceStatus>, log: (line: string) => void, keep: ReadonlySet<string> = new Set()) {
+  constructor(api: k8s.CustomObjectsApi, namespace: string, objects: Map<string, NamespaceObject>, memory: Map<string, ResourceStatus>, log: (line: string) => void, keep: ReadonlySet<string> = new Set(), acting: () => boolean = () => true) {
     this.keep = keep;
+    this.acting = acting;
     this.api = api;
     this.namespace = namespace;
     this.objects = objects;
@@ -63,25 +69,27 @@ export class KubeStatusStore implements StateStore {
     if (!entry) return; // The CR is gone (deleted and its finalizer removed): nothing to write to.
     const status = statusBody({ lastSyncTime: new Date().toISOString(), ...state }, entry.object.metadata.generation, entry.kind.statusFields);
     if (sameStatus(entry.object.status, status)) return;
+    const name = entry.object.metadata.name;
+    const target = { group, version, namespace: this.namespace, plural: entry.kind.plural, name };
     try {
-      const updated = (await this.api.patchNamespacedCustomObjectStatus(
-        {
-          group,
-          version,
-          namespace: this.namespace,
-          plural: entry.kind.plural,
-          name: entry.object.metadata.name,
-          fieldManager: statusManager,
-          force: true,
-          body: { apiVersion, kind: entry.kind.kind, metadata: { name: entry.object.metadata.name, namespace: this.namespace }, status },
+      const outcome = await writeFencedStatus({
+        resourceVersion: entry.object.metadata.resourceVersion,
+        acting: () => this.acting() && this.objects.has(address),
+        apply: async (resourceVersion) => {
+          const body = { apiVersion, kind: entry.kind.kind, metadata: { name, namespace: this.namespace, ...(resourceVersion ? { resourceVersion } : {}) }, status };
+          const updated = (await this.api.patchNamespacedCustomObjectStatus({ ...target, fieldManager: statusManager, force: true, body }, serverSideApply)) as KubeObject;
+          // The new resourceVersion too: the next status write and a finalizer patch later in this run carry it.
+          entry.object = { ...entry.object, metadata: { ...entry.object.metadata, resourceVersion: updated.metadata.resourceVersion }, status: updated.status };
+          return updated.metadata.resourceVersion;
         },
-        serverSideApply,
-      )) as KubeObject;
-      // The new resourceVersion too: a finalizer patch later in this run carries it for optimistic concurrency.
-      entry.object = { ...entry.object, metadata: { ...entry.object.metadata, resourceVersion: updated.metadata.resourceVersion }, status: updated.status };
+        // Changed by someone else (a spec edit, or the new leader): its current version, to write over only while this replica acts.
+        read: async () => ((await this.api.getNamespacedCustomObject(target)) as KubeObject).metadata.resourceVersion,
+      });
+      if (!outcome.written && (outcome.why === 'stale' || outcome.why === 'changed-too-often')) {
+        this.log(`status  ${address}: status not written (${outcome.why === 'stale' ? 'changed by another writer and this replica does not act any more' : 'changed under it three times'})`);
+      }
     } catch (err) {
-      // A CR deleted while the run went on is not an error (StateStore contract); anything else is logged, not thrown: status must not fail a reconcile.
-      if (isKubeStatus(err, 404)) return;
+      // Status must not fail a reconcile: logged, not thrown (a deleted CR is `gone` above, as the StateStore contract wants).
       this.log(`status  ${address}: could not write status (${kubeApiError('status write', err).message})`);
     }
   }

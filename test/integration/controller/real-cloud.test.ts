@@ -36,7 +36,7 @@ const ready = (c: Cr): boolean => c.status?.observedGeneration === 1 && c.status
 const place = { labels: Object.fromEntries(['api', 'job', 'server'].map((k) => [k, { node_selector_key: realNode.label.key, node_selector_value: realNode.label.value }])), pod: { tolerations: onRealNode.tolerations } };
 
 beforeAll(async () => {
-  // The images (seconds once built and pushed: cached by their version key).
+  // The images (seconds once built and pushed: cached by their version key; `npm test` builds them in the background meanwhile, test/testbed/prebuild-images.sh: keep its list the same).
   const images = spawnSync('bash', [join(repo, 'test/testbed/os-images/build.sh'), '--push', 'mariadb', 'memcached', 'rabbitmq', 'keystone'], { encoding: 'utf8', timeout: 1_800_000 });
   if (images.status !== 0) throw new Error(`test/testbed/os-images/build.sh failed (${images.status}):\n${images.stderr.slice(-3000)}`);
   // This checkout's charts, unpacked (a chart.path source): the test bed's chart peer may serve another checkout's.

@@ -12,12 +12,12 @@ import { ControllerProcess, kubectl, kubectlOk, serviceAccountKubeconfig, until 
 
 /*
  * Progress by requeue beyond a server's build (issue 27, point 3): a volume
- * that takes 60 s to extend, then 60 s to delete, does not hold its
+ * that takes 30 s to extend, then 30 s to delete, does not hold its
  * namespace's slot meanwhile. The slowness is a SIMULATION
  * (test/testbed/faults/slow-volumes.ts): the test bed's Cinder extends and
  * deletes at once, so the OpenStack fault proxy the controller talks to shows
- * this test's volume `extending` for 60 s after its os-extend, and defers
- * its DELETE by 60 s (Cinder really holds it until then), showing it
+ * this test's volume `extending` for 30 s after its os-extend, and defers
+ * its DELETE by 30 s (Cinder really holds it until then), showing it
  * `deleting`. Everything else is real. ONE namespace runs at a time
  * (--namespace-workers 1): a run that waited for the volume would hold the
  * only slot, and another namespace's Network would land only after it.
@@ -29,7 +29,8 @@ const nsOther = `rw-${run}-net`;
 const prefix = 'ks-';
 const optIn = `test-${run}`;
 const volumeName = `slowvol-${run}`;
-const slowMs = 60_000;
+// Twice the 15 s bound the other namespace's network must land within, so the bound still proves something.
+const slowMs = 30_000;
 const typeA = `rw-${run}-a`;
 const typeB = `rw-${run}-b`;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
@@ -121,7 +122,7 @@ afterAll(async () => {
 }, 600_000);
 
 describe('progress by requeue: volumes', () => {
-  it("a volume extending for 60 s (simulated) does not delay another namespace's Network, and is retyped once extended", async () => {
+  it(`a volume extending for ${slowMs / 1000} s (simulated) does not delay another namespace's Network, and is retyped once extended`, async () => {
     kubectlOk(['apply', '-f', '-'], { input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: first, namespace: ${nsOther}}\nspec: {}\n` });
     kubectlOk(['apply', '-f', '-'], { input: volumeYaml(1, typeA) });
     await until('the volume to be Ready', () => Promise.resolve(condition(volumeObject(), 'Ready')?.status === 'True'), 300_000, 1_000);
@@ -145,7 +146,7 @@ describe('progress by requeue: volumes', () => {
     await until('the volume to be Ready again', () => Promise.resolve(((o) => condition(o, 'Ready')?.status === 'True' && o?.status?.observedGeneration === o?.metadata.generation)(volumeObject())), 120_000, 1_000);
   }, 600_000);
 
-  it("a volume deleting for 60 s (simulated) does not delay another namespace's Network, and its object goes once Cinder's is gone", async () => {
+  it(`a volume deleting for ${slowMs / 1000} s (simulated) does not delay another namespace's Network, and its object goes once Cinder's is gone`, async () => {
     const [vol] = await volumesIn(nsSlow);
     expect(vol, 'the volume in Cinder').toBeDefined();
     kubectlOk(['delete', 'volumes.kupenstack.io', volumeName, '-n', nsSlow, '--wait=false']);

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaderElector } from '../../../agent/controller/leader.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
 /**
@@ -104,4 +106,34 @@ describe('leader election on a coordination.k8s.io/v1 Lease', () => {
     expect(first(b, 'leader')! - stopped).toBeLessThan(leaseMs);
     expect(Math.max(...acts(a))).toBeLessThan(Math.min(...acts(b)));
   }, 60_000);
+});
+
+describe('isLeader() on its own clock (audit W6)', () => {
+  it('answers false the moment the renew deadline has passed, before the elector ticks again, and says why', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kube.kubeconfig);
+    // The elector's clock is the test's: it moves only when the test says. Its real timer ticks once (the
+    // acquire) and next after retryPeriod, 100 s away, so no renew or failed renew can demote it here.
+    let clock = Date.now();
+    const log: string[] = [];
+    let stopped = 0;
+    const elector = new LeaderElector({
+      coordination: kc.makeApiClient(k8s.CoordinationV1Api), namespace: ns, name: 'clock', identity: 'clocked',
+      leaseDurationMs: 400_000, renewDeadlineMs: 300_000, retryPeriodMs: 100_000, now: () => clock,
+      onStoppedLeading: () => void stopped++, log: (l) => log.push(l),
+    });
+    elector.start();
+    try {
+      await expect.poll(() => elector.isLeader(), { timeout: 10_000, interval: 50 }).toBe(true);
+      const renewedAt = clock;
+      clock = renewedAt + 299_999;
+      expect(elector.isLeader(), 'just inside the renew deadline').toBe(true);
+      clock = renewedAt + 300_000;
+      expect(elector.isLeader(), 'at the renew deadline, with no tick since').toBe(false);
+      expect(stopped).toBe(1);
+      expect(log.at(-1)).toBe(`leader  clocked lost lease ${ns}/clock (renew deadline passed)`);
+    } finally {
+      await elector.stop();
+    }
+  });
 });

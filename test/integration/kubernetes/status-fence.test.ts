@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../../agent/controller/objects.ts';
 import { writeFencedStatus } from '../../../agent/controller/status-fence.ts';
+import { KubeStatusStore, type NamespaceObject } from '../../../agent/controller/status-store.ts';
 import { serverSideApply } from '../../../agent/kube/client.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
@@ -100,5 +102,41 @@ describe('a status write fenced by resourceVersion', () => {
       read: async () => (await get('deleted')).metadata.resourceVersion,
     });
     expect(outcome).toEqual({ written: false, why: 'gone' });
+  });
+});
+
+describe("a resource's status written by the namespace run's store (KubeStatusStore), fenced the same way", () => {
+  const kind = { kind: 'Network', plural, statusFields: new Set(['id', 'conditions', 'observedGeneration']) };
+  /** The store over one object as the watch cache held it when the run started (its resourceVersion then). */
+  const storeOver = async (name: string, acting: () => boolean, log: string[]): Promise<{ store: KubeStatusStore; address: string }> => {
+    const object = (await get(name)) as unknown as KubeObject;
+    const address = `${ns}/Network/${name}`;
+    const entries = new Map<string, NamespaceObject>([[address, { kind, object }]]);
+    return { store: new KubeStatusStore(custom, ns, entries, new Map(), (l) => log.push(l), new Set(), acting), address };
+  };
+
+  it('a replica that lost the lease after its check does not undo the new leader’s status (its write meets 409)', async () => {
+    await create('store-paused');
+    const log: string[] = [];
+    // The check before the write passes; every later one answers what the lease says by then: no longer leading.
+    let checks = 0;
+    const { store, address } = await storeOver('store-paused', () => checks++ === 0, log);
+    // The new leader wrote after the old replica's run read the object.
+    await applyStatus('store-paused', 'new-leader', 'from-the-new-leader');
+    await store.putResource(address, { id: 'from-the-old-leader' });
+    expect((await get('store-paused')).status?.id).toBe('from-the-new-leader');
+    expect(log.join('\n')).toMatch(/status not written \(changed by another writer and this replica does not act any more\)/);
+  });
+
+  it('a replica that still acts writes over a spec or label change made during its run, and its next write too', async () => {
+    await create('store-acting');
+    const log: string[] = [];
+    const { store, address } = await storeOver('store-acting', () => true, log);
+    await kubectlOk(['-n', ns, 'label', 'network', 'store-acting', 'touched=yes']);
+    await store.putResource(address, { id: 'first' });
+    expect((await get('store-acting')).status?.id).toBe('first');
+    await store.putResource(address, { id: 'second' });
+    expect((await get('store-acting')).status?.id).toBe('second');
+    expect(log).toEqual([]);
   });
 });

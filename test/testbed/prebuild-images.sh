@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds, in the background of a full test run, the images the pod tests pull
+# on the real node, so their builds overlap the integration tests instead of
+# adding to the run (test/testbed/global-setup.ts starts it when
+# KS_PREBUILD_IMAGES=1, as `npm test` sets it), at the lowest CPU and I/O
+# priority: the tests running meanwhile keep the machine. Each build script
+# takes the image lock and skips what is current, so a test that asks for an
+# image while this runs waits for it, then finds it built; a build that failed
+# here is tried again by its test, and fails loudly there.
+#   bash test/testbed/prebuild-images.sh       # log: $TB_HOME/prebuild-images.log
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The agent's image needs the Kubernetes build's helm. On a fresh machine that build (~25 min) is
+# still going: nothing is built here, and the tests build the images when they reach them, as before.
+if ! bash "$HERE/kubernetes/build.sh" --check; then
+  echo "prebuild: the Kubernetes binaries are still building: the images are left to the tests" >&2
+  exit 0
+fi
+# First the agent's image: kubernetes/image.test.ts (integration) asks for it, late in the run.
+bash "$HERE/image/build.sh" --push >/dev/null || echo "prebuild: the agent's image failed; its tests build it again" >&2
+# Then the OpenStack images of controller/real-cloud.test.ts (the same list it asks build.sh for).
+bash "$HERE/os-images/build.sh" --push mariadb memcached rabbitmq keystone >/dev/null || echo "prebuild: the OpenStack images failed; real-cloud.test.ts builds them again" >&2
+echo "prebuild: done" >&2
