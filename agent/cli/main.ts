@@ -18,6 +18,10 @@ const commands: Record<string, () => Promise<Command>> = {
   image: async () => (await import('./image.ts')).imageCommand(),
   agent: async () => (await import('./agent.ts')).agentCommand(),
   controller: async () => (await import('./controller.ts')).controllerCommand(),
+  get: async () => (await import('./get.ts')).getCommand(),
+  reconcile: async () => (await import('./reconcile.ts')).reconcileCommand(),
+  suspend: async () => (await import('./suspend.ts')).suspendCommand(),
+  resume: async () => (await import('./resume.ts')).resumeCommand(),
 };
 
 /** The program with the subcommand `only` (what argv names), or with all of them (help, an unknown command). */

@@ -9,6 +9,7 @@ import { checkGitRef, type GitRef } from '../source/git-ref.ts';
 import { isDnsLabel } from '../util/dns-label.ts';
 import { parseDuration } from '../util/duration.ts';
 import { ConfigError } from './config-error.ts';
+import { findCycle } from './depends-on.ts';
 import type { Locate } from './locate.ts';
 
 /**
@@ -40,6 +41,10 @@ export interface SyncConfig {
   schedule?: string;
   suspend: boolean;
   prune: boolean;
+  /** Names of the Syncs that must be Ready at their newest revision before this one applies. */
+  dependsOn: string[];
+  /** Ready only once every applied object is Ready (Flux's wait). */
+  wait: boolean;
   /** Ownership identity of this Sync's objects (two Syncs must never share one: each prunes what its owner made). */
   owner: string;
   projectPrefix: string;
@@ -81,6 +86,18 @@ export function parseSyncs(raw: unknown, ctx: Context): SyncConfig[] {
     if (other) throw new ConfigError(`${at(['syncs', i, 'owner'])}: Syncs "${other}" and "${s.name}" have the same owner "${s.owner}" and would prune each other's objects; give each its own owner`);
     owners.set(s.owner, s.name);
   });
+  syncs.forEach((s, i) =>
+    s.dependsOn.forEach((d, j) => {
+      const at = ctx.at(['syncs', i, 'dependsOn', j, 'name']);
+      if (d === s.name) throw new ConfigError(`${at}: Sync "${s.name}" depends on itself; remove this entry`);
+      if (!names.has(d)) throw new ConfigError(`${at}: Sync "${s.name}" depends on "${d}", which is not in syncs: (known: ${[...names].join(', ')}); fix the name or add that Sync`);
+    }),
+  );
+  const cycle = findCycle(new Map(syncs.map((s) => [s.name, s.dependsOn])));
+  if (cycle) {
+    const i = syncs.findIndex((s) => s.name === cycle[0]);
+    throw new ConfigError(`${ctx.at(['syncs', i, 'dependsOn'])}: dependsOn forms a cycle ${cycle.join(' → ')}: each would wait for the other forever; remove one of these dependencies`);
+  }
   return syncs;
 }
 
@@ -128,6 +145,8 @@ export function syncConfigOf(name: string, spec: SyncSpec, defaults: { owner: st
     timeoutMs: spec.timeout ? parseDuration(spec.timeout) : intervalMs,
     suspend: spec.suspend ?? false,
     prune: spec.prune ?? true,
+    dependsOn: (spec.dependsOn ?? []).map((d) => d.name),
+    wait: spec.wait ?? false,
     owner,
     projectPrefix: spec.projectPrefix ?? defaults.projectPrefix,
   };
@@ -215,7 +234,7 @@ const missingFormHints: Record<string, string> = {
 
 /** Turns the first Ajv error into a key path inside the entry and a message that says what to write. */
 function explain(error: ErrorObject, info: KindInfo): { path: Path; message: string } {
-  const instance = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const instance: Path = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^\d+$/.test(s) ? Number(s) : s)); // list indexes as numbers: the locator writes them as [i]
   const path: Path = instance[0] === 'metadata' ? ['name'] : instance.slice(1);
   const key = String(path.at(-1) ?? 'syncs');
   const params = error.params as Record<string, unknown>;

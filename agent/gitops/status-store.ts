@@ -2,6 +2,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { serverSideApply } from '../kube/client.ts';
 import { SyncStatusBase, type SyncStatus } from '../sync/status.ts';
 import { group, version } from '../schema/registry.ts';
+import type { ObjectsHealth } from './health.ts';
 import type { InventoryEntry } from './inventory.ts';
 import type { SyncStatus as GeneratedSyncStatus } from '../model/kinds.generated.ts';
 
@@ -22,6 +23,10 @@ export class KubeSyncStatusStore extends SyncStatusBase {
   readonly status: SyncStatus;
   inventory: InventoryEntry[];
   heldRevision?: string;
+  /** With wait: the applied objects counted by their own conditions. */
+  health?: ObjectsHealth;
+  /** The reconcile request (annotation value) the last finished run answered. */
+  lastHandledReconcileAt?: string;
   generation?: number;
   private readonly custom: k8s.CustomObjectsApi;
 
@@ -50,6 +55,8 @@ export class KubeSyncStatusStore extends SyncStatusBase {
     if (s.lastSyncTime) this.status.lastSyncTime = asTime(s.lastSyncTime);
     this.inventory = s.inventory ?? [];
     this.heldRevision = s.heldRevision;
+    this.lastHandledReconcileAt = s.lastHandledReconcileAt;
+    this.health = s.health ? { ready: s.health.ready ?? 0, reconciling: s.health.reconciling ?? 0, stalled: s.health.stalled ?? 0, failing: s.health.failing ?? [] } : undefined;
     if (!this.get('Ready')) this.condition('Ready', 'Unknown', 'Pending', 'waiting for the first run');
   }
 
@@ -60,6 +67,8 @@ export class KubeSyncStatusStore extends SyncStatusBase {
     for (const key of ['lastSyncTime', 'lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const) if (s[key]) out[key] = s[key];
     if (s.rejectedBecause?.length) out.diagnostics = s.rejectedBecause.slice(0, 20).map((l) => l.slice(0, 4096));
     if (this.heldRevision) out.heldRevision = this.heldRevision;
+    if (this.health) out.health = this.health;
+    if (this.lastHandledReconcileAt) out.lastHandledReconcileAt = this.lastHandledReconcileAt;
     out.history = s.history.map((h) => ({ revision: h.revision, startedAt: h.startedAt, duration: h.duration, result: h.result, ...(h.message ? { message: h.message } : {}), ...(h.counts ? { counts: h.counts } : {}) }));
     return out;
   }

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import type { AgentConfig } from '../config/config.ts';
+import { dependencyWait, findCycle, type DependencyState } from '../config/depends-on.ts';
 import { syncConfigOf, type SyncConfig } from '../config/syncs.ts';
 import { KupenstackError } from '../errors.ts';
 import { mergePatch } from '../kube/client.ts';
@@ -34,6 +35,8 @@ interface Running {
   source?: Source;
   sync?: SyncConfig;
   object: SyncObject;
+  /** What the last gated run waited for (dependsOn), so a change of a dependency starts this Sync, and an Event is sent once per reason. */
+  waiting?: string;
 }
 
 export interface SyncLoopOptions {
@@ -119,8 +122,11 @@ export class SyncLoop {
       r.object = s;
       if (requestedAt && requestedAt !== r.requestedAt) {
         r.requestedAt = requestedAt;
-        r.scheduler?.trigger('webhook');
+        // Acknowledged but not run; the log says so, so an operator sees the request arrived.
+        if (r.scheduler?.suspended) this.o.logger.info({ sync: name, requestedAt, reason: 'Suspended' }, 'reconcile request not run: the Sync is suspended');
+        else r.scheduler?.trigger('webhook');
       }
+      this.wakeDependents(name);
       return;
     }
     await this.forget(name);
@@ -168,7 +174,7 @@ export class SyncLoop {
       event: (type, reason, message) => this.event(r.object, type, reason, message),
       annotations: () => r.object.metadata.annotations ?? {},
     });
-    r.scheduler = new Scheduler({ intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend }, (t: Trigger, signal) => worker.run(t, signal), (err) =>
+    r.scheduler = new Scheduler({ intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend }, (t: Trigger, signal) => this.runAfterDependencies(r, worker, t, signal), (err) =>
       log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),
     );
     log.info({ source: source.description, serviceAccount: `${saNamespace}/${spec.serviceAccountName}`, interval: spec.interval ?? 'default' }, 'watching Sync');
@@ -177,6 +183,68 @@ export class SyncLoop {
       await store.save();
     }
     r.scheduler.start();
+  }
+
+  /**
+   * dependsOn (Flux's Kustomization dependsOn): the run starts only once every
+   * Sync depended on is Ready at its newest revision, read from the watch
+   * cache. Until then the Sync says what it waits for (DependencyNotReady) and
+   * retries with backoff; a dependency's status change wakes it at once. A
+   * cycle through this Sync stalls it (DependencyCycle).
+   */
+  private async runAfterDependencies(r: Running, worker: SyncWorker, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    // The request this run answers is the one known when it starts (`kupenstack reconcile sync` waits for it).
+    const request = r.requestedAt;
+    const ok = await this.gatedRun(r, worker, trigger, signal);
+    if (request && r.store && r.store.lastHandledReconcileAt !== request && this.o.acting()) {
+      r.store.lastHandledReconcileAt = request;
+      await r.store.save();
+    }
+    return ok;
+  }
+
+  private async gatedRun(r: Running, worker: SyncWorker, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    const deps = r.sync?.dependsOn ?? [];
+    if (deps.length === 0) return worker.run(trigger, signal);
+    const name = r.object.metadata.name;
+    const edges = new Map((this.informer?.list() ?? []).map((s) => [s.metadata.name, (s.spec.dependsOn ?? []).map((d) => d.name)]));
+    const cycle = findCycle(edges, name);
+    const own = cycle?.includes(name) ? cycle : undefined;
+    const why = own ? undefined : deps.map((d) => dependencyWait(d, this.dependencyState(d))).find((w) => w !== undefined);
+    if (!own && why === undefined) {
+      r.waiting = undefined;
+      return worker.run(trigger, signal);
+    }
+    if (!this.o.acting() || !r.store) return false;
+    const st = r.store;
+    const reason = own ? reasons.dependencyCycle : reasons.dependencyNotReady;
+    const message = own ? `dependsOn forms a cycle ${own.join(' → ')}: each waits for the other forever; remove one of these dependencies` : `waiting: ${why ?? ''}`;
+    st.condition('Ready', 'False', reason, message);
+    st.condition('Stalled', own ? 'True' : 'False', own ? reason : reasons.retrying, own ? 'fix spec.dependsOn' : 'checking again when a dependency changes, and with backoff');
+    st.condition('Reconciling', 'False', reason, message);
+    await st.save();
+    if (r.waiting !== message) this.event(r.object, own ? 'Warning' : 'Normal', reason, message);
+    r.waiting = message;
+    this.o.logger.info({ sync: name, trigger, reason }, message);
+    return false;
+  }
+
+  /** A dependency's status as the watch cache has it; a spec not acted on yet is not Ready. */
+  private dependencyState(name: string): DependencyState | undefined {
+    const s = this.informer?.get(name);
+    if (!s) return undefined;
+    const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
+    const current = s.status?.observedGeneration === undefined || s.status.observedGeneration === s.metadata.generation;
+    return {
+      ready: current ? (ready ? { status: ready.status, reason: ready.reason, message: ready.message } : undefined) : { status: 'Unknown', reason: 'NewSpec', message: 'its new spec is not acted on yet' },
+      lastFetchedRevision: s.status?.lastFetchedRevision,
+      lastAppliedRevision: s.status?.lastAppliedRevision,
+    };
+  }
+
+  /** Syncs waiting for `name` look again now (its status changed). */
+  private wakeDependents(name: string): void {
+    for (const other of this.running.values()) if (other.waiting !== undefined && other.sync?.dependsOn.includes(name)) other.scheduler?.trigger('dependency');
   }
 
   private async forget(name: string): Promise<void> {

@@ -10,6 +10,7 @@ import { SyncRun, type LoadedRevision, type SyncApplier } from '../sync/sync-run
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { Source } from '../source/source.ts';
 import { applyOne, desiredObjects, difference, dryRunApply, pruneObjects, type DesiredObject } from './cluster-apply.ts';
+import { waitHealthy, type ObjectsHealth } from './health.ts';
 import { describeEntry, fieldManagerOf } from './inventory.ts';
 import type { KubeSyncStatusStore } from './status-store.ts';
 
@@ -137,6 +138,7 @@ export class SyncWorker implements SyncApplier {
     } else counts.held = gone.length;
     st.inventory = [...next, ...(guarded ? kept : [])];
 
+    const newRevision = st.status.lastAppliedRevision !== revision;
     st.status.lastAppliedRevision = revision;
     this.lastGood = { revision, objects };
     this.d.metrics.setLastApplied(this.d.sync.name, revision);
@@ -154,8 +156,39 @@ export class SyncWorker implements SyncApplier {
       // In the cluster the confirmation is an annotation on the Sync, not a CLI flag.
       st.condition('Ready', 'False', reasons.deletionHeld, `${revision} applied except ${gone.length} deletions held by the mass-delete guard (massDeleteThreshold ${this.d.massDeleteThreshold}%): ${gone.map(describeEntry).slice(0, 5).join(', ')}; confirm with kubectl annotate sync ${this.d.sync.name} ${allowMassDeleteAnnotation}=${revision}`);
       this.d.event('Warning', reasons.deletionHeld, `${gone.length} deletions of ${revision} held by the mass-delete guard`);
-    } else succeeded(st, revision, summary);
+    } else if (this.d.sync.wait) return this.waitForObjects(revision, objects, summary, started, signal, newRevision);
+    else {
+      st.health = undefined;
+      succeeded(st, revision, summary);
+    }
     return true;
+  }
+
+  /** `wait: true`: Ready only once every applied object is Ready; otherwise the status names the first that are not, and the run retries. */
+  private async waitForObjects(revision: string, objects: DesiredObject[], summary: string, started: number, signal: AbortSignal, newRevision: boolean): Promise<boolean> {
+    const st = this.d.store;
+    const waiting = `${revision} applied; waiting for its ${objects.length} objects to be Ready`;
+    progressing(st, waiting);
+    // The last revision's Ready True must not stand beside the new lastAppliedRevision: a dependent Sync would start early. Drift runs of a Ready revision keep it.
+    if (newRevision) st.condition('Ready', 'Unknown', reasons.progressing, waiting);
+    await st.save();
+    let h: ObjectsHealth;
+    try {
+      h = await waitHealthy(this.d.writer, objects, started + this.d.sync.timeoutMs - 1000, signal);
+    } catch (cause) {
+      applyFailed(st, reasons.healthCheckFailed, `${revision} applied, but its objects could not be read: ${(cause as Error).message}`);
+      return false;
+    }
+    st.health = h;
+    if (h.ready === objects.length) {
+      succeeded(st, revision, `${summary}; all ${h.ready} objects Ready`);
+      return true;
+    }
+    const counts = `${h.ready}/${objects.length} objects Ready, ${h.stalled} Stalled, ${h.reconciling} Reconciling`;
+    st.condition('Ready', 'False', reasons.healthCheckFailed, `${revision} applied; ${counts}; not Ready: ${h.failing.slice(0, 3).join('; ')}`);
+    st.condition('Stalled', h.stalled > 0 ? 'True' : 'False', h.stalled > 0 ? reasons.healthCheckFailed : reasons.retrying, h.stalled > 0 ? `fix the Stalled objects: ${h.failing[0] ?? ''}` : 'checking again with backoff');
+    this.d.event('Warning', reasons.healthCheckFailed, `${revision}: ${counts}; first: ${h.failing[0] ?? ''}`);
+    return false;
   }
 
   /** The Sync carries the confirmation for the held revision (or for `revision`). */

@@ -1564,6 +1564,19 @@ export type SyncSpec = {
   suspend?: boolean;
   /** Delete OpenStack objects this Sync created that are no longer declared. */
   prune?: boolean;
+  /**
+   * Syncs that must be Ready at their newest revision before this one applies (Flux's Kustomization dependsOn). A cycle
+   * is refused.
+   */
+  dependsOn?: {
+    /** Name of the Sync depended on (Syncs are cluster-scoped; standalone: a name under syncs:). */
+    name: DnsSubdomain;
+  }[];
+  /**
+   * Ready only when every object this Sync applied is Ready (Flux's wait: true); within timeout, else Ready False
+   * naming the objects that are not.
+   */
+  wait?: boolean;
   /** Hold a revision that would delete more than this percentage of everything this Sync manages, until confirmed. */
   massDeleteThreshold?: number;
   /**
@@ -1653,6 +1666,25 @@ export type SyncStatus = {
     /** metadata.name. */
     name: string;
   }[];
+  /**
+   * With wait: how many of the applied objects are Ready, Reconciling or Stalled, and the first that are not Ready with
+   * their reason.
+   */
+  health?: {
+    /** Objects whose Ready condition is True. */
+    ready?: number;
+    /** Objects not Ready yet and not Stalled. */
+    reconciling?: number;
+    /** Objects whose Stalled condition is True. */
+    stalled?: number;
+    /** The first objects that are not Ready: kind/namespace/name: reason: message. */
+    failing?: string[];
+  };
+  /**
+   * The value of the kupenstack.io/reconcile-requested-at annotation the last finished run answered (Flux's
+   * lastHandledReconcileAt): `kupenstack reconcile sync` waits for it.
+   */
+  lastHandledReconcileAt?: string;
 };
 
 /**

@@ -1,6 +1,8 @@
 import type { AgentConfig } from '../config/config.ts';
 import { ImageFollows } from '../kinds/image/oci-follow.ts';
+import { dependencyWait, type DependencyState } from '../config/depends-on.ts';
 import type { SyncConfig } from '../config/syncs.ts';
+import { reasons } from '../sync/conditions.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import type { Logger } from '../telemetry/logger.ts';
@@ -73,7 +75,7 @@ export class Agent {
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
       const log = opts.logger.child({ sync: sync.name });
-      const scheduler = new Scheduler(sync, (trigger, signal) => runner.run(trigger, signal), (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'));
+      const scheduler = new Scheduler(sync, (trigger, signal) => runAfterDependencies(handles, sync, runner, log, trigger, signal), (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'));
       handles.set(sync.name, { sync, runner, scheduler, source });
     }
     return new Agent(handles, opts.secrets, opts.logger, images);
@@ -108,21 +110,31 @@ export class Agent {
     return { ready: Object.values(syncs).every((s) => s.ready), syncs };
   }
 
-  /** One run of every Sync that is not suspended (`--once`); true when all converged. */
+  /** One run of every Sync that is not suspended (`--once`), each after the Syncs it depends on; true when all converged. */
   async once(signal: AbortSignal): Promise<boolean> {
-    const results = await Promise.all(
-      [...this.handles.values()]
-        .filter((h) => !h.sync.suspend)
-        .map(async (h) => {
-          const s = AbortSignal.any([signal, AbortSignal.timeout(h.sync.timeoutMs)]);
-          try {
-            return await h.runner.run('startup', s);
-          } catch (err) {
-            this.logger.error({ sync: h.sync.name, error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly');
-            return false;
-          }
-        }),
-    );
+    const runs = new Map<string, Promise<boolean>>();
+    const runOf = (h: SyncHandle): Promise<boolean> => {
+      const known = runs.get(h.sync.name);
+      if (known) return known;
+      const p = (async () => {
+        // Cycles were refused when kupenstack.yaml was read, so this recursion ends.
+        const deps = await Promise.all(h.sync.dependsOn.map((d) => this.handles.get(d)).map((d) => (d && !d.sync.suspend ? runOf(d) : Promise.resolve(d !== undefined))));
+        if (!deps.every(Boolean)) {
+          this.logger.error({ sync: h.sync.name, dependsOn: h.sync.dependsOn }, 'not run: a Sync it depends on did not converge');
+          return false;
+        }
+        const s = AbortSignal.any([signal, AbortSignal.timeout(h.sync.timeoutMs)]);
+        try {
+          return await h.runner.run('startup', s);
+        } catch (err) {
+          this.logger.error({ sync: h.sync.name, error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly');
+          return false;
+        }
+      })();
+      runs.set(h.sync.name, p);
+      return p;
+    };
+    const results = await Promise.all([...this.handles.values()].filter((h) => !h.sync.suspend).map(runOf));
     return results.every(Boolean);
   }
 
@@ -141,4 +153,31 @@ export class Agent {
   abort(): void {
     for (const h of this.handles.values()) h.scheduler.abort();
   }
+}
+
+/**
+ * dependsOn in the standalone agent (the cluster's twin is in
+ * gitops/sync-loop.ts): a Sync runs once each Sync it depends on is Ready at
+ * its newest revision; until then its status says what it waits for. A run
+ * of a dependency wakes the Syncs that wait for it. Cycles and unknown names
+ * were refused when kupenstack.yaml was read.
+ */
+async function runAfterDependencies(handles: Map<string, SyncHandle>, sync: SyncConfig, runner: SyncRunner, log: Logger, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+  const why = sync.dependsOn.map((d) => dependencyWait(d, stateOf(handles.get(d)))).find((w) => w !== undefined);
+  if (why !== undefined) {
+    runner.store.condition('Ready', 'False', reasons.dependencyNotReady, `waiting: ${why}`);
+    runner.store.condition('Reconciling', 'False', reasons.dependencyNotReady, `waiting: ${why}`);
+    await runner.store.save();
+    log.info({ trigger, reason: reasons.dependencyNotReady }, `waiting: ${why}`);
+    return false;
+  }
+  const ok = await runner.run(trigger, signal);
+  for (const other of handles.values()) if (other.sync.dependsOn.includes(sync.name)) other.scheduler.trigger('dependency');
+  return ok;
+}
+
+function stateOf(h: SyncHandle | undefined): DependencyState | undefined {
+  if (!h) return undefined;
+  const ready = h.runner.status.conditions.find((c) => c.type === 'Ready');
+  return { ready: ready ? { status: ready.status, reason: ready.reason, message: ready.message } : undefined, lastFetchedRevision: h.runner.status.lastFetchedRevision, lastAppliedRevision: h.runner.status.lastAppliedRevision };
 }

@@ -30,6 +30,9 @@ export const reasons = {
   retrying: 'Retrying',
   idle: 'Idle',
   retryScheduled: 'RetryScheduled',
+  dependencyNotReady: 'DependencyNotReady',
+  dependencyCycle: 'DependencyCycle',
+  healthCheckFailed: 'HealthCheckFailed',
 } as const;
 
 /** Sentences end with a full stop before more is appended. */

@@ -2,7 +2,8 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { cronExpression } from '../config/syncs.ts';
 
 /** Why a run started: shown in logs, status history and metrics. */
-export type Trigger = 'startup' | 'interval' | 'retry' | 'schedule' | 'webhook' | 'watch' | 'registry';
+/** What started a run; 'dependency': a Sync this one depends on changed (it may be Ready now). */
+export type Trigger = 'startup' | 'interval' | 'retry' | 'schedule' | 'webhook' | 'watch' | 'registry' | 'dependency';
 
 export interface ScheduleOptions {
   intervalMs: number;

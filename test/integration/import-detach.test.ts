@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 
@@ -20,6 +22,11 @@ describe('import and onDelete: detach', () => {
     expect(r.report!.apiCalls.write).toBe(2); // the project and the agent's role in it; nothing on the network
     const [after] = await ws.cloud.client('network').list<{ id: string; mtu: number; description: string }>('/networks', 'networks', { name: 'public' });
     expect(after).toEqual(before);
+    // Found is Ready (a Sync's wait counts it): the state shows the imported id, with reason Imported.
+    const state = JSON.parse(readFileSync(join(ws.config.stateDir, `${ws.owner}.json`), 'utf8')) as { resources: Record<string, { id?: string; conditions?: { type: string; status: string; reason: string; message: string }[] }> };
+    const imported = state.resources['imp/Network/public'];
+    expect(imported?.id).toBe(before!.id);
+    expect(imported?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Imported', message: expect.stringMatching(new RegExp(`^imported ${before!.id} at `)) as unknown });
   });
 
   it('an import filter that matches nothing is an error naming the fix', async () => {

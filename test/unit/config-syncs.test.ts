@@ -50,6 +50,8 @@ syncs:
         timeoutMs: 300_000,
         suspend: false,
         prune: true,
+        dependsOn: [],
+        wait: false,
         owner: 'lab',
         projectPrefix: 'ks-',
         webhook: { secret: { env: 'HOOK_SECRET' } },

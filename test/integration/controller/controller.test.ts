@@ -120,7 +120,7 @@ beforeAll(async () => {
   // readyTimeoutSeconds 60: the engine's wait for a server that was deleted under it lasts this long (agent/act/wait.ts keeps the vanished object and polls on), then the next run recreates it.
   const config = join(mkdtempSync(join(tmpdir(), 'ks-ctl-config-')), 'kupenstack.yaml');
   writeFileSync(config, 'readyTimeoutSeconds: 60\n');
-  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['-c', config, '--cloud', 'ctl', '--clouds-secret', `ctl-${run}-system/cloud`, '--owner', owner, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`]);
+  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['-c', config, '--cloud', 'ctl', '--clouds-secret', `ctl-${run}-system/cloud`, '--owner', owner, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--no-syncs']);
   await controller.start();
 }, 300_000);
 

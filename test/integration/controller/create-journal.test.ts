@@ -146,7 +146,7 @@ describe('the controller with a create journal', () => {
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease}`]);
     kubectlOk(['apply', '-f', '-'], { input: [network('first'), network('late')].join('---\n') });
-    controller = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease}`, '--leader-election-id', lease]);
+    controller = new ControllerProcess(kubeconfig, ['--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease}`, '--no-syncs', '--leader-election-id', lease]);
     await controller.start();
     await until('the run to be held back', () => Promise.resolve(new RegExp(`held    ${ns}: waiting up to \\d+ s for 1 creates an earlier run sent`).test(controller!.log())), 90_000, 100);
 
@@ -203,7 +203,7 @@ describe('the controller killed with a bulk create held in flight (audit D2)', (
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease2}`]);
     kubectlOk(['apply', '-f', '-'], { input: names.map((n) => `${head('Network', n, ns)}  mtu: 1400\n`).join('---\n') });
-    controller = new ControllerProcess(kubeconfig, ['--clouds', cloudsFile, '--cloud', 'held', '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease2}`, '--leader-election-id', lease2]);
+    controller = new ControllerProcess(kubeconfig, ['--clouds', cloudsFile, '--cloud', 'held', '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease2}`, '--no-syncs', '--leader-election-id', lease2]);
     await controller.start();
     const request = await Promise.race([held.arrived, sleep(180_000).then(() => undefined)]);
     expect(request, controller.log()).toBeDefined();

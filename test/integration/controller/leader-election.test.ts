@@ -67,7 +67,7 @@ beforeAll(async () => {
     mkdirSync(join(dir, `replica-${i}`));
     const clouds = join(dir, `replica-${i}`, 'clouds.yaml');
     writeFileSync(clouds, stringify({ clouds: { proxied: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
-    replicas.push(new ControllerProcess(kubeconfig, ['--clouds', clouds, '--cloud', 'proxied', '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--opt-in-label', `kupenstack.io/project=${lease}`, '--leader-elect', '--leader-election-id', lease, '--lease-duration', `${leaseSeconds}s`, '--renew-deadline', '3s', '--retry-period', '1s', '--listen', '127.0.0.1:0']));
+    replicas.push(new ControllerProcess(kubeconfig, ['--clouds', clouds, '--cloud', 'proxied', '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--opt-in-label', `kupenstack.io/project=${lease}`, '--no-syncs', '--leader-elect', '--leader-election-id', lease, '--lease-duration', `${leaseSeconds}s`, '--renew-deadline', '3s', '--retry-period', '1s', '--listen', '127.0.0.1:0']));
   }
 }, 300_000);
 

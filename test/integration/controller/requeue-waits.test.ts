@@ -99,7 +99,7 @@ beforeAll(async () => {
   writeFileSync(clouds, stringify({ clouds: { slow: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
   const config = join(dir, 'kupenstack.yaml');
   writeFileSync(config, 'concurrency: 4\nreadyTimeoutSeconds: 600\n');
-  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['-c', config, '--clouds', clouds, '--cloud', 'slow', '--owner', owner, '--project-prefix', prefix, '--resync', '10m', '--namespace-workers', '1', '--opt-in-label', `kupenstack.io/project=${optIn}`]);
+  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), ['-c', config, '--clouds', clouds, '--cloud', 'slow', '--owner', owner, '--project-prefix', prefix, '--resync', '10m', '--namespace-workers', '1', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--no-syncs']);
   await controller.start();
 }, 300_000);
 

@@ -35,7 +35,7 @@ const net = (name: string): Record<string, string> => ({ [`once/${name}.yaml`]: 
 
 describe('one standalone Sync run loads and validates its revision once', () => {
   it('the first run, and a new revision with the fast pass, the cloud step and the full pass', async () => {
-    const sync: SyncConfig = { name: 'once', source: { directory: { path: ws.repo } }, path: '.', intervalMs: 3_600_000, retryIntervalMs: 60_000, timeoutMs: 600_000, suspend: false, prune: true, owner: ws.owner, projectPrefix: ws.config.projectPrefix };
+    const sync: SyncConfig = { name: 'once', source: { directory: { path: ws.repo } }, path: '.', intervalMs: 3_600_000, retryIntervalMs: 60_000, timeoutMs: 600_000, suspend: false, prune: true, dependsOn: [], wait: false, owner: ws.owner, projectPrefix: ws.config.projectPrefix };
     // cloudStep without a kubeconfig: the revision's OpenStackCloud is only looked for, from the same loaded revision.
     const runner = await SyncRunner.create(sync, { config: ws.config, cloud: testCloudName, source: new DirectorySource({ directory: ws.repo }), logger: createLogger('silent'), metrics: new AgentMetrics(), secrets: noSecrets, cloudStep: {}, images: new ImageFollows() });
     const signal = new AbortController().signal;

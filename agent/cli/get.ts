@@ -1,0 +1,32 @@
+import { Command, Option } from 'commander';
+import { KupenstackError } from '../errors.ts';
+import { listSyncs, rowOf, type SyncRow } from '../gitops/sync-client.ts';
+import { addKubeOptions, kubeConfigFor, type KubeFlags } from './kube-options.ts';
+import { printJson } from './output.ts';
+
+/**
+ * `kupenstack get syncs` (Flux's `flux get kustomizations`): one line per
+ * Sync with its applied revision, suspended, Ready and the Ready message;
+ * `-o wide` adds the reason, the objects Ready (wait) and the age, `-o json`
+ * the rows as data.
+ */
+export function getCommand(): Command {
+  const cmd = new Command('get').description('list KupenStack resources in the cluster (syncs)').argument('<kind>', 'what to list: syncs').option('-l, --selector <selector>', 'label selector, as kubectl -l');
+  cmd.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'wide', 'json']).default('text'));
+  addKubeOptions(cmd).action(async (kind: string, opts: KubeFlags & { selector?: string; output: 'text' | 'wide' | 'json' }) => {
+    if (!['syncs', 'sync', 'kssync'].includes(kind)) throw new KupenstackError('cli.usage', `kupenstack get: unknown kind "${kind}"; use: kupenstack get syncs`);
+    const rows = (await listSyncs(kubeConfigFor(opts), opts.selector)).map((s) => rowOf(s));
+    if (opts.output === 'json') return printJson(rows);
+    process.stdout.write(rows.length === 0 ? 'No Syncs found.\n' : table(rows, opts.output === 'wide'));
+  });
+  return cmd;
+}
+
+export function table(rows: SyncRow[], wide: boolean): string {
+  const head = ['NAME', 'REVISION', 'SUSPENDED', 'READY', ...(wide ? ['REASON', 'OBJECTS', 'AGE'] : []), 'MESSAGE'];
+  const cells = rows.map((r) => [r.name, r.revision || '-', String(r.suspended), r.ready, ...(wide ? [r.reason || '-', r.objects ?? '-', r.age] : []), r.message.replace(/\s+/g, ' ')]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  // The message is the last column and is not padded, as kubectl prints it.
+  const line = (c: string[]): string => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]! + 3))).join('').trimEnd();
+  return `${[head, ...cells].map(line).join('\n')}\n`;
+}

@@ -1,0 +1,211 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
+import { testCloudName } from '../../support/context.ts';
+import { TestRepo } from '../../support/git-remote.ts';
+import { peers } from '../../support/peers.ts';
+import { kubectlPath } from '../../testbed/kubernetes/peer.ts';
+import { adminKubeconfig, ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+
+/*
+ * What a Flux user expects of Syncs in the cluster, against the real
+ * kube-apiserver, the test bed's Git server and the real OpenStack:
+ * - dependsOn: the tenants' Sync, whose manifests import the network team's
+ *   network, waits (DependencyNotReady, naming the dependency) and applies
+ *   once the network team's Sync is Ready;
+ * - wait: a Sync is Ready only once the objects it applied are Ready (the
+ *   network exists in Neutron), with the counts in status.health;
+ * - a dependsOn cycle stalls both Syncs, naming the cycle;
+ * - suspend: a new push is not applied while suspended, and is on resume.
+ */
+const repo = join(import.meta.dirname, '../../..');
+const run = randomBytes(3).toString('hex');
+const ns = `sync-ord-${run}`;
+const system = 'kupenstack-system';
+const optIn = `sync-ord-${run}`;
+const prefix = 'ks-';
+const gitSecret = `sync-ord-${run}-git`;
+const nets = `nets-${run}`;
+const tenants = `tenants-${run}`;
+const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+let controller: ControllerProcess;
+let git: TestRepo;
+
+interface Cond { type: string; status: string; reason: string; message: string; lastTransitionTime?: string }
+interface Status { lastAppliedRevision?: string; conditions?: Cond[]; health?: { ready: number; reconciling: number; stalled: number; failing?: string[] }; history?: { revision: string; startedAt: string; result: string }[] }
+
+const status = (name: string): Status => getJson<{ status?: Status }>(['get', 'sync.kupenstack.io', name]).status ?? {};
+const cond = (name: string, type = 'Ready'): Cond | undefined => status(name).conditions?.find((c) => c.type === type);
+const crNames = (plural: string): string[] => kubectl(['get', `${plural}.kupenstack.io`, '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean).map((n) => n.replace(/^.*\//, '')).sort();
+
+async function neutron(path: 'networks' | 'subnets'): Promise<{ name: string }[]> {
+  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+  return p ? cloud.client('network').list(`/${path}`, path, { project_id: p.id }) : [];
+}
+
+function applySync(name: string, spec: Record<string, unknown>): void {
+  // Other sessions on the shared bed apply their own copies of deploy/crds: ours (with dependsOn, wait) goes in again right before.
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds/syncs.kupenstack.io.yaml')]);
+  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds/syncs.kupenstack.io.yaml')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'kupenstack.io/v1alpha1',
+      kind: 'Sync',
+      metadata: { name, labels: { 'kupenstack.io/test-run': run } },
+      spec: { source: { git: { url: git.url, ref: { branch: 'main' }, secretRef: { name: gitSecret } } }, interval: '5s', retryInterval: '2s', timeout: '60s', serviceAccountName: 'gitops', serviceAccountNamespace: ns, ...spec },
+    }),
+  });
+}
+
+// The kupenstack CLI as a person runs it: kubeconfig from $KUBECONFIG.
+const env = { ...process.env, KUBECONFIG: adminKubeconfig };
+const cli = (args: string[]): { status: number | null; stdout: string; stderr: string } => spawnSync(process.execPath, [join(repo, 'agent/cli/main.ts'), ...args], { encoding: 'utf8', env, timeout: 180_000 });
+
+const network = (name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  mtu: 1400\n`;
+// The tenants' files use the network team's network by import (a revision's references stay inside it): without it in Neutron, the import would wait.
+const tenantFiles = {
+  'tenants/shared.yaml': `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata:\n  name: shared-ref\n  namespace: ${ns}\nspec:\n  managementPolicy: unmanaged\n  import:\n    filter: {name: shared}\n`,
+  'tenants/subnet.yaml': `apiVersion: kupenstack.io/v1alpha1\nkind: Subnet\nmetadata:\n  name: tenant-a\n  namespace: ${ns}\nspec:\n  networkRef: {name: shared-ref}\n  cidr: 10.77.0.0/24\n`,
+};
+
+beforeAll(async () => {
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: system } }) });
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
+  kubectlOk(['create', 'namespace', ns]);
+  kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
+  kubectlOk(['create', 'serviceaccount', 'gitops', '-n', ns]);
+  kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', ns, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${ns}:gitops`]);
+  kubectlOk(['create', 'secret', 'generic', gitSecret, '-n', system, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
+
+  git = await TestRepo.create('sync-ord');
+  await git.commit({ 'nets/shared.yaml': network('shared'), ...tenantFiles }, 'nets and tenants');
+  git.push();
+
+  const config = join(mkdtempSync(join(tmpdir(), 'ks-sync-ord-')), 'kupenstack.yaml');
+  writeFileSync(config, `stateDir: ${join(config, '..', 'state')}\n`);
+  controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), ['-c', config, '--cloud', testCloudName, '--owner', `so${run}`, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--listen', '127.0.0.1:0', '--sync-selector', `kupenstack.io/test-run=${run}`]);
+  await controller.start();
+}, 600_000);
+
+afterAll(async () => {
+  for (const s of [nets, tenants, `cyc-a-${run}`, `cyc-b-${run}`]) kubectl(['delete', 'sync.kupenstack.io', s, '--wait=false']);
+  for (const plural of ['subnets', 'networks']) kubectl(['delete', `${plural}.kupenstack.io`, '--all', '-n', ns, '--wait=false']);
+  await until('the networks to be deleted', async () => (await neutron('networks')).length === 0, 120_000).catch(() => undefined);
+  await controller?.stop();
+  for (const plural of ['subnets', 'networks'])
+    for (const name of kubectl(['get', `${plural}.kupenstack.io`, '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  kubectl(['delete', 'namespace', ns, '--wait=false']);
+  for (const s of await neutron('subnets')) await cloud.client('network').remove(`/subnets/${(s as { id?: string }).id ?? ''}`).catch(() => undefined);
+  for (const n of await neutron('networks')) await cloud.client('network').remove(`/networks/${(n as { id?: string }).id ?? ''}`).catch(() => undefined);
+  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+  if (p) await cloud.identity.remove(`/projects/${p.id}`).catch(() => undefined);
+  kubectl(['delete', 'secret', gitSecret, '-n', system]);
+  await git?.dispose();
+}, 300_000);
+
+describe('Syncs that depend on each other, wait for their objects, and suspend', () => {
+  it("the tenants' Sync waits for the network team's Sync, saying so, and applies once it is Ready with its network in Neutron", async () => {
+    applySync(tenants, { path: 'tenants', wait: true, dependsOn: [{ name: nets }] });
+    await until('the tenants Sync to say what it waits for', () => Promise.resolve(cond(tenants)?.reason === 'DependencyNotReady'), 60_000, 500);
+    expect(cond(tenants)?.message).toBe(`waiting: dependency ${nets} does not exist`);
+    expect(crNames('subnets')).toEqual([]);
+
+    applySync(nets, { path: 'nets', wait: true });
+    // While the network team's Sync is not Ready, nothing of the tenants' revision is written.
+    const subnetsBeforeReady: string[] = [];
+    await until('the network team Sync to be Ready', () => {
+      const ready = cond(nets)?.status === 'True';
+      if (!ready) subnetsBeforeReady.push(...crNames('subnets'));
+      return Promise.resolve(ready);
+    }, 240_000, 500);
+    expect(subnetsBeforeReady).toEqual([]);
+    const netsReadyAt = Date.parse(cond(nets)!.lastTransitionTime!);
+    // wait: Ready means the network is in Neutron, not only written to the API server.
+    expect((await neutron('networks')).map((n) => n.name)).toContain('shared');
+    expect(status(nets).health).toMatchObject({ ready: 1, reconciling: 0, stalled: 0 });
+
+    await until('the tenant subnet in Neutron', async () => (await neutron('subnets')).some((s) => s.name === 'tenant-a'), 240_000, 1000);
+    await until('the tenants Sync to be Ready', () => Promise.resolve(cond(tenants)?.status === 'True'), 120_000, 500).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; its status: ${JSON.stringify(status(tenants))}`, { cause: err });
+    });
+    const st = status(tenants);
+    expect(st.health).toMatchObject({ ready: 2, reconciling: 0, stalled: 0 });
+    expect(st.lastAppliedRevision).toBe(`main@sha1:${git.head()}`);
+    // Its first apply started after the dependency became Ready (condition times have second precision).
+    const applies = (st.history ?? []).filter((h) => h.result === 'Succeeded');
+    expect(Date.parse(applies.at(-1)!.startedAt)).toBeGreaterThanOrEqual(netsReadyAt);
+    expect(controller.log()).toMatch(new RegExp(`"sync":"${tenants}"[^\\n]*"reason":"DependencyNotReady"`));
+  }, 600_000);
+
+  it('a dependsOn cycle stalls both Syncs, naming the cycle; nothing of theirs is applied', async () => {
+    const a = `cyc-a-${run}`;
+    const b = `cyc-b-${run}`;
+    applySync(a, { path: 'nets', dependsOn: [{ name: b }] });
+    applySync(b, { path: 'nets', dependsOn: [{ name: a }] });
+    for (const s of [a, b]) {
+      await until(`${s} to report the cycle`, () => Promise.resolve(cond(s)?.reason === 'DependencyCycle'), 60_000, 500);
+      expect(cond(s)?.message).toMatch(new RegExp(`^dependsOn forms a cycle (${a} → ${b} → ${a}|${b} → ${a} → ${b}): each waits for the other forever; remove one of these dependencies$`));
+      expect(cond(s, 'Stalled')).toMatchObject({ status: 'True', reason: 'DependencyCycle' });
+      expect(status(s).lastAppliedRevision).toBeUndefined();
+    }
+  }, 120_000);
+
+  it('kupenstack suspend sync: a new push is not applied, a reconcile request is acknowledged and not run; kupenstack resume sync applies it', async () => {
+    const suspended = cli(['suspend', 'sync', nets]);
+    expect(suspended.status, suspended.stderr).toBe(0);
+    expect(suspended.stdout).toBe(`✔ Sync ${nets} suspended: nothing is applied or pruned until kupenstack resume sync ${nets}\n`);
+    await until('the Sync to show Suspended', () => Promise.resolve(cond(nets, 'Reconciling')?.reason === 'Suspended'), 60_000, 500);
+    const before = status(nets).lastAppliedRevision;
+    const sha = await git.commit({ 'nets/second.yaml': network('second') }, 'second');
+    git.push();
+    // A reconcile request (what a push's webhook makes) is acknowledged and not run: the controller logs it, and nothing is written.
+    const requestedAt = new Date().toISOString();
+    kubectlOk(['annotate', '--overwrite', 'sync.kupenstack.io', nets, `kupenstack.io/reconcile-requested-at=${requestedAt}`]);
+    await until('the request acknowledged as suspended', () => Promise.resolve(controller.log().includes(`"requestedAt":"${requestedAt}"`)), 60_000, 500);
+    expect(controller.log()).toMatch(new RegExp(`"sync":"${nets}"[^\\n]*"requestedAt":"${requestedAt}"[^\\n]*"reason":"Suspended"`));
+    expect(crNames('networks')).not.toContain('second');
+    expect(status(nets).lastAppliedRevision).toBe(before);
+
+    const resumed = cli(['resume', 'sync', nets]);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toBe(`✔ Sync ${nets} resumed: the controller runs it now\n`);
+    await until('the pushed network applied after resume', () => Promise.resolve(crNames('networks').includes('second')), 120_000, 500);
+    await until('the Sync Ready at the new revision', () => Promise.resolve(status(nets).lastAppliedRevision === `main@sha1:${sha}` && cond(nets)?.status === 'True'), 240_000, 1000);
+    // Ready is this revision's (with wait: its objects Ready), not the last revision's left standing.
+    expect(cond(nets)?.message).toMatch(new RegExp(`^applied revision main@sha1:${sha}: .*; all 2 objects Ready$`));
+    expect((await neutron('networks')).map((n) => n.name)).toContain('second');
+  }, 480_000);
+
+  it('kupenstack get syncs, kupenstack reconcile sync and kubectl kupenstack get syncs, against the test bed', () => {
+    const got = cli(['get', 'syncs', '-l', `kupenstack.io/test-run=${run}`]);
+    expect(got.status, got.stderr).toBe(0);
+    const lines = got.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +MESSAGE$/);
+    expect(lines.find((l) => l.startsWith(nets))).toMatch(new RegExp(`^${nets} +main@sha1:${git.head()} +false +True +applied revision main@sha1:${git.head()}`));
+    expect(lines.find((l) => l.startsWith(tenants))).toMatch(new RegExp(`^${tenants} +main@sha1:[0-9a-f]{40} +false +True `));
+
+    const rec = cli(['reconcile', 'sync', nets, '--timeout', '150s']);
+    expect(rec.status, rec.stderr).toBe(0);
+    expect(rec.stdout).toMatch(new RegExp(`^✔ Sync ${nets} reconciled: applied revision main@sha1:${git.head()}`));
+    const handled = getJson<{ metadata: { annotations: Record<string, string> }; status: { lastHandledReconcileAt?: string } }>(['get', 'sync.kupenstack.io', nets]);
+    expect(handled.status.lastHandledReconcileAt).toBe(handled.metadata.annotations['kupenstack.io/reconcile-requested-at']);
+    const missing = cli(['reconcile', 'sync', `nope-${run}`]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(`Sync nope-${run} does not exist in this cluster`);
+
+    // The same binary as a kubectl plugin: kubectl finds kubectl-kupenstack on PATH.
+    const bin = mkdtempSync(join(tmpdir(), 'ks-plugin-'));
+    writeFileSync(join(bin, 'kubectl-kupenstack'), `#!/bin/sh\nexec "${process.execPath}" "${join(repo, 'agent/cli/main.ts')}" "$@"\n`, { mode: 0o755 });
+    const plugin = spawnSync(kubectlPath, ['kupenstack', 'get', 'syncs', '-l', `kupenstack.io/test-run=${run}`], { encoding: 'utf8', env: { ...env, PATH: `${bin}:${process.env.PATH ?? ''}` }, timeout: 120_000 });
+    expect(plugin.status, plugin.stderr).toBe(0);
+    expect(plugin.stdout.split('\n')[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +MESSAGE$/);
+    expect(plugin.stdout).toContain(nets);
+    rmSync(bin, { recursive: true, force: true });
+  }, 600_000);
+});
