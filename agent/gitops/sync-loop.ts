@@ -19,7 +19,7 @@ import { KubeSyncStatusStore, statusManager, type SyncResourceStatus } from './s
 import { SyncWorker } from './sync-worker.ts';
 
 /** Set by a webhook delivery (on whichever replica the Service chose); the leader's watch sees it and runs the Sync. Flux's reconcile.fluxcd.io/requestedAt. */
-const requestedAtAnnotation = 'kupenstack.io/reconcile-requested-at';
+export const requestedAtAnnotation = 'kupenstack.io/reconcile-requested-at';
 
 interface SyncObject extends k8s.KubernetesObject {
   metadata: k8s.V1ObjectMeta & { name: string };
