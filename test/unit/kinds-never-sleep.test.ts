@@ -57,6 +57,8 @@ const knownWaits: Record<string, string> = {
   'agent/act/landing.ts': 'creates a dead process sent: waits standalone, throws NotYet in requeue mode (test/unit/landing.test.ts)',
   'agent/act/bulk.ts': 'one tick (setImmediate) gathers the creates that start together into one bulk POST',
   'agent/act/wait.ts': "the engine's Ready/gone wait: polls standalone, looks once in requeue mode",
+  'agent/gitops/health.ts': "a Sync's `wait` (Flux): polls its applied custom resources' Ready in the Sync loop's worker, not a namespace's; not yet by requeue",
+  'agent/gitops/sync-client.ts': '`kupenstack reconcile sync`, a CLI command, waits for the Sync to handle its request; no loop runs it',
   'agent/glance/versions.ts': "another worker's upload: waits standalone, throws NotYet in requeue mode",
   'agent/glance/members.ts': 'a short random back-off between two member writes that met (409), not a wait for OpenStack to work',
   'agent/cloud/apply.ts': "a chart's gate: still polls; its own queue (one cloud, concurrency 1) holds no namespace's slot",
