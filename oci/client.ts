@@ -81,7 +81,7 @@ function agentFor(caFile: string | undefined, timeoutMs: number): Dispatcher {
 }
 
 /** Registry JSON errors (`{"errors":[{"code","message"}]}`) as one line; the body is never echoed raw. */
-export function registryErrorSummary(text: string): string {
+function registryErrorSummary(text: string): string {
   try {
     const doc = JSON.parse(text) as { errors?: Array<{ code?: unknown; message?: unknown }> };
     if (Array.isArray(doc.errors) && doc.errors.length > 0) {

@@ -45,7 +45,7 @@ export interface FetchedManifest {
 }
 
 /** Manifests are small; anything larger is not one (distribution's own limit is 4 MiB). */
-export const maxManifestBytes = 4 * 1024 * 1024;
+const maxManifestBytes = 4 * 1024 * 1024;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -66,7 +66,7 @@ function malformed(where: string, why: string): OciError {
   return new OciError('oci.format', `${where} is not a valid OCI manifest: ${why}`);
 }
 
-export function parseDescriptor(v: unknown, where: string): Descriptor {
+function parseDescriptor(v: unknown, where: string): Descriptor {
   if (!isRecord(v)) throw malformed(where, 'a descriptor is not an object');
   const { mediaType, digest, size } = v;
   if (typeof mediaType !== 'string' || !mediaType) throw malformed(where, 'a descriptor has no mediaType');

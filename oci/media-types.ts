@@ -2,8 +2,8 @@
 
 export const ociManifest = 'application/vnd.oci.image.manifest.v1+json';
 export const ociIndex = 'application/vnd.oci.image.index.v1+json';
-export const dockerManifest = 'application/vnd.docker.distribution.manifest.v2+json';
-export const dockerManifestList = 'application/vnd.docker.distribution.manifest.list.v2+json';
+const dockerManifest = 'application/vnd.docker.distribution.manifest.v2+json';
+const dockerManifestList = 'application/vnd.docker.distribution.manifest.list.v2+json';
 
 /**
  * Always all four: distribution 2.8 answers 404 for a type missing from
@@ -15,8 +15,8 @@ export const manifestAccept = [ociManifest, ociIndex, dockerManifest, dockerMani
 export const ociEmpty = 'application/vnd.oci.empty.v1+json';
 /** The empty descriptor's blob `{}`. */
 export const emptyDigest = 'sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a';
-export const ociImageConfig = 'application/vnd.oci.image.config.v1+json';
-export const dockerImageConfig = 'application/vnd.docker.container.image.v1+json';
+const ociImageConfig = 'application/vnd.oci.image.config.v1+json';
+const dockerImageConfig = 'application/vnd.docker.container.image.v1+json';
 
 /** artifactType of our disk artifact. */
 export const vmImageArtifact = 'application/vnd.kupenstack.vmimage.v1';

@@ -18,7 +18,7 @@ const tagRe = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const digestRe = /^(sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$/;
 const hostRe = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::[0-9]{1,5})?$/;
 
-export const dockerHub = 'docker.io';
+const dockerHub = 'docker.io';
 
 export function isValidTag(tag: string): boolean {
   return tagRe.test(tag);

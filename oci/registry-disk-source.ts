@@ -38,7 +38,7 @@ export interface RegistryDiskSourceOptions {
   client?: Omit<RegistryClientOptions, 'registry' | 'insecure' | 'credentials'>;
 }
 
-export const defaultMaxDiskBytes = 1024 ** 4;
+const defaultMaxDiskBytes = 1024 ** 4;
 const maxConfigBytes = 1024 * 1024;
 /** Sniffed formats remembered per source: a few bytes each, enough for every version a fleet follows. */
 const sniffCacheSize = 4096;

@@ -13,12 +13,12 @@ import { listReferrers } from './referrers.ts';
  * signature in an annotation). Nothing is verified here (cosign-verify.ts).
  */
 
-export const simpleSigningType = 'application/vnd.dev.cosign.simplesigning.v1+json';
-export const signatureAnnotation = 'dev.cosignproject.cosign/signature';
+const simpleSigningType = 'application/vnd.dev.cosign.simplesigning.v1+json';
+const signatureAnnotation = 'dev.cosignproject.cosign/signature';
 /** A keyless classic signature's signing certificate and its chain (PEM). */
-export const certificateAnnotation = 'dev.sigstore.cosign/certificate';
+const certificateAnnotation = 'dev.sigstore.cosign/certificate';
 /** application/vnd.dev.sigstore.bundle.v0.3+json and its predecessors. */
-export const bundleTypePrefix = 'application/vnd.dev.sigstore.bundle';
+const bundleTypePrefix = 'application/vnd.dev.sigstore.bundle';
 
 export type FoundSignature =
   /** A classic cosign signature: `signature` is over the payload bytes. */

@@ -12,7 +12,7 @@ import { manifestPath } from './manifest.ts';
  * the streamed body and an empty closing PUT), and manifests.
  */
 
-export function pushScopes(repository: string): string[] {
+function pushScopes(repository: string): string[] {
   return [`repository:${repository}:pull,push`];
 }
 

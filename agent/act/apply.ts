@@ -167,7 +167,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
   return report;
 }
 
-/** Observe and decide once the creates a dead process sent have landed (act/landing.ts). */
+/** Observe and decide once the creates a dead process sent have landed (act/landing.ts); in requeue mode it throws NotYet while they land, and nothing is executed. */
 function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
   return afterLanding({
     journal: deps.journal,
@@ -179,6 +179,7 @@ function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res
     events: deps.events,
     revision: input.revision,
     signal: deps.signal,
+    ...(opts.requeue ? { requeue: true } : {}),
   });
 }
 

@@ -7,7 +7,7 @@ import type { Project } from './project.ts';
  * mass-delete guard held, one whose delete failed). Neutron's own default
  * security group does not count. One list per service, filtered to the project.
  */
-export async function leftInProject(cloud: OpenStackCloud, projectId: string): Promise<string[]> {
+async function leftInProject(cloud: OpenStackCloud, projectId: string): Promise<string[]> {
   const apis = await cloud.adminApis();
   const found: string[] = [];
   const count = async (what: string, list: () => Promise<{ name?: unknown }[]>): Promise<void> => {

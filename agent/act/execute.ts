@@ -85,24 +85,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     await run.settle(e.address, opts.resources[e.address]);
   }
 
-  // Projects: the plan's namespaces that have none get one now (the first write of the run).
-  const scopes = new Map<string, ProjectContext>(seen.scopes);
-  const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
-  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role, trustKnown: opts.trustKnownProjects === true, adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')) }, seen.projects);
-  for (const ns of future) {
-    const p = projects.get(ns)!;
-    const before = seen.scopes.get(ns)!;
-    const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown, before.ctx.images);
-    for (const [ref, id] of before.ids) pc.ids.set(ref, id);
-    for (const [ref, remote] of before.remotes) pc.remotes.set(ref, remote);
-    for (const [ref, remote] of before.imports) pc.imports.set(ref, remote);
-    scopes.set(ns, pc);
-    // The new project's first token (seconds from a busy Keystone) is fetched while the first creates (admin-scoped bulks, flavors) run, not when a project-scoped call first waits for it.
-    void pc.ctx.apis.network.base().catch(() => undefined);
-  }
-
-  // Adapters look once instead of waiting (kinds/look-again.ts).
-  if (opts.requeue) for (const pc of scopes.values()) pc.ctx.requeue = true;
+  const scopes = await withProjects(decision, seen, opts);
 
   const nodes = new Map<string, Node>();
   for (const m of decision.declared) {
@@ -128,4 +111,26 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   await prunePhase(x);
   if (opts.deleteEmptyProjects) await deleteEmptyProjects(x);
   return out;
+}
+
+/** The plan's namespaces that have no project get one now (the run's first write); each scope as the run uses it. */
+async function withProjects(decision: Decision, seen: Observation, opts: ExecuteOptions): Promise<Map<string, ProjectContext>> {
+  const scopes = new Map<string, ProjectContext>(seen.scopes);
+  const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
+  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role, trustKnown: opts.trustKnownProjects === true, adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')) }, seen.projects);
+  for (const ns of future) {
+    const p = projects.get(ns)!;
+    const before = seen.scopes.get(ns)!;
+    const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown, before.ctx.images);
+    for (const [ref, id] of before.ids) pc.ids.set(ref, id);
+    for (const [ref, remote] of before.remotes) pc.remotes.set(ref, remote);
+    for (const [ref, remote] of before.imports) pc.imports.set(ref, remote);
+    scopes.set(ns, pc);
+    // The new project's first token (seconds from a busy Keystone) is fetched while the first creates (admin-scoped bulks, flavors) run, not when a project-scoped call first waits for it.
+    void pc.ctx.apis.network.base().catch(() => undefined);
+  }
+
+  // Adapters look once instead of waiting (kinds/look-again.ts).
+  if (opts.requeue) for (const pc of scopes.values()) pc.ctx.requeue = true;
+  return scopes;
 }

@@ -19,7 +19,7 @@ export interface KnownProjects {
 
 const byClient = new WeakMap<OpenStackCloud, Map<string, KnownProjects>>();
 
-export function knownProjects(cloud: OpenStackCloud, owner: string): KnownProjects | undefined {
+function knownProjects(cloud: OpenStackCloud, owner: string): KnownProjects | undefined {
   return byClient.get(cloud)?.get(owner);
 }
 

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NotYet } from '../../lib/not-yet.ts';
 import type { EventSink } from '../events/events.ts';
 import type { CreateJournal } from '../status/create-journal.ts';
 
@@ -14,7 +15,9 @@ export interface Looked<T> {
  * there (and is adopted like any owned object) or its deadline passed (what
  * the killed run would have waited for the answer). Without this, a run
  * started right after a kill -9 creates again what OpenStack is still making.
- * The journal is told which of them landed.
+ * The journal is told which of them landed. In requeue mode (the
+ * controller) it looks once and throws NotYet instead of waiting, so the
+ * namespace's queue slot is free while OpenStack makes them.
  */
 export async function afterLanding<T>(opts: {
   journal: CreateJournal | undefined;
@@ -26,6 +29,8 @@ export async function afterLanding<T>(opts: {
   signal?: AbortSignal | undefined;
   everyMs?: number;
   now?: () => number;
+  /** Progress by requeue: look once, throw NotYet (look again in `everyMs`) while creates are still landing. */
+  requeue?: boolean;
 }): Promise<T> {
   const now = opts.now ?? Date.now;
   const landing = (await opts.journal?.landing()) ?? new Map<string, number>();
@@ -37,12 +42,14 @@ export async function afterLanding<T>(opts: {
       await opts.journal?.landed([...landing.keys()].filter((a) => owned.has(a)));
       return result;
     }
+    const everyMs = opts.everyMs ?? (opts.requeue ? 2000 : 1000);
     if (!told) {
       const last = Math.max(...waiting.map(([, until]) => until));
       opts.events({ type: 'held', address: opts.revision, reason: 'CreatesInFlight', message: `waiting up to ${Math.ceil((last - at) / 1000)} s for ${waiting.length} creates an earlier run sent and never saw answered (${waiting.slice(0, 3).map(([a]) => a).join(', ')}${waiting.length > 3 ? ', …' : ''}): OpenStack may still be making them`, severity: 'normal', revision: opts.revision, at: new Date().toISOString() });
       told = true;
     }
+    if (opts.requeue) throw new NotYet(`${waiting.length} creates an earlier run sent may still be landing`, everyMs);
     opts.signal?.throwIfAborted();
-    await sleep(opts.everyMs ?? 1000, undefined, opts.signal ? { signal: opts.signal } : undefined);
+    await sleep(everyMs, undefined, opts.signal ? { signal: opts.signal } : undefined);
   }
 }

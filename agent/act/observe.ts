@@ -25,7 +25,7 @@ export interface ScopeProvider {
   scopeOf(m: Manifest, adapters: ReadonlyMap<string, KindAdapter>): string | undefined;
 }
 
-export const projectScope: ScopeProvider = {
+const projectScope: ScopeProvider = {
   scopeOf: (m, adapters) => (adapters.has(m.kind) && m.metadata.namespace ? m.metadata.namespace : undefined),
 };
 

@@ -32,7 +32,7 @@ const SIZE_REPLICAS = { small: 1, medium: 2, large: 3 } as const;
 
 const isMap = (v: unknown): v is Values => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function mergeValues(base: Values, over: Values): Values {
+function mergeValues(base: Values, over: Values): Values {
   const out: Values = { ...base };
   for (const [k, v] of Object.entries(over)) out[k] = isMap(v) && isMap(out[k]) ? mergeValues(out[k], v) : v;
   return out;

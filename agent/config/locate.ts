@@ -4,7 +4,7 @@ import { isNode, type Document, type LineCounter } from 'yaml';
 export type Locate = (path: readonly (string | number)[]) => string;
 
 /** `syncs[0].source.git`: the path as a user reads it. */
-export function formatKeyPath(path: readonly (string | number)[]): string {
+function formatKeyPath(path: readonly (string | number)[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 

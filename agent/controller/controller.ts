@@ -19,9 +19,9 @@ import { WorkQueue } from './work-queue.ts';
  * once. Users may set it too (`kubectl annotate image NAME
  * kupenstack.io/resolve-requested-at=$(date -u +%FT%TZ) --overwrite`).
  */
-export const resolveRequestedAt = 'kupenstack.io/resolve-requested-at';
+const resolveRequestedAt = 'kupenstack.io/resolve-requested-at';
 
-export const projectLabel = 'kupenstack.io/project';
+const projectLabel = 'kupenstack.io/project';
 
 
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;

@@ -4,10 +4,10 @@ import type { EngineEvent, EventSink } from '../events/events.ts';
 import { apiVersion } from '../schema/registry.ts';
 import type { KubeObject } from './objects.ts';
 
-export const eventSource = 'kupenstack-controller';
+const eventSource = 'kupenstack-controller';
 const repeatWindowMs = 10 * 60_000;
 /** Events of a cluster-scoped object (the OpenStackCloud) live here: the API server accepts no other namespace for them. */
-export const clusterEventNamespace = 'default';
+const clusterEventNamespace = 'default';
 
 /**
  * Engine events as core/v1 Events on the custom resource they concern, so
@@ -31,7 +31,7 @@ export function kubeEventSink(core: k8s.CoreV1Api, lookup: (address: string) => 
   };
 }
 
-export function eventBody(event: EngineEvent, kind: string, o: KubeObject): k8s.CoreV1Event {
+function eventBody(event: EngineEvent, kind: string, o: KubeObject): k8s.CoreV1Event {
   const now = new Date(event.at);
   return {
     metadata: { name: `${o.metadata.name}.${randomBytes(8).toString('hex')}`, namespace: o.metadata.namespace ?? clusterEventNamespace },

@@ -19,6 +19,7 @@ import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { isAdminNamespace, memberRefusals } from '../policy/member-policy.ts';
 import { subjectsOf } from '../policy/subjects.ts';
+import { NotYet } from '../../lib/not-yet.ts';
 
 /** What one namespace's run reads and writes of the controller that owns it. */
 export interface NamespaceRunHost {
@@ -123,14 +124,23 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   clocked?.onWrite.add(onWrite);
   const deps: EngineDeps = { cloud, registry: opts.registry, config: opts.config, state: store, events, secrets: opts.secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), ...(opts.journal ? { journal: opts.journal } : {}) };
   const moved = run.takeMoved();
-  if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
-  // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
-  const report = await opts.engine(
-    { revision, validated },
-    deps,
-    // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
-    { prune: true, allowMassDelete: true, requeue: true },
-  ).finally(() => clocked?.onWrite.delete(onWrite));
+  let report: Awaited<ReturnType<ControllerOptions['engine']>>;
+  try {
+    if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
+    // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
+    report = await opts.engine(
+      { revision, validated },
+      deps,
+      // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
+      { prune: true, allowMassDelete: true, requeue: true },
+    );
+  } catch (err) {
+    // Held whole (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
+    if (err instanceof NotYet && !signal.aborted) return err.afterMs;
+    throw err;
+  } finally {
+    clocked?.onWrite.delete(onWrite);
+  }
   mark('engine');
   if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
   // Kept too: what OpenStack is still deleting (progress by requeue), until a later run finds it gone.
@@ -171,7 +181,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
  */
 async function imagesFirst(opts: ControllerOptions, ns: string, revision: string, validated: ValidatedRevision, addresses: string[], deps: EngineDeps, mark: (what: string) => void): Promise<void> {
   try {
-    const pass = await applyOnly(opts.engine, { revision, validated }, addresses, deps);
+    const pass = await applyOnly(opts.engine, { revision, validated }, addresses, deps, true);
     if ('skipped' in pass) {
       opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
       return;
@@ -180,7 +190,8 @@ async function imagesFirst(opts: ControllerOptions, ns: string, revision: string
     mark('images first');
     opts.log(`images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`);
   } catch (err) {
-    if (deps.signal?.aborted) throw err;
+    // A run held whole (NotYet) is held before the Images too.
+    if (deps.signal?.aborted || err instanceof NotYet) throw err;
     opts.log(`images  ${ns}: applying ${addresses.join(', ')} first failed, the full pass follows: ${(err as Error).message}`);
   }
 }

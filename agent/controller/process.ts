@@ -80,16 +80,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
   const secrets = new KubeSecretResolver(kc, ownNamespace);
   const counters = new ClockedCounters();
   const kubeCalls = countKubeCalls(kc);
-  let cloud: (() => Promise<OpenStackCloud>) | undefined;
-  if (!cloudName) {
-    cloud = undefined;
-  } else if (s.cloudsSecret) {
-    const [namespace, name] = s.cloudsSecret.includes('/') ? s.cloudsSecret.split('/', 2) : [ownNamespace, s.cloudsSecret];
-    cloud = cloudFromSecret(secrets, { namespace, name: name!, key: 'clouds.yaml' }, cloudName, counters);
-  } else {
-    const fixed = OpenStackCloud.fromCloudsYaml(cloudName, s.clouds ?? config.clouds, counters);
-    cloud = () => Promise.resolve(fixed);
-  }
+  const cloud = cloudName ? openStackOf(s, cloudName, secrets, ownNamespace, counters) : undefined;
   const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   let elector: LeaderElector | undefined;
   let shardSet: ShardSet | undefined;
@@ -171,6 +162,16 @@ export async function runController(s: ControllerSettings): Promise<never> {
   shardSet?.start();
   log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${s.leaderElectionId})` : ''}${shardSet && shards ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; Leases ${ownNamespace}/${shardLeaseName(s.leaderElectionId, '<shard>')}; default shard ${s.defaultShard})` : ''}`);
   return new Promise<never>(() => {});
+}
+
+/** The OpenStack client: from a clouds.yaml Secret (read again when it changes) or from a clouds.yaml file. */
+function openStackOf(s: ControllerSettings, cloudName: string, secrets: KubeSecretResolver, ownNamespace: string, counters: ClockedCounters): () => Promise<OpenStackCloud> {
+  if (s.cloudsSecret) {
+    const [namespace, name] = s.cloudsSecret.includes('/') ? s.cloudsSecret.split('/', 2) : [ownNamespace, s.cloudsSecret];
+    return cloudFromSecret(secrets, { namespace, name: name!, key: 'clouds.yaml' }, cloudName, counters);
+  }
+  const fixed = OpenStackCloud.fromCloudsYaml(cloudName, s.clouds ?? s.config.clouds, counters);
+  return () => Promise.resolve(fixed);
 }
 
 function readOwnNamespace(): string | undefined {

@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.ts';
 
 /** The namespace label naming a namespace's shard; a namespace without it is in the default shard. */
-export const shardLabel = 'kupenstack.io/shard';
+const shardLabel = 'kupenstack.io/shard';
 
 /** A shard name goes into a Lease name and a label value: a DNS label. */
 const shardName = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;

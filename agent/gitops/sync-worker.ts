@@ -15,7 +15,7 @@ import { describeEntry, fieldManagerOf } from './inventory.ts';
 import type { KubeSyncStatusStore } from './status-store.ts';
 
 /** The annotation that confirms deletions the mass-delete guard held: its value is the held revision. */
-export const allowMassDeleteAnnotation = 'kupenstack.io/allow-mass-delete';
+const allowMassDeleteAnnotation = 'kupenstack.io/allow-mass-delete';
 
 export interface SyncWorkerDeps {
   sync: SyncConfig;

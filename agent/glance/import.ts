@@ -32,7 +32,7 @@ export interface ImportResult {
   blobBytes: number;
 }
 
-export const defaultAllowedProperties: readonly string[] = ['os_distro', 'os_version', 'os_type', 'architecture'];
+const defaultAllowedProperties: readonly string[] = ['os_distro', 'os_version', 'os_type', 'architecture'];
 
 export async function importDisk(g: GlanceTarget, source: DiskSource, request: DiskRequest, options: ImportOptions = {}): Promise<ImportResult> {
   const disk = await source.resolve(request, g.signal);

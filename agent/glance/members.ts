@@ -37,11 +37,11 @@ export async function unshare(image: ServiceClient, imageId: string, projectId: 
  * two calls on one image at once can undo one another: callers queue their
  * changes per image, and `settleTags` checks the outcome.
  */
-export async function addTag(image: ServiceClient, imageId: string, tag: string, signal?: AbortSignal): Promise<void> {
+async function addTag(image: ServiceClient, imageId: string, tag: string, signal?: AbortSignal): Promise<void> {
   await image.call('PUT', `/images/${imageId}/tags/${encodeURIComponent(tag)}`, { ok: [204], signal });
 }
 
-export async function removeTag(image: ServiceClient, imageId: string, tag: string, signal?: AbortSignal): Promise<void> {
+async function removeTag(image: ServiceClient, imageId: string, tag: string, signal?: AbortSignal): Promise<void> {
   await image.call('DELETE', `/images/${imageId}/tags/${encodeURIComponent(tag)}`, { ok: [204, 404], signal });
 }
 

@@ -12,7 +12,7 @@ import { ownerTag } from '../ownership/marker.ts';
  * namespace can, so it never clashes with `projectPrefix + namespace`.
  */
 
-export const sharedImagesTag = 'kupenstack-shared-images';
+const sharedImagesTag = 'kupenstack-shared-images';
 
 interface KeystoneProject {
   id: string;
@@ -24,7 +24,7 @@ interface KeystoneProject {
 const known = new WeakMap<OpenStackCloud, Map<string, Promise<string>>>();
 
 /** Keystone allows 64 characters in a project name. */
-export function sharedImagesProjectName(owner: string): string {
+function sharedImagesProjectName(owner: string): string {
   return `kupenstack_images_${owner}`.slice(0, 64);
 }
 

@@ -20,7 +20,7 @@ export interface GlanceImage extends Record<string, unknown> {
   size?: number | null;
 }
 
-export const propRepository = 'oci_repository';
+const propRepository = 'oci_repository';
 export const propTag = 'oci_tag';
 export const propDigest = 'oci_manifest_digest';
 /** When a version last took the image name (promote): decides the current version if a crash left two shown. */
@@ -30,7 +30,7 @@ export const propSupersededAt = 'oci_superseded_at';
 export const ociTagPrefix = 'oci-tag:';
 
 /** Properties the pipeline writes itself: never taken from annotations, never treated as user drift. */
-export const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt];
+const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt];
 /** Keys the pipeline keeps on versions for its own bookkeeping: not user properties, never drift. */
 export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt]);
 

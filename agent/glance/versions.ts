@@ -69,15 +69,15 @@ export interface TransferProgress {
 export const ociTransfers = { blobBytes: 0, uploads: 0 };
 
 /** Upload attempts of one version before its queued image is deleted. */
-export const uploadAttempts = 3;
+const uploadAttempts = 3;
 /** Chunks to Glance are gathered to this size: fewer, larger HTTP chunks cost Glance (Python) less per byte. */
-export const uploadChunkBytes = 1024 * 1024;
+const uploadChunkBytes = 1024 * 1024;
 const uploadTimeoutMs = 12 * 3600_000;
 /** An upload Glance still calls `saving` after this long was cut off without Glance noticing. */
 const stalledAfterMs = 3600_000;
 const maxIdAttempts = 100;
 /** How long a worker waits for another's upload of the same image (two agents, or a re-run after kill -9 while the old upload runs on) before leaving it to the next run. */
-export const otherUploadWaitMs = 120_000;
+const otherUploadWaitMs = 120_000;
 const otherUploadPollMs = 1_000;
 
 const usable = new Set(['active', 'deactivated']);
@@ -106,7 +106,7 @@ async function awaitOtherUpload(g: GlanceTarget, id: string, digest: string): Pr
 }
 
 /** Every image of the project carrying this manifest digest, shown and hidden (Glance lists them apart). */
-export async function versionsByDigest(g: GlanceTarget, digest: string): Promise<GlanceImage[]> {
+async function versionsByDigest(g: GlanceTarget, digest: string): Promise<GlanceImage[]> {
   const query = { owner: g.projectId, visibility: 'all', [propDigest]: digest };
   const [shown, hidden] = await Promise.all([g.image.list<GlanceImage>('/images', 'images', query), g.image.list<GlanceImage>('/images', 'images', { ...query, os_hidden: true })]);
   return [...shown, ...hidden];

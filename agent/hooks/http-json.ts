@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebhookError } from './git-webhook.ts';
 
 /** What a push receiver accepts: larger bodies are refused with 413 before they are held in memory. */
-export const maxWebhookBody = 1024 * 1024;
+const maxWebhookBody = 1024 * 1024;
 
 /** One JSON answer. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -1,5 +1,5 @@
 import { KupenstackError } from '../errors.ts';
-import { metaOwner } from '../ownership/marker.ts';
+import { markerFromMetadata, metaOwner } from '../ownership/marker.ts';
 import { bucket, type AdapterContext, type CloudContext, type ImportFilter, type Remote } from './adapter.ts';
 import { cloudPageSize } from './neutron.ts';
 
@@ -14,6 +14,22 @@ export interface CinderResource {
 }
 
 type Raw = Record<string, unknown>;
+
+/** What a volume and a snapshot report alike: id, name, status, marker, and the fields both declare (name, description, the user's metadata), plus the kind's own `fields`. */
+export function cinderRemote(raw: Raw, fields: Record<string, unknown>): Remote {
+  const marker = markerFromMetadata(raw.metadata as Record<string, unknown> | undefined);
+  // The marker's own keys are not the user's metadata.
+  const metadata = Object.fromEntries(Object.entries((raw.metadata ?? {}) as Record<string, string>).filter(([k]) => !k.startsWith('kupenstack_')));
+  return {
+    id: String(raw.id),
+    name: typeof raw.name === 'string' ? raw.name : '',
+    status: String(raw.status),
+    ...(marker ? { marker } : {}),
+    raw,
+    // Cinder answers null for an unset name or description.
+    fields: { name: raw.name ?? '', description: raw.description ?? '', ...fields, metadata },
+  };
+}
 
 /** This project's objects of the owner: one list filtered by the marker's metadata. */
 export async function observeCinder(ctx: AdapterContext, r: CinderResource, toRemote: (raw: Raw) => Remote): Promise<Remote[]> {

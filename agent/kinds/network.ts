@@ -1,15 +1,9 @@
 import { parseDescriptionMarker, type Marker } from '../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from './adapter.ts';
-import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, neutronRemote } from './neutron.ts';
 
-const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
-  id: String(raw.id),
-  name: String(raw.name),
-  status: String(raw.status),
-  raw,
-  fields: {
-    name: raw.name,
-    description,
+const toRemote = (raw: Record<string, unknown>, description: string): Remote =>
+  neutronRemote(raw, description, {
     admin_state_up: raw.admin_state_up,
     mtu: raw.mtu,
     port_security_enabled: raw.port_security_enabled,
@@ -20,9 +14,7 @@ const toRemote = (raw: Record<string, unknown>, description: string): Remote => 
     'provider:network_type': raw['provider:network_type'],
     'provider:physical_network': raw['provider:physical_network'],
     'provider:segmentation_id': raw['provider:segmentation_id'],
-    tags: sortedTags(raw),
-  },
-});
+  });
 
 const descriptionOf = (desired: Record<string, unknown>): string => (typeof desired.description === 'string' ? desired.description : '');
 

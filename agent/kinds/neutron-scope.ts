@@ -21,7 +21,7 @@ const objectType = { Network: 'network', SecurityGroup: 'security_group' } as co
  * admin scope once per object and run); `foreign`: another project's, not shared; `unknown`: the
  * engine gave no imports to tell.
  */
-export async function useOf(ctx: AdapterContext, kind: keyof typeof objectType, name: string): Promise<Use> {
+async function useOf(ctx: AdapterContext, kind: keyof typeof objectType, name: string): Promise<Use> {
   if (!ctx.imported) return 'unknown';
   const imported = ctx.imported(kind, name);
   if (!imported || imported.raw.project_id === ctx.projectId) return 'own';

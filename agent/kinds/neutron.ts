@@ -192,3 +192,8 @@ export async function findNeutron(ctx: AdapterContext, collection: string, filte
   const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection.replace(/-/g, '_'), query);
   return items.map((raw) => withMarker(raw, toRemote));
 }
+
+/** A Neutron object as observed: its name and description (the marker kept out of it) first, the kind's own `fields`, its tags last. */
+export function neutronRemote(raw: Record<string, unknown>, description: string, fields: Record<string, unknown>): Remote {
+  return { id: String(raw.id), name: String(raw.name), status: String(raw.status), raw, fields: { name: raw.name, description, ...fields, tags: sortedTags(raw) } };
+}

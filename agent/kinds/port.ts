@@ -3,7 +3,7 @@ import type { Manifest } from '../model/manifest.ts';
 import type { PortSpec } from '../model/kinds.generated.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { scopeOfUses } from './neutron-scope.ts';
-import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, neutronRemote } from './neutron.ts';
 
 type Pair = { ip_address: string; mac_address?: string };
 
@@ -21,26 +21,17 @@ function pairs(list: readonly Pair[], portMac: string | undefined): Pair[] {
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => {
   const mac = typeof raw.mac_address === 'string' ? raw.mac_address.toLowerCase() : undefined;
-  return {
-    id: String(raw.id),
-    name: String(raw.name),
-    status: String(raw.status),
-    raw,
-    fields: {
-      name: raw.name,
-      description,
-      network_id: raw.network_id,
-      ...observedFixedIps('fixed_ip', raw.fixed_ips),
-      // Neutron keeps the MAC's case as given.
-      mac_address: mac,
-      security_groups: [...((raw.security_groups ?? []) as string[])].sort(),
-      port_security_enabled: raw.port_security_enabled,
-      admin_state_up: raw.admin_state_up,
-      allowed_address_pairs: pairs((raw.allowed_address_pairs ?? []) as Pair[], mac),
-      'binding:vnic_type': raw['binding:vnic_type'],
-      tags: sortedTags(raw),
-    },
-  };
+  return neutronRemote(raw, description, {
+    network_id: raw.network_id,
+    ...observedFixedIps('fixed_ip', raw.fixed_ips),
+    // Neutron keeps the MAC's case as given.
+    mac_address: mac,
+    security_groups: [...((raw.security_groups ?? []) as string[])].sort(),
+    port_security_enabled: raw.port_security_enabled,
+    admin_state_up: raw.admin_state_up,
+    allowed_address_pairs: pairs((raw.allowed_address_pairs ?? []) as Pair[], mac),
+    'binding:vnic_type': raw['binding:vnic_type'],
+  });
 };
 
 /** fixed_ips as Neutron takes them, references resolved. */

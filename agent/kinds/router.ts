@@ -12,12 +12,12 @@ import {
   getNeutron,
   lookupOne,
   neutronDescription,
+  neutronRemote,
   observedFixedIps,
   observeNeutron,
   observeNeutronCloud,
   cloudPageSize,
   putTags,
-  sortedTags,
   remarkNeutron,
 } from './neutron.ts';
 
@@ -57,27 +57,18 @@ function interfacesOf(ports: readonly InterfacePort[], owner: string): string[] 
 
 const toRemote = (raw: Record<string, unknown>, description: string, interfaces: string[]): Remote => {
   const gateway = raw.external_gateway_info as { network_id?: string; enable_snat?: boolean; external_fixed_ips?: unknown } | null | undefined;
-  return {
-    id: String(raw.id),
-    name: String(raw.name),
-    status: String(raw.status),
-    raw,
-    fields: {
-      name: raw.name,
-      description,
-      admin_state_up: raw.admin_state_up,
-      external_network_id: gateway?.network_id ?? null,
-      enable_snat: gateway?.enable_snat ?? null,
-      ...observedFixedIps('external_fixed_ip', gateway?.external_fixed_ips),
-      interfaces,
-      routes: canonicalRoutes((raw.routes ?? []) as Route[]),
-      // Visible to admins only: a project member sees undefined.
-      distributed: raw.distributed,
-      ha: raw.ha,
-      availability_zone_hints: [...((raw.availability_zone_hints ?? []) as string[])].sort(),
-      tags: sortedTags(raw),
-    },
-  };
+  return neutronRemote(raw, description, {
+    admin_state_up: raw.admin_state_up,
+    external_network_id: gateway?.network_id ?? null,
+    enable_snat: gateway?.enable_snat ?? null,
+    ...observedFixedIps('external_fixed_ip', gateway?.external_fixed_ips),
+    interfaces,
+    routes: canonicalRoutes((raw.routes ?? []) as Route[]),
+    // Visible to admins only: a project member sees undefined.
+    distributed: raw.distributed,
+    ha: raw.ha,
+    availability_zone_hints: [...((raw.availability_zone_hints ?? []) as string[])].sort(),
+  });
 };
 
 const bare = (raw: Record<string, unknown>, description: string): Remote => toRemote(raw, description, []);

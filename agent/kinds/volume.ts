@@ -1,6 +1,6 @@
 import { KupenstackError } from '../errors.ts';
-import { markerFromMetadata, markerMetadata } from '../ownership/marker.ts';
-import { deleteCinder, findCinder, observeCinder, observeCinderCloud } from './cinder.ts';
+import { markerMetadata } from '../ownership/marker.ts';
+import { cinderRemote, deleteCinder, findCinder, observeCinder, observeCinderCloud } from './cinder.ts';
 import { lookAgain } from './look-again.ts';
 import { openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
@@ -21,31 +21,16 @@ const cinder = { collection: 'volumes', key: 'volume', projectAttr: 'os-vol-tena
 const extendVersion = { 'openstack-api-version': 'volume 3.42' };
 const settleTimeoutMs = 5 * 60_000;
 
-const userMetadata = (raw: RawVolume): Record<string, string> =>
-  Object.fromEntries(Object.entries((raw.metadata ?? {}) as Record<string, string>).filter(([k]) => !k.startsWith('kupenstack_')));
-
 function toRemote(raw: RawVolume): Remote {
-  const marker = markerFromMetadata(raw.metadata as Record<string, unknown> | undefined);
   const imageMeta = raw.volume_image_metadata as { image_id?: string } | undefined;
-  return {
-    id: String(raw.id),
-    name: typeof raw.name === 'string' ? raw.name : '',
-    status: String(raw.status),
-    ...(marker ? { marker } : {}),
-    raw,
-    fields: {
-      // Cinder answers null for an unset name or description.
-      name: raw.name ?? '',
-      description: raw.description ?? '',
-      size: raw.size,
-      volume_type: raw.volume_type,
-      availability_zone: raw.availability_zone,
-      imageRef: imageMeta?.image_id ?? null,
-      snapshot_id: raw.snapshot_id ?? null,
-      multiattach: raw.multiattach,
-      metadata: userMetadata(raw),
-    },
-  };
+  return cinderRemote(raw, {
+    size: raw.size,
+    volume_type: raw.volume_type,
+    availability_zone: raw.availability_zone,
+    imageRef: imageMeta?.image_id ?? null,
+    snapshot_id: raw.snapshot_id ?? null,
+    multiattach: raw.multiattach,
+  });
 }
 
 export const volume: KindAdapter = {

@@ -1,5 +1,5 @@
-import { markerFromMetadata, markerMetadata } from '../ownership/marker.ts';
-import { deleteCinder, findCinder, observeCinder, observeCinderCloud } from './cinder.ts';
+import { markerMetadata } from '../ownership/marker.ts';
+import { cinderRemote, deleteCinder, findCinder, observeCinder, observeCinderCloud } from './cinder.ts';
 import { openstackName, pick, refName, type Health, type KindAdapter, type Remote } from './adapter.ts';
 
 /**
@@ -13,26 +13,7 @@ import { openstackName, pick, refName, type Health, type KindAdapter, type Remot
 type RawSnapshot = Record<string, unknown>;
 const cinder = { collection: 'snapshots', key: 'snapshot', projectAttr: 'os-extended-snapshot-attributes:project_id' };
 
-const userMetadata = (raw: RawSnapshot): Record<string, string> =>
-  Object.fromEntries(Object.entries((raw.metadata ?? {}) as Record<string, string>).filter(([k]) => !k.startsWith('kupenstack_')));
-
-function toRemote(raw: RawSnapshot): Remote {
-  const marker = markerFromMetadata(raw.metadata as Record<string, unknown> | undefined);
-  return {
-    id: String(raw.id),
-    name: typeof raw.name === 'string' ? raw.name : '',
-    status: String(raw.status),
-    ...(marker ? { marker } : {}),
-    raw,
-    fields: {
-      // Cinder answers null for an unset name or description.
-      name: raw.name ?? '',
-      description: raw.description ?? '',
-      volume_id: raw.volume_id,
-      metadata: userMetadata(raw),
-    },
-  };
-}
+const toRemote = (raw: RawSnapshot): Remote => cinderRemote(raw, { volume_id: raw.volume_id });
 
 export const volumeSnapshot: KindAdapter = {
   impact: { onDelete: { code: 'data-volume-deleted', message: 'the snapshot and the data it kept are deleted' } },

@@ -11,8 +11,8 @@ export interface ManifestFile {
   text: string;
 }
 
-export const manifestExtensions = new Set(['.yaml', '.yml', '.json']);
-export const ignoreFileName = '.kupenstackignore';
+const manifestExtensions = new Set(['.yaml', '.yml', '.json']);
+const ignoreFileName = '.kupenstackignore';
 
 /**
  * Reads every manifest file under `root` (or `root` itself when it is a file).

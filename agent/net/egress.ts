@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici';
 import { EgressGate, gateKey, type Resolver } from './egress-gate.ts';
 import { rulesFor, type EgressPolicy, type Labels } from './egress-policy.ts';
 
@@ -35,9 +34,4 @@ export function egressFor(namespace: string): EgressGate | undefined {
     gates.set(key, gate);
   }
   return gate;
-}
-
-/** The dispatcher a fetch for `namespace` goes through (undefined: undici's global one). */
-export function egressDispatcher(namespace: string): Dispatcher | undefined {
-  return egressFor(namespace)?.dispatcher;
 }

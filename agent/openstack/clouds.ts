@@ -26,7 +26,7 @@ export interface CloudConfig {
 }
 
 /** Where openstacksdk looks, in its order; an explicit file comes first. */
-export function cloudsFileCandidates(explicit?: string): string[] {
+function cloudsFileCandidates(explicit?: string): string[] {
   const env = process.env.OS_CLIENT_CONFIG_FILE;
   return [explicit, env, join(process.cwd(), 'clouds.yaml'), join(homedir(), '.config/openstack/clouds.yaml'), '/etc/openstack/clouds.yaml'].filter((f): f is string => Boolean(f));
 }

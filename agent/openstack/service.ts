@@ -140,7 +140,7 @@ export function queryString(query: CallOptions['query']): string {
 }
 
 /** `/ports?…`, `/routers/ID/add_router_interface`, a full next link → `/ports`, `/routers`: what a call is counted under. */
-export function collectionOf(path: string, base: string): string {
+function collectionOf(path: string, base: string): string {
   const rel = /^https?:/.test(path) ? new URL(path).pathname.slice(new URL(base).pathname.replace(/\/$/, '').length) : path;
   const first = rel.split('?')[0]!.split('/').find((x) => x !== '');
   return first ? `/${first}` : '/';

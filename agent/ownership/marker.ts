@@ -22,8 +22,8 @@ export interface Marker {
 
 export const ownerTagPrefix = 'kupenstack-owner:';
 export const metaOwner = 'kupenstack_owner';
-export const metaRef = 'kupenstack_ref';
-export const metaHash = 'kupenstack_spec';
+const metaRef = 'kupenstack_ref';
+const metaHash = 'kupenstack_spec';
 
 export function ownerTag(owner: string): string {
   return `${ownerTagPrefix}${owner}`;

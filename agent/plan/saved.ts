@@ -66,7 +66,7 @@ function planValidator(): ValidateFunction {
 }
 
 /** A change as apply would make it, for comparing a saved plan with a fresh one. */
-export function changeKeys(plan: JsonPlan): string[] {
+function changeKeys(plan: JsonPlan): string[] {
   return plan.changes.map((c) => `${c.action} ${c.address} ${stableJson(c.fields)}`).sort();
 }
 

@@ -27,7 +27,7 @@ function admissionMessage(rule: MemberRule): string {
   return `[${rule.code}] ${rule.field}: allowed only in admin namespaces (label ${adminLabel.key}=${adminLabel.value}); OpenStack's default policy: ${rule.openstack}`;
 }
 
-export function memberPolicyYaml(t: AdmissionTarget): string {
+function memberPolicyYaml(t: AdmissionTarget): string {
   const rules = memberRules.filter((r) => r.cel !== undefined);
   const kinds = [...new Set(rules.map((r) => r.kind))];
   // Admin namespaces (a label only the cluster admin can set) may use every field.

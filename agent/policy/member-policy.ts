@@ -177,7 +177,7 @@ export function memberRefusals(subjects: readonly PolicySubject[], admin: boolea
   return out;
 }
 
-export function refusalMessage(rule: MemberRule, what: string): string {
+function refusalMessage(rule: MemberRule, what: string): string {
   return `[${rule.code}] ${rule.field}: ${what} is allowed only in admin namespaces (label ${adminLabel.key}=${adminLabel.value}); OpenStack's default policy: ${rule.openstack}`;
 }
 

@@ -69,7 +69,7 @@ export class EnvFileSecretResolver implements SecretResolver {
 }
 
 /** In the cluster, cluster-scoped kinds read Secrets from the agent's namespace (deploy/agent/kustomization.yaml). */
-export const defaultClusterNamespace = 'kupenstack-system';
+const defaultClusterNamespace = 'kupenstack-system';
 
 export type SecretProblem = 'unset' | 'missing' | 'unreadable' | 'empty';
 

@@ -54,7 +54,7 @@ export class CredentialsError extends KupenstackError {
 }
 
 /** Token-only settings (no user name) authenticate as this user; Git hosts ignore the name for tokens. */
-export const defaultTokenUsername = 'git';
+const defaultTokenUsername = 'git';
 
 /** Which setting is wrong, and why: checked when kupenstack.yaml is loaded (with its line) and again before each fetch. */
 export function checkCredentialSettings(settings: CredentialSettings): { key: keyof CredentialSettings; message: string } | undefined {

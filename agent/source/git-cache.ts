@@ -30,7 +30,7 @@ export function checkoutDir(layout: CacheLayout, commit: string): string {
   return join(layout.checkouts, `rev-${commit}`);
 }
 
-export function shortHash(text: string): string {
+function shortHash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 

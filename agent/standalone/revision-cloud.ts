@@ -27,7 +27,7 @@ export async function baseDirOf(path: string): Promise<string> {
   return resolve(s.isDirectory() ? path : dirname(path));
 }
 
-export async function applyCloud(m: Manifest, path: string, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<DriveResult> {
+async function applyCloud(m: Manifest, path: string, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<DriveResult> {
   const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
   const namespace = namespaceOf(m, opts);
   log(`cloud ${m.metadata.name}: release ${(m.spec as unknown as OpenStackCloudSpec).release} in namespace ${namespace}`);

@@ -11,7 +11,7 @@ export function runEventSinks(sync: string, logger: Logger, metrics: AgentMetric
   return fanOut(logSink(logger), metricsSink(sync, metrics));
 }
 
-export function logSink(logger: Logger): EventSink {
+function logSink(logger: Logger): EventSink {
   return (e: EngineEvent) => {
     const fields = { event: e.type, address: e.address, reason: e.reason, ...(e.id ? { id: e.id } : {}), ...(e.revision ? { revision: e.revision } : {}) };
     if (e.severity === 'warning') logger.warn(fields, e.message);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { afterLanding } from '../../agent/act/landing.ts';
 import type { EngineEvent } from '../../agent/events/events.ts';
 import { FileCreateJournal } from '../../agent/status/create-journal.ts';
+import { NotYet } from '../../lib/not-yet.ts';
 
 /*
  * The journal wait (audit M4): a run after a kill -9 observes again until the
@@ -58,5 +59,21 @@ describe('a run waits for the creates a dead process sent', () => {
     await afterLanding({ journal: undefined, declared: new Set(['x']), look: () => Promise.resolve({ result: looks++, owned: new Set<string>() }), events: () => undefined, revision: 'r3', everyMs: 5 });
     await afterLanding({ journal: journal(), declared: new Set(['x']), look: () => Promise.resolve({ result: looks++, owned: new Set<string>() }), events: () => undefined, revision: 'r3', everyMs: 5 });
     expect(looks).toBe(2);
+  });
+
+  it('in requeue mode (the controller) looks once and throws NotYet instead of waiting; the journal keeps the entry', async () => {
+    const j = journal();
+    await j.begin(['ns/Network/a'], Date.now() + 60_000);
+    let looks = 0;
+    const events: EngineEvent[] = [];
+    const held = await afterLanding({ journal: j, declared: new Set(['ns/Network/a']), look: () => Promise.resolve({ result: looks++, owned: new Set<string>() }), events: (e) => void events.push(e), revision: 'r4', requeue: true }).catch((e: unknown) => e);
+    expect(held).toBeInstanceOf(NotYet);
+    expect((held as NotYet).afterMs).toBe(2_000);
+    expect(looks).toBe(1);
+    expect(events.map((e) => e.reason)).toEqual(['CreatesInFlight']);
+    expect([...(await j.landing()).keys()]).toEqual(['ns/Network/a']);
+    // Once it landed, the next run goes on and records it landed.
+    await expect(afterLanding({ journal: j, declared: new Set(['ns/Network/a']), look: () => Promise.resolve({ result: 'run', owned: new Set(['ns/Network/a']) }), events: () => undefined, revision: 'r4', requeue: true })).resolves.toBe('run');
+    expect(await j.landing()).toEqual(new Map());
   });
 });

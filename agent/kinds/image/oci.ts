@@ -45,7 +45,7 @@ function ociSourceOf(m: Manifest): OciSource {
   return oci;
 }
 
-export function requestOf(oci: OciSource): DiskRequest {
+function requestOf(oci: OciSource): DiskRequest {
   return {
     repository: oci.repository,
     ...(oci.digest ? { digest: oci.digest } : oci.semver ? { semver: oci.semver } : { tag: oci.tag ?? 'latest' }),
@@ -125,7 +125,7 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   return disk;
 }
 
-export function lookOf(m: Manifest, disk: ResolvedDisk, marker?: Marker): VersionLook {
+function lookOf(m: Manifest, disk: ResolvedDisk, marker?: Marker): VersionLook {
   const spec = specOf(m);
   return {
     name: openstackName(m),

@@ -46,7 +46,7 @@ import { resolveManifest, sourceOf, type ImageContext } from './oci.ts';
 
 export const sharedSource = 'oci-shared';
 /** The image-level marker's ref: the image belongs to the owner, not to one manifest. */
-export const sharedRef = 'Image/(shared)';
+const sharedRef = 'Image/(shared)';
 const usePrefix = 'kupenstack-use:';
 const currentPrefix = 'kupenstack-current:';
 /** Glance's limit on a tag. */
@@ -64,7 +64,7 @@ const perImageFields = ['name', 'tags', 'properties', 'visibility', 'protected',
  * `sharing: private` asks for one explicitly, `sharing: shared` with such a
  * field is refused (refusePerImageFields).
  */
-export function sharingOf(m: Manifest): 'shared' | 'private' | undefined {
+function sharingOf(m: Manifest): 'shared' | 'private' | undefined {
   const spec = specOf(m);
   const oci = spec.source?.oci;
   if (!oci) return undefined;
@@ -182,7 +182,7 @@ export function beyondKeep(older: readonly GlanceImage[], keep: number): GlanceI
   return [...older].sort(newestFirst).slice(Math.max(0, keep - 1));
 }
 
-export function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null, stale: string[]): Remote {
+function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null, stale: string[]): Remote {
   return {
     id: img.id,
     name: typeof img.name === 'string' ? img.name : '',

@@ -39,7 +39,7 @@ interface UrlSource {
   sha256?: string;
 }
 
-export function urlSource(m: Manifest): UrlSource | undefined {
+function urlSource(m: Manifest): UrlSource | undefined {
   const source = m.spec.source as { url?: UrlSource } | undefined;
   return source?.url ? { url: source.url.url, ...(source.url.sha256 ? { sha256: source.url.sha256 } : {}) } : undefined;
 }

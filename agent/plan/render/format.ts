@@ -2,7 +2,7 @@
  * Helpers shared by the plan renderers. Renderers only format a `Plan`
  * (STYLE.md §4): nothing here decides what changes, only how it reads.
  */
-import type { Action, Change, FieldDiff } from '../plan.ts';
+import type { Action, Change, FieldDiff, PlanSummary } from '../plan.ts';
 
 /** The actions a renderer shows: `noop` is planner bookkeeping, not a change. */
 export type ShownAction = Exclude<Action, 'noop'>;
@@ -37,7 +37,7 @@ export function actionVerb(change: Change): string {
 }
 
 /** The label of a change's group: cluster-scoped kinds have no namespace. */
-export const clusterGroup = '(cluster-scoped)';
+const clusterGroup = '(cluster-scoped)';
 
 export function groupOf(change: Change): string {
   return change.namespace === '' ? clusterGroup : change.namespace;
@@ -116,15 +116,8 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** Counts per action for one group, heal counted as update (as `summarize` does). */
-export interface Counts {
-  create: number;
-  update: number;
-  replace: number;
-  delete: number;
-  destructive: number;
-  adopt?: number;
-}
+/** Counts per action for one group, heal counted as update (as `summarize` does): a plan's summary, for a part of it. */
+export type Counts = PlanSummary;
 
 export function countChanges(changes: readonly Change[]): Counts {
   const out: Counts = { create: 0, update: 0, replace: 0, delete: 0, destructive: 0 };
@@ -147,7 +140,7 @@ export function planLine(s: Counts): string {
 }
 
 /** The mass-delete guard's way out; appended to a held reason that does not say it already. */
-export const massDeleteFlag = '--allow-mass-delete';
+const massDeleteFlag = '--allow-mass-delete';
 
 export function heldReason(reason: string): string {
   return reason.includes(massDeleteFlag) ? reason : `${reason}; confirm with ${massDeleteFlag}`;

@@ -27,7 +27,7 @@ const noteReserve = 600;
  * and the inline Markdown that could fake emphasis, links or strike-through.
  * Entities rather than backslashes: they also hold inside HTML `<summary>`.
  */
-export function escapeMarkdown(s: string): string {
+function escapeMarkdown(s: string): string {
   return sanitize(s).replace(/[&<>|`\\*_[\]~]/g, (ch) => `&#${ch.codePointAt(0)};`);
 }
 
