@@ -78,7 +78,11 @@ tb_start() {
   setsid "$@" >>"$LOG_DIR/$svc.log" 2>&1 < /dev/null 9>&- &
   pid=$!
   # The start time is set at fork and kept across exec: read now, it names this process.
-  tb_identity "$pid" > "$RUN_DIR/$svc.started"
+  # A leader that exits at once (a daemon forking its workers) may be reaped before it is read:
+  # then the boot alone is recorded, and its group is ours in this boot (tb_ours_group).
+  local identity
+  identity=$(tb_identity "$pid")
+  echo "${identity:-$(cat /proc/sys/kernel/random/boot_id) exited}" > "$RUN_DIR/$svc.started"
   echo "$pid" > "$RUN_DIR/$svc.pid"
 }
 
