@@ -34,7 +34,7 @@ key() {
   main=$(osi_main "$1")
   candidate=$(apt-cache policy "$main" 2>/dev/null | sed -n 's/^  Candidate: //p')
   { echo "r$OSI_REVISION $OSI_SUITE $1 $candidate"; osi_packages "$1"; osi_cmd "$1"; os_preseed
-    sha256sum "$HERE/build.sh"; [ "$1" = neutron ] && (cd "$HERE/../openstack/plugins" && find . -type f | LC_ALL=C sort | xargs sha256sum)
+    sha256sum < "$HERE/build.sh"; [ "$1" = neutron ] && (cd "$HERE/../openstack/plugins" && find . -type f | LC_ALL=C sort | xargs sha256sum)
     true; } | sha256sum | cut -c1-24
 }
 
