@@ -179,24 +179,26 @@ async function untaggedProject(cloud: OpenStackCloud, name: string): Promise<str
 }
 
 async function resolveImport(m: Manifest, adapter: KindAdapter, adapters: ReadonlyMap<string, KindAdapter>, pc: ProjectContext): Promise<Remote> {
-  const spec = m.spec.import as { id?: string; filter?: Record<string, unknown> };
+  const spec = m.spec.import as { id?: string; filter?: Record<string, unknown>; adopt?: boolean };
+  const adopt = spec.adopt === true;
   if (spec.id) {
     const found = await adapter.get?.(pc.ctx, spec.id);
     if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`);
-    await refuseForeign(m.kind, found, adapter, adapters, pc);
+    await refuseForeign(m.kind, found, adapter, adapters, pc, adopt);
     return found;
   }
   if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
   const matches = await adapter.find(pc.ctx, spec.filter ?? {});
   if (matches.length !== 1) throw new KupenstackError('import.ambiguous', `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`);
-  await refuseForeign(m.kind, matches[0]!, adapter, adapters, pc);
+  await refuseForeign(m.kind, matches[0]!, adapter, adapters, pc, adopt);
   return matches[0]!;
 }
 
-/** Another project's object is refused unless it is shared, or the object that shares it is (a subnet's network). */
-async function refuseForeign(kind: string, found: Remote, adapter: KindAdapter, adapters: ReadonlyMap<string, KindAdapter>, pc: ProjectContext): Promise<void> {
-  const foreign = foreignImport(kind, found.raw, pc.ctx.projectId);
+/** Another project's object is refused unless it is shared, or the object that shares it is (a subnet's network); an adoption, always. */
+async function refuseForeign(kind: string, found: Remote, adapter: KindAdapter, adapters: ReadonlyMap<string, KindAdapter>, pc: ProjectContext, adopt: boolean): Promise<void> {
+  const foreign = foreignImport(kind, found.raw, pc.ctx.projectId, { adopt });
   if (!foreign) return;
+  if (adopt) throw foreign;
   const through = adapter.sharedThrough?.(found.raw);
   const parent = through ? await adapters.get(through.kind)?.get?.(pc.ctx, through.id) : undefined;
   if (parent && !foreignImport(through!.kind, parent.raw, pc.ctx.projectId)) return;

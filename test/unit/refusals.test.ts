@@ -31,6 +31,24 @@ describe('an import of what the project may not use is refused', () => {
   });
 });
 
+describe('an adoption of what the project does not own is refused, shared or not', () => {
+  it.each([
+    ['a shared network of another project', 'Network', { id: 'n', project_id: 'p-other', shared: true }],
+    ['an external network', 'Network', { id: 'n', project_id: 'p-admin', 'router:external': true }],
+    ['a public image of another project', 'Image', { id: 'i', owner: 'p-admin', visibility: 'public' }],
+  ])('%s', (_what, kind, raw) => {
+    expect(foreignImport(kind, raw, mine), 'usable: an observe-only import may use it').toBeUndefined();
+    const err = foreignImport(kind, raw, mine, { adopt: true });
+    expect(err?.code).toBe('import.foreign');
+    expect(err?.message).toContain('only the project\'s own objects can be adopted');
+  });
+
+  it('its own objects, and a flavor (no owner field), are adoptable', () => {
+    expect(foreignImport('Network', { project_id: mine, shared: true }, mine, { adopt: true })).toBeUndefined();
+    expect(foreignImport('Flavor', { id: 'f', name: 'm1.small' }, mine, { adopt: true })).toBeUndefined();
+  });
+});
+
 describe('refusals are told apart from failures a retry can fix', () => {
   it('an egress refusal, even wrapped by the OCI client, keeps its own words', () => {
     const inner = new EgressRefused('egress refused: 127.0.0.1 is in 127.0.0.0/8 (rule: loopback)', 'loopback');

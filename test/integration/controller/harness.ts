@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { kube, kubectlPath, tokenKubeconfig } from '../../testbed/kubernetes/peer.ts';
 import { agentFlags } from '../../support/agent-flags.ts';
+import { peers } from '../../support/peers.ts';
 
 /** The test bed's Kubernetes plane (test/testbed/kubernetes): cluster-admin kubeconfig and the kubectl built beside it. */
 export const adminKubeconfig = kube.kubeconfig;
@@ -101,4 +102,23 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
     await sleep(everyMs);
   }
+}
+
+/**
+ * What every Sync test sets up on the shared plane: this checkout's CRDs (established) and RBAC,
+ * the controller's namespace, the tenant namespaces opted in by `optIn`, a `gitops` ServiceAccount
+ * with kupenstack-edit in `gitopsIn` only, and the Git credentials Secret the Syncs name.
+ */
+export function prepareSyncBed(o: { system: string; namespaces: string[]; optIn: string; gitopsIn: string; gitSecret: string }): void {
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.system } }) });
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
+  for (const ns of o.namespaces) {
+    kubectlOk(['create', 'namespace', ns]);
+    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${o.optIn}`]);
+  }
+  kubectlOk(['create', 'serviceaccount', 'gitops', '-n', o.gitopsIn]);
+  kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', o.gitopsIn, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${o.gitopsIn}:gitops`]);
+  kubectlOk(['create', 'secret', 'generic', o.gitSecret, '-n', o.system, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
 }

@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
-import { peers } from '../../support/peers.ts';
 import { kubectlPath } from '../../testbed/kubernetes/peer.ts';
-import { adminKubeconfig, ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+import { adminKubeconfig, ControllerProcess, getJson, kubectl, kubectlOk, prepareSyncBed, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
  * What a Flux user expects of Syncs in the cluster, against the real
@@ -73,15 +72,7 @@ const tenantFiles = {
 };
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: system } }) });
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
-  kubectlOk(['create', 'namespace', ns]);
-  kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
-  kubectlOk(['create', 'serviceaccount', 'gitops', '-n', ns]);
-  kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', ns, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${ns}:gitops`]);
-  kubectlOk(['create', 'secret', 'generic', gitSecret, '-n', system, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
+  prepareSyncBed({ system, namespaces: [ns], optIn, gitopsIn: ns, gitSecret });
 
   git = await TestRepo.create('sync-ord');
   await git.commit({ 'nets/shared.yaml': network('shared'), ...tenantFiles }, 'nets and tenants');

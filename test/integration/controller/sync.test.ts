@@ -7,8 +7,7 @@ import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { hmacHex } from '../../../agent/hooks/git-webhook.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
-import { peers } from '../../support/peers.ts';
-import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+import { ControllerProcess, getJson, kubectl, kubectlOk, prepareSyncBed, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
  * A Sync resource in the cluster, against the real kube-apiserver + KCM, the
@@ -19,7 +18,6 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfi
  * namespace the ServiceAccount may not write, and an invalid one, both
  * rejected whole. Everything is read back from the API server and Neutron.
  */
-const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
 const owner = `sy${run}`;
 const nsA = `sync-cr-${run}-a`;
@@ -90,18 +88,8 @@ async function publish(files: Record<string, string | null>, message: string): P
 }
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: system } }) });
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
-  for (const ns of [nsA, nsB]) {
-    kubectlOk(['create', 'namespace', ns]);
-    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
-  }
   // The repository's identity: kupenstack-edit in team A only.
-  kubectlOk(['create', 'serviceaccount', 'gitops', '-n', nsA]);
-  kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', nsA, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${nsA}:gitops`]);
-  kubectlOk(['create', 'secret', 'generic', gitSecret, '-n', system, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
+  prepareSyncBed({ system, namespaces: [nsA, nsB], optIn, gitopsIn: nsA, gitSecret });
   kubectlOk(['create', 'secret', 'generic', hookSecret, '-n', system, `--from-literal=token=${hookToken}`]);
 
   git = await TestRepo.create('sync-cr');

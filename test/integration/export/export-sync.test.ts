@@ -9,8 +9,7 @@ import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { parseDescriptionMarker } from '../../../agent/ownership/marker.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
-import { peers } from '../../support/peers.ts';
-import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from '../controller/harness.ts';
+import { ControllerProcess, getJson, kubectl, kubectlOk, prepareSyncBed, serviceAccountKubeconfig, until } from '../controller/harness.ts';
 
 /*
  * The take-over in the cluster: a project built with Neutron's own API (no
@@ -19,7 +18,6 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfi
  * (every CR Ready, status.id the original id) and from Neutron (the same ids
  * before and after: nothing created, nothing recreated).
  */
-const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
 const ns = `export-sync-${run}`;
 const prefix = 'ks-';
@@ -68,15 +66,7 @@ async function buildProject(): Promise<void> {
 
 beforeAll(async () => {
   // The CRDs as deploy/ has them (the same files every controller test applies).
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: system } }) });
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
-  kubectlOk(['create', 'namespace', ns]);
-  kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${syncName}`]);
-  kubectlOk(['create', 'serviceaccount', 'gitops', '-n', ns]);
-  kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', ns, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${ns}:gitops`]);
-  kubectlOk(['create', 'secret', 'generic', gitSecret, '-n', system, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
+  prepareSyncBed({ system, namespaces: [ns], optIn: syncName, gitopsIn: ns, gitSecret });
   await buildProject();
 
   const config = join(mkdtempSync(join(tmpdir(), 'ks-export-sync-')), 'kupenstack.yaml');
