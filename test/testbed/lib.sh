@@ -3,6 +3,12 @@
 # Each service runs in its own process group (setsid) whose id is the recorded
 # PID, so stopping kills exactly what we started and nothing else.
 TB_HOME="${KUPENSTACK_TESTBED_HOME:-/var/lib/kupenstack-testbed}"
+# A test run gives its processes a TMPDIR it deletes when it ends (test/support/secret-scan-setup.ts);
+# the peers outlive the run, so every script that may start one (up.sh, or a test calling a peer's
+# up.sh directly) gives them the TMPDIR the run started with. runc, under containerd, writes there.
+if [ -n "${KS_SECRET_RUN_TMP:-}" ]; then
+  if [ -n "${KS_SECRET_ORIGINAL_TMPDIR:-}" ]; then export TMPDIR="$KS_SECRET_ORIGINAL_TMPDIR"; else unset TMPDIR; fi
+fi
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 APT="apt-get -o DPkg::Lock::Timeout=600 -y -q --no-install-recommends"
 

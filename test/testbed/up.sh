@@ -5,11 +5,7 @@
 # Installs what is missing from Debian's packages. Exit 1 with a peer's log
 # tail when one cannot start.
 set -euo pipefail
-# A test run gives its processes a TMPDIR it deletes when it ends (test/support/secret-scan-setup.ts);
-# the peers outlive the run, so they get the TMPDIR the run started with.
-if [ -n "${KS_SECRET_RUN_TMP:-}" ]; then
-  if [ -n "${KS_SECRET_ORIGINAL_TMPDIR:-}" ]; then export TMPDIR="$KS_SECRET_ORIGINAL_TMPDIR"; else unset TMPDIR; fi
-fi
+# (lib.sh gives the peers a test run starts the TMPDIR the run started with: they outlive its own.)
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/lib.sh"
 if [ "$(id -u)" != 0 ]; then

@@ -21,6 +21,16 @@ CACHE="${KUPENSTACK_TESTBED_CACHE:-/var/cache/kupenstack-testbed}"
 k8s_ready || tb_fail node "the Kubernetes peer is not up (bash test/testbed/kubernetes/up.sh first)"
 [ "$(tb_http_code http://127.0.0.1:5050/v2/)" = 200 ] || tb_fail node "the registry peer (127.0.0.1:5050) is not up: the node pulls its images there"
 
+# A containerd started with a TMPDIR that is gone (a test run's, deleted when the run ended, before
+# lib.sh restored it for peer starts) cannot exec in a container: every exec probe errors and a pod
+# with one is never Ready. Its shims carry the same TMPDIR, so the whole node is restarted.
+ctrd_pid=$(tb_pid containerd || true)
+ctrd_tmp=$([ -n "$ctrd_pid" ] && tr '\0' '\n' < "/proc/$ctrd_pid/environ" 2>/dev/null | sed -n 's/^TMPDIR=//p' || true)
+if [ -n "$ctrd_tmp" ] && ! [ -d "$ctrd_tmp" ]; then
+  tb_log "node: containerd runs with TMPDIR $ctrd_tmp, which no longer exists (runc cannot exec): restarting the node first"
+  bash "$HERE/down.sh" >&2
+fi
+
 # --- packages and the kubelet --------------------------------------------------
 tb_apt containerd runc containernetworking-plugins iptables iproute2 util-linux jq gcc libc6-dev
 if ! [ -x "$K8S_BIN/kubelet" ]; then
