@@ -15,7 +15,7 @@ import { rewatchOnError } from '../kube/rewatch.ts';
 import { addressOfObject, isDeleting, type KubeObject } from './objects.ts';
 import { documentsOf } from './revision.ts';
 import { statusManager } from './status-store.ts';
-import { newerVersion, writeFencedStatus } from './status-fence.ts';
+import { newerVersion, unwrittenReason, writeFencedStatus } from './status-fence.ts';
 import { sameStatus } from './status-writer.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { WorkQueue } from './work-queue.ts';
@@ -306,8 +306,9 @@ export class CloudLoop {
       if (outcome.written) {
         this.seen(name, outcome.resourceVersion);
         this.written.set(name, status);
-      } else if (outcome.why === 'stale' || outcome.why === 'changed-too-often') {
-        this.opts.log(`status  OpenStackCloud ${name}: status not written (${outcome.why === 'stale' ? 'changed by another writer and this replica does not act any more' : 'changed under it three times'})`);
+      } else {
+        const why = unwrittenReason(outcome);
+        if (why) this.opts.log(`status  OpenStackCloud ${name}: status not written (${why})`);
       }
     } catch (err) {
       this.opts.log(`status  OpenStackCloud ${name}: could not write status (${kubeApiError('status write', err).message})`);

@@ -47,6 +47,14 @@ export async function writeFencedStatus(w: FencedWrite): Promise<FencedOutcome> 
   return { written: false, why: 'changed-too-often' };
 }
 
+/** Why a fenced write wrote nothing, for the log; undefined when that needs no line (not acting, gone). */
+export function unwrittenReason(outcome: FencedOutcome): string | undefined {
+  if (outcome.written) return undefined;
+  if (outcome.why === 'stale') return 'changed by another writer and this replica does not act any more';
+  if (outcome.why === 'changed-too-often') return 'changed under it three times';
+  return undefined;
+}
+
 /**
  * The newer of two resourceVersions: the watch may deliver an older one after a
  * write already answered. They are opaque; etcd's are decimal revisions, compared

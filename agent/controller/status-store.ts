@@ -5,7 +5,7 @@ import { serverSideApply } from '../kube/client.ts';
 import { kubeApiError } from '../kube/errors.ts';
 import type { WatchedKind } from './kinds.ts';
 import type { KubeObject } from './objects.ts';
-import { writeFencedStatus } from './status-fence.ts';
+import { unwrittenReason, writeFencedStatus } from './status-fence.ts';
 import { sameStatus, statusBody } from './status-writer.ts';
 
 export const statusManager = 'kupenstack-controller';
@@ -85,9 +85,8 @@ export class KubeStatusStore implements StateStore {
         // Changed by someone else (a spec edit, or the new leader): its current version, to write over only while this replica acts.
         read: async () => ((await this.api.getNamespacedCustomObject(target)) as KubeObject).metadata.resourceVersion,
       });
-      if (!outcome.written && (outcome.why === 'stale' || outcome.why === 'changed-too-often')) {
-        this.log(`status  ${address}: status not written (${outcome.why === 'stale' ? 'changed by another writer and this replica does not act any more' : 'changed under it three times'})`);
-      }
+      const why = unwrittenReason(outcome);
+      if (why) this.log(`status  ${address}: status not written (${why})`);
     } catch (err) {
       // Status must not fail a reconcile: logged, not thrown (a deleted CR is `gone` above, as the StateStore contract wants).
       this.log(`status  ${address}: could not write status (${kubeApiError('status write', err).message})`);
