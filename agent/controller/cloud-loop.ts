@@ -1,5 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
+import { NotYet } from '../../lib/not-yet.ts';
 import { DEFAULT_CLOUD_NAMESPACE, driveCloud, failureText, type DriveOptions, type DriveResult } from '../cloud/drive.ts';
+import { newCloudProgress, type CloudProgress } from '../cloud/progress.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
 import type { EngineEvent } from '../events/events.ts';
 import { serverSideApply } from '../kube/client.ts';
@@ -46,7 +48,7 @@ export interface CloudLoopOptions {
   helm?: string;
   /** Only the OpenStackCloud resources matching this label selector (tests sharing a cluster). */
   selector?: string;
-  /** Gate polling and step deadline (tests shorten them). */
+  /** A gate's look again (requeue) and step deadline (tests shorten them). */
   drive?: Pick<DriveOptions, 'pollMs' | 'stepDeadlineMs'>;
 }
 
@@ -78,6 +80,8 @@ export class CloudLoop {
   /** Each service's endpoint as last read from the catalog, kept across progress writes. */
   private readonly endpoints = new Map<string, Record<string, ServiceEndpoint>>();
   private readonly recentEvents = new Map<string, number>();
+  /** A rollout between its passes (progress by requeue): its generation, its memory, the step Events already recorded. */
+  private readonly rollouts = new Map<string, { generation: number | undefined; progress: CloudProgress; announced: Set<string> }>();
   private leadership = new AbortController();
   private informer?: Informer;
   private resync?: NodeJS.Timeout;
@@ -90,11 +94,14 @@ export class CloudLoop {
     this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     // One cloud per cluster in practice: no point running two at once.
-    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: opts.backoffBaseMs ?? 10_000, backoffMaxMs: opts.backoffMaxMs ?? 600_000, concurrency: 1 }, (name) => this.reconcile(name));
+    const backoff = { backoffBaseMs: opts.backoffBaseMs ?? 10_000, backoffMaxMs: opts.backoffMaxMs ?? 600_000 };
+    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, ...backoff, concurrency: 1 }, (name) => this.reconcile(name));
   }
 
   async start(): Promise<void> {
-    const informer = k8s.makeInformer<CloudObject>(this.opts.kc, `/apis/${group}/${version}/${plural}`, async () => (await this.custom.listClusterCustomObject({ group, version, plural, labelSelector: this.opts.selector })) as k8s.KubernetesListObject<CloudObject>, this.opts.selector);
+    const list = async (): Promise<k8s.KubernetesListObject<CloudObject>> =>
+      (await this.custom.listClusterCustomObject({ group, version, plural, labelSelector: this.opts.selector })) as k8s.KubernetesListObject<CloudObject>;
+    const informer = k8s.makeInformer<CloudObject>(this.opts.kc, `/apis/${group}/${version}/${plural}`, list, this.opts.selector);
     informer.on('add', (o) => this.onCloud(o));
     informer.on('update', (o) => this.onCloud(o));
     informer.on('delete', (o) => this.onGone(o.metadata.name));
@@ -124,6 +131,8 @@ export class CloudLoop {
   /** Leadership lost: the run in flight stops at its next API call or poll; the next leader resumes from the state in the cloud's namespace. */
   stoppedLeading(): void {
     if (this.aborts.size > 0) this.opts.log(`cloud   not leading any more: stopping ${[...this.aborts.keys()].join(', ')}`);
+    for (const name of this.rollouts.keys()) if (!this.aborts.has(name)) this.opts.log(`cloud   ${name}: run stopped (leadership lost while it waited to look again)`);
+    this.rollouts.clear();
     this.leadership.abort(new Error('leadership lost'));
     this.leadership = new AbortController();
     this.written.clear();
@@ -154,20 +163,26 @@ export class CloudLoop {
     this.aborts.get(name)?.abort(new Error(`OpenStackCloud ${name} was deleted`));
     clearTimeout(this.windowTimers.get(name));
     this.windowTimers.delete(name);
+    this.rollouts.delete(name);
     this.written.delete(name);
     this.versions.delete(name);
     this.endpoints.delete(name);
     this.opts.log(`cloud   ${name} deleted: not driven any more (its workloads stay; delete its namespace to remove them)`);
   }
 
-  // One pass over one cloud (~100 lines), read top to bottom: gate, render, apply in order, status; cutting it would scatter the gates.
-  private async reconcile(name: string): Promise<void> {
+  // One pass over one cloud (~120 lines), read top to bottom: gate, render, apply in order, status; cutting it would scatter the gates.
+  // A gate not met yet ends the pass with the delay to look again after (the queue's RequeueAfter): no worker waits for a rollout.
+  private async reconcile(name: string): Promise<void | number> {
     const cr = this.clouds.get(name);
-    if (!cr || isDeleting(cr) || !this.opts.acting()) return;
+    if (!cr || isDeleting(cr) || !this.opts.acting()) {
+      if (this.rollouts.delete(name)) this.opts.log(`cloud   ${name}: run stopped (${cr && !isDeleting(cr) ? 'not acting any more' : 'deleted'}, it waited to look again)`);
+      return;
+    }
     const generation = cr.metadata.generation;
     const address = addressOfObject(kind, cr);
     const events = kubeEventSink(this.core, () => ({ kind, object: this.clouds.get(name) ?? cr }), this.opts.log, this.recentEvents);
-    const event = (reason: string, message: string, severity: EngineEvent['severity'] = 'normal'): void => events({ type: severity === 'warning' ? 'failed' : 'updated', address, kind, reason, message, severity, at: new Date().toISOString() });
+    const event = (reason: string, message: string, severity: EngineEvent['severity'] = 'normal'): void =>
+      events({ type: severity === 'warning' ? 'failed' : 'updated', address, kind, reason, message, severity, at: new Date().toISOString() });
 
     // The same checks as `kupenstack validate`, the CRs together (one cloud per cluster: the oldest is driven, any other is Stalled).
     const all = [...this.clouds.values()].filter((o) => !isDeleting(o)).sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')));
@@ -208,7 +223,13 @@ export class CloudLoop {
       writes = writes.then(() => this.writeStatus(name, status, { generation, progressOver: this.written.get(name) ?? before }));
     };
     const pauseAt = cr.metadata.annotations?.[pauseAnnotation];
-    this.opts.log(`cloud   ${name}: driving release ${spec.release} in namespace ${namespace} (generation ${generation ?? '?'})`);
+    const kept = this.rollouts.get(name);
+    const rollout = kept && kept.generation === generation ? kept : { generation, progress: newCloudProgress(), announced: new Set<string>() };
+    if (rollout !== kept) {
+      this.rollouts.set(name, rollout);
+      this.opts.log(`cloud   ${name}: driving release ${spec.release} in namespace ${namespace} (generation ${generation ?? '?'})`);
+    }
+    const announced = rollout.announced;
     let result: DriveResult;
     try {
       result = await driveCloud(spec, {
@@ -219,6 +240,7 @@ export class CloudLoop {
         // The workloads' field manager is driveCloud's own, as standalone: a cloud installed by `kupenstack apply` and then by the controller has one owner.
         ...(this.opts.helm ? { helm: this.opts.helm } : {}),
         ...this.opts.drive,
+        requeue: rollout.progress,
         ...(pauseAt ? { pauseAt } : {}),
         log: this.opts.log,
         signal,
@@ -230,11 +252,19 @@ export class CloudLoop {
         onStep: (step, what) => {
           // Thrown out of the engine: no further object of this step is applied by a replica that does not act.
           if (!stillActing()) throw signal.reason as Error;
-          if (!quiet) event(what === 'started' ? 'StepStarted' : 'GatePassed', `${what === 'started' ? 'step' : 'gate of step'} ${step} ${what === 'started' ? 'started' : 'passed'}`);
+          // Each pass of a rollout goes through its finished steps again: their Events were recorded once.
+          if (quiet || announced.has(`${step}/${what}`)) return;
+          announced.add(`${step}/${what}`);
+          event(what === 'started' ? 'StepStarted' : 'GatePassed', `${what === 'started' ? 'step' : 'gate of step'} ${step} ${what === 'started' ? 'started' : 'passed'}`);
         },
       });
     } catch (err) {
       await writes;
+      if (err instanceof NotYet && !signal.aborted && this.opts.acting()) {
+        this.opts.log(`cloud   ${name}: ${err.message}`);
+        return err.afterMs;
+      }
+      this.rollouts.delete(name);
       if (signal.aborted || !this.opts.acting()) {
         this.opts.log(`cloud   ${name}: run stopped (${(signal.reason as Error | undefined)?.message ?? 'not acting'})`);
         return;
@@ -252,7 +282,11 @@ export class CloudLoop {
       if (this.aborts.get(name) === abort) this.aborts.delete(name);
     }
     await writes;
-    if (signal.aborted || !this.opts.acting()) return;
+    this.rollouts.delete(name);
+    if (signal.aborted || !this.opts.acting()) {
+      this.opts.log(`cloud   ${name}: run stopped (${(signal.reason as Error | undefined)?.message ?? 'not acting'})`);
+      return;
+    }
     this.runs.set(name, (this.runs.get(name) ?? 0) + 1);
     const openstack = this.opts.openstack;
     if (openstack) this.endpoints.set(name, await this.readEndpoints(openstack, Object.keys(result.status.services ?? {})));

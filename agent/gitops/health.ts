@@ -68,7 +68,9 @@ export async function readHealth(api: k8s.CustomObjectsApi, objects: DesiredObje
     objects.map(async (o) => {
       const { namespace, name } = o.entry;
       try {
-        const got: unknown = namespace ? await api.getNamespacedCustomObject({ group, version, plural: o.plural, namespace, name }) : await api.getClusterCustomObject({ group, version, plural: o.plural, name });
+        const got: unknown = namespace
+          ? await api.getNamespacedCustomObject({ group, version, plural: o.plural, namespace, name })
+          : await api.getClusterCustomObject({ group, version, plural: o.plural, name });
         return { name: describeEntry(o.entry), observed: got as Observed };
       } catch (err) {
         if ((err as { code?: number }).code === 404) return { name: describeEntry(o.entry), observed: undefined };
@@ -80,16 +82,8 @@ export async function readHealth(api: k8s.CustomObjectsApi, objects: DesiredObje
 }
 
 /**
- * Polls until every object is Ready, one is Stalled (waiting longer cannot
- * help), the deadline passes or the run is aborted; returns the last count.
+ * When `wait` looks at the objects again (progress by requeue: the Sync's run
+ * ends meanwhile): after half the time waited so far, from 2 s up to 10 s, so
+ * a quick rollout is seen quickly and a long one costs few looks.
  */
-export async function waitHealthy(api: k8s.CustomObjectsApi, objects: DesiredObject[], deadline: number, signal: AbortSignal, pollMs = 2000): Promise<ObjectsHealth> {
-  for (;;) {
-    const h = await readHealth(api, objects);
-    if (h.ready === objects.length || h.stalled > 0 || Date.now() + pollMs > deadline || signal.aborted) return h;
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, pollMs);
-      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-    });
-  }
-}
+export const lookAgainMs = (waitedMs: number): number => Math.min(10_000, Math.max(2_000, Math.round(waitedMs / 2)));

@@ -173,6 +173,7 @@ export class SyncLoop {
       acting: this.o.acting,
       event: (type, reason, message) => this.event(r.object, type, reason, message),
       annotations: () => r.object.metadata.annotations ?? {},
+      lookAgain: (afterMs) => r.scheduler?.lookAgain(afterMs),
     });
     r.scheduler = new Scheduler({ intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend }, (t: Trigger, signal) => this.runAfterDependencies(r, worker, t, signal), (err) =>
       log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),

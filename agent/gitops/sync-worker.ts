@@ -10,7 +10,7 @@ import { SyncRun, type LoadedRevision, type SyncApplier } from '../sync/sync-run
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { Source } from '../source/source.ts';
 import { applyOne, desiredObjects, difference, dryRunApply, pruneObjects, type DesiredObject } from './cluster-apply.ts';
-import { waitHealthy, type ObjectsHealth } from './health.ts';
+import { lookAgainMs, readHealth, type ObjectsHealth } from './health.ts';
 import { describeEntry, fieldManagerOf } from './inventory.ts';
 import type { KubeSyncStatusStore } from './status-store.ts';
 
@@ -34,6 +34,17 @@ export interface SyncWorkerDeps {
   event: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   /** The annotations of the Sync resource now (the mass-delete confirmation). */
   annotations: () => Record<string, string>;
+  /** `wait` with objects not Ready yet: run again (trigger 'health') after this delay; the run ends meanwhile (the Scheduler's lookAgain). */
+  lookAgain: (afterMs: number) => void;
+}
+
+/** A revision applied with `wait` whose objects are not all Ready yet: what the next look needs. */
+interface Waiting {
+  revision: string;
+  objects: DesiredObject[];
+  summary: string;
+  /** The first look: `timeout` counts from here, not from each look. */
+  since: number;
 }
 
 /**
@@ -41,16 +52,23 @@ export interface SyncWorkerDeps {
  * kustomize-controller), under the shared Sync run (agent/sync/sync-run.ts):
  * a server-side dry-run of every object as the Sync's ServiceAccount, then
  * the real apply, prune of what left Git, and the status. A revision
- * refused at any step before the real apply writes nothing.
+ * refused at any step before the real apply writes nothing. `wait` looks at
+ * the applied objects once per run and asks to run again (progress by
+ * requeue), so no run waits for the resource loop.
  */
 export class SyncWorker implements SyncApplier {
   private readonly d: SyncWorkerDeps;
   private readonly sync: SyncRun;
   private lastGood?: { revision: string; objects: DesiredObject[] };
+  /** Set by a run whose objects are not all Ready yet; each run starts without it. */
+  private waiting?: Waiting;
+  /** The first look at the revision being waited for: its deadline survives a webhook's or drift's run in between. */
+  private since?: { revision: string; at: number };
 
   constructor(deps: SyncWorkerDeps) {
     this.d = deps;
-    this.sync = new SyncRun({ name: deps.sync.name, path: deps.sync.path, intervalMs: deps.sync.intervalMs, source: deps.source, store: deps.store, registry: deps.registry, metrics: deps.metrics, log: deps.log }, this);
+    const { sync, source, store, registry, metrics, log } = deps;
+    this.sync = new SyncRun({ name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log }, this);
   }
 
   get name(): string {
@@ -58,7 +76,16 @@ export class SyncWorker implements SyncApplier {
   }
 
   run(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    // A look again of `wait`: only the objects are read (no fetch, no apply), unless the revision moved on meanwhile.
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (trigger === 'health' && waiting && this.d.acting()) return this.lookAgain(waiting, trigger);
     return this.sync.run(trigger, signal);
+  }
+
+  /** Whether the run that just ended asked to look again (its Reconciling stays True). */
+  lookingAgain(): boolean {
+    return this.waiting !== undefined;
   }
 
   acting(): boolean {
@@ -154,27 +181,52 @@ export class SyncWorker implements SyncApplier {
     if (guarded) {
       held(st, revision, gone.length);
       // In the cluster the confirmation is an annotation on the Sync, not a CLI flag.
-      st.condition('Ready', 'False', reasons.deletionHeld, `${revision} applied except ${gone.length} deletions held by the mass-delete guard (massDeleteThreshold ${this.d.massDeleteThreshold}%): ${gone.map(describeEntry).slice(0, 5).join(', ')}; confirm with kubectl annotate sync ${this.d.sync.name} ${allowMassDeleteAnnotation}=${revision}`);
+      const which = `${gone.length} deletions held by the mass-delete guard (massDeleteThreshold ${this.d.massDeleteThreshold}%): ${gone.map(describeEntry).slice(0, 5).join(', ')}`;
+      const confirm = `confirm with kubectl annotate sync ${this.d.sync.name} ${allowMassDeleteAnnotation}=${revision}`;
+      st.condition('Ready', 'False', reasons.deletionHeld, `${revision} applied except ${which}; ${confirm}`);
       this.d.event('Warning', reasons.deletionHeld, `${gone.length} deletions of ${revision} held by the mass-delete guard`);
-    } else if (this.d.sync.wait) return this.waitForObjects(revision, objects, summary, started, signal, newRevision);
+    } else if (this.d.sync.wait) return this.waitForObjects(revision, objects, summary, started, newRevision);
     else {
+      this.waiting = undefined;
       st.health = undefined;
       succeeded(st, revision, summary);
     }
     return true;
   }
 
-  /** `wait: true`: Ready only once every applied object is Ready; otherwise the status names the first that are not, and the run retries. */
-  private async waitForObjects(revision: string, objects: DesiredObject[], summary: string, started: number, signal: AbortSignal, newRevision: boolean): Promise<boolean> {
+  /** `wait: true`: Ready only once every applied object is Ready; one look now, then again by requeue (lookAgain). */
+  private waitForObjects(revision: string, objects: DesiredObject[], summary: string, started: number, newRevision: boolean): Promise<boolean> {
     const st = this.d.store;
     const waiting = `${revision} applied; waiting for its ${objects.length} objects to be Ready`;
     progressing(st, waiting);
     // The last revision's Ready True must not stand beside the new lastAppliedRevision: a dependent Sync would start early. Drift runs of a Ready revision keep it.
     if (newRevision) st.condition('Ready', 'Unknown', reasons.progressing, waiting);
-    await st.save();
+    // The same revision applied again (a webhook, drift) keeps the deadline of its first look.
+    const since = this.since?.revision === revision ? this.since.at : started;
+    this.since = { revision, at: since };
+    return this.look({ revision, objects, summary, since });
+  }
+
+  /** A run of trigger 'health': one more look at the objects of the revision applied, then the run's end as every run ends. */
+  private async lookAgain(w: Waiting, trigger: Trigger): Promise<boolean> {
+    const started = Date.now();
+    return this.sync.finish(started, trigger, await this.look(w));
+  }
+
+  /**
+   * One look: all Ready → Ready; one Stalled, or still Reconciling after `timeout` from the first look → Ready False
+   * and the run retries with backoff; else the status says what it waits for and the Sync runs again soon.
+   */
+  private async look(w: Waiting): Promise<boolean> {
+    const st = this.d.store;
+    const { revision, objects, summary } = w;
+    this.waiting = undefined;
+    // Kept only while the Sync waits: a look that ends the wait (either way) starts the next one's clock afresh.
+    const since = this.since;
+    this.since = undefined;
     let h: ObjectsHealth;
     try {
-      h = await waitHealthy(this.d.writer, objects, started + this.d.sync.timeoutMs - 1000, signal);
+      h = await readHealth(this.d.writer, objects);
     } catch (cause) {
       applyFailed(st, reasons.healthCheckFailed, `${revision} applied, but its objects could not be read: ${(cause as Error).message}`);
       return false;
@@ -184,9 +236,19 @@ export class SyncWorker implements SyncApplier {
       succeeded(st, revision, `${summary}; all ${h.ready} objects Ready`);
       return true;
     }
+    const waited = Date.now() - w.since;
+    if (h.stalled === 0 && waited < this.d.sync.timeoutMs) {
+      this.waiting = w;
+      this.since = since;
+      const first = h.failing[0] ? `; first: ${h.failing[0]}` : '';
+      progressing(st, `${revision} applied; ${h.ready}/${objects.length} objects Ready, waiting for the rest${first}`);
+      this.d.lookAgain(lookAgainMs(waited));
+      return true;
+    }
     const counts = `${h.ready}/${objects.length} objects Ready, ${h.stalled} Stalled, ${h.reconciling} Reconciling`;
     st.condition('Ready', 'False', reasons.healthCheckFailed, `${revision} applied; ${counts}; not Ready: ${h.failing.slice(0, 3).join('; ')}`);
-    st.condition('Stalled', h.stalled > 0 ? 'True' : 'False', h.stalled > 0 ? reasons.healthCheckFailed : reasons.retrying, h.stalled > 0 ? `fix the Stalled objects: ${h.failing[0] ?? ''}` : 'checking again with backoff');
+    if (h.stalled > 0) st.condition('Stalled', 'True', reasons.healthCheckFailed, `fix the Stalled objects: ${h.failing[0] ?? ''}`);
+    else st.condition('Stalled', 'False', reasons.retrying, 'checking again with backoff');
     this.d.event('Warning', reasons.healthCheckFailed, `${revision}: ${counts}; first: ${h.failing[0] ?? ''}`);
     return false;
   }

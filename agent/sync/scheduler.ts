@@ -2,8 +2,11 @@ import cron, { type ScheduledTask } from 'node-cron';
 import { cronExpression } from '../config/syncs.ts';
 
 /** Why a run started: shown in logs, status history and metrics. */
-/** What started a run; 'dependency': a Sync this one depends on changed (it may be Ready now). */
-export type Trigger = 'startup' | 'interval' | 'retry' | 'schedule' | 'webhook' | 'watch' | 'registry' | 'dependency';
+/**
+ * What started a run; 'dependency': a Sync this one depends on changed (it may be Ready now);
+ * 'health': a run asked to look again at its applied objects (`wait`, progress by requeue).
+ */
+export type Trigger = 'startup' | 'interval' | 'retry' | 'schedule' | 'webhook' | 'watch' | 'registry' | 'dependency' | 'health';
 
 export interface ScheduleOptions {
   intervalMs: number;
@@ -50,6 +53,8 @@ export class Scheduler {
   private running?: Promise<void>;
   private pending?: Trigger;
   private failures = 0;
+  /** Asked by the run in progress (lookAgain): the next run after this delay, neither a success's interval nor a failure's backoff. */
+  private again?: number;
   private stopped = false;
   private readonly shutdown = new AbortController();
   /** When the next timed run is due (for status). */
@@ -79,6 +84,11 @@ export class Scheduler {
     this.trigger('startup');
   }
 
+  /** Called by the run in progress: it is not done, run again (trigger 'health') after `afterMs` instead of the usual delay. */
+  lookAgain(afterMs: number): void {
+    this.again = afterMs;
+  }
+
   /** Run now (or right after the current run). Ignored while suspended or stopping. */
   trigger(trigger: Trigger): boolean {
     if (this.options.suspend || this.stopped) return false;
@@ -105,6 +115,16 @@ export class Scheduler {
       ok = await this.run(trigger, signal);
     } catch (err) {
       this.onError(err);
+    }
+    const again = this.again;
+    this.again = undefined;
+    if (again !== undefined && !this.stopped) {
+      this.nextRunAt = new Date(Date.now() + again);
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.trigger('health');
+      }, again);
+      return;
     }
     if (partialTriggers.has(trigger)) {
       // The timed full run stays where it was; only when none is due (never started, or it fired meanwhile and is pending) is one set.

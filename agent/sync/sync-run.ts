@@ -40,6 +40,8 @@ export interface SyncApplier {
   refused?(revision: string, lines: string[]): void;
   /** After a new revision's run (the standalone agent drops older copies). */
   settled?(dir: string): Promise<void>;
+  /** The run just applied asked to look again at its objects (`wait` in the cluster): not finished, Reconciling stays True. */
+  lookingAgain?(): boolean;
 }
 
 export interface SyncRunDeps {
@@ -163,7 +165,8 @@ export class SyncRun {
     m.lastDuration.set({ sync: this.d.name }, seconds);
     m.reconciles.inc({ sync: this.d.name, result, trigger });
     m.ready.set({ sync: this.d.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
-    finished(st, opts.partial ? ok && this.lastFullOk : ok);
+    // A run that asked to look again (`wait`) is still progressing: its Reconciling stays.
+    if (!this.a.lookingAgain?.()) finished(st, opts.partial ? ok && this.lastFullOk : ok);
     if (!opts.partial) this.lastFullOk = ok;
     if (this.a.acting()) await st.save();
     return ok;

@@ -5,10 +5,12 @@ import { KubernetesObjectApi, Watch, type KubernetesObject } from '@kubernetes/c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applySteps } from '../../../agent/cloud/apply.ts';
 import { rolloutVerdict } from '../../../agent/cloud/gates.ts';
-import { installSteps } from '../../../agent/cloud/phases.ts';
+import { describeStep, installSteps } from '../../../agent/cloud/phases.ts';
+import { newCloudProgress } from '../../../agent/cloud/progress.ts';
 import { renderCloud } from '../../../agent/cloud/render-cloud.ts';
 import { generateSecrets } from '../../../agent/cloud/secrets.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
+import { NotYet } from '../../../lib/not-yet.ts';
 import { charts } from '../../testbed/charts/peer.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
@@ -16,7 +18,8 @@ import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
  * A fresh install of the test charts from an OpenStackCloud on the test bed's API server
  * (real KCM and scheduler, kwok pods): the order in which the API server saw workloads
  * appear and become ready respects the install groups and the hook phases; every gate
- * passes; a second apply changes nothing (no resourceVersion moves, no Job is rerun).
+ * passes; a second apply changes nothing (no resourceVersion moves, no Job is rerun). First, in
+ * requeue mode (the controller's), the same steps stop at the first gate not met yet.
  */
 const ns = 'cloud-install';
 const work = mkdtempSync(join(tmpdir(), 'ks-cloud-install-'));
@@ -71,10 +74,37 @@ const at = (kind: string, name: string, event: Seen['event']): number => {
   return s.seq;
 };
 
+const secrets = generateSecrets((n) => Buffer.alloc(n, 7));
+const render = () => renderCloud({ spec: { release: '2025.1', chart: { repository: charts.repository } }, namespace: ns, secrets, helm: charts.helm, workDir: mkdtempSync(join(work, 'r-')), baseDir: work, kubeVersion: kube.version });
+
 describe('a fresh install of the test cloud', () => {
+  it('in requeue mode looks once at the first gate not met and throws NotYet: no worker waits, no later step is applied', async () => {
+    const steps = installSteps(await render());
+    const progress = newCloudProgress();
+    const log: string[] = [];
+    // The deadline is far: a gate that waited instead of throwing would go on through the whole install.
+    const opts = { kubeConfig: kc, namespace: ns, cloud: 'cloud-install', pollMs: 300, stepDeadlineMs: 240_000, requeue: progress, log: (l: string) => log.push(l) };
+    const err = await applySteps(steps, opts).then(() => undefined, (e: unknown) => e);
+    expect(err, log.join('\n')).toBeInstanceOf(NotYet);
+    const stop = steps.findIndex((s) => !progress.done.has(describeStep(s)));
+    // A step with a gate (hooks wait for their Jobs): -1 (every step done) has none.
+    expect(['gate', 'hooks'], 'the kind of the step it stopped at').toContain(steps[stop]?.kind);
+    const label = describeStep(steps[stop]!).split(' ').slice(0, 2).join(' ');
+    expect((err as NotYet).reason).toMatch(new RegExp(`^step ${label.replace(/[[\]]/g, '\\$&')}: `));
+    expect([...progress.gateSince.keys()]).toEqual([label]);
+    // Nothing after that step reached the API server (read from it, not from what applySteps says).
+    const later = steps.slice(stop + 1).flatMap((s) => s.objects).filter((o) => ['Job', 'Deployment', 'StatefulSet', 'DaemonSet'].includes(o.kind));
+    expect(later.length).toBeGreaterThan(10);
+    const api = KubernetesObjectApi.makeApiClient(kc);
+    const present: string[] = [];
+    for (const o of later) {
+      const found = await api.read({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: ns } }).then(() => true, () => false);
+      if (found) present.push(`${o.kind}/${o.name}`);
+    }
+    expect(present).toEqual([]);
+  }, 120_000);
+
   it('comes up group by group, hooks by weight before each gate, and a second apply changes nothing', async () => {
-    const secrets = generateSecrets((n) => Buffer.alloc(n, 7));
-    const render = () => renderCloud({ spec: { release: '2025.1', chart: { repository: charts.repository } }, namespace: ns, secrets, helm: charts.helm, workDir: mkdtempSync(join(work, 'r-')), baseDir: work, kubeVersion: kube.version });
     const steps = installSteps(await render());
     const log: string[] = [];
     const result = await applySteps(steps, { kubeConfig: kc, namespace: ns, cloud: 'cloud-install', pollMs: 300, stepDeadlineMs: 240_000, log: (l) => log.push(l) });
