@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import type { SyncConfig } from '../config/syncs.ts';
+import type { Notifier } from '../notify/notifier.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { repoPath } from '../sync/repo-path.ts';
@@ -34,6 +35,8 @@ export interface SyncWorkerDeps {
   event: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   /** The annotations of the Sync resource now (the mass-delete confirmation). */
   annotations: () => Record<string, string>;
+  /** The Sync's `notify:` targets. */
+  notifier?: Notifier;
   /** `wait` with objects not Ready yet: run again (trigger 'health') after this delay; the run ends meanwhile (the Scheduler's lookAgain). */
   lookAgain: (afterMs: number) => void;
 }
@@ -67,8 +70,9 @@ export class SyncWorker implements SyncApplier {
 
   constructor(deps: SyncWorkerDeps) {
     this.d = deps;
-    const { sync, source, store, registry, metrics, log } = deps;
-    this.sync = new SyncRun({ name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log }, this);
+    const { sync, source, store, registry, metrics, log, notifier } = deps;
+    const notify = notifier ? { notify: notifier.notify.bind(notifier) } : {};
+    this.sync = new SyncRun({ name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, ...notify }, this);
   }
 
   get name(): string {
