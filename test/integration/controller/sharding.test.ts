@@ -118,6 +118,7 @@ describe('kupenstack controller --shards a,b,c, three replicas', () => {
       // Read at scrape time: on a loaded bed a renew that came late shows 0 for a moment (the Lease is still this replica's), so wait for it.
       await until(`the metrics of ${s}'s replica to say it holds ${s}`, async () => { const m = await metricsOf(); return want.every((w) => m.includes(w)); }, 30_000, 500);
       const metrics = await metricsOf();
+      expect(want).toHaveLength(3);
       for (const w of want) expect(metrics).toContain(w);
       expect(replicas.get(s)!.log()).toMatch(new RegExp(`shards  held by \\S+: ${s} \\(of a, b, c; prefers ${s}\\)`));
     }
