@@ -6,6 +6,7 @@ import type { JsonSchema } from '../schema/json-schema.ts';
 import type { SecretKey } from '../secrets/resolver.ts';
 import { checkCredentialSettings, type CredentialSettings } from '../source/credentials.ts';
 import { checkGitRef, type GitRef } from '../source/git-ref.ts';
+import { commitStatusProviders, repositoryOf, type NotifyTarget } from '../notify/target.ts';
 import { isDnsLabel } from '../util/dns-label.ts';
 import { parseDuration } from '../util/duration.ts';
 import { ConfigError } from './config-error.ts';
@@ -51,6 +52,8 @@ export interface SyncConfig {
   webhook?: { secret: SecretKey };
   /** Default signature policy of OCI Images (an Image's spec.verify wins). */
   imageVerify?: ImageVerify;
+  /** Where outcomes are sent (`notify:`); absent: nowhere. */
+  notify?: NotifyTarget[];
 }
 
 const cronMacros: Record<string, string> = { '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0', '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *' };
@@ -154,7 +157,30 @@ export function syncConfigOf(name: string, spec: SyncSpec, defaults: { owner: st
   if (spec.imageVerify !== undefined) sync.imageVerify = spec.imageVerify;
   const w = spec.webhook;
   if (w) sync.webhook = { secret: w.secretEnv !== undefined ? { env: w.secretEnv } : w.secretFile !== undefined ? { file: w.secretFile } : { name: w.secretRef!.name, key: 'token' } };
+  if (spec.notify?.length) sync.notify = spec.notify.map((n, i) => notifyTargetOf(n, i, spec, fail));
   return sync;
+}
+
+/** One `notify:` entry: what each provider needs is there, the secret named once. */
+function notifyTargetOf(n: NonNullable<SyncSpec['notify']>[number], i: number, spec: SyncSpec, fail: (key: Path, message: string) => Error): NotifyTarget {
+  const p: Path = ['notify', i];
+  const named = (['secretRef', 'secretEnv', 'secretFile'] as const).filter((k) => n[k] !== undefined);
+  if (named.length > 1) throw fail([...p, named[1]!], `give one of secretRef, secretEnv or secretFile, not ${named.join(' and ')}`);
+  const t: NotifyTarget = { provider: n.provider, events: n.events ?? [] };
+  if (n.secretRef) t.secret = { name: n.secretRef.name, key: 'token' };
+  else if (n.secretEnv !== undefined) t.secret = { env: n.secretEnv };
+  else if (n.secretFile !== undefined) t.secret = { file: n.secretFile };
+  if (n.url !== undefined) t.url = n.url;
+  const chat = n.provider === 'slack' || n.provider === 'teams';
+  if (n.url === undefined && !(chat && t.secret)) {
+    throw fail([...p, 'url'], chat ? `${n.provider} needs its incoming-webhook address: put it in a Secret's token key (secretRef) — the address is a credential — or in url` : `${n.provider} needs url: ${n.provider === 'webhook' ? 'the address to POST to' : 'the API base, e.g. https://api.github.com, https://gitlab.example/api/v4, https://gitea.example/api/v1'}`);
+  }
+  if (commitStatusProviders.includes(n.provider)) {
+    const repository = n.repository ?? (spec.source.git ? repositoryOf(spec.source.git.url) : undefined);
+    if (!repository) throw fail([...p, 'repository'], `a ${n.provider} commit status needs the repository as owner/repo on the forge (source.git.url has no owner/repo path to default to)`);
+    t.repository = repository;
+  }
+  return t;
 }
 
 function sourceOf(spec: SyncSpec, fail: (key: Path, message: string) => Error): SyncConfig['source'] {

@@ -53,6 +53,12 @@ export class Controller {
   private readonly recentEvents = new Map<string, number>();
   /** Runs done, per namespace (tests and metrics). */
   readonly runs = new Map<string, number>();
+  /** Namespaces whose full pass ran in this leadership (namespace-run.ts: only they get targeted runs). */
+  private readonly fullyRun = new Set<string>();
+  /** Objects created or changed since their namespace's run was scheduled, when nothing else scheduled it: its run is targeted at them. */
+  private readonly targets = new Map<string, Set<string>>();
+  /** Namespaces scheduled for a full pass (anything but an object's spec change): no targeted run until it ran. */
+  private readonly fullDue = new Set<string>();
   /** Aborted when leadership is lost: the engine's OpenStack calls in flight stop. */
   private leadership = new AbortController();
   /** When the first change not yet reconciled was seen, per namespace: the start of the latency a run's `timing` line breaks down. */
@@ -86,6 +92,7 @@ export class Controller {
       recentEvents: this.recentEvents,
       gone: this.gone,
       runs: this.runs,
+      fullyRun: this.fullyRun,
       // Read at each run: a new leadership brings a new one.
       images: () => this.images,
       acting: (ns) => this.acting(ns),
@@ -116,13 +123,13 @@ export class Controller {
     }
     await Promise.all([nsInformer.start(), ...this.informers.filter((i) => i !== nsInformer).map((i) => i.start())]);
     this.opts.log(`watching ${this.kinds.length} kinds; namespaces opt in with ${projectLabel}=enabled${this.opts.allowNamespaces?.length ? ` or by --namespace (${this.opts.allowNamespaces.join(', ')})` : ''}`);
-    for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns);
+    for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.schedule(ns);
     this.resync = setInterval(() => {
       const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns) && (!this.opts.sharding || this.acting(ns)));
       this.opts.log(`resync  ${due.length} namespaces`);
       // A run that never ends holds its namespace (the queue runs a key once at a time): say where it is.
       for (const [ns, run] of this.inFlight) if (Date.now() - run.since > 60_000) this.opts.log(`slow    run of ${ns} still going after ${Math.round((Date.now() - run.since) / 1000)} s, last step: ${run.step}`);
-      for (const ns of due) this.queue.add(ns, 0, true);
+      for (const ns of due) this.schedule(ns, 0, true);
     }, this.opts.resyncMs);
   }
 
@@ -136,8 +143,8 @@ export class Controller {
   /** Leadership gained: every opted-in namespace is reconciled (what came while following was skipped). */
   startedLeading(): void {
     this.opts.log('leading: reconciling every opted-in namespace');
-    for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.queue.add(ns, 0);
-    for (const ns of this.gone) this.queue.add(ns, 0);
+    for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.schedule(ns, 0);
+    for (const ns of this.gone) this.schedule(ns, 0);
   }
 
   /** Leadership lost: stop the run in flight and forget what only a leader may know (heal episodes, Events sent); the watch caches stay, they mirror the API server. */
@@ -147,6 +154,7 @@ export class Controller {
     this.leadership = new AbortController();
     this.memory.clear();
     this.recentEvents.clear();
+    this.fullyRun.clear();
     // Resolved image tags and registry clients: the next leadership resolves and authenticates afresh.
     this.images = new ImageFollows();
   }
@@ -155,8 +163,8 @@ export class Controller {
   shardGained(shard: string): void {
     const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns) && this.shardOf(ns) === shard);
     this.opts.log(`shard   ${shard} gained: reconciling its ${due.length} namespaces`);
-    for (const ns of due) this.queue.add(ns, 0);
-    for (const ns of this.gone) if (this.shardOf(ns) === shard) this.queue.add(ns, 0);
+    for (const ns of due) this.schedule(ns, 0);
+    for (const ns of this.gone) if (this.shardOf(ns) === shard) this.schedule(ns, 0);
   }
 
   /** A shard's Lease lost or handed over: its runs in flight stop, and what only its holder may know is forgotten. */
@@ -164,6 +172,7 @@ export class Controller {
     this.opts.log(`shard   ${shard} lost: stopping its runs in flight`);
     for (const [ns, abort] of this.runAborts) if (this.shardOf(ns) === shard) abort.abort(new Error(`shard ${shard} lost`));
     for (const address of this.memory.keys()) if (this.shardOf(address.split('/')[0]!) === shard) this.memory.delete(address);
+    for (const ns of this.fullyRun) if (this.shardOf(ns) === shard) this.fullyRun.delete(ns);
     this.recentEvents.clear();
   }
 
@@ -222,7 +231,7 @@ export class Controller {
       this.noteMoved(addresses);
       for (const ns of new Set(addresses.map((a) => a.split('/')[0]!))) {
         if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
-        this.queue.add(ns, 0);
+        this.schedule(ns, 0);
       }
       return;
     }
@@ -263,7 +272,7 @@ export class Controller {
     if (this.opts.sharding) this.onShardOf(name, old);
     // A pause set or lifted runs the namespace at once: drift reported, or corrected.
     const pauseChanged = old?.metadata?.annotations?.[pauseAnnotation] !== ns.metadata?.annotations?.[pauseAnnotation];
-    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating || pauseChanged)) this.queue.add(name);
+    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating || pauseChanged)) this.schedule(name);
   }
 
   /**
@@ -295,7 +304,7 @@ export class Controller {
     this.namespaces.delete(name);
     if (!was) return;
     this.gone.add(name);
-    this.queue.add(name);
+    this.schedule(name);
   }
 
   private onObject(kind: WatchedKind, o: KubeObject, event: 'add' | 'update' | 'delete'): void {
@@ -318,7 +327,23 @@ export class Controller {
     const matters = requested || event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
     if (!matters) return;
     if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
-    this.queue.add(ns);
+    // A spec created or changed is a targeted run's; a deletion, a finalizer or a resolve request needs the full pass.
+    const spec = !requested && event !== 'delete' && !isDeleting(o) && (event === 'add' || !old || old.metadata.generation !== o.metadata.generation);
+    this.schedule(ns, undefined, false, spec ? address : undefined);
+  }
+
+  /**
+   * Schedules a namespace's run (work-queue.ts), recording why: an object's
+   * spec (`target`) makes a targeted run unless anything else scheduled the
+   * full pass since its last run. Runs the queue schedules on its own (a
+   * requeue, a retry) are full passes too (reconcileHeld).
+   */
+  private schedule(ns: string, delayMs?: number, background = false, target?: string): void {
+    if (target === undefined) {
+      this.fullDue.add(ns);
+      this.targets.delete(ns);
+    } else if (!this.fullDue.has(ns)) this.targets.set(ns, (this.targets.get(ns) ?? new Set<string>()).add(target));
+    this.queue.add(ns, delayMs, background);
   }
 
   /** One namespace's run; answers when to run it again while OpenStack still works on its objects. */
@@ -375,7 +400,19 @@ export class Controller {
       return moved && [...moved].sort();
     };
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
-    return runNamespace(this.host, { ns, terminating, entries: new Map(this.objects.get(ns) ?? []), takeMoved, ...(changedAt !== undefined ? { changedAt } : {}), signal });
+    const targets = this.fullDue.has(ns) ? undefined : this.targets.get(ns);
+    this.fullDue.delete(ns);
+    this.targets.delete(ns);
+    try {
+      const after = await runNamespace(this.host, { ns, terminating, entries: new Map(this.objects.get(ns) ?? []), takeMoved, ...(changedAt !== undefined ? { changedAt } : {}), ...(targets ? { targets: [...targets].sort() } : {}), signal });
+      // Objects OpenStack still works on are looked at again by a full pass: a targeted run in between would not see them.
+      if (after !== undefined) this.fullDue.add(ns);
+      return after;
+    } catch (err) {
+      // The queue's retry is a full pass.
+      this.fullDue.add(ns);
+      throw err;
+    }
   }
 
 }

@@ -7,6 +7,7 @@ import { fanOut, type EventSink } from '../events/events.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
+import { withDependents } from '../validate/subset.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { ClockedCounters, formatCalls } from './call-counts.ts';
 import type { ControllerOptions } from './options.ts';
@@ -35,6 +36,8 @@ export interface NamespaceRunHost {
   readonly gone: Set<string>;
   /** Runs done, per namespace. */
   readonly runs: Map<string, number>;
+  /** Namespaces whose full pass ran in this leadership: only they may have a targeted run (it trusts what the full pass saw). */
+  readonly fullyRun: Set<string>;
   /** What the Image kind remembers between runs: this leadership's. */
   images: () => ImageFollows;
   /** True while this replica may write for the namespace. */
@@ -58,6 +61,8 @@ export interface NamespaceRunInput {
   takeMoved: () => string[] | undefined;
   /** When the first change not yet reconciled was seen (the `timing` line). */
   changedAt?: number;
+  /** Only these objects changed since the last run was scheduled (spec created or changed): the run observes and plans them, and what they need or what needs them, not the whole namespace. */
+  targets?: readonly string[];
   signal: AbortSignal;
 }
 
@@ -129,16 +134,11 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const why = host.pausedBy(ns);
   if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
   const moved = run.takeMoved();
-  let report: Awaited<ReturnType<ControllerOptions['engine']>>;
+  const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(run.targets, validated, entries);
+  let report: Report;
   try {
     if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
-    // An invalid object may still have an OpenStack object from its last valid spec: the store marks it kept (as detached), so prune deletes only what was deleted in Kubernetes.
-    report = await opts.engine(
-      { revision, validated },
-      deps,
-      // Every deletion here is a `kubectl delete` of that very object, an explicit act: the mass-delete guard is for files vanishing from Git.
-      { prune: true, allowMassDelete: true, requeue: true },
-    );
+    report = await enginePass(opts, ns, { revision, validated }, targeted, deps);
   } catch (err) {
     // Held whole (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
     if (err instanceof NotYet && !signal.aborted) return err.afterMs;
@@ -147,6 +147,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     clocked?.onWrite.delete(onWrite);
   }
   mark('engine');
+  if (!targeted && host.acting(ns)) host.fullyRun.add(ns);
   if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
   // Kept too: what OpenStack is still deleting (progress by requeue), until a later run finds it gone.
   const failed = new Set([...report.errors, ...report.progressing].map((e) => e.address));
@@ -166,13 +167,48 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   host.runs.set(ns, (host.runs.get(ns) ?? 0) + 1);
   const counts = `${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors`;
   const progressing = report.progressing.length ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)` : '';
-  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${counts}, ${rejected.size} rejected${progressing}`);
+  const scope = targeted ? ` (targeted: ${targeted.length} of ${validated.manifests.length} objects)` : '';
+  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${counts}, ${rejected.size} rejected${progressing}${scope}`);
   const since = changedAt ?? started;
   const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
   log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);
   log(`calls   after ${ns}: ${formatCalls(cloud.counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
   if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
   return soonest(report.progressing);
+}
+
+type Report = Awaited<ReturnType<ControllerOptions['engine']>>;
+
+/**
+ * The engine over the namespace (prune: every deletion here is a `kubectl
+ * delete` of that very object, an explicit act, so the mass-delete guard,
+ * which is for files vanishing from Git, is off), or over the targeted
+ * objects only (issue 33: a `kubectl apply` of a few objects waits for
+ * those, not for a list of every kind in the project; the resync's full pass
+ * still finds drift and prunes). An invalid object may still have an
+ * OpenStack object from its last valid spec: the store marks it kept (as
+ * detached), so prune deletes only what was deleted in Kubernetes.
+ */
+async function enginePass(opts: ControllerOptions, ns: string, input: { revision: string; validated: ValidatedRevision }, targeted: string[] | undefined, deps: EngineDeps): Promise<Report> {
+  if (!targeted) return opts.engine(input, deps, { prune: true, allowMassDelete: true, requeue: true });
+  const pass = await applyOnly(opts.engine, input, targeted, deps, true);
+  if ('skipped' in pass) throw new Error(`targeted run of ${ns}: ${pass.skipped}`);
+  return pass.report;
+}
+
+/**
+ * The objects a targeted run plans: the changed ones that validated and,
+ * transitively, what depends on them (a replace cascades to them). Undefined
+ * means the full pass: no targets recorded (a resync, a requeue, a retry, a
+ * label change), a changed object gone from the cache or invalid, or any
+ * object being deleted (its finalizer waits for the prune of a full pass).
+ */
+function targetsOf(targets: readonly string[] | undefined, validated: ValidatedRevision, entries: ReadonlyMap<string, NamespaceObject>): string[] | undefined {
+  if (!targets || targets.length === 0) return undefined;
+  if ([...entries.values()].some((e) => isDeleting(e.object))) return undefined;
+  const valid = new Set(validated.manifests.map((m) => m.address));
+  if (!targets.every((a) => entries.has(a) && valid.has(a))) return undefined;
+  return withDependents(validated, targets);
 }
 
 /**

@@ -12,6 +12,7 @@ import { Scheduler, type Trigger } from '../sync/scheduler.ts';
 import { sourceForSync } from '../sync/sync-source.ts';
 import { reasons } from '../sync/conditions.ts';
 import { group, version, type SchemaRegistry } from '../schema/registry.ts';
+import { Notifier } from '../notify/notifier.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import { impersonating, serviceAccountUser } from './impersonate.ts';
@@ -150,6 +151,9 @@ export class SyncLoop {
     if (!spec.serviceAccountName) throw fail(['serviceAccountName'], `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`);
     if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git');
     if (spec.webhook && !spec.webhook.secretRef) throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
+    spec.notify?.forEach((n, i) => {
+      if (n.secretEnv !== undefined || n.secretFile !== undefined) throw fail(['notify', i], `in the cluster a notification secret is a Secret in ${this.o.namespace}: use secretRef (key "token")`);
+    });
     r.sync = sync;
     const saNamespace = spec.serviceAccountNamespace ?? this.o.namespace;
     const writer = impersonating(this.o.kc, serviceAccountUser(saNamespace, spec.serviceAccountName)).makeApiClient(k8s.CustomObjectsApi);
@@ -173,6 +177,7 @@ export class SyncLoop {
       acting: this.o.acting,
       event: (type, reason, message) => this.event(r.object, type, reason, message),
       annotations: () => r.object.metadata.annotations ?? {},
+      ...(sync.notify ? { notifier: new Notifier({ targets: sync.notify, secrets: this.o.secrets, log, egressNamespace: `(Sync ${name})` }) } : {}),
     });
     r.scheduler = new Scheduler({ intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend }, (t: Trigger, signal) => this.runAfterDependencies(r, worker, t, signal), (err) =>
       log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),

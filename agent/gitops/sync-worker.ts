@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import type { SyncConfig } from '../config/syncs.ts';
+import type { Notifier } from '../notify/notifier.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { repoPath } from '../sync/repo-path.ts';
@@ -34,6 +35,8 @@ export interface SyncWorkerDeps {
   event: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   /** The annotations of the Sync resource now (the mass-delete confirmation). */
   annotations: () => Record<string, string>;
+  /** The Sync's `notify:` targets. */
+  notifier?: Notifier;
 }
 
 /**
@@ -50,7 +53,7 @@ export class SyncWorker implements SyncApplier {
 
   constructor(deps: SyncWorkerDeps) {
     this.d = deps;
-    this.sync = new SyncRun({ name: deps.sync.name, path: deps.sync.path, intervalMs: deps.sync.intervalMs, source: deps.source, store: deps.store, registry: deps.registry, metrics: deps.metrics, log: deps.log }, this);
+    this.sync = new SyncRun({ name: deps.sync.name, path: deps.sync.path, intervalMs: deps.sync.intervalMs, source: deps.source, store: deps.store, registry: deps.registry, metrics: deps.metrics, log: deps.log, ...(deps.notifier ? { notify: deps.notifier.notify.bind(deps.notifier) } : {}) }, this);
   }
 
   get name(): string {

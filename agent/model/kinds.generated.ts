@@ -1616,6 +1616,37 @@ export type SyncSpec = {
     /** Standalone only: file holding the shared secret. */
     secretFile?: string;
   };
+  /**
+   * Where this Sync's outcomes are sent (Flux's Alert and Provider in one list): a signed JSON webhook, Slack or Teams
+   * incoming webhooks, or a commit status on the applied commit (GitHub, GitLab, Gitea/Forgejo). Every URL goes through
+   * the egress policy.
+   */
+  notify?: ({
+    /**
+     * webhook: JSON signed with HMAC-SHA256 (X-KupenStack-Signature: sha256=<hex>); slack, teams: incoming webhooks;
+     * github, gitlab, gitea: commit status on the applied commit (gitea also for Forgejo).
+     */
+    provider: "webhook" | "slack" | "teams" | "github" | "gitlab" | "gitea";
+    /**
+     * The forge's API base for a commit status (https://api.github.com, https://gitlab.example/api/v4,
+     * https://gitea.example/api/v1) or a webhook's address. Slack and Teams addresses are credentials: give them as the
+     * secret instead.
+     */
+    url?: string;
+    /** Commit status only: owner/repo (GitLab: group/project) on the forge; default: the path of source.git.url. */
+    repository?: string;
+    /** Which outcomes to send; default all of them. */
+    events?: ("started" | "applied" | "rejected" | "held" | "failed")[];
+    /**
+     * Secret whose `token` key holds the HMAC key (webhook), the API token (commit status) or the whole
+     * incoming-webhook address (slack, teams).
+     */
+    secretRef?: SecretRef;
+    /** Standalone only: environment variable holding the token. */
+    secretEnv?: string;
+    /** Standalone only: file holding the token. */
+    secretFile?: string;
+  })[];
 };
 
 /** Observed state, written by the agent. */

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { SyncConfig } from '../config/syncs.ts';
+import { Notifier } from '../notify/notifier.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { sharedSchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
@@ -70,7 +71,8 @@ export class SyncRunner implements SyncApplier {
     this.applyConfig = { ...deps.config, owner: sync.owner, projectPrefix: sync.projectPrefix, stateDir, ...(sync.imageVerify ? { imageVerify: sync.imageVerify } : {}) };
     this.snapshots = new Snapshots(join(stateDir, 'revisions'));
     this.log = deps.logger.child({ sync: sync.name });
-    const run = { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source: deps.source, store, registry: this.registry, metrics: deps.metrics, log: this.log };
+    const notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets: deps.secrets, log: this.log, egressNamespace: `(Sync ${sync.name})` }) : undefined;
+    const run = { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source: deps.source, store, registry: this.registry, metrics: deps.metrics, log: this.log, ...(notifier ? { notify: notifier.notify.bind(notifier) } : {}) };
     // Standalone, only validation rejects a revision: the one on record stays refused across restarts.
     this.shared = new SyncRun(run, this, store.status.rejectedRevision);
   }

@@ -1,4 +1,5 @@
 import { formatDiagnostic } from '../diagnostic.ts';
+import { makeNotice, type Notice, type NoticeEvent } from '../notify/notice.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { Source } from '../source/source.ts';
 import type { Logger } from '../telemetry/logger.ts';
@@ -52,6 +53,8 @@ export interface SyncRunDeps {
   registry: SchemaRegistry;
   metrics: AgentMetrics;
   log: Logger;
+  /** Where the run's outcomes go (the Sync's `notify:` targets); never waits, never throws. */
+  notify?: (n: Notice) => void;
 }
 
 /**
@@ -69,11 +72,16 @@ export class SyncRun {
   private lastFullOk = true;
   /** The last revision that failed validation: refused again without a look (one the API server refused is tried again on timed runs). */
   private invalid?: string;
+  /** The last revision announced as applied: drift runs and restarts do not announce it again. */
+  private announced?: string;
+  /** The run's outcome, sent when the run finishes (when the conditions are final). */
+  private outcome?: { event: NoticeEvent; revision: string; summary: string; diagnostic?: string };
 
   constructor(deps: SyncRunDeps, applier: SyncApplier, invalid?: string) {
     this.d = deps;
     this.a = applier;
     this.invalid = invalid;
+    if (deps.store.get('Ready')?.status === 'True') this.announced = deps.store.status.lastAppliedRevision;
   }
 
   /** One run; true when the Sync ended converged on the newest revision. */
@@ -116,6 +124,8 @@ export class SyncRun {
       return this.finish(started, trigger, false);
     }
     st.status.lastAttemptedRevision = revision;
+    // A new revision starts: a commit status goes to pending (a drift run of the applied one says nothing).
+    if (revision !== st.status.lastAppliedRevision) this.d.notify?.(makeNotice('started', this.d.name, revision, `applying ${revision}`));
     // The whole revision loads and validates, once, or nothing of it is applied.
     const check = await checkPath(dir, this.d.registry);
     if (check.diagnostics.length > 0) {
@@ -151,6 +161,26 @@ export class SyncRun {
     if (message) run.message = message.slice(0, 4096);
     if (counts) run.counts = counts;
     this.d.store.record(run);
+    if (result === 'Rejected') this.outcome = { event: 'rejected', revision, summary: `revision ${revision} rejected, nothing from it applied`, diagnostic: message?.split('\n')[0] ?? '' };
+    else if (result === 'Failed') this.outcome = { event: 'failed', revision, summary: `revision ${revision} failed to apply`, diagnostic: message ?? '' };
+    else if (result === 'Held') this.outcome = { event: 'held', revision, summary: message ?? 'deletions held' };
+  }
+
+  /** The run's outcome to the Sync's targets, once its conditions are final; `applied` only when Ready, once per revision. */
+  private announce(ok: boolean): void {
+    const o = this.outcome;
+    this.outcome = undefined;
+    const notify = this.d.notify;
+    if (!notify) return;
+    const ready = this.d.store.get('Ready');
+    const applied = this.d.store.status.lastAppliedRevision;
+    if (ok && ready?.status === 'True' && applied && applied !== this.announced) {
+      this.announced = applied;
+      notify(makeNotice('applied', this.d.name, applied, ready.message));
+    } else if (o?.event === 'held') {
+      // The Ready message names the held objects and how to confirm them.
+      notify(makeNotice('held', this.d.name, o.revision, ready?.reason === 'DeletionHeld' ? ready.message : o.summary));
+    } else if (o) notify(makeNotice(o.event, this.d.name, o.revision, o.summary, o.diagnostic));
   }
 
   /** Metrics and the Reconciling condition at the end of a run; a partial pass does not end a retry the last full run scheduled. */
@@ -164,6 +194,7 @@ export class SyncRun {
     m.reconciles.inc({ sync: this.d.name, result, trigger });
     m.ready.set({ sync: this.d.name }, st.get('Ready')?.status === 'True' ? 1 : 0);
     finished(st, opts.partial ? ok && this.lastFullOk : ok);
+    if (!opts.skipped && this.a.acting()) this.announce(opts.partial ? ok && this.lastFullOk : ok);
     if (!opts.partial) this.lastFullOk = ok;
     if (this.a.acting()) await st.save();
     return ok;

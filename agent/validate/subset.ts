@@ -17,3 +17,20 @@ export function subsetOf(validatedHead: ValidatedRevision, addresses: readonly s
   return { ...validatedHead, manifests: validatedHead.manifests.filter((m) => keep.has(m.address)), order: validatedHead.order.filter((a) => keep.has(a)) };
 }
 
+
+/**
+ * The named manifests and, transitively, what depends on them: a changed
+ * object's replace cascades to its dependents only if they are planned with
+ * it (plan/decide.ts `cascade`), so a targeted run plans them too.
+ */
+export function withDependents(validatedHead: ValidatedRevision, addresses: readonly string[]): string[] {
+  const keep = new Set<string>();
+  // A stack, not recursion: a chain of dependents can be as long as the revision.
+  const todo = [...addresses];
+  for (let address = todo.pop(); address !== undefined; address = todo.pop()) {
+    if (keep.has(address)) continue;
+    keep.add(address);
+    todo.push(...(validatedHead.graph.dependents.get(address) ?? []));
+  }
+  return [...keep].sort();
+}

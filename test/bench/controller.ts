@@ -20,7 +20,8 @@ import type { BenchRow } from './table.ts';
  */
 const repo = join(import.meta.dirname, '../..');
 const applies = 10;
-const goalMs = 1_000;
+// Issue 33: a `kubectl apply` reaches OpenStack in ≤ 0.3 s (the targeted run; the standalone push stays ≤ 0.5 s).
+const goalMs = 300;
 const namespaceCount = 10;
 /** A no-op run lists each of the 12 kinds in the project, plus the project and its scope: two per kind is the ceiling with no per-object GET. */
 const readsPerNamespace = 24;

@@ -5,6 +5,8 @@ import { kindOrder } from '../../agent/graph/kind-order.ts';
 import { referencesOf } from '../../agent/graph/references.ts';
 import { addressOf, type Manifest } from '../../agent/model/manifest.ts';
 import { sharedSchemaRegistry } from '../../agent/schema/registry.ts';
+import { subsetOf, withDependents } from '../../agent/validate/subset.ts';
+import type { ValidatedRevision } from '../../agent/validate/validate.ts';
 
 const node = (address: string): Manifest => ({ address }) as Manifest;
 
@@ -88,5 +90,28 @@ describe('ordering without a reference (x-kupenstack-after)', () => {
     const kinds = kindOrder(registry);
     expect(kinds.indexOf('Volume')).toBeLessThan(kinds.indexOf('VolumeSnapshot'));
     expect(kinds.indexOf('ServerGroup')).toBeLessThan(kinds.indexOf('VirtualMachine'));
+  });
+});
+
+describe("a targeted run's objects", () => {
+  const revision = (nodes: string[], edges: { from: string; to: string }[]): ValidatedRevision => {
+    const manifests = nodes.map(node);
+    return { manifests, graph: buildGraph(manifests, edges), order: nodes } as unknown as ValidatedRevision;
+  };
+  const net = { from: 't/Subnet/s', to: 't/Network/n' };
+  const port = { from: 't/Port/p', to: 't/Subnet/s' };
+  const vm = { from: 't/VirtualMachine/vm', to: 't/Port/p' };
+
+  it('are the changed ones and, transitively, what depends on them (a replace cascades to those); subsetOf then adds what they need', () => {
+    const r = revision(['t/Network/n', 't/Subnet/s', 't/Port/p', 't/VirtualMachine/vm', 't/Network/other'], [net, port, vm]);
+    expect(withDependents(r, ['t/Subnet/s'])).toEqual(['t/Port/p', 't/Subnet/s', 't/VirtualMachine/vm']);
+    expect(withDependents(r, ['t/Network/other'])).toEqual(['t/Network/other']);
+    expect(subsetOf(r, withDependents(r, ['t/Subnet/s'])).manifests.map((m) => m.address).sort()).toEqual(['t/Network/n', 't/Port/p', 't/Subnet/s', 't/VirtualMachine/vm']);
+  });
+
+  it('follow a chain of 20 000 dependents without recursion limits', () => {
+    const nodes = Array.from({ length: 20_000 }, (_, i) => `n${String(i).padStart(5, '0')}`);
+    const r = revision(nodes, nodes.slice(1).map((n, i) => ({ from: n, to: nodes[i]! })));
+    expect(withDependents(r, ['n00000'])).toHaveLength(20_000);
   });
 });
