@@ -214,6 +214,40 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     expect(plugin.stdout).toContain(nets);
     rmSync(bin, { recursive: true, force: true });
   }, 600_000);
+  it('kupenstack get resources, tree sync and events: the objects the Syncs applied, their Ready condition and their ids in Neutron', async () => {
+    const inNeutron = new Map([...(await neutron('networks')), ...(await neutron('subnets'))].map((o) => [o.name, (o as { id?: string }).id ?? '']));
+    const got = cli(['get', 'resources', '-n', ns, '-o', 'json']);
+    expect(got.status, got.stderr).toBe(0);
+    const rows = JSON.parse(got.stdout) as { namespace: string; kind: string; name: string; ready: string; id: string }[];
+    // Every custom resource of the namespace, as kubectl lists them; the managed ones carry the id Neutron has under their name.
+    expect(rows.map((r) => `${r.kind}/${r.name}`).sort()).toEqual([...crNames('networks').map((n) => `Network/${n}`), ...crNames('subnets').map((n) => `Subnet/${n}`)].sort());
+    const shared = rows.find((r) => r.kind === 'Network' && r.name === 'shared');
+    expect(shared).toMatchObject({ namespace: ns, ready: 'True', id: inNeutron.get('shared') });
+    expect(rows.find((r) => r.kind === 'Subnet' && r.name === 'tenant-a')?.id).toBe(inNeutron.get('tenant-a'));
+    const table = cli(['get', 'resources', '-n', ns]).stdout.split('\n');
+    expect(table[0]).toMatch(/^NAME +READY +OPENSTACK ID +MESSAGE +AGE$/);
+    expect(table.find((l) => l.startsWith('network/shared '))).toMatch(new RegExp(`^network/shared +True +${inNeutron.get('shared')} `));
+    expect(cli(['get', 'resources', '-A']).stdout.split('\n')[0]).toMatch(/^NAMESPACE +NAME +READY +OPENSTACK ID/);
+    expect(cli(['get', 'resources', '-n', `nope-${run}`]).stdout).toBe(`No KupenStack resources found in nope-${run} namespace.\n`);
+
+    const tree = cli(['tree', 'sync', nets]);
+    expect(tree.status, tree.stderr).toBe(0);
+    const lines = tree.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`Sync/${nets} (Ready True, main@sha1:${git.head()})`);
+    expect(lines[1]).toBe(`└── Namespace/${ns}`);
+    expect(lines.slice(2)).toContain(`    └── Network/shared  Ready  openstack ${inNeutron.get('shared')}`);
+    expect(cli(['tree', 'sync', `nope-${run}`]).stderr).toContain(`Sync nope-${run} does not exist in this cluster`);
+
+    // The Events kubectl lists for KupenStack objects in the namespace, the same ones, oldest first.
+    const events = cli(['events', '-n', ns, '-o', 'json']);
+    expect(events.status, events.stderr).toBe(0);
+    const seen = JSON.parse(events.stdout) as { object: string; reason: string; at: string }[];
+    const byKubectl = getJson<{ items: unknown[] }>(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.apiVersion=kupenstack.io/v1alpha1']).items;
+    expect(seen.length, 'Events recorded on the namespace objects').toBeGreaterThan(0);
+    expect(seen).toHaveLength(byKubectl.length);
+    expect(seen.map((e) => e.at)).toEqual([...seen.map((e) => e.at)].sort());
+    expect(cli(['events', '-n', ns]).stdout.split('\n')[0]).toMatch(/^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$/);
+  }, 300_000);
   it('with wait, a VM that goes ERROR keeps the Sync not Ready, and its status names the VM and why', async () => {
     const vms = `vms-${run}`;
     const disk = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
