@@ -12,7 +12,7 @@ export interface CloudOptions {
 
 export function withCloudOptions(command: Command): Command {
   return command
-    .option('--cloud <name>', 'clouds.yaml entry of the cloud (or "cloud" in the config file)')
+    .option('--cloud <name>', 'clouds.yaml entry of the cloud (default: $OS_CLOUD, else "cloud" in the config file)')
     .option('--clouds <file>', 'clouds.yaml to read (default: OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/clouds.yaml, /etc/openstack/clouds.yaml)')
     .option('-c, --config <file>', 'standalone configuration (kupenstack.yaml)')
     .option('--owner <name>', 'ownership identity written into every object (overrides the config)');
@@ -22,7 +22,15 @@ export function withCloudOptions(command: Command): Command {
 export function resolveCloud(opts: CloudOptions): { config: AgentConfig; cloud: string; cloudsFile?: string } {
   const config = loadConfig(opts.config);
   if (opts.owner) config.owner = opts.owner;
-  const cloud = opts.cloud ?? config.cloud;
-  if (!cloud) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml) or set "cloud" in the config file');
+  const cloud = cloudName(opts.cloud, config.cloud);
+  if (!cloud) throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml), set OS_CLOUD, or set "cloud" in the config file');
   return { config, cloud, cloudsFile: opts.clouds ?? config.clouds };
+}
+
+/**
+ * The cloud to use, as every OpenStack tool picks it: the flag, else
+ * `OS_CLOUD` (an empty one counts as unset), else the config file's `cloud`.
+ */
+export function cloudName(flag: string | undefined, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return flag ?? (env.OS_CLOUD || undefined) ?? configured;
 }

@@ -3,6 +3,7 @@ import { runController } from '../controller/process.ts';
 import { chooseLoops } from '../controller/loops.ts';
 import { checkShardName, parseShards, preferredShard } from '../controller/shards.ts';
 import { loadConfig } from '../config/config.ts';
+import { cloudName as cloudNameOf } from './cloud-options.ts';
 import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
@@ -53,7 +54,7 @@ export function controllerCommand(): Command {
     .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
     .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
-    .option('--cloud <name>', 'clouds.yaml entry of the cloud (or "cloud" in the config file)')
+    .option('--cloud <name>', 'clouds.yaml entry of the cloud (default: $OS_CLOUD, else "cloud" in the config file)')
     .option('--clouds <file>', 'clouds.yaml file (when the cloud is not read from a Secret)')
     .option('--clouds-secret <[namespace/]name>', 'read clouds.yaml from this Secret (key clouds.yaml); changes apply without a restart')
     .option('-c, --config <file>', 'kupenstack.yaml (owner, projectPrefix, role, concurrency)')
@@ -90,7 +91,7 @@ export function controllerCommand(): Command {
       if (opts.owner) config.owner = opts.owner;
       if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
       if (opts.stateDir !== undefined) config.stateDir = opts.stateDir;
-      const cloudName = opts.cloud ?? config.cloud;
+      const cloudName = cloudNameOf(opts.cloud, config.cloud);
       const loops = chooseLoops({ ...(cloudName ? { cloudName } : {}), syncs: opts.syncs, cloudLifecycle: opts.cloudLifecycle });
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
       if (!isDuration(opts.cloudResync)) throw new UsageError(`--cloud-resync ${opts.cloudResync}: not a duration (e.g. 10m)`);

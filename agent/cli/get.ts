@@ -1,32 +1,54 @@
 import { Command, Option } from 'commander';
+import { stringify } from 'yaml';
 import { KupenstackError } from '../errors.ts';
+import { listResources, type ResourceRow } from '../gitops/resource-client.ts';
 import { listSyncs, rowOf, type SyncRow } from '../gitops/sync-client.ts';
-import { addKubeOptions, kubeConfigFor, type KubeFlags } from './kube-options.ts';
-import { printJson } from './output.ts';
+import { sharedSchemaRegistry } from '../schema/registry.ts';
+import { addKubeOptions, addNamespaceOptions, kubeConfigFor, namespaceOf, type KubeFlags, type NamespaceFlags } from './kube-options.ts';
+import { columns, printJson } from './output.ts';
 
 /**
  * `kupenstack get syncs` (Flux's `flux get kustomizations`): one line per
- * Sync with its applied revision, suspended, Ready and the Ready message;
- * `-o wide` adds the reason, the objects Ready (wait) and the age, `-o json`
- * the rows as data.
+ * Sync with the columns `kubectl get syncs` prints (the CRD's printer
+ * columns: revision, suspended, Ready, the wait counts, message, age);
+ * `-o wide` adds the Ready reason, `-o json|yaml` the rows as data.
+ * `kupenstack get resources [-n NS | -A]`: every KupenStack custom resource
+ * with its Ready condition and OpenStack id (the current context's
+ * namespace by default, as kubectl).
  */
 export function getCommand(): Command {
-  const cmd = new Command('get').description('list KupenStack resources in the cluster (syncs)').argument('<kind>', 'what to list: syncs').option('-l, --selector <selector>', 'label selector, as kubectl -l');
-  cmd.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'wide', 'json']).default('text'));
-  addKubeOptions(cmd).action(async (kind: string, opts: KubeFlags & { selector?: string; output: 'text' | 'wide' | 'json' }) => {
-    if (!['syncs', 'sync', 'kssync'].includes(kind)) throw new KupenstackError('cli.usage', `kupenstack get: unknown kind "${kind}"; use: kupenstack get syncs`);
-    const rows = (await listSyncs(kubeConfigFor(opts), opts.selector)).map((s) => rowOf(s));
+  const cmd = new Command('get').description('list KupenStack objects in the cluster (syncs, resources)').argument('<kind>', 'what to list: syncs or resources').option('-l, --selector <selector>', 'label selector, as kubectl -l (syncs)');
+  cmd.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'wide', 'json', 'yaml']).default('text'));
+  addNamespaceOptions(addKubeOptions(cmd)).action(async (kind: string, opts: KubeFlags & NamespaceFlags & { selector?: string; output: 'text' | 'wide' | 'json' | 'yaml' }) => {
+    const kc = kubeConfigFor(opts);
+    let rows: SyncRow[] | ResourceRow[];
+    let text: () => string;
+    if (['syncs', 'sync', 'kssync'].includes(kind)) {
+      const syncs = (await listSyncs(kc, opts.selector)).map((s) => rowOf(s));
+      [rows, text] = [syncs, () => (syncs.length === 0 ? 'No Syncs found.\n' : table(syncs, opts.output === 'wide'))];
+    } else if (['resources', 'resource', 'all'].includes(kind)) {
+      const namespace = namespaceOf(opts, kc);
+      const resources = await listResources(kc, sharedSchemaRegistry(), namespace);
+      [rows, text] = [resources, () => (resources.length === 0 ? `No KupenStack resources found${namespace ? ` in ${namespace} namespace` : ''}.\n` : resourceTable(resources, namespace === undefined, opts.output === 'wide'))];
+    } else throw new KupenstackError('cli.usage', `kupenstack get: unknown kind "${kind}"; use: kupenstack get syncs, or kupenstack get resources [-n NAMESPACE | -A]`);
     if (opts.output === 'json') return printJson(rows);
-    process.stdout.write(rows.length === 0 ? 'No Syncs found.\n' : table(rows, opts.output === 'wide'));
+    if (opts.output === 'yaml') return void process.stdout.write(stringify(rows));
+    process.stdout.write(text());
   });
   return cmd;
 }
 
+/** KIND/NAME as kubectl names objects of several kinds, READY, the OpenStack id, message and age; -A adds NAMESPACE, -o wide the reason. */
+export function resourceTable(rows: ResourceRow[], allNamespaces: boolean, wide: boolean): string {
+  const none = '<none>';
+  const head = [...(allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'READY', ...(wide ? ['REASON'] : []), 'OPENSTACK ID', 'MESSAGE', 'AGE'];
+  const cells = rows.map((r) => [...(allNamespaces ? [r.namespace] : []), `${r.kind.toLowerCase()}/${r.name}`, r.ready, ...(wide ? [r.reason || none] : []), r.id || none, r.message.replace(/\s+/g, ' ') || none, r.age]);
+  return columns(head, cells);
+}
+
 export function table(rows: SyncRow[], wide: boolean): string {
-  const head = ['NAME', 'REVISION', 'SUSPENDED', 'READY', ...(wide ? ['REASON', 'OBJECTS', 'AGE'] : []), 'MESSAGE'];
-  const cells = rows.map((r) => [r.name, r.revision || '-', String(r.suspended), r.ready, ...(wide ? [r.reason || '-', r.objects ?? '-', r.age] : []), r.message.replace(/\s+/g, ' ')]);
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  // The message is the last column and is not padded, as kubectl prints it.
-  const line = (c: string[]): string => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]! + 3))).join('').trimEnd();
-  return `${[head, ...cells].map(line).join('\n')}\n`;
+  const none = '<none>';
+  const head = ['NAME', 'REVISION', 'SUSPENDED', 'READY', ...(wide ? ['REASON'] : []), 'OBJECTS READY', 'STALLED', 'MESSAGE', 'AGE'];
+  const cells = rows.map((r) => [r.name, r.revision || none, String(r.suspended), r.ready, ...(wide ? [r.reason || none] : []), r.readyObjects === undefined ? none : String(r.readyObjects), r.stalled === undefined ? none : String(r.stalled), r.message.replace(/\s+/g, ' ') || none, r.age]);
+  return columns(head, cells);
 }

@@ -26,3 +26,20 @@ export function kubeConfigFor(flags: KubeFlags, env: NodeJS.ProcessEnv = process
   const kubeconfig = flags.kubeconfig ?? fallback;
   return loadKubeConfig({ ...(kubeconfig ? { kubeconfig } : {}), ...(flags.context ? { context: flags.context } : {}), env });
 }
+
+export interface NamespaceFlags {
+  namespace?: string;
+  allNamespaces?: boolean;
+}
+
+/** kubectl's `-n` and `-A`, for the commands that read namespaced objects. */
+export function addNamespaceOptions(cmd: Command): Command {
+  return cmd.option('-n, --namespace <name>', "the namespace (default: the context's namespace, else default)").option('-A, --all-namespaces', 'every namespace');
+}
+
+/** The namespace a command reads, as kubectl picks it: -A for all (undefined), -n, the context's namespace, else `default`. */
+export function namespaceOf(flags: NamespaceFlags, kc: KubeConfig): string | undefined {
+  if (flags.allNamespaces) return undefined;
+  if (flags.namespace) return flags.namespace;
+  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+}

@@ -22,6 +22,8 @@ const commands: Record<string, () => Promise<Command>> = {
   reconcile: async () => (await import('./reconcile.ts')).reconcileCommand(),
   suspend: async () => (await import('./suspend.ts')).suspendCommand(),
   resume: async () => (await import('./resume.ts')).resumeCommand(),
+  tree: async () => (await import('./tree.ts')).treeCommand(),
+  events: async () => (await import('./events.ts')).eventsCommand(),
 };
 
 /** The program with the subcommand `only` (what argv names), or with all of them (help, an unknown command). */

@@ -5,6 +5,7 @@ import { chartDefaults, renderChart, type RenderedObject } from './render.ts';
 import type { CloudSecrets } from './secrets.ts';
 import { enabledCharts } from './spec.ts';
 import { chartValues, type Values } from './values.ts';
+import { allSettledOrThrow } from '../util/concurrency.ts';
 
 /**
  * Every enabled chart of a cloud: fetched (and verified) from the chart source, its values
@@ -35,7 +36,8 @@ export interface RenderCloudInput {
 
 export async function renderCloud(input: RenderCloudInput): Promise<RenderedChart[]> {
   const release = findRelease(input.spec.release)?.series ?? input.spec.release;
-  return Promise.all(
+  // Every chart settles before a failure is thrown: the caller removes workDir, where the others may still be unpacking.
+  return allSettledOrThrow(
     enabledCharts(input.spec).map(async (chart) => {
       const t0 = performance.now();
       const fetched = await fetchChart({ source: input.spec.chart ?? {}, chart: chart.chart, helm: input.helm, workDir: input.workDir, baseDir: input.baseDir, signal: input.signal });

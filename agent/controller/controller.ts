@@ -8,6 +8,7 @@ import type { ResourceStatus } from '../status/store.ts';
 import { namespacedKinds, type WatchedKind } from './kinds.ts';
 import type { ControllerOptions } from './options.ts';
 import { runNamespace, type NamespaceRunHost } from './namespace-run.ts';
+import { pauseAnnotation, pausedBy } from './paused.ts';
 import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objects.ts';
 import { shardOf } from './shards.ts';
 import type { NamespaceObject } from './status-store.ts';
@@ -101,6 +102,7 @@ export class Controller {
       },
       shardOf: (ns) => this.shardOf(ns),
       labelsOf: (ns) => this.labelsOf(ns),
+      pausedBy: (ns) => pausedBy(this.namespaces.get(ns)?.metadata?.annotations),
     };
     const workers = opts.namespaceWorkers ?? Math.max(1, Math.min(4, opts.config.concurrency));
     this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: workers }, (ns) => this.reconcileNamespace(ns));
@@ -268,7 +270,9 @@ export class Controller {
     const was = old?.metadata?.labels?.[key];
     const terminating = ns.metadata?.deletionTimestamp !== undefined && old?.metadata?.deletionTimestamp === undefined;
     if (this.opts.sharding) this.onShardOf(name, old);
-    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating)) this.schedule(name);
+    // A pause set or lifted runs the namespace at once: drift reported, or corrected.
+    const pauseChanged = old?.metadata?.annotations?.[pauseAnnotation] !== ns.metadata?.annotations?.[pauseAnnotation];
+    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating || pauseChanged)) this.schedule(name);
   }
 
   /**

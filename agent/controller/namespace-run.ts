@@ -1,5 +1,5 @@
 import type * as k8s from '@kubernetes/client-node';
-import type { EngineDeps } from '../act/apply.ts';
+import { planRevision, type EngineDeps } from '../act/apply.ts';
 import { applyOnly } from '../act/partial.ts';
 import { soonest } from '../act/progress.ts';
 import { formatDiagnostic } from '../diagnostic.ts';
@@ -14,6 +14,7 @@ import type { ControllerOptions } from './options.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { setFinalizer } from './finalizers.ts';
 import { finalizer, isDeleting } from './objects.ts';
+import { reportPaused } from './paused.ts';
 import { deleteNamespaceProject } from './project-cleanup.ts';
 import { documentsOf, revisionOf } from './revision.ts';
 import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
@@ -46,6 +47,8 @@ export interface NamespaceRunHost {
   shardOf: (ns: string) => string;
   /** A namespace's labels as the watch has them (an admin namespace may set OpenStack's admin-only fields). */
   labelsOf: (ns: string) => Record<string, string>;
+  /** Why the namespace is paused (its `kupenstack.io/paused` annotation), or undefined. */
+  pausedBy: (ns: string) => string | undefined;
 }
 
 export interface NamespaceRunInput {
@@ -70,8 +73,8 @@ export interface NamespaceRunInput {
  * objects' finalizers and, for a deleted namespace, its project. Throws when
  * the engine reported errors, so the queue retries with backoff; answers when
  * to run again while OpenStack still works on objects (progress by requeue:
- * the engine does not wait for them, so the run frees its slot). About 90
- * lines read top to bottom: each step's `mark` is the timing line an
+ * the engine does not wait for them, so the run frees its slot). About 100
+ * lines (~102 lines) read top to bottom: each step's `mark` is the timing line an
  * operator reads.
  */
 export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<number | undefined> {
@@ -128,6 +131,8 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const onWrite = (at: number): void => void (firstWrite ??= at);
   clocked?.onWrite.add(onWrite);
   const deps: EngineDeps = { cloud, registry: opts.registry, config: opts.config, state: store, events, secrets: opts.secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), ...(opts.journal ? { journal: opts.journal } : {}) };
+  const why = host.pausedBy(ns);
+  if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
   const moved = run.takeMoved();
   const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(run.targets, validated, entries);
   let report: Report;
@@ -204,6 +209,32 @@ function targetsOf(targets: readonly string[] | undefined, validated: ValidatedR
   const valid = new Set(validated.manifests.map((m) => m.address));
   if (!targets.every((a) => entries.has(a) && valid.has(a))) return undefined;
   return withDependents(validated, targets);
+}
+
+/**
+ * A paused namespace (paused.ts): the plan only, read from OpenStack, and
+ * its drift on the objects; no finalizer is released (a deleted object's
+ * OpenStack object stays until the pause ends). The resync runs it again.
+ */
+async function pausedRun(host: NamespaceRunHost, ns: string, why: string, input: Parameters<typeof planRevision>[0], deps: EngineDeps, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink): Promise<undefined> {
+  const plan = await planRevision(input, deps, { prune: true, allowMassDelete: true });
+  if (!host.acting(ns)) return undefined;
+  const drifted = await reportPaused({ ns, why, addresses: [...entries.keys()], plan, store, events, kindOf: (a) => entries.get(a)?.kind.kind, current: (a) => currentStatus(entries.get(a), host.memory.get(a)) });
+  host.opts.log(`paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`);
+  return undefined;
+}
+
+/** What the object's status holds now, as the store writes it back (a paused run changes only its conditions). */
+function currentStatus(entry: NamespaceObject | undefined, known: ResourceStatus | undefined): ResourceStatus {
+  if (known?.conditions) return known;
+  const { conditions, id, lastSyncTime, observedGeneration: _generation, heal: _heal, observed, ...fields } = entry?.object.status ?? {};
+  return {
+    ...known,
+    ...(Array.isArray(conditions) ? { conditions: conditions as Condition[] } : {}),
+    ...(typeof id === 'string' ? { id } : {}),
+    ...(typeof lastSyncTime === 'string' ? { lastSyncTime } : {}),
+    observed: { ...(typeof observed === 'object' && observed !== null ? observed : {}), ...fields },
+  };
 }
 
 /**

@@ -10,6 +10,8 @@ export type EngineEventType =
   | 'deleted'
   | 'healed'
   | 'drift-corrected'
+  /** Drift seen and left alone: the namespace is paused (controller/paused.ts). */
+  | 'drift-detected'
   | 'held'
   | 'rejected'
   | 'failed'

@@ -17,7 +17,9 @@ export type SyncResourceStatus = GeneratedSyncStatus;
  * standalone status file (agent/sync/status.ts, conditions.ts), kept in
  * the Sync resource's status subresource by server-side apply. What only
  * the cluster needs (inventory, heldRevision, observedGeneration) lives
- * beside it. Only the leader's runs call `save`.
+ * beside it. `save` writes only while `acting` says this replica leads: a
+ * run demoted in the middle (past its own leadership check, e.g. while
+ * fetching) would otherwise write the status the new leader owns.
  */
 export class KubeSyncStatusStore extends SyncStatusBase {
   readonly status: SyncStatus;
@@ -29,10 +31,12 @@ export class KubeSyncStatusStore extends SyncStatusBase {
   lastHandledReconcileAt?: string;
   generation?: number;
   private readonly custom: k8s.CustomObjectsApi;
+  private readonly acting: () => boolean;
 
-  constructor(custom: k8s.CustomObjectsApi, name: string, source: string, suspended: boolean, saved: SyncResourceStatus | undefined) {
+  constructor(custom: k8s.CustomObjectsApi, acting: () => boolean, name: string, source: string, suspended: boolean, saved: SyncResourceStatus | undefined) {
     super();
     this.custom = custom;
+    this.acting = acting;
     this.status = { name, source, suspended, conditions: [], history: [] };
     this.inventory = [];
     this.reload(saved);
@@ -75,6 +79,7 @@ export class KubeSyncStatusStore extends SyncStatusBase {
 
   /** Server-side apply of the whole status: a field left out (a cleared rejectedRevision) is removed. */
   async save(): Promise<void> {
+    if (!this.acting()) return;
     await this.custom.patchClusterCustomObjectStatus(
       { group, version, plural: 'syncs', name: this.status.name, fieldManager: statusManager, force: true, body: { apiVersion: `${group}/${version}`, kind: 'Sync', metadata: { name: this.status.name }, status: this.body() } },
       serverSideApply,

@@ -30,6 +30,9 @@ export interface SyncRow {
   age: string;
   /** With wait: objects Ready of those applied. */
   objects?: string;
+  /** With wait: the counts kubectl's columns show (Objects Ready, Stalled). */
+  readyObjects?: number;
+  stalled?: number;
 }
 
 export class SyncNotFoundError extends KupenstackError {
@@ -50,7 +53,7 @@ export function rowOf(s: SyncObject, now = Date.now()): SyncRow {
     reason: ready?.reason ?? '',
     message: ready?.message ?? '',
     age: age(now - created),
-    ...(h ? { objects: `${h.ready ?? 0}/${(h.ready ?? 0) + (h.reconciling ?? 0) + (h.stalled ?? 0)}` } : {}),
+    ...(h ? { objects: `${h.ready ?? 0}/${(h.ready ?? 0) + (h.reconciling ?? 0) + (h.stalled ?? 0)}`, readyObjects: h.ready ?? 0, stalled: h.stalled ?? 0 } : {}),
   };
 }
 

@@ -161,7 +161,7 @@ export class SyncLoop {
     r.source = source;
     // The status as stored now, not as the watch last showed it: the previous worker's last write (its inventory) may not have arrived yet.
     const fresh = (await this.custom.getClusterCustomObject({ group, version, plural: 'syncs', name })) as SyncObject;
-    const store = new KubeSyncStatusStore(this.custom, name, source.description, sync.suspend, fresh.status);
+    const store = new KubeSyncStatusStore(this.custom, this.o.acting, name, source.description, sync.suspend, fresh.status);
     store.generation = s.metadata.generation;
     r.store = store;
     const log = this.o.logger.child({ sync: name });
@@ -263,7 +263,7 @@ export class SyncLoop {
 
   /** A spec the loop cannot run: Stalled, with the message saying what to change. */
   private async stall(s: SyncObject, reason: string, message: string): Promise<void> {
-    const store = new KubeSyncStatusStore(this.custom, s.metadata.name, '', false, s.status);
+    const store = new KubeSyncStatusStore(this.custom, this.o.acting, s.metadata.name, '', false, s.status);
     store.generation = s.metadata.generation;
     store.condition('Ready', 'False', reason, message);
     store.condition('Stalled', 'True', reason, 'fix the Sync spec');

@@ -165,3 +165,16 @@ export async function serialised<T>(key: string, work: () => Promise<T>): Promis
   });
   return mine;
 }
+
+/**
+ * Promise.all that settles only once every piece has: the first failure (in
+ * order) is thrown after the others ended, so no piece is still writing when
+ * the caller cleans up after a failure (a chart still unpacking into a folder
+ * being removed made `rm` fail with ENOTEMPTY, hiding the real error).
+ */
+export async function allSettledOrThrow<T>(pieces: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(pieces);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dag, limiter, limiterPerKey, type Limiter } from '../../agent/util/concurrency.ts';
+import { allSettledOrThrow, dag, limiter, limiterPerKey, type Limiter } from '../../agent/util/concurrency.ts';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -136,5 +136,20 @@ describe('limiterPerKey', () => {
     const cloud = {};
     const bound = per(cloud);
     expect(store.get(cloud)).toBe(bound);
+  });
+});
+
+describe('allSettledOrThrow', () => {
+  it('throws the first failure only once every piece has ended (none is still working when the caller cleans up)', async () => {
+    const ended: string[] = [];
+    const slow = new Promise<string>((resolve) => setTimeout(() => {
+      ended.push('slow');
+      resolve('slow');
+    }, 50));
+    const failing = Promise.reject(new Error('first'));
+    const alsoFailing = new Promise<string>((_, reject) => setTimeout(() => reject(new Error('second')), 10));
+    await expect(allSettledOrThrow([slow, failing, alsoFailing])).rejects.toThrow('first');
+    expect(ended).toEqual(['slow']);
+    await expect(allSettledOrThrow([Promise.resolve(1), Promise.resolve(2)])).resolves.toEqual([1, 2]);
   });
 });

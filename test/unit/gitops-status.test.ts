@@ -8,7 +8,7 @@ const noApi = {} as k8s.CustomObjectsApi;
 
 describe('the Sync resource status (KubeSyncStatusStore)', () => {
   it('maps the standalone status to the CRD fields: diagnostics for a rejected revision, history without run-local fields, the inventory', () => {
-    const st = new KubeSyncStatusStore(noApi, 'infra', 'git x', false, undefined);
+    const st = new KubeSyncStatusStore(noApi, () => true, 'infra', 'git x', false, undefined);
     expect(st.body().conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([['Ready', 'Unknown', 'Pending']]);
     st.record({ revision: 'main@sha1:a', trigger: 'webhook', startedAt: '2026-11-23T10:00:00.000Z', duration: '0.50s', durationMs: 500, result: 'Rejected', message: 'bad' });
     st.status.rejectedRevision = 'main@sha1:a';
@@ -31,8 +31,21 @@ describe('the Sync resource status (KubeSyncStatusStore)', () => {
     expect('diagnostics' in after).toBe(false);
   });
 
+  it('a demoted replica saves nothing: the status write happens only while acting says it leads (audit W1.3)', async () => {
+    const sent: string[] = [];
+    const api = { patchClusterCustomObjectStatus: (req: { name: string }) => Promise.resolve(void sent.push(req.name)) } as unknown as k8s.CustomObjectsApi;
+    let leading = true;
+    const st = new KubeSyncStatusStore(api, () => leading, 'infra', 'git x', false, undefined);
+    await st.save();
+    expect(sent).toEqual(['infra']);
+    leading = false;
+    succeeded(st, 'main@sha1:b', '1 applied');
+    await st.save();
+    expect(sent).toEqual(['infra']);
+  });
+
   it('reloads what the previous leader stored (a new leader prunes from the stored inventory), dates as strings', () => {
-    const st = new KubeSyncStatusStore(noApi, 'infra', 'git x', false, undefined);
+    const st = new KubeSyncStatusStore(noApi, () => true, 'infra', 'git x', false, undefined);
     st.reload({
       lastAppliedRevision: 'main@sha1:c',
       inventory: [{ apiVersion: 'kupenstack.io/v1alpha1', kind: 'Network', namespace: 'a', name: 'n2' }],

@@ -237,6 +237,26 @@ describe('kupenstack controller', () => {
     await until('the DriftCorrected Event', () => Promise.resolve(events(nsA, 'app').some((e) => e.reason === 'DriftCorrected')), 30_000);
   });
 
+  it('with kupenstack.io/paused on the namespace, drift is reported on the object and as an Event, not corrected; removing it corrects it', async () => {
+    const [net] = await networksIn(nsA);
+    kubectlOk(['annotate', 'namespace', nsA, 'kupenstack.io/paused=incident 4711']);
+    await until('the namespace to be seen paused', () => Promise.resolve(controller.log().includes(`paused  ${nsA} (incident 4711)`)), 60_000, 500);
+    await network().put(`/networks/${net!.id}`, { network: { mtu: 1300 } });
+    await until('the drift on the Network', () => Promise.resolve(condition(cr('network', nsA, 'app'), 'Ready')?.reason === 'Paused'), 60_000, 500);
+    expect(condition(cr('network', nsA, 'app'), 'Ready')).toMatchObject({ status: 'False', message: `namespace ${nsA} is paused (kupenstack.io/paused: incident 4711): drift not corrected: would update mtu 1300 → 1400` });
+    expect(condition(cr('network', nsA, 'app'), 'Reconciling')).toMatchObject({ status: 'False', reason: 'Paused' });
+    await until('the DriftNotCorrected Event', () => Promise.resolve(events(nsA, 'app').some((e) => e.reason === 'DriftNotCorrected' && e.type === 'Warning' && e.message.includes('mtu 1300 → 1400'))), 30_000);
+    // Two more paused runs (resync 5 s) after the drift was seen: still nothing written to Neutron.
+    const runs = (): number => controller.log().split(`paused  ${nsA} (`).length;
+    const seen = runs();
+    await until('two more paused runs', () => Promise.resolve(runs() >= seen + 2), 60_000, 500);
+    expect((await networksIn(nsA))[0]?.mtu).toBe(1300);
+
+    kubectlOk(['annotate', 'namespace', nsA, 'kupenstack.io/paused-']);
+    await until('the MTU to be corrected after the pause', async () => (await networksIn(nsA))[0]?.mtu === 1400, 60_000, 500);
+    await until('the Network Ready again', () => Promise.resolve(ready('network', nsA, 'app')), 60_000, 500);
+  });
+
   it('a Subnet whose gateway lies outside its CIDR is refused at admission with the message kupenstack validate gives', () => {
     const bad = `apiVersion: kupenstack.io/v1alpha1\nkind: Subnet\nmetadata: {name: bad, namespace: ${nsA}}\nspec: {networkRef: {name: app}, cidr: 10.62.0.0/24, gatewayIP: 10.99.0.1}\n`;
     const r = kubectl(['apply', '-f', '-'], { kubeconfig: tenant, input: bad });

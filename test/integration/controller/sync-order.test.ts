@@ -1,9 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
@@ -19,7 +22,9 @@ import { adminKubeconfig, ControllerProcess, getJson, kubectl, kubectlOk, prepar
  * - wait: a Sync is Ready only once the objects it applied are Ready (the
  *   network exists in Neutron), with the counts in status.health;
  * - a dependsOn cycle stalls both Syncs, naming the cycle;
- * - suspend: a new push is not applied while suspended, and is on resume.
+ * - suspend: a new push is not applied while suspended, and is on resume;
+ * - wait: a VM that Nova puts in ERROR (os-resetState, what a failed compute
+ *   host leaves) keeps the Sync not Ready, and its status names the VM.
  */
 const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
@@ -85,11 +90,12 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  for (const s of [nets, tenants, `cyc-a-${run}`, `cyc-b-${run}`]) kubectl(['delete', 'sync.kupenstack.io', s, '--wait=false']);
-  for (const plural of ['subnets', 'networks']) kubectl(['delete', `${plural}.kupenstack.io`, '--all', '-n', ns, '--wait=false']);
+  for (const s of [nets, tenants, `cyc-a-${run}`, `cyc-b-${run}`, `vms-${run}`]) kubectl(['delete', 'sync.kupenstack.io', s, '--wait=false']);
+  for (const plural of ['virtualmachines', 'images', 'flavors', 'subnets', 'networks']) kubectl(['delete', `${plural}.kupenstack.io`, '--all', '-n', ns, '--wait=false']);
+  await until('the VM to be deleted', () => Promise.resolve(kubectl(['get', 'virtualmachines.kupenstack.io', '-n', ns, '-o', 'name']).stdout.trim() === ''), 60_000).catch(() => undefined);
   await until('the networks to be deleted', async () => (await neutron('networks')).length === 0, 120_000).catch(() => undefined);
   await controller?.stop();
-  for (const plural of ['subnets', 'networks'])
+  for (const plural of ['virtualmachines', 'images', 'flavors', 'subnets', 'networks'])
     for (const name of kubectl(['get', `${plural}.kupenstack.io`, '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
   kubectl(['delete', 'namespace', ns, '--wait=false']);
   for (const s of await neutron('subnets')) await cloud.client('network').remove(`/subnets/${(s as { id?: string }).id ?? ''}`).catch(() => undefined);
@@ -177,9 +183,18 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     const got = cli(['get', 'syncs', '-l', `kupenstack.io/test-run=${run}`]);
     expect(got.status, got.stderr).toBe(0);
     const lines = got.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +MESSAGE$/);
-    expect(lines.find((l) => l.startsWith(nets))).toMatch(new RegExp(`^${nets} +main@sha1:${git.head()} +false +True +applied revision main@sha1:${git.head()}`));
-    expect(lines.find((l) => l.startsWith(tenants))).toMatch(new RegExp(`^${tenants} +main@sha1:[0-9a-f]{40} +false +True `));
+    // The columns kubectl get syncs prints (the CRD's printer columns), the wait counts included.
+    expect(lines[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +OBJECTS READY +STALLED +MESSAGE +AGE$/);
+    expect(lines.find((l) => l.startsWith(nets))).toMatch(new RegExp(`^${nets} +main@sha1:${git.head()} +false +True +2 +0 +applied revision main@sha1:${git.head()}.* +\\d+[smhd]`));
+    expect(lines.find((l) => l.startsWith(tenants))).toMatch(new RegExp(`^${tenants} +main@sha1:[0-9a-f]{40} +false +True +2 +0 `));
+    const kubectlTable = kubectlOk(['get', 'sync.kupenstack.io', '-l', `kupenstack.io/test-run=${run}`]).split('\n')[0]!;
+    expect(kubectlTable.trim().split(/ {2,}/)).toEqual(lines[0]!.split(/ {2,}/));
+    const yaml = cli(['get', 'syncs', '-l', `kupenstack.io/test-run=${run}`, '-o', 'yaml', '--context', 'kupenstack-testbed']);
+    expect(yaml.status, yaml.stderr).toBe(0);
+    expect((parseYaml(yaml.stdout) as { name: string; ready: string }[]).find((r) => r.name === nets)).toMatchObject({ ready: 'True', readyObjects: 2, stalled: 0 });
+    const wrongContext = cli(['get', 'syncs', '--context', `nope-${run}`]);
+    expect(wrongContext.status).toBe(1);
+    expect(wrongContext.stderr).toContain(`nope-${run}`);
 
     const rec = cli(['reconcile', 'sync', nets, '--timeout', '150s']);
     expect(rec.status, rec.stderr).toBe(0);
@@ -195,8 +210,86 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     writeFileSync(join(bin, 'kubectl-kupenstack'), `#!/bin/sh\nexec "${process.execPath}" "${join(repo, 'agent/cli/main.ts')}" "$@"\n`, { mode: 0o755 });
     const plugin = spawnSync(kubectlPath, ['kupenstack', 'get', 'syncs', '-l', `kupenstack.io/test-run=${run}`], { encoding: 'utf8', env: { ...env, PATH: `${bin}:${process.env.PATH ?? ''}` }, timeout: 120_000 });
     expect(plugin.status, plugin.stderr).toBe(0);
-    expect(plugin.stdout.split('\n')[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +MESSAGE$/);
+    expect(plugin.stdout.split('\n')[0]).toMatch(/^NAME +REVISION +SUSPENDED +READY +OBJECTS READY +STALLED +MESSAGE +AGE$/);
     expect(plugin.stdout).toContain(nets);
     rmSync(bin, { recursive: true, force: true });
   }, 600_000);
+  it('kupenstack get resources, tree sync and events: the objects the Syncs applied, their Ready condition and their ids in Neutron', async () => {
+    const inNeutron = new Map([...(await neutron('networks')), ...(await neutron('subnets'))].map((o) => [o.name, (o as { id?: string }).id ?? '']));
+    const got = cli(['get', 'resources', '-n', ns, '-o', 'json']);
+    expect(got.status, got.stderr).toBe(0);
+    const rows = JSON.parse(got.stdout) as { namespace: string; kind: string; name: string; ready: string; id: string }[];
+    // Every custom resource of the namespace, as kubectl lists them; the managed ones carry the id Neutron has under their name.
+    expect(rows.map((r) => `${r.kind}/${r.name}`).sort()).toEqual([...crNames('networks').map((n) => `Network/${n}`), ...crNames('subnets').map((n) => `Subnet/${n}`)].sort());
+    const shared = rows.find((r) => r.kind === 'Network' && r.name === 'shared');
+    expect(shared).toMatchObject({ namespace: ns, ready: 'True', id: inNeutron.get('shared') });
+    expect(rows.find((r) => r.kind === 'Subnet' && r.name === 'tenant-a')?.id).toBe(inNeutron.get('tenant-a'));
+    const table = cli(['get', 'resources', '-n', ns]).stdout.split('\n');
+    expect(table[0]).toMatch(/^NAME +READY +OPENSTACK ID +MESSAGE +AGE$/);
+    expect(table.find((l) => l.startsWith('network/shared '))).toMatch(new RegExp(`^network/shared +True +${inNeutron.get('shared')} `));
+    expect(cli(['get', 'resources', '-A']).stdout.split('\n')[0]).toMatch(/^NAMESPACE +NAME +READY +OPENSTACK ID/);
+    expect(cli(['get', 'resources', '-n', `nope-${run}`]).stdout).toBe(`No KupenStack resources found in nope-${run} namespace.\n`);
+
+    const tree = cli(['tree', 'sync', nets]);
+    expect(tree.status, tree.stderr).toBe(0);
+    const lines = tree.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`Sync/${nets} (Ready True, main@sha1:${git.head()})`);
+    expect(lines[1]).toBe(`└── Namespace/${ns}`);
+    expect(lines.slice(2)).toContain(`    └── Network/shared  Ready  openstack ${inNeutron.get('shared')}`);
+    expect(cli(['tree', 'sync', `nope-${run}`]).stderr).toContain(`Sync nope-${run} does not exist in this cluster`);
+
+    // The Events kubectl lists for KupenStack objects in the namespace, the same ones, oldest first.
+    const events = cli(['events', '-n', ns, '-o', 'json']);
+    expect(events.status, events.stderr).toBe(0);
+    const seen = JSON.parse(events.stdout) as { object: string; reason: string; at: string }[];
+    const byKubectl = getJson<{ items: unknown[] }>(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.apiVersion=kupenstack.io/v1alpha1']).items;
+    expect(seen.length, 'Events recorded on the namespace objects').toBeGreaterThan(0);
+    expect(seen).toHaveLength(byKubectl.length);
+    expect(seen.map((e) => e.at)).toEqual([...seen.map((e) => e.at)].sort());
+    expect(cli(['events', '-n', ns]).stdout.split('\n')[0]).toMatch(/^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$/);
+  }, 300_000);
+  it('with wait, a VM that goes ERROR keeps the Sync not Ready, and its status names the VM and why', async () => {
+    const vms = `vms-${run}`;
+    const disk = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
+    await new Promise<void>((resolve) => disk.listen(0, '127.0.0.1', resolve));
+    const failed = (): string[] => (status(vms).health?.failing ?? []).filter((f) => f.startsWith(`VirtualMachine/${ns}/web: `));
+    try {
+      const { port } = disk.address() as AddressInfo;
+      const doc = (kind: string, name: string, spec: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: ${spec}\n`;
+      await git.commit({
+        'vms/vm.yaml': [
+          doc('Network', 'vm-net', '{mtu: 1400}'),
+          doc('Subnet', 'vm-sub', '{networkRef: {name: vm-net}, cidr: 10.78.0.0/24}'),
+          doc('Flavor', 'tiny', '{vcpus: 1, ram: 64, disk: 1}'),
+          doc('Image', 'vm-disk', `{diskFormat: raw, source: {url: {url: "http://127.0.0.1:${port}/disk.raw"}}}`),
+          // No healing: an ERROR stays, as after a heal that gave up.
+          doc('VirtualMachine', 'web', '{flavorRef: {name: tiny}, imageRef: {name: vm-disk}, networks: [{networkRef: {name: vm-net}}], heal: {maxAttempts: 0}}'),
+        ].join('---\n'),
+      }, 'a VM');
+      git.push();
+      applySync(vms, { path: 'vms', wait: true });
+      await until('the Sync Ready with its VM ACTIVE', () => Promise.resolve(cond(vms)?.status === 'True'), 240_000, 1000).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}; its status: ${JSON.stringify(status(vms))}`, { cause: err });
+      });
+      expect(status(vms).health).toMatchObject({ ready: 5, reconciling: 0, stalled: 0 });
+
+      // The fault: Nova puts the server in ERROR (what a failed compute host leaves; os-resetState, as nova reset-state --error does).
+      const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+      const compute = await cloud.adminCompute();
+      const [server] = (await compute.list<{ id: string; name: string }>('/servers/detail', 'servers', { all_tenants: 1, project_id: p!.id })).filter((s) => s.name === 'web');
+      await compute.post(`/servers/${server!.id}/action`, { 'os-resetState': { state: 'error' } });
+      await until('the Sync to name the VM in ERROR', () => Promise.resolve(failed().length > 0 && cond(vms)?.status === 'False'), 120_000, 1000).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}; its status: ${JSON.stringify(status(vms))}`, { cause: err });
+      });
+      expect(failed()[0]).toMatch(/^VirtualMachine\/[^/]+\/web: HealGaveUp: server is in ERROR.*healing is disabled/);
+      expect(cond(vms)).toMatchObject({ status: 'False', reason: 'HealthCheckFailed' });
+      expect(cond(vms)?.message).toContain(`not Ready: VirtualMachine/${ns}/web: HealGaveUp: server is in ERROR`);
+      expect(cond(vms, 'Stalled')).toMatchObject({ status: 'True', reason: 'HealthCheckFailed' });
+      expect(status(vms).health).toMatchObject({ ready: 4, reconciling: 0, stalled: 1 });
+      // What Nova reports, not what our code believes: the server is still in ERROR (nothing healed it behind the status).
+      expect((await compute.get<{ server: { status: string } }>(`/servers/${server!.id}`)).server.status).toBe('ERROR');
+    } finally {
+      disk.close();
+    }
+  }, 420_000);
 });

@@ -44,6 +44,8 @@ const redirectorLog: string[] = [];
 /** The registry on loopback, behind a proxy that records every request (the registry's access log for this test). */
 let registry: FaultProxy;
 let foreignNetworkId = '';
+/** Another project's shared network: every project sees it, none but its owner may adopt it. */
+let sharedNetworkId = '';
 
 interface Kobj {
   metadata: { name: string; generation?: number };
@@ -155,6 +157,8 @@ beforeAll(async () => {
   // Another project's private network (the admin project's), for the import test.
   const net = await cloud.client('network').post<{ network: { id: string } }>('/networks', { network: { name: `tb-${run}-private`, shared: false } }, [201]);
   foreignNetworkId = net.network.id;
+  const shared = await cloud.client('network').post<{ network: { id: string } }>('/networks', { network: { name: `tb-${run}-shared`, shared: true } }, [201]);
+  sharedNetworkId = shared.network.id;
 
   controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), [
     '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--no-syncs', '--no-cloud-lifecycle',
@@ -178,6 +182,7 @@ afterAll(async () => {
     }
   }
   if (foreignNetworkId) await cloud.client('network').remove(`/networks/${foreignNetworkId}`);
+  if (sharedNetworkId) await cloud.client('network').remove(`/networks/${sharedNetworkId}`);
   sink?.close();
   redirector?.close();
   await registry?.stop();
@@ -273,5 +278,19 @@ describe('no silent refusal', () => {
     expect(message).toContain(`import.id ${foreignNetworkId}: no Network with this id is visible to this namespace's project`);
     expect(message).toContain("another project's and not shared with it");
     await until('the ImportRefused Event', () => Promise.resolve(events(tenantNs, 'theirs').some((e) => e.reason === 'ImportRefused' && e.type === 'Warning')), 60_000);
+  }, 300_000);
+
+  it("a tenant's adoption of another project's shared network is Stalled with a reason and an Event, and Neutron's network is untouched", async () => {
+    const before = await cloud.client('network').get<{ network: Record<string, unknown> }>(`/networks/${sharedNetworkId}`);
+    kubectlOk(['apply', '-f', '-'], {
+      kubeconfig: tenant,
+      input: `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: adopted, namespace: ${tenantNs}}\nspec:\n  import: {id: ${sharedNetworkId}, adopt: true}\n  description: mine now\n`,
+    });
+    // Shared, so the member token sees it and may use it; adopting it would take another project's network over.
+    const { message } = await stalled('Network', tenantNs, 'adopted', 'ImportRefused');
+    expect(message).toContain(`the Network ${sharedNetworkId} to adopt belongs to another project`);
+    await until('the ImportRefused Event of the adoption', () => Promise.resolve(events(tenantNs, 'adopted').some((e) => e.reason === 'ImportRefused' && e.type === 'Warning')), 60_000);
+    const after = await cloud.client('network').get<{ network: Record<string, unknown> }>(`/networks/${sharedNetworkId}`);
+    expect({ description: after.network.description, tags: after.network.tags, revision: after.network.revision_number }).toEqual({ description: before.network.description, tags: before.network.tags, revision: before.network.revision_number });
   }, 300_000);
 });
