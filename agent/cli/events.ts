@@ -20,7 +20,8 @@ export function eventsCommand(): Command {
     if (opts.output === 'yaml') return void process.stdout.write(stringify(rows));
     if (rows.length === 0) return void process.stdout.write(`No events found${namespace ? ` in ${namespace} namespace` : ''}.\n`);
     const all = namespace === undefined;
-    process.stdout.write(columns([...(all ? ['NAMESPACE'] : []), 'LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'], rows.map((r) => [...(all ? [r.namespace] : []), r.lastSeen, r.type, r.reason, r.object, r.message])));
+    const head = [...(all ? ['NAMESPACE'] : []), 'LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'];
+    process.stdout.write(columns(head, rows.map((r) => [...(all ? [r.namespace] : []), r.lastSeen, r.type, r.reason, r.object, r.message])));
   });
   return cmd;
 }

@@ -17,7 +17,10 @@ import { columns, printJson } from './output.ts';
  * namespace by default, as kubectl).
  */
 export function getCommand(): Command {
-  const cmd = new Command('get').description('list KupenStack objects in the cluster (syncs, resources)').argument('<kind>', 'what to list: syncs or resources').option('-l, --selector <selector>', 'label selector, as kubectl -l (syncs)');
+  const cmd = new Command('get')
+    .description('list KupenStack objects in the cluster (syncs, resources)')
+    .argument('<kind>', 'what to list: syncs or resources')
+    .option('-l, --selector <selector>', 'label selector, as kubectl -l (syncs)');
   cmd.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'wide', 'json', 'yaml']).default('text'));
   addNamespaceOptions(addKubeOptions(cmd)).action(async (kind: string, opts: KubeFlags & NamespaceFlags & { selector?: string; output: 'text' | 'wide' | 'json' | 'yaml' }) => {
     const kc = kubeConfigFor(opts);
@@ -29,7 +32,8 @@ export function getCommand(): Command {
     } else if (['resources', 'resource', 'all'].includes(kind)) {
       const namespace = namespaceOf(opts, kc);
       const resources = await listResources(kc, sharedSchemaRegistry(), namespace);
-      [rows, text] = [resources, () => (resources.length === 0 ? `No KupenStack resources found${namespace ? ` in ${namespace} namespace` : ''}.\n` : resourceTable(resources, namespace === undefined, opts.output === 'wide'))];
+      const none = `No KupenStack resources found${namespace ? ` in ${namespace} namespace` : ''}.\n`;
+      [rows, text] = [resources, () => (resources.length === 0 ? none : resourceTable(resources, namespace === undefined, opts.output === 'wide'))];
     } else throw new KupenstackError('cli.usage', `kupenstack get: unknown kind "${kind}"; use: kupenstack get syncs, or kupenstack get resources [-n NAMESPACE | -A]`);
     if (opts.output === 'json') return printJson(rows);
     if (opts.output === 'yaml') return void process.stdout.write(stringify(rows));
@@ -42,13 +46,31 @@ export function getCommand(): Command {
 export function resourceTable(rows: ResourceRow[], allNamespaces: boolean, wide: boolean): string {
   const none = '<none>';
   const head = [...(allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'READY', ...(wide ? ['REASON'] : []), 'OPENSTACK ID', 'MESSAGE', 'AGE'];
-  const cells = rows.map((r) => [...(allNamespaces ? [r.namespace] : []), `${r.kind.toLowerCase()}/${r.name}`, r.ready, ...(wide ? [r.reason || none] : []), r.id || none, r.message.replace(/\s+/g, ' ') || none, r.age]);
+  const cells = rows.map((r) => [
+    ...(allNamespaces ? [r.namespace] : []),
+    `${r.kind.toLowerCase()}/${r.name}`,
+    r.ready,
+    ...(wide ? [r.reason || none] : []),
+    r.id || none,
+    r.message.replace(/\s+/g, ' ') || none,
+    r.age,
+  ]);
   return columns(head, cells);
 }
 
 export function table(rows: SyncRow[], wide: boolean): string {
   const none = '<none>';
   const head = ['NAME', 'REVISION', 'SUSPENDED', 'READY', ...(wide ? ['REASON'] : []), 'OBJECTS READY', 'STALLED', 'MESSAGE', 'AGE'];
-  const cells = rows.map((r) => [r.name, r.revision || none, String(r.suspended), r.ready, ...(wide ? [r.reason || none] : []), r.readyObjects === undefined ? none : String(r.readyObjects), r.stalled === undefined ? none : String(r.stalled), r.message.replace(/\s+/g, ' ') || none, r.age]);
+  const cells = rows.map((r) => [
+    r.name,
+    r.revision || none,
+    String(r.suspended),
+    r.ready,
+    ...(wide ? [r.reason || none] : []),
+    r.readyObjects === undefined ? none : String(r.readyObjects),
+    r.stalled === undefined ? none : String(r.stalled),
+    r.message.replace(/\s+/g, ' ') || none,
+    r.age,
+  ]);
   return columns(head, cells);
 }

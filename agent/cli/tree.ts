@@ -12,7 +12,11 @@ import { printJson } from './output.ts';
  * the OpenStack id it is reconciled to, grouped by namespace.
  */
 export function treeCommand(): Command {
-  const cmd = new Command('tree').description('show a Sync, the objects it applied and their OpenStack ids').argument('<kind>', 'sync').argument('<name>', 'name of the Sync').option('-o, --output <format>', 'text, json or yaml', 'text');
+  const cmd = new Command('tree')
+    .description('show a Sync, the objects it applied and their OpenStack ids')
+    .argument('<kind>', 'sync')
+    .argument('<name>', 'name of the Sync')
+    .option('-o, --output <format>', 'text, json or yaml', 'text');
   addKubeOptions(cmd).action(async (kind: string, name: string, opts: KubeFlags & { output: string }) => {
     if (kind !== 'sync' && kind !== 'syncs') throw new KupenstackError('cli.usage', `kupenstack tree: unknown kind "${kind}"; use: kupenstack tree sync NAME`);
     const tree = await syncTree(kubeConfigFor(opts), sharedSchemaRegistry(), name);

@@ -31,7 +31,16 @@ export interface ResourceRow {
 export function resourceRowOf(kind: string, o: ResourceObject, now = Date.now()): ResourceRow {
   const ready = o.status?.conditions?.find((c) => c.type === 'Ready');
   const created = o.metadata.creationTimestamp ? new Date(o.metadata.creationTimestamp).getTime() : now;
-  return { namespace: o.metadata.namespace ?? '', kind, name: o.metadata.name, ready: ready?.status ?? 'Unknown', reason: ready?.reason ?? '', id: o.status?.id ?? '', message: ready?.message ?? '', age: age(now - created) };
+  return {
+    namespace: o.metadata.namespace ?? '',
+    kind,
+    name: o.metadata.name,
+    ready: ready?.status ?? 'Unknown',
+    reason: ready?.reason ?? '',
+    id: o.status?.id ?? '',
+    message: ready?.message ?? '',
+    age: age(now - created),
+  };
 }
 
 /** Every namespaced KupenStack kind's objects, in one namespace or all; a kind whose CRD is not installed lists nothing. */
@@ -41,7 +50,9 @@ export async function listResources(kc: k8s.KubeConfig, registry: SchemaRegistry
   const lists = await Promise.all(
     kinds.map(async (k) => {
       try {
-        const list = (namespace ? await api.listNamespacedCustomObject({ group, version, namespace, plural: k.plural }) : await api.listClusterCustomObject({ group, version, plural: k.plural })) as { items: ResourceObject[] };
+        const list = (namespace
+          ? await api.listNamespacedCustomObject({ group, version, namespace, plural: k.plural })
+          : await api.listClusterCustomObject({ group, version, plural: k.plural })) as { items: ResourceObject[] };
         return list.items.map((o) => resourceRowOf(k.kind, o));
       } catch (err) {
         if (isKubeStatus(err, 404)) return [];
@@ -75,7 +86,9 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
       if (!plural) return { ...missing, message: `kind ${e.kind} is not one of KupenStack's` };
       const [g, v] = e.apiVersion.split('/') as [string, string];
       try {
-        const o = (e.namespace ? await api.getNamespacedCustomObject({ group: g, version: v, namespace: e.namespace, plural, name: e.name }) : await api.getClusterCustomObject({ group: g, version: v, plural, name: e.name })) as ResourceObject;
+        const o = (e.namespace
+          ? await api.getNamespacedCustomObject({ group: g, version: v, namespace: e.namespace, plural, name: e.name })
+          : await api.getClusterCustomObject({ group: g, version: v, plural, name: e.name })) as ResourceObject;
         return resourceRowOf(e.kind, o);
       } catch (err) {
         if (isKubeStatus(err, 404)) return missing;
