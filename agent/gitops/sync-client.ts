@@ -134,7 +134,11 @@ export async function reconcileSync(kc: k8s.KubeConfig, name: string, opts: { ti
       return { row, ok: row.ready === 'True' };
     }
     if (Date.now() >= deadline)
-      throw new KupenstackError('sync.reconcile-timeout', `Sync ${name}: no run answered the request of ${requestedAt} within ${Math.round(opts.timeoutMs / 1000)}s; is the controller running (and watching this Sync)? Ready now: ${rowOf(s).message || 'unknown'}`);
+      throw new KupenstackError(
+        'sync.reconcile-timeout',
+        `Sync ${name}: no run answered the request of ${requestedAt} within ${Math.round(opts.timeoutMs / 1000)}s; ` +
+          `is the controller running (and watching this Sync)? Ready now: ${rowOf(s).message || 'unknown'}`,
+      );
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
   }
 }

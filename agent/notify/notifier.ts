@@ -83,7 +83,14 @@ export class Notifier {
     } catch (cause) {
       throw new NotifyError(`${where}: ${(cause as Error).message}`, { cause });
     }
-    const res = await fetch(req.url, { method: 'POST', headers: req.headers, body: req.body, redirect: 'error', signal: AbortSignal.timeout(this.o.timeoutMs ?? 15_000), ...(gate ? { dispatcher: gate.dispatcher } : {}) }).catch((cause: unknown) => {
+    const res = await fetch(req.url, {
+      method: 'POST',
+      headers: req.headers,
+      body: req.body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(this.o.timeoutMs ?? 15_000),
+      ...(gate ? { dispatcher: gate.dispatcher } : {}),
+    }).catch((cause: unknown) => {
       // undici's message names the host at most; the cause stays for debugging, outside logs.
       throw new NotifyError(`${where}: ${(cause as Error).message}`, { cause });
     });

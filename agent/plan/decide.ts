@@ -112,8 +112,22 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
         const found = inv.imports.get(address)!;
         // Not ours yet: the only write is the marker. Once it is, the manifest is planned like any owned object below.
         if (inv.owned.get(address)?.id !== found.id) {
-          if (!adapter.remark) errors.push({ address, error: new KupenstackError('adopt.unsupported', `${m.kind} cannot be adopted yet (KupenStack has no way to mark it as its own); remove import.adopt to import it observe-only`) });
-          else if (found.marker && found.marker.owner !== ctx.owner) errors.push({ address, error: new KupenstackError('adopt.owned-elsewhere', `${m.kind} ${found.id} already carries the marker of owner ${found.marker.owner} (${found.marker.ref}); adopt it with that owner, or remove import.adopt`) });
+          if (!adapter.remark)
+            errors.push({
+              address,
+              error: new KupenstackError(
+                'adopt.unsupported',
+                `${m.kind} cannot be adopted yet (KupenStack has no way to mark it as its own); remove import.adopt to import it observe-only`,
+              ),
+            });
+          else if (found.marker && found.marker.owner !== ctx.owner)
+            errors.push({
+              address,
+              error: new KupenstackError(
+                'adopt.owned-elsewhere',
+                `${m.kind} ${found.id} already carries the marker of owner ${found.marker.owner} (${found.marker.ref}); adopt it with that owner, or remove import.adopt`,
+              ),
+            });
           else changes.push(changeOf(address, adapter, 'adopt', [], found.id));
           continue;
         }
@@ -165,7 +179,9 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
     }
     for (const d of diff.drift.filter((x) => x.immutable)) {
       drift.push({ address, ...d });
-      warnings.push(`${address}: ${d.path} is ${JSON.stringify(d.actual)} in OpenStack but ${JSON.stringify(d.expected)} in Git, and cannot change in place; left alone (change the manifest to replace it)`);
+      warnings.push(
+        `${address}: ${d.path} is ${JSON.stringify(d.actual)} in OpenStack but ${JSON.stringify(d.expected)} in Git, and cannot change in place; left alone (change the manifest to replace it)`,
+      );
     }
     if (Object.keys(diff.updates).length === 0) {
       unchanged++;

@@ -88,5 +88,12 @@ export interface Plan {
 export function summarize(changes: Change[]): PlanSummary {
   const count = (a: Action) => changes.filter((c) => c.action === a).length;
   const adopt = count('adopt');
-  return { create: count('create'), update: count('update') + count('heal'), replace: count('replace'), delete: count('delete'), destructive: changes.filter((c) => c.destructive).length, ...(adopt > 0 ? { adopt } : {}) };
+  return {
+    create: count('create'),
+    update: count('update') + count('heal'),
+    replace: count('replace'),
+    delete: count('delete'),
+    destructive: changes.filter((c) => c.destructive).length,
+    ...(adopt > 0 ? { adopt } : {}),
+  };
 }

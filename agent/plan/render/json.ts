@@ -32,7 +32,14 @@ export function jsonPlan(plan: Plan): JsonPlan {
   return {
     revision: plan.revision,
     against: plan.against,
-    summary: { create: plan.summary.create, update: plan.summary.update, replace: plan.summary.replace, delete: plan.summary.delete, destructive: plan.summary.destructive, ...(plan.summary.adopt ? { adopt: plan.summary.adopt } : {}) },
+    summary: {
+      create: plan.summary.create,
+      update: plan.summary.update,
+      replace: plan.summary.replace,
+      delete: plan.summary.delete,
+      destructive: plan.summary.destructive,
+      ...(plan.summary.adopt ? { adopt: plan.summary.adopt } : {}),
+    },
     // Keys are picked one by one: the document's shape is the schema's, not whatever the planner adds to a Change.
     changes: shownChanges(plan.changes).map((c) => ({
       address: c.address,
