@@ -37,7 +37,7 @@ export interface FetchOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_REPOSITORY = 'https://tarballs.opendev.org/openstack/openstack-helm';
+const DEFAULT_REPOSITORY = 'https://tarballs.opendev.org/openstack/openstack-helm';
 
 export async function fetchChart(opts: FetchOptions): Promise<FetchedChart> {
   const { source, chart } = opts;

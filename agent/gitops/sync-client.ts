@@ -79,7 +79,7 @@ export async function listSyncs(kc: k8s.KubeConfig, selector?: string): Promise<
   }
 }
 
-export async function getSync(kc: k8s.KubeConfig, name: string): Promise<SyncObject> {
+async function getSync(kc: k8s.KubeConfig, name: string): Promise<SyncObject> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   try {
     return (await api.getClusterCustomObject({ group, version, plural: 'syncs', name })) as SyncObject;

@@ -17,7 +17,7 @@ export class NotifyError extends KupenstackError {
 }
 
 /** Where logs may name a target: scheme and host only (a Slack or Teams path is its credential). */
-export function hostOf(url: string): string {
+function hostOf(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}`;
