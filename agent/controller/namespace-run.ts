@@ -73,8 +73,8 @@ export interface NamespaceRunInput {
  * objects' finalizers and, for a deleted namespace, its project. Throws when
  * the engine reported errors, so the queue retries with backoff; answers when
  * to run again while OpenStack still works on objects (progress by requeue:
- * the engine does not wait for them, so the run frees its slot). About 100
- * lines (~102 lines) read top to bottom: each step's `mark` is the timing line an
+ * the engine does not wait for them, so the run frees its slot). About 110
+ * lines (~110 lines) read top to bottom: each step's `mark` is the timing line an
  * operator reads.
  */
 export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<number | undefined> {
@@ -134,19 +134,9 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   let firstWrite: number | undefined;
   const onWrite = (at: number): void => void (firstWrite ??= at);
   clocked?.onWrite.add(onWrite);
-  const deps: EngineDeps = {
-    cloud,
-    registry: opts.registry,
-    config: opts.config,
-    state: store,
-    events,
-    secrets: opts.secrets,
-    counters: cloud.counters,
-    namespaces: [ns],
-    signal,
-    images: host.images(),
-    ...(opts.journal ? { journal: opts.journal } : {}),
-  };
+  const journal = opts.journal ? { journal: opts.journal } : {};
+  const { registry, config, secrets } = opts;
+  const deps: EngineDeps = { cloud, registry, config, state: store, events, secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), ...journal };
   const why = host.pausedBy(ns);
   if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
   const moved = run.takeMoved();
@@ -257,9 +247,7 @@ async function pausedRun(
     kindOf: (a) => entries.get(a)?.kind.kind,
     current: (a) => currentStatus(entries.get(a), host.memory.get(a)),
   });
-  host.opts.log(
-    `paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`,
-  );
+  host.opts.log(`paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`);
   return undefined;
 }
 
@@ -318,9 +306,7 @@ async function reject(
 ): Promise<void> {
   const entry = entries.get(address);
   if (!entry) return;
-  const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find(
-    (c) => c.type === 'Stalled',
-  );
+  const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
   const now = new Date();
   const known = memory.get(address) ?? {};
   let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason, message }, now);

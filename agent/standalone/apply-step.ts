@@ -53,7 +53,7 @@ export interface ApplyStepOptions {
  * The standalone apply step (Flux's kustomize side): apply one validated
  * revision with the source's revision string, record the run, and turn the
  * outcome into Ready/Stalled. `drift` runs re-apply the last good revision;
- * they never hide why the newest revision was rejected. One function (~100
+ * they never hide why the newest revision was rejected. One function (~115
  * lines): the cloud step, the fast pass and the full pass share the run's
  * record and conditions.
  */
@@ -107,14 +107,7 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
       if ('skipped' in fast) ctx.log.debug({ revision, reason: fast.skipped }, 'fast pass skipped');
       else {
         ctx.log.info(
-          {
-            revision,
-            changed: fast.changed,
-            created: fast.report.created,
-            updated: fast.report.updated,
-            replaced: fast.report.replaced,
-            errors: fast.report.errors.length,
-          },
+          { revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length },
           'fast pass applied the changed manifests',
         );
         fastWrites = { created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced };
