@@ -1,8 +1,6 @@
 /** The plan as data (Terraform's split): what `apply` executes and what the renderers show. */
 import type { DestructiveReason } from '../model/impact.ts';
 
-export type { DestructiveReason };
-
 /** `adopt`: an existing object taken over (`import.adopt`); only its ownership marker is written. */
 export type Action = 'create' | 'update' | 'replace' | 'delete' | 'heal' | 'adopt' | 'noop';
 

@@ -4,7 +4,8 @@
  * are full, never truncated; absent values (`undefined`) are `null`, so every
  * key is always present.
  */
-import type { Action, DestructiveReason, Plan, PlanSummary } from '../plan.ts';
+import type { DestructiveReason } from '../../model/impact.ts';
+import type { Action, Plan, PlanSummary } from '../plan.ts';
 import { shownChanges } from './format.ts';
 
 export interface JsonPlan {
