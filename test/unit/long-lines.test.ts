@@ -56,7 +56,7 @@ const notWrappedYet: Record<string, number> = {
   'agent/controller/loops.ts': 1,
   'agent/controller/namespace-run.ts': 7,
   'agent/controller/paused.ts': 2,
-  'agent/controller/process.ts': 9,
+  'agent/controller/process.ts': 8,
   'agent/controller/registry-hook.ts': 2,
   'agent/controller/shards.ts': 1,
   'agent/controller/status-store.ts': 1,

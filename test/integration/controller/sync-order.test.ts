@@ -85,7 +85,7 @@ beforeAll(async () => {
 
   const config = join(mkdtempSync(join(tmpdir(), 'ks-sync-ord-')), 'kupenstack.yaml');
   writeFileSync(config, `stateDir: ${join(config, '..', 'state')}\n`);
-  controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), ['-c', config, '--cloud', testCloudName, '--owner', `so${run}`, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--listen', '127.0.0.1:0', '--sync-selector', `kupenstack.io/test-run=${run}`]);
+  controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), ['-c', config, '--cloud', testCloudName, '--owner', `so${run}`, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--listen', '127.0.0.1:0', '--sync-selector', `kupenstack.io/test-run=${run}`, '--log-format', 'json']);
   await controller.start();
 }, 600_000);
 
