@@ -127,9 +127,9 @@ export async function runController(s: ControllerSettings): Promise<never> {
   const workers = s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {};
   // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
   const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
-  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud: cloud ?? noCloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, ...workers, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud: cloud ?? noCloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, syncEvents: (sync, e) => syncs?.objectEvent(sync, e), optInLabel: s.optInLabel, resyncMs, debounceMs, ...workers, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
   // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
-  const clouds = loops.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), ...(cloud ? { openstack: cloud } : {}), resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
+  const clouds = loops.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), ...(cloud ? { openstack: cloud } : {}), resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), syncEvents: (sync, e, c) => syncs?.objectEvent(sync, e, c), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
   const stop = (): void => {
     log('stopping');
     // The Lease is released first, so the other replica takes over at once.
