@@ -142,7 +142,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
   apiContact.start();
   if (s.listen) {
     const logger = createLogger('info', 'json', process.stderr);
-    const registryHook = registryHookHandler(controller, secrets, s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined, metrics, logger);
+    const registryHook = registryHookHandler(controller, secrets, s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined, metrics, logger, syncs);
     const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
     // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
     const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
