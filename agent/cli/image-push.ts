@@ -19,11 +19,11 @@ interface PushCliOptions extends RegistryOptions {
   quiet: boolean;
 }
 
-function collect(value: string, previous: string[]): string[] {
+export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function parseAnnotations(list: string[]): Record<string, string> {
+export function parseAnnotations(list: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of list) {
     const eq = item.indexOf('=');

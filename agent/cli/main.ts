@@ -17,6 +17,7 @@ const commands: Record<string, () => Promise<Command>> = {
   plan: async () => (await import('./plan.ts')).planCommand(),
   export: async () => (await import('./export.ts')).exportCommand(),
   image: async () => (await import('./image.ts')).imageCommand(),
+  push: async () => (await import('./push.ts')).pushCommand(),
   agent: async () => (await import('./agent.ts')).agentCommand(),
   controller: async () => (await import('./controller.ts')).controllerCommand(),
   get: async () => (await import('./get.ts')).getCommand(),

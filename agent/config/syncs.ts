@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { validate as validCron } from 'node-cron';
 import type { ImageVerify, SyncSpec } from '../model/kinds.generated.ts';
+import type { OciSpec } from '../source/oci-secrets.ts';
 import { apiVersion, sharedSchemaRegistry, type KindInfo } from '../schema/registry.ts';
 import type { JsonSchema } from '../schema/json-schema.ts';
 import type { SecretKey } from '../secrets/resolver.ts';
@@ -32,7 +33,7 @@ export interface GitSourceConfig {
 
 export interface SyncConfig {
   name: string;
-  source: { git?: GitSourceConfig; directory?: { path: string } };
+  source: { git?: GitSourceConfig; oci?: OciSpec; directory?: { path: string } };
   /** Directory inside the source, relative to its root. */
   path: string;
   intervalMs: number;
@@ -205,9 +206,10 @@ function notifyTargetOf(n: NonNullable<SyncSpec['notify']>[number], i: number, s
 }
 
 function sourceOf(spec: SyncSpec, fail: (key: Path, message: string) => Error): SyncConfig['source'] {
-  const { git, directory } = spec.source;
+  const { git, oci, directory } = spec.source;
   if (directory) return { directory: { path: directory.path } };
-  if (!git) throw fail(['source'], 'source needs exactly one of git or directory');
+  if (oci) return { oci };
+  if (!git) throw fail(['source'], 'source needs exactly one of git, oci or directory');
   const gp = ['source', 'git'];
   if (/^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(git.url)) throw fail([...gp, 'url'], 'the url carries a password; put it in passwordEnv or passwordFile instead');
   let ref: GitRef;
@@ -270,13 +272,15 @@ const patternMessages: { test: (schema: JsonSchema, path: Path) => boolean; mess
     message: (v) => `"${v}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …`,
   },
   { test: (_, p) => p.join('.') === 'source.git.url', message: () => 'url must start with https://, http:// or ssh://' },
+  { test: (_, p) => p.join('.') === 'source.oci.url', message: (v) => `url "${v}" must be oci://HOST[:PORT]/REPOSITORY, without tag or digest (those go in ref)` },
   { test: (_, p) => p.join('.') === 'source.git.ref.commit', message: () => 'commit must be a full SHA (40 or 64 lower-case hex digits)' },
   { test: (_, p) => p.join('.') === 'owner', message: (v) => `owner "${v}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)` },
 ];
 
 /** What to set when none of a oneOf's forms is there. */
 const missingFormHints: Record<string, string> = {
-  source: 'source needs exactly one of git (url, ref) or directory (path)',
+  source: 'source needs exactly one of git (url, ref), oci (url, ref) or directory (path)',
+  'source.oci.ref': 'ref needs exactly one of tag, semver or digest',
   // The key form first (what most policies use; keyless is in the README and the schema's description).
   imageVerify: 'missing "publicKey"',
   webhook: 'webhook needs secretEnv (an environment variable) or secretFile (a file) holding the shared secret, or secretRef (a Secret under secretsDir with a token key)',
@@ -302,7 +306,8 @@ function explain(error: ErrorObject, info: KindInfo): { path: Path; message: str
     }
     case 'required': {
       const missing = String(params.missingProperty);
-      const hint = missing === 'source' ? ' (git: {url, ref} or directory: {path})' : missing === 'ref' ? ' (branch, tag, semver or commit)' : '';
+      const refHint = path.includes('oci') ? ' (tag, semver or digest)' : ' (branch, tag, semver or commit)';
+      const hint = missing === 'source' ? ' (git: {url, ref}, oci: {url, ref} or directory: {path})' : missing === 'ref' ? refHint : '';
       return { path, message: `missing "${missing}"${hint}` };
     }
     case 'type':

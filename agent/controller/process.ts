@@ -224,6 +224,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
       s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined,
       metrics,
       logger,
+      syncs,
     );
     const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
     // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".

@@ -6,6 +6,8 @@ import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { handleRegistryHook } from '../hooks/registry-hook.ts';
 import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
 import type { SecretKey, SecretResolver } from '../secrets/resolver.ts';
+import type { SyncLoop } from '../gitops/sync-loop.ts';
+import { ociSourceFollows } from '../kinds/image/oci-follow.ts';
 import type { Controller } from './controller.ts';
 
 /** How answers, logs and metrics name the controller as a follower of registry notifications. */
@@ -17,7 +19,10 @@ const follower = 'controller';
  * with the shared secret read from a Secret at each delivery
  * (`--registry-hook-secret`; a rotation needs no restart). The Image
  * objects of opted-in namespaces that follow the pushed tag are resolved
- * again at once (Controller.resolveAgain). Returns false for any other path.
+ * again at once (Controller.resolveAgain), and the Syncs whose `source.oci`
+ * follows it run (a request on the resource, as `kupenstack reconcile sync`
+ * makes: the leader runs it whichever replica got the notification).
+ * Returns false for any other path.
  */
 export function registryHookHandler(
   controller: Controller,
@@ -25,6 +30,7 @@ export function registryHookHandler(
   secret: SecretKey | undefined,
   metrics: AgentMetrics,
   logger: Logger,
+  syncs?: SyncLoop,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
   const deliveries = new DeliveryLog(1000);
   return async (req, res, path) => {
@@ -42,6 +48,7 @@ export function registryHookHandler(
       return answer(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
     }
     let moved: string[] = [];
+    let movedSyncs: string[] = [];
     const query = new URL(req.url ?? '/', 'http://controller').searchParams;
     let result;
     try {
@@ -51,7 +58,11 @@ export function registryHookHandler(
           {
             name: follower,
             secret: () => secrets.get(secret),
-            moved: (pushes) => (moved = controller.imagesFollowing(pushes)).length > 0,
+            moved: (pushes) => {
+              moved = controller.imagesFollowing(pushes);
+              movedSyncs = syncs?.syncsFollowing((oci) => ociSourceFollows(oci, pushes)) ?? [];
+              return moved.length > 0 || movedSyncs.length > 0;
+            },
             trigger: () => undefined,
           },
         ],
@@ -63,14 +74,17 @@ export function registryHookHandler(
       logger.warn({ error: err.message }, 'registry notification rejected');
       return answer(res, 500, { error: err.message });
     }
-    if (result.result === 'triggered') await controller.resolveAgain(moved);
+    if (result.result === 'triggered') {
+      await controller.resolveAgain(moved);
+      for (const name of movedSyncs) await syncs?.requestRun(name);
+    }
     const sender = result.sender ?? 'unknown';
     metrics.webhooks.inc({ sync: follower, provider: `registry-${sender}`, result: result.result });
     const pushes = result.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}${p.digest ? `@${p.digest}` : ''}`);
     if (result.result === 'rejected') logger.warn({ sender, status: result.status, error: result.body.error }, 'registry notification rejected');
-    else if (result.result === 'triggered') logger.info({ sender, pushes, images: moved }, 'registry notification: tag moved, resolving now');
+    else if (result.result === 'triggered') logger.info({ sender, pushes, images: moved, syncs: movedSyncs }, 'registry notification: tag moved, resolving now');
     else logger.info({ sender, pushes, result: result.result, message: result.body.message }, 'registry notification ignored');
-    return answer(res, result.status, result.result === 'triggered' ? { ...result.body, images: moved } : result.body);
+    return answer(res, result.status, result.result === 'triggered' ? { ...result.body, images: moved, ...(movedSyncs.length > 0 ? { ociSyncs: movedSyncs } : {}) } : result.body);
   };
 }
 

@@ -139,6 +139,11 @@ export class SyncLoop {
     return this.running.get(name)?.sync;
   }
 
+  /** The Syncs with an OCI source this predicate accepts (a registry notification names their repository and tag). */
+  syncsFollowing(follows: (oci: { url: string; ref: { tag?: string; semver?: string; digest?: string } }) => boolean): string[] {
+    return [...this.running.entries()].flatMap(([name, r]) => (r.sync?.source.oci && follows(r.sync.source.oci) ? [name] : [])).sort();
+  }
+
   /** A verified push for this Sync: recorded on the resource, so the leader runs it whichever replica received the push. */
   async requestRun(name: string): Promise<void> {
     await this.custom.patchClusterCustomObject({ group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: new Date().toISOString() } } } }, mergePatch);
@@ -182,7 +187,10 @@ export class SyncLoop {
         ['serviceAccountName'],
         `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`,
       );
-    if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git');
+    if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git or source.oci');
+    if (sync.source.oci?.dockerConfigFile !== undefined) {
+      throw fail(['source', 'oci', 'dockerConfigFile'], `in the cluster the registry credentials are a Secret in ${this.o.namespace}: use secretRef (kubectl create secret docker-registry)`);
+    }
     if (spec.webhook && !spec.webhook.secretRef) throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
     spec.notify?.forEach((n, i) => {
       if (n.secretEnv !== undefined || n.secretFile !== undefined) throw fail(['notify', i], `in the cluster a notification secret is a Secret in ${this.o.namespace}: use secretRef (key "token")`);

@@ -1502,7 +1502,7 @@ export interface Subnet {
  * to the cloud.
  */
 export type SyncSpec = {
-  /** Where the manifests come from. Exactly one of git or directory. */
+  /** Where the manifests come from. Exactly one of git, oci or directory. */
   source: {
     /** A Git repository. */
     git?: {
@@ -1543,6 +1543,48 @@ export type SyncSpec = {
         /** Standalone only: file of trusted PGP public keys (armored), read before every fetch. */
         publicKeysFile?: string;
       };
+    };
+    /**
+     * An OCI artifact holding the manifests: what `kupenstack push manifests` or Flux's `flux push artifact` writes
+     * (one application/vnd.cncf.flux.content.v1.tar+gzip layer, a tar.gz of the folder). The revision is
+     * `<tag>@sha256:<manifest digest>`, as Flux's OCIRepository writes it.
+     */
+    oci?: {
+      /**
+       * oci://HOST[:PORT]/REPOSITORY, without tag or digest (those go in ref), e.g.
+       * oci://127.0.0.1:5050/infra/manifests. The first component is always the registry host.
+       */
+      url: string;
+      /** What to pull. Exactly one of tag, semver or digest. */
+      ref: {
+        /**
+         * Tag to follow; a move of the tag (seen at the interval, or at once through a registry notification) is a new
+         * revision.
+         */
+        tag?: string;
+        /** Semantic-version range over the repository's tags; the highest match is used, e.g. '>=1.0.0 <2.0.0'. */
+        semver?: string;
+        /** Pinned manifest digest, e.g. sha256:<64 hex>. Never moves. */
+        digest?: string;
+      };
+      /** Talk plain HTTP to the registry (loopback test registries only). TLS is never unverified. */
+      insecure?: boolean;
+      /**
+       * Secret (in the controller's namespace) of type kubernetes.io/dockerconfigjson holding the registry credentials,
+       * as `kubectl create secret docker-registry` makes it. Default: anonymous.
+       */
+      secretRef?: SecretRef;
+      /**
+       * Standalone only: a docker config.json / .dockerconfigjson file with the registry credentials, read before every
+       * fetch.
+       */
+      dockerConfigFile?: string;
+      /**
+       * Signature policy of the artifact, the same as an Image's spec.verify: a revision is used only when a cosign
+       * signature by the trusted key (or keyless signer) covers its manifest digest; otherwise the Sync is Stalled
+       * (VerificationFailed) naming the reference and digest, and nothing is applied. Default: none.
+       */
+      verify?: ImageVerify;
     };
     /** A local directory, watched for changes (development and standalone mode). */
     directory?: {

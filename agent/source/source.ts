@@ -7,7 +7,7 @@ import { KupenstackError } from '../errors.ts';
  */
 
 export interface Artifact {
-  /** `<ref>@sha1:<sha>` for Git (e.g. `main@sha1:4f2a…`), `sha256:<content hash>` for a directory. */
+  /** `<ref>@sha1:<sha>` for Git (e.g. `main@sha1:4f2a…`), `<tag>@sha256:<manifest digest>` for OCI, `sha256:<content hash>` for a directory. */
   revision: string;
   /** Absolute path of the manifests root (the Sync's `path` already applied); read-only for consumers. */
   dir: string;
@@ -22,10 +22,12 @@ export type SourceFailure =
   | 'auth'
   /** The branch/tag is gone, or no tag matches the semver range, or the commit is unknown. */
   | 'ref-not-found'
-  /** Signed-commit mode: unsigned commit or unknown key. */
+  /** Signed-commit mode: unsigned commit or unknown key; OCI: no cosign signature by the trusted key over the digest. */
   | 'signature'
   /** `path` missing or escaping the repository. */
-  | 'path';
+  | 'path'
+  /** An OCI artifact that is not a manifests artifact, or whose content is unsafe (absolute names, `..`, links out, too large). */
+  | 'artifact';
 
 export class SourceError extends KupenstackError {
   readonly failure: SourceFailure;
@@ -36,7 +38,7 @@ export class SourceError extends KupenstackError {
 }
 
 export interface Source {
-  readonly kind: 'git' | 'directory';
+  readonly kind: 'git' | 'oci' | 'directory';
   /** A safe description for logs and status: URL without credentials, ref, path. */
   readonly description: string;
   /** Brings the source up to date and returns what is there now. */

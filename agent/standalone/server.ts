@@ -7,6 +7,7 @@ import { readBody, sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { handleRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
+import { ociSourceFollows } from '../kinds/image/oci-follow.ts';
 import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 
@@ -120,17 +121,23 @@ export class AgentServer {
       handles = handles.filter((h) => h.sync.name === name);
       if (handles.length === 0) return sendJson(res, 404, { error: `no Sync named "${name}"` });
     }
-    const followers: RegistryHookFollower[] = handles.map((h) => ({
-      name: h.sync.name,
-      secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
-      moved: (pushes) => {
-        const addresses = this.agent.images.markMoved(h.sync.owner, pushes);
-        // The run the trigger starts applies exactly these (sync-runner.ts); the rest waits for the interval.
-        h.runner.noteMoved(addresses);
-        return addresses.length > 0;
-      },
-      trigger: () => void h.scheduler.trigger('registry'),
-    }));
+    const followers: RegistryHookFollower[] = handles.map((h) => {
+      let sourceMoved = false;
+      return {
+        name: h.sync.name,
+        secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
+        moved: (pushes) => {
+          const oci = h.sync.source.oci;
+          sourceMoved = oci !== undefined && ociSourceFollows(oci, pushes);
+          const addresses = this.agent.images.markMoved(h.sync.owner, pushes);
+          // The run the trigger starts applies exactly these (sync-runner.ts); the rest waits for the interval.
+          h.runner.noteMoved(addresses);
+          return sourceMoved || addresses.length > 0;
+        },
+        // The Sync's own artifact moved: a new revision, so a whole run (fetch, apply, prune) as for a Git push.
+        trigger: () => void h.scheduler.trigger(sourceMoved ? 'webhook' : 'registry'),
+      };
+    });
     let answer;
     try {
       answer = await handleRegistryHook({ body, headers: req.headers, query }, followers, this.deliveries);

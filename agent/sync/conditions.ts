@@ -15,6 +15,7 @@ export const sourceReasons: Record<SourceError['failure'], { reason: string; sta
   'ref-not-found': { reason: 'RefNotFound', stalled: true },
   signature: { reason: 'SignatureVerificationFailed', stalled: true },
   path: { reason: 'PathNotFound', stalled: true },
+  artifact: { reason: 'ArtifactRefused', stalled: true },
 };
 
 export const reasons = {

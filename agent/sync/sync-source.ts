@@ -6,6 +6,7 @@ import { createSource } from '../source/create-source.ts';
 import { gitCredentials } from '../source/credentials.ts';
 import type { Source } from '../source/source.ts';
 import { readKeyFiles } from '../source/verify-signature.ts';
+import { version } from '../version.ts';
 
 
 /**
@@ -15,8 +16,10 @@ import { readKeyFiles } from '../source/verify-signature.ts';
  * restart, and the on-disk Git cache is kept across such a change.
  */
 export function sourceForSync(sync: SyncConfig, config: AgentConfig, secrets: SecretResolver): Promise<Source> {
-  const { git, directory } = sync.source;
+  const { git, oci, directory } = sync.source;
   if (directory) return createSource({ source: { directory }, path: sync.path }, { cacheDir: gitCacheDir(config) });
+  // OCI: the source reads its registry credentials and signature policy through the resolver before every fetch.
+  if (oci) return createSource({ source: { oci }, path: sync.path }, { cacheDir: sourceCacheDir(config), secrets, userAgent: `kupenstack/${version}` });
   const verify = git?.verify;
   return createSource(
     { source: { git: git && { url: git.url, ref: git.ref, ...(verify ? { verify: { mode: verify.mode } } : {}) } }, path: sync.path },
@@ -35,4 +38,9 @@ export function sourceForSync(sync: SyncConfig, config: AgentConfig, secrets: Se
 
 function gitCacheDir(config: AgentConfig): string {
   return join(config.stateDir, 'git-cache');
+}
+
+/** OCI contents are kept by digest under their own folder (`oci/<algorithm>-<hex>`). */
+function sourceCacheDir(config: AgentConfig): string {
+  return join(config.stateDir, 'oci-cache');
 }

@@ -25,7 +25,7 @@ describe('createSource from a Sync spec', () => {
 
   it('refuses configurations that can never work, saying what to change', async () => {
     const cacheDir = tmpdir();
-    await expect(createSource({ source: {} }, { cacheDir })).rejects.toThrow(/exactly one of git or directory/);
+    await expect(createSource({ source: {} }, { cacheDir })).rejects.toThrow(/exactly one of git, oci or directory/);
     await expect(createSource({ source: { git: { url: 'https://h/r.git', ref: { branch: 'main' }, verify: { mode: 'head' } } } }, { cacheDir })).rejects.toThrow(/no trusted public key is configured/);
     await expect(createSource({ source: { git: { url: 'https://h/r.git', ref: { semver: '???' } } } }, { cacheDir })).rejects.toThrow(/semver range "\?\?\?" is not valid/);
     await expect(createSource({ source: { git: { url: 'ssh://git@h/r.git', ref: { branch: 'main' } } } }, { cacheDir })).rejects.toThrow(/ssh/);

@@ -119,3 +119,12 @@ export function specFollows(spec: unknown, pushes: readonly MovedTag[]): boolean
     return w !== undefined && matches(f, p, w);
   });
 }
+
+/**
+ * Whether a Sync's OCI source (`oci://host/repo` and its ref) follows one of
+ * the pushed tags: the same rule as an Image's (same repository and registry,
+ * the tag, or a tag the semver range takes; a digest never moves).
+ */
+export function ociSourceFollows(oci: { url: string; ref: { tag?: string; semver?: string; digest?: string } }, pushes: readonly MovedTag[]): boolean {
+  return specFollows({ source: { oci: { repository: oci.url.replace(/^oci:\/\//, ''), ...oci.ref } } }, pushes);
+}

@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { DockerConfigCredentials } from '../../oci/auth/docker-config.ts';
+import type { CredentialStore } from '../../oci/auth/credentials.ts';
+import type { SignaturePolicy } from '../../oci/signature-policy.ts';
+import { KupenstackError } from '../errors.ts';
+import { signaturePolicy } from '../kinds/image/verify.ts';
+import type { SyncSpec } from '../model/kinds.generated.ts';
+import { describeSecret, type SecretKey, type SecretResolver } from '../secrets/resolver.ts';
+import { SourceError } from './source.ts';
+
+/**
+ * What an OCI source reads through the agent's secret resolver before each
+ * fetch: the registry credentials (a `.dockerconfigjson` Secret, or a docker
+ * config file standalone) and the signature policy, built by the Image
+ * kind's own policy reader (the same fields, the same messages). A Sync is
+ * cluster-scoped: its Secrets are in the agent's namespace.
+ */
+
+export type OciSpec = NonNullable<SyncSpec['source']['oci']>;
+
+/** An empty namespace reads as "the agent's own" (the resolver's default). */
+function inAgentNamespace(ref: SecretKey): SecretKey {
+  const { namespace, ...rest } = ref;
+  return namespace ? ref : rest;
+}
+
+export function ociCredentials(oci: OciSpec, secrets: SecretResolver | undefined): (() => Promise<CredentialStore | undefined>) | undefined {
+  if (oci.dockerConfigFile !== undefined) {
+    const file = oci.dockerConfigFile;
+    return () => Promise.resolve(DockerConfigCredentials.fromFile(file));
+  }
+  const ref = oci.secretRef;
+  if (!ref) return undefined;
+  const secret: SecretKey = { name: ref.name, key: '.dockerconfigjson' };
+  let memo: { hash: string; store: CredentialStore } | undefined;
+  return async () => {
+    if (!secrets) throw new SourceError('auth', `source.oci.secretRef names ${describeSecret(secret)}, but this agent reads no Secrets; use dockerConfigFile`);
+    const value = secrets.getAll ? (await secrets.getAll(secret))['.dockerconfigjson'] : await secrets.get(secret);
+    if (value === undefined) throw new SourceError('auth', `${describeSecret(secret)} has no .dockerconfigjson; create it with kubectl create secret docker-registry`);
+    // Parsed again only when the value changed (a rotation).
+    const hash = createHash('sha256').update(value).digest('hex');
+    if (memo?.hash === hash) return memo.store;
+    let json: unknown;
+    try {
+      json = JSON.parse(value);
+    } catch {
+      // The parser's message may quote the value: not kept.
+      throw new SourceError('auth', `${describeSecret(secret)} is not JSON; it must hold a docker config (kubectl create secret docker-registry)`);
+    }
+    memo = { hash, store: new DockerConfigCredentials(describeSecret(secret), json) };
+    return memo.store;
+  };
+}
+
+export function ociSignaturePolicy(oci: OciSpec, secrets: SecretResolver | undefined): (() => Promise<SignaturePolicy>) | undefined {
+  const verify = oci.verify;
+  if (!verify) return undefined;
+  const where = 'source.oci.verify';
+  return async () => {
+    try {
+      return await signaturePolicy(
+        {
+          where,
+          read: (ref) => {
+            if (!secrets) throw new KupenstackError('image.signature', `${where}: the signature policy is in ${describeSecret(ref)}, but this agent reads no secrets`);
+            return secrets.get(inAgentNamespace(ref));
+          },
+        },
+        verify,
+        '',
+      );
+    } catch (err) {
+      if (err instanceof SourceError) throw err;
+      // A policy that cannot be read or is malformed: the operator fixes it, like a missing key.
+      throw new SourceError('signature', err instanceof Error ? err.message : String(err), { cause: err });
+    }
+  };
+}
