@@ -21,7 +21,8 @@ import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
  * passes; a second apply changes nothing (no resourceVersion moves, no Job is rerun). First, in
  * requeue mode (the controller's), the same steps stop at the first gate not met yet.
  */
-const ns = 'cloud-install';
+// One namespace per run: two runs at once (a clean clone beside a worktree) must not share it.
+const ns = `cloud-install-${process.pid.toString(36)}`;
 const work = mkdtempSync(join(tmpdir(), 'ks-cloud-install-'));
 const kc = loadKubeConfig({ kubeconfig: kube.kubeconfig });
 

@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { kustomizeMemberPolicy } from '../../../agent/policy/admission.ts';
 import { isAdminNamespace, memberRefusals, memberRules, type PolicySubject } from '../../../agent/policy/member-policy.ts';
 
@@ -91,5 +93,30 @@ describe('the admission policy holds every rule CEL can express', () => {
     expect(JSON.stringify(policy!.spec.matchConditions)).not.toContain('namespaceObject');
     expect(binding!.kind).toBe('ValidatingAdmissionPolicyBinding');
     expect(binding!.spec.validationActions).toEqual(['Deny']);
+  });
+});
+
+/**
+ * repo-template is what a new user pushes first (and what `npm run demo` syncs into tenant
+ * namespaces): every object in it must pass the default member policy, or the first Sync is
+ * rejected at admission (a Flavor with `hw:cpu_policy` once was).
+ */
+describe('repo-template under the default member policy', () => {
+  it('refuses nothing in its tenant namespaces', () => {
+    const root = join(import.meta.dirname, '../../../repo-template/tenants');
+    const byNamespace = new Map<string, PolicySubject[]>();
+    for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+      for (const doc of parseAllDocuments(readFileSync(join(root, file), 'utf8'))) {
+        const value = doc.toJS() as { kind?: string; metadata?: { name?: string; namespace?: string }; spec?: Record<string, unknown> } | null;
+        if (!value?.kind || !value.metadata?.namespace) continue;
+        const list = byNamespace.get(value.metadata.namespace) ?? [];
+        list.push({ address: `tenants/${file}`, kind: value.kind, name: value.metadata.name ?? '', spec: value.spec ?? {} });
+        byNamespace.set(value.metadata.namespace, list);
+      }
+    }
+    expect([...byNamespace.keys()].sort()).toEqual(['team-a', 'team-b']);
+    expect([...byNamespace.values()].flat().map((s) => s.kind)).toContain('Flavor');
+    const refused = [...byNamespace.values()].flatMap((subjects) => [...memberRefusals(subjects, false, none)].map(([address, why]) => `${address}: ${why.join('; ')}`));
+    expect(refused).toEqual([]);
   });
 });
