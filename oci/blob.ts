@@ -43,7 +43,10 @@ async function* blobChunks(client: RegistryClient, repository: string, descripto
   const pause = (): Promise<void> => sleep(backoffDelay(failures + 1, 250, 4000), undefined, { signal: options.signal });
   while (received < size || (received === 0 && size === 0)) {
     if (failures > retries) {
-      throw new OciError('oci.truncated', `${where}: the download broke off ${failures} times (last: ${lastProblem}) after ${received} of ${size} bytes; nothing was used — retry later or check the registry`);
+      throw new OciError(
+        'oci.truncated',
+        `${where}: the download broke off ${failures} times (last: ${lastProblem}) after ${received} of ${size} bytes; nothing was used — retry later or check the registry`,
+      );
     }
     const headers: Record<string, string> = {};
     if (received > 0) {
@@ -114,7 +117,10 @@ async function* blobChunks(client: RegistryClient, repository: string, descripto
   }
   const actual = `${parseDigest(digest).algorithm}:${hash.digest('hex')}`;
   if (actual !== digest) {
-    throw new OciError('oci.digest', `${where}: the ${size} bytes served hash to ${actual}, not ${digest} (corrupted storage, a tampering proxy, or a manifest naming the wrong digest); refused before the end of the stream`);
+    throw new OciError(
+      'oci.digest',
+      `${where}: the ${size} bytes served hash to ${actual}, not ${digest} (corrupted storage, a tampering proxy, or a manifest naming the wrong digest); refused before the end of the stream`,
+    );
   }
 }
 

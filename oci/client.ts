@@ -204,7 +204,9 @@ export class RegistryClient {
         } catch (err) {
           if (options.signal?.aborted) throw err;
           if (isPlainHttp(err) && url.startsWith('https:')) {
-            throw new PlainHttpError('oci.network', `${this.registry} answered in plain HTTP, not TLS; if this registry has no TLS, ${this.plainHttpAdvice}`, { cause: err });
+            throw new PlainHttpError('oci.network', `${this.registry} answered in plain HTTP, not TLS; if this registry has no TLS, ${this.plainHttpAdvice}`, {
+              cause: err,
+            });
           }
           throw new OciError('oci.network', `${method} ${describe(url)} failed: ${(err as Error).message}`, { cause: err });
         }
@@ -214,7 +216,13 @@ export class RegistryClient {
         }
         return res;
       },
-      { retries, baseMs: 200, maxMs: 3000, retryable: (err) => err instanceof OciError && !(err instanceof PlainHttpError) && (err.code === 'oci.network' || err.code === 'oci.registry'), ...(options.signal ? { signal: options.signal } : {}) },
+      {
+        retries,
+        baseMs: 200,
+        maxMs: 3000,
+        retryable: (err) => err instanceof OciError && !(err instanceof PlainHttpError) && (err.code === 'oci.network' || err.code === 'oci.registry'),
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
     );
   }
 
@@ -242,7 +250,10 @@ export class RegistryClient {
     }
     if (challenges.some((c) => c.scheme === 'basic')) {
       if (!credential) {
-        throw new OciError('oci.auth', `${this.registry} requires a username and password; name a docker config file that has them (--docker-config FILE, DOCKER_CONFIG, or a .dockerconfigjson Secret)`);
+        throw new OciError(
+          'oci.auth',
+          `${this.registry} requires a username and password; name a docker config file that has them (--docker-config FILE, DOCKER_CONFIG, or a .dockerconfigjson Secret)`,
+        );
       }
       const basic = basicAuthorization(credential);
       if (!basic) throw new OciError('oci.auth', `${this.registry} asks for Basic auth, but its docker config entry holds an identity token; give a username and password`);

@@ -118,7 +118,11 @@ function checkBundle(json: unknown, digest: string, keys: TrustedKey[]): Verdict
 function subjectCovers(covered: { sha256: string[]; other?: string }, digest: string, signer: string): Verdict {
   if (covered.other) return { ok: false, reason: covered.other };
   const { hex } = parseDigest(digest);
-  if (!covered.sha256.includes(hex)) return { ok: false, reason: `the signature is for ${covered.sha256.map((h) => `sha256:${h}`).join(', ') || 'no image digest'}, not ${digest} (a signature copied from another image)` };
+  if (!covered.sha256.includes(hex))
+    return {
+      ok: false,
+      reason: `the signature is for ${covered.sha256.map((h) => `sha256:${h}`).join(', ') || 'no image digest'}, not ${digest} (a signature copied from another image)`,
+    };
   return { ok: true, key: signer };
 }
 
@@ -154,7 +158,12 @@ function checkBundleKeyless(json: unknown, digest: string, policy: KeylessPolicy
 function checkSimpleSigningKeyless(payload: Buffer, signature: Buffer, certificate: string | undefined, digest: string, policy: KeylessPolicy): Verdict {
   if (!certificate) return { ok: false, reason: 'signed with a key, not a certificate; this policy trusts keyless signers only' };
   if (policy.transparencyLog) {
-    return { ok: false, reason: "a classic keyless signature (the sha256-….sig tag), whose transparency-log entry KupenStack does not check; sign with cosign v3's default sigstore bundle, or set keyless.transparencyLog: false" };
+    return {
+      ok: false,
+      reason:
+        "a classic keyless signature (the sha256-….sig tag), whose transparency-log entry KupenStack does not check; " +
+          "sign with cosign v3's default sigstore bundle, or set keyless.transparencyLog: false",
+    };
   }
   let der: Buffer;
   try {
@@ -187,7 +196,11 @@ function checkSimpleSigningKeyless(payload: Buffer, signature: Buffer, certifica
  */
 function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
   if (policy.transparencyLog && entity.tlogEntries.length === 0) {
-    return { ok: false, reason: 'no transparency-log entry (signed with --tlog-upload=false?), and the policy asks for one; set keyless.transparencyLog: false to accept signatures of a private CA without a log' };
+    return {
+      ok: false,
+      reason:
+        'no transparency-log entry (signed with --tlog-upload=false?), and the policy asks for one; set keyless.transparencyLog: false to accept signatures of a private CA without a log',
+    };
   }
   const checked: SignedEntity = policy.transparencyLog ? entity : { ...entity, tlogEntries: [], timestamps: [nowStamp()] };
   const thresholds = policy.transparencyLog ? { tlogThreshold: 1, ctlogThreshold: 1, timestampThreshold: 1 } : { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 1 };
@@ -197,11 +210,19 @@ function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
     identity = { san: signer.identity?.subjectAlternativeName, issuer: signer.identity?.extensions?.issuer };
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    if ((err as { code?: unknown }).code === 'CERTIFICATE_ERROR' && !/SCT/.test(detail)) return { ok: false, reason: `the signing certificate is not trusted by ${policy.name}: ${detail} (it must chain to one of its certificate authorities and be valid)` };
+    if ((err as { code?: unknown }).code === 'CERTIFICATE_ERROR' && !/SCT/.test(detail))
+      return {
+        ok: false,
+        reason: `the signing certificate is not trusted by ${policy.name}: ${detail} (it must chain to one of its certificate authorities and be valid)`,
+      };
     return { ok: false, reason: `the keyless signature does not verify against ${policy.name} (${detail})` };
   }
   if (!matches(policy.identity, identity.san)) return { ok: false, reason: `signed by ${identity.san ?? 'a certificate without an identity'}, not ${expected(policy.identity)}` };
-  if (!matches(policy.issuer, identity.issuer)) return { ok: false, reason: `the certificate of ${identity.san ?? '?'} was issued for ${identity.issuer ?? 'no OIDC issuer'}, not ${expected(policy.issuer)}` };
+  if (!matches(policy.issuer, identity.issuer))
+    return {
+      ok: false,
+      reason: `the certificate of ${identity.san ?? '?'} was issued for ${identity.issuer ?? 'no OIDC issuer'}, not ${expected(policy.issuer)}`,
+    };
   return { ok: true, key: `${identity.san ?? '?'} (${identity.issuer ?? '?'})` };
 }
 

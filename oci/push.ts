@@ -171,7 +171,8 @@ export async function pushDiskStream(source: Readable, ref: string, options: Str
       options.onProgress?.(read, total);
     },
   });
-  if (options.size !== undefined && sent.size !== options.size) throw new OciError('oci.truncated', `the disk for ${formatReference(target)} gave ${sent.size} bytes, its source says ${options.size}; nothing was tagged`);
+  if (options.size !== undefined && sent.size !== options.size)
+    throw new OciError('oci.truncated', `the disk for ${formatReference(target)} gave ${sent.size} bytes, its source says ${options.size}; nothing was tagged`);
   const format = check.format!;
   const mediaType = diskMediaType(format);
   const virtualSize = format === 'qcow2' ? qcow2VirtualSize(check.head) : format === 'raw' ? sent.size : undefined;
@@ -207,7 +208,11 @@ class DiskHeadCheck extends Transform {
   private decide(): Error | undefined {
     try {
       const sniffed = sniffDiskFormat(this.head);
-      if (!formatsAgree(this.declared, sniffed)) return new OciError('oci.format-mismatch', `the disk for ${this.where} is said to be ${this.declared} but its bytes are ${sniffed}; nothing was tagged`);
+      if (!formatsAgree(this.declared, sniffed))
+        return new OciError(
+          'oci.format-mismatch',
+          `the disk for ${this.where} is said to be ${this.declared} but its bytes are ${sniffed}; nothing was tagged`,
+        );
       this.format = sniffed;
       return undefined;
     } catch (err) {

@@ -242,7 +242,10 @@ export class RegistryDiskSource implements DiskSource {
         this.remember(key, sniffed);
       }
       if (disk.formatDeclared && !formatsAgree(disk.diskFormat, sniffed)) {
-        throw new OciError('oci.format-mismatch', `${where}: the manifest declares a ${disk.diskFormat} disk but its bytes are ${sniffed}; fix the layer media type (application/vnd.diskimage.${sniffed}) or push the right file`);
+        throw new OciError(
+          'oci.format-mismatch',
+          `${where}: the manifest declares a ${disk.diskFormat} disk but its bytes are ${sniffed}; fix the layer media type (application/vnd.diskimage.${sniffed}) or push the right file`,
+        );
       }
       if (!disk.formatDeclared) disk.diskFormat = sniffed;
       return;

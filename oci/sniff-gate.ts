@@ -41,7 +41,10 @@ export class SniffGate extends Transform {
       return err as Error;
     }
     if (this.declared !== undefined && !formatsAgree(this.declared, sniffed)) {
-      const err = new OciError('oci.format-mismatch', `${this.where}: the manifest declares a ${this.declared} disk but its bytes are ${sniffed}; fix the layer media type (application/vnd.diskimage.${sniffed}) or push the right file`);
+      const err = new OciError(
+        'oci.format-mismatch',
+        `${this.where}: the manifest declares a ${this.declared} disk but its bytes are ${sniffed}; fix the layer media type (application/vnd.diskimage.${sniffed}) or push the right file`,
+      );
       this.rejectFormat(err);
       return err;
     }

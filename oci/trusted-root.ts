@@ -21,6 +21,10 @@ export function trustFromRoot(text: string, name: string): TrustMaterial {
     if (root.certificateAuthorities.length === 0) throw new Error('it names no certificate authority');
     return toTrustMaterial(root);
   } catch (err) {
-    throw new OciError('oci.signature', `${name} is not a usable sigstore trusted_root.json (${err instanceof Error ? err.message : String(err)}); make one with cosign trusted-root create --certificate-chain <your CA chain>`, { cause: err });
+    throw new OciError(
+      'oci.signature',
+      `${name} is not a usable sigstore trusted_root.json (${err instanceof Error ? err.message : String(err)}); make one with cosign trusted-root create --certificate-chain <your CA chain>`,
+      { cause: err },
+    );
   }
 }

@@ -86,7 +86,12 @@ export async function uploadBuffer(client: RegistryClient, repository: string, d
  * registry checks it against what arrived (DIGEST_INVALID otherwise), as
  * `oras push` relies on.
  */
-export async function uploadStream(client: RegistryClient, repository: string, body: Readable, options: { signal?: AbortSignal; onBytes?: (n: number) => void; digest?: string } = {}): Promise<{ digest: string; size: number }> {
+export async function uploadStream(
+  client: RegistryClient,
+  repository: string,
+  body: Readable,
+  options: { signal?: AbortSignal; onBytes?: (n: number) => void; digest?: string } = {},
+): Promise<{ digest: string; size: number }> {
   const location = await startSession(client, repository, options.signal);
   const counter = new UploadCounter(options.digest === undefined, options.onBytes);
   body.on('error', (err) => counter.destroy(err));

@@ -111,7 +111,16 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     const differences = [...(opts.plan.observed ? compareObserved(opts.plan.observed, observed) : []), ...compareChanges(jsonPlan(opts.plan), jsonPlan(decision.plan))];
     if (differences.length > 0) throw new StalePlanError(differences);
   }
-  if (decision.plan.held.length > 0) deps.events({ type: 'held', address: input.revision, reason: 'MassDeleteGuard', message: `${decision.plan.held.length} deletions (mass-delete guard)`, severity: 'warning', revision: input.revision, at: new Date().toISOString() });
+  if (decision.plan.held.length > 0)
+    deps.events({
+      type: 'held',
+      address: input.revision,
+      reason: 'MassDeleteGuard',
+      message: `${decision.plan.held.length} deletions (mass-delete guard)`,
+      severity: 'warning',
+      revision: input.revision,
+      at: new Date().toISOString(),
+    });
   const out = await execute(input.validated, decision, seen, {
     cloud: deps.cloud,
     adapters,
@@ -161,7 +170,15 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
       startedAt: started.toISOString(),
       durationMs: Date.now() - started.getTime(),
       result: report.errors.length ? 'failed' : report.held.length ? 'held' : 'applied',
-      counts: { created: report.created, updated: report.updated, replaced: report.replaced, deleted: report.deleted, healed: report.healed, unchanged: report.unchanged, errors: report.errors.length },
+      counts: {
+        created: report.created,
+        updated: report.updated,
+        replaced: report.replaced,
+        deleted: report.deleted,
+        healed: report.healed,
+        unchanged: report.unchanged,
+        errors: report.errors.length,
+      },
     });
   }
   return report;
@@ -213,7 +230,10 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
 
 /** Extra objects carrying one marker: the planner deletes them; the user hears why. */
 function warningsOf(seen: Observation): string[] {
-  return seen.inventory.duplicates.map((d) => `${d.address}: more than one OpenStack object carries this marker (${d.remote.id} besides ${seen.inventory.owned.get(d.address)?.id ?? '?'}); the extra one is pruned`);
+  return seen.inventory.duplicates.map(
+    (d) =>
+      `${d.address}: more than one OpenStack object carries this marker (${d.remote.id} besides ${seen.inventory.owned.get(d.address)?.id ?? '?'}); the extra one is pruned`,
+  );
 }
 
 function observedOf(seen: Observation): ObservedState {
@@ -229,4 +249,7 @@ function applyError(address: string, error: unknown): ApplyError {
 }
 
 const calls = (cloud: OpenStackCloud): { read: number; write: number } => ({ read: cloud.counters.read, write: cloud.counters.write });
-const since = (cloud: OpenStackCloud, before: { read: number; write: number }): { read: number; write: number } => ({ read: cloud.counters.read - before.read, write: cloud.counters.write - before.write });
+const since = (cloud: OpenStackCloud, before: { read: number; write: number }): { read: number; write: number } => ({
+  read: cloud.counters.read - before.read,
+  write: cloud.counters.write - before.write,
+});

@@ -152,7 +152,14 @@ export class BulkCreator {
       );
     });
     const raws = res.body[key] ?? [];
-    if (raws.length !== items.length) throw new OpenStackError({ status: 0, service: 'network', method: 'POST', path: `/${bulk.collection}`, detail: `bulk create answered ${raws.length} objects for ${items.length}` });
+    if (raws.length !== items.length)
+      throw new OpenStackError({
+        status: 0,
+        service: 'network',
+        method: 'POST',
+        path: `/${bulk.collection}`,
+        detail: `bulk create answered ${raws.length} objects for ${items.length}`,
+      });
     items.forEach((p, i) => p.resolve(bulk.remote(raws[i]!, p.desired, p.marker)));
   }
 

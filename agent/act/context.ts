@@ -32,7 +32,17 @@ export interface ProjectContext {
  * planner answers references itself (plan/decide.ts); this context's `idOf`
  * throws PendingReference for an object that does not exist yet.
  */
-export async function projectContext(cloud: OpenStackCloud, project: Project, owner: string, signal?: AbortSignal, scopeProjectId = project.id, secrets?: SecretResolver, imageVerify?: ImageVerify, trustKnown = false, images?: ImageFollows): Promise<ProjectContext> {
+export async function projectContext(
+  cloud: OpenStackCloud,
+  project: Project,
+  owner: string,
+  signal?: AbortSignal,
+  scopeProjectId = project.id,
+  secrets?: SecretResolver,
+  imageVerify?: ImageVerify,
+  trustKnown = false,
+  images?: ImageFollows,
+): Promise<ProjectContext> {
   const ids = new Map<string, string>();
   const remotes = new Map<string, Remote>();
   const imports = new Map<string, Remote>();
@@ -56,7 +66,7 @@ export async function projectContext(cloud: OpenStackCloud, project: Project, ow
     },
     remoteOf: (kind, name) => remotes.get(`${kind}/${name}`),
     imported: (kind, name) => imports.get(`${kind}/${name}`),
-    memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
+    memo: <T,>(key: string, load: () => Promise<T>): Promise<T> => {
       let p = memos.get(key);
       if (!p) {
         p = load();

@@ -36,7 +36,9 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     out,
     emit: (type, address, reason, message, extra = {}) => {
       const kind = address.split('/')[1];
-      opts.events({ type, address, reason, message, severity: type === 'failed' || type === 'gave-up' || type === 'held' || type === 'retrying' ? 'warning' : 'normal', revision: opts.revision, at: new Date().toISOString(), ...(kind ? { kind } : {}), ...extra });
+      const warning = type === 'failed' || type === 'gave-up' || type === 'held' || type === 'retrying';
+      const at = new Date().toISOString();
+      opts.events({ type, address, reason, message, severity: warning ? 'warning' : 'normal', revision: opts.revision, at, ...(kind ? { kind } : {}), ...extra });
     },
     settle: (address, status) => opts.state.putResource(address, status),
     retrying: (address, action) => {
@@ -72,7 +74,10 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed', message: e.message });
     if (e.code === 'heal.gave-up') status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
     // Retrying cannot fix a refusal: Stalled until the spec or the admin's rules change.
-    if (refused) status.conditions = setCondition(setCondition(status.conditions, { type: 'Ready', status: 'False', reason: refused.reason, message: e.message }), { type: 'Stalled', status: 'True', reason: refused.reason, message: e.message });
+    if (refused) {
+      status.conditions = setCondition(status.conditions, { type: 'Ready', status: 'False', reason: refused.reason, message: e.message });
+      status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: refused.reason, message: e.message });
+    }
     run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, refused?.reason ?? e.code, e.message);
   };
   // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.
@@ -117,7 +122,19 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
 async function withProjects(decision: Decision, seen: Observation, opts: ExecuteOptions): Promise<Map<string, ProjectContext>> {
   const scopes = new Map<string, ProjectContext>(seen.scopes);
   const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
-  const projects = await ensureProjects(opts.cloud, seen.namespaces, { owner: opts.owner, prefix: opts.projectPrefix, domainId: opts.domainId, role: opts.role, trustKnown: opts.trustKnownProjects === true, adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')) }, seen.projects);
+  const projects = await ensureProjects(
+    opts.cloud,
+    seen.namespaces,
+    {
+      owner: opts.owner,
+      prefix: opts.projectPrefix,
+      domainId: opts.domainId,
+      role: opts.role,
+      trustKnown: opts.trustKnownProjects === true,
+      adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')),
+    },
+    seen.projects,
+  );
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;

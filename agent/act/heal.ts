@@ -51,7 +51,13 @@ export async function heal(
     } else {
       await node.adapter.heal!(node.pc.ctx, node.remote!, step, node.m);
     }
-    run.emit('healed', node.address, step === 'reboot' ? 'HealRebooted' : step === 'rebuild' ? 'HealRebuilt' : 'HealRecreated', `${step} (attempt ${decision.attempt}) because ${reason}`, { id: node.remote!.id });
+    run.emit(
+      'healed',
+      node.address,
+      step === 'reboot' ? 'HealRebooted' : step === 'rebuild' ? 'HealRebuilt' : 'HealRecreated',
+      `${step} (attempt ${decision.attempt}) because ${reason}`,
+      { id: node.remote!.id },
+    );
     progress = await waitReady(node, run);
     run.count(node.address, 'healed');
     // The episode is over once the object is ready (a later run that sees it ready, in requeue mode): the next failure starts again from a reboot.

@@ -45,7 +45,11 @@ export async function afterLanding<T>(opts: {
     const everyMs = opts.everyMs ?? (opts.requeue ? 2000 : 1000);
     if (!told) {
       const last = Math.max(...waiting.map(([, until]) => until));
-      opts.events({ type: 'held', address: opts.revision, reason: 'CreatesInFlight', message: `waiting up to ${Math.ceil((last - at) / 1000)} s for ${waiting.length} creates an earlier run sent and never saw answered (${waiting.slice(0, 3).map(([a]) => a).join(', ')}${waiting.length > 3 ? ', …' : ''}): OpenStack may still be making them`, severity: 'normal', revision: opts.revision, at: new Date().toISOString() });
+      const shown = `${waiting.slice(0, 3).map(([a]) => a).join(', ')}${waiting.length > 3 ? ', …' : ''}`;
+      const message =
+        `waiting up to ${Math.ceil((last - at) / 1000)} s for ${waiting.length} creates an earlier run sent and never saw answered (${shown}): ` +
+        'OpenStack may still be making them';
+      opts.events({ type: 'held', address: opts.revision, reason: 'CreatesInFlight', message, severity: 'normal', revision: opts.revision, at: new Date().toISOString() });
       told = true;
     }
     if (opts.requeue) throw new NotYet(`${waiting.length} creates an earlier run sent may still be landing`, everyMs);

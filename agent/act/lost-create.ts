@@ -12,6 +12,16 @@ export function answerLost(err: OpenStackError): boolean {
 /** A create whose answer was lost and whose object is not (yet) there: the next run looks again before creating. */
 export class LostCreate extends OpenStackError {
   constructor(err: OpenStackError) {
-    super({ status: err.status, service: err.service, method: err.method, path: err.path, requestId: err.requestId, detail: `${err.detail}; the create may still be in progress in the service, so it is not sent again in this run: the next run adopts the object or creates it` }, { cause: err });
+    super(
+      {
+        status: err.status,
+        service: err.service,
+        method: err.method,
+        path: err.path,
+        requestId: err.requestId,
+        detail: `${err.detail}; the create may still be in progress in the service, so it is not sent again in this run: the next run adopts the object or creates it`,
+      },
+      { cause: err },
+    );
   }
 }

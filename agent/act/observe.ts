@@ -97,7 +97,8 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     const future: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
     scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: true });
   }
-  for (const p of projects.values()) scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: false });
+  for (const p of projects.values())
+    scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: false });
 
   const declaredKinds = new Map<string, Set<string>>();
   for (const m of resources) declaredKinds.set(m.metadata.namespace!, (declaredKinds.get(m.metadata.namespace!) ?? new Set<string>()).add(m.kind));
@@ -183,7 +184,11 @@ async function resolveImport(m: Manifest, adapter: KindAdapter, adapters: Readon
   const adopt = spec.adopt === true;
   if (spec.id) {
     const found = await adapter.get?.(pc.ctx, spec.id);
-    if (!found) throw new KupenstackError('import.not-found', `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`);
+    if (!found)
+      throw new KupenstackError(
+        'import.not-found',
+        `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`,
+      );
     await refuseForeign(m.kind, found, adapter, adapters, pc, adopt);
     return found;
   }

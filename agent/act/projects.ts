@@ -105,7 +105,12 @@ async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOpt
       if (existing?.tags?.includes(ownerTag(opts.owner))) return { namespace: ns, id: existing.id, name };
       if (err.conflict && existing && opts.adopt?.has(ns) && !existing.tags?.some((t) => t.startsWith(ownerTagPrefix))) return takeOver(cloud, existing, ns, opts.owner);
       if (err.conflict) {
-        throw new KupenstackError('project.name-taken', `Keystone project "${name}" for namespace "${ns}" already exists and is not owned by KupenStack owner "${opts.owner}"; KupenStack never takes over objects it did not create. Choose another projectPrefix or rename the namespace`, { cause: err });
+        throw new KupenstackError(
+          'project.name-taken',
+          `Keystone project "${name}" for namespace "${ns}" already exists and is not owned by KupenStack owner "${opts.owner}"; ` +
+            `KupenStack never takes over objects it did not create. Choose another projectPrefix or rename the namespace`,
+          { cause: err },
+        );
       }
       if (attempt >= 3) throw err;
     }

@@ -18,7 +18,13 @@ export async function prunePhase(x: Execution): Promise<void> {
   const kindOf = (address: string): string => address.split('/')[1] ?? '';
   const deletions = decision.plan.changes
     .filter((c) => c.action === 'delete' && c.id)
-    .map((c) => ({ address: c.address, remote: seen.inventory.owned.get(c.address)?.id === c.id ? seen.inventory.owned.get(c.address)! : seen.inventory.duplicates.find((d) => d.remote.id === c.id)!.remote }))
+    .map((c) => ({
+      address: c.address,
+      remote:
+        seen.inventory.owned.get(c.address)?.id === c.id
+          ? seen.inventory.owned.get(c.address)!
+          : seen.inventory.duplicates.find((d) => d.remote.id === c.id)!.remote,
+    }))
     .sort((a, b) => (rank.get(kindOf(b.address)) ?? 0) - (rank.get(kindOf(a.address)) ?? 0));
   const pruned = [...new Set(deletions.map((d) => kindOf(d.address)))];
   // One node per deletion, plus one per pruned kind that is done once all of that kind's deletions are.

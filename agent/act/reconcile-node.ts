@@ -43,7 +43,8 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
     const marker = { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
     const remote = run.create ? await run.create(node, desired, marker) : await createOnce(node, desired, marker, run);
     // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
-    if (knownBefore && !node.replacing && previousId !== remote.id) run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
+    if (knownBefore && !node.replacing && previousId !== remote.id)
+      run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
     else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
     know(pc, node.ref, remote);
     state.id = remote.id;
@@ -88,10 +89,15 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   moved(node, await run.retrying(node.address, () => adapter.update(ctx, node.remote!, diff.updates, m)), run);
   if (tagMoved) run.emit('updated', node.address, 'TagMoved', `${follows.reference} moved from ${follows.from} to ${follows.to} (${fields.join(', ')})`);
   else run.emit('updated', node.address, diff.drift.some((d) => !d.immutable) && !heals ? 'DriftCorrected' : 'Updated', fields.join(', '));
-  if (!tagMoved && diff.drift.some((d) => !d.immutable)) run.emit('drift-corrected', node.address, 'DriftCorrected', `set ${diff.drift.filter((d) => !d.immutable).map((d) => d.path).join(', ')} back to the declared values`);
+  const corrected = diff.drift.filter((d) => !d.immutable).map((d) => d.path);
+  if (!tagMoved && corrected.length > 0) run.emit('drift-corrected', node.address, 'DriftCorrected', `set ${corrected.join(', ')} back to the declared values`);
   if (heals) {
     run.count(node.address, 'healed');
-    recordHeal(state, { step: adapter.impact!.fields![heals]!.heal!, at: new Date().toISOString(), reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote.fields[heals])}`, result: 'done' }, false);
+    recordHeal(
+      state,
+      { step: adapter.impact!.fields![heals]!.heal!, at: new Date().toISOString(), reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote.fields[heals])}`, result: 'done' },
+      false,
+    );
   } else {
     run.count(node.address, 'updated');
   }

@@ -33,8 +33,18 @@ export function foreignImport(kind: string, raw: unknown, projectId: string, opt
   const owner = r.project_id ?? r.tenant_id ?? r.owner ?? r['os-vol-tenant-attr:tenant_id'];
   if (typeof owner !== 'string' || owner === '' || owner === projectId) return undefined;
   // Adoption takes ownership (a marker written, later updates and prunes): sharing lends use, never that.
-  if (opts.adopt) return new KupenstackError('import.foreign', `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to adopt belongs to another project (${owner}), not this namespace's project (${projectId}): only the project's own objects can be adopted; import it without adopt (observe only) to use it`);
+  if (opts.adopt)
+    return new KupenstackError(
+      'import.foreign',
+      `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to adopt belongs to another project (${owner}), ` +
+        `not this namespace's project (${projectId}): only the project's own objects can be adopted; import it without adopt (observe only) to use it`,
+    );
   if (r.shared === true || r['router:external'] === true) return undefined;
   if (r.visibility === 'public' || r.visibility === 'community') return undefined;
-  return new KupenstackError('import.foreign', `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to import belongs to another project (${owner}) and is not shared with this namespace's project (${projectId}); import only objects of this project, shared or external networks, public or community images, or ask the cluster admin to share it`);
+  return new KupenstackError(
+    'import.foreign',
+    `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to import belongs to another project (${owner}) ` +
+      `and is not shared with this namespace's project (${projectId}); import only objects of this project, shared or external networks, ` +
+      `public or community images, or ask the cluster admin to share it`,
+  );
 }

@@ -27,7 +27,16 @@ interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions 
  * SIGTERM let the current step finish (or abandon it safely) before exiting.
  */
 export function agentCommand(): Command {
-  return withEgressOptions(withCloudStepOptions(withCloudOptions(new Command('agent').description('run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>'))), false)
+  return withEgressOptions(
+    withCloudStepOptions(
+      withCloudOptions(
+        new Command('agent').description(
+          'run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>',
+        ),
+      ),
+    ),
+    false,
+  )
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
     .addOption(new Option('--log-level <level>', 'least level logged').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
@@ -36,7 +45,8 @@ export function agentCommand(): Command {
     .action(async (opts: AgentCliOptions) => {
       if (!opts.config) throw new UsageError('kupenstack agent needs --config FILE (a kupenstack.yaml with a syncs: list)');
       const { config, cloud, cloudsFile } = resolveCloud(opts);
-      if (!config.syncs?.length) throw new UsageError(`${opts.config}: no "syncs:" entries; add one, e.g. syncs: [{name: main, source: {git: {url: https://…, ref: {branch: main}}}}]`);
+      if (!config.syncs?.length)
+        throw new UsageError(`${opts.config}: no "syncs:" entries; add one, e.g. syncs: [{name: main, source: {git: {url: https://…, ref: {branch: main}}}}]`);
       if (!isDuration(opts.shutdownGrace)) throw new UsageError(`--shutdown-grace ${opts.shutdownGrace}: not a duration (e.g. 25s)`);
       const graceMs = parseDuration(opts.shutdownGrace);
       const listen = /^(.*):(\d+)$/.exec(opts.listen);
@@ -49,7 +59,16 @@ export function agentCommand(): Command {
       const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
       // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).
       const cloudStep = opts.kubeconfig ? { kubeconfig: opts.kubeconfig, ...(opts.cloudNamespace ? { cloudNamespace: opts.cloudNamespace } : {}) } : undefined;
-      const agent = await Agent.create({ config, cloud, cloudsFile, logger, metrics, secrets, ...(cloudStep ? { cloudStep } : {}), createSource: (sync) => sourceForSync(sync, config, secrets) });
+      const agent = await Agent.create({
+        config,
+        cloud,
+        cloudsFile,
+        logger,
+        metrics,
+        secrets,
+        ...(cloudStep ? { cloudStep } : {}),
+        createSource: (sync) => sourceForSync(sync, config, secrets),
+      });
 
       const interrupted = new AbortController();
       if (opts.once) {
@@ -69,7 +88,10 @@ export function agentCommand(): Command {
       const server = new AgentServer(agent, metrics, logger);
       const [, host = '127.0.0.1', port = '9090'] = listen!;
       const address = await server.listen(host.replace(/^\[|\]$/g, ''), Number(port));
-      logger.info({ listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version }, 'agent started');
+      logger.info(
+        { listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version },
+        'agent started',
+      );
       agent.start();
 
       await new Promise<void>((resolve) => {

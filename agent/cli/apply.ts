@@ -44,13 +44,35 @@ export function applyCommand(): Command {
       };
       const registry = loadSchemaRegistry();
       // Manifests' secret references (userDataSecretRef, credentialsSecretRef) read from secretsDir, as the agent does.
-      const how = { registry, cloud, cloudsFile, config, prune, allowMassDelete: saved ? false : opts.allowMassDelete, log, signal: controller.signal, secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }) };
+      const how = {
+        registry,
+        cloud,
+        cloudsFile,
+        config,
+        prune,
+        allowMassDelete: saved ? false : opts.allowMassDelete,
+        log,
+        signal: controller.signal,
+        secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }),
+      };
       // Loaded and validated once: the cloud step and the resources take the same revision.
       const input = await loadPath({ ...how, path });
       if ('diagnostics' in input) {
         for (const d of input.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
         process.stderr.write(`${input.diagnostics.length} validation errors: nothing was applied\n`);
-        if (opts.output === 'json') printJson({ revision: null, created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, held: [], errors: input.diagnostics.map((d) => ({ address: `${d.file}:${d.line}:${d.column}`, code: d.code, message: d.message })), apiCalls: { read: 0, write: 0 } });
+        if (opts.output === 'json')
+          printJson({
+            revision: null,
+            created: 0,
+            updated: 0,
+            replaced: 0,
+            deleted: 0,
+            healed: 0,
+            unchanged: 0,
+            held: [],
+            errors: input.diagnostics.map((d) => ({ address: `${d.file}:${d.line}:${d.column}`, code: d.code, message: d.message })),
+            apiCalls: { read: 0, write: 0 },
+          });
         process.exitCode = 1;
         return;
       }
@@ -65,18 +87,32 @@ export function applyCommand(): Command {
           process.exitCode = 1;
           return;
         }
-        process.stdout.write(`OpenStackCloud ${declared.manifest.metadata.name}: Ready (release ${driven.status.release ?? '?'})${driven.pruned.length ? `, ${driven.pruned.length} objects pruned` : ''}\n`);
+        process.stdout.write(
+          `OpenStackCloud ${declared.manifest.metadata.name}: Ready (release ${driven.status.release ?? '?'})${driven.pruned.length ? `, ${driven.pruned.length} objects pruned` : ''}\n`,
+        );
       }
       // The fresh decision must equal the saved plan, or nothing is written.
       const r = await applyValidated(input, { ...how, ...(saved ? { plan: { ...planFromJson(saved.plan), observed: saved.observed } } : {}) });
       if (opts.output === 'json') {
-        printJson({ revision: r.revision, created: r.created, updated: r.updated, replaced: r.replaced, deleted: r.deleted, healed: r.healed, unchanged: r.unchanged, held: r.held, errors: r.errors, apiCalls: r.apiCalls });
+        printJson({
+          revision: r.revision,
+          created: r.created,
+          updated: r.updated,
+          replaced: r.replaced,
+          deleted: r.deleted,
+          healed: r.healed,
+          unchanged: r.unchanged,
+          held: r.held,
+          errors: r.errors,
+          apiCalls: r.apiCalls,
+        });
       } else {
         for (const w of r.warnings) process.stdout.write(`warning: ${w}\n`);
         for (const h of r.held) process.stdout.write(`held: delete ${h.address}: ${h.reason}\n`);
         for (const e of r.errors) process.stdout.write(`error: ${e.message}${e.requestId ? ` [${e.requestId}]` : ''}\n`);
         process.stdout.write(
-          `${r.revision}: ${r.created} created, ${r.updated} updated, ${r.replaced} replaced, ${r.deleted} deleted, ${r.healed} healed, ${r.unchanged} unchanged; ${r.errors.length} errors; API calls: ${r.apiCalls.read} read, ${r.apiCalls.write} write\n`,
+          `${r.revision}: ${r.created} created, ${r.updated} updated, ${r.replaced} replaced, ${r.deleted} deleted, ${r.healed} healed, ` +
+            `${r.unchanged} unchanged; ${r.errors.length} errors; API calls: ${r.apiCalls.read} read, ${r.apiCalls.write} write\n`,
         );
       }
       process.exitCode = r.errors.length === 0 && r.held.length === 0 ? 0 : 1;

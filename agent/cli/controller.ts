@@ -43,6 +43,10 @@ interface ControllerCliOptions extends EgressOptions {
 }
 
 /**
+ * One piece on purpose (~125 lines): it is the table of the command's
+ * options, one `.option` a flag, and the action only checks them and hands
+ * them to runController (controller/process.ts) as its settings.
+ *
  * `kupenstack controller`: the in-cluster loops. The Sync loop applies each
  * Sync resource's Git repository as custom resources, impersonating the
  * Sync's ServiceAccount; the resource loop keeps the custom resources of
@@ -65,26 +69,47 @@ export function controllerCommand(): Command {
     .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled (objects of one kubectl apply -f dir/ arrive within it)', '100ms')
     .option(
       '--namespace-workers <n>',
-      'namespaces reconciled at once (default: the config\'s concurrency, at most 4); a namespace whose objects OpenStack is still making frees its worker and runs again when they are due',
+      "namespaces reconciled at once (default: the config's concurrency, at most 4); a namespace whose objects OpenStack is still making frees its worker and runs again when they are due",
     )
-    .option('--leader-elect', 'run several replicas: only the holder of a Lease in the controller\'s namespace acts')
+    .option('--leader-elect', "run several replicas: only the holder of a Lease in the controller's namespace acts")
     .option('--leader-election-id <name>', 'name of that Lease (the create journal is the ConfigMap <name>-creates beside it)', 'kupenstack-controller')
     .option('--lease-duration <duration>', 'others take the Lease over once it was not renewed for this long', '15s')
     .option('--renew-deadline <duration>', 'the leader stops acting once it could not renew for this long', '10s')
     .option('--retry-period <duration>', 'how often candidates try and the leader renews', '2s')
-    .option('--shards <a,b,c>', 'sharding: serve the namespaces of these shards (namespace label kupenstack.io/shard), acting on a shard only while holding its Lease <leader-election-id>-shard-<name> (replaces --leader-elect)')
+    .option(
+      '--shards <a,b,c>',
+      'sharding: serve the namespaces of these shards (namespace label kupenstack.io/shard), ' +
+        'acting on a shard only while holding its Lease <leader-election-id>-shard-<name> (replaces --leader-elect)',
+    )
     .option('--default-shard <name>', 'the shard of a namespace without the label kupenstack.io/shard', 'default')
-    .option('--preferred-shard <name>', 'the shard this replica claims first (default: the ordinal of a StatefulSet pod name, modulo the shards); it takes other shards only once their Lease expired, and gets its own back from a replica that does not prefer it')
+    .option(
+      '--preferred-shard <name>',
+      'the shard this replica claims first (default: the ordinal of a StatefulSet pod name, modulo the shards); ' +
+        'it takes other shards only once their Lease expired, and gets its own back from a replica that does not prefer it',
+    )
     .option('--shard-grace <duration>', 'how long after start a replica leaves the shards it does not prefer to their preferred replicas (default: --lease-duration)')
-    .option('--api-stale-after <duration>', '/healthz fails (and the kubelet restarts the container) once the API server has not answered this replica for this long: revoked credentials, a deleted RBAC binding, a wedged connection', '60s')
+    .option(
+      '--api-stale-after <duration>',
+      '/healthz fails (and the kubelet restarts the container) once the API server has not answered this replica for this long: revoked credentials, a deleted RBAC binding, a wedged connection',
+      '60s',
+    )
     .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics, POST /hooks/<sync> (Git push webhooks) and POST /hooks/registry (registry notifications) on this address')
-    .option('--registry-hook-secret <[namespace/]name[:key]>', 'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused')
+    .option(
+      '--registry-hook-secret <[namespace/]name[:key]>',
+      'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused',
+    )
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
     .option('--no-cloud-lifecycle', 'do not drive OpenStackCloud resources (install and upgrade of the OpenStack-Helm charts); only OpenStack resources and Syncs')
     .option('--cloud-resync <duration>', 'a Ready OpenStackCloud is driven again this often (drift in its namespace corrected)', '10m')
-    .option('--cloud-selector <selector>', 'drive only the OpenStackCloud resources matching this label selector (default: the cluster\'s one)')
-    .option('--flavor-extra-spec <key>', 'a Flavor extra spec key tenants may set; every other extra spec (and every other admin-only field, README: Admin-only fields) is for namespaces labelled kupenstack.io/admin=true only; repeatable', (v: string, all: string[]) => [...all, v], [])
+    .option('--cloud-selector <selector>', "drive only the OpenStackCloud resources matching this label selector (default: the cluster's one)")
+    .option(
+      '--flavor-extra-spec <key>',
+      'a Flavor extra spec key tenants may set; every other extra spec (and every other admin-only field, README: Admin-only fields) ' +
+        'is for namespaces labelled kupenstack.io/admin=true only; repeatable',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
     .action(async (opts: ControllerCliOptions) => {
       const config = loadConfig(opts.config);
@@ -95,9 +120,14 @@ export function controllerCommand(): Command {
       const loops = chooseLoops({ ...(cloudName ? { cloudName } : {}), syncs: opts.syncs, cloudLifecycle: opts.cloudLifecycle });
       if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
       if (!isDuration(opts.cloudResync)) throw new UsageError(`--cloud-resync ${opts.cloudResync}: not a duration (e.g. 10m)`);
-      if (!isDuration(opts.apiStaleAfter) || parseDuration(opts.apiStaleAfter) < 5_000) throw new UsageError(`--api-stale-after ${opts.apiStaleAfter}: expected a duration of at least 5s (e.g. 60s)`);
+      if (!isDuration(opts.apiStaleAfter) || parseDuration(opts.apiStaleAfter) < 5_000)
+        throw new UsageError(`--api-stale-after ${opts.apiStaleAfter}: expected a duration of at least 5s (e.g. 60s)`);
       if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
-      for (const [flag, value] of [['--lease-duration', opts.leaseDuration], ['--renew-deadline', opts.renewDeadline], ['--retry-period', opts.retryPeriod]] as const) {
+      for (const [flag, value] of [
+        ['--lease-duration', opts.leaseDuration],
+        ['--renew-deadline', opts.renewDeadline],
+        ['--retry-period', opts.retryPeriod],
+      ] as const) {
         if (!isDuration(value)) throw new UsageError(`${flag} ${value}: not a duration (e.g. 15s)`);
       }
       const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
@@ -105,7 +135,8 @@ export function controllerCommand(): Command {
       const hookSecret = opts.registryHookSecret === undefined ? undefined : /^(?:([^/:]+)\/)?([^/:]+)(?::(.+))?$/.exec(opts.registryHookSecret);
       if (hookSecret === null) throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
       const workers = opts.namespaceWorkers === undefined ? undefined : Number(opts.namespaceWorkers);
-      if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 64)) throw new UsageError(`--namespace-workers ${opts.namespaceWorkers}: expected an integer from 1 to 64`);
+      if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 64))
+        throw new UsageError(`--namespace-workers ${opts.namespaceWorkers}: expected an integer from 1 to 64`);
       const resyncMs = parseDuration(opts.resync);
       const debounceMs = parseDuration(opts.debounce);
       const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
@@ -116,7 +147,8 @@ export function controllerCommand(): Command {
       if (opts.shardGrace !== undefined && !isDuration(opts.shardGrace)) throw new UsageError(`--shard-grace ${opts.shardGrace}: not a duration (e.g. 15s)`);
       const preferred = shards ? preferredShard(shards, { preferred: opts.preferredShard, podName: process.env.POD_NAME }) : undefined;
       const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
-      if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs)) throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
+      if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs))
+        throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
       await runController({
         config,
         ...(cloudName ? { cloudName } : {}),

@@ -16,12 +16,26 @@ export interface EgressOptions {
 const repeat = (v: string, all: string[]): string[] => [...all, v];
 
 export function withEgressOptions(cmd: Command, defaultOn: boolean): Command {
-  return (defaultOn
-    ? cmd.option('--no-egress-policy', 'fetch whatever a manifest names (Image URLs, OCI registries) from the controller\'s network position: only where every tenant is trusted')
-    : cmd.option('--egress-policy', 'refuse fetches for manifests (Image URLs, OCI registries, token realms, redirects) to loopback, link-local, private and the agent\'s own addresses, as the controller does', false))
-    .option('--egress-allow <selector=>targets>', 'open ranges or hosts to namespaces by label: "kupenstack.io/egress=lab=>10.20.0.0/16,registry.lab:5000" ("*" = every namespace); repeatable', repeat, [])
-    .option('--egress-service-cidr <cidr>', 'the cluster\'s Service range, always refused unless a rule names a range inside it; repeatable', repeat, [])
-    .option('--egress-pod-cidr <cidr>', 'the cluster\'s pod range, refused like the Service range; repeatable', repeat, []);
+  return (
+    defaultOn
+      ? cmd.option(
+          '--no-egress-policy',
+          "fetch whatever a manifest names (Image URLs, OCI registries) from the controller's network position: only where every tenant is trusted",
+        )
+      : cmd.option(
+          '--egress-policy',
+          "refuse fetches for manifests (Image URLs, OCI registries, token realms, redirects) to loopback, link-local, private and the agent's own addresses, as the controller does",
+          false,
+        )
+  )
+    .option(
+      '--egress-allow <selector=>targets>',
+      'open ranges or hosts to namespaces by label: "kupenstack.io/egress=lab=>10.20.0.0/16,registry.lab:5000" ("*" = every namespace); repeatable',
+      repeat,
+      [],
+    )
+    .option('--egress-service-cidr <cidr>', "the cluster's Service range, always refused unless a rule names a range inside it; repeatable", repeat, [])
+    .option('--egress-pod-cidr <cidr>', "the cluster's pod range, refused like the Service range; repeatable", repeat, []);
 }
 
 /** Sets the process's policy from the flags; `labelsOf` reads a namespace's labels (none standalone). */

@@ -43,7 +43,7 @@ export function getCommand(): Command {
 }
 
 /** KIND/NAME as kubectl names objects of several kinds, READY, the OpenStack id, message and age; -A adds NAMESPACE, -o wide the reason. */
-export function resourceTable(rows: ResourceRow[], allNamespaces: boolean, wide: boolean): string {
+function resourceTable(rows: ResourceRow[], allNamespaces: boolean, wide: boolean): string {
   const none = '<none>';
   const head = [...(allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'READY', ...(wide ? ['REASON'] : []), 'OPENSTACK ID', 'MESSAGE', 'AGE'];
   const cells = rows.map((r) => [

@@ -45,7 +45,11 @@ export function imageExportCommand(): Command {
         });
         progress?.stop();
         if (opts.output === 'json') printJson(result);
-        else process.stdout.write(`exported Glance image ${result.imageId} → ${result.reference}${result.tag ? ` (tag ${result.tag})` : ''}, ${result.diskFormat} layer ${result.layer.digest} ${result.layer.size} bytes, checked against Glance's ${result.verified.join(' and ') || 'nothing (it records no hash)'}\n`);
+        else
+          process.stdout.write(
+            `exported Glance image ${result.imageId} → ${result.reference}${result.tag ? ` (tag ${result.tag})` : ''}, ` +
+              `${result.diskFormat} layer ${result.layer.digest} ${result.layer.size} bytes, checked against Glance's ${result.verified.join(' and ') || 'nothing (it records no hash)'}\n`,
+          );
       } finally {
         progress?.stop();
       }

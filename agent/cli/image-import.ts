@@ -27,13 +27,19 @@ export function imageImportCommand(): Command {
   return withRegistryOptions(
     withCloudOptions(
       new Command('import')
-        .description('import a VM disk from an OCI registry into Glance (registry/repo:tag or registry/repo@sha256:…); the same digest is never transferred twice')
+        .description(
+          'import a VM disk from an OCI registry into Glance (registry/repo:tag or registry/repo@sha256:…); the same digest is never transferred twice',
+        )
         .argument('<ref>', 'OCI reference, e.g. 127.0.0.1:5050/vm/cirros:0.6 (Docker Hub short names such as cirros:0.6 work too)'),
     ),
   )
     .requiredOption('--project <name-or-id>', 'Keystone project that receives the image')
     .option('--name <name>', 'Glance image name (default: <repository basename>:<tag>)')
-    .option('--verify <file>', "import only when a cosign signature meets this policy: a YAML/JSON file holding what an Image's spec.verify holds (publicKey: {file: cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …})")
+    .option(
+      '--verify <file>',
+      "import only when a cosign signature meets this policy: a YAML/JSON file holding what an Image's spec.verify holds (publicKey: {file: " +
+        "cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …})",
+    )
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
       // The reference first: a typo fails before any cloud is asked.
@@ -47,28 +53,45 @@ export function imageImportCommand(): Command {
       let signature: VerifiedSignature | undefined;
       let total = 0;
       try {
-        const result = await importDisk({ image: cloud.client('image', { projectId }), projectId }, diskSourceFor({ dockerConfig: opts.dockerConfig }), request, {
-          name: opts.name,
-          verify,
-          onVerified: (v) => {
-            signature = v;
-            if (opts.output !== 'json') process.stderr.write(`verified ${v.digest}: signed by ${v.key} (${v.where})\n`);
+        const result = await importDisk(
+          { image: cloud.client('image', { projectId }), projectId },
+          diskSourceFor({ dockerConfig: opts.dockerConfig }),
+          request,
+          {
+            name: opts.name,
+            verify,
+            onVerified: (v) => {
+              signature = v;
+              if (opts.output !== 'json') process.stderr.write(`verified ${v.digest}: signed by ${v.key} (${v.where})\n`);
+            },
+            onResolved: (info) => {
+              total = info.size ?? 0;
+              if (opts.output !== 'json') process.stderr.write(`resolved ${info.reference}\n`);
+            },
+            onProgress: (p) => {
+              if (opts.output === 'json') return;
+              progress ??= byteProgress('upload');
+              progress.update(p.bytesSent, Math.max(p.total ?? total, p.bytesSent));
+            },
           },
-          onResolved: (info) => {
-            total = info.size ?? 0;
-            if (opts.output !== 'json') process.stderr.write(`resolved ${info.reference}\n`);
-          },
-          onProgress: (p) => {
-            if (opts.output === 'json') return;
-            progress ??= byteProgress('upload');
-            progress.update(p.bytesSent, Math.max(p.total ?? total, p.bytesSent));
-          },
-        });
+        );
         progress?.stop();
         progress = undefined;
-        const out = { id: result.image.id, name: result.image.name, status: result.image.status, size: result.image.size, manifestDigest: result.manifestDigest, reused: result.reused, blobBytes: result.blobBytes, ...(signature ? { signature } : {}) };
+        const out = {
+          id: result.image.id,
+          name: result.image.name,
+          status: result.image.status,
+          size: result.image.size,
+          manifestDigest: result.manifestDigest,
+          reused: result.reused,
+          blobBytes: result.blobBytes,
+          ...(signature ? { signature } : {}),
+        };
         if (opts.output === 'json') printJson(out);
-        else process.stdout.write(`${result.reused ? 'reused' : 'imported'} ${ref} → Glance image ${out.id} (${String(out.name)}, ${String(out.size)} bytes${result.reused ? ', nothing downloaded' : ''})\n`);
+        else
+          process.stdout.write(
+            `${result.reused ? 'reused' : 'imported'} ${ref} → Glance image ${out.id} (${String(out.name)}, ${String(out.size)} bytes${result.reused ? ', nothing downloaded' : ''})\n`,
+          );
       } finally {
         progress?.stop();
       }
@@ -79,6 +102,9 @@ export async function findProject(cloud: OpenStackCloud, nameOrId: string): Prom
   const byId = await cloud.identity.find<{ project: { id: string } }>(`/projects/${encodeURIComponent(nameOrId)}`);
   if (byId) return byId.project.id;
   const byName = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: nameOrId });
-  if (byName.length !== 1) throw new UsageError(`--project ${nameOrId}: ${byName.length === 0 ? 'no Keystone project has this name or id' : 'several projects have this name (other domains); pass the id'}`);
+  if (byName.length !== 1)
+    throw new UsageError(
+      `--project ${nameOrId}: ${byName.length === 0 ? 'no Keystone project has this name or id' : 'several projects have this name (other domains); pass the id'}`,
+    );
   return byName[0]!.id;
 }

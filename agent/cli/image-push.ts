@@ -76,7 +76,10 @@ export function imagePushCommand(): Command {
           ...(progress ? { onProgress: (b: number, t: number) => progress.update(b, t) } : {}),
         });
         progress?.stop();
-        process.stdout.write(`pushed ${result.diskFormat} disk ${result.reference}${result.tag ? ` (tag ${result.tag})` : ''}, layer ${result.layer.digest} ${result.layer.size} bytes${result.uploaded === 0 ? ' (already in the registry)' : ''}\n`);
+        process.stdout.write(
+          `pushed ${result.diskFormat} disk ${result.reference}${result.tag ? ` (tag ${result.tag})` : ''}, ` +
+            `layer ${result.layer.digest} ${result.layer.size} bytes${result.uploaded === 0 ? ' (already in the registry)' : ''}\n`,
+        );
       } finally {
         progress?.stop();
       }

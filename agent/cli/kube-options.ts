@@ -12,7 +12,9 @@ export interface KubeFlags {
 
 /** kubectl's flags for the commands a person runs against a cluster (`get`, `reconcile`). */
 export function addKubeOptions(cmd: Command): Command {
-  return cmd.option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)').option('--context <name>', 'kubeconfig context to use (default: its current-context)');
+  return cmd
+    .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context to use (default: its current-context)');
 }
 
 /**

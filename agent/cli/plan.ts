@@ -38,11 +38,15 @@ interface PlanOptions extends CloudOptions, CloudStepOptions {
  * Exit 0 no changes, 2 changes, 1 error (like `terraform plan -detailed-exitcode`).
  */
 export function planCommand(): Command {
-  return withCloudStepOptions(withCloudOptions(
-    new Command('plan')
-      .description('show what apply would change (nothing is changed): against the live cloud (--cloud), or between two Git revisions without any cloud (--base); exit 0 no changes, 2 changes, 1 error')
-      .argument('[path]', 'a folder of manifests or one manifest file (with --base: a path inside the repository)', '.'),
-  ))
+  return withCloudStepOptions(
+    withCloudOptions(
+      new Command('plan')
+        .description(
+          'show what apply would change (nothing is changed): against the live cloud (--cloud), or between two Git revisions without any cloud (--base); exit 0 no changes, 2 changes, 1 error',
+        )
+        .argument('[path]', 'a folder of manifests or one manifest file (with --base: a path inside the repository)', '.'),
+    ),
+  )
     .option('--prune', 'include the deletions of objects no longer declared (what a pruning Sync or apply --prune does)', false)
     .option('--base <ref>', 'plan between Git revisions: the revision the cloud is at (branch, tag, remote ref or commit); needs no cloud credentials')
     .option('--head <ref>', 'with --base: the revision to plan (default HEAD)', 'HEAD')
@@ -52,7 +56,16 @@ export function planCommand(): Command {
     .action(async (path: string, opts: PlanOptions) => {
       if (opts.base !== undefined) return planRevisions(path, opts);
       const { config, cloud, cloudsFile } = resolveCloud(opts);
-      const outcome = await planPath({ path, cloud, cloudsFile, config, prune: opts.prune, allowMassDelete: false, log: () => undefined, secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }) });
+      const outcome = await planPath({
+        path,
+        cloud,
+        cloudsFile,
+        config,
+        prune: opts.prune,
+        allowMassDelete: false,
+        log: () => undefined,
+        secrets: new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) }),
+      });
       if (outcome.diagnostics.length > 0) return invalid(outcome.diagnostics);
       const report = outcome.report!;
       const plan: Plan = report.errors.length > 0 ? { ...report, incomplete: new Set(report.errors.map((e) => e.address)).size } : report;
@@ -67,7 +80,17 @@ export function planCommand(): Command {
         return;
       }
       if (opts.save) {
-        await writeSavedPlan(opts.save, { apiVersion: 'kupenstack.io/v1alpha1', kind: 'SavedPlan', createdAt: new Date().toISOString(), path: resolve(path), cloud, owner: config.owner, prune: opts.prune, observed: report.observed, plan: jsonPlan(plan) });
+        await writeSavedPlan(opts.save, {
+          apiVersion: 'kupenstack.io/v1alpha1',
+          kind: 'SavedPlan',
+          createdAt: new Date().toISOString(),
+          path: resolve(path),
+          cloud,
+          owner: config.owner,
+          prune: opts.prune,
+          observed: report.observed,
+          plan: jsonPlan(plan),
+        });
         process.stderr.write(`plan saved to ${opts.save}; apply exactly this plan with: kupenstack apply --plan ${opts.save}\n`);
       }
       process.exitCode = Math.max(exitCode(plan), cloudSection && cloudSection.changes.length > 0 ? 2 : 0);
@@ -85,7 +108,10 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
   // Upgrades are judged against the base: skip-level, downgrade, release plus other changes.
   const transitions = checkTransitions(base.validated.manifests, head.validated.manifests, { label: head.label });
   if (transitions.length > 0) return invalid(transitions);
-  if (base.diagnostics.length > 0) process.stderr.write(`warning: the base revision ${base.revision} has ${base.diagnostics.length} validation errors; its invalid manifests are left out of the comparison\n`);
+  if (base.diagnostics.length > 0)
+    process.stderr.write(
+      `warning: the base revision ${base.revision} has ${base.diagnostics.length} validation errors; its invalid manifests are left out of the comparison\n`,
+    );
   // The cloud: two renders of its charts compared, no cluster needed (helm renders locally).
   const headCloud = cloudManifest(head.validated.manifests);
   const baseCloud = cloudManifest(base.validated.manifests);

@@ -12,7 +12,12 @@ import { printJson } from './output.ts';
  * not Ready after it.
  */
 export function reconcileCommand(): Command {
-  const cmd = new Command('reconcile').description('run a Sync in the cluster now, wait for it and print the result').argument('<kind>', 'sync').argument('<name>', 'name of the Sync').option('--timeout <duration>', 'how long to wait for the run', '5m').option('-o, --output <format>', 'text or json', 'text');
+  const cmd = new Command('reconcile')
+    .description('run a Sync in the cluster now, wait for it and print the result')
+    .argument('<kind>', 'sync')
+    .argument('<name>', 'name of the Sync')
+    .option('--timeout <duration>', 'how long to wait for the run', '5m')
+    .option('-o, --output <format>', 'text or json', 'text');
   addKubeOptions(cmd).action(async (kind: string, name: string, opts: KubeFlags & { timeout: string; output: string }) => {
     if (kind !== 'sync' && kind !== 'syncs') throw new KupenstackError('cli.usage', `kupenstack reconcile: unknown kind "${kind}"; use: kupenstack reconcile sync NAME`);
     const timeoutMs = parseDuration(opts.timeout);

@@ -27,7 +27,7 @@ export function treeCommand(): Command {
   return cmd;
 }
 
-export function render(tree: SyncTree): string {
+function render(tree: SyncTree): string {
   const s = tree.sync;
   const lines = [`Sync/${s.name} (Ready ${s.ready}${s.revision ? `, ${s.revision}` : ''})`];
   const namespaces = [...new Set(tree.objects.map((o) => o.namespace))].sort();

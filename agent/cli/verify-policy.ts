@@ -18,7 +18,9 @@ export async function loadVerifyPolicy(file: string): Promise<SignaturePolicy> {
   try {
     doc = parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`--verify ${file}: ${err instanceof Error ? err.message : String(err)}; it must be a YAML or JSON file with what an Image's spec.verify holds (publicKey: {file: cosign.pub}, or keyless: {...})`);
+    throw new UsageError(
+      `--verify ${file}: ${err instanceof Error ? err.message : String(err)}; it must be a YAML or JSON file with what an Image's spec.verify holds (publicKey: {file: cosign.pub}, or keyless: {...})`,
+    );
   }
   const known = new Set(['provider', 'publicKey', 'keyless']);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UsageError(`--verify ${file}: expected a mapping with publicKey or keyless, as under an Image's spec.verify`);

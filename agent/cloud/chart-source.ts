@@ -37,7 +37,7 @@ export interface FetchOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_REPOSITORY = 'https://tarballs.opendev.org/openstack/openstack-helm';
+const DEFAULT_REPOSITORY = 'https://tarballs.opendev.org/openstack/openstack-helm';
 
 export async function fetchChart(opts: FetchOptions): Promise<FetchedChart> {
   const { source, chart } = opts;
@@ -46,7 +46,8 @@ export async function fetchChart(opts: FetchOptions): Promise<FetchedChart> {
     const meta = await readChartYaml(dir).catch((err: unknown) => {
       throw new ChartError('chart.missing', chart, `no Chart.yaml in ${dir}; chart.path must hold one folder per chart (<path>/${chart}/Chart.yaml)`, { cause: err });
     });
-    if (source.version !== undefined && meta.version !== source.version) throw new ChartError('chart.version', chart, `${dir} is version ${meta.version}, the spec pins ${source.version}; update chart.version or the folder`);
+    if (source.version !== undefined && meta.version !== source.version)
+      throw new ChartError('chart.version', chart, `${dir} is version ${meta.version}, the spec pins ${source.version}; update chart.version or the folder`);
     return { chart, dir, version: meta.version, source: dir };
   }
   const repository = (source.repository ?? DEFAULT_REPOSITORY).replace(/\/$/, '');
@@ -66,15 +67,29 @@ async function fetchFromIndex(opts: FetchOptions, repository: string, pin: strin
   const index = YAML.parse(await res.text()) as { entries?: Record<string, { version: string; digest?: string; urls: string[] }[]> };
   const entries = index.entries?.[chart] ?? [];
   if (entries.length === 0) throw new ChartError('chart.missing', chart, `${indexUrl} has no chart named ${chart}`);
-  const entry = source.version !== undefined ? entries.find((e) => e.version === source.version) : [...entries].sort((a, b) => semver.rcompare(semver.coerce(a.version) ?? '0.0.0', semver.coerce(b.version) ?? '0.0.0'))[0];
+  const entry =
+    source.version !== undefined
+      ? entries.find((e) => e.version === source.version)
+      : [...entries].sort((a, b) => semver.rcompare(semver.coerce(a.version) ?? '0.0.0', semver.coerce(b.version) ?? '0.0.0'))[0];
   if (!entry) throw new ChartError('chart.version', chart, `${indexUrl} has no version ${source.version} of ${chart} (it has ${entries.map((e) => e.version).join(', ')})`);
-  if (pin !== undefined && entry.digest !== pin) throw new ChartError('chart.digest', chart, `${chart} ${entry.version} in ${indexUrl} has digest sha256:${entry.digest ?? '?'}, the spec pins sha256:${pin}; the package changed under the same version: review it, then update chart.digests.${chart}`);
+  if (pin !== undefined && entry.digest !== pin)
+    throw new ChartError(
+      'chart.digest',
+      chart,
+      `${chart} ${entry.version} in ${indexUrl} has digest sha256:${entry.digest ?? '?'}, the spec pins sha256:${pin}; ` +
+        `the package changed under the same version: review it, then update chart.digests.${chart}`,
+    );
   const url = new URL(entry.urls[0]!, `${repository}/`).toString();
   const pkg = await fetch(url, { signal: opts.signal });
   if (!pkg.ok) throw new ChartError('chart.unreachable', chart, `GET ${url} answered ${pkg.status}`);
   const bytes = Buffer.from(await pkg.arrayBuffer());
   const digest = createHash('sha256').update(bytes).digest('hex');
-  if (entry.digest !== undefined && digest !== entry.digest) throw new ChartError('chart.digest', chart, `${url} has sha256:${digest}, its index says sha256:${entry.digest}; the repository is inconsistent or the download was altered`);
+  if (entry.digest !== undefined && digest !== entry.digest)
+    throw new ChartError(
+      'chart.digest',
+      chart,
+      `${url} has sha256:${digest}, its index says sha256:${entry.digest}; the repository is inconsistent or the download was altered`,
+    );
   await mkdir(opts.workDir, { recursive: true });
   const tgz = join(opts.workDir, `${chart}-${entry.version}.tgz`);
   await writeFile(tgz, bytes);
@@ -95,7 +110,12 @@ async function fetchOci(opts: FetchOptions, repository: string, pin: string | un
     throw new ChartError('chart.unreachable', chart, `helm pull ${ref} failed: ${(err as Error).message}`, { cause: err });
   }
   const digest = /Digest: sha256:([a-f0-9]{64})/.exec(`${out.stdout}\n${out.stderr}`)?.[1];
-  if (pin !== undefined && digest !== pin) throw new ChartError('chart.digest', chart, `${ref} has digest sha256:${digest ?? '?'}, the spec pins sha256:${pin}; review the new package, then update chart.digests.${chart}`);
+  if (pin !== undefined && digest !== pin)
+    throw new ChartError(
+      'chart.digest',
+      chart,
+      `${ref} has digest sha256:${digest ?? '?'}, the spec pins sha256:${pin}; review the new package, then update chart.digests.${chart}`,
+    );
   const tgz = (await readdir(pullDir)).find((f) => f.endsWith('.tgz'));
   if (!tgz) throw new ChartError('chart.missing', chart, `helm pull ${ref} wrote no package`);
   const dir = await unpack(join(pullDir, tgz), unpackTo, chart);

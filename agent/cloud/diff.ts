@@ -104,7 +104,16 @@ function normalise(o: KubernetesObject): unknown {
 
 type Container = { name: string; image?: string };
 function containersOf(o: KubernetesObject | undefined): Container[] {
-  const spec = (o as { spec?: { template?: { spec?: { containers?: Container[]; initContainers?: Container[] } }; jobTemplate?: { spec?: { template?: { spec?: { containers?: Container[] } } } } } } | undefined)?.spec;
+  const spec = (
+    o as
+      | {
+          spec?: {
+            template?: { spec?: { containers?: Container[]; initContainers?: Container[] } };
+            jobTemplate?: { spec?: { template?: { spec?: { containers?: Container[] } } } };
+          };
+        }
+      | undefined
+  )?.spec;
   const pod = spec?.template?.spec ?? spec?.jobTemplate?.spec?.template?.spec;
   return [...((pod as { initContainers?: Container[] } | undefined)?.initContainers ?? []), ...(pod?.containers ?? [])];
 }

@@ -44,7 +44,18 @@ export interface RenderInput {
 }
 
 export async function renderChart(input: RenderInput): Promise<RenderedObject[]> {
-  const args = ['template', input.chart, input.dir, '--namespace', input.namespace, '--skip-tests', '--include-crds', '--values', '-', ...(input.kubeVersion ? ['--kube-version', input.kubeVersion] : [])];
+  const args = [
+    'template',
+    input.chart,
+    input.dir,
+    '--namespace',
+    input.namespace,
+    '--skip-tests',
+    '--include-crds',
+    '--values',
+    '-',
+    ...(input.kubeVersion ? ['--kube-version', input.kubeVersion] : []),
+  ];
   let stdout: string;
   try {
     ({ stdout } = await runHelm(input.helm, args, { input: JSON.stringify(input.values), signal: input.signal }));

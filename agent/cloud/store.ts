@@ -75,7 +75,14 @@ export class CloudStore {
     if (known) return known;
     const fresh = generateSecrets();
     try {
-      await this.core.createNamespacedSecret({ namespace: this.namespace, body: { metadata: { name: this.secretName, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } }, type: 'Opaque', data: { 'secrets.json': Buffer.from(JSON.stringify(fresh)).toString('base64') } } });
+      await this.core.createNamespacedSecret({
+        namespace: this.namespace,
+        body: {
+          metadata: { name: this.secretName, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } },
+          type: 'Opaque',
+          data: { 'secrets.json': Buffer.from(JSON.stringify(fresh)).toString('base64') },
+        },
+      });
       return fresh;
     } catch (err) {
       // Another agent created it first: use theirs.
@@ -96,7 +103,10 @@ export class CloudStore {
 
   async save(state: CloudState): Promise<void> {
     const inventory = [...new Map(state.inventory.map((e) => [entryKey(e), e])).values()].sort((a, b) => entryKey(a).localeCompare(entryKey(b)));
-    const body = { metadata: { name: this.stateName, namespace: this.namespace, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } }, data: { 'inventory.json': JSON.stringify(inventory), 'status.json': JSON.stringify(state.status) } };
+    const body = {
+      metadata: { name: this.stateName, namespace: this.namespace, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } },
+      data: { 'inventory.json': JSON.stringify(inventory), 'status.json': JSON.stringify(state.status) },
+    };
     try {
       await this.core.replaceNamespacedConfigMap({ name: this.stateName, namespace: this.namespace, body });
     } catch (err) {

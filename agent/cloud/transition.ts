@@ -28,7 +28,13 @@ export function checkTransition(base: TransitionBase, head: OpenStackCloudSpec):
   const out: TransitionFinding[] = [];
   const running = base.status?.upgrade;
   if (running && running.phase !== 'Succeeded' && running.to !== undefined && running.to !== head.release) {
-    out.push({ code: 'cloud.upgrade-running', path: ['spec', 'release'], message: `an upgrade ${running.from ?? '?'} → ${running.to} is ${running.phase === 'Failed' ? 'stopped on a failure' : 'running'}${running.step ? ` (at ${running.step})` : ''}; a new release can be declared once it finished: keep release: ${running.to} until then` });
+    out.push({
+      code: 'cloud.upgrade-running',
+      path: ['spec', 'release'],
+      message: `an upgrade ${running.from ?? '?'} → ${running.to} is ` +
+        `${running.phase === 'Failed' ? 'stopped on a failure' : 'running'}${running.step ? ` (at ${running.step})` : ''}; ` +
+        `a new release can be declared once it finished: keep release: ${running.to} until then`,
+    });
     return out;
   }
   const fromName = base.status?.release || base.spec?.release;
@@ -39,23 +45,41 @@ export function checkTransition(base: TransitionBase, head: OpenStackCloudSpec):
   const step = releaseStep(from, to);
   if (step.kind === 'same') return out;
   if (step.kind === 'downgrade') {
-    out.push({ code: 'cloud.downgrade', path: ['spec', 'release'], message: `${label(to)} is older than the deployed ${label(from)}; OpenStack database migrations only go forward: restore a backup to go back, or keep release: ${from.series}` });
+    out.push({
+      code: 'cloud.downgrade',
+      path: ['spec', 'release'],
+      message: `${label(to)} is older than the deployed ${label(from)}; OpenStack database migrations only go forward: restore a backup to go back, or keep release: ${from.series}`,
+    });
     return out;
   }
   if (step.kind === 'skip-level') {
-    out.push({ code: 'cloud.skip-level', path: ['spec', 'release'], message: `${label(from)} → ${label(to)} skips a release; upgrade one step at a time: next ${step.allowed.join(' or ')} (SLURP releases may skip one), then ${to.series} in a later revision` });
+    out.push({
+      code: 'cloud.skip-level',
+      path: ['spec', 'release'],
+      message: `${label(from)} → ${label(to)} skips a release; upgrade one step at a time: next ${step.allowed.join(' or ')} (SLURP releases may skip one), then ${to.series} in a later revision`,
+    });
     return out;
   }
   if (base.spec) {
     for (const path of changedPaths(base.spec, head, ['spec'])) {
       if (path[1] === 'release') continue;
-      out.push({ code: 'cloud.release-with-changes', path, message: `${path.join('.')} changes in the same revision as release ${from.series} → ${to.series}; an upgrade changes the release only: move this change to a revision of its own (before or after the upgrade)` });
+      out.push({
+        code: 'cloud.release-with-changes',
+        path,
+        message: `${path.join('.')} changes in the same revision as release ${from.series} → ${to.series}; an upgrade changes the release only: ` +
+          `move this change to a revision of its own (before or after the upgrade)`,
+      });
     }
   }
   for (const chart of CHARTS) {
     const pins = declaredChart(head, chart)?.images;
     if (pins && Object.keys(pins).length > 0) {
-      out.push({ code: 'cloud.pinned-images', path: [...chartPath(chart), 'images'], message: `${chart.chart} pins images (${Object.keys(pins).join(', ')}) in the revision that upgrades to ${to.series}; the release decides the images of an upgrade: remove the pins for the upgrade, pin again afterwards` });
+      out.push({
+        code: 'cloud.pinned-images',
+        path: [...chartPath(chart), 'images'],
+        message: `${chart.chart} pins images (${Object.keys(pins).join(', ')}) in the revision that upgrades to ${to.series}; ` +
+          `the release decides the images of an upgrade: remove the pins for the upgrade, pin again afterwards`,
+      });
     }
   }
   return out;

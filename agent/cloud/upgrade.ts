@@ -54,5 +54,13 @@ export function backupJob(rendered: readonly RenderedChart[], to: string): Rende
   if (!spec) return undefined;
   const name = `${cron.name}-before-${to.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`;
   const labels = (cron.object.metadata as { labels?: Record<string, string> } | undefined)?.labels;
-  return { chart: 'mariadb', apiVersion: 'batch/v1', kind: 'Job', name, phase: { kind: 'main' }, template: cron.template, object: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, ...(labels ? { labels } : {}) }, spec } };
+  return {
+    chart: 'mariadb',
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    name,
+    phase: { kind: 'main' },
+    template: cron.template,
+    object: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, ...(labels ? { labels } : {}) }, spec },
+  };
 }

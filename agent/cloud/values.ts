@@ -50,7 +50,11 @@ export function chartValues(input: ValuesInput): Values {
   if (declared?.conf) own.conf = declared.conf;
   values = mergeValues(values, own);
 
-  const tags = { ...(((input.defaults.images as Values | undefined)?.tags as Record<string, string> | undefined) ?? {}), ...((values.images as Values | undefined)?.tags as Record<string, string> | undefined), ...(declared?.images ?? {}) };
+  const tags = {
+    ...(((input.defaults.images as Values | undefined)?.tags as Record<string, string> | undefined) ?? {}),
+    ...((values.images as Values | undefined)?.tags as Record<string, string> | undefined),
+    ...(declared?.images ?? {}),
+  };
   if (spec.imageRegistry) for (const [k, v] of Object.entries(tags)) tags[k] = withRegistry(v, spec.imageRegistry);
   if (Object.keys(tags).length > 0) values = mergeValues(values, { images: { tags } });
   return declared?.values ? mergeValues(values, declared.values) : values;
@@ -62,13 +66,30 @@ function wiring(input: ValuesInput): Values {
   const region = spec.region ?? 'RegionOne';
   const dbAuth: Values = { admin: { username: 'root', password: secrets.databaseRoot } };
   const mqAuth: Values = { admin: { username: 'rabbitmq', password: secrets.messagingAdmin } };
-  const identityAuth: Values = { admin: { region_name: region, username: 'admin', password: secrets.identityAdmin, project_name: 'admin', user_domain_name: 'default', project_domain_name: 'default' } };
+  const identityAuth: Values = {
+    admin: {
+      region_name: region,
+      username: 'admin',
+      password: secrets.identityAdmin,
+      project_name: 'admin',
+      user_domain_name: 'default',
+      project_domain_name: 'default',
+    },
+  };
   if (!chart.infrastructure) {
     const service = secrets.services[chart.chart];
     if (service) {
       dbAuth[chart.chart] = { username: chart.chart, password: service.database };
       mqAuth[chart.chart] = { username: chart.chart, password: service.messaging };
-      identityAuth[chart.chart] = { region_name: region, username: chart.chart, password: service.identity, project_name: 'service', user_domain_name: 'service', project_domain_name: 'service', role: 'admin' };
+      identityAuth[chart.chart] = {
+        region_name: region,
+        username: chart.chart,
+        password: service.identity,
+        project_name: 'service',
+        user_domain_name: 'service',
+        project_domain_name: 'service',
+        role: 'admin',
+      };
     }
   }
   return {

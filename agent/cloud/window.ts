@@ -24,7 +24,11 @@ const maxScanMinutes = 366 * 24 * 60;
 
 export function windowAt(w: Window | undefined, now: Date): WindowState {
   if (!w) return { open: true };
-  if (!cron.validate(w.schedule)) throw new KupenstackError('cloud.window', `spec.maintenanceWindow.schedule "${w.schedule}" is not a cron expression; write five fields (minute hour day-of-month month day-of-week)`);
+  if (!cron.validate(w.schedule))
+    throw new KupenstackError(
+      'cloud.window',
+      `spec.maintenanceWindow.schedule "${w.schedule}" is not a cron expression; write five fields (minute hour day-of-month month day-of-week)`,
+    );
   const duration = parseDuration(w.duration);
   const task = cron.createTask(w.schedule, () => undefined, { timezone: w.timeZone ?? 'Etc/UTC' });
   try {

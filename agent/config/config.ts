@@ -49,8 +49,6 @@ export const defaultConfig: AgentConfig = {
   readyTimeoutSeconds: 300,
 };
 
-export { ConfigError };
-
 /** Settings that are strings and have no default value. */
 const optionalStrings = ['cloud', 'clouds', 'secretsDir'];
 const scalarKeys = [...optionalStrings.slice(0, 2), ...Object.keys(defaultConfig), optionalStrings[2]!];

@@ -56,7 +56,15 @@ export interface SyncConfig {
   notify?: NotifyTarget[];
 }
 
-const cronMacros: Record<string, string> = { '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0', '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *' };
+const cronMacros: Record<string, string> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
 
 /** node-cron knows no @-macros; the schema allows them. */
 export function cronExpression(schedule: string): string {
@@ -114,7 +122,11 @@ function checkEntry(entry: unknown, p: Path, info: KindInfo, ctx: Context): { na
   if ('cloud' in spec) throw new ConfigError(`${ctx.at([...p, 'cloud'])}: a standalone Sync uses the cloud of kupenstack.yaml (the top-level "cloud:" setting); remove "cloud" here`);
   // Impersonation needs a cluster: standalone applies to OpenStack with the agent's own credentials.
   for (const key of ['serviceAccountName', 'serviceAccountNamespace'])
-    if (key in spec) throw new ConfigError(`${ctx.at([...p, key])}: "${key}" is for a Sync resource in the cluster (the identity its writes impersonate); a standalone Sync applies with the agent's own cloud credentials: remove "${key}" here`);
+    if (key in spec)
+      throw new ConfigError(
+        `${ctx.at([...p, key])}: "${key}" is for a Sync resource in the cluster (the identity its writes impersonate); ` +
+          `a standalone Sync applies with the agent's own cloud credentials: remove "${key}" here`,
+      );
   const valid = info.validate({ apiVersion, kind: 'Sync', metadata: { name }, spec });
   const errors = valid ? [] : relevant(info.validate.errors ?? []);
   if (errors.length === 0) return { name, spec: spec as unknown as SyncSpec };
@@ -138,7 +150,11 @@ export function syncConfigOf(name: string, spec: SyncSpec, defaults: { owner: st
     throw fail(['schedule'], `"${spec.schedule}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …`);
   // One Sync may keep the instance's owner (what `kupenstack apply` uses); several get one each.
   const owner = spec.owner ?? (defaults.single ? defaults.owner : `${defaults.owner}-${name}`);
-  if (!isDnsLabel(owner, 40)) throw fail([spec.owner === undefined ? 'name' : 'owner'], `owner "${owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags); set "owner" on this Sync`);
+  if (!isDnsLabel(owner, 40))
+    throw fail(
+      [spec.owner === undefined ? 'name' : 'owner'],
+      `owner "${owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags); set "owner" on this Sync`,
+    );
   const sync: SyncConfig = {
     name,
     source: sourceOf(spec, fail),
@@ -173,7 +189,12 @@ function notifyTargetOf(n: NonNullable<SyncSpec['notify']>[number], i: number, s
   if (n.url !== undefined) t.url = n.url;
   const chat = n.provider === 'slack' || n.provider === 'teams';
   if (n.url === undefined && !(chat && t.secret)) {
-    throw fail([...p, 'url'], chat ? `${n.provider} needs its incoming-webhook address: put it in a Secret's token key (secretRef) — the address is a credential — or in url` : `${n.provider} needs url: ${n.provider === 'webhook' ? 'the address to POST to' : 'the API base, e.g. https://api.github.com, https://gitlab.example/api/v4, https://gitea.example/api/v1'}`);
+    throw fail(
+      [...p, 'url'],
+      chat
+        ? `${n.provider} needs its incoming-webhook address: put it in a Secret's token key (secretRef) — the address is a credential — or in url`
+        : `${n.provider} needs url: ${n.provider === 'webhook' ? 'the address to POST to' : 'the API base, e.g. https://api.github.com, https://gitlab.example/api/v4, https://gitea.example/api/v1'}`,
+    );
   }
   if (commitStatusProviders.includes(n.provider)) {
     const repository = n.repository ?? (spec.source.git ? repositoryOf(spec.source.git.url) : undefined);
@@ -244,7 +265,10 @@ function compareWhere(a: string, b: string): number {
 /** Messages for values whose schema pattern says little to a reader. */
 const patternMessages: { test: (schema: JsonSchema, path: Path) => boolean; message: (value: string, key: string) => string }[] = [
   { test: (s) => s.description?.startsWith('A Go-style duration') === true, message: (v) => `"${v}" is not a duration; write e.g. 30s, 5m or 1h30m` },
-  { test: (s) => s.description?.startsWith('A cron schedule') === true, message: (v) => `"${v}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …` },
+  {
+    test: (s) => s.description?.startsWith('A cron schedule') === true,
+    message: (v) => `"${v}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …`,
+  },
   { test: (_, p) => p.join('.') === 'source.git.url', message: () => 'url must start with https://, http:// or ssh://' },
   { test: (_, p) => p.join('.') === 'source.git.ref.commit', message: () => 'commit must be a full SHA (40 or 64 lower-case hex digits)' },
   { test: (_, p) => p.join('.') === 'owner', message: (v) => `owner "${v}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)` },
@@ -260,7 +284,11 @@ const missingFormHints: Record<string, string> = {
 
 /** Turns the first Ajv error into a key path inside the entry and a message that says what to write. */
 function explain(error: ErrorObject, info: KindInfo): { path: Path; message: string } {
-  const instance: Path = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^\d+$/.test(s) ? Number(s) : s)); // list indexes as numbers: the locator writes them as [i]
+  const instance: Path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s)); // list indexes as numbers: the locator writes them as [i]
   const path: Path = instance[0] === 'metadata' ? ['name'] : instance.slice(1);
   const key = String(path.at(-1) ?? 'syncs');
   const params = error.params as Record<string, unknown>;
@@ -279,7 +307,10 @@ function explain(error: ErrorObject, info: KindInfo): { path: Path; message: str
     }
     case 'type':
       if (params.type === 'object') return { path, message: `expected a mapping with keys ${Object.keys(parent?.properties ?? {}).join(', ')}` };
-      return { path, message: `"${key}" must be ${params.type === 'boolean' ? 'true or false' : params.type === 'string' ? 'a non-empty string' : `a ${String(params.type)}`}` };
+      return {
+        path,
+        message: `"${key}" must be ${params.type === 'boolean' ? 'true or false' : params.type === 'string' ? 'a non-empty string' : `a ${String(params.type)}`}`,
+      };
     case 'minLength':
       return { path, message: `"${key}" must be a non-empty string` };
     case 'pattern': {
@@ -288,7 +319,10 @@ function explain(error: ErrorObject, info: KindInfo): { path: Path; message: str
       return { path, message: `${JSON.stringify(data)} does not match ${String(params.pattern)}${parent?.description ? ` (${parent.description})` : ''}` };
     }
     case 'enum':
-      return { path, message: `${JSON.stringify(data)} is not allowed; use one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        path,
+        message: `${JSON.stringify(data)} is not allowed; use one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     case 'oneOf': {
       const forms = ((error.schema as JsonSchema[] | undefined) ?? []).flatMap((b) => b.required ?? []);
       const several = Array.isArray(params.passingSchemas);

@@ -170,7 +170,7 @@ export class CloudLoop {
     this.opts.log(`cloud   ${name} deleted: not driven any more (its workloads stay; delete its namespace to remove them)`);
   }
 
-  // One pass over one cloud (~120 lines), read top to bottom: gate, render, apply in order, status; cutting it would scatter the gates.
+  // One pass over one cloud (~135 lines), read top to bottom: gate, render, apply in order, status; cutting it would scatter the gates.
   // A gate not met yet ends the pass with the delay to look again after (the queue's RequeueAfter): no worker waits for a rollout.
   private async reconcile(name: string): Promise<void | number> {
     const cr = this.clouds.get(name);

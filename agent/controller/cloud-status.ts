@@ -43,7 +43,12 @@ export function cloudStatusBody(stored: OpenStackCloudStatus, extras: CloudStatu
     status.conditions = stored.conditions?.map((c) => ({ ...c, observedGeneration: generation }));
   }
   if (stored.services) {
-    status.services = Object.fromEntries(Object.entries(stored.services).map(([chart, s]) => [chart, { ...s, ...(s.message ? { message: s.message.slice(0, cap) } : {}), ...(endpoints?.[chart] ? { endpoint: endpoints[chart] } : {}) }]));
+    status.services = Object.fromEntries(
+      Object.entries(stored.services).map(([chart, s]) => [
+        chart,
+        { ...s, ...(s.message ? { message: s.message.slice(0, cap) } : {}), ...(endpoints?.[chart] ? { endpoint: endpoints[chart] } : {}) },
+      ]),
+    );
   }
   delete status.failure;
   if (failure) {

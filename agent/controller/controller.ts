@@ -115,20 +115,29 @@ export class Controller {
     nsInformer.on('delete', (ns) => this.onNamespaceGone(ns.metadata?.name ?? ''));
     this.keepWatching(nsInformer, 'namespaces');
     for (const kind of this.kinds) {
-      const informer = k8s.makeInformer<KubeObject & k8s.KubernetesObject>(this.opts.kc, `/apis/${group}/${version}/${kind.plural}`, async () => (await this.custom.listClusterCustomObject({ group, version, plural: kind.plural })) as k8s.KubernetesListObject<KubeObject & k8s.KubernetesObject>);
+      const informer = k8s.makeInformer<KubeObject & k8s.KubernetesObject>(
+        this.opts.kc,
+        `/apis/${group}/${version}/${kind.plural}`,
+        async () =>
+          (await this.custom.listClusterCustomObject({ group, version, plural: kind.plural })) as k8s.KubernetesListObject<KubeObject & k8s.KubernetesObject>,
+      );
       informer.on('add', (o) => this.onObject(kind, o, 'add'));
       informer.on('update', (o) => this.onObject(kind, o, 'update'));
       informer.on('delete', (o) => this.onObject(kind, o, 'delete'));
       this.keepWatching(informer, kind.plural);
     }
     await Promise.all([nsInformer.start(), ...this.informers.filter((i) => i !== nsInformer).map((i) => i.start())]);
-    this.opts.log(`watching ${this.kinds.length} kinds; namespaces opt in with ${projectLabel}=enabled${this.opts.allowNamespaces?.length ? ` or by --namespace (${this.opts.allowNamespaces.join(', ')})` : ''}`);
+    this.opts.log(
+      `watching ${this.kinds.length} kinds; namespaces opt in with ${projectLabel}=enabled${this.opts.allowNamespaces?.length ? ` or by --namespace (${this.opts.allowNamespaces.join(', ')})` : ''}`,
+    );
     for (const ns of this.namespaces.keys()) if (this.enabled(ns)) this.schedule(ns);
     this.resync = setInterval(() => {
       const due = [...this.namespaces.keys()].filter((ns) => this.enabled(ns) && (!this.opts.sharding || this.acting(ns)));
       this.opts.log(`resync  ${due.length} namespaces`);
       // A run that never ends holds its namespace (the queue runs a key once at a time): say where it is.
-      for (const [ns, run] of this.inFlight) if (Date.now() - run.since > 60_000) this.opts.log(`slow    run of ${ns} still going after ${Math.round((Date.now() - run.since) / 1000)} s, last step: ${run.step}`);
+      for (const [ns, run] of this.inFlight)
+        if (Date.now() - run.since > 60_000)
+          this.opts.log(`slow    run of ${ns} still going after ${Math.round((Date.now() - run.since) / 1000)} s, last step: ${run.step}`);
       for (const ns of due) this.schedule(ns, 0, true);
     }, this.opts.resyncMs);
   }
@@ -241,7 +250,10 @@ export class Controller {
       const entry = this.objects.get(ns!)?.get(address);
       if (!entry) continue;
       try {
-        await this.custom.patchNamespacedCustomObject({ group, version, namespace: ns!, plural: entry.kind.plural, name: name!, body: { metadata: { annotations: { [resolveRequestedAt]: at } } } }, mergePatch);
+        await this.custom.patchNamespacedCustomObject(
+          { group, version, namespace: ns!, plural: entry.kind.plural, name: name!, body: { metadata: { annotations: { [resolveRequestedAt]: at } } } },
+          mergePatch,
+        );
       } catch (err) {
         if (!isKubeStatus(err, 404)) throw err;
       }
@@ -317,7 +329,11 @@ export class Controller {
     if (event === 'delete') bucket.delete(address);
     else bucket.set(address, { kind, object: o });
     if (!this.enabled(ns)) return;
-    const requested = event === 'update' && old !== undefined && o.metadata.annotations?.[resolveRequestedAt] !== undefined && old.metadata.annotations?.[resolveRequestedAt] !== o.metadata.annotations[resolveRequestedAt];
+    const requested =
+      event === 'update' &&
+      old !== undefined &&
+      o.metadata.annotations?.[resolveRequestedAt] !== undefined &&
+      old.metadata.annotations?.[resolveRequestedAt] !== o.metadata.annotations[resolveRequestedAt];
     // Asked to resolve again (a follower got a registry notification, or a user): due now whatever its interval.
     if (requested) {
       this.images.markAddressesMoved(this.opts.config.owner, [address]);
@@ -404,7 +420,15 @@ export class Controller {
     this.fullDue.delete(ns);
     this.targets.delete(ns);
     try {
-      const after = await runNamespace(this.host, { ns, terminating, entries: new Map(this.objects.get(ns) ?? []), takeMoved, ...(changedAt !== undefined ? { changedAt } : {}), ...(targets ? { targets: [...targets].sort() } : {}), signal });
+      const after = await runNamespace(this.host, {
+        ns,
+        terminating,
+        entries: new Map(this.objects.get(ns) ?? []),
+        takeMoved,
+        ...(changedAt !== undefined ? { changedAt } : {}),
+        ...(targets ? { targets: [...targets].sort() } : {}),
+        signal,
+      });
       // Objects OpenStack still works on are looked at again by a full pass: a targeted run in between would not see them.
       if (after !== undefined) this.fullDue.add(ns);
       return after;

@@ -137,7 +137,12 @@ export class ConfigMapCreateJournal implements CreateJournal {
       const known = this.#known ?? (await this.#read());
       const text = foldJournal(known.text + added, Date.now()).live;
       const body: k8s.V1ConfigMap = {
-        metadata: { name: this.name, namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'kupenstack' }, ...(known.resourceVersion ? { resourceVersion: known.resourceVersion } : {}) },
+        metadata: {
+          name: this.name,
+          namespace: this.namespace,
+          labels: { 'app.kubernetes.io/managed-by': 'kupenstack' },
+          ...(known.resourceVersion ? { resourceVersion: known.resourceVersion } : {}),
+        },
         data: { [journalKey]: text },
       };
       try {

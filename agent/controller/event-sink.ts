@@ -15,7 +15,12 @@ const clusterEventNamespace = 'default';
  * forget: an Event that cannot be written must not slow or fail a reconcile.
  * Messages come from the engine, which never puts a secret in one.
  */
-export function kubeEventSink(core: k8s.CoreV1Api, lookup: (address: string) => { kind: string; object: KubeObject } | undefined, log: (line: string) => void, recent: Map<string, number> = new Map()): EventSink {
+export function kubeEventSink(
+  core: k8s.CoreV1Api,
+  lookup: (address: string) => { kind: string; object: KubeObject } | undefined,
+  log: (line: string) => void,
+  recent: Map<string, number> = new Map(),
+): EventSink {
   return (event: EngineEvent) => {
     const target = lookup(event.address);
     if (!target) return;
@@ -25,9 +30,11 @@ export function kubeEventSink(core: k8s.CoreV1Api, lookup: (address: string) => 
     if ((recent.get(key) ?? -Infinity) > now - repeatWindowMs) return;
     recent.set(key, now);
     if (recent.size > 10_000) for (const [k, at] of recent) if (at <= now - repeatWindowMs) recent.delete(k);
-    void core.createNamespacedEvent({ namespace: target.object.metadata.namespace ?? clusterEventNamespace, body: eventBody(event, target.kind, target.object) }).catch((err: unknown) => {
-      log(`event   ${event.address}: could not record ${event.reason} (${(err as { code?: number }).code ?? 'no response'})`);
-    });
+    void core
+      .createNamespacedEvent({ namespace: target.object.metadata.namespace ?? clusterEventNamespace, body: eventBody(event, target.kind, target.object) })
+      .catch((err: unknown) => {
+        log(`event   ${event.address}: could not record ${event.reason} (${(err as { code?: number }).code ?? 'no response'})`);
+      });
   };
 }
 

@@ -37,11 +37,15 @@ export async function serveHealth(host: string, port: number, state: HealthState
     if (path === '/healthz') {
       const live = state.live?.();
       if (!live) return send(200, { status: 'ok' });
-      return live.ok ? send(200, { status: 'ok', apiServerAnsweredSecondsAgo: live.sinceSeconds }) : send(503, { status: `no answer from the API server for ${live.sinceSeconds} s`, ...(live.lastError ? { lastError: live.lastError } : {}) });
+      return live.ok
+        ? send(200, { status: 'ok', apiServerAnsweredSecondsAgo: live.sinceSeconds })
+        : send(503, { status: `no answer from the API server for ${live.sinceSeconds} s`, ...(live.lastError ? { lastError: live.lastError } : {}) });
     }
     if (path === '/readyz') {
       const leader = state.leader();
-      return state.ready() ? send(200, { status: 'ready', ...(leader === undefined ? {} : { leader }), ...(state.shards ? { shards: state.shards() } : {}) }) : send(503, { status: 'starting: watches not synced yet' });
+      return state.ready()
+        ? send(200, { status: 'ready', ...(leader === undefined ? {} : { leader }), ...(state.shards ? { shards: state.shards() } : {}) })
+        : send(503, { status: 'starting: watches not synced yet' });
     }
     send(404, { error: `no such endpoint ${path}; try /healthz or /readyz${state.extra ? ', /metrics, POST /hooks/<sync> or POST /hooks/registry' : ''}` });
   };

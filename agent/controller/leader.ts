@@ -173,7 +173,13 @@ export class LeaderElector {
       if (!isKubeStatus(e, 404)) throw kubeApiError(`read lease ${namespace}/${name}`, e);
       if (!this.opts.mayAcquire()) return false;
       try {
-        await coordination.createNamespacedLease({ namespace, body: { metadata: { name, namespace, ...(this.opts.preferred ? { annotations: { [heldPreferredAnnotation]: 'true' } } : {}) }, spec: spec(0, new Date(now)) } });
+        await coordination.createNamespacedLease({
+          namespace,
+          body: {
+            metadata: { name, namespace, ...(this.opts.preferred ? { annotations: { [heldPreferredAnnotation]: 'true' } } : {}) },
+            spec: spec(0, new Date(now)),
+          },
+        });
         return true;
       } catch (err) {
         if (isKubeStatus(err, 409)) return false; // another candidate created it first
@@ -199,7 +205,8 @@ export class LeaderElector {
     if (!mine) this.seenWant = undefined;
     // The request is answered (or ours): the next holder starts with none.
     if (want !== undefined && (want.startsWith(`${identity} `) || !mine)) delete lease.metadata!.annotations![wantedByAnnotation];
-    if (this.opts.preferred || lease.metadata?.annotations?.[heldPreferredAnnotation] !== undefined) lease.metadata = { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [heldPreferredAnnotation]: String(this.opts.preferred) } };
+    if (this.opts.preferred || lease.metadata?.annotations?.[heldPreferredAnnotation] !== undefined)
+      lease.metadata = { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [heldPreferredAnnotation]: String(this.opts.preferred) } };
     const transitions = (lease.spec?.leaseTransitions ?? 0) + (mine ? 0 : 1);
     const acquired = new Date((mine ? millis(lease.spec?.acquireTime) : undefined) ?? now);
     lease.spec = spec(transitions, acquired);

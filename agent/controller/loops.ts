@@ -25,7 +25,10 @@ export interface LoopsGiven {
 export function chooseLoops(given: LoopsGiven): Loops {
   if (given.cloudName) return { resources: true, syncs: given.syncs, cloudLifecycle: given.cloudLifecycle };
   if (!given.cloudLifecycle) {
-    throw new UsageError('no cloud given: pass --cloud NAME (an entry of clouds.yaml), set OS_CLOUD, or set "cloud" in the config file; without a cloud the controller only drives OpenStackCloud, which --no-cloud-lifecycle turns off');
+    throw new UsageError(
+      'no cloud given: pass --cloud NAME (an entry of clouds.yaml), set OS_CLOUD, or set "cloud" in the config file; ' +
+        'without a cloud the controller only drives OpenStackCloud, which --no-cloud-lifecycle turns off',
+    );
   }
   return { resources: false, syncs: given.syncs, cloudLifecycle: true };
 }

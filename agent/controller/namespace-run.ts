@@ -73,8 +73,8 @@ export interface NamespaceRunInput {
  * objects' finalizers and, for a deleted namespace, its project. Throws when
  * the engine reported errors, so the queue retries with backoff; answers when
  * to run again while OpenStack still works on objects (progress by requeue:
- * the engine does not wait for them, so the run frees its slot). About 100
- * lines (~102 lines) read top to bottom: each step's `mark` is the timing line an
+ * the engine does not wait for them, so the run frees its slot). About 110
+ * lines (~110 lines) read top to bottom: each step's `mark` is the timing line an
  * operator reads.
  */
 export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<number | undefined> {
@@ -104,7 +104,11 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     // A run held back for creates a dead process sent names no object (no Event): the log says why it waits.
     if (e.type === 'held' && e.reason === 'CreatesInFlight') log(`held    ${ns}: ${e.message}`);
   };
-  const events = fanOut(progress, kubeEventSink(host.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, host.recentEvents), ...(opts.events ? [opts.events] : []));
+  const events = fanOut(
+    progress,
+    kubeEventSink(host.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, host.recentEvents),
+    ...(opts.events ? [opts.events] : []),
+  );
   // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
   const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
   // OpenStack's admin-only fields, refused in a tenant namespace before validation: what references a refused object is refused in turn.
@@ -130,7 +134,9 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   let firstWrite: number | undefined;
   const onWrite = (at: number): void => void (firstWrite ??= at);
   clocked?.onWrite.add(onWrite);
-  const deps: EngineDeps = { cloud, registry: opts.registry, config: opts.config, state: store, events, secrets: opts.secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), ...(opts.journal ? { journal: opts.journal } : {}) };
+  const journal = opts.journal ? { journal: opts.journal } : {};
+  const { registry, config, secrets } = opts;
+  const deps: EngineDeps = { cloud, registry, config, state: store, events, secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), ...journal };
   const why = host.pausedBy(ns);
   if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
   const moved = run.takeMoved();
@@ -171,7 +177,10 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${counts}, ${rejected.size} rejected${progressing}${scope}`);
   const since = changedAt ?? started;
   const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
-  log(`timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`);
+  log(
+    `timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ` +
+      `${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`,
+  );
   log(`calls   after ${ns}: ${formatCalls(cloud.counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
   if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
   return soonest(report.progressing);
@@ -216,10 +225,28 @@ function targetsOf(targets: readonly string[] | undefined, validated: ValidatedR
  * its drift on the objects; no finalizer is released (a deleted object's
  * OpenStack object stays until the pause ends). The resync runs it again.
  */
-async function pausedRun(host: NamespaceRunHost, ns: string, why: string, input: Parameters<typeof planRevision>[0], deps: EngineDeps, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink): Promise<undefined> {
+async function pausedRun(
+  host: NamespaceRunHost,
+  ns: string,
+  why: string,
+  input: Parameters<typeof planRevision>[0],
+  deps: EngineDeps,
+  entries: Map<string, NamespaceObject>,
+  store: StateStore,
+  events: EventSink,
+): Promise<undefined> {
   const plan = await planRevision(input, deps, { prune: true, allowMassDelete: true });
   if (!host.acting(ns)) return undefined;
-  const drifted = await reportPaused({ ns, why, addresses: [...entries.keys()], plan, store, events, kindOf: (a) => entries.get(a)?.kind.kind, current: (a) => currentStatus(entries.get(a), host.memory.get(a)) });
+  const drifted = await reportPaused({
+    ns,
+    why,
+    addresses: [...entries.keys()],
+    plan,
+    store,
+    events,
+    kindOf: (a) => entries.get(a)?.kind.kind,
+    current: (a) => currentStatus(entries.get(a), host.memory.get(a)),
+  });
   host.opts.log(`paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`);
   return undefined;
 }
@@ -255,7 +282,10 @@ async function imagesFirst(opts: ControllerOptions, ns: string, revision: string
     }
     const r = pass.report;
     mark('images first');
-    opts.log(`images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`);
+    opts.log(
+      `images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ` +
+        `${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`,
+    );
   } catch (err) {
     // A run held whole (NotYet) is held before the Images too.
     if (deps.signal?.aborted || err instanceof NotYet) throw err;
@@ -264,7 +294,16 @@ async function imagesFirst(opts: ControllerOptions, ns: string, revision: string
 }
 
 /** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
-async function reject(memory: Map<string, ResourceStatus>, address: string, message: string, entries: Map<string, NamespaceObject>, store: StateStore, events: EventSink, revision: string, reason = 'InvalidSpec'): Promise<void> {
+async function reject(
+  memory: Map<string, ResourceStatus>,
+  address: string,
+  message: string,
+  entries: Map<string, NamespaceObject>,
+  store: StateStore,
+  events: EventSink,
+  revision: string,
+  reason = 'InvalidSpec',
+): Promise<void> {
   const entry = entries.get(address);
   if (!entry) return;
   const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');

@@ -37,18 +37,41 @@ export function pendingWork(plan: Plan): Map<string, string> {
  * False (nothing runs), and for those that differ from OpenStack Ready False
  * with the drift, plus one Event each (repeats are folded by the Event sink).
  */
-export async function reportPaused(o: { ns: string; why: string; addresses: string[]; plan: Plan; store: StateStore; events: EventSink; kindOf: (address: string) => string | undefined; current: (address: string) => ResourceStatus; now?: Date }): Promise<number> {
+export async function reportPaused(o: {
+  ns: string;
+  why: string;
+  addresses: string[];
+  plan: Plan;
+  store: StateStore;
+  events: EventSink;
+  kindOf: (address: string) => string | undefined;
+  current: (address: string) => ResourceStatus;
+  now?: Date;
+}): Promise<number> {
   const now = o.now ?? new Date();
   const pending = pendingWork(o.plan);
   const paused = `namespace ${o.ns} is paused (${pauseAnnotation}: ${o.why})`;
   for (const address of o.addresses) {
     const known = o.current(address);
-    let conditions = setCondition<Condition>(known.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Paused', message: `${paused}: nothing is written to OpenStack until the annotation is removed` }, now);
+    let conditions = setCondition<Condition>(
+      known.conditions ?? [],
+      { type: 'Reconciling', status: 'False', reason: 'Paused', message: `${paused}: nothing is written to OpenStack until the annotation is removed` },
+      now,
+    );
     const work = pending.get(address);
     if (work) {
       const message = `${paused}: drift not corrected: ${work}`;
       conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'Paused', message }, now);
-      o.events({ type: 'drift-detected', address, kind: o.kindOf(address), reason: 'DriftNotCorrected', message, severity: 'warning', revision: o.plan.revision, at: now.toISOString() });
+      o.events({
+        type: 'drift-detected',
+        address,
+        kind: o.kindOf(address),
+        reason: 'DriftNotCorrected',
+        message,
+        severity: 'warning',
+        revision: o.plan.revision,
+        at: now.toISOString(),
+      });
     }
     await o.store.putResource(address, { ...known, conditions });
   }

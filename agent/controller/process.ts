@@ -65,6 +65,11 @@ export interface ControllerSettings {
 }
 
 /**
+ * One piece on purpose (~175 lines): it is the wiring of one process, each
+ * step a constructor call read top to bottom, and the leadership callbacks
+ * name the loops made after them; cut, a dozen locals would travel between
+ * the pieces.
+ *
  * The in-cluster front end as one process, the twin of standalone/agent.ts:
  * the clients, the create journal, leadership (one Lease, or a Lease per
  * shard) and what gaining or losing it starts and stops, the three loops
@@ -88,7 +93,16 @@ export async function runController(s: ControllerSettings): Promise<never> {
   // Read again whenever this replica starts acting: the replica it took over from may have written it last.
   const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(s.leaderElectionId), (err) => log(`journal ${err.message}`));
   if (shards) {
-    shardSet = new ShardSet({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, leasePrefix: s.leaderElectionId, shards, preferred, identity: holderIdentity(), ...timings, graceMs: s.shardGraceMs ?? timings.leaseDurationMs, log,
+    shardSet = new ShardSet({
+      coordination: kc.makeApiClient(CoordinationV1Api),
+      namespace: ownNamespace,
+      leasePrefix: s.leaderElectionId,
+      shards,
+      preferred,
+      identity: holderIdentity(),
+      ...timings,
+      graceMs: s.shardGraceMs ?? timings.leaseDurationMs,
+      log,
       onGained: (shard) => {
         journal.refresh();
         if (loops.resources) controller.shardGained(shard);
@@ -103,28 +117,80 @@ export async function runController(s: ControllerSettings): Promise<never> {
       },
       onChange: (held) => {
         log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
-      } });
+      },
+    });
     metrics.shards = shardSet;
   }
   if (s.leaderElect) {
-    elector = new LeaderElector({ coordination: kc.makeApiClient(CoordinationV1Api), namespace: ownNamespace, name: s.leaderElectionId, identity: holderIdentity(), ...timings, log, onStartedLeading: () => {
+    elector = new LeaderElector({
+      coordination: kc.makeApiClient(CoordinationV1Api),
+      namespace: ownNamespace,
+      name: s.leaderElectionId,
+      identity: holderIdentity(),
+      ...timings,
+      log,
+      onStartedLeading: () => {
         journal.refresh();
         if (loops.resources) controller.startedLeading();
         syncs?.startedLeading();
         clouds?.startedLeading();
-      }, onStoppedLeading: () => {
+      },
+      onStoppedLeading: () => {
         if (loops.resources) controller.stoppedLeading();
         clouds?.stoppedLeading();
-      } });
+      },
+    });
   }
   const acting = (): boolean => (shardSet ? shardSet.holds(s.defaultShard) : !elector || elector.isLeader());
-  const syncs = loops.syncs ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: ownNamespace, metrics, logger: createLogger('info', 'json', process.stderr), acting, selector: s.syncSelector }) : undefined;
+  const syncs = loops.syncs
+    ? new SyncLoop({
+        kc,
+        registry: loadSchemaRegistry(),
+        config,
+        secrets,
+        namespace: ownNamespace,
+        metrics,
+        logger: createLogger('info', 'json', process.stderr),
+        acting,
+        selector: s.syncSelector,
+      })
+    : undefined;
   const workers = s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {};
   // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
   const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
-  const controller = new Controller({ kc, registry: loadSchemaRegistry(), config, cloud: cloud ?? noCloud, secrets, engine: applyRevision, memberPolicy: s.memberPolicy, allowNamespaces: s.namespaces, optInLabel: s.optInLabel, resyncMs, debounceMs, ...workers, log, leader: elector, kubeCalls, journal, ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}) });
+  const controller = new Controller({
+    kc,
+    registry: loadSchemaRegistry(),
+    config,
+    cloud: cloud ?? noCloud,
+    secrets,
+    engine: applyRevision,
+    memberPolicy: s.memberPolicy,
+    allowNamespaces: s.namespaces,
+    optInLabel: s.optInLabel,
+    resyncMs,
+    debounceMs,
+    ...workers,
+    log,
+    leader: elector,
+    kubeCalls,
+    journal,
+    ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}),
+  });
   // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
-  const clouds = loops.cloudLifecycle ? new CloudLoop({ kc, registry: loadSchemaRegistry(), ...(cloud ? { openstack: cloud } : {}), resyncMs: s.cloudResyncMs, debounceMs, acting, log, baseDir: process.cwd(), ...(s.cloudSelector ? { selector: s.cloudSelector } : {}) }) : undefined;
+  const clouds = loops.cloudLifecycle
+    ? new CloudLoop({
+        kc,
+        registry: loadSchemaRegistry(),
+        ...(cloud ? { openstack: cloud } : {}),
+        resyncMs: s.cloudResyncMs,
+        debounceMs,
+        acting,
+        log,
+        baseDir: process.cwd(),
+        ...(s.cloudSelector ? { selector: s.cloudSelector } : {}),
+      })
+    : undefined;
   const stop = (): void => {
     log('stopping');
     // The Lease is released first, so the other replica takes over at once.
@@ -138,18 +204,34 @@ export async function runController(s: ControllerSettings): Promise<never> {
   let started = false;
   // Listing one namespace: the controller's role allows it in every mode, and it needs the API server, its token and its RBAC.
   const core = kc.makeApiClient(CoreV1Api);
-  const apiContact = new ApiContact({ check: async () => void (await core.listNamespace({ limit: 1 })), periodMs: Math.min(10_000, Math.max(1_000, s.apiStaleAfterMs / 4)), staleAfterMs: s.apiStaleAfterMs });
+  const apiContact = new ApiContact({
+    check: async () => void (await core.listNamespace({ limit: 1 })),
+    periodMs: Math.min(10_000, Math.max(1_000, s.apiStaleAfterMs / 4)),
+    staleAfterMs: s.apiStaleAfterMs,
+  });
   apiContact.start();
   if (s.listen) {
     const logger = createLogger('info', 'json', process.stderr);
-    const registryHook = registryHookHandler(controller, secrets, s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined, metrics, logger);
+    const registryHook = registryHookHandler(
+      controller,
+      secrets,
+      s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined,
+      metrics,
+      logger,
+    );
     const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
     // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
     const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
       if (path === '/metrics') return metrics.serve(res).then(() => true);
       return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
     };
-    const { address } = await serveHealth(s.listen.host, s.listen.port, { ready: () => started, live: () => apiContact.verdict(), leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()), ...(shardSet ? { shards: () => shardSet.held() } : {}), extra });
+    const { address } = await serveHealth(s.listen.host, s.listen.port, {
+      ready: () => started,
+      live: () => apiContact.verdict(),
+      leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()),
+      ...(shardSet ? { shards: () => shardSet.held() } : {}),
+      extra,
+    });
     log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
   }
   log(s.egress((ns) => controller.labelsOf(ns)));
@@ -160,7 +242,13 @@ export async function runController(s: ControllerSettings): Promise<never> {
   started = true;
   elector?.start();
   shardSet?.start();
-  log(`controller started${elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${s.leaderElectionId})` : ''}${shardSet && shards ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; Leases ${ownNamespace}/${shardLeaseName(s.leaderElectionId, '<shard>')}; default shard ${s.defaultShard})` : ''}`);
+  const leaderElection = elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${s.leaderElectionId})` : '';
+  const sharding =
+    shardSet && shards
+      ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; ` +
+        `Leases ${ownNamespace}/${shardLeaseName(s.leaderElectionId, '<shard>')}; default shard ${s.defaultShard})`
+      : '';
+  log(`controller started${leaderElection}${sharding}`);
   return new Promise<never>(() => {});
 }
 

@@ -19,12 +19,22 @@ const follower = 'controller';
  * objects of opted-in namespaces that follow the pushed tag are resolved
  * again at once (Controller.resolveAgain). Returns false for any other path.
  */
-export function registryHookHandler(controller: Controller, secrets: SecretResolver, secret: SecretKey | undefined, metrics: AgentMetrics, logger: Logger): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
+export function registryHookHandler(
+  controller: Controller,
+  secrets: SecretResolver,
+  secret: SecretKey | undefined,
+  metrics: AgentMetrics,
+  logger: Logger,
+): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
   const deliveries = new DeliveryLog(1000);
   return async (req, res, path) => {
     if (path !== '/hooks/registry') return false;
     if (req.method !== 'POST') return answer(res, 405, { error: 'registry notifications are POSTed' });
-    if (!secret) return answer(res, 403, { error: 'registry notifications are refused: the controller has no shared secret for them; start it with --registry-hook-secret [namespace/]name[:key] (chart: registryHook.secretName)' });
+    if (!secret)
+      return answer(res, 403, {
+        error:
+          'registry notifications are refused: the controller has no shared secret for them; start it with --registry-hook-secret [namespace/]name[:key] (chart: registryHook.secretName)',
+      });
     let body: Buffer;
     try {
       body = await readBody(req);

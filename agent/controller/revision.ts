@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SourceDocument } from '../load/document.ts';
+import type { SourceDocument } from '../model/manifest.ts';
 import { apiVersion } from '../schema/registry.ts';
 import type { KubeObject } from './objects.ts';
 import { addressOfObject, isDeleting } from './objects.ts';

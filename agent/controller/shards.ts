@@ -15,7 +15,10 @@ export function parseShards(list: string, flag = '--shards'): string[] {
 }
 
 export function checkShardName(name: string, flag: string): void {
-  if (!shardName.test(name)) throw new UsageError(`${flag} ${name}: a shard name is 1–40 lower-case letters, digits or '-', starting and ending with a letter or digit (it becomes part of a Lease name)`);
+  if (!shardName.test(name))
+    throw new UsageError(
+      `${flag} ${name}: a shard name is 1–40 lower-case letters, digits or '-', starting and ending with a letter or digit (it becomes part of a Lease name)`,
+    );
 }
 
 /** The shard of a namespace: its label, else the default shard. */

@@ -37,7 +37,15 @@ export class KubeStatusStore implements StateStore {
   /** True while this replica may write for the namespace: asked again after a 409, before a retry. */
   private readonly acting: () => boolean;
 
-  constructor(api: k8s.CustomObjectsApi, namespace: string, objects: Map<string, NamespaceObject>, memory: Map<string, ResourceStatus>, log: (line: string) => void, keep: ReadonlySet<string> = new Set(), acting: () => boolean = () => true) {
+  constructor(
+    api: k8s.CustomObjectsApi,
+    namespace: string,
+    objects: Map<string, NamespaceObject>,
+    memory: Map<string, ResourceStatus>,
+    log: (line: string) => void,
+    keep: ReadonlySet<string> = new Set(),
+    acting: () => boolean = () => true,
+  ) {
     this.keep = keep;
     this.acting = acting;
     this.api = api;
@@ -52,7 +60,11 @@ export class KubeStatusStore implements StateStore {
     for (const [address, { object }] of this.objects) {
       const known = this.memory.get(address);
       const id = typeof object.status?.id === 'string' ? object.status.id : undefined;
-      resources[address] = { ...known, ...(id && !known?.id ? { id } : {}), onDelete: object.spec?.onDelete === 'detach' || this.keep.has(address) ? 'detach' : undefined };
+      resources[address] = {
+        ...known,
+        ...(id && !known?.id ? { id } : {}),
+        onDelete: object.spec?.onDelete === 'detach' || this.keep.has(address) ? 'detach' : undefined,
+      };
     }
     // Objects whose CR is gone but whose OpenStack object stays (onDelete: detach) are remembered, or the next run would prune them.
     for (const [address, known] of this.memory) if (address.startsWith(`${this.namespace}/`) && !resources[address]) resources[address] = known;
@@ -76,8 +88,16 @@ export class KubeStatusStore implements StateStore {
         resourceVersion: entry.object.metadata.resourceVersion,
         acting: () => this.acting() && this.objects.has(address),
         apply: async (resourceVersion) => {
-          const body = { apiVersion, kind: entry.kind.kind, metadata: { name, namespace: this.namespace, ...(resourceVersion ? { resourceVersion } : {}) }, status };
-          const updated = (await this.api.patchNamespacedCustomObjectStatus({ ...target, fieldManager: statusManager, force: true, body }, serverSideApply)) as KubeObject;
+          const body = {
+            apiVersion,
+            kind: entry.kind.kind,
+            metadata: { name, namespace: this.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+            status,
+          };
+          const updated = (await this.api.patchNamespacedCustomObjectStatus(
+            { ...target, fieldManager: statusManager, force: true, body },
+            serverSideApply,
+          )) as KubeObject;
           // The new resourceVersion too: the next status write and a finalizer patch later in this run carry it.
           entry.object = { ...entry.object, metadata: { ...entry.object.metadata, resourceVersion: updated.metadata.resourceVersion }, status: updated.status };
           return updated.metadata.resourceVersion;

@@ -1,5 +1,5 @@
 import type { Diagnostic } from '../diagnostic.ts';
-import type { SourceDocument } from '../load/document.ts';
+import type { SourceDocument } from '../model/manifest.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import { validateRevision, type ValidatedRevision } from '../validate/validate.ts';
 

@@ -105,7 +105,11 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
     opts.signal?.throwIfAborted();
     const namespace = opts.namespaces?.get(project.name) ?? opts.namespaces?.get(project.id) ?? namespaceName(project.name, opts.projectPrefix);
     if (!namespace) throw new ExportError('export.namespace', `project ${project.name} (${project.id}) gives no valid namespace name; map it with --namespace ${project.name}=NAME`);
-    if (seenNamespaces.has(namespace)) throw new ExportError('export.namespace', `projects ${project.name} and another one both become namespace ${namespace}; map one of them with --namespace ${project.name}=NAME`);
+    if (seenNamespaces.has(namespace))
+      throw new ExportError(
+        'export.namespace',
+        `projects ${project.name} and another one both become namespace ${namespace}; map one of them with --namespace ${project.name}=NAME`,
+      );
     seenNamespaces.add(namespace);
 
     const byKind = new Map<string, Record<string, unknown>[]>();

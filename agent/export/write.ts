@@ -22,7 +22,14 @@ export async function writeExport(dir: string, namespaces: Iterable<ExportedName
     }
     for (const [file, manifests] of files) {
       const head = `# Exported by kupenstack export from project ${ns.project.name} (${ns.project.id}).\n# yaml-language-server: $schema=https://kupenstack.io/schemas/v1alpha1/all.schema.json\n`;
-      const body = manifests.map((m) => yaml.dump({ apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace }, spec: m.spec }, { lineWidth: 160, noRefs: true })).join('---\n');
+      const body = manifests
+        .map((m) =>
+          yaml.dump(
+            { apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace }, spec: m.spec },
+            { lineWidth: 160, noRefs: true },
+          ),
+        )
+        .join('---\n');
       await writeFile(join(dir, ns.namespace, file), head + body);
       written.push(join(ns.namespace, file));
     }

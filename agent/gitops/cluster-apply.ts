@@ -71,7 +71,16 @@ function diagnosticFor(o: DesiredObject, err: KubeApiError): Diagnostic {
   const atNamespace = o.entry.namespace !== undefined && (err.status === 403 || err.status === 404);
   const path = atNamespace ? ['metadata', 'namespace'] : ['metadata', 'name'];
   const pos = o.manifest.source.position(path);
-  return { code: `kubernetes.${err.reason.toLowerCase()}`, file: o.file, line: pos.line, column: pos.column, kind: o.entry.kind, name: o.entry.name, path: path.join('.'), message: err.message.replace(/^[^:]*: /, '') };
+  return {
+    code: `kubernetes.${err.reason.toLowerCase()}`,
+    file: o.file,
+    line: pos.line,
+    column: pos.column,
+    kind: o.entry.kind,
+    name: o.entry.name,
+    path: path.join('.'),
+    message: err.message.replace(/^[^:]*: /, ''),
+  };
 }
 
 export async function applyOne(api: k8s.CustomObjectsApi, o: DesiredObject, fieldManager: string, dryRun: boolean): Promise<void> {
@@ -101,7 +110,9 @@ export async function pruneObjects(api: k8s.CustomObjectsApi, gone: InventoryEnt
     }
     const ref = { group, version, plural: info.plural, name: e.name };
     try {
-      const current = (e.namespace ? await api.getNamespacedCustomObject({ ...ref, namespace: e.namespace }) : await api.getClusterCustomObject(ref)) as { metadata?: { labels?: Record<string, string> } };
+      const current = (e.namespace ? await api.getNamespacedCustomObject({ ...ref, namespace: e.namespace }) : await api.getClusterCustomObject(ref)) as {
+        metadata?: { labels?: Record<string, string> };
+      };
       if (current.metadata?.labels?.[syncLabel] !== sync) {
         out.released.push(e);
         continue;

@@ -28,7 +28,7 @@ export interface ResourceRow {
   age: string;
 }
 
-export function resourceRowOf(kind: string, o: ResourceObject, now = Date.now()): ResourceRow {
+function resourceRowOf(kind: string, o: ResourceObject, now = Date.now()): ResourceRow {
   const ready = o.status?.conditions?.find((c) => c.type === 'Ready');
   const created = o.metadata.creationTimestamp ? new Date(o.metadata.creationTimestamp).getTime() : now;
   return {

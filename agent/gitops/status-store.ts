@@ -52,7 +52,16 @@ export class KubeSyncStatusStore extends SyncStatusBase {
       source,
       suspended,
       conditions: (s.conditions ?? []).map((c) => ({ ...c, lastTransitionTime: asTime(c.lastTransitionTime) })),
-      history: (s.history ?? []).map((h) => ({ revision: h.revision, trigger: 'startup', startedAt: asTime(h.startedAt), duration: h.duration ?? '0s', durationMs: 0, result: h.result, ...(h.message ? { message: h.message } : {}), ...(h.counts ? { counts: h.counts } : {}) })),
+      history: (s.history ?? []).map((h) => ({
+        revision: h.revision,
+        trigger: 'startup',
+        startedAt: asTime(h.startedAt),
+        duration: h.duration ?? '0s',
+        durationMs: 0,
+        result: h.result,
+        ...(h.message ? { message: h.message } : {}),
+        ...(h.counts ? { counts: h.counts } : {}),
+      })),
     });
     for (const key of ['lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const) if (s[key]) this.status[key] = s[key];
     if (s.diagnostics?.length) this.status.rejectedBecause = s.diagnostics;
@@ -73,7 +82,14 @@ export class KubeSyncStatusStore extends SyncStatusBase {
     if (this.heldRevision) out.heldRevision = this.heldRevision;
     if (this.health) out.health = this.health;
     if (this.lastHandledReconcileAt) out.lastHandledReconcileAt = this.lastHandledReconcileAt;
-    out.history = s.history.map((h) => ({ revision: h.revision, startedAt: h.startedAt, duration: h.duration, result: h.result, ...(h.message ? { message: h.message } : {}), ...(h.counts ? { counts: h.counts } : {}) }));
+    out.history = s.history.map((h) => ({
+      revision: h.revision,
+      startedAt: h.startedAt,
+      duration: h.duration,
+      result: h.result,
+      ...(h.message ? { message: h.message } : {}),
+      ...(h.counts ? { counts: h.counts } : {}),
+    }));
     return out;
   }
 
@@ -81,7 +97,15 @@ export class KubeSyncStatusStore extends SyncStatusBase {
   async save(): Promise<void> {
     if (!this.acting()) return;
     await this.custom.patchClusterCustomObjectStatus(
-      { group, version, plural: 'syncs', name: this.status.name, fieldManager: statusManager, force: true, body: { apiVersion: `${group}/${version}`, kind: 'Sync', metadata: { name: this.status.name }, status: this.body() } },
+      {
+        group,
+        version,
+        plural: 'syncs',
+        name: this.status.name,
+        fieldManager: statusManager,
+        force: true,
+        body: { apiVersion: `${group}/${version}`, kind: 'Sync', metadata: { name: this.status.name }, status: this.body() },
+      },
       serverSideApply,
     );
   }

@@ -79,7 +79,7 @@ export async function listSyncs(kc: k8s.KubeConfig, selector?: string): Promise<
   }
 }
 
-export async function getSync(kc: k8s.KubeConfig, name: string): Promise<SyncObject> {
+async function getSync(kc: k8s.KubeConfig, name: string): Promise<SyncObject> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   try {
     return (await api.getClusterCustomObject({ group, version, plural: 'syncs', name })) as SyncObject;
@@ -134,7 +134,11 @@ export async function reconcileSync(kc: k8s.KubeConfig, name: string, opts: { ti
       return { row, ok: row.ready === 'True' };
     }
     if (Date.now() >= deadline)
-      throw new KupenstackError('sync.reconcile-timeout', `Sync ${name}: no run answered the request of ${requestedAt} within ${Math.round(opts.timeoutMs / 1000)}s; is the controller running (and watching this Sync)? Ready now: ${rowOf(s).message || 'unknown'}`);
+      throw new KupenstackError(
+        'sync.reconcile-timeout',
+        `Sync ${name}: no run answered the request of ${requestedAt} within ${Math.round(opts.timeoutMs / 1000)}s; ` +
+          `is the controller running (and watching this Sync)? Ready now: ${rowOf(s).message || 'unknown'}`,
+      );
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
   }
 }

@@ -79,7 +79,18 @@ export class SyncLoop {
   }
 
   async start(): Promise<void> {
-    const informer = k8s.makeInformer<SyncObject>(this.o.kc, `/apis/${group}/${version}/syncs`, async () => (await this.custom.listClusterCustomObject({ group, version, plural: 'syncs', labelSelector: this.o.selector })) as k8s.KubernetesListObject<SyncObject>, this.o.selector);
+    const informer = k8s.makeInformer<SyncObject>(
+      this.o.kc,
+      `/apis/${group}/${version}/syncs`,
+      async () =>
+        (await this.custom.listClusterCustomObject({
+          group,
+          version,
+          plural: 'syncs',
+          labelSelector: this.o.selector,
+        })) as k8s.KubernetesListObject<SyncObject>,
+      this.o.selector,
+    );
     informer.on('add', (s) => void this.onSync(s));
     informer.on('update', (s) => void this.onSync(s));
     informer.on('delete', (s) => void this.forget(s.metadata.name));
@@ -148,7 +159,11 @@ export class SyncLoop {
     const spec = s.spec;
     const fail = (key: (string | number)[], message: string): Error => new KupenstackError('sync.invalid', `Sync ${name} spec.${key.join('.')}: ${message}`);
     const sync = syncConfigOf(name, spec, { owner: this.o.config.owner, projectPrefix: this.o.config.projectPrefix, single: false }, fail);
-    if (!spec.serviceAccountName) throw fail(['serviceAccountName'], `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`);
+    if (!spec.serviceAccountName)
+      throw fail(
+        ['serviceAccountName'],
+        `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`,
+      );
     if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git');
     if (spec.webhook && !spec.webhook.secretRef) throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
     spec.notify?.forEach((n, i) => {
@@ -180,8 +195,10 @@ export class SyncLoop {
       lookAgain: (afterMs) => r.scheduler?.lookAgain(afterMs),
       ...(sync.notify ? { notifier: new Notifier({ targets: sync.notify, secrets: this.o.secrets, log, egressNamespace: `(Sync ${name})` }) } : {}),
     });
-    r.scheduler = new Scheduler({ intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend }, (t: Trigger, signal) => this.runAfterDependencies(r, worker, t, signal), (err) =>
-      log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),
+    r.scheduler = new Scheduler(
+      { intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend },
+      (t: Trigger, signal) => this.runAfterDependencies(r, worker, t, signal),
+      (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),
     );
     log.info({ source: source.description, serviceAccount: `${saNamespace}/${spec.serviceAccountName}`, interval: spec.interval ?? 'default' }, 'watching Sync');
     if (sync.suspend && this.o.acting()) {
@@ -242,7 +259,11 @@ export class SyncLoop {
     const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
     const current = s.status?.observedGeneration === undefined || s.status.observedGeneration === s.metadata.generation;
     return {
-      ready: current ? (ready ? { status: ready.status, reason: ready.reason, message: ready.message } : undefined) : { status: 'Unknown', reason: 'NewSpec', message: 'its new spec is not acted on yet' },
+      ready: current
+        ? ready
+          ? { status: ready.status, reason: ready.reason, message: ready.message }
+          : undefined
+        : { status: 'Unknown', reason: 'NewSpec', message: 'its new spec is not acted on yet' },
       lastFetchedRevision: s.status?.lastFetchedRevision,
       lastAppliedRevision: s.status?.lastAppliedRevision,
     };
@@ -289,6 +310,8 @@ export class SyncLoop {
       lastTimestamp: now,
       count: 1,
     };
-    void this.core.createNamespacedEvent({ namespace: 'default', body }).catch((err: unknown) => this.o.logger.warn({ sync: s.metadata.name, reason, code: (err as { code?: number }).code }, 'could not record an Event'));
+    void this.core
+      .createNamespacedEvent({ namespace: 'default', body })
+      .catch((err: unknown) => this.o.logger.warn({ sync: s.metadata.name, reason, code: (err as { code?: number }).code }, 'could not record an Event'));
   }
 }

@@ -76,7 +76,13 @@ class GlanceHashCheck extends Transform {
   override _flush(callback: TransformCallback): void {
     for (const c of this.checks) {
       const got = c.hash.digest('hex');
-      if (got !== c.expected) return callback(new KupenstackError('image.export-digest', `${this.where}: the data Glance sent does not match its ${c.name} (${c.expected.slice(0, 16)}…, got ${got.slice(0, 16)}…); nothing was tagged, export again`));
+      if (got !== c.expected)
+        return callback(
+          new KupenstackError(
+            'image.export-digest',
+            `${this.where}: the data Glance sent does not match its ${c.name} (${c.expected.slice(0, 16)}…, got ${got.slice(0, 16)}…); nothing was tagged, export again`,
+          ),
+        );
     }
     callback();
   }
@@ -87,7 +93,11 @@ export async function findGlanceImage(image: ServiceClient, idOrName: string, pr
   const byId = /^[0-9a-f-]{36}$/i.test(idOrName) ? await image.find<GlanceImage>(`/images/${idOrName}`) : undefined;
   if (byId) return byId;
   const byName = await image.list<GlanceImage>('/images', 'images', { name: idOrName, owner: projectId });
-  if (byName.length !== 1) throw new KupenstackError('usage', `${idOrName}: ${byName.length === 0 ? 'no Glance image of the project has this id or name' : `${byName.length} Glance images of the project have this name; pass the id`}`);
+  if (byName.length !== 1)
+    throw new KupenstackError(
+      'usage',
+      `${idOrName}: ${byName.length === 0 ? 'no Glance image of the project has this id or name' : `${byName.length} Glance images of the project have this name; pass the id`}`,
+    );
   return byName[0]!;
 }
 

@@ -49,6 +49,10 @@ function makeDiskSource(options: SourceOptions): DiskSource {
   const credentials = options.credentials?.store ?? DockerConfigCredentials.fromEnvironment(options.dockerConfig);
   return new RegistryDiskSource({
     ...(credentials ? { credentials } : {}),
-    client: { userAgent: `kupenstack/${version}`, ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}), ...(options.egress ? { dispatcher: options.egress.dispatcher } : {}) },
+    client: {
+      userAgent: `kupenstack/${version}`,
+      ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}),
+      ...(options.egress ? { dispatcher: options.egress.dispatcher } : {}),
+    },
   });
 }

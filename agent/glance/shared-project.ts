@@ -77,7 +77,11 @@ async function findOrCreate(cloud: OpenStackCloud, owner: string): Promise<strin
   const found = await lookup(cloud, owner);
   if (found) return found;
   const me = await cloud.whoami();
-  if (!me.projectId) throw new KupenstackError('image.shared-project', "the agent's token has no project, so KupenStack cannot tell the domain of its images project; scope the agent's cloud entry to a project");
+  if (!me.projectId)
+    throw new KupenstackError(
+      'image.shared-project',
+      "the agent's token has no project, so KupenStack cannot tell the domain of its images project; scope the agent's cloud entry to a project",
+    );
   const mine = await identity.get<{ project: KeystoneProject }>(`/projects/${me.projectId}`);
   const name = sharedImagesProjectName(owner);
   const body = { project: { name, domain_id: mine.project.domain_id, description: `Images shared between the projects of KupenStack (${owner})`, enabled: true, tags } };
@@ -87,6 +91,11 @@ async function findOrCreate(cloud: OpenStackCloud, owner: string): Promise<strin
     if (!(err instanceof OpenStackError) || !err.conflict) throw err;
     const [existing] = await identity.list<KeystoneProject>('/projects', 'projects', { name, domain_id: mine.project.domain_id });
     if (existing && tags.every((t) => existing.tags?.includes(t))) return existing.id;
-    throw new KupenstackError('image.shared-project', `Keystone project "${name}" already exists and is not KupenStack owner "${owner}"'s images project; KupenStack never takes over objects it did not create. Rename that project, or use sharing: private`, { cause: err });
+    throw new KupenstackError(
+      'image.shared-project',
+      `Keystone project "${name}" already exists and is not KupenStack owner "${owner}"'s images project; ` +
+        `KupenStack never takes over objects it did not create. Rename that project, or use sharing: private`,
+      { cause: err },
+    );
   }
 }

@@ -98,9 +98,17 @@ async function awaitOtherUpload(g: GlanceTarget, id: string, digest: string): Pr
     const now = await g.image.find<GlanceImage>(`/images/${id}`);
     if (now && usable.has(now.status)) return now;
     if (now?.status === 'queued') return undefined;
-    if (!now || !inFlight.has(now.status)) throw new KupenstackError('image.oci-upload', `Glance image ${id} of ${digest}, stored by another worker, ended ${now ? now.status : 'deleted'}; the next run imports it again`);
+    if (!now || !inFlight.has(now.status))
+      throw new KupenstackError(
+        'image.oci-upload',
+        `Glance image ${id} of ${digest}, stored by another worker, ended ${now ? now.status : 'deleted'}; the next run imports it again`,
+      );
     if (g.requeue) throw new NotYet(`Glance image ${id} is receiving ${digest} from another worker (status ${now.status})`, otherUploadPollMs * 5);
-    if (Date.now() > deadline) throw new KupenstackError('image.oci-busy', `Glance image ${id} is receiving ${digest} from another worker (status ${now.status}) for more than ${otherUploadWaitMs / 1000} s; the next run uses it`);
+    if (Date.now() > deadline)
+      throw new KupenstackError(
+        'image.oci-busy',
+        `Glance image ${id} is receiving ${digest} from another worker (status ${now.status}) for more than ${otherUploadWaitMs / 1000} s; the next run uses it`,
+      );
     await sleep(otherUploadPollMs, undefined, g.signal ? { signal: g.signal } : {});
   }
 }
@@ -170,11 +178,15 @@ export async function findOrCreateVersion(g: GlanceTarget, disk: ResolvedDisk, l
       if (!(err instanceof OpenStackError && err.conflict)) throw err;
       const there = await g.image.find<GlanceImage>(`/images/${id}`);
       // A retried create (a crash, a lost answer): the same image, adopt it.
-      if (there && there[propDigest] === disk.manifestDigest && compatible(there, look.marker) && (usable.has(there.status) || there.status === 'queued')) return { image: await adopt(g, there, look.marker), created: false };
+      if (there && there[propDigest] === disk.manifestDigest && compatible(there, look.marker) && (usable.has(there.status) || there.status === 'queued'))
+        return { image: await adopt(g, there, look.marker), created: false };
       // Deleted (Glance keeps the id taken forever) or someone else's: the next id in the sequence.
     }
   }
-  throw new KupenstackError('image.ids-exhausted', `${maxIdAttempts} Glance images of ${disk.manifestDigest} were already created and deleted in this project; delete unused ones or pin another digest`);
+  throw new KupenstackError(
+    'image.ids-exhausted',
+    `${maxIdAttempts} Glance images of ${disk.manifestDigest} were already created and deleted in this project; delete unused ones or pin another digest`,
+  );
 }
 
 /** An unmarked version (made by `kupenstack image import`) gets the manifest's marker, so prune and retention know it. */
@@ -244,7 +256,10 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
         baseMs: 500,
         maxMs: 5_000,
         retryable: () => again,
-        onRetry: (err, attempt) => g.log?.(`retry   upload of ${disk.manifestDigest} into ${img.id} (attempt ${attempt + 1} of ${uploadAttempts}) after: ${err instanceof Error ? err.message : String(err)}`),
+        onRetry: (err, attempt) =>
+          g.log?.(
+            `retry   upload of ${disk.manifestDigest} into ${img.id} (attempt ${attempt + 1} of ${uploadAttempts}) after: ${err instanceof Error ? err.message : String(err)}`,
+          ),
         ...(g.signal ? { signal: g.signal } : {}),
       },
     );
@@ -255,7 +270,11 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
   // Nothing unverified stays in Glance: the queued image goes (the next run starts over under the next id).
   await deleteVersion(g, img.id);
   const detail = lastError instanceof Error ? lastError.message : String(lastError);
-  throw new KupenstackError(lastError instanceof KupenstackError && !(lastError instanceof OpenStackError) ? lastError.code : 'image.oci-upload', `the disk of ${disk.reference} was not stored in Glance (${detail}); the queued image ${img.id} was deleted`, { cause: lastError });
+  throw new KupenstackError(
+    lastError instanceof KupenstackError && !(lastError instanceof OpenStackError) ? lastError.code : 'image.oci-upload',
+    `the disk of ${disk.reference} was not stored in Glance (${detail}); the queued image ${img.id} was deleted`,
+    { cause: lastError },
+  );
 }
 
 async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk, source: DiskSource, onProgress?: (p: TransferProgress) => void): Promise<GlanceImage> {
@@ -271,7 +290,10 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
     const length = exactLength(disk);
     const from = opened;
     // With a Content-Length the chunk sizes do not reach Glance: no gathering, no copy.
-    const counter = new HoldBackLast(onProgress ? (bytesSent) => onProgress({ bytesSent, bytesFromRegistry: from.bytesFromRegistry(), total }) : undefined, length === undefined ? uploadChunkBytes : 0);
+    const counter = new HoldBackLast(
+      onProgress ? (bytesSent) => onProgress({ bytesSent, bytesFromRegistry: from.bytesFromRegistry(), total }) : undefined,
+      length === undefined ? uploadChunkBytes : 0,
+    );
     stream.once('error', (err: Error) => (sourceError = err));
     // pipeline() forwards a source error into the counter, whose error aborts the PUT (chunked: no final chunk; with a length: bytes missing).
     const body = pipeline(stream, counter, () => undefined);

@@ -36,9 +36,17 @@ export function identify(headers: IncomingHttpHeaders, body: Buffer): Delivery {
   const bodyId = `sha256:${createHash('sha256').update(body).digest('hex')}`;
   // Gitea also sends X-GitHub-* headers for compatibility: look at its own first.
   if (header(headers, 'x-gitea-event') !== undefined || header(headers, 'x-gitea-signature') !== undefined || header(headers, 'x-forgejo-signature') !== undefined)
-    return { provider: 'gitea', id: header(headers, 'x-gitea-delivery') ?? header(headers, 'x-forgejo-delivery') ?? bodyId, event: header(headers, 'x-gitea-event') ?? header(headers, 'x-forgejo-event') ?? '' };
+    return {
+      provider: 'gitea',
+      id: header(headers, 'x-gitea-delivery') ?? header(headers, 'x-forgejo-delivery') ?? bodyId,
+      event: header(headers, 'x-gitea-event') ?? header(headers, 'x-forgejo-event') ?? '',
+    };
   if (header(headers, 'x-gitlab-event') !== undefined || header(headers, 'x-gitlab-token') !== undefined)
-    return { provider: 'gitlab', id: header(headers, 'x-gitlab-event-uuid') ?? header(headers, 'idempotency-key') ?? header(headers, 'x-gitlab-webhook-uuid') ?? bodyId, event: header(headers, 'x-gitlab-event') ?? '' };
+    return {
+      provider: 'gitlab',
+      id: header(headers, 'x-gitlab-event-uuid') ?? header(headers, 'idempotency-key') ?? header(headers, 'x-gitlab-webhook-uuid') ?? bodyId,
+      event: header(headers, 'x-gitlab-event') ?? '',
+    };
   if (header(headers, 'x-github-event') !== undefined || header(headers, 'x-hub-signature-256') !== undefined)
     return { provider: 'github', id: header(headers, 'x-github-delivery') ?? bodyId, event: header(headers, 'x-github-event') ?? '' };
   throw new WebhookError(400, 'not a GitHub, Gitea or GitLab webhook (no X-GitHub-Event, X-Gitea-Event or X-Gitlab-Event header)');
@@ -104,7 +112,19 @@ export function parsePush(delivery: Delivery, body: Buffer): Push | undefined {
   if (!ref) throw new WebhookError(400, 'push payload without "ref"');
   const repo = isRecord(payload.repository) ? payload.repository : {};
   const project = isRecord(payload.project) ? payload.project : {};
-  const urls = [repo.clone_url, repo.ssh_url, repo.html_url, repo.git_http_url, repo.git_ssh_url, repo.url, repo.homepage, project.git_http_url, project.git_ssh_url, project.http_url, project.web_url].filter((u): u is string => typeof u === 'string' && u !== '');
+  const urls = [
+    repo.clone_url,
+    repo.ssh_url,
+    repo.html_url,
+    repo.git_http_url,
+    repo.git_ssh_url,
+    repo.url,
+    repo.homepage,
+    project.git_http_url,
+    project.git_ssh_url,
+    project.http_url,
+    project.web_url,
+  ].filter((u): u is string => typeof u === 'string' && u !== '');
   return { ref, after: typeof payload.after === 'string' ? payload.after : undefined, repoUrls: urls };
 }
 

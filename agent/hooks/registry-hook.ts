@@ -94,7 +94,13 @@ export async function handleRegistryHook(req: RegistryHookRequest, followers: Re
     return reject(new RegistryHookError(400, 'the registry notification is not a JSON object'));
   }
   const parser = senders.find((s) => s.recognises(req.headers, payload));
-  if (!parser) return reject(new RegistryHookError(400, 'not a registry notification KupenStack knows: expected a distribution events envelope, a Harbor, Quay or Docker Hub webhook, or a GitHub package event'));
+  if (!parser)
+    return reject(
+      new RegistryHookError(
+        400,
+        'not a registry notification KupenStack knows: expected a distribution events envelope, a Harbor, Quay or Docker Hub webhook, or a GitHub package event',
+      ),
+    );
   const sender = parser.sender;
 
   // Not authenticated yet: nothing in the payload is believed before this.
@@ -106,7 +112,14 @@ export async function handleRegistryHook(req: RegistryHookRequest, followers: Re
     configured++;
     if (authentic(sender, req, secret)) verified.push(f);
   }
-  if (configured === 0) return reject(new RegistryHookError(403, 'no Sync has a webhook secret configured (webhook: {secretEnv|secretFile|secretRef}); registry notifications are authenticated with it'), sender);
+  if (configured === 0)
+    return reject(
+      new RegistryHookError(
+        403,
+        'no Sync has a webhook secret configured (webhook: {secretEnv|secretFile|secretRef}); registry notifications are authenticated with it',
+      ),
+      sender,
+    );
   if (verified.length === 0) return reject(new RegistryHookError(401, `the notification is not authenticated: ${howToAuthenticate(sender)}`), sender);
 
   let delivery: RegistryDelivery;
@@ -129,7 +142,11 @@ export async function handleRegistryHook(req: RegistryHookRequest, followers: Re
     const at = delivery.at;
     const notADate = Number.isNaN(new Date(at).getTime());
     if (notADate || now - at > maxEventAgeMs || at - now > maxClockSkewMs) {
-      return answer(200, 'stale', `the event is dated ${notADate ? `${at} ms after 1970 (not a date)` : new Date(at).toISOString()}, outside ${maxEventAgeMs / 60_000} minutes of now; ignored as a replay`);
+      return answer(
+        200,
+        'stale',
+        `the event is dated ${notADate ? `${at} ms after 1970 (not a date)` : new Date(at).toISOString()}, outside ${maxEventAgeMs / 60_000} minutes of now; ignored as a replay`,
+      );
     }
   }
   // Remembered only once authentic, so forged deliveries cannot burn ids.

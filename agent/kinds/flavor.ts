@@ -123,7 +123,16 @@ export const flavor: KindAdapter = {
     const out: Record<string, unknown> = {
       // An adopted flavor keeps the cloud-wide name it has.
       name: (spec.import as { adopt?: unknown } | undefined)?.adopt === true ? openstackName(m) : `${ctx.projectName}-${openstackName(m)}`,
-      ...pick(spec, { description: 'description', vcpus: 'vcpus', ram: 'ram', disk: 'disk', swap: 'swap', ephemeral: 'OS-FLV-EXT-DATA:ephemeral', rxtxFactor: 'rxtx_factor', extraSpecs: 'extra_specs' }),
+      ...pick(spec, {
+        description: 'description',
+        vcpus: 'vcpus',
+        ram: 'ram',
+        disk: 'disk',
+        swap: 'swap',
+        ephemeral: 'OS-FLV-EXT-DATA:ephemeral',
+        rxtxFactor: 'rxtx_factor',
+        extraSpecs: 'extra_specs',
+      }),
       // Nova's own default is public; ours is private to the project, so it is always sent and compared.
       'os-flavor-access:is_public': spec.isPublic === true,
     };
@@ -143,7 +152,11 @@ export const flavor: KindAdapter = {
       if (!(err instanceof OpenStackError && err.conflict)) throw err;
       // Our id already exists: an earlier create of this manifest, adopted by the engine through observe.
       if (await compute.find(`/flavors/${id}`)) throw err;
-      throw new KupenstackError('flavor.name-taken', `Nova already has a flavor named "${String(desired.name)}" that this manifest did not create; flavor names are unique in the whole cloud: set spec.name to another name`, { cause: err });
+      throw new KupenstackError(
+        'flavor.name-taken',
+        `Nova already has a flavor named "${String(desired.name)}" that this manifest did not create; flavor names are unique in the whole cloud: set spec.name to another name`,
+        { cause: err },
+      );
     }
   },
 

@@ -36,7 +36,10 @@ async function vmPortId(ctx: AdapterContext, vm: string, fixedIp: string | undef
   const wanted = fixedIp === undefined ? undefined : canonicalIp(fixedIp);
   const found = wanted === undefined ? ordered[0] : ordered.find((p) => p.fixed_ips?.some((ip) => canonicalIp(ip.ip_address) === wanted));
   if (!found) {
-    throw new KupenstackError('floatingip.vm-port', `VirtualMachine "${vm}" has no port${wanted ? ` with address ${wanted}` : ''} yet; it gets one when Nova builds the VM${wanted ? ', or fix fixedIPAddress' : ''}`);
+    throw new KupenstackError(
+      'floatingip.vm-port',
+      `VirtualMachine "${vm}" has no port${wanted ? ` with address ${wanted}` : ''} yet; it gets one when Nova builds the VM${wanted ? ', or fix fixedIPAddress' : ''}`,
+    );
   }
   return found.id;
 }

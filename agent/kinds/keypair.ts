@@ -69,7 +69,11 @@ export const keyPair: KindAdapter = {
 
   desired(m, ctx) {
     if (typeof m.spec.name === 'string' && m.spec.name !== m.metadata.name) {
-      throw new KupenstackError('keypair.name', `spec.name "${m.spec.name}" differs from metadata.name "${m.metadata.name}": a key pair carries no ownership marker, so its Nova name (${keyPairName(ctx.projectName, m.metadata.name)}) is derived from metadata.name alone; remove spec.name or rename the manifest`);
+      throw new KupenstackError(
+        'keypair.name',
+        `spec.name "${m.spec.name}" differs from metadata.name "${m.metadata.name}": a key pair carries no ownership marker, ` +
+          `so its Nova name (${keyPairName(ctx.projectName, m.metadata.name)}) is derived from metadata.name alone; remove spec.name or rename the manifest`,
+      );
     }
     // Always all three: they are the marker's spec hash (see above).
     const out: Record<string, unknown> = { name: keyPairName(ctx.projectName, m.metadata.name), type: typeof m.spec.type === 'string' ? m.spec.type : 'ssh' };
@@ -81,7 +85,11 @@ export const keyPair: KindAdapter = {
     const name = String(desired.name);
     // Names with `.` (allowed in manifest names) need microversion 2.92.
     const headers: Record<string, string> = legacyNameChars.test(name) ? {} : { 'openstack-api-version': 'compute 2.92', 'x-openstack-nova-api-version': '2.92' };
-    const res = await ctx.apis.compute.call<{ keypair: RawKeyPair }>('POST', '/os-keypairs', { json: { keypair: { name, public_key: desired.public_key, type: desired.type } }, headers, signal: ctx.signal });
+    const res = await ctx.apis.compute.call<{ keypair: RawKeyPair }>('POST', '/os-keypairs', {
+      json: { keypair: { name, public_key: desired.public_key, type: desired.type } },
+      headers,
+      signal: ctx.signal,
+    });
     return toRemote(ctx, res.body.keypair);
   },
 

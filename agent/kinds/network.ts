@@ -54,7 +54,16 @@ export const network: KindAdapter = {
     const provider = (spec.provider ?? {}) as Record<string, unknown>;
     const out: Record<string, unknown> = {
       name: openstackName(m),
-      ...pick(spec, { description: 'description', adminStateUp: 'admin_state_up', mtu: 'mtu', portSecurityEnabled: 'port_security_enabled', shared: 'shared', external: 'router:external', dnsDomain: 'dns_domain', availabilityZoneHints: 'availability_zone_hints' }),
+      ...pick(spec, {
+        description: 'description',
+        adminStateUp: 'admin_state_up',
+        mtu: 'mtu',
+        portSecurityEnabled: 'port_security_enabled',
+        shared: 'shared',
+        external: 'router:external',
+        dnsDomain: 'dns_domain',
+        availabilityZoneHints: 'availability_zone_hints',
+      }),
       ...pick(provider, { networkType: 'provider:network_type', physicalNetwork: 'provider:physical_network', segmentationId: 'provider:segmentation_id' }),
     };
     if (Array.isArray(spec.tags)) out.tags = [...(spec.tags as string[])].sort();

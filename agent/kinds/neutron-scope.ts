@@ -26,7 +26,13 @@ async function useOf(ctx: AdapterContext, kind: keyof typeof objectType, name: s
   const imported = ctx.imported(kind, name);
   if (!imported || imported.raw.project_id === ctx.projectId) return 'own';
   const shared = await ctx.memo(`neutron:shared:${objectType[kind]}:${imported.id}`, async () => {
-    const entries = await ctx.cloud.client('network').list<{ target_tenant?: string; target_project?: string }>('/rbac-policies', 'rbac_policies', { object_type: objectType[kind], object_id: imported.id, action: 'access_as_shared' });
+    const entries = await ctx.cloud
+      .client('network')
+      .list<{ target_tenant?: string; target_project?: string }>('/rbac-policies', 'rbac_policies', {
+        object_type: objectType[kind],
+        object_id: imported.id,
+        action: 'access_as_shared',
+      });
     return entries.some((e) => [e.target_tenant, e.target_project].some((t) => t === '*' || t === ctx.projectId));
   });
   return shared ? 'shared' : 'foreign';
@@ -47,7 +53,10 @@ export async function scopeOfUses(ctx: AdapterContext, m: Manifest, uses: readon
       const id = ctx.imported?.(u.kind, u.name)?.id ?? '?';
       throw new KupenstackError(
         'reference.not-shared',
-        `${where(m, u.path)}: ${m.kind} ${m.metadata.name} uses ${u.kind} ${u.name} (${id}, imported), which belongs to another project and is not shared with project ${ctx.projectName}; Neutron lets a project use only its own ${u.kind === 'Network' ? 'networks' : 'security groups'} and those shared with it, so nothing was created. Fix: declare the ${u.kind} in namespace ${ctx.namespace} instead of importing it, or have its owner share it with this project`,
+        `${where(m, u.path)}: ${m.kind} ${m.metadata.name} uses ${u.kind} ${u.name} (${id}, imported), ` +
+          `which belongs to another project and is not shared with project ${ctx.projectName}; ` +
+          `Neutron lets a project use only its own ${u.kind === 'Network' ? 'networks' : 'security groups'} and those shared with it, ` +
+          `so nothing was created. Fix: declare the ${u.kind} in namespace ${ctx.namespace} instead of importing it, or have its owner share it with this project`,
       );
     }
     if (use !== 'own') scope = 'project';

@@ -36,7 +36,13 @@ const idsPerList = 120;
  * ids (one list up to that many projects or servers, so the calls do not grow with
  * them), the lists sent side by side. Every object comes to `each` exactly once.
  */
-export async function neutronListByIds<T = Record<string, unknown>>(network: AdapterContext['apis']['network'], collection: string, field: string, ids: readonly string[], each: (raw: T) => void): Promise<void> {
+export async function neutronListByIds<T = Record<string, unknown>>(
+  network: AdapterContext['apis']['network'],
+  collection: string,
+  field: string,
+  ids: readonly string[],
+  each: (raw: T) => void,
+): Promise<void> {
   const sorted = [...ids].sort();
   const groups: string[][] = [];
   for (let i = 0; i < sorted.length; i += idsPerList) groups.push(sorted.slice(i, i + idsPerList));

@@ -30,7 +30,10 @@ export const portExport: KindExport = {
     if (raw.port_security_enabled === false) spec.portSecurityEnabled = false;
     if (raw.admin_state_up === false) spec.adminStateUp = false;
     const pairs = (raw.allowed_address_pairs as { ip_address: string; mac_address?: string }[] | undefined) ?? [];
-    if (pairs.length > 0) spec.allowedAddressPairs = pairs.map((p) => (p.mac_address && p.mac_address !== raw.mac_address ? { ipAddress: p.ip_address, macAddress: p.mac_address } : { ipAddress: p.ip_address }));
+    if (pairs.length > 0)
+      spec.allowedAddressPairs = pairs.map((p) =>
+        p.mac_address && p.mac_address !== raw.mac_address ? { ipAddress: p.ip_address, macAddress: p.mac_address } : { ipAddress: p.ip_address },
+      );
     if (typeof raw['binding:vnic_type'] === 'string' && raw['binding:vnic_type'] !== 'normal') spec.vnicType = raw['binding:vnic_type'];
     const tags = tagsOf(raw);
     if (tags) spec.tags = tags;

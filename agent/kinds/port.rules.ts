@@ -15,12 +15,22 @@ export const portRules: KindRules = {
         const subnet = revision.find('Subnet', subnetName, m.metadata.namespace);
         const cidr = subnet && typeof subnet.spec.cidr === 'string' ? parseCidr(subnet.spec.cidr) : undefined;
         if (cidr && !cidrContains(cidr, ip)) {
-          out.push({ manifest: m, code: 'port.ip-outside', path: ['spec', 'fixedIPs', i, 'ipAddress'], message: `${String(entry.ipAddress)} is outside ${formatCidr(cidr)} of Subnet "${subnetName}"; pick an address inside it` });
+          out.push({
+            manifest: m,
+            code: 'port.ip-outside',
+            path: ['spec', 'fixedIPs', i, 'ipAddress'],
+            message: `${String(entry.ipAddress)} is outside ${formatCidr(cidr)} of Subnet "${subnetName}"; pick an address inside it`,
+          });
         }
         const network = refName(m.spec.networkRef);
         const subnetNetwork = subnet ? refName(subnet.spec.networkRef) : undefined;
         if (subnet && network && subnetNetwork && network !== subnetNetwork) {
-          out.push({ manifest: m, code: 'port.subnet-network', path: ['spec', 'fixedIPs', i, 'subnetRef'], message: `Subnet "${subnetName}" belongs to Network "${subnetNetwork}", not to this port's Network "${network}"` });
+          out.push({
+            manifest: m,
+            code: 'port.subnet-network',
+            path: ['spec', 'fixedIPs', i, 'subnetRef'],
+            message: `Subnet "${subnetName}" belongs to Network "${subnetNetwork}", not to this port's Network "${network}"`,
+          });
         }
       });
     }

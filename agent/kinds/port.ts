@@ -3,7 +3,22 @@ import type { Manifest } from '../model/manifest.ts';
 import type { PortSpec } from '../model/kinds.generated.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
 import { scopeOfUses } from './neutron-scope.ts';
-import { canonicalIp, canonicalPrefix, canonicalSort, describedUpdate, desiredFixedIps, findNeutron, getNeutron, neutronDescription, observedFixedIps, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, neutronRemote } from './neutron.ts';
+import {
+  canonicalIp,
+  canonicalPrefix,
+  canonicalSort,
+  describedUpdate,
+  desiredFixedIps,
+  findNeutron,
+  getNeutron,
+  neutronDescription,
+  observedFixedIps,
+  observeNeutron,
+  observeNeutronCloud,
+  putTags,
+  remarkNeutron,
+  neutronRemote,
+} from './neutron.ts';
 
 type Pair = { ip_address: string; mac_address?: string };
 

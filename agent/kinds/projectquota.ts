@@ -25,9 +25,34 @@ export type Section = 'compute' | 'network' | 'blockStorage';
 
 /** spec name → API name, per service. */
 export const quotaSections: Record<Section, Record<string, string>> = {
-  compute: { instances: 'instances', cores: 'cores', ramMiB: 'ram', keyPairs: 'key_pairs', serverGroups: 'server_groups', serverGroupMembers: 'server_group_members', metadataItems: 'metadata_items' },
-  network: { networks: 'network', subnets: 'subnet', ports: 'port', routers: 'router', floatingIPs: 'floatingip', securityGroups: 'security_group', securityGroupRules: 'security_group_rule', rbacPolicies: 'rbac_policy', subnetPools: 'subnetpool' },
-  blockStorage: { volumes: 'volumes', gigabytes: 'gigabytes', snapshots: 'snapshots', backups: 'backups', backupGigabytes: 'backup_gigabytes', perVolumeGigabytes: 'per_volume_gigabytes' },
+  compute: {
+    instances: 'instances',
+    cores: 'cores',
+    ramMiB: 'ram',
+    keyPairs: 'key_pairs',
+    serverGroups: 'server_groups',
+    serverGroupMembers: 'server_group_members',
+    metadataItems: 'metadata_items',
+  },
+  network: {
+    networks: 'network',
+    subnets: 'subnet',
+    ports: 'port',
+    routers: 'router',
+    floatingIPs: 'floatingip',
+    securityGroups: 'security_group',
+    securityGroupRules: 'security_group_rule',
+    rbacPolicies: 'rbac_policy',
+    subnetPools: 'subnetpool',
+  },
+  blockStorage: {
+    volumes: 'volumes',
+    gigabytes: 'gigabytes',
+    snapshots: 'snapshots',
+    backups: 'backups',
+    backupGigabytes: 'backup_gigabytes',
+    perVolumeGigabytes: 'per_volume_gigabytes',
+  },
 };
 const sectionNames = Object.keys(quotaSections) as Section[];
 

@@ -13,7 +13,14 @@ interface RawRule {
   description?: string | null;
 }
 
-const allowAllEgress = (r: RawRule): boolean => r.direction === 'egress' && !r.protocol && r.port_range_min == null && r.port_range_max == null && !r.remote_ip_prefix && !r.remote_group_id && !r.remote_address_group_id;
+const allowAllEgress = (r: RawRule): boolean =>
+  r.direction === 'egress' &&
+  !r.protocol &&
+  r.port_range_min == null &&
+  r.port_range_max == null &&
+  !r.remote_ip_prefix &&
+  !r.remote_group_id &&
+  !r.remote_address_group_id;
 
 /** The group Neutron makes in every project: not a person's work, so it is referenced as an import where used. */
 export function isDefaultGroup(raw: Record<string, unknown>): boolean {

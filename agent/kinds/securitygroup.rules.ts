@@ -19,7 +19,11 @@ export const securityGroupRules: KindRules = {
         const protocol = typeof rule.protocol === 'string' ? rule.protocol.toLowerCase() : typeof rule.protocol === 'number' ? String(rule.protocol) : undefined;
         if (min !== undefined || max !== undefined) {
           if (protocol === undefined || (!portProtocols.has(protocol) && !icmpProtocols.has(protocol))) {
-            at('securitygroup.ports-without-protocol', [...path, 'portRangeMin'], `port ranges need a protocol that has ports (tcp, udp, sctp, dccp, udplite) or icmp type/code; set protocol${protocol ? ` instead of "${protocol}"` : ''}`);
+            at(
+              'securitygroup.ports-without-protocol',
+              [...path, 'portRangeMin'],
+              `port ranges need a protocol that has ports (tcp, udp, sctp, dccp, udplite) or icmp type/code; set protocol${protocol ? ` instead of "${protocol}"` : ''}`,
+            );
           } else if (icmpProtocols.has(protocol)) {
             for (const [field, v] of [['portRangeMin', min], ['portRangeMax', max]] as const) {
               if (v !== undefined && v > 255) at('securitygroup.icmp-range', [...path, field], `for ${protocol}, portRangeMin is the ICMP type and portRangeMax the code: both are 0-255`);
@@ -34,7 +38,11 @@ export const securityGroupRules: KindRules = {
         const prefix = typeof rule.remoteIPPrefix === 'string' ? parseCidr(rule.remoteIPPrefix) : undefined;
         const ethertype = typeof rule.ethertype === 'string' ? rule.ethertype : 'IPv4';
         if (prefix && `IPv${prefix.version}` !== ethertype) {
-          at('securitygroup.ethertype', [...path, 'remoteIPPrefix'], `${String(rule.remoteIPPrefix)} is an IPv${prefix.version} prefix but ethertype is ${ethertype}; set ethertype: IPv${prefix.version}`);
+          at(
+            'securitygroup.ethertype',
+            [...path, 'remoteIPPrefix'],
+            `${String(rule.remoteIPPrefix)} is an IPv${prefix.version} prefix but ethertype is ${ethertype}; set ethertype: IPv${prefix.version}`,
+          );
         }
       });
     }

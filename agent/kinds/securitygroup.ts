@@ -26,7 +26,17 @@ type SpecRule = NonNullable<SecurityGroupSpec['rules']>[number];
 
 const self = 'self';
 
-function rule(r: { direction: string; ethertype?: string | null; protocol?: string | null; port_range_min?: number | null; port_range_max?: number | null; remote_ip_prefix?: string | null; remote_group_id?: string | null; remote_address_group_id?: string | null; description?: string | null }): Rule {
+function rule(r: {
+  direction: string;
+  ethertype?: string | null;
+  protocol?: string | null;
+  port_range_min?: number | null;
+  port_range_max?: number | null;
+  remote_ip_prefix?: string | null;
+  remote_group_id?: string | null;
+  remote_address_group_id?: string | null;
+  description?: string | null;
+}): Rule {
   const ethertype = r.ethertype ?? 'IPv4';
   let protocol = r.protocol?.toLowerCase();
   // Zed refuses "any" (it means no protocol) and stores IPv6 ICMP as ipv6-icmp.
@@ -59,7 +69,14 @@ interface RawRule extends Rule {
 /** The group's rules with their ids, "self" for references to the group itself, descriptions without our marker. */
 function rawRules(raw: Record<string, unknown>): { id: string; rule: Rule }[] {
   const list = Array.isArray(raw.security_group_rules) ? (raw.security_group_rules as RawRule[]) : [];
-  return list.map((r) => ({ id: r.id, rule: rule({ ...r, remote_group_id: r.remote_group_id === raw.id ? self : r.remote_group_id, description: parseDescriptionMarker(r.description).description }) }));
+  return list.map((r) => ({
+    id: r.id,
+    rule: rule({
+      ...r,
+      remote_group_id: r.remote_group_id === raw.id ? self : r.remote_group_id,
+      description: parseDescriptionMarker(r.description).description,
+    }),
+  }));
 }
 
 /** `wanted` less what `present` holds, counted (two equal rules are two). */
@@ -93,7 +110,16 @@ const toRemote = (raw: Record<string, unknown>, description: string): Remote => 
 };
 
 const specRule = (r: SpecRule, remoteGroup: string | undefined): Rule =>
-  rule({ direction: r.direction, ethertype: r.ethertype, protocol: r.protocol, port_range_min: r.portRangeMin, port_range_max: r.portRangeMax, remote_ip_prefix: r.remoteIPPrefix, remote_group_id: remoteGroup, description: r.description });
+  rule({
+    direction: r.direction,
+    ethertype: r.ethertype,
+    protocol: r.protocol,
+    port_range_min: r.portRangeMin,
+    port_range_max: r.portRangeMax,
+    remote_ip_prefix: r.remoteIPPrefix,
+    remote_group_id: remoteGroup,
+    description: r.description,
+  });
 
 /**
  * The declared rules with references turned into ids; undefined while a

@@ -40,7 +40,11 @@ function toRemote(raw: RawServerGroup): Remote {
 
 function checkVersion(headers: Record<string, string>): void {
   const minor = Number(/2\.(\d+)/.exec(headers['x-openstack-nova-api-version'] ?? '')?.[1] ?? 0);
-  if (minor < minimumMinor) throw new KupenstackError('servergroup.microversion', `this Nova speaks compute 2.${minor}; server groups with a policy string and rules need 2.${minimumMinor} (OpenStack Stein or later)`);
+  if (minor < minimumMinor)
+    throw new KupenstackError(
+      'servergroup.microversion',
+      `this Nova speaks compute 2.${minor}; server groups with a policy string and rules need 2.${minimumMinor} (OpenStack Stein or later)`,
+    );
 }
 
 export const serverGroup: KindAdapter = {

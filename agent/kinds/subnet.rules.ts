@@ -30,7 +30,13 @@ export const subnetRules: KindRules = {
           const a = subnets[j]!;
           const b = subnets[i]!;
           if (cidrsOverlap(a.cidr, b.cidr)) {
-            out.push({ manifest: b.m, code: 'subnet.overlap', path: ['spec', 'cidr'], message: `${formatCidr(b.cidr)} overlaps ${formatCidr(a.cidr)} of Subnet "${a.m.metadata.name}" on the same network; Neutron refuses overlapping subnets on one network, pick a disjoint range` });
+            out.push({
+              manifest: b.m,
+              code: 'subnet.overlap',
+              path: ['spec', 'cidr'],
+              message: `${formatCidr(b.cidr)} overlaps ${formatCidr(a.cidr)} of Subnet "${a.m.metadata.name}" on the same network; ` +
+                `Neutron refuses overlapping subnets on one network, pick a disjoint range`,
+            });
           }
         }
       }
@@ -92,7 +98,11 @@ function checkAddresses(m: Manifest, out: RuleFinding[]): Cidr | undefined {
       return;
     }
     if (gateway && gateway.value >= start.value && gateway.value <= end.value) {
-      at('subnet.gateway-in-pool', ['spec', 'allocationPools', index], `the pool ${String(pool.start)}-${String(pool.end)} contains the gateway ${String(spec.gatewayIP)}; Neutron refuses that, start the pool after the gateway`);
+      at(
+        'subnet.gateway-in-pool',
+        ['spec', 'allocationPools', index],
+        `the pool ${String(pool.start)}-${String(pool.end)} contains the gateway ${String(spec.gatewayIP)}; Neutron refuses that, start the pool after the gateway`,
+      );
     }
     for (const other of ranges) {
       if (start.value <= other.end && other.start <= end.value) {

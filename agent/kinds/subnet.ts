@@ -3,7 +3,21 @@ import type { SubnetSpec } from '../model/kinds.generated.ts';
 import { openstackName, type KindAdapter, type Remote } from './adapter.ts';
 import { scopeOfUses } from './neutron-scope.ts';
 import { addressStatus, attachAvailability, ipAvailability } from './subnet-availability.ts';
-import { canonicalIp, canonicalPrefix, canonicalRoutes, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, sortedTags, remarkNeutron } from './neutron.ts';
+import {
+  canonicalIp,
+  canonicalPrefix,
+  canonicalRoutes,
+  canonicalSort,
+  describedUpdate,
+  findNeutron,
+  getNeutron,
+  neutronDescription,
+  observeNeutron,
+  observeNeutronCloud,
+  putTags,
+  sortedTags,
+  remarkNeutron,
+} from './neutron.ts';
 
 type Pool = { start: string; end: string };
 type Route = { destination: string; nexthop: string };

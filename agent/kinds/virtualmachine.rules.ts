@@ -9,7 +9,12 @@ export const virtualMachineRules: KindRules = {
       if (!Array.isArray(m.spec.networks)) continue;
       (m.spec.networks as Record<string, unknown>[]).forEach((n, i) => {
         if (n.portRef !== undefined && n.fixedIP !== undefined) {
-          out.push({ manifest: m, code: 'vm.port-fixed-ip', path: ['spec', 'networks', i, 'fixedIP'], message: "a port brings its own addresses: set the address in the Port's fixedIPs, or attach by networkRef with fixedIP" });
+          out.push({
+            manifest: m,
+            code: 'vm.port-fixed-ip',
+            path: ['spec', 'networks', i, 'fixedIP'],
+            message: "a port brings its own addresses: set the address in the Port's fixedIPs, or attach by networkRef with fixedIP",
+          });
         }
       });
     }

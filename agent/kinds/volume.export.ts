@@ -13,7 +13,12 @@ const defaultType = (s: Parameters<KindExport['list']>[0]): Promise<string | und
 export const volumeExport: KindExport = {
   kind: 'Volume',
   async list(s) {
-    const [items, type] = await Promise.all([projectItems(s, 'Volume', 'os-vol-tenant-attr:tenant_id', (project) => s.volume.list('/volumes/detail', 'volumes', { all_tenants: 1, project_id: project })), defaultType(s)]);
+    const [items, type] = await Promise.all([
+      projectItems(s, 'Volume', 'os-vol-tenant-attr:tenant_id', (project) =>
+        s.volume.list('/volumes/detail', 'volumes', { all_tenants: 1, project_id: project }),
+      ),
+      defaultType(s),
+    ]);
     // The default type rides along on each object, so spec() stays synchronous.
     return items.map((raw) => ({ ...raw, '(default type)': type }));
   },

@@ -14,13 +14,23 @@ export const volumeRules: KindRules = {
       const snapshotName = refName((m.spec.source as { snapshotRef?: unknown } | undefined)?.snapshotRef);
       if (!snapshotName) continue;
       if (m.spec.imageRef !== undefined) {
-        out.push({ manifest: m, code: 'volume.two-sources', path: ['spec', 'source', 'snapshotRef'], message: 'a volume is made from an image or from a snapshot, not both: remove imageRef or source.snapshotRef' });
+        out.push({
+          manifest: m,
+          code: 'volume.two-sources',
+          path: ['spec', 'source', 'snapshotRef'],
+          message: 'a volume is made from an image or from a snapshot, not both: remove imageRef or source.snapshotRef',
+        });
       }
       const snapshot = revision.find('VolumeSnapshot', snapshotName, m.metadata.namespace);
       const origin = snapshot && refName(snapshot.spec.volumeRef);
       const from = origin ? revision.find('Volume', origin, m.metadata.namespace) : undefined;
       if (typeof from?.spec.size === 'number' && typeof m.spec.size === 'number' && m.spec.size < from.spec.size) {
-        out.push({ manifest: m, code: 'volume.smaller-than-snapshot', path: ['spec', 'size'], message: `size ${m.spec.size} GiB is smaller than snapshot ${snapshotName} of volume ${origin} (${from.spec.size} GiB): Cinder refuses it; set size to ${from.spec.size} or more` });
+        out.push({
+          manifest: m,
+          code: 'volume.smaller-than-snapshot',
+          path: ['spec', 'size'],
+          message: `size ${m.spec.size} GiB is smaller than snapshot ${snapshotName} of volume ${origin} (${from.spec.size} GiB): Cinder refuses it; set size to ${from.spec.size} or more`,
+        });
       }
     }
     return out;

@@ -51,8 +51,15 @@ export const volume: KindAdapter = {
 
   report: (remote) => ({
     ...(remote.status ? { volumeStatus: remote.status } : {}),
-    ...(typeof remote.raw.bootable === 'string' || typeof remote.raw.bootable === 'boolean' ? { bootable: String(remote.raw.bootable).toLowerCase() === 'true' } : {}),
-    attachments: Array.isArray(remote.raw.attachments) ? (remote.raw.attachments as { server_id?: string; device?: string }[]).map((a) => ({ ...(a.server_id ? { serverID: a.server_id } : {}), ...(a.device ? { device: a.device } : {}) })) : [],
+    ...(typeof remote.raw.bootable === 'string' || typeof remote.raw.bootable === 'boolean'
+      ? { bootable: String(remote.raw.bootable).toLowerCase() === 'true' }
+      : {}),
+    attachments: Array.isArray(remote.raw.attachments)
+      ? (remote.raw.attachments as { server_id?: string; device?: string }[]).map((a) => ({
+          ...(a.server_id ? { serverID: a.server_id } : {}),
+          ...(a.device ? { device: a.device } : {}),
+        }))
+      : [],
   }),
 
   observe: (ctx) => observeCinder(ctx, cinder, toRemote),
@@ -63,7 +70,14 @@ export const volume: KindAdapter = {
     const spec = m.spec;
     const out: Record<string, unknown> = {
       name: openstackName(m),
-      ...pick(spec, { description: 'description', size: 'size', volumeType: 'volume_type', availabilityZone: 'availability_zone', multiattach: 'multiattach', metadata: 'metadata' }),
+      ...pick(spec, {
+        description: 'description',
+        size: 'size',
+        volumeType: 'volume_type',
+        availabilityZone: 'availability_zone',
+        multiattach: 'multiattach',
+        metadata: 'metadata',
+      }),
     };
     const image = refName(spec.imageRef);
     if (image) out.imageRef = ctx.idOf('Image', image);
@@ -83,7 +97,10 @@ export const volume: KindAdapter = {
   async update(ctx, remote, changes) {
     const have = Number(remote.fields.size);
     if ('size' in changes && Number(changes.size) < have) {
-      throw new KupenstackError('volume.shrink', `spec.size ${String(changes.size)} GiB is smaller than the volume's ${have} GiB: Cinder cannot shrink a volume, and replacing it would lose its data. Set size back to ${have} or more`);
+      throw new KupenstackError(
+        'volume.shrink',
+        `spec.size ${String(changes.size)} GiB is smaller than the volume's ${have} GiB: Cinder cannot shrink a volume, and replacing it would lose its data. Set size back to ${have} or more`,
+      );
     }
     const volumes = ctx.apis.volume;
     const renamed = pick(changes, { name: 'name', description: 'description' });
@@ -94,7 +111,11 @@ export const volume: KindAdapter = {
       await volumes.put(`/volumes/${remote.id}/metadata`, { metadata: { ...((changes.metadata ?? {}) as Record<string, string>), ...marker } });
     }
     if ('size' in changes) {
-      await volumes.call('POST', `/volumes/${remote.id}/action`, { json: { 'os-extend': { new_size: changes.size } }, headers: extendVersion, signal: ctx.signal });
+      await volumes.call('POST', `/volumes/${remote.id}/action`, {
+        json: { 'os-extend': { new_size: changes.size } },
+        headers: extendVersion,
+        signal: ctx.signal,
+      });
     }
     if ('volume_type' in changes) {
       // One action at a time: Cinder refuses a retype while the volume is extending.

@@ -1,8 +1,5 @@
 import { isMap, isScalar, isSeq, type Document, type Node } from 'yaml';
-import type { Position, SourceDocument } from '../model/manifest.ts';
-
-/** The loader makes SourceDocuments; their shape lives in the model. */
-export type { Position, SourceDocument };
+import type { Position } from '../model/manifest.ts';
 
 /** Maps character offsets to 1-based line/column, building the line index only when first asked. */
 export class LineIndex {

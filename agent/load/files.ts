@@ -42,7 +42,11 @@ export async function readManifestFiles(root: string, limits: LoadLimits): Promi
     total += info.size;
     if (total > limits.maxRevisionBytes) {
       overBudget = true;
-      problem(file, 'revision.too-large', `the revision holds more than ${limits.maxRevisionBytes} bytes of manifests; nothing past this file was read. Split the repository into several Syncs or raise the limit`);
+      problem(
+        file,
+        'revision.too-large',
+        `the revision holds more than ${limits.maxRevisionBytes} bytes of manifests; nothing past this file was read. Split the repository into several Syncs or raise the limit`,
+      );
       return;
     }
     const bytes = await readFile(absolute);

@@ -1,5 +1,5 @@
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
-import type { SourceDocument } from './document.ts';
+import type { SourceDocument } from '../model/manifest.ts';
 import { readManifestFiles } from './files.ts';
 import { defaultLimits, type LoadLimits } from './limits.ts';
 import { parseManifestFile } from './parse.ts';

@@ -1,7 +1,8 @@
 import jsyaml from 'js-yaml';
 import { parseAllDocuments, type Document, type YAMLError } from 'yaml';
 import type { Diagnostic } from '../diagnostic.ts';
-import { LineIndex, positionIn, type SourceDocument } from './document.ts';
+import type { SourceDocument } from '../model/manifest.ts';
+import { LineIndex, positionIn } from './document.ts';
 import type { ManifestFile } from './files.ts';
 
 /** Aliases are expanded when the document becomes a value; this bounds "billion laughs" files. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stableJson } from '../ownership/marker.ts';
-import type { SourceDocument } from './document.ts';
+import type { SourceDocument } from '../model/manifest.ts';
 import { readManifestFiles } from './files.ts';
 import { defaultLimits, type LoadLimits } from './limits.ts';
 

@@ -2048,9 +2048,41 @@ export interface VolumeSnapshot {
   status?: VolumeSnapshotStatus;
 }
 
-export type KindName = 'Flavor' | 'FloatingIP' | 'Image' | 'KeyPair' | 'Network' | 'OpenStackCloud' | 'Port' | 'ProjectQuota' | 'Router' | 'SecurityGroup' | 'ServerGroup' | 'Subnet' | 'Sync' | 'VirtualMachine' | 'Volume' | 'VolumeSnapshot';
+export type KindName =
+  | 'Flavor'
+  | 'FloatingIP'
+  | 'Image'
+  | 'KeyPair'
+  | 'Network'
+  | 'OpenStackCloud'
+  | 'Port'
+  | 'ProjectQuota'
+  | 'Router'
+  | 'SecurityGroup'
+  | 'ServerGroup'
+  | 'Subnet'
+  | 'Sync'
+  | 'VirtualMachine'
+  | 'Volume'
+  | 'VolumeSnapshot';
 
-export type AnyKind = Flavor | FloatingIP | Image | KeyPair | Network | OpenStackCloud | Port | ProjectQuota | Router | SecurityGroup | ServerGroup | Subnet | Sync | VirtualMachine | Volume | VolumeSnapshot;
+export type AnyKind =
+  | Flavor
+  | FloatingIP
+  | Image
+  | KeyPair
+  | Network
+  | OpenStackCloud
+  | Port
+  | ProjectQuota
+  | Router
+  | SecurityGroup
+  | ServerGroup
+  | Subnet
+  | Sync
+  | VirtualMachine
+  | Volume
+  | VolumeSnapshot;
 
 export interface SpecByKind {
   Flavor: FlavorSpec;

@@ -85,7 +85,11 @@ export class EgressGate {
       const v = judge(this.policy, this.rules, host, port, a);
       if (!v.allowed) {
         const via = a === host ? `${host} is` : `${host} resolves to ${a}, which is`;
-        throw new EgressRefused(`egress refused: ${via} in ${v.range} (rule: ${v.rule}); namespace ${this.namespace} may not fetch from there unless the cluster admin allows it (--egress-allow / Helm egress.allow); nothing was fetched`, v.rule);
+        throw new EgressRefused(
+          `egress refused: ${via} in ${v.range} (rule: ${v.rule}); namespace ${this.namespace} may not fetch from there unless the cluster admin ` +
+            `allows it (--egress-allow / Helm egress.allow); nothing was fetched`,
+          v.rule,
+        );
       }
     }
     return addresses[0]!;

@@ -74,7 +74,7 @@ export function makePolicy(opts: { serviceCidrs?: string[]; podCidrs?: string[];
 }
 
 /** Every address of this process's interfaces (the pod's own IP in a cluster). */
-export function ownAddresses(): string[] {
+function ownAddresses(): string[] {
   // Loopback interfaces are the loopback rule's: an admin rule opening 127.0.0.0/8 must be enough for them.
   return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((i) => !i.internal).map((i) => i.address.replace(/%.*$/, '')));
 }

@@ -7,8 +7,6 @@
  */
 export type NoticeEvent = 'started' | 'applied' | 'rejected' | 'held' | 'failed';
 
-export const noticeEvents: readonly NoticeEvent[] = ['started', 'applied', 'rejected', 'held', 'failed'];
-
 export interface Notice {
   event: NoticeEvent;
   /** The Sync's name. */

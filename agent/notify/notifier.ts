@@ -17,7 +17,7 @@ export class NotifyError extends KupenstackError {
 }
 
 /** Where logs may name a target: scheme and host only (a Slack or Teams path is its credential). */
-export function hostOf(url: string): string {
+function hostOf(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}`;
@@ -83,7 +83,14 @@ export class Notifier {
     } catch (cause) {
       throw new NotifyError(`${where}: ${(cause as Error).message}`, { cause });
     }
-    const res = await fetch(req.url, { method: 'POST', headers: req.headers, body: req.body, redirect: 'error', signal: AbortSignal.timeout(this.o.timeoutMs ?? 15_000), ...(gate ? { dispatcher: gate.dispatcher } : {}) }).catch((cause: unknown) => {
+    const res = await fetch(req.url, {
+      method: 'POST',
+      headers: req.headers,
+      body: req.body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(this.o.timeoutMs ?? 15_000),
+      ...(gate ? { dispatcher: gate.dispatcher } : {}),
+    }).catch((cause: unknown) => {
       // undici's message names the host at most; the cause stays for debugging, outside logs.
       throw new NotifyError(`${where}: ${(cause as Error).message}`, { cause });
     });

@@ -10,7 +10,7 @@ export interface ThrottleOptions {
   perMinute: number;
 }
 
-export const defaultThrottle: ThrottleOptions = { windowMs: 10 * 60_000, perMinute: 20 };
+const defaultThrottle: ThrottleOptions = { windowMs: 10 * 60_000, perMinute: 20 };
 
 export type Verdict = 'send' | 'duplicate' | 'rate-limited';
 

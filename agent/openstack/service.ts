@@ -127,7 +127,7 @@ function nextLink(body: Record<string, unknown>, key: string, base: string): str
   return undefined;
 }
 
-export function queryString(query: CallOptions['query']): string {
+function queryString(query: CallOptions['query']): string {
   if (!query) return '';
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {

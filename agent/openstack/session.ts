@@ -81,7 +81,14 @@ export class Session {
       const p = this.cloud.project;
       scopeBody = { project: { name: p.name, domain: p.domainId ? { id: p.domainId } : { name: p.domainName ?? 'Default' } } };
     }
-    const req: HttpRequest = { service: 'identity', method: 'POST', countAs: 'AUTH', retryable: true, url: `${this.cloud.authUrl}/auth/tokens`, json: { auth: { identity, ...(scopeBody ? { scope: scopeBody } : {}) } } };
+    const req: HttpRequest = {
+      service: 'identity',
+      method: 'POST',
+      countAs: 'AUTH',
+      retryable: true,
+      url: `${this.cloud.authUrl}/auth/tokens`,
+      json: { auth: { identity, ...(scopeBody ? { scope: scopeBody } : {}) } },
+    };
     const res = await this.transport.send(req);
     if (res.status === 401) {
       throw new CloudConfigError(`Keystone at ${this.cloud.authUrl} refused the credentials of cloud "${this.cloud.name}" (${this.cloud.file}); check the user, password or application credential`);

@@ -82,7 +82,17 @@ export class Transport {
           res = await this.once(req);
         } catch (err) {
           if (req.signal?.aborted) throw err;
-          throw new OpenStackError({ status: 0, service: req.service, method: req.method, path: pathOf(req.url), detail: networkDetail(err), timedOut: err instanceof Error && err.name === 'TimeoutError' }, { cause: err });
+          throw new OpenStackError(
+            {
+              status: 0,
+              service: req.service,
+              method: req.method,
+              path: pathOf(req.url),
+              detail: networkDetail(err),
+              timedOut: err instanceof Error && err.name === 'TimeoutError',
+            },
+            { cause: err },
+          );
         }
         if (res.status === 429 || (repeatable && serverErrorRetried.has(res.status))) throw new RetriableAnswer(res, toError(req, res));
         return res;

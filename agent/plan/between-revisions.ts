@@ -93,7 +93,14 @@ async function offlineInventory(base: ValidatedRevision, head: ValidatedRevision
 export async function planBetweenRevisions(base: ValidatedRevision, head: ValidatedRevision, opts: RevisionPlanOptions): Promise<{ plan: Plan; errors: string[] }> {
   const errors: string[] = [];
   const inventory = await offlineInventory(base, head, opts.adapters, errors);
-  const decision = await decide(head, inventory, { adapters: opts.adapters, revision: opts.headLabel, against: opts.baseLabel, prune: opts.prune, allowMassDelete: opts.allowMassDelete, massDeleteThreshold: opts.massDeleteThreshold });
+  const decision = await decide(head, inventory, {
+    adapters: opts.adapters,
+    revision: opts.headLabel,
+    against: opts.baseLabel,
+    prune: opts.prune,
+    allowMassDelete: opts.allowMassDelete,
+    massDeleteThreshold: opts.massDeleteThreshold,
+  });
   for (const e of decision.errors) errors.push(`${e.address}: ${planErrorMessage(e).message}`);
   return { plan: decision.plan, errors };
 }

@@ -75,7 +75,7 @@ export interface Decision {
  * sees that id as "known after apply" — which is how a replace cascades:
  * what refers to a replaced object by an immutable field is replaced too,
  * what refers to it by an updatable one is detached first and updated after.
- * One function on purpose (~120 lines): it is one walk over the revision, and
+ * One function on purpose (~140 lines): it is one walk over the revision, and
  * each step reads what the steps before it decided.
  */
 export async function decide(rev: ValidatedRevision, inv: Inventory, opts: DecideOptions): Promise<Decision> {
@@ -112,9 +112,13 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
         const found = inv.imports.get(address)!;
         // Not ours yet: the only write is the marker. Once it is, the manifest is planned like any owned object below.
         if (inv.owned.get(address)?.id !== found.id) {
-          if (!adapter.remark) errors.push({ address, error: new KupenstackError('adopt.unsupported', `${m.kind} cannot be adopted yet (KupenStack has no way to mark it as its own); remove import.adopt to import it observe-only`) });
-          else if (found.marker && found.marker.owner !== ctx.owner) errors.push({ address, error: new KupenstackError('adopt.owned-elsewhere', `${m.kind} ${found.id} already carries the marker of owner ${found.marker.owner} (${found.marker.ref}); adopt it with that owner, or remove import.adopt`) });
-          else changes.push(changeOf(address, adapter, 'adopt', [], found.id));
+          const unsupported = 'cannot be adopted yet (KupenStack has no way to mark it as its own); remove import.adopt to import it observe-only';
+          if (!adapter.remark) errors.push({ address, error: new KupenstackError('adopt.unsupported', `${m.kind} ${unsupported}`) });
+          else if (found.marker && found.marker.owner !== ctx.owner) {
+            const owner = `${found.marker.owner} (${found.marker.ref})`;
+            const message = `${m.kind} ${found.id} already carries the marker of owner ${owner}; adopt it with that owner, or remove import.adopt`;
+            errors.push({ address, error: new KupenstackError('adopt.owned-elsewhere', message) });
+          } else changes.push(changeOf(address, adapter, 'adopt', [], found.id));
           continue;
         }
       } else {
@@ -165,7 +169,8 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
     }
     for (const d of diff.drift.filter((x) => x.immutable)) {
       drift.push({ address, ...d });
-      warnings.push(`${address}: ${d.path} is ${JSON.stringify(d.actual)} in OpenStack but ${JSON.stringify(d.expected)} in Git, and cannot change in place; left alone (change the manifest to replace it)`);
+      const values = `${JSON.stringify(d.actual)} in OpenStack but ${JSON.stringify(d.expected)} in Git`;
+      warnings.push(`${address}: ${d.path} is ${values}, and cannot change in place; left alone (change the manifest to replace it)`);
     }
     if (Object.keys(diff.updates).length === 0) {
       unchanged++;

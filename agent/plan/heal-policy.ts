@@ -34,6 +34,6 @@ export function nextHeal(m: Manifest, attempts: HealAttempt[], now: number): Hea
 }
 
 /** The schema checks durations; an unparsable one counts as zero here, as it always did. */
-export function parseDuration(text: string): number {
+function parseDuration(text: string): number {
   return isDuration(text) ? strictDuration(text) : 0;
 }

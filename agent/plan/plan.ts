@@ -1,8 +1,6 @@
 /** The plan as data (Terraform's split): what `apply` executes and what the renderers show. */
 import type { DestructiveReason } from '../model/impact.ts';
 
-export type { DestructiveReason };
-
 /** `adopt`: an existing object taken over (`import.adopt`); only its ownership marker is written. */
 export type Action = 'create' | 'update' | 'replace' | 'delete' | 'heal' | 'adopt' | 'noop';
 
@@ -88,5 +86,12 @@ export interface Plan {
 export function summarize(changes: Change[]): PlanSummary {
   const count = (a: Action) => changes.filter((c) => c.action === a).length;
   const adopt = count('adopt');
-  return { create: count('create'), update: count('update') + count('heal'), replace: count('replace'), delete: count('delete'), destructive: changes.filter((c) => c.destructive).length, ...(adopt > 0 ? { adopt } : {}) };
+  return {
+    create: count('create'),
+    update: count('update') + count('heal'),
+    replace: count('replace'),
+    delete: count('delete'),
+    destructive: changes.filter((c) => c.destructive).length,
+    ...(adopt > 0 ? { adopt } : {}),
+  };
 }

@@ -46,13 +46,25 @@ export async function readSavedPlan(file: string): Promise<SavedPlan> {
     throw new SavedPlanError(file, `cannot read the saved plan (${err instanceof Error ? err.message : String(err)}); write one with kupenstack plan --save FILE`, { cause: err });
   }
   const p = raw as Partial<SavedPlan> | null;
-  if (!p || typeof p !== 'object' || p.kind !== 'SavedPlan' || p.apiVersion !== 'kupenstack.io/v1alpha1') throw new SavedPlanError(file, 'not a saved plan (kind SavedPlan, apiVersion kupenstack.io/v1alpha1); write one with kupenstack plan --save FILE');
+  if (!p || typeof p !== 'object' || p.kind !== 'SavedPlan' || p.apiVersion !== 'kupenstack.io/v1alpha1')
+    throw new SavedPlanError(file, 'not a saved plan (kind SavedPlan, apiVersion kupenstack.io/v1alpha1); write one with kupenstack plan --save FILE');
   for (const key of ['path', 'cloud', 'owner'] as const) if (typeof p[key] !== 'string') throw new SavedPlanError(file, `"${key}" is missing; the file is damaged: plan again`);
-  if (typeof p.prune !== 'boolean' || !p.observed || typeof p.observed !== 'object' || !p.plan || typeof p.plan.revision !== 'string' || !Array.isArray(p.plan.changes)) throw new SavedPlanError(file, 'the file is damaged (prune, observed or plan missing): plan again');
+  if (
+    typeof p.prune !== 'boolean' ||
+    !p.observed ||
+    typeof p.observed !== 'object' ||
+    !p.plan ||
+    typeof p.plan.revision !== 'string' ||
+    !Array.isArray(p.plan.changes)
+  )
+    throw new SavedPlanError(file, 'the file is damaged (prune, observed or plan missing): plan again');
   const validate = planValidator();
   if (!validate(p.plan)) {
     const first = validate.errors?.[0];
-    throw new SavedPlanError(file, `the plan inside does not match schemas/plan.schema.json (${first ? `${first.instancePath || '/'} ${first.message ?? ''}` : 'invalid'}); the file is damaged: plan again`);
+    throw new SavedPlanError(
+      file,
+      `the plan inside does not match schemas/plan.schema.json (${first ? `${first.instancePath || '/'} ${first.message ?? ''}` : 'invalid'}); the file is damaged: plan again`,
+    );
   }
   return p as SavedPlan;
 }

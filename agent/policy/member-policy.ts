@@ -68,10 +68,13 @@ export const memberRules: readonly MemberRule[] = [
     kind: 'Flavor',
     code: 'flavor.extra-specs',
     field: 'spec.extraSpecs',
-    openstack: 'os_compute_api:os-flavor-manage:create and os-flavor-extra-specs:create are admin-only (extra specs pick hosts, PCI devices, CPU pinning, quotas)',
+    openstack:
+      'os_compute_api:os-flavor-manage:create and os-flavor-extra-specs:create are admin-only (extra specs pick hosts, PCI devices, CPU pinning, quotas)',
     check: (spec, opts) => {
       const keys = Object.keys(obj(spec.extraSpecs)).filter((k) => !opts.flavorExtraSpecs.includes(k));
-      return keys.length ? `extra specs ${keys.map((k) => JSON.stringify(k)).join(', ')} (allowed in tenant namespaces: ${opts.flavorExtraSpecs.length ? opts.flavorExtraSpecs.join(', ') : 'none'})` : undefined;
+      return keys.length
+        ? `extra specs ${keys.map((k) => JSON.stringify(k)).join(', ')} (allowed in tenant namespaces: ${opts.flavorExtraSpecs.length ? opts.flavorExtraSpecs.join(', ') : 'none'})`
+        : undefined;
     },
     cel: '!has(object.spec.extraSpecs) || object.spec.extraSpecs.all(k, k in ALLOWED_EXTRA_SPECS)',
   },
@@ -136,7 +139,10 @@ export const memberRules: readonly MemberRule[] = [
     code: 'virtualmachine.forced-host',
     field: 'spec.availabilityZone',
     openstack: 'os_compute_api:servers:create:forced_host is admin-only (availability_zone "zone:host[:node]" picks the host)',
-    check: (spec) => (typeof spec.availabilityZone === 'string' && spec.availabilityZone.includes(':') ? `availabilityZone ${JSON.stringify(spec.availabilityZone)} names a host` : undefined),
+    check: (spec) =>
+      typeof spec.availabilityZone === 'string' && spec.availabilityZone.includes(':')
+        ? `availabilityZone ${JSON.stringify(spec.availabilityZone)} names a host`
+        : undefined,
     cel: "!has(object.spec.availabilityZone) || !object.spec.availabilityZone.contains(':')",
   },
   {
@@ -152,8 +158,13 @@ export const memberRules: readonly MemberRule[] = [
     code: 'port.foreign-network',
     field: 'spec.macAddress, spec.fixedIPs[].ipAddress, spec.portSecurityEnabled, spec.allowedAddressPairs',
     openstack: 'create_port:mac_address, :fixed_ips:ip_address, :port_security_enabled and :allowed_address_pairs are admin_or_network_owner',
-    check: onOwnNetwork('macAddress, a fixed ipAddress, portSecurityEnabled or allowedAddressPairs', (spec) =>
-      spec.macAddress !== undefined || spec.portSecurityEnabled !== undefined || (Array.isArray(spec.allowedAddressPairs) && spec.allowedAddressPairs.length > 0) || (Array.isArray(spec.fixedIPs) && spec.fixedIPs.some((f) => obj(f).ipAddress !== undefined)),
+    check: onOwnNetwork(
+      'macAddress, a fixed ipAddress, portSecurityEnabled or allowedAddressPairs',
+      (spec) =>
+        spec.macAddress !== undefined ||
+        spec.portSecurityEnabled !== undefined ||
+        (Array.isArray(spec.allowedAddressPairs) && spec.allowedAddressPairs.length > 0) ||
+        (Array.isArray(spec.fixedIPs) && spec.fixedIPs.some((f) => obj(f).ipAddress !== undefined)),
     ),
   },
 ];

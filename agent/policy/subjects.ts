@@ -1,4 +1,4 @@
-import type { SourceDocument } from '../load/document.ts';
+import type { SourceDocument } from '../model/manifest.ts';
 import type { PolicySubject } from './member-policy.ts';
 
 /** The documents of a namespace (controller/revision.ts: file = address) as the member policy sees them. */

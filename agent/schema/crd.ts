@@ -144,7 +144,29 @@ function listType(out: JsonSchema, node: JsonSchema, name: string): void {
 }
 
 /** CEL's reserved words and characters, escaped as the API server expects in field selections. */
-const celReserved = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+const celReserved = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
 function celField(name: string): string {
   if (celReserved.has(name)) return `__${name}__`;
   return name.replace(/_/g, '__underscores__').replace(/\./g, '__dot__').replace(/-/g, '__dash__').replace(/\//g, '__slash__');

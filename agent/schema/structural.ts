@@ -47,6 +47,7 @@ export function structuralProblems(root: JsonSchema): string[] {
   };
   visit(root, '', false);
   const metadata = root.properties?.metadata;
-  if (metadata && Object.keys(metadata).some((k) => k !== 'type' && k !== 'description')) problems.push('.metadata: only name and generateName restrictions are allowed; leave metadata as {type: object}');
+  if (metadata && Object.keys(metadata).some((k) => k !== 'type' && k !== 'description'))
+    problems.push('.metadata: only name and generateName restrictions are allowed; leave metadata as {type: object}');
   return problems;
 }

@@ -62,12 +62,20 @@ export function typescriptFor(registry: SchemaRegistry): string {
     if (status) declare(`${info.kind}Status`, status, schema, info.kind);
     const metadata = schema.properties?.metadata;
     const metaType = metadata ? typeOf(metadata, schema, info.kind, '  ') : 'Record<string, unknown>';
-    out.push(
-      `${docComment('', schema.description ?? info.kind)}export interface ${info.kind} {\n  apiVersion: 'kupenstack.io/v1alpha1';\n  kind: '${info.kind}';\n  metadata: ${metaType};\n  spec: ${spec ? `${info.kind}Spec` : 'Record<string, unknown>'};\n  status?: ${status ? `${info.kind}Status` : 'Record<string, unknown>'};\n}\n`,
-    );
+    const body = [
+      `export interface ${info.kind} {`,
+      `  apiVersion: 'kupenstack.io/v1alpha1';`,
+      `  kind: '${info.kind}';`,
+      `  metadata: ${metaType};`,
+      `  spec: ${spec ? `${info.kind}Spec` : 'Record<string, unknown>'};`,
+      `  status?: ${status ? `${info.kind}Status` : 'Record<string, unknown>'};`,
+      '}',
+    ];
+    out.push(`${docComment('', schema.description ?? info.kind)}${body.join('\n')}\n`);
   }
-  out.push(`export type KindName = ${kinds.map((k) => `'${k.kind}'`).join(' | ')};\n`);
-  out.push(`export type AnyKind = ${kinds.map((k) => k.kind).join(' | ')};\n`);
+  // One member a line: the unions grow with each kind, and no generated line may pass 200 characters.
+  out.push(`export type KindName =\n${kinds.map((k) => `  | '${k.kind}'`).join('\n')};\n`);
+  out.push(`export type AnyKind =\n${kinds.map((k) => `  | ${k.kind}`).join('\n')};\n`);
   out.push(`export interface SpecByKind {\n${kinds.map((k) => `  ${k.kind}: ${k.kind}Spec;`).join('\n')}\n}\n`);
   return out.join('\n');
 }

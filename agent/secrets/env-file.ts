@@ -63,7 +63,9 @@ export class EnvFileSecretResolver implements SecretResolver {
 
   #secretDir(ref: SecretName): string {
     if (!ref.name) throw new SecretNotFoundError(ref, 'missing', 'a secret reference names neither env, file nor a Secret name');
-    for (const part of [ref.name, ref.namespace]) if (part !== undefined && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(part)) throw new SecretNotFoundError(ref, 'missing', `${describeSecret(ref)}: "${part}" is not a Kubernetes name`);
+    for (const part of [ref.name, ref.namespace])
+      if (part !== undefined && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(part))
+        throw new SecretNotFoundError(ref, 'missing', `${describeSecret(ref)}: "${part}" is not a Kubernetes name`);
     return join(this.secretsDir, ref.namespace ?? this.#clusterNamespace, ref.name);
   }
 }

@@ -60,11 +60,19 @@ const defaultTokenUsername = 'git';
 export function checkCredentialSettings(settings: CredentialSettings): { key: keyof CredentialSettings; message: string } | undefined {
   const userSources = (['username', 'usernameEnv', 'usernameFile'] as const).filter((k) => settings[k] !== undefined);
   const passwordSources = (['passwordEnv', 'passwordFile'] as const).filter((k) => settings[k] !== undefined);
-  if (settings.secretRef && (userSources.length > 0 || passwordSources.length > 0)) return { key: 'secretRef', message: 'give the Git credentials one way only: secretRef (a Secret with username and password keys), or the username/password settings' };
+  if (settings.secretRef && (userSources.length > 0 || passwordSources.length > 0))
+    return {
+      key: 'secretRef',
+      message: 'give the Git credentials one way only: secretRef (a Secret with username and password keys), or the username/password settings',
+    };
   if (userSources.length > 1) return { key: userSources[1]!, message: 'give the Git user name one way only: username, usernameEnv or usernameFile' };
   if (passwordSources.length > 1) return { key: 'passwordFile', message: 'give the Git password one way only: passwordEnv or passwordFile' };
   if (userSources.length > 0 && passwordSources.length === 0 && !settings.secretRef)
-    return { key: userSources[0]!, message: 'a user name without passwordEnv or passwordFile means no password: add passwordEnv (an environment variable) or passwordFile (a file, e.g. a mounted Secret) holding the password or token' };
+    return {
+      key: userSources[0]!,
+      message:
+        'a user name without passwordEnv or passwordFile means no password: add passwordEnv (an environment variable) or passwordFile (a file, e.g. a mounted Secret) holding the password or token',
+    };
   return undefined;
 }
 
@@ -120,6 +128,10 @@ export function resolveCredentials(settings: CredentialSettings | undefined, env
     }
   };
   const password = read({ env: settings.passwordEnv, file: settings.passwordFile }, 'password');
-  const username = settings.username ?? (settings.usernameEnv !== undefined || settings.usernameFile !== undefined ? read({ env: settings.usernameEnv, file: settings.usernameFile }, 'user name') : defaultTokenUsername);
+  const username =
+    settings.username ??
+    (settings.usernameEnv !== undefined || settings.usernameFile !== undefined
+      ? read({ env: settings.usernameEnv, file: settings.usernameFile }, 'user name')
+      : defaultTokenUsername);
   return credentialsOf(username, password);
 }

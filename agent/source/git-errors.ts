@@ -57,8 +57,18 @@ export function classifyRemoteError(err: unknown, where: string, signal?: AbortS
       return httpFailure(status, where, err);
     }
     if (e.name === 'AbortError' || code === 'ABORT_ERR') return new SourceError('unreachable', `fetching ${where} was aborted; it is retried on the next run`, { cause: safeCause(err) });
-    if (tlsCodes.test(code)) return new SourceError('unreachable', `the TLS certificate of ${where} is not trusted (${code}); install the server's CA certificate for the agent, or fix the server's certificate`, { cause: safeCause(err) });
-    if (unreachableCodes.has(code)) return new SourceError('unreachable', `cannot reach the Git server at ${where} (${code}); check the URL and that the server is up. Retried on the next run`, { cause: safeCause(err) });
+    if (tlsCodes.test(code))
+      return new SourceError(
+        'unreachable',
+        `the TLS certificate of ${where} is not trusted (${code}); install the server's CA certificate for the agent, or fix the server's certificate`,
+        { cause: safeCause(err) },
+      );
+    if (unreachableCodes.has(code))
+      return new SourceError(
+        'unreachable',
+        `cannot reach the Git server at ${where} (${code}); check the URL and that the server is up. Retried on the next run`,
+        { cause: safeCause(err) },
+      );
   }
   return undefined;
 }

@@ -40,6 +40,17 @@ export function gitHttpClient(options: { signal?: AbortSignal; dispatcher?: Disp
 }
 
 function statusText(code: number): string {
-  const known: Record<number, string> = { 200: 'OK', 301: 'Moved Permanently', 302: 'Found', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+  const known: Record<number, string> = {
+    200: 'OK',
+    301: 'Moved Permanently',
+    302: 'Found',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    500: 'Internal Server Error',
+    502: 'Bad Gateway',
+    503: 'Service Unavailable',
+    504: 'Gateway Timeout',
+  };
   return known[code] ?? `HTTP ${code}`;
 }

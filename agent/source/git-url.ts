@@ -36,7 +36,9 @@ export function checkGitUrl(url: string): URL {
   if (parsed.protocol === 'ssh:') throw new SourceConfigError(`the Git URL ${redactUrl(url)} uses ssh://, which this agent does not support yet; use the https:// URL of the repository with a token`);
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new SourceConfigError(`the Git URL ${redactUrl(url)} must start with https:// (or http:// for a server on a trusted network)`);
   if (parsed.username !== '' || parsed.password !== '') {
-    throw new SourceConfigError(`the Git URL ${redactUrl(url)} contains a user name or password; remove them from the URL and give them as credentials (secretRef, or usernameEnv/passwordEnv/passwordFile)`);
+    throw new SourceConfigError(
+      `the Git URL ${redactUrl(url)} contains a user name or password; remove them from the URL and give them as credentials (secretRef, or usernameEnv/passwordEnv/passwordFile)`,
+    );
   }
   if (parsed.search !== '' || parsed.hash !== '') throw new SourceConfigError(`the Git URL ${redactUrl(url)} has a query or fragment; remove it`);
   return parsed;

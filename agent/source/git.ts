@@ -4,7 +4,18 @@ import { join } from 'node:path';
 import git, { type HttpClient } from 'isomorphic-git';
 import type { Dispatcher } from 'undici';
 import { KupenstackError } from '../errors.ts';
-import { cacheLayout, type CacheLayout, checkoutDir, currentCheckout, promoteCheckout, readCheckoutMeta, removeTemporaryCheckouts, temporaryCheckoutDir, withCacheLock, writeCheckoutMeta } from './git-cache.ts';
+import {
+  cacheLayout,
+  type CacheLayout,
+  checkoutDir,
+  currentCheckout,
+  promoteCheckout,
+  readCheckoutMeta,
+  removeTemporaryCheckouts,
+  temporaryCheckoutDir,
+  withCacheLock,
+  writeCheckoutMeta,
+} from './git-cache.ts';
 import { checkoutTree } from './git-checkout.ts';
 import { classifyRemoteError, safeCause } from './git-errors.ts';
 import { gitHttpClient } from './git-http.ts';
@@ -134,7 +145,11 @@ export class GitSource implements Source {
       const classified = classifyRemoteError(err, where, signal);
       if (classified) throw classified;
       await rm(this.#layout.gitdir, { recursive: true, force: true }).catch(() => undefined);
-      throw new SourceError('unreachable', `${this.description}: the local Git cache failed (${safeCause(err).message}); the cache of this repository is rebuilt on the next run`, { cause: safeCause(err) });
+      throw new SourceError(
+        'unreachable',
+        `${this.description}: the local Git cache failed (${safeCause(err).message}); the cache of this repository is rebuilt on the next run`,
+        { cause: safeCause(err) },
+      );
     }
   }
 
@@ -188,7 +203,10 @@ export class GitSource implements Source {
     );
     if (chosen === undefined) {
       const seen = tags.slice(-5).map((t) => t.ref.slice('refs/tags/'.length));
-      throw new SourceError('ref-not-found', `no tag of ${where} matches the semver range ${ref.semver} (${tags.length === 0 ? 'the repository has no tags' : `tags include ${seen.join(', ')}`}); push a matching tag or widen the range`);
+      throw new SourceError(
+        'ref-not-found',
+        `no tag of ${where} matches the semver range ${ref.semver} (${tags.length === 0 ? 'the repository has no tags' : `tags include ${seen.join(', ')}`}); push a matching tag or widen the range`,
+      );
     }
     const found = tags.find((t) => t.ref === `refs/tags/${chosen}`);
     if (!found) throw new SourceError('ref-not-found', `tag ${chosen} vanished while it was read from ${where}; retried on the next run`);
@@ -202,7 +220,18 @@ export class GitSource implements Source {
     if (!(await hasCommit(gitdir, commit))) {
       if (target.remoteRef) {
         const short = target.remoteRef.replace(/^refs\/(heads|tags)\//, '');
-        const result = await git.fetch({ fs, http, gitdir, url: this.#url, headers: { ...headers }, ref: target.remoteRef.startsWith('refs/heads/') ? `origin/${short}` : target.remoteRef, remoteRef: target.remoteRef, singleBranch: true, depth: 1, tags: false });
+        const result = await git.fetch({
+          fs,
+          http,
+          gitdir,
+          url: this.#url,
+          headers: { ...headers },
+          ref: target.remoteRef.startsWith('refs/heads/') ? `origin/${short}` : target.remoteRef,
+          remoteRef: target.remoteRef,
+          singleBranch: true,
+          depth: 1,
+          tags: false,
+        });
         // The branch may have moved since ls-remote: the newer commit wins.
         if (result.fetchHead) commit = await peelToCommit(gitdir, result.fetchHead);
       } else {
@@ -231,7 +260,11 @@ export class GitSource implements Source {
     await rm(gitdir, { recursive: true, force: true });
     await this.#prepareGitdir();
     await git.fetch({ fs, http, gitdir, url: this.#url, headers: { ...headers }, singleBranch: false, tags: true });
-    if (!(await hasCommit(gitdir, commit))) throw new SourceError('ref-not-found', `commit ${commit} is not in any branch or tag of ${redactUrl(this.#url)}; check the commit id and that it was pushed`);
+    if (!(await hasCommit(gitdir, commit)))
+      throw new SourceError(
+        'ref-not-found',
+        `commit ${commit} is not in any branch or tag of ${redactUrl(this.#url)}; check the commit id and that it was pushed`,
+      );
   }
 
   async #prepareGitdir(): Promise<void> {

@@ -40,7 +40,11 @@ export async function resolveSourcePath(root: string, path: string, where: strin
   } catch {
     throw new SourceError('path', `path "${path}" does not exist in ${where}; check the Sync's path (relative to the repository root)`);
   }
-  if (real !== rootReal && !real.startsWith(rootReal + sep)) throw new SourceError('path', `path "${path}" leads outside the repository through a symbolic link in ${where}; point it at a real folder inside the repository`);
+  if (real !== rootReal && !real.startsWith(rootReal + sep))
+    throw new SourceError(
+      'path',
+      `path "${path}" leads outside the repository through a symbolic link in ${where}; point it at a real folder inside the repository`,
+    );
   const info = await stat(real);
   if (!info.isDirectory() && !info.isFile()) throw new SourceError('path', `path "${path}" in ${where} is neither a folder nor a file`);
   return real;

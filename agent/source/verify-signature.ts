@@ -30,14 +30,22 @@ export class CommitVerifier {
     const keys: Key[] = [];
     for (const [index, armored] of armoredKeys.entries()) {
       if (/-----BEGIN PGP PRIVATE KEY BLOCK-----/.test(armored)) throw new SourceConfigError(`trusted key #${index + 1} is a private key; give only the public key (gpg --armor --export <key id>)`);
-      if (/^(ssh-|ecdsa-sha2-|sk-)/.test(armored.trim())) throw new SourceConfigError(`trusted key #${index + 1} is an SSH public key; only OpenPGP public keys are supported for commit verification (gpg --armor --export <key id>)`);
+      if (/^(ssh-|ecdsa-sha2-|sk-)/.test(armored.trim()))
+        throw new SourceConfigError(
+          `trusted key #${index + 1} is an SSH public key; only OpenPGP public keys are supported for commit verification (gpg --armor --export <key id>)`,
+        );
       try {
         keys.push(...(await readKeys({ armoredKeys: armored })));
       } catch (err) {
-        throw new SourceConfigError(`trusted key #${index + 1} is not an armored OpenPGP public key (${err instanceof Error ? err.message : String(err)}); export it with gpg --armor --export <key id>`);
+        throw new SourceConfigError(
+          `trusted key #${index + 1} is not an armored OpenPGP public key (${err instanceof Error ? err.message : String(err)}); export it with gpg --armor --export <key id>`,
+        );
       }
     }
-    if (keys.length === 0) throw new SourceConfigError('signature verification is on (verify.mode: head) but no trusted public key is configured; add the public keys of the people or bots that sign commits');
+    if (keys.length === 0)
+      throw new SourceConfigError(
+        'signature verification is on (verify.mode: head) but no trusted public key is configured; add the public keys of the people or bots that sign commits',
+      );
     return new CommitVerifier(keys);
   }
 
@@ -50,8 +58,16 @@ export class CommitVerifier {
   async verifyCommit(gitdir: string, commit: string): Promise<SignatureCheck> {
     const { commit: parsed, payload } = await git.readCommit({ fs, gitdir, oid: commit });
     const armored = parsed.gpgsig;
-    if (!armored) throw new SourceError('signature', `commit ${commit} is not signed; signature verification requires every applied commit to be signed by a trusted key (git commit -S), or set verify.mode: none`);
-    if (armored.includes('BEGIN SSH SIGNATURE')) throw new SourceError('signature', `commit ${commit} carries an SSH signature; only OpenPGP signatures are supported. Sign with a GPG key (git config gpg.format openpgp)`);
+    if (!armored)
+      throw new SourceError(
+        'signature',
+        `commit ${commit} is not signed; signature verification requires every applied commit to be signed by a trusted key (git commit -S), or set verify.mode: none`,
+      );
+    if (armored.includes('BEGIN SSH SIGNATURE'))
+      throw new SourceError(
+        'signature',
+        `commit ${commit} carries an SSH signature; only OpenPGP signatures are supported. Sign with a GPG key (git config gpg.format openpgp)`,
+      );
     if (!armored.includes('BEGIN PGP SIGNATURE')) throw new SourceError('signature', `commit ${commit} carries a signature that is not OpenPGP (X.509?); sign with a GPG key`);
     let signature;
     try {
@@ -70,11 +86,20 @@ export class CommitVerifier {
       try {
         await sig.verified;
       } catch (err) {
-        throw new SourceError('signature', `commit ${commit} has a signature by key ${sig.keyID.toHex().toUpperCase()} that does not verify (${err instanceof Error ? err.message : String(err)}); the commit or its signature was altered, or the key is expired or revoked`, { cause: err });
+        throw new SourceError(
+          'signature',
+          `commit ${commit} has a signature by key ${sig.keyID.toHex().toUpperCase()} that does not verify ` +
+            `(${err instanceof Error ? err.message : String(err)}); the commit or its signature was altered, or the key is expired or revoked`,
+          { cause: err },
+        );
       }
       return { keyId: sig.keyID.toHex().toUpperCase(), fingerprint: key.getFingerprint().toUpperCase() };
     }
-    throw new SourceError('signature', `commit ${commit} is signed with key ${found}, which is not one of the trusted keys (${this.fingerprints.join(', ')}); add that public key to the trusted keys if its owner may publish revisions`);
+    throw new SourceError(
+      'signature',
+      `commit ${commit} is signed with key ${found}, which is not one of the trusted keys (${this.fingerprints.join(', ')}); ` +
+        `add that public key to the trusted keys if its owner may publish revisions`,
+    );
   }
 }
 

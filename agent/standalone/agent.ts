@@ -75,7 +75,11 @@ export class Agent {
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
       const log = opts.logger.child({ sync: sync.name });
-      const scheduler = new Scheduler(sync, (trigger, signal) => runAfterDependencies(handles, sync, runner, log, trigger, signal), (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'));
+      const scheduler = new Scheduler(
+        sync,
+        (trigger, signal) => runAfterDependencies(handles, sync, runner, log, trigger, signal),
+        (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'),
+      );
       handles.set(sync.name, { sync, runner, scheduler, source });
     }
     return new Agent(handles, opts.secrets, opts.logger, images);
@@ -104,8 +108,19 @@ export class Agent {
       const ready = h.sync.suspend || h.runner.reconciledOnce;
       const cond = h.runner.status.conditions.find((c) => c.type === 'Ready');
       syncs[h.sync.name] = ready
-        ? { ready, reason: h.sync.suspend ? 'Suspended' : 'Reconciled', message: h.sync.suspend ? 'suspended' : `applied ${h.runner.status.lastAppliedRevision ?? ''}` }
-        : { ready, reason: cond?.reason ?? 'Pending', message: h.runner.store.status.history.length === 0 && cond?.reason === 'Pending' ? 'no reconcile finished yet' : (cond?.message ?? 'no reconcile finished yet') };
+        ? {
+            ready,
+            reason: h.sync.suspend ? 'Suspended' : 'Reconciled',
+            message: h.sync.suspend ? 'suspended' : `applied ${h.runner.status.lastAppliedRevision ?? ''}`,
+          }
+        : {
+            ready,
+            reason: cond?.reason ?? 'Pending',
+            message:
+              h.runner.store.status.history.length === 0 && cond?.reason === 'Pending'
+                ? 'no reconcile finished yet'
+                : (cond?.message ?? 'no reconcile finished yet'),
+          };
     }
     return { ready: Object.values(syncs).every((s) => s.ready), syncs };
   }
@@ -179,5 +194,9 @@ async function runAfterDependencies(handles: Map<string, SyncHandle>, sync: Sync
 function stateOf(h: SyncHandle | undefined): DependencyState | undefined {
   if (!h) return undefined;
   const ready = h.runner.status.conditions.find((c) => c.type === 'Ready');
-  return { ready: ready ? { status: ready.status, reason: ready.reason, message: ready.message } : undefined, lastFetchedRevision: h.runner.status.lastFetchedRevision, lastAppliedRevision: h.runner.status.lastAppliedRevision };
+  return {
+    ready: ready ? { status: ready.status, reason: ready.reason, message: ready.message } : undefined,
+    lastFetchedRevision: h.runner.status.lastFetchedRevision,
+    lastAppliedRevision: h.runner.status.lastAppliedRevision,
+  };
 }

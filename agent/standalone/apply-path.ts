@@ -131,7 +131,17 @@ function eventsOf(opts: StandaloneOptions): EventSink {
 
 function engineDeps(opts: StandaloneOptions): EngineDeps {
   const cloud = opts.openstack ?? OpenStackCloud.fromCloudsYaml(opts.cloud, opts.cloudsFile, opts.counters);
-  return { cloud, registry: opts.registry ?? sharedSchemaRegistry(), config: { ...opts.config, cloud: opts.cloud }, ...fileStores(opts.config), events: eventsOf(opts), secrets: opts.secrets ?? noSecrets, counters: opts.counters, signal: opts.signal, images: opts.images ?? new ImageFollows() };
+  return {
+    cloud,
+    registry: opts.registry ?? sharedSchemaRegistry(),
+    config: { ...opts.config, cloud: opts.cloud },
+    ...fileStores(opts.config),
+    events: eventsOf(opts),
+    secrets: opts.secrets ?? noSecrets,
+    counters: opts.counters,
+    signal: opts.signal,
+    images: opts.images ?? new ImageFollows(),
+  };
 }
 
 /** Loads and validates a folder once; an invalid one is said on the events (nothing is applied). */
@@ -140,7 +150,15 @@ export async function loadPath(opts: PathOptions): Promise<{ diagnostics: Diagno
   const revision = opts.revision ?? check.revision;
   if (check.diagnostics.length > 0) {
     const first = check.diagnostics[0]!;
-    eventsOf(opts)({ type: 'rejected', address: revision, reason: 'ValidationFailed', message: `${check.diagnostics.length} validation errors, the first at ${first.file}:${first.line}:${first.column}: ${first.message}; nothing was applied`, severity: 'warning', revision, at: new Date().toISOString() });
+    eventsOf(opts)({
+      type: 'rejected',
+      address: revision,
+      reason: 'ValidationFailed',
+      message: `${check.diagnostics.length} validation errors, the first at ${first.file}:${first.line}:${first.column}: ${first.message}; nothing was applied`,
+      severity: 'warning',
+      revision,
+      at: new Date().toISOString(),
+    });
     return { diagnostics: check.diagnostics };
   }
   return { revision, validated: check.validated };

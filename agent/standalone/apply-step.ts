@@ -53,7 +53,7 @@ export interface ApplyStepOptions {
  * The standalone apply step (Flux's kustomize side): apply one validated
  * revision with the source's revision string, record the run, and turn the
  * outcome into Ready/Stalled. `drift` runs re-apply the last good revision;
- * they never hide why the newest revision was rejected. One function (~100
+ * they never hide why the newest revision was rejected. One function (~115
  * lines): the cloud step, the fast pass and the full pass share the run's
  * record and conditions.
  */
@@ -106,7 +106,10 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
       const fast = await applyChanged(input, opts.base, how);
       if ('skipped' in fast) ctx.log.debug({ revision, reason: fast.skipped }, 'fast pass skipped');
       else {
-        ctx.log.info({ revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length }, 'fast pass applied the changed manifests');
+        ctx.log.info(
+          { revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length },
+          'fast pass applied the changed manifests',
+        );
         fastWrites = { created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced };
       }
     } catch (err) {
@@ -134,7 +137,15 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
   }
 
   const fastWritten = fastWrites.created + fastWrites.updated + fastWrites.replaced;
-  const counts = { created: r.created + fastWrites.created, updated: r.updated + fastWrites.updated, replaced: r.replaced + fastWrites.replaced, deleted: r.deleted, healed: r.healed, unchanged: Math.max(0, r.unchanged - fastWritten), failed: r.errors.length };
+  const counts = {
+    created: r.created + fastWrites.created,
+    updated: r.updated + fastWrites.updated,
+    replaced: r.replaced + fastWrites.replaced,
+    deleted: r.deleted,
+    healed: r.healed,
+    unchanged: Math.max(0, r.unchanged - fastWritten),
+    failed: r.errors.length,
+  };
   // A partial pass counts only its part: the gauges keep the last full pass's totals.
   if (!only) ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
   const summary = `${counts.created} created, ${counts.updated} updated, ${counts.replaced} replaced, ${counts.deleted} deleted, ${counts.healed} healed, ${counts.unchanged} unchanged`;

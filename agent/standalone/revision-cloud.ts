@@ -49,7 +49,12 @@ export interface RevisionCloud {
  * find the OpenStackCloud of the validated revision read from `dir`, drive it. Undefined
  * when the revision declares none.
  */
-export async function driveRevisionCloud(rev: { dir: string; validated: ValidatedRevision }, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<RevisionCloud | undefined> {
+export async function driveRevisionCloud(
+  rev: { dir: string; validated: ValidatedRevision },
+  opts: CloudStepOptions,
+  log: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<RevisionCloud | undefined> {
   const manifest = cloudManifest(rev.validated.manifests);
   if (!manifest) return undefined;
   const waiting = rev.validated.manifests.filter((m) => m !== manifest).length;
@@ -58,4 +63,6 @@ export async function driveRevisionCloud(rev: { dir: string; validated: Validate
 }
 
 /** Why the resources of a revision wait: the cloud's Ready condition (paused, outside the window, a failed step). */
-export const cloudNotReady = (c: RevisionCloud): string => `OpenStackCloud ${c.manifest.metadata.name} is not Ready: ${c.driven?.status.conditions?.find((x) => x.type === 'Ready')?.message ?? 'see its status'}; ${c.waiting} resources wait for it, nothing else was applied`;
+export const cloudNotReady = (c: RevisionCloud): string =>
+  `OpenStackCloud ${c.manifest.metadata.name} is not Ready: ` +
+    `${c.driven?.status.conditions?.find((x) => x.type === 'Ready')?.message ?? 'see its status'}; ${c.waiting} resources wait for it, nothing else was applied`;

@@ -91,7 +91,10 @@ export class AgentServer {
       return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', syncs: r.syncs });
     }
     if (path === '/metrics') return this.metrics.serve(res);
-    if (path === '/status') return sendJson(res, 200, { syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })) });
+    if (path === '/status')
+      return sendJson(res, 200, {
+        syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })),
+      });
     if (path === '/hooks/registry' || path.startsWith('/hooks/registry/')) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'registry notifications are POSTed' });
       return this.registryHook(req, res, url.searchParams, path === '/hooks/registry' ? undefined : decodeURIComponent(path.slice('/hooks/registry/'.length)));

@@ -72,7 +72,17 @@ export class SyncRunner implements SyncApplier {
     this.snapshots = new Snapshots(join(stateDir, 'revisions'));
     this.log = deps.logger.child({ sync: sync.name });
     const notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets: deps.secrets, log: this.log, egressNamespace: `(Sync ${sync.name})` }) : undefined;
-    const run = { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source: deps.source, store, registry: this.registry, metrics: deps.metrics, log: this.log, ...(notifier ? { notify: notifier.notify.bind(notifier) } : {}) };
+    const run = {
+      name: sync.name,
+      path: sync.path,
+      intervalMs: sync.intervalMs,
+      source: deps.source,
+      store,
+      registry: this.registry,
+      metrics: deps.metrics,
+      log: this.log,
+      ...(notifier ? { notify: notifier.notify.bind(notifier) } : {}),
+    };
     // Standalone, only validation rejects a revision: the one on record stays refused across restarts.
     this.shared = new SyncRun(run, this, store.status.rejectedRevision);
   }
@@ -133,7 +143,18 @@ export class SyncRunner implements SyncApplier {
 
   /** Counted like the engine's own rejections (kupenstack_engine_events_total). */
   refused(revision: string, lines: string[]): void {
-    metricsSink(this.name, this.deps.metrics)({ type: 'rejected', address: revision, reason: 'ValidationFailed', message: `${lines.length} validation errors, the first: ${lines[0] ?? ''}; nothing was applied`, severity: 'warning', revision, at: new Date().toISOString() });
+    metricsSink(
+      this.name,
+      this.deps.metrics,
+    )({
+      type: 'rejected',
+      address: revision,
+      reason: 'ValidationFailed',
+      message: `${lines.length} validation errors, the first: ${lines[0] ?? ''}; nothing was applied`,
+      severity: 'warning',
+      revision,
+      at: new Date().toISOString(),
+    });
   }
 
   /**

@@ -75,7 +75,12 @@ export function applyFailed(st: SyncStatusStore, reason: string, message: string
 }
 
 export function held(st: SyncStatusStore, revision: string, count: number): void {
-  st.condition('Ready', 'False', reasons.deletionHeld, `${revision} applied except ${count} deletions held by the mass-delete guard (massDeleteThreshold); apply them with kupenstack apply --prune --allow-mass-delete`);
+  st.condition(
+    'Ready',
+    'False',
+    reasons.deletionHeld,
+    `${revision} applied except ${count} deletions held by the mass-delete guard (massDeleteThreshold); apply them with kupenstack apply --prune --allow-mass-delete`,
+  );
   st.condition('Stalled', 'True', reasons.deletionHeld, 'waiting for a person to confirm the deletions');
 }
 

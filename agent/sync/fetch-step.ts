@@ -31,7 +31,12 @@ export async function fetchStep(
     const result = err instanceof SourceError ? err.failure : signal.aborted ? 'aborted' : 'error';
     metrics.fetchDuration.observe({ sync, result }, (performance.now() - started) / 1000);
     metrics.fetches.inc({ sync, result });
-    const { reason, stalled } = error instanceof SourceError ? sourceReasons[error.failure] : signal.aborted ? { reason: abortReason(signal), stalled: false } : { reason: 'FetchFailed', stalled: false };
+    const { reason, stalled } =
+      error instanceof SourceError
+        ? sourceReasons[error.failure]
+        : signal.aborted
+          ? { reason: abortReason(signal), stalled: false }
+          : { reason: 'FetchFailed', stalled: false };
     ctx.log.warn({ reason, trigger: ctx.trigger, error: error.message }, 'fetch failed');
     fetchFailed(ctx.store, reason, stalled, error.message);
     return { error };
@@ -46,7 +51,11 @@ export function asError(err: unknown, signal: AbortSignal): KupenstackError {
   if (err instanceof KupenstackError) return err;
   if (signal.aborted) {
     const timeout = abortReason(signal) === 'Timeout';
-    return new KupenstackError(timeout ? 'timeout' : 'interrupted', timeout ? "the run took longer than the Sync's timeout and was stopped at a safe point" : 'the run was interrupted (agent shutting down)', { cause: err });
+    return new KupenstackError(
+      timeout ? 'timeout' : 'interrupted',
+      timeout ? "the run took longer than the Sync's timeout and was stopped at a safe point" : 'the run was interrupted (agent shutting down)',
+      { cause: err },
+    );
   }
   return new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err });
 }

@@ -23,7 +23,12 @@ export function sourceForSync(sync: SyncConfig, config: AgentConfig, secrets: Se
     {
       cacheDir: gitCacheDir(config),
       credentials: () => gitCredentials(git?.credentials, secrets),
-      publicKeys: async () => (verify?.publicKeysFile ? readKeyFiles([verify.publicKeysFile]) : verify?.publicKeysSecretRef ? Object.values((await secrets.getAll?.(verify.publicKeysSecretRef)) ?? {}) : []),
+      publicKeys: async () =>
+        verify?.publicKeysFile
+          ? readKeyFiles([verify.publicKeysFile])
+          : verify?.publicKeysSecretRef
+            ? Object.values((await secrets.getAll?.(verify.publicKeysSecretRef)) ?? {})
+            : [],
     },
   );
 }

@@ -33,7 +33,12 @@ export class AgentMetrics {
       registers,
     });
     this.reconciles = new Counter({ name: 'kupenstack_reconcile_total', help: 'Sync runs by result and trigger.', labelNames: ['sync', 'result', 'trigger'], registers });
-    this.apiCalls = new Counter({ name: 'kupenstack_openstack_api_calls_total', help: 'OpenStack API calls by service, method and HTTP status (AUTH = token requests).', labelNames: ['sync', 'service', 'method', 'status'], registers });
+    this.apiCalls = new Counter({
+      name: 'kupenstack_openstack_api_calls_total',
+      help: 'OpenStack API calls by service, method and HTTP status (AUTH = token requests).',
+      labelNames: ['sync', 'service', 'method', 'status'],
+      registers,
+    });
     this.resources = new Gauge({ name: 'kupenstack_resources', help: 'Objects a Sync manages, by kind and state (ready, not-ready, failed).', labelNames: ['sync', 'kind', 'state'], registers });
     this.fetchDuration = new Histogram({
       name: 'kupenstack_source_fetch_duration_seconds',
@@ -47,13 +52,29 @@ export class AgentMetrics {
     this.lastDuration = new Gauge({ name: 'kupenstack_reconcile_last_duration_seconds', help: 'Duration of the last Sync run.', labelNames: ['sync'], registers });
     this.lastApplied = new Gauge({ name: 'kupenstack_last_applied_revision_info', help: 'Last applied revision of each Sync (value 1).', labelNames: ['sync', 'revision'], registers });
     this.ready = new Gauge({ name: 'kupenstack_sync_ready', help: 'Whether the Ready condition of a Sync is True (1) or not (0).', labelNames: ['sync'], registers });
-    this.engineEvents = new Counter({ name: 'kupenstack_engine_events_total', help: 'What the engine did, from its typed events: created, updated, replaced, deleted, healed, held, failed, … by kind.', labelNames: ['sync', 'type', 'kind'], registers });
+    this.engineEvents = new Counter({
+      name: 'kupenstack_engine_events_total',
+      help: 'What the engine did, from its typed events: created, updated, replaced, deleted, healed, held, failed, … by kind.',
+      labelNames: ['sync', 'type', 'kind'],
+      registers,
+    });
     // Read at scrape time, so it is what /readyz says at that moment.
-    this.shardHeld = new Gauge({ name: 'kupenstack_controller_shard_held', help: 'With --shards: whether this replica holds the Lease of each shard it serves (1) or not (0).', labelNames: ['shard'], registers, collect: () => {
-      const source = this.shards;
-      if (source) for (const shard of source.shards) this.shardHeld.set({ shard }, source.holds(shard) ? 1 : 0);
-    } });
-    this.webhooks = new Counter({ name: 'kupenstack_webhook_deliveries_total', help: 'Webhook deliveries by result (triggered, ignored, replayed, rejected).', labelNames: ['sync', 'provider', 'result'], registers });
+    this.shardHeld = new Gauge({
+      name: 'kupenstack_controller_shard_held',
+      help: 'With --shards: whether this replica holds the Lease of each shard it serves (1) or not (0).',
+      labelNames: ['shard'],
+      registers,
+      collect: () => {
+        const source = this.shards;
+        if (source) for (const shard of source.shards) this.shardHeld.set({ shard }, source.holds(shard) ? 1 : 0);
+      },
+    });
+    this.webhooks = new Counter({
+      name: 'kupenstack_webhook_deliveries_total',
+      help: 'Webhook deliveries by result (triggered, ignored, replayed, rejected).',
+      labelNames: ['sync', 'provider', 'result'],
+      registers,
+    });
   }
 
   /** API counters for one Sync's OpenStack client, mirrored into the metrics as calls happen. */

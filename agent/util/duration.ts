@@ -17,8 +17,3 @@ export function parseDuration(text: string): number {
   for (const [, n, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * unitMs[unit!]!;
   return ms;
 }
-
-/** The schema's status format for a measured duration (`1.25s`). */
-export function formatDuration(ms: number): string {
-  return `${(ms / 1000).toFixed(2).replace(/\.?0+$/, '')}s`;
-}

@@ -7,7 +7,14 @@ export function checkConsistency(manifests: Manifest[]): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const m of manifests) {
     if (m.spec.managementPolicy === 'unmanaged' && m.spec.import === undefined) {
-      out.push(diagnosticAt(m, 'import.required', ['spec', 'managementPolicy'], 'an unmanaged resource only observes an existing OpenStack object: add import with {id} or {filter}, or remove managementPolicy: unmanaged'));
+      out.push(
+        diagnosticAt(
+          m,
+          'import.required',
+          ['spec', 'managementPolicy'],
+          'an unmanaged resource only observes an existing OpenStack object: add import with {id} or {filter}, or remove managementPolicy: unmanaged',
+        ),
+      );
     }
   }
   return out;

@@ -73,7 +73,10 @@ async function resolvePlain(repoDir: string, ref: string): Promise<GitRevision> 
       }
     }
   }
-  if (!oid) throw new GitRevisionError(`"${ref}" is not a branch, tag or commit of ${repoDir}; fetch it first (a shallow CI checkout needs fetch-depth that reaches the base, e.g. 2 for a pull request merge commit)`);
+  if (!oid)
+    throw new GitRevisionError(
+      `"${ref}" is not a branch, tag or commit of ${repoDir}; fetch it first (a shallow CI checkout needs fetch-depth that reaches the base, e.g. 2 for a pull request merge commit)`,
+    );
   try {
     // Tags point at tag objects; peel to the commit.
     const { commit } = await git.readCommit({ fs, dir: repoDir, gitdir, oid }).then((c) => ({ commit: c.oid }));

@@ -10,7 +10,12 @@ export function checkUniqueNames(manifests: Manifest[]): { unique: Manifest[]; d
     const seen = first.get(m.address);
     if (seen) {
       diagnostics.push(
-        diagnosticAt(m, 'name.duplicate', ['metadata', 'name'], `${m.kind} "${m.metadata.name}" is already declared${m.metadata.namespace ? ` in namespace "${m.metadata.namespace}"` : ''} at ${where(seen)}; rename one of them or delete the copy`),
+        diagnosticAt(
+          m,
+          'name.duplicate',
+          ['metadata', 'name'],
+          `${m.kind} "${m.metadata.name}" is already declared${m.metadata.namespace ? ` in namespace "${m.metadata.namespace}"` : ''} at ${where(seen)}; rename one of them or delete the copy`,
+        ),
       );
     } else {
       first.set(m.address, m);

@@ -20,13 +20,24 @@ export function checkReferences(refs: Reference[], byAddress: Map<string, Manife
     const elsewhere = sameKind.filter((m) => m.metadata.name === ref.targetName).map((m) => m.metadata.namespace ?? '');
     if (elsewhere.length > 0) {
       diagnostics.push(
-        diagnosticAt(ref.from, 'ref.cross-namespace', [...ref.path, 'name'], `${ref.targetKind} "${ref.targetName}" exists only in namespace ${elsewhere.map((n) => `"${n}"`).join(', ')}; references stay inside namespace "${ns ?? ''}" (one OpenStack project): declare it here too, or import the OpenStack object by id or filter`),
+        diagnosticAt(
+          ref.from,
+          'ref.cross-namespace',
+          [...ref.path, 'name'],
+          `${ref.targetKind} "${ref.targetName}" exists only in namespace ${elsewhere.map((n) => `"${n}"`).join(', ')}; ` +
+            `references stay inside namespace "${ns ?? ''}" (one OpenStack project): declare it here too, or import the OpenStack object by id or filter`,
+        ),
       );
       continue;
     }
     const guess = closest(ref.targetName, sameKind.filter((m) => m.metadata.namespace === ns).map((m) => m.metadata.name));
     diagnostics.push(
-      diagnosticAt(ref.from, 'ref.missing', [...ref.path, 'name'], `no ${ref.targetKind} named "${ref.targetName}" in namespace "${ns ?? ''}"; ${guess ? `did you mean "${guess}"? Otherwise ` : ''}declare it or fix the name`),
+      diagnosticAt(
+        ref.from,
+        'ref.missing',
+        [...ref.path, 'name'],
+        `no ${ref.targetKind} named "${ref.targetName}" in namespace "${ns ?? ''}"; ${guess ? `did you mean "${guess}"? Otherwise ` : ''}declare it or fix the name`,
+      ),
     );
   }
   return diagnostics;

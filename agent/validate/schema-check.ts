@@ -95,7 +95,12 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
       if (atMetadata && extra === 'namespace')
         return { code: 'namespace.forbidden', path: [...path, extra], at: 'key', message: `${info.kind} is cluster-scoped: remove metadata.namespace` };
       if (extra === 'namespace' && isRefPath(path))
-        return { code: 'ref.cross-namespace', path: [...path, extra], at: 'key', message: 'references point to manifests in the same namespace only; remove "namespace" and declare the target in this namespace (or import the OpenStack object by id or filter)' };
+        return {
+          code: 'ref.cross-namespace',
+          path: [...path, extra],
+          at: 'key',
+          message: 'references point to manifests in the same namespace only; remove "namespace" and declare the target in this namespace (or import the OpenStack object by id or filter)',
+        };
       const allowed = Object.keys(parent?.properties ?? {});
       const guess = closest(extra, allowed);
       return {
@@ -118,10 +123,14 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
           code: `${field}.invalid`,
           path,
           at: 'value',
-          message: `${shown} is not a valid ${field}: use lower-case letters, digits and "-", starting and ending with a letter or digit, ${field === 'namespace' ? 'at most 63 characters (a DNS label)' : 'at most 253 characters (a DNS subdomain)'}`,
+          message: `${shown} is not a valid ${field}: use lower-case letters, digits and "-", starting and ending with a letter or digit, ` +
+            `${field === 'namespace' ? 'at most 63 characters (a DNS label)' : 'at most 253 characters (a DNS subdomain)'}`,
         };
       }
-      if (error.keyword === 'pattern') return { code: 'schema.pattern', path, at: 'value', message: `${shown} does not match the expected form ${String(params.pattern)}${parent?.description ? ` (${parent.description})` : ''}` };
+      if (error.keyword === 'pattern') {
+        const described = parent?.description ? ` (${parent.description})` : '';
+        return { code: 'schema.pattern', path, at: 'value', message: `${shown} does not match the expected form ${String(params.pattern)}${described}` };
+      }
       return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}` };
     case 'format':
       return { code: 'schema.format', path, at: 'value', message: `${shown} is not a valid ${String(params.format)}${formatExample(String(params.format))}` };
@@ -141,7 +150,9 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
         code: 'schema.one-of',
         path,
         at: 'key',
-        message: forms ? `${several ? 'more than one form is set' : 'no allowed form is set'}: set exactly one of ${forms}` : 'matches none or several of the allowed forms; check the field against the schema',
+        message: forms
+          ? `${several ? 'more than one form is set' : 'no allowed form is set'}: set exactly one of ${forms}`
+          : 'matches none or several of the allowed forms; check the field against the schema',
       };
     }
     case 'anyOf': {

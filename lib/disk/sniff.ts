@@ -17,8 +17,10 @@ export const sniffBytes = 64 * 1024;
 export function sniffDiskFormat(head: Buffer): string {
   const at = (offset: number, magic: string): boolean => head.length >= offset + magic.length && head.subarray(offset, offset + magic.length).toString('latin1') === magic;
   if (at(0, 'QFI\xfb')) {
-    if (head.length >= 16 && head.readBigUInt64BE(8) !== 0n) throw new KupenstackError('image.unsafe', 'the qcow2 disk names a backing file; KupenStack refuses disks that read data from outside themselves');
-    if (head.length >= 80 && head.readUInt32BE(4) >= 3 && (head.readBigUInt64BE(72) & 4n) !== 0n) throw new KupenstackError('image.unsafe', 'the qcow2 disk uses an external data file; KupenStack refuses disks that read data from outside themselves');
+    if (head.length >= 16 && head.readBigUInt64BE(8) !== 0n)
+      throw new KupenstackError('image.unsafe', 'the qcow2 disk names a backing file; KupenStack refuses disks that read data from outside themselves');
+    if (head.length >= 80 && head.readUInt32BE(4) >= 3 && (head.readBigUInt64BE(72) & 4n) !== 0n)
+      throw new KupenstackError('image.unsafe', 'the qcow2 disk uses an external data file; KupenStack refuses disks that read data from outside themselves');
     return 'qcow2';
   }
   if (at(0, 'KDMV') || at(0, '# Disk DescriptorFile')) return 'vmdk';

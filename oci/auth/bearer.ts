@@ -39,7 +39,8 @@ export function checkRealm(realm: string, registryHost: string, withCredentials:
     if (!(isLoopbackHost(url.hostname) && url.hostname === registryHostname)) {
       throw new OciError(
         'oci.auth',
-        `the registry ${registryHost} asks for credentials to be sent to ${url.origin} over plain http; KupenStack sends credentials only to https realms (or http on the registry's own loopback host): fix the registry's token realm`,
+        `the registry ${registryHost} asks for credentials to be sent to ${url.origin} over plain http; ` +
+          `KupenStack sends credentials only to https realms (or http on the registry's own loopback host): fix the registry's token realm`,
       );
     }
   }

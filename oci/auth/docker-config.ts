@@ -101,7 +101,10 @@ export class DockerConfigCredentials implements CredentialStore {
     const found = this.entries.get(key);
     if (found) return found;
     if (this.helpers.has(key) || (this.storeHelper && this.entries.size === 0)) {
-      throw new OciError('oci.credentials', `${this.file} delegates the credentials of ${key} to a credential helper, which KupenStack does not run; put them in "auths" (or a .dockerconfigjson Secret)`);
+      throw new OciError(
+        'oci.credentials',
+        `${this.file} delegates the credentials of ${key} to a credential helper, which KupenStack does not run; put them in "auths" (or a .dockerconfigjson Secret)`,
+      );
     }
     return undefined;
   }

@@ -36,7 +36,10 @@ function checkEntry(header: Header, where: string): string | null {
   }
   const isDiskPath = diskEntryRe.test(path);
   if ((header.type === 'symlink' || header.type === 'link') && (isDiskPath || path === 'disk')) {
-    throw new OciError('oci.unsafe', `${where}: tar entry "${header.name}" is a ${header.type === 'link' ? 'hard link' : 'symlink'} to "${header.linkname ?? ''}"; the disk must be a regular file in the layer`);
+    throw new OciError(
+      'oci.unsafe',
+      `${where}: tar entry "${header.name}" is a ${header.type === 'link' ? 'hard link' : 'symlink'} to "${header.linkname ?? ''}"; the disk must be a regular file in the layer`,
+    );
   }
   if (!isDiskPath) return null;
   if (header.type !== 'file' && header.type !== 'contiguous-file') return null;

@@ -47,7 +47,10 @@ function checkFormatName(format: string, where: string): void {
 export function detectDisk(manifest: ImageManifest, where: string): DetectedDisk {
   const diskLayers = manifest.layers.filter((l) => l.mediaType.startsWith(diskImagePrefix));
   if (diskLayers.length > 1) {
-    throw new OciError('oci.format', `${where} has ${diskLayers.length} application/vnd.diskimage.* layers; a VM image has exactly one disk — push one disk per manifest (an index for several architectures)`);
+    throw new OciError(
+      'oci.format',
+      `${where} has ${diskLayers.length} application/vnd.diskimage.* layers; a VM image has exactly one disk — push one disk per manifest (an index for several architectures)`,
+    );
   }
   const ours = manifest.artifactType === vmImageArtifact;
   if (ours && diskLayers.length === 0) {

@@ -41,7 +41,21 @@ const direct: Record<string, string> = {
 
 const copiedOci = ['version', 'revision', 'source', 'created', 'description', 'licenses', 'vendor', 'title'].map((k) => `org.opencontainers.image.${k}`);
 
-const allowedExact = new Set(['hypervisor_type', 'vm_mode', 'auto_disk_config', 'os_require_quiesce', 'os_admin_user', 'os_command_line', 'os_secure_boot', 'os_skip_agent_inject_ssh', 'os_skip_agent_inject_files_at_boot', 'img_config_drive', 'kernel_id', 'ramdisk_id', 'description']);
+const allowedExact = new Set([
+  'hypervisor_type',
+  'vm_mode',
+  'auto_disk_config',
+  'os_require_quiesce',
+  'os_admin_user',
+  'os_command_line',
+  'os_secure_boot',
+  'os_skip_agent_inject_ssh',
+  'os_skip_agent_inject_files_at_boot',
+  'img_config_drive',
+  'kernel_id',
+  'ramdisk_id',
+  'description',
+]);
 
 /** Pass-through Glance properties an image may set for itself. Never core fields, signatures or Glance-reserved keys. */
 export function isAllowedProperty(key: string): boolean {

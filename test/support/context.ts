@@ -3,7 +3,7 @@ import { ensureProjects } from '../../agent/act/projects.ts';
 import type { AdapterContext } from '../../agent/kinds/adapter.ts';
 import type { Manifest } from '../../agent/model/manifest.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
-import type { SourceDocument } from '../../agent/load/document.ts';
+import type { SourceDocument } from '../../agent/model/manifest.ts';
 
 export const testCloudName = 'kupenstack-local';
 

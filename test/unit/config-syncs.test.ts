@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../agent/config/config.ts';
+import { ConfigError } from '../../agent/config/config-error.ts';
+import { loadConfig } from '../../agent/config/config.ts';
 import { readSecret } from '../../agent/secrets/env-file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ks-config-'));

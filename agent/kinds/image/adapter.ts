@@ -101,7 +101,11 @@ export const image: KindAdapter = {
   },
 
   desired(m, ctx) {
-    if (!isOciManifest(m) && m.spec.verify !== undefined) throw new KupenstackError('image.signature', `${m.address}: spec.verify checks cosign signatures of OCI images; a source.url image is checked by its sha256: remove verify`);
+    if (!isOciManifest(m) && m.spec.verify !== undefined)
+      throw new KupenstackError(
+        'image.signature',
+        `${m.address}: spec.verify checks cosign signatures of OCI images; a source.url image is checked by its sha256: remove verify`,
+      );
     if (isSharedManifest(m)) return sharedDesired(m, ctx);
     return isOciManifest(m) ? ociDesired(m, ctx) : urlDesired(m);
   },

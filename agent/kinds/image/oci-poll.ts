@@ -27,7 +27,11 @@ export function resolveDue(lastMs: number | undefined, nowMs: number, policy: Po
 
 /** Whether a time the cron expression names lies in (from, to]. */
 export function cronPassed(expression: string, fromMs: number, toMs: number): boolean {
-  if (!cron.validate(expression)) throw new KupenstackError('image.schedule', `spec.schedule "${expression}" is not a cron expression; write five fields (minute hour day-of-month month day-of-week) or @daily, @hourly, …`);
+  if (!cron.validate(expression))
+    throw new KupenstackError(
+      'image.schedule',
+      `spec.schedule "${expression}" is not a cron expression; write five fields (minute hour day-of-month month day-of-week) or @daily, @hourly, …`,
+    );
   const task = cron.createTask(expression, () => undefined, { timezone: 'Etc/UTC' });
   try {
     let minute = Math.floor(fromMs / 60_000) + 1;

@@ -74,7 +74,11 @@ export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSour
   if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice, egress });
   const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };
   if (!ctx.secrets) {
-    throw new KupenstackError('image.oci-credentials', `${m.address}: source.oci.credentialsSecretRef names ${describeSecret(secret)}, but this agent reads no Secrets; give it a secret resolver, or a docker config file (DOCKER_CONFIG) and drop credentialsSecretRef`);
+    throw new KupenstackError(
+      'image.oci-credentials',
+      `${m.address}: source.oci.credentialsSecretRef names ${describeSecret(secret)}, but this agent reads no Secrets; give it a secret resolver, ` +
+        `or a docker config file (DOCKER_CONFIG) and drop credentialsSecretRef`,
+    );
   }
   const value = ctx.secrets.getAll ? (await ctx.secrets.getAll(secret))['.dockerconfigjson'] : await ctx.secrets.get(secret);
   if (value === undefined) throw new KupenstackError('image.oci-credentials', `${m.address}: ${describeSecret(secret)} has no .dockerconfigjson; create it with kubectl create secret docker-registry`);
@@ -111,7 +115,12 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const images = ctx.images ?? new ImageFollows();
   const cached = images.resolved.get(cacheKey);
   // A registry notification (oci-follow.ts) makes the answer due whatever the interval says.
-  if (cached && (request.digest !== undefined || (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !images.movedSince(cacheKey, cached.at)))) return cached.disk;
+  if (
+    cached &&
+    (request.digest !== undefined ||
+      (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !images.movedSince(cacheKey, cached.at)))
+  )
+    return cached.disk;
   images.noteFollow(cacheKey, ctx.owner, m.address, request);
   // The time the resolution started: a push arriving while it runs makes its answer due again.
   const startedAt = Date.now();

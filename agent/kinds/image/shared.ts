@@ -78,7 +78,10 @@ export function isSharedManifest(m: Manifest): boolean {
 
 function tagOf(m: Manifest | undefined, tag: string): string {
   if (tag.length > maxTag) {
-    throw new KupenstackError('image.shared-name', `${m?.address ?? 'an Image'}: the tag ${tag.slice(0, 40)}… that marks a shared image's use is longer than Glance's ${maxTag} characters; shorten metadata.name or use sharing: private`);
+    throw new KupenstackError(
+      'image.shared-name',
+      `${m?.address ?? 'an Image'}: the tag ${tag.slice(0, 40)}… that marks a shared image's use is longer than Glance's ${maxTag} characters; shorten metadata.name or use sharing: private`,
+    );
   }
   return tag;
 }
@@ -112,7 +115,11 @@ function refusePerImageFields(m: Manifest): void {
   const spec = specOf(m) as Record<string, unknown>;
   const set = perImageFields.filter((k) => spec[k] !== undefined);
   if (set.length > 0) {
-    throw new KupenstackError('image.shared-fields', `${m.address}: spec.${set.join(', spec.')} cannot be set with source.oci.sharing: shared (one Glance image serves every project, with the artifact's name and properties); remove them, or set sharing: private for a copy of this project's own`);
+    throw new KupenstackError(
+      'image.shared-fields',
+      `${m.address}: spec.${set.join(', spec.')} cannot be set with source.oci.sharing: shared (one Glance image serves every project, ` +
+        `with the artifact's name and properties); remove them, or set sharing: private for a copy of this project's own`,
+    );
   }
 }
 
@@ -152,7 +159,12 @@ export async function sharedObserve(ctx: SharedScope): Promise<Remote[]> {
     const marked = g.versions.filter((v) => isCurrentFor(v, ctx.projectId, ref));
     const current = newest(marked.length > 0 ? marked : g.versions)!;
     const member = await memberStatus(adminImage(ctx), current.id, ctx.projectId);
-    const remote = toSharedRemote(current, { owner: ctx.owner, ref, specHash: usesBy(current, ctx.projectId).find((u) => u.ref === ref)?.specHash ?? g.specHash }, member ?? null, marked.filter((v) => v.id !== current.id).map((v) => v.id));
+    const remote = toSharedRemote(
+      current,
+      { owner: ctx.owner, ref, specHash: usesBy(current, ctx.projectId).find((u) => u.ref === ref)?.specHash ?? g.specHash },
+      member ?? null,
+      marked.filter((v) => v.id !== current.id).map((v) => v.id),
+    );
     groups.set(remote, g.versions);
     out.push(remote);
   }

@@ -52,7 +52,15 @@ export function urlDesired(m: Manifest): Record<string, unknown> {
   const spec = m.spec;
   const out: Record<string, unknown> = {
     name: openstackName(m),
-    ...pick(spec, { diskFormat: 'disk_format', containerFormat: 'container_format', visibility: 'visibility', protected: 'protected', minDisk: 'min_disk', minRam: 'min_ram', properties: 'properties' }),
+    ...pick(spec, {
+      diskFormat: 'disk_format',
+      containerFormat: 'container_format',
+      visibility: 'visibility',
+      protected: 'protected',
+      minDisk: 'min_disk',
+      minRam: 'min_ram',
+      properties: 'properties',
+    }),
   };
   if (Array.isArray(spec.tags)) out.tags = [...(spec.tags as string[])].sort();
   const source = urlSource(m);

@@ -175,7 +175,8 @@ export const virtualMachine: KindAdapter = {
    */
   async remark(ctx, remote, marker, m) {
     const spec = specOf(m);
-    if (!strings(remote.raw.tags).includes(ownerTag(marker.owner))) await ctx.apis.compute.call('PUT', `/servers/${remote.id}/tags/${encodeURIComponent(ownerTag(marker.owner))}`, { ok: [201, 204], signal: ctx.signal });
+    if (!strings(remote.raw.tags).includes(ownerTag(marker.owner)))
+      await ctx.apis.compute.call('PUT', `/servers/${remote.id}/tags/${encodeURIComponent(ownerTag(marker.owner))}`, { ok: [201, 204], signal: ctx.signal });
     await ctx.apis.compute.post(`/servers/${remote.id}/metadata`, { metadata: { ...markerMetadata(marker), ...(spec.imageRef ? { [metaImage]: spec.imageRef.name } : {}) } });
   },
 

@@ -77,7 +77,12 @@ export function serverReport(s: NovaServer): Record<string, unknown> {
     .flatMap(([network, list]) =>
       list
         .filter((a) => typeof a.addr === 'string')
-        .map((a) => ({ network, address: a.addr!, type: a['OS-EXT-IPS:type'] === 'floating' ? 'floating' : 'fixed', ...(a['OS-EXT-IPS-MAC:mac_addr'] ? { macAddress: a['OS-EXT-IPS-MAC:mac_addr'] } : {}) })),
+        .map((a) => ({
+          network,
+          address: a.addr!,
+          type: a['OS-EXT-IPS:type'] === 'floating' ? 'floating' : 'fixed',
+          ...(a['OS-EXT-IPS-MAC:mac_addr'] ? { macAddress: a['OS-EXT-IPS-MAC:mac_addr'] } : {}),
+        })),
     )
     .sort((a, b) => (a.type === b.type ? 0 : a.type === 'fixed' ? -1 : 1));
   const imageId = imageIdOf(s);

@@ -15,5 +15,9 @@ export const gitlab: Provider = (n, t) => {
   if (!s || !t.repository) return undefined;
   const headers: Record<string, string> = { ...json };
   if (t.secret !== undefined) headers['private-token'] = t.secret;
-  return { url: apiUrl(t.url, `/projects/${encodeURIComponent(t.repository)}/statuses/${s.sha}`), headers, body: JSON.stringify({ state: states[n.event], name: s.context, description: s.description }) };
+  return {
+    url: apiUrl(t.url, `/projects/${encodeURIComponent(t.repository)}/statuses/${s.sha}`),
+    headers,
+    body: JSON.stringify({ state: states[n.event], name: s.context, description: s.description }),
+  };
 };

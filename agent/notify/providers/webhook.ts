@@ -5,7 +5,7 @@ import { json } from './request.ts';
 /** The header a receiver checks: `sha256=` and the hex HMAC-SHA256 of the raw body, keyed with the target's secret (GitHub's X-Hub-Signature-256 shape). */
 export const signatureHeader = 'x-kupenstack-signature';
 
-export function signature(secret: string, body: string): string {
+function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 

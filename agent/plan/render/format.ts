@@ -39,7 +39,7 @@ export function actionVerb(change: Change): string {
 /** The label of a change's group: cluster-scoped kinds have no namespace. */
 const clusterGroup = '(cluster-scoped)';
 
-export function groupOf(change: Change): string {
+function groupOf(change: Change): string {
   return change.namespace === '' ? clusterGroup : change.namespace;
 }
 
@@ -57,7 +57,7 @@ export function byNamespace(changes: readonly Change[]): [string, Change[]][] {
 }
 
 /** Code-unit order: stable across locales, unlike localeCompare. */
-export function compare(a: string, b: string): number {
+function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -72,7 +72,7 @@ export function sanitize(s: string): string {
 }
 
 /** Cuts to at most `max` characters (code points), marking the cut with an ellipsis. */
-export function truncate(s: string, max: number): string {
+function truncate(s: string, max: number): string {
   const points = Array.from(s);
   return points.length <= max ? s : `${points.slice(0, Math.max(0, max - 1)).join('')}…`;
 }

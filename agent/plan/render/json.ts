@@ -4,7 +4,8 @@
  * are full, never truncated; absent values (`undefined`) are `null`, so every
  * key is always present.
  */
-import type { Action, DestructiveReason, Plan, PlanSummary } from '../plan.ts';
+import type { DestructiveReason } from '../../model/impact.ts';
+import type { Action, Plan, PlanSummary } from '../plan.ts';
 import { shownChanges } from './format.ts';
 
 export interface JsonPlan {
@@ -32,7 +33,14 @@ export function jsonPlan(plan: Plan): JsonPlan {
   return {
     revision: plan.revision,
     against: plan.against,
-    summary: { create: plan.summary.create, update: plan.summary.update, replace: plan.summary.replace, delete: plan.summary.delete, destructive: plan.summary.destructive, ...(plan.summary.adopt ? { adopt: plan.summary.adopt } : {}) },
+    summary: {
+      create: plan.summary.create,
+      update: plan.summary.update,
+      replace: plan.summary.replace,
+      delete: plan.summary.delete,
+      destructive: plan.summary.destructive,
+      ...(plan.summary.adopt ? { adopt: plan.summary.adopt } : {}),
+    },
     // Keys are picked one by one: the document's shape is the schema's, not whatever the planner adds to a Change.
     changes: shownChanges(plan.changes).map((c) => ({
       address: c.address,

@@ -7,7 +7,23 @@
  * summary, and a note says what was left out.
  */
 import type { Change, Plan } from '../plan.ts';
-import { actionSymbol, actionVerb, byNamespace, countChanges, fieldLine, forcesReplacement, formatValue, heldByReason, heldReason, planLine, plural, sanitize, shortDigest, shownChanges, type Counts } from './format.ts';
+import {
+  actionSymbol,
+  actionVerb,
+  byNamespace,
+  countChanges,
+  fieldLine,
+  forcesReplacement,
+  formatValue,
+  heldByReason,
+  heldReason,
+  planLine,
+  plural,
+  sanitize,
+  shortDigest,
+  shownChanges,
+  type Counts,
+} from './format.ts';
 
 export interface MarkdownOptions {
   /** Longest comment, in UTF-16 code units (what GitHub counts). Default 65 536. */
@@ -217,7 +233,10 @@ function driftBlock(plan: Plan, budget: number): { text: string; omitted: number
   if (plan.drift.length === 0) return { text: '', omitted: 0 };
   const mutable = plan.drift.filter((d) => !d.immutable).length;
   const immutable = plan.drift.length - mutable;
-  const parts = [mutable > 0 ? `${mutable} will be corrected` : '', immutable > 0 ? `${immutable} reported, left alone (OpenStack cannot change ${immutable === 1 ? 'it' : 'them'} in place)` : ''].filter(Boolean);
+  const parts = [
+    mutable > 0 ? `${mutable} will be corrected` : '',
+    immutable > 0 ? `${immutable} reported, left alone (OpenStack cannot change ${immutable === 1 ? 'it' : 'them'} in place)` : '',
+  ].filter(Boolean);
   const head = `#### Drift: ${plural(plan.drift.length, 'field')} changed outside Git\n\n${parts.join('; ')}.`;
   // Immutable drift first: it is the part nothing else in the plan mentions.
   const sorted = [...plan.drift.filter((d) => d.immutable), ...plan.drift.filter((d) => !d.immutable)];

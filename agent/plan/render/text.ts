@@ -5,7 +5,22 @@
  * warnings and the one-line summary.
  */
 import type { Change, Plan } from '../plan.ts';
-import { actionSymbol, actionVerb, byNamespace, fieldLine, forcesReplacement, formatValue, heldByReason, heldReason, planLine, plural, sanitize, shortDigest, shownChanges, type ShownAction } from './format.ts';
+import {
+  actionSymbol,
+  actionVerb,
+  byNamespace,
+  fieldLine,
+  forcesReplacement,
+  formatValue,
+  heldByReason,
+  heldReason,
+  planLine,
+  plural,
+  sanitize,
+  shortDigest,
+  shownChanges,
+  type ShownAction,
+} from './format.ts';
 
 export interface TextOptions {
   /** ANSI colours; the caller decides (a TTY, NO_COLOR), the renderer never guesses. */
