@@ -1,10 +1,10 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { UsageError } from '../errors.ts';
 import { secretsDirOf } from '../config/config.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { Agent } from '../standalone/agent.ts';
-import { createLogger, type LogFormat } from '../telemetry/logger.ts';
+import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
 import { AgentMetrics } from '../telemetry/metrics.ts';
 import { AgentServer } from '../standalone/server.ts';
 import { sourceForSync } from '../sync/sync-source.ts';
@@ -13,11 +13,9 @@ import { withCloudStepOptions } from './cloud-step.ts';
 import { type CloudStepOptions } from '../standalone/revision-cloud.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
 
-interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions {
+interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions {
   listen: string;
   once: boolean;
-  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error';
-  logFormat: LogFormat;
   shutdownGrace: string;
 }
 
@@ -27,20 +25,21 @@ interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions 
  * SIGTERM let the current step finish (or abandon it safely) before exiting.
  */
 export function agentCommand(): Command {
-  return withEgressOptions(
-    withCloudStepOptions(
-      withCloudOptions(
-        new Command('agent').description(
-          'run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>',
+  return withLogOptions(
+    withEgressOptions(
+      withCloudStepOptions(
+        withCloudOptions(
+          new Command('agent').description(
+            'run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>',
+          ),
         ),
       ),
+      false,
     ),
-    false,
+    { format: 'json', shown: 'json' },
   )
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
-    .addOption(new Option('--log-level <level>', 'least level logged').choices(['trace', 'debug', 'info', 'warn', 'error']).default('info'))
-    .addOption(new Option('--log-format <format>', 'json lines (pino) or one readable line per event').choices(['json', 'pretty']).default('json'))
     .option('--shutdown-grace <duration>', 'on SIGTERM, how long the current run may go on before it is abandoned at a safe point', '25s')
     .action(async (opts: AgentCliOptions) => {
       if (!opts.config) throw new UsageError('kupenstack agent needs --config FILE (a kupenstack.yaml with a syncs: list)');
@@ -52,7 +51,7 @@ export function agentCommand(): Command {
       const listen = /^(.*):(\d+)$/.exec(opts.listen);
       if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
 
-      const logger = createLogger(opts.logLevel, opts.logFormat);
+      const logger = loggerFrom(opts, process.stdout);
       // Standalone has no namespace labels: only rules for every namespace ("*=>…") apply.
       logger.info(configureEgressFrom(opts, () => ({})));
       const metrics = new AgentMetrics();

@@ -7,8 +7,11 @@ import { cloudName as cloudNameOf } from './cloud-options.ts';
 import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
+import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
+import { markLogged } from './logged-error.ts';
+import { defaultLogFormat, type Logger } from '../telemetry/logger.ts';
 
-interface ControllerCliOptions extends EgressOptions {
+interface ControllerCliOptions extends EgressOptions, LogOptions {
   kubeconfig?: string;
   namespace: string[];
   namespaceWorkers?: string;
@@ -54,7 +57,7 @@ interface ControllerCliOptions extends EgressOptions {
  * with status, Events and finalizers on the CRs.
  */
 export function controllerCommand(): Command {
-  return withEgressOptions(new Command('controller'), true)
+  return withLogOptions(withEgressOptions(new Command('controller'), true), { format: defaultLogFormat(process.stderr), shown: 'json, text when stderr is a terminal' })
     .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
     .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
@@ -149,7 +152,8 @@ export function controllerCommand(): Command {
       const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
       if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs))
         throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
-      await runController({
+      await runLogged(opts, (logger) => runController({
+        logger,
         config,
         ...(cloudName ? { cloudName } : {}),
         loops,
@@ -176,6 +180,21 @@ export function controllerCommand(): Command {
         ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
         memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
         egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
-      });
+      }));
     });
+}
+
+/**
+ * The process's one logger (JSON in a pod, where a log collector reads stderr; text at a terminal);
+ * an error that stops it is one `fatal` line in that format too, not text (main.ts exits 1 on it).
+ */
+async function runLogged(opts: LogOptions, run: (logger: Logger) => Promise<never>): Promise<void> {
+  const logger = loggerFrom(opts, process.stderr);
+  try {
+    await run(logger);
+  } catch (err) {
+    logger.fatal({ err }, `controller stopped: ${(err as Error).message}`);
+    markLogged(err);
+    throw err;
+  }
 }

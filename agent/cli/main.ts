@@ -3,6 +3,7 @@
 // The flags bound memory (deploy/image/kupenstack says why; keep the two equal).
 import { Command, CommanderError } from 'commander';
 import { KupenstackError } from '../errors.ts';
+import { wasLogged } from './logged-error.ts';
 import { version } from '../version.ts';
 
 /**
@@ -48,6 +49,8 @@ export async function main(argv: string[]): Promise<number> {
       // --help and --version end here with exit code 0.
       return err.exitCode;
     }
+    // Already the log's last line, in its format: exit as a crash would, with open watches and servers left behind.
+    if (wasLogged(err)) process.exit(1);
     if (err instanceof KupenstackError) {
       process.stderr.write(`kupenstack: ${err.message}\n`);
       return 1;

@@ -13,6 +13,7 @@ import { setCondition } from '../status/conditions.ts';
 import { serviceEndpoints, type ServiceEndpoint } from './cloud-endpoints.ts';
 import { cloudStatusBody, type CloudStatusExtras } from './cloud-status.ts';
 import { kubeEventSink } from './event-sink.ts';
+import { syncLabel } from '../gitops/inventory.ts';
 import { rewatchOnError } from '../kube/rewatch.ts';
 import { addressOfObject, isDeleting, type KubeObject } from './objects.ts';
 import { documentsOf } from './revision.ts';
@@ -50,6 +51,8 @@ export interface CloudLoopOptions {
   selector?: string;
   /** A gate's look again (requeue) and step deadline (tests shorten them). */
   drive?: Pick<DriveOptions, 'pollMs' | 'stepDeadlineMs'>;
+  /** The run's events, for the Sync that applied the CR (its label kupenstack.io/sync): its notify targets hear of upgrade steps and failures. */
+  syncEvents?: (sync: string, event: EngineEvent, cloud: { upgrading: boolean }) => void;
 }
 
 type CloudObject = KubeObject & k8s.KubernetesObject;
@@ -181,8 +184,14 @@ export class CloudLoop {
     const generation = cr.metadata.generation;
     const address = addressOfObject(kind, cr);
     const events = kubeEventSink(this.core, () => ({ kind, object: this.clouds.get(name) ?? cr }), this.opts.log, this.recentEvents);
-    const event = (reason: string, message: string, severity: EngineEvent['severity'] = 'normal'): void =>
-      events({ type: severity === 'warning' ? 'failed' : 'updated', address, kind, reason, message, severity, at: new Date().toISOString() });
+    // The newest status this run saw: whether an upgrade is under way when an event is told.
+    let latest = (cr.status ?? {}) as OpenStackCloudStatus;
+    const sync = cr.metadata.labels?.[syncLabel];
+    const event = (reason: string, message: string, severity: EngineEvent['severity'] = 'normal'): void => {
+      const e: EngineEvent = { type: severity === 'warning' ? 'failed' : 'updated', address, kind, reason, message, severity, at: new Date().toISOString() };
+      events(e);
+      if (sync !== undefined) this.opts.syncEvents?.(sync, e, { upgrading: latest.upgrade !== undefined && latest.upgrade.phase !== 'Succeeded' });
+    };
 
     // The same checks as `kupenstack validate`, the CRs together (one cloud per cluster: the oldest is driven, any other is Stalled).
     const all = [...this.clouds.values()].filter((o) => !isDeleting(o)).sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')));
@@ -216,6 +225,7 @@ export class CloudLoop {
     };
     const progress = (status: OpenStackCloudStatus): void => {
       if (!stillActing()) return;
+      latest = status;
       if (status.upgrade?.backup && status.upgrade.backup !== backup) {
         backup = status.upgrade.backup;
         event('BackupDone', `backup before the upgrade ${status.upgrade.from ?? '?'} → ${status.upgrade.to ?? '?'}: ${backup}`);
@@ -298,6 +308,7 @@ export class CloudLoop {
       this.windowTimers.set(name, setTimeout(() => this.queue.add(name, 0), delay).unref());
       this.opts.log(`cloud   ${name}: waits for the maintenance window at ${result.waitUntil.toISOString()}`);
     }
+    latest = result.status;
     if (result.failure) {
       event('StepFailed', `${result.failure.step}: ${failureText(result.failure)}`, 'warning');
       // Thrown for the queue's backoff; the status and the Event above already say why.

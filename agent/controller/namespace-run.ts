@@ -12,6 +12,7 @@ import type { ValidatedRevision } from '../validate/validate.ts';
 import { ClockedCounters, formatCalls } from './call-counts.ts';
 import type { ControllerOptions } from './options.ts';
 import { kubeEventSink } from './event-sink.ts';
+import { syncLabel } from '../gitops/inventory.ts';
 import { setFinalizer } from './finalizers.ts';
 import { finalizer, isDeleting } from './objects.ts';
 import { reportPaused } from './paused.ts';
@@ -104,9 +105,15 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     // A run held back for creates a dead process sent names no object (no Event): the log says why it waits.
     if (e.type === 'held' && e.reason === 'CreatesInFlight') log(`held    ${ns}: ${e.message}`);
   };
+  // An object a Sync applied carries the Sync's name: what happens to it reaches that Sync's notify targets.
+  const toSync: EventSink = (e) => {
+    const sync = entries.get(e.address)?.object.metadata?.labels?.[syncLabel];
+    if (sync !== undefined) opts.syncEvents?.(sync, e);
+  };
   const events = fanOut(
     progress,
     kubeEventSink(host.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, host.recentEvents),
+    toSync,
     ...(opts.events ? [opts.events] : []),
   );
   // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.

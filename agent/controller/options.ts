@@ -1,7 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { ApplyRevision } from '../act/partial.ts';
 import type { AgentConfig } from '../config/config.ts';
-import type { EventSink } from '../events/events.ts';
+import type { EngineEvent, EventSink } from '../events/events.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
@@ -31,6 +31,11 @@ export interface ControllerOptions {
   log: (line: string) => void;
   /** Extra subscribers to engine events (metrics, tests). */
   events?: EventSink;
+  /**
+   * Engine events about an object a Sync applied, with that Sync's name (the object's label kupenstack.io/sync,
+   * which the Sync loop sets on everything in its inventory): its notify targets hear of drift, heals, new image versions.
+   */
+  syncEvents?: (sync: string, event: EngineEvent) => void;
   /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leader.ts). */
   leader?: { isLeader(): boolean };
   /**

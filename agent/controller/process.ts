@@ -9,7 +9,7 @@ import { loadKubeConfig } from '../kube/client.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { KubeSecretResolver } from '../secrets/kubernetes.ts';
-import { createLogger } from '../telemetry/logger.ts';
+import type { Logger } from '../telemetry/logger.ts';
 import { AgentMetrics } from '../telemetry/metrics.ts';
 import { ApiContact } from './api-contact.ts';
 import { ClockedCounters, countKubeCalls } from './call-counts.ts';
@@ -60,6 +60,8 @@ export interface ControllerSettings {
   cloudSelector?: string;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
   memberPolicy: MemberPolicyOptions;
+  /** Every line the process writes goes through it, in the one format of --log-format (the loops' own lines as messages at info). */
+  logger: Logger;
   /** Sets the egress policy (agent/net/) once the namespaces' labels can be read; returns the line to log. */
   egress: (labelsOf: (namespace: string) => Readonly<Record<string, string>>) => string;
 }
@@ -77,16 +79,19 @@ export interface ControllerSettings {
  * /metrics, the Git and registry hooks). Runs until the process is stopped.
  */
 export async function runController(s: ControllerSettings): Promise<never> {
-  const { config, cloudName, loops, resyncMs, debounceMs, shards, preferred, timings } = s;
+  const { config, cloudName, loops, resyncMs, debounceMs, shards, preferred, timings, logger } = s;
+  // The resource and cloud loops, leases and shards write plain lines: each is one message.
+  const log = (line: string): void => logger.info(line);
   const kc = loadKubeConfig({ kubeconfig: s.kubeconfig });
   // Which API server, and whether from a kubeconfig or the pod's service account ("inCluster").
-  process.stderr.write(`${new Date().toISOString()} Kubernetes API ${kc.getCurrentCluster()?.server ?? '?'} (cluster "${kc.getCurrentCluster()?.name ?? '?'}")\n`);
+  const server = kc.getCurrentCluster()?.server ?? '?';
+  const cluster = kc.getCurrentCluster()?.name ?? '?';
+  logger.info({ server, cluster }, `Kubernetes API ${server} (cluster "${cluster}")`);
   const ownNamespace = readOwnNamespace() ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'kupenstack-system';
   const secrets = new KubeSecretResolver(kc, ownNamespace);
   const counters = new ClockedCounters();
   const kubeCalls = countKubeCalls(kc);
   const cloud = cloudName ? openStackOf(s, cloudName, secrets, ownNamespace, counters) : undefined;
-  const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   let elector: LeaderElector | undefined;
   let shardSet: ShardSet | undefined;
   const metrics = new AgentMetrics();
@@ -150,7 +155,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
         secrets,
         namespace: ownNamespace,
         metrics,
-        logger: createLogger('info', 'json', process.stderr),
+        logger,
         acting,
         selector: s.syncSelector,
       })
@@ -167,6 +172,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
     engine: applyRevision,
     memberPolicy: s.memberPolicy,
     allowNamespaces: s.namespaces,
+    syncEvents: (sync, e) => syncs?.objectEvent(sync, e),
     optInLabel: s.optInLabel,
     resyncMs,
     debounceMs,
@@ -188,6 +194,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
         acting,
         log,
         baseDir: process.cwd(),
+        syncEvents: (sync, e, c) => syncs?.objectEvent(sync, e, c),
         ...(s.cloudSelector ? { selector: s.cloudSelector } : {}),
       })
     : undefined;
@@ -211,7 +218,6 @@ export async function runController(s: ControllerSettings): Promise<never> {
   });
   apiContact.start();
   if (s.listen) {
-    const logger = createLogger('info', 'json', process.stderr);
     const registryHook = registryHookHandler(
       controller,
       secrets,

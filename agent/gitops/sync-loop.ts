@@ -13,6 +13,8 @@ import { sourceForSync } from '../sync/sync-source.ts';
 import { reasons } from '../sync/conditions.ts';
 import { group, version, type SchemaRegistry } from '../schema/registry.ts';
 import { Notifier } from '../notify/notifier.ts';
+import { objectNotice, type CloudContext } from '../notify/object-notice.ts';
+import type { EngineEvent } from '../events/events.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
 import { impersonating, serviceAccountUser } from './impersonate.ts';
@@ -38,6 +40,8 @@ interface Running {
   object: SyncObject;
   /** What the last gated run waited for (dependsOn), so a change of a dependency starts this Sync, and an Event is sent once per reason. */
   waiting?: string;
+  /** The Sync's notify targets (spec.notify); also told of what happens to its objects between runs (objectEvent). */
+  notifier?: Notifier;
 }
 
 export interface SyncLoopOptions {
@@ -117,6 +121,20 @@ export class SyncLoop {
   }
 
   /** What a webhook needs of a Sync: its settings, once its spec is valid. */
+  /**
+   * An engine or cloud event about an object this Sync applied (the resource and cloud loops find the Sync by the
+   * object's label kupenstack.io/sync, and its inventory confirms it): a notice to its targets, under its last applied revision. Runs on the replica
+   * that runs Syncs; a shard held elsewhere tells nothing (README: Notifications).
+   */
+  objectEvent(sync: string, event: EngineEvent, cloud?: CloudContext): void {
+    const r = this.running.get(sync);
+    if (!r?.notifier || !r.store) return;
+    // The label alone is the object's word (a tenant may set it): only what the Sync's inventory holds tells its targets.
+    if (!r.store.inventory.some((e) => `${e.namespace ?? ''}/${e.kind}/${e.name}` === event.address)) return;
+    const n = objectNotice(sync, r.store.status.lastAppliedRevision ?? '', event, cloud);
+    if (n) r.notifier.notify(n);
+  }
+
   syncConfig(name: string): SyncConfig | undefined {
     return this.running.get(name)?.sync;
   }
@@ -180,6 +198,7 @@ export class SyncLoop {
     store.generation = s.metadata.generation;
     r.store = store;
     const log = this.o.logger.child({ sync: name });
+    r.notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets: this.o.secrets, log, egressNamespace: `(Sync ${name})` }) : undefined;
     const worker = new SyncWorker({
       sync,
       massDeleteThreshold: spec.massDeleteThreshold ?? 50,
@@ -193,7 +212,7 @@ export class SyncLoop {
       event: (type, reason, message) => this.event(r.object, type, reason, message),
       annotations: () => r.object.metadata.annotations ?? {},
       lookAgain: (afterMs) => r.scheduler?.lookAgain(afterMs),
-      ...(sync.notify ? { notifier: new Notifier({ targets: sync.notify, secrets: this.o.secrets, log, egressNamespace: `(Sync ${name})` }) } : {}),
+      ...(r.notifier ? { notifier: r.notifier } : {}),
     });
     r.scheduler = new Scheduler(
       { intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend },

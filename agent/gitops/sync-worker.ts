@@ -254,6 +254,7 @@ export class SyncWorker implements SyncApplier {
     if (h.stalled > 0) st.condition('Stalled', 'True', reasons.healthCheckFailed, `fix the Stalled objects: ${h.failing[0] ?? ''}`);
     else st.condition('Stalled', 'False', reasons.retrying, 'checking again with backoff');
     this.d.event('Warning', reasons.healthCheckFailed, `${revision}: ${counts}; first: ${h.failing[0] ?? ''}`);
+    this.sync.healthFailed(revision, `revision ${revision} applied, but not Ready: ${counts}`, h.failing[0] ?? '');
     return false;
   }
 

@@ -1635,8 +1635,12 @@ export type SyncSpec = {
     url?: string;
     /** Commit status only: owner/repo (GitLab: group/project) on the forge; default: the path of source.git.url. */
     repository?: string;
-    /** Which outcomes to send; default all of them. */
-    events?: ("started" | "applied" | "rejected" | "held" | "failed")[];
+    /**
+     * Which events to send; default all of them. A revision's outcomes (started, applied, rejected, held, failed: also
+     * commit statuses) and what happens to the Sync's objects between revisions (drift-corrected, healed, image-rolled;
+     * for the OpenStackCloud it applied, upgrade-step, upgrade-failed).
+     */
+    events?: ("started" | "applied" | "rejected" | "held" | "failed" | "drift-corrected" | "healed" | "image-rolled" | "upgrade-step" | "upgrade-failed")[];
     /**
      * Secret whose `token` key holds the HMAC key (webhook), the API token (commit status) or the whole
      * incoming-webhook address (slack, teams).

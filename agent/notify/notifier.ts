@@ -3,7 +3,7 @@ import { KupenstackError } from '../errors.ts';
 import { egressFor } from '../net/egress.ts';
 import { describeSecret, type SecretResolver } from '../secrets/resolver.ts';
 import type { Logger } from '../telemetry/logger.ts';
-import type { Notice } from './notice.ts';
+import { dedupKey, type Notice } from './notice.ts';
 import { providers } from './providers/providers.ts';
 import type { ResolvedTarget } from './providers/request.ts';
 import type { NotifyTarget } from './target.ts';
@@ -56,9 +56,9 @@ export class Notifier {
   notify(n: Notice): void {
     this.o.targets.forEach((t, i) => {
       if (t.events.length > 0 && !t.events.includes(n.event)) return;
-      const verdict = this.throttles[i]!.judge(`${n.event} ${n.sync} ${n.revision}`, Date.now());
+      const verdict = this.throttles[i]!.judge(dedupKey(n), Date.now());
       if (verdict !== 'send') {
-        this.o.log.debug({ provider: t.provider, event: n.event, revision: n.revision, verdict }, 'notice not sent');
+        this.o.log.debug({ provider: t.provider, event: n.event, revision: n.revision, object: n.object, verdict }, 'notice not sent');
         return;
       }
       this.queues[i] = this.queues[i]!.then(() => this.send(t, n)).catch((err: unknown) => {
@@ -96,7 +96,7 @@ export class Notifier {
     });
     await res.body?.cancel().catch(() => undefined);
     if (res.status >= 300) throw new NotifyError(`${where} answered HTTP ${res.status}`);
-    this.o.log.info({ provider: t.provider, host: hostOf(req.url), event: n.event, revision: n.revision }, 'notice sent');
+    this.o.log.info({ provider: t.provider, host: hostOf(req.url), event: n.event, revision: n.revision, object: n.object }, 'notice sent');
   }
 
   /** The secret is read at each send (a rotated token takes effect at once); Slack and Teams keep their address in it. */

@@ -7,6 +7,7 @@ import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { metricsSink } from '../telemetry/event-sinks.ts';
+import { fanOut, type EventSink } from '../events/events.ts';
 import { abortReason, asError } from '../sync/fetch-step.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
@@ -35,6 +36,8 @@ export interface ApplyStepContext {
   cloudStep?: CloudStepOptions;
   /** What the Image kind remembers between runs: the agent's one object. */
   images: ImageFollows;
+  /** Engine events for the Sync's notify targets (drift corrected, healed, a new image version): object-notice.ts picks. */
+  notices?: EventSink;
   /** The run's record in the Sync's history (the shared Sync run's). */
   record: (started: number, revision: string, trigger: Trigger, result: RunResult, message?: string, counts?: Record<string, number>) => void;
 }
@@ -75,7 +78,7 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
     allowMassDelete: false,
     // The engine's text lines stay the log (operators and tests read them); metrics count its typed events.
     log: (line: string) => ctx.log.info({ revision }, line.replace(/\s+/, ' ')),
-    events: metricsSink(ctx.sync.name, ctx.metrics),
+    events: ctx.notices ? fanOut(metricsSink(ctx.sync.name, ctx.metrics), ctx.notices) : metricsSink(ctx.sync.name, ctx.metrics),
     secrets: ctx.secrets,
     signal,
     registry: ctx.registry,

@@ -3,6 +3,8 @@ import type { AgentConfig } from '../config/config.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { Notifier } from '../notify/notifier.ts';
+import { objectNotice } from '../notify/object-notice.ts';
+import type { EventSink } from '../events/events.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { sharedSchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
@@ -62,6 +64,8 @@ export class SyncRunner implements SyncApplier {
   private readonly moved = new Set<string>();
   /** The last good revision as loaded: drift runs, the fast pass and registry passes take it as data. */
   private lastGood?: LoadedRevision;
+  /** Engine events to the notify targets, when the Sync has any. */
+  private notices?: EventSink;
 
   private constructor(sync: SyncConfig, store: SyncStatusStore, deps: SyncRunnerDeps, stateDir: string) {
     this.sync = sync;
@@ -72,6 +76,13 @@ export class SyncRunner implements SyncApplier {
     this.snapshots = new Snapshots(join(stateDir, 'revisions'));
     this.log = deps.logger.child({ sync: sync.name });
     const notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets: deps.secrets, log: this.log, egressNamespace: `(Sync ${sync.name})` }) : undefined;
+    // What happens to its objects during a run (drift corrected, healed, a new image version), under the revision applied before.
+    if (notifier) {
+      this.notices = (e) => {
+        const n = objectNotice(sync.name, store.status.lastAppliedRevision ?? '', e);
+        if (n) notifier.notify(n);
+      };
+    }
     const run = {
       name: sync.name,
       path: sync.path,
@@ -214,6 +225,7 @@ export class SyncRunner implements SyncApplier {
       images: this.deps.images,
       record: (...args) => this.shared.record(...args),
       ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
+      ...(this.notices ? { notices: this.notices } : {}),
     };
     // The fast pass compares with the last good revision, when it is another one.
     const base = !only && !drift && this.store.status.lastGoodDir !== undefined && this.store.status.lastGoodDir !== rev.dir ? (await this.lastGoodRevision())?.validated : undefined;

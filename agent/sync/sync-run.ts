@@ -168,6 +168,11 @@ export class SyncRun {
     else if (result === 'Held') this.outcome = { event: 'held', revision, summary: message ?? 'deletions held' };
   }
 
+  /** A `wait` that ended not Ready (an object Stalled, or the timeout passed): announced as failed, the first failing object named. */
+  healthFailed(revision: string, summary: string, failing: string): void {
+    this.outcome = { event: 'failed', revision, summary, diagnostic: failing };
+  }
+
   /** The run's outcome to the Sync's targets, once its conditions are final; `applied` only when Ready, once per revision. */
   private announce(ok: boolean): void {
     const o = this.outcome;

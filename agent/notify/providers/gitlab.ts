@@ -18,6 +18,6 @@ export const gitlab: Provider = (n, t) => {
   return {
     url: apiUrl(t.url, `/projects/${encodeURIComponent(t.repository)}/statuses/${s.sha}`),
     headers,
-    body: JSON.stringify({ state: states[n.event], name: s.context, description: s.description }),
+    body: JSON.stringify({ state: states[s.event], name: s.context, description: s.description }),
   };
 };

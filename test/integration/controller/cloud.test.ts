@@ -75,7 +75,7 @@ beforeAll(async () => {
 afterEach(({ task }) => {
   if (task.result?.state !== 'fail') return;
   for (const [i, c] of controllers.entries()) {
-    const lines = c.log().split('\n').filter((l) => /^\S+ (cloud|leader|status) /.test(l) || / (cloud|leader|status) {1,3}/.test(l));
+    const lines = c.log().split('\n').filter((l) => / (cloud|leader|status) {1,3}/.test(l));
     process.stderr.write(`[cloud-cr] replica ${i} (${c.logFile}), its last cloud/leader/status lines:\n${lines.slice(-80).join('\n')}\n`);
   }
 });

@@ -52,7 +52,9 @@ export class ControllerProcess {
   constructor(kubeconfig: string, args: string[], entry = join(repo, 'agent/cli/main.ts')) {
     this.kubeconfig = kubeconfig;
     // The test bed's registries, image servers and OpenStack are on loopback: a test that does not set the egress policy itself opens loopback, as a cluster admin would with a rule.
-    this.args = args.some((a) => a.startsWith('--egress') || a === '--no-egress-policy') ? args : [...args, '--egress-allow', '*=>127.0.0.0/8,::1/128'];
+    const egress = args.some((a) => a.startsWith('--egress') || a === '--no-egress-policy') ? args : [...args, '--egress-allow', '*=>127.0.0.0/8,::1/128'];
+    // Its output is a file, not a terminal: without the flag it would be JSON. Text unless the test asks for JSON, whose lines it then parses (jsonLines).
+    this.args = egress.includes('--log-format') ? egress : [...egress, '--log-format', 'text'];
     this.entry = entry;
     this.logFile = join(mkdtempSync(join(tmpdir(), 'ks-controller-')), 'controller.log');
   }
@@ -73,6 +75,29 @@ export class ControllerProcess {
     } catch {
       return '';
     }
+  }
+
+  /**
+   * The log from `from` (a character offset) on as JSON objects (a controller started with `--log-format json`):
+   * a complete line that is not one JSON object with level, time and msg fails the test; a line still being written is left out.
+   */
+  jsonLines(from = 0): Record<string, unknown>[] {
+    const text = this.log().slice(from);
+    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    return complete
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => {
+        let o: unknown;
+        try {
+          o = JSON.parse(l);
+        } catch (err) {
+          throw new Error(`${this.logFile}: a line of the controller's log is not JSON: ${l.slice(0, 300)}`, { cause: err });
+        }
+        const rec = o as Record<string, unknown>;
+        if (typeof rec.level !== 'number' || typeof rec.time !== 'string' || typeof rec.msg !== 'string') throw new Error(`${this.logFile}: a JSON line without level, time and msg: ${l.slice(0, 300)}`);
+        return rec;
+      });
   }
 
   kill9(): void {

@@ -76,24 +76,14 @@ function controllerRequests(from: number): string[] {
     .filter((l) => l.includes('"kupenstack/'));
 }
 
-/** The controller's text log lines (engine and run lines, `<time> <line>`), from `from` (a character offset) on. */
+/** The messages of the controller's log lines (engine and run lines, hooks), from `from` (a character offset) on: it logs JSON, every line checked. */
 function textLines(from = 0): string[] {
-  return controller
-    .log()
-    .slice(from)
-    .split('\n')
-    .filter((l) => !l.startsWith('{'));
+  return controller.jsonLines(from).map((l) => String(l.msg));
 }
 
-/** The controller's JSON log lines with this message, from `from` (a character offset) on. */
+/** The controller's log lines with this message, from `from` (a character offset) on. */
 function lines(msg: string, from = 0): Record<string, unknown>[] {
-  return controller
-    .log()
-    .slice(from)
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((l) => l.msg === msg);
+  return controller.jsonLines(from).filter((l) => l.msg === msg);
 }
 
 const image = (tag: string): string => `apiVersion: kupenstack.io/v1alpha1
@@ -123,7 +113,7 @@ beforeAll(async () => {
   // As in a pod: its own ServiceAccount and deploy/rbac's ClusterRole; an hour's resync, so only the notification can make it act.
   controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), [
     '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${optIn}`,
-    '--no-syncs', '--listen', `127.0.0.1:${port}`, '--registry-hook-secret', `${system}/registry-hook`,
+    '--no-syncs', '--listen', `127.0.0.1:${port}`, '--registry-hook-secret', `${system}/registry-hook`, '--log-format', 'json',
   ]);
   await controller.start();
   kubectlOk(['apply', '-f', '-'], { input: image('stable') });

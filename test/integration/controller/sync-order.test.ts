@@ -24,7 +24,10 @@ import { adminKubeconfig, ControllerProcess, getJson, kubectl, kubectlOk, prepar
  * - a dependsOn cycle stalls both Syncs, naming the cycle;
  * - suspend: a new push is not applied while suspended, and is on resume;
  * - wait: a VM that Nova puts in ERROR (os-resetState, what a failed compute
- *   host leaves) keeps the Sync not Ready, and its status names the VM.
+ *   host leaves) keeps the Sync not Ready, and its status names the VM;
+ * - notify: that Sync's webhook (a receiver on loopback that keeps each JSON
+ *   body) hears `drift-corrected` when the resource loop sets back an MTU
+ *   changed in Neutron, and `failed` naming the VM when the wait fails.
  */
 const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
@@ -38,6 +41,17 @@ const tenants = `tenants-${run}`;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 let controller: ControllerProcess;
 let git: TestRepo;
+/** The notices the Syncs sent to their webhook, as received. */
+const notices: { event: string; sync: string; revision: string; summary: string; diagnostic?: string; object?: string; severity: string }[] = [];
+const hookUrl = (): string => `http://127.0.0.1:${(hookReceiver.address() as AddressInfo).port}/hook`;
+const hookReceiver = createServer((req, res) => {
+  let raw = '';
+  req.on('data', (c: Buffer) => (raw += c.toString()));
+  req.on('end', () => {
+    if (req.method === 'POST' && req.url === '/hook' && req.headers['x-kupenstack-event'] !== undefined) notices.push(JSON.parse(raw) as (typeof notices)[number]);
+    res.writeHead(req.url === '/hook' ? 204 : 404).end();
+  });
+});
 
 interface Cond { type: string; status: string; reason: string; message: string; lastTransitionTime?: string }
 interface Status { lastAppliedRevision?: string; conditions?: Cond[]; health?: { ready: number; reconciling: number; stalled: number; failing?: string[] }; history?: { revision: string; startedAt: string; result: string }[] }
@@ -46,7 +60,7 @@ const status = (name: string): Status => getJson<{ status?: Status }>(['get', 's
 const cond = (name: string, type = 'Ready'): Cond | undefined => status(name).conditions?.find((c) => c.type === type);
 const crNames = (plural: string): string[] => kubectl(['get', `${plural}.kupenstack.io`, '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean).map((n) => n.replace(/^.*\//, '')).sort();
 
-async function neutron(path: 'networks' | 'subnets'): Promise<{ name: string }[]> {
+async function neutron(path: 'networks' | 'subnets'): Promise<{ name: string; id: string; mtu?: number }[]> {
   const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
   return p ? cloud.client('network').list(`/${path}`, path, { project_id: p.id }) : [];
 }
@@ -77,6 +91,7 @@ const tenantFiles = {
 };
 
 beforeAll(async () => {
+  await new Promise<void>((r) => hookReceiver.listen(0, '127.0.0.1', r));
   prepareSyncBed({ system, namespaces: [ns], optIn, gitopsIn: ns, gitSecret });
 
   git = await TestRepo.create('sync-ord');
@@ -85,7 +100,7 @@ beforeAll(async () => {
 
   const config = join(mkdtempSync(join(tmpdir(), 'ks-sync-ord-')), 'kupenstack.yaml');
   writeFileSync(config, `stateDir: ${join(config, '..', 'state')}\n`);
-  controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), ['-c', config, '--cloud', testCloudName, '--owner', `so${run}`, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--listen', '127.0.0.1:0', '--sync-selector', `kupenstack.io/test-run=${run}`]);
+  controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), ['-c', config, '--cloud', testCloudName, '--owner', `so${run}`, '--project-prefix', prefix, '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--listen', '127.0.0.1:0', '--sync-selector', `kupenstack.io/test-run=${run}`, '--log-format', 'json']);
   await controller.start();
 }, 600_000);
 
@@ -104,6 +119,7 @@ afterAll(async () => {
   if (p) await cloud.identity.remove(`/projects/${p.id}`).catch(() => undefined);
   kubectl(['delete', 'secret', gitSecret, '-n', system]);
   await git?.dispose();
+  await new Promise<void>((r) => hookReceiver.close(() => r()));
 }, 300_000);
 
 describe('Syncs that depend on each other, wait for their objects, and suspend', () => {
@@ -248,6 +264,25 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
     expect(seen.map((e) => e.at)).toEqual([...seen.map((e) => e.at)].sort());
     expect(cli(['events', '-n', ns]).stdout.split('\n')[0]).toMatch(/^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$/);
   }, 300_000);
+  it("an MTU changed in Neutron behind the controller's back: the resync sets it back, and the Sync that applied the network tells its webhook, naming the object and the field", async () => {
+    applySync(nets, { path: 'nets', wait: true, notify: [{ provider: 'webhook', url: hookUrl() }] });
+    const seen = (): boolean => {
+      const s = getJson<{ metadata: { generation: number }; status?: { observedGeneration?: number } }>(['get', 'sync.kupenstack.io', nets]);
+      return s.status?.observedGeneration === s.metadata.generation && cond(nets)?.status === 'True';
+    };
+    await until('the Sync to run with its notify target', () => Promise.resolve(seen()), 60_000, 500);
+    const applied = status(nets).lastAppliedRevision!;
+    const shared = (await neutron('networks')).find((n) => n.name === 'shared');
+    await cloud.client('network').put(`/networks/${shared!.id}`, { network: { mtu: 1300 } });
+    await until('the drift-corrected notice', () => Promise.resolve(notices.some((n) => n.event === 'drift-corrected')), 60_000, 500).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; notices: ${JSON.stringify(notices)}`, { cause: err });
+    });
+    expect(notices.filter((n) => n.event === 'drift-corrected')).toEqual([
+      { event: 'drift-corrected', sync: nets, revision: applied, object: `${ns}/Network/shared`, summary: `${ns}/Network/shared: set mtu back to the declared values`, severity: 'warning', at: expect.any(String) as string },
+    ]);
+    expect((await neutron('networks')).find((n) => n.name === 'shared')?.mtu).toBe(1400);
+  }, 120_000);
+
   it('with wait, a VM that goes ERROR keeps the Sync not Ready, and its status names the VM and why', async () => {
     const vms = `vms-${run}`;
     const disk = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
@@ -267,11 +302,13 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
         ].join('---\n'),
       }, 'a VM');
       git.push();
-      applySync(vms, { path: 'vms', wait: true });
+      // A wait timeout past the build (a loaded bed): its only failure is the ERROR below, the one failed notice of the revision.
+      applySync(vms, { path: 'vms', wait: true, timeout: '300s', notify: [{ provider: 'webhook', url: hookUrl() }] });
       await until('the Sync Ready with its VM ACTIVE', () => Promise.resolve(cond(vms)?.status === 'True'), 240_000, 1000).catch((err: unknown) => {
         throw new Error(`${(err as Error).message}; its status: ${JSON.stringify(status(vms))}`, { cause: err });
       });
       expect(status(vms).health).toMatchObject({ ready: 5, reconciling: 0, stalled: 0 });
+      const applied = status(vms).lastAppliedRevision!;
 
       // The fault: Nova puts the server in ERROR (what a failed compute host leaves; os-resetState, as nova reset-state --error does).
       const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
@@ -288,6 +325,11 @@ describe('Syncs that depend on each other, wait for their objects, and suspend',
       expect(status(vms).health).toMatchObject({ ready: 4, reconciling: 0, stalled: 1 });
       // What Nova reports, not what our code believes: the server is still in ERROR (nothing healed it behind the status).
       expect((await compute.get<{ server: { status: string } }>(`/servers/${server!.id}`)).server.status).toBe('ERROR');
+      // The Sync's webhook hears the failure, the VM named.
+      await until('the failed notice', () => Promise.resolve(notices.some((n) => n.event === 'failed' && n.sync === vms)), 30_000, 500);
+      expect(notices.filter((n) => n.event === 'failed' && n.sync === vms)).toEqual([
+        { event: 'failed', sync: vms, revision: applied, summary: `revision ${applied} applied, but not Ready: 4/5 objects Ready, 1 Stalled, 0 Reconciling`, diagnostic: expect.stringMatching(new RegExp(`^VirtualMachine/${ns}/web: HealGaveUp: server is in ERROR`)) as string, severity: 'error', at: expect.any(String) as string },
+      ]);
     } finally {
       disk.close();
     }

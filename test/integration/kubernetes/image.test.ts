@@ -159,11 +159,12 @@ describe('the container image (deploy/Containerfile, built by test/testbed/image
     expect(authorized).toBe(true);
 
     // Only this run's Syncs (the API server is shared); the Git cache on the writable /tmp.
-    controller = runImage(saDir, ['controller', '--cloud', testCloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--opt-in-label', `kupenstack.io/project=${optIn}`, '--resync', '20s', '--sync-selector', `kupenstack.io/test-run=${run}`, '--state-dir', '/tmp/kupenstack']);
+    controller = runImage(saDir, ['controller', '--cloud', testCloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--opt-in-label', `kupenstack.io/project=${optIn}`, '--resync', '20s', '--sync-selector', `kupenstack.io/test-run=${run}`, '--state-dir', '/tmp/kupenstack', '--log-format', 'json']);
     collect(controller, (s) => (controllerLog += s));
     await until('the controller in the image to start', () => Promise.resolve(controllerLog.includes('controller started')), 240_000);
     // In-cluster configuration (no kubeconfig exists in the container): client-node names that cluster "inCluster".
-    expect(controllerLog).toContain('Kubernetes API https://127.0.0.1:6443 (cluster "inCluster")');
+    const apiLine = controllerLog.split('\n').flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [])).find((l) => String(l.msg).startsWith('Kubernetes API'));
+    expect(apiLine, controllerLog.slice(0, 2000)).toMatchObject({ server: 'https://127.0.0.1:6443', cluster: 'inCluster', msg: 'Kubernetes API https://127.0.0.1:6443 (cluster "inCluster")' });
 
     await kubectlOk(['create', 'namespace', tenantNs]);
     await kubectlOk(['label', 'namespace', tenantNs, `kupenstack.io/project=${optIn}`]);

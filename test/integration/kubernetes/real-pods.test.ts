@@ -152,20 +152,24 @@ function streamLogs(pod: string): { done: Promise<string> } {
   return { done: new Promise((resolve) => child.on('exit', () => resolve(out))) };
 }
 interface Term { identity: string; start: number; end?: number }
-/** Leadership terms from the controllers' own lines (`<ISO time> leader  <identity> acquired|lost lease …`), by start. */
+/** Leadership terms from the controllers' own lines (the chart sets JSON: `{"time", "msg": "leader  <identity> acquired|lost lease …"}`), by start. */
 function leadership(log: string): Term[] {
   const terms: Term[] = [];
   const open = new Map<string, Term>();
-  for (const m of log.matchAll(/^(\S+) leader {2}(\S+) (acquired|lost) lease /gm)) {
-    const at = Date.parse(m[1]!);
-    if (m[3] === 'acquired') {
-      const t: Term = { identity: m[2]!, start: at };
+  // kubectl logs of several pods: each line is one of the controllers' JSON lines.
+  for (const line of log.split('\n').filter((l) => l.startsWith('{') && l.endsWith('}'))) {
+    const { time, msg } = JSON.parse(line) as { time: string; msg: string };
+    const m = /^leader {2}(\S+) (acquired|lost) lease /.exec(msg);
+    if (!m) continue;
+    const at = Date.parse(time);
+    if (m[2] === 'acquired') {
+      const t: Term = { identity: m[1]!, start: at };
       open.set(t.identity, t);
       terms.push(t);
     } else {
-      const t = open.get(m[2]!);
+      const t = open.get(m[1]!);
       if (t) t.end = at;
-      open.delete(m[2]!);
+      open.delete(m[1]!);
     }
   }
   return terms.sort((a, b) => a.start - b.start);

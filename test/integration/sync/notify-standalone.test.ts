@@ -25,7 +25,7 @@ import { testCloudName } from '../../support/context.ts';
 let ws: Workspace;
 const hmacKey = randomBytes(12).toString('hex');
 const slackPath = `/services/T1/B1/${randomBytes(8).toString('hex')}`;
-const hooks: { event: string; revision: string; diagnostic?: string }[] = [];
+const hooks: { event: string; revision: string; diagnostic?: string; object?: string; summary?: string }[] = [];
 const slack: string[] = [];
 const bad: string[] = [];
 const receiver = createServer((req, res) => {
@@ -80,13 +80,24 @@ describe('standalone notify: from kupenstack.yaml', () => {
     expect(await runner.run('watch', signal)).toBe(true);
     // A timed run of the applied revision (drift) announces nothing again.
     expect(await runner.run('interval', signal)).toBe(true);
+    // Drift made in Neutron behind the agent's back: the next timed run sets the MTU back and the webhook hears of it, naming the object and the field.
+    const neutron = ws.cloud.client('network');
+    const [project] = await ws.cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${sync.projectPrefix}nt` });
+    const mtuOf = async (): Promise<{ id: string; mtu: number }> => (await neutron.list<{ id: string; mtu: number }>('/networks', 'networks', { project_id: project!.id, name: 'net' }))[0]!;
+    await neutron.put(`/networks/${(await mtuOf()).id}`, { network: { mtu: 1300 } });
+    expect(await runner.run('interval', signal)).toBe(true);
+    expect((await mtuOf()).mtu).toBe(1400);
+    await until(() => hooks.some((h) => h.event === 'drift-corrected'));
+    expect(hooks.filter((h) => h.event === 'drift-corrected')).toEqual([
+      { event: 'drift-corrected', sync: 'nt', revision: runner.status.lastAppliedRevision, object: 'nt/Network/net', summary: 'nt/Network/net: set mtu back to the declared values', severity: 'warning', at: expect.any(String) as string },
+    ]);
     // Then a new bad revision: each target's notices leave in order, so one more applied would sit before its started.
     ws.write({ 'nt/net.yaml': `${head('Network', 'net', 'nt')}  mtu: many\n` });
     expect(await runner.run('watch', signal)).toBe(false);
     const again = runner.status.rejectedRevision!;
     await until(() => hooks.some((h) => h.event === 'rejected' && h.revision === again) && slack.length === 2);
     const applied = runner.status.lastAppliedRevision!;
-    expect(hooks.slice(2).map((h) => [h.event, h.revision])).toEqual([['started', applied], ['applied', applied], ['started', again], ['rejected', again]]);
+    expect(hooks.slice(2).filter((h) => h.event !== 'drift-corrected').map((h) => [h.event, h.revision])).toEqual([['started', applied], ['applied', applied], ['started', again], ['rejected', again]]);
     expect(bad).toEqual([]);
     expect(logs).not.toContain(hmacKey);
     expect(logs).not.toContain(slackPath);
