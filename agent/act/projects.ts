@@ -49,9 +49,11 @@ export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[]
     if (trusted && wanted.every((ns) => trusted.some((p) => p.namespace === ns && p.id === byNamespace.get(ns)?.id))) return byNamespace;
   }
   const me = await cloud.whoami();
-  const roleId = await findRole(cloud, opts.role);
-  // Where the agent holds the role already: one list for every project, not one probe per project.
-  const assignments = await identity.list<{ scope?: { project?: { id?: string } } }>('/role_assignments', 'role_assignments', { 'user.id': me.userId, 'role.id': roleId });
+  const roleId = me.roles.find((r) => r.name === opts.role)?.id ?? (await findRole(cloud, opts.role));
+  // Where the agent holds the role already: one list for every project, not one probe per project;
+  // none when every project is about to be made (a new project has no assignment: a first apply).
+  const existing = wanted.filter((ns) => byNamespace.has(ns));
+  const assignments = existing.length === 0 ? [] : await identity.list<{ scope?: { project?: { id?: string } } }>('/role_assignments', 'role_assignments', { 'user.id': me.userId, 'role.id': roleId });
   const granted = new Set(assignments.flatMap((a) => (a.scope?.project?.id ? [a.scope.project.id] : [])));
   for (const ns of wanted) {
     let project = byNamespace.get(ns);
@@ -121,6 +123,7 @@ async function takeOver(cloud: OpenStackCloud, existing: KeystoneProject, ns: st
   return { namespace: ns, id: existing.id, name: existing.name };
 }
 
+/** The role's id by name; the agent's own token usually names it already (an admin holds member through the implied roles), so this is the fallback. */
 async function findRole(cloud: OpenStackCloud, role: string): Promise<string> {
   const [found] = await cloud.identity.list<{ id: string }>('/roles', 'roles', { name: role });
   if (!found) throw new KupenstackError('project.role-missing', `Keystone has no role "${role}"; create it or configure another role for the agent`);

@@ -46,10 +46,10 @@ export class OpenStackCloud {
     return this.client('identity');
   }
 
-  /** The agent's own user id and project (from its default-scope token). */
-  async whoami(): Promise<{ userId: string; projectId?: string }> {
+  /** The agent's own user id, project and roles there (from its default-scope token). */
+  async whoami(): Promise<{ userId: string; projectId?: string; roles: readonly { id: string; name: string }[] }> {
     const t = await this.session.token({ default: true });
-    return { userId: t.userId, projectId: t.projectId };
+    return { userId: t.userId, projectId: t.projectId, roles: t.roles };
   }
 
   async computeHeaders(): Promise<Record<string, string>> {

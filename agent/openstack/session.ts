@@ -13,6 +13,8 @@ export interface Token {
   expiresAt: number;
   userId: string;
   projectId?: string;
+  /** The roles the token carries in its scope, implied ones included (Keystone leaves domain-specific roles out). */
+  roles: { id: string; name: string }[];
   catalog: CatalogEntry[];
 }
 
@@ -95,8 +97,8 @@ export class Session {
     const value = res.headers.get('x-subject-token');
     if (!value) throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'no X-Subject-Token header in the answer' });
     if (res.json === undefined) throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'the answer has no JSON body' });
-    const body = res.json as { token: { expires_at: string; user: { id: string }; project?: { id: string }; catalog?: CatalogEntry[] } };
-    return { value, expiresAt: Date.parse(body.token.expires_at), userId: body.token.user.id, projectId: body.token.project?.id, catalog: body.token.catalog ?? [] };
+    const body = res.json as { token: { expires_at: string; user: { id: string }; project?: { id: string }; roles?: { id: string; name: string }[]; catalog?: CatalogEntry[] } };
+    return { value, expiresAt: Date.parse(body.token.expires_at), userId: body.token.user.id, projectId: body.token.project?.id, roles: body.token.roles ?? [], catalog: body.token.catalog ?? [] };
   }
 
   /** The endpoint of a service type, for the cloud's interface and region. */

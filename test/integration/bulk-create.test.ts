@@ -47,6 +47,11 @@ describe('Neutron bulk create', () => {
     // Fewer POSTs than objects: the creates of one kind went out as lists.
     expect(posts['network POST /networks']).toBeLessThan(6);
     expect(posts['network POST /subnets']).toBeLessThan(6);
+    // A first apply of a namespace makes its project: no list of the agent's role assignments (a new project has none).
+    expect(posts['identity POST /projects']).toBe(1);
+    expect(posts['identity GET /role_assignments']).toBeUndefined();
+    // The role's id comes with the agent's own token (admin implies member): no lookup of it either.
+    expect(posts['identity GET /roles']).toBeUndefined();
 
     // Neutron: each network exactly once, each carrying the marker of its own manifest.
     const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === 'bulk')!;
