@@ -1,5 +1,5 @@
 import childProcess from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -126,8 +126,9 @@ function snapshot(root: string, copied: Map<string, number>): void {
       const full = join(path, name);
       if (full === dir || name === '.git' || name === 'node_modules') continue;
       let st;
+      // lstat: a link is not followed (a test's `a -> .` would make the walk endless); what it points at inside the TMPDIR is walked anyway.
       try {
-        st = statSync(full);
+        st = lstatSync(full);
       } catch {
         continue;
       }
