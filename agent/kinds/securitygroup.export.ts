@@ -1,17 +1,6 @@
 import type { KindExport } from './export.ts';
 import { projectItems, tagsOf, text } from './export.ts';
-
-interface RawRule {
-  direction: string;
-  ethertype?: string;
-  protocol?: string | null;
-  port_range_min?: number | null;
-  port_range_max?: number | null;
-  remote_ip_prefix?: string | null;
-  remote_group_id?: string | null;
-  remote_address_group_id?: string | null;
-  description?: string | null;
-}
+import type { NeutronRule as RawRule } from './securitygroup.ts';
 
 const allowAllEgress = (r: RawRule): boolean =>
   r.direction === 'egress' &&

@@ -26,7 +26,8 @@ type SpecRule = NonNullable<SecurityGroupSpec['rules']>[number];
 
 const self = 'self';
 
-function rule(r: {
+/** A security-group rule as Neutron returns it (the adapter and the exporter read the same shape). */
+export interface NeutronRule {
   direction: string;
   ethertype?: string | null;
   protocol?: string | null;
@@ -36,7 +37,9 @@ function rule(r: {
   remote_group_id?: string | null;
   remote_address_group_id?: string | null;
   description?: string | null;
-}): Rule {
+}
+
+function rule(r: NeutronRule): Rule {
   const ethertype = r.ethertype ?? 'IPv4';
   let protocol = r.protocol?.toLowerCase();
   // Zed refuses "any" (it means no protocol) and stores IPv6 ICMP as ipv6-icmp.

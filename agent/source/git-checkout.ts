@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
-import { chmod, link, mkdir, realpath, symlink, unlink, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, posix, sep } from 'node:path';
+import { chmod, link, mkdir, symlink, unlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, posix } from 'node:path';
 import git from 'isomorphic-git';
+import { linksLeaving } from './links-leaving.ts';
 import { SourceError } from './source.ts';
 
 export interface CheckoutResult {
@@ -92,19 +93,8 @@ export async function checkoutTree(gitdir: string, commit: string, dir: string, 
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, blobs.length) }, worker));
 
-  // The textual check above cannot see links through other links (`a -> .`,
-  // `b -> a/../x`); the file system can. Links that really leave go.
-  const root = await realpath(dir);
-  const escaping: string[] = [];
-  for (const rel of links) {
-    let real: string;
-    try {
-      real = await realpath(join(dir, rel));
-    } catch {
-      continue; // dangling: points nowhere, so nowhere outside
-    }
-    if (real !== root && !real.startsWith(root + sep)) escaping.push(rel);
-  }
+  // Links that really leave (through other links too) go.
+  const escaping = await linksLeaving(dir, links);
   for (const rel of escaping) await unlink(join(dir, rel));
   result.skippedLinks.push(...escaping);
   result.skippedLinks.sort();

@@ -1,11 +1,12 @@
-import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
-import { join, posix, sep } from 'node:path';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract, type Header } from 'tar-stream';
 import { KupenstackError } from '../errors.ts';
 import { linkStaysInside } from './git-checkout.ts';
+import { linksLeaving } from './links-leaving.ts';
 import { SourceError } from './source.ts';
 
 /**
@@ -108,15 +109,7 @@ export async function unpackTarGz(layer: Readable, dir: string, where: string, l
     throw refuse(where, `it is not a valid tar.gz (${err.message})`);
   }
   // The textual check cannot see links through other links; the file system can.
-  const root = await realpath(dir);
-  for (const rel of links) {
-    let real: string;
-    try {
-      real = await realpath(join(dir, rel));
-    } catch {
-      continue; // dangling: points nowhere, so nowhere outside
-    }
-    if (real !== root && !real.startsWith(root + sep)) throw refuse(where, `the link ${rel} leads outside the artifact through another link`);
-  }
+  const [leaving] = await linksLeaving(dir, links);
+  if (leaving !== undefined) throw refuse(where, `the link ${leaving} leads outside the artifact through another link`);
   return { files, links: [...links].sort() };
 }
