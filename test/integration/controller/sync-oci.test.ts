@@ -84,7 +84,7 @@ async function publish(names: string[], key: 'trusted' | 'other'): Promise<strin
 
 /** The controller's JSON log lines with this message, from `from` (a character offset) on. */
 function lines(msg: string, from: number): Record<string, unknown>[] {
-  return controller.log().slice(from).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
+  return controller.jsonLines(from).filter((l) => l.msg === msg);
 }
 
 /**
@@ -115,6 +115,8 @@ beforeAll(async () => {
   controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), [
     '-c', config, '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${optIn}`,
     '--listen', `127.0.0.1:${port}`, '--registry-hook-secret', `${system}/${hookSecret}`, '--sync-selector', `kupenstack.io/test-run=${run}`,
+    // The hook's lines are read by their fields.
+    '--log-format', 'json',
   ]);
   await controller.start();
 }, 600_000);
