@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { DockerConfigCredentials } from '../../oci/auth/docker-config.ts';
 import type { CredentialStore } from '../../oci/auth/credentials.ts';
 import type { SignaturePolicy } from '../../oci/signature-policy.ts';
 import { KupenstackError } from '../errors.ts';
+import { readRegistrySecret } from '../kinds/image/registry-secret.ts';
 import { signaturePolicy } from '../kinds/image/verify.ts';
 import type { SyncSpec } from '../model/kinds.generated.ts';
 import { describeSecret, type SecretKey, type SecretResolver } from '../secrets/resolver.ts';
@@ -32,23 +32,9 @@ export function ociCredentials(oci: OciSpec, secrets: SecretResolver | undefined
   const ref = oci.secretRef;
   if (!ref) return undefined;
   const secret: SecretKey = { name: ref.name, key: '.dockerconfigjson' };
-  let memo: { hash: string; store: CredentialStore } | undefined;
   return async () => {
     if (!secrets) throw new SourceError('auth', `source.oci.secretRef names ${describeSecret(secret)}, but this agent reads no Secrets; use dockerConfigFile`);
-    const value = secrets.getAll ? (await secrets.getAll(secret))['.dockerconfigjson'] : await secrets.get(secret);
-    if (value === undefined) throw new SourceError('auth', `${describeSecret(secret)} has no .dockerconfigjson; create it with kubectl create secret docker-registry`);
-    // Parsed again only when the value changed (a rotation).
-    const hash = createHash('sha256').update(value).digest('hex');
-    if (memo?.hash === hash) return memo.store;
-    let json: unknown;
-    try {
-      json = JSON.parse(value);
-    } catch {
-      // The parser's message may quote the value: not kept.
-      throw new SourceError('auth', `${describeSecret(secret)} is not JSON; it must hold a docker config (kubectl create secret docker-registry)`);
-    }
-    memo = { hash, store: new DockerConfigCredentials(describeSecret(secret), json) };
-    return memo.store;
+    return (await readRegistrySecret(secrets, secret, (why) => new SourceError('auth', why))).store;
   };
 }
 

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { DockerConfigCredentials } from '../../../oci/auth/docker-config.ts';
 import type { DiskRequest, DiskSource, ResolvedDisk } from '../../../oci/disk-source.ts';
 import { apiHost, formatRequest, parseRepository } from '../../../oci/reference.ts';
 import { KupenstackError } from '../../errors.ts';
@@ -13,6 +11,7 @@ import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../own
 import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
 import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from '../adapter.ts';
 import { ImageFollows } from './oci-follow.ts';
+import { readRegistrySecret } from './registry-secret.ts';
 import { resolveDue } from './oci-poll.ts';
 import { toRemote } from './remote.ts';
 import { policyOf, verifyResolved } from './verify.ts';
@@ -80,17 +79,9 @@ export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSour
         `or a docker config file (DOCKER_CONFIG) and drop credentialsSecretRef`,
     );
   }
-  const value = ctx.secrets.getAll ? (await ctx.secrets.getAll(secret))['.dockerconfigjson'] : await ctx.secrets.get(secret);
-  if (value === undefined) throw new KupenstackError('image.oci-credentials', `${m.address}: ${describeSecret(secret)} has no .dockerconfigjson; create it with kubectl create secret docker-registry`);
-  let json: unknown;
-  try {
-    json = JSON.parse(value);
-  } catch {
-    throw new KupenstackError('image.oci-credentials', `${m.address}: ${describeSecret(secret)} is not JSON; it must hold a docker config (kubectl create secret docker-registry)`);
-  }
-  const store = new DockerConfigCredentials(describeSecret(secret), json);
+  const { store, hash } = await readRegistrySecret(ctx.secrets, secret, (why) => new KupenstackError('image.oci-credentials', `${m.address}: ${why}`));
   // The cache key names the Secret and a hash of its value (a rotation makes a new client), never the value.
-  const key = `${describeSecret(secret)}#${createHash('sha256').update(value).digest('hex').slice(0, 16)}`;
+  const key = `${describeSecret(secret)}#${hash.slice(0, 16)}`;
   return sourcesOf(ctx).get({ credentials: { key, store }, plainHttpAdvice, egress });
 }
 
