@@ -306,11 +306,24 @@ describe('kupenstack controller', () => {
     const atKill = (await networksIn(nsA)).filter((n) => n.name.startsWith('burst-')).length;
     console.log(`[controller] kill -9 with ${atKill} of ${n} burst networks made`);
     await controller.start();
-    await until('every burst network Ready', () => Promise.resolve(readyIn('network', nsA).filter((name) => name.startsWith('burst-')).length === n), 120_000, 1000);
+    const restarted = controller.log().length;
+    try {
+      // Up to the request timeout (60 s) goes to creates the killed process sent and never saw answered (act/landing.ts);
+      // the rest is 40 creates and status writes on a test bed other test files load too.
+      await until('every burst network Ready', () => Promise.resolve(readyIn('network', nsA).filter((name) => name.startsWith('burst-')).length === n), 180_000, 1000);
+    } catch (err) {
+      // What the restarted controller did and where each late network stands: a timeout alone tells nothing in CI.
+      const late = (JSON.parse(kubectlOk(['get', 'network.kupenstack.io', '-n', nsA, '-o', 'json'])) as { items: Kobj[] }).items.filter(
+        (o) => o.metadata.name.startsWith('burst-') && !(condition(o, 'Ready')?.status === 'True' && o.status?.observedGeneration === o.metadata.generation),
+      );
+      console.log(`[controller] not Ready: ${late.map((o) => `${o.metadata.name} ${JSON.stringify(o.status?.conditions ?? [])}`).join('\n')}`);
+      console.log(`[controller] log since the restart:\n${controller.log().slice(restarted).split('\n').slice(-150).join('\n')}`);
+      throw err;
+    }
     const names = (await networksIn(nsA)).map((n) => n.name).filter((n) => n.startsWith('burst-')).sort();
     expect(names).toEqual(Array.from({ length: n }, (_, i) => `burst-${i}`).sort());
     expect(atKill).toBeLessThan(n);
-  });
+  }, 420_000);
 
   it('a rotated clouds.yaml Secret takes effect without a restart', async () => {
     const next = randomBytes(24).toString('hex');
