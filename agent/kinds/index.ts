@@ -1,4 +1,5 @@
 import type { KindAdapter } from './adapter.ts';
+import { applicationCredential } from './applicationcredential/adapter.ts';
 import { network } from './network.ts';
 import { floatingIp } from './floatingip.ts';
 import { port } from './port.ts';
@@ -30,6 +31,7 @@ export const adapters: ReadonlyMap<string, KindAdapter> = new Map(
     volume,
     volumeSnapshot,
     projectQuota,
+    applicationCredential,
     virtualMachine,
   ].map((a) => [a.kind, a]),
 );

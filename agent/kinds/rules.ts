@@ -1,3 +1,4 @@
+import { applicationCredentialRules } from './applicationcredential.rules.ts';
 import { openStackCloudRules } from './openstackcloud.rules.ts';
 import { portRules } from './port.rules.ts';
 import type { KindRules } from './rule.ts';
@@ -8,4 +9,4 @@ import { virtualMachineRules } from './virtualmachine.rules.ts';
 import { volumeRules } from './volume.rules.ts';
 
 /** Every kind's own rules (kinds/<kind>.rules.ts). The validator runs them all and knows no kind. */
-export const kindRules: readonly KindRules[] = [openStackCloudRules, portRules, securityGroupRules, serverGroupRules, subnetRules, virtualMachineRules, volumeRules];
+export const kindRules: readonly KindRules[] = [applicationCredentialRules, openStackCloudRules, portRules, securityGroupRules, serverGroupRules, subnetRules, virtualMachineRules, volumeRules];

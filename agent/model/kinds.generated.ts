@@ -238,6 +238,86 @@ export type ImageVerify = {
 };
 
 /**
+ * Desired application credential. KupenStack makes a Keystone service user for it in the project's domain, gives that
+ * user the roles named on the namespace's project, and has the user make the credential (Keystone lets only the user
+ * itself do that). The user's random password is used once and never stored. Any change of roles, expiresAt,
+ * rotateAfter, secretRef or the rotate annotation makes a new credential; the old one keeps working for gracePeriod.
+ */
+export type ApplicationCredentialSpec = {
+  /**
+   * When the manifest is removed from Git: delete (default) the credential, its service user and the Secret if
+   * KupenStack made it, or detach and leave them in place.
+   */
+  onDelete?: OnDelete;
+  /**
+   * Keystone role names the credential carries on the namespace's project (member, reader, load-balancer_member…).
+   * Names, not ids. A role the cloud does not have stops the credential with a message naming it.
+   */
+  roles: string[];
+  /**
+   * Secret in the manifest's namespace that receives the credential: keys clouds.yaml (a ready cloud named openstack,
+   * auth_type v3applicationcredential), application_credential_id, application_credential_secret, auth_url and
+   * region_name. Made by KupenStack when missing (and then deleted with the manifest); an existing Secret keeps its
+   * other keys. Standalone: the folder <secretsDir>/<namespace>/<name>/, files mode 0600, swapped atomically like a
+   * mounted Secret volume.
+   */
+  secretRef: SecretRef;
+  /**
+   * When Keystone stops accepting the credential (passed to Keystone as expires_at; every rotated credential carries it
+   * too). Past it, nothing more can be made: set a later time or remove the field.
+   */
+  expiresAt?: string;
+  /**
+   * Makes a new credential this long after the current one was made (e.g. 720h). Each credential also expires in
+   * Keystone at rotateAfter + gracePeriod after it was made (or at expiresAt if sooner), so one the agent could not
+   * rotate still runs out. Absent: rotated only on a change or the rotate annotation.
+   */
+  rotateAfter?: Duration;
+  /**
+   * How long an old credential keeps working after a rotation, so clients reading the Secret pick up the new one
+   * (default 10m). It is deleted by the first run after that.
+   */
+  gracePeriod?: Duration;
+};
+
+/** Observed state, written by the agent. */
+export type ApplicationCredentialStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
+  conditions?: Conditions;
+  /** Keystone ID of the current application credential. */
+  id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** Keystone ID of the service user that owns the current credential. */
+  userId?: string;
+  /** Secret that holds the current credential (never the secret itself). */
+  secretName?: string;
+  /** When Keystone stops accepting the current credential; absent when it does not expire. */
+  expiresAt?: string;
+  /** When the current credential was made. */
+  rotatedAt?: string;
+  /** Older credentials still working during their grace period. */
+  retiring?: number;
+};
+
+/**
+ * A Keystone application credential for an application running in the cloud (a Kubernetes cloud provider, a backup
+ * tool): scoped to the namespace's project with the roles named, delivered into a Secret, rotated with a grace period.
+ * Its secret never reaches status, logs, Events or plans.
+ */
+export interface ApplicationCredential {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'ApplicationCredential';
+  metadata: NamespacedMetadata;
+  spec: ApplicationCredentialSpec;
+  status?: ApplicationCredentialStatus;
+}
+
+/**
  * Desired Nova flavor. Nova flavors cannot change: any change to vcpus, ram, disk, swap, ephemeral, rxtxFactor or
  * isPublic replaces the flavor (running VMs keep the old one until resized). vcpus, ram and disk are required unless
  * `import` is set.
@@ -2095,6 +2175,7 @@ export interface VolumeSnapshot {
 }
 
 export type KindName =
+  | 'ApplicationCredential'
   | 'Flavor'
   | 'FloatingIP'
   | 'Image'
@@ -2113,6 +2194,7 @@ export type KindName =
   | 'VolumeSnapshot';
 
 export type AnyKind =
+  | ApplicationCredential
   | Flavor
   | FloatingIP
   | Image
@@ -2131,6 +2213,7 @@ export type AnyKind =
   | VolumeSnapshot;
 
 export interface SpecByKind {
+  ApplicationCredential: ApplicationCredentialSpec;
   Flavor: FlavorSpec;
   FloatingIP: FloatingIPSpec;
   Image: ImageSpec;

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KupenstackError } from '../errors.ts';
+import { DirSecretWriter } from './dir-writer.ts';
 import { describeSecret, type SecretKey, type SecretName, type SecretResolver } from './resolver.ts';
 
 /**
@@ -19,11 +20,14 @@ import { describeSecret, type SecretKey, type SecretName, type SecretResolver } 
  */
 export class EnvFileSecretResolver implements SecretResolver {
   readonly secretsDir: string;
+  /** Secrets KupenStack makes land where this resolver reads them (an ApplicationCredential's folder). */
+  readonly writer: DirSecretWriter;
   readonly #env: NodeJS.ProcessEnv;
   readonly #clusterNamespace: string;
 
   constructor(opts: { secretsDir: string; env?: NodeJS.ProcessEnv; clusterNamespace?: string }) {
     this.secretsDir = opts.secretsDir;
+    this.writer = new DirSecretWriter(opts.secretsDir);
     this.#env = opts.env ?? process.env;
     this.#clusterNamespace = opts.clusterNamespace ?? defaultClusterNamespace;
   }

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { KupenstackError } from '../errors.ts';
+import { KubeSecretWriter } from './kube-writer.ts';
 import { describeSecret, type SecretKey, type SecretName, type SecretResolver } from './resolver.ts';
 
 /** A Secret or key that does not exist; the message names the reference, never a value. */
@@ -24,9 +25,12 @@ export class KubeSecretResolver implements SecretResolver {
   private readonly informers = new Map<string, Promise<SecretInformer>>();
   /** For cluster-scoped references (the cloud's clouds.yaml): the controller's own namespace. */
   private readonly defaultNamespace: string;
+  /** Secrets KupenStack makes (an ApplicationCredential's), in the manifest's namespace. */
+  readonly writer: KubeSecretWriter;
 
   constructor(kc: k8s.KubeConfig, defaultNamespace: string) {
     this.kc = kc;
+    this.writer = new KubeSecretWriter(kc);
     this.core = kc.makeApiClient(k8s.CoreV1Api);
     this.defaultNamespace = defaultNamespace;
   }

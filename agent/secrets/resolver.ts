@@ -17,6 +17,30 @@ export interface SecretResolver {
   get(ref: SecretKey): Promise<string>;
   /** Every key of a Secret (a `.dockerconfigjson`, a `clouds.yaml`); same errors. */
   getAll?(ref: SecretName): Promise<Record<string, string>>;
+  /** Where KupenStack writes secrets it makes (an ApplicationCredential's); absent where none can be written (plan). */
+  readonly writer?: SecretWriter;
+}
+
+/** A Secret in a namespace, by name: what a writer writes. */
+export interface SecretPlace {
+  namespace: string;
+  name: string;
+}
+
+/**
+ * Writes Secrets KupenStack makes. A Secret it creates carries `owner` (a
+ * label in the cluster, a file standalone), so only those are ever deleted;
+ * one that existed before keeps its other keys. Values never reach errors.
+ */
+export interface SecretWriter {
+  /** Every key now, read past any cache (a write a moment ago is seen); undefined when the Secret does not exist. */
+  read(place: SecretPlace): Promise<Record<string, string> | undefined>;
+  /** Throws what `put` would for lack of permission, writing nothing: asked before a credential is made, so a Forbidden makes none. */
+  check(place: SecretPlace): Promise<void>;
+  /** Sets these keys together (a reader sees all old or all new values), creating the Secret marked as `owner`'s when missing. */
+  put(place: SecretPlace, data: Record<string, string>, owner: string): Promise<void>;
+  /** Deletes the Secret when it carries `owner`'s mark; a Secret made by someone else, or none, is left. */
+  removeOwned(place: SecretPlace, owner: string): Promise<void>;
 }
 
 export interface SecretName {

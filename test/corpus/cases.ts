@@ -134,6 +134,13 @@ export const cases: CorpusCase[] = [
   { name: 'security-group ports without a protocol', files: { 'a.yaml': sgRule('{direction: ingress, portRangeMin: 22, portRangeMax: 22}') }, errors: ['securitygroup.ports-without-protocol a.yaml:8:42'] },
   { name: 'ICMP type above 255', files: { 'a.yaml': sgRule('{direction: ingress, protocol: icmp, portRangeMin: 300}') }, errors: ['securitygroup.icmp-range a.yaml:8:58'] },
   { name: 'IPv6 prefix on an IPv4 rule', files: { 'a.yaml': sgRule('{direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: "fd00::/8"}') }, errors: ['securitygroup.ethertype a.yaml:8:95'] },
+  { name: 'application credential without a role', files: { 'a.yaml': `${head('ApplicationCredential', 'ccm')}  roles: []\n  secretRef: {name: ccm-cloud}\n` }, errors: ['schema.range a.yaml:7:10'] },
+  { name: 'application credential rotated within its grace', files: { 'a.yaml': `${head('ApplicationCredential', 'ccm')}  roles: [member]\n  secretRef: {name: ccm-cloud}\n  rotateAfter: 5m\n` }, errors: ['appcred.rotate-within-grace a.yaml:9:16'] },
+  {
+    name: 'two application credentials writing one Secret',
+    files: { 'a.yaml': `${head('ApplicationCredential', 'ccm')}  roles: [member]\n  secretRef: {name: cloud}\n---\n${head('ApplicationCredential', 'backup')}  roles: [reader]\n  secretRef: {name: cloud}\n` },
+    errors: ['appcred.secret-shared a.yaml:17:21'],
+  },
   { name: 'server-group rules with a policy Nova takes none with', files: { 'a.yaml': `${head('ServerGroup', 'packed')}  policy: affinity\n  rules: {maxServerPerHost: 2}\n` }, errors: ['servergroup.rules-policy a.yaml:8:10'] },
   {
     name: 'volume from a snapshot and an image at once',

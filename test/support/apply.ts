@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { applyPath, type ApplyOutcome } from '../../agent/standalone/apply-path.ts';
+import { applyPath, planPath, type ApplyOutcome, type PlanOutcome } from '../../agent/standalone/apply-path.ts';
+import type { SecretResolver } from '../../agent/secrets/resolver.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig, type AgentConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
@@ -40,8 +41,25 @@ export class Workspace {
     rmSync(join(this.repo, path), { force: true });
   }
 
+  /** Secrets the runs read and write (an ApplicationCredential's), as `kupenstack apply` passes its secretsDir's; none by default. */
+  secrets?: SecretResolver;
+
   apply(options: { prune?: boolean; allowMassDelete?: boolean; path?: string; counters?: ApiCounters } = {}): Promise<ApplyOutcome> {
-    return applyPath({ path: options.path ?? this.repo, cloud: testCloudName, config: this.config, prune: options.prune ?? false, allowMassDelete: options.allowMassDelete ?? false, log: (l) => this.log.push(l), images: this.images, ...(options.counters ? { counters: options.counters } : {}) });
+    return applyPath({
+      path: options.path ?? this.repo,
+      cloud: testCloudName,
+      config: this.config,
+      prune: options.prune ?? false,
+      allowMassDelete: options.allowMassDelete ?? false,
+      log: (l) => this.log.push(l),
+      images: this.images,
+      ...(options.counters ? { counters: options.counters } : {}),
+      ...(this.secrets ? { secrets: this.secrets } : {}),
+    });
+  }
+
+  plan(): Promise<PlanOutcome> {
+    return planPath({ path: this.repo, cloud: testCloudName, config: this.config, prune: true, allowMassDelete: true, log: (l) => this.log.push(l), images: this.images, ...(this.secrets ? { secrets: this.secrets } : {}) });
   }
 
   /** Prunes everything this owner created, then deletes its projects. */

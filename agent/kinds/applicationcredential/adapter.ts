@@ -1,0 +1,138 @@
+import { parseDescriptionMarker } from '../../ownership/marker.ts';
+import type { AdapterContext, KindAdapter, Remote } from '../adapter.ts';
+import { desiredFields } from './desired.ts';
+import { byAge, credentialState, normaliseTime, parseRecord, pastGrace, recordAttribute, type Generation } from './generations.ts';
+import { deleteGeneration, makeGeneration, serviceUserPrefix } from './make.ts';
+
+/**
+ * Keystone application credentials for apps in the cloud. Keystone lets an
+ * admin list and delete a user's credentials but lets only the user make
+ * one, so each credential comes with a service user of its own (in the
+ * project's domain, default project = the namespace's, the spec's roles on
+ * it) whose random password is used once to make it and then forgotten:
+ * no password is stored, and none is ever changed (a password change makes
+ * Keystone revoke every token of the user). Deleting the user deletes its
+ * credential.
+ *
+ * The marker sits in the description of both the user and the credential.
+ * Observe lists the project's service users in ONE call (by name prefix),
+ * then each user's credentials (one GET per user: Keystone has no
+ * cloud-wide list of credentials), and reads the Secret once per manifest
+ * to see that it holds the current one. The users of one manifest are its
+ * generations, newest first: the newest is the object, the older ones are
+ * kept until their grace ends (`raw.generations`).
+ */
+
+type RawUser = { id: string; name: string; description?: string; default_project_id?: string } & Record<string, unknown>;
+type RawCredential = { id: string; name: string; description?: string; expires_at?: string | null; roles?: { id: string; name: string }[] };
+
+function generationOf(user: RawUser, owner: string): Generation | undefined {
+  const { marker } = parseDescriptionMarker(user.description);
+  const record = parseRecord(user[recordAttribute]);
+  if (marker?.owner !== owner || !record) return undefined;
+  const made = Date.parse(record.made);
+  return Number.isNaN(made) ? undefined : { userId: user.id, marker, made, record };
+}
+
+async function withCredential(ctx: AdapterContext, gen: Generation): Promise<Generation> {
+  const creds = await ctx.cloud.identity.list<RawCredential>(`/users/${encodeURIComponent(gen.userId)}/application_credentials`, 'application_credentials');
+  const mine = creds.find((c) => parseDescriptionMarker(c.description).marker?.ref === gen.marker.ref);
+  if (!mine) return gen;
+  const roles = (mine.roles ?? []).map((r) => r.name).sort();
+  return { ...gen, credential: { id: mine.id, roles, ...(mine.expires_at ? { expiresAt: normaliseTime(mine.expires_at) } : {}) } };
+}
+
+/** Whether the Secret holds the credential; undefined where no Secret can be read (plan --base). */
+async function delivered(ctx: AdapterContext, gen: Generation): Promise<boolean | undefined> {
+  const writer = ctx.secrets?.writer;
+  if (!writer || !gen.credential) return undefined;
+  const data = await writer.read({ namespace: ctx.namespace, name: gen.record.secret });
+  return data?.application_credential_id === gen.credential.id;
+}
+
+/** The Remote of one manifest's generations at `now`. Exported for the unit tests of the rotation decisions. */
+export function remoteOf(generations: readonly Generation[], now: number, isDelivered: boolean | undefined): Remote {
+  const [current, ...older] = byAge(generations);
+  const c = current!;
+  const name = c.marker.ref.slice(c.marker.ref.indexOf('/') + 1);
+  return {
+    id: c.credential?.id ?? c.userId,
+    name,
+    marker: c.marker,
+    fields: {
+      roles: c.credential?.roles ?? [],
+      expiresAt: c.record.expiresAt,
+      rotateAfter: c.record.rotateAfter,
+      rotation: c.record.rotation,
+      secretName: c.record.secret,
+      credential: credentialState(c, now, isDelivered),
+      pastGrace: pastGrace(byAge(generations), now).length,
+    },
+    // Ids, times and names only: no secret is ever in hand after the create.
+    raw: {
+      userId: c.userId,
+      rotatedAt: c.record.made,
+      ...(c.credential?.expiresAt ? { expiresAt: c.credential.expiresAt } : {}),
+      generations: [c, ...older],
+    },
+  };
+}
+
+function generationsIn(remote: Remote): Generation[] {
+  return (remote.raw.generations ?? []) as Generation[];
+}
+
+export const applicationCredential: KindAdapter = {
+  kind: 'ApplicationCredential',
+  fields: { roles: 'update', expiresAt: 'update', rotateAfter: 'update', rotation: 'update', secretName: 'update', credential: 'update', pastGrace: 'update' },
+
+  report: (remote) => ({
+    userId: remote.raw.userId,
+    secretName: remote.fields.secretName,
+    rotatedAt: remote.raw.rotatedAt,
+    ...(typeof remote.raw.expiresAt === 'string' ? { expiresAt: remote.raw.expiresAt } : {}),
+    retiring: Math.max(0, generationsIn(remote).length - 1),
+  }),
+
+  async observe(ctx) {
+    const users = await ctx.cloud.identity.list<RawUser>('/users', 'users', { name__startswith: serviceUserPrefix(ctx.projectName) });
+    const byRef = new Map<string, Generation[]>();
+    for (const u of users) {
+      if (u.default_project_id !== ctx.projectId) continue;
+      const gen = generationOf(u, ctx.owner);
+      if (!gen) continue;
+      byRef.set(gen.marker.ref, [...(byRef.get(gen.marker.ref) ?? []), await withCredential(ctx, gen)]);
+    }
+    const now = Date.now();
+    const out: Remote[] = [];
+    for (const gens of byRef.values()) out.push(remoteOf(gens, now, await delivered(ctx, byAge(gens)[0]!)));
+    return out;
+  },
+
+  desired: (m) => desiredFields(m),
+
+  async create(ctx, m, _desired, marker) {
+    const gen = await makeGeneration(ctx, m, marker, Date.now());
+    return remoteOf([gen], gen.made, true);
+  },
+
+  /**
+   * A rotation: a new generation, while the older ones keep working for the
+   * grace. Only `pastGrace` changed: delete the generations whose grace is
+   * over (the first run after it, controller resync or agent interval).
+   */
+  async update(ctx, remote, changes, m) {
+    const now = Date.now();
+    const made = Object.keys(changes).some((k) => k !== 'pastGrace') ? await makeGeneration(ctx, m, remote.marker!, now) : undefined;
+    const all = byAge([...(made ? [made] : []), ...generationsIn(remote)]);
+    const gone = pastGrace(all, now);
+    for (const gen of gone) await deleteGeneration(ctx, gen);
+    return made ? remoteOf(all.filter((g) => !gone.includes(g)), now, true) : undefined;
+  },
+
+  async delete(ctx, remote) {
+    const gens = generationsIn(remote);
+    for (const g of gens) await deleteGeneration(ctx, g);
+    for (const secret of new Set(gens.map((g) => g.record.secret))) await ctx.secrets?.writer?.removeOwned({ namespace: ctx.namespace, name: secret }, ctx.owner);
+  },
+};

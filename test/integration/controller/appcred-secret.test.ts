@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
+import { testCloudName } from '../../support/context.ts';
+import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+
+/*
+ * ApplicationCredential in the cluster (issue 32 item 4): the controller, as its own
+ * ServiceAccount with deploy/rbac, writes the credential into a Kubernetes Secret only where
+ * the ClusterRole kupenstack-controller-credentials is bound; the Secret's clouds.yaml
+ * authenticates to the real Keystone; status, Events and the log never hold the secret; deleting
+ * the resource deletes the credential and the Secret KupenStack made.
+ */
+const repo = join(import.meta.dirname, '../../..');
+const run = randomBytes(3).toString('hex');
+const owner = `ac${run}`;
+const ns = `ac-${run}`;
+const prefix = 'ks-';
+const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+let controller: ControllerProcess;
+
+interface Cr {
+  status?: { id?: string; secretName?: string; userId?: string; conditions?: { type: string; status: string; reason: string; message: string }[] } & Record<string, unknown>;
+}
+const cr = (): Cr => getJson<Cr>(['get', 'applicationcredentials.kupenstack.io', 'app', '-n', ns]);
+const ready = (c: Cr) => c.status?.conditions?.find((x) => x.type === 'Ready');
+
+async function serviceUsers(): Promise<{ id: string }[]> {
+  return cloud.identity.list<{ id: string }>('/users', 'users', { name__startswith: `${prefix}${ns}.` });
+}
+
+beforeAll(async () => {
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
+  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
+  kubectlOk(['create', 'namespace', ns]);
+  kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${run}`]);
+  controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), [
+    '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs',
+  ]);
+  await controller.start();
+}, 300_000);
+
+afterAll(async () => {
+  kubectl(['delete', 'namespace', ns, '--wait=false']);
+  try {
+    await until('the namespace project to be deleted', async () => (await cloud.identity.list('/projects', 'projects', { name: `${prefix}${ns}` })).length === 0, 180_000, 1_000);
+  } finally {
+    await controller?.stop();
+    kubectl(['patch', 'applicationcredentials.kupenstack.io', 'app', '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  }
+}, 300_000);
+
+describe('ApplicationCredential in the cluster', () => {
+  it('is written to a Secret only where the credentials role is bound; the Secret authenticates; the secret stays out of status, Events and the log; delete removes both', async () => {
+    kubectlOk(['apply', '-f', '-'], {
+      input: `apiVersion: kupenstack.io/v1alpha1\nkind: ApplicationCredential\nmetadata: {name: app, namespace: ${ns}}\nspec: {roles: [member], secretRef: {name: app-cloud}}\n`,
+    });
+    // Not bound yet: the controller may not write Secrets here, and says which binding to make.
+    await until('the Forbidden to be reported', () => Promise.resolve(/kupenstack-controller-credentials/.test(ready(cr())?.message ?? '')), 120_000);
+    expect(ready(cr())?.status).toBe('False');
+
+    kubectlOk(['create', 'rolebinding', 'kupenstack-credentials', '-n', ns, '--clusterrole', 'kupenstack-controller-credentials', '--serviceaccount', 'kupenstack-system:kupenstack-controller']);
+    await until('the credential to be Ready', () => Promise.resolve(ready(cr())?.status === 'True'), 120_000);
+
+    const secret = getJson<{ metadata: { labels?: Record<string, string> }; data: Record<string, string> }>(['get', 'secret', 'app-cloud', '-n', ns]);
+    expect(secret.metadata.labels?.['kupenstack.io/owner']).toBe(owner);
+    const value = (k: string): string => Buffer.from(secret.data[k]!, 'base64').toString('utf8');
+    const entry = (parse(value('clouds.yaml')) as { clouds: { openstack: { auth: { auth_url: string; application_credential_id: string; application_credential_secret: string } } } }).clouds.openstack;
+    expect(entry.auth.application_credential_id).toBe(value('application_credential_id'));
+    const token = await fetch(`${entry.auth.auth_url}/auth/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: { identity: { methods: ['application_credential'], application_credential: { id: entry.auth.application_credential_id, secret: entry.auth.application_credential_secret } } } }),
+    });
+    expect(token.status).toBe(201);
+    const status = cr().status!;
+    expect(status).toMatchObject({ id: entry.auth.application_credential_id, secretName: 'app-cloud' });
+
+    const events = kubectlOk(['get', 'events', '-n', ns, '-o', 'json']);
+    const seen = [JSON.stringify(status), events, controller.log()].join('\n');
+    expect(seen.includes(entry.auth.application_credential_secret), 'the secret reached status, an Event or the log').toBe(false);
+
+    kubectlOk(['delete', 'applicationcredentials.kupenstack.io', 'app', '-n', ns, '--timeout=120s']);
+    expect(kubectl(['get', 'secret', 'app-cloud', '-n', ns]).status).not.toBe(0);
+    expect(await serviceUsers()).toEqual([]);
+  }, 300_000);
+});

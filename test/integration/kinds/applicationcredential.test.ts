@@ -1,0 +1,192 @@
+import { readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { EnvFileSecretResolver } from '../../../agent/secrets/env-file.ts';
+import { poll } from '../../../agent/util/poll.ts';
+import { manifestHead as head, Workspace } from '../../support/apply.ts';
+
+/**
+ * Issue 32 item 4 against the test bed's real Keystone: what an app holding
+ * the Secret can do with it (a token request as `openstack token issue`
+ * makes it, then Neutron), rotation under a client that keeps
+ * authenticating, drift, a failed Secret write, prune, and every secret
+ * made kept out of logs, reports and plans.
+ */
+
+let ws: Workspace;
+let secretsDir: string;
+const a = 'appcred-a';
+const b = 'appcred-b';
+/** Every secret value the Secret folder ever held, for the grep at the end of each step. */
+const secretsSeen = new Set<string>();
+
+beforeAll(() => {
+  ws = new Workspace();
+  secretsDir = join(ws.dir, 'secrets');
+  ws.secrets = new EnvFileSecretResolver({ secretsDir });
+});
+afterAll(async () => {
+  await ws.dispose();
+});
+
+interface CloudEntry {
+  auth: { auth_url: string; application_credential_id: string; application_credential_secret: string };
+  region_name?: string;
+}
+
+/** What a client reads: the clouds.yaml of the Secret, as mounted. */
+function mounted(): CloudEntry {
+  const entry = (parse(readFileSync(join(secretsDir, a, 'app-cloud', 'clouds.yaml'), 'utf8')) as { clouds: { openstack: CloudEntry } }).clouds.openstack;
+  secretsSeen.add(entry.auth.application_credential_secret);
+  return entry;
+}
+
+interface Issued {
+  status: number;
+  token?: string;
+  projectId?: string;
+  roles?: string[];
+  networkUrl?: string;
+}
+
+/** `openstack token issue` with an application credential: POST /v3/auth/tokens, method application_credential. */
+async function issue(entry: CloudEntry, scopeTo?: string): Promise<Issued> {
+  const res = await fetch(`${entry.auth.auth_url}/auth/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      auth: {
+        identity: { methods: ['application_credential'], application_credential: { id: entry.auth.application_credential_id, secret: entry.auth.application_credential_secret } },
+        ...(scopeTo ? { scope: { project: { id: scopeTo } } } : {}),
+      },
+    }),
+  });
+  if (res.status !== 201) return { status: res.status };
+  const body = (await res.json()) as { token: { project: { id: string }; roles: { name: string }[]; catalog: { type: string; endpoints: { interface: string; url: string }[] }[] } };
+  const network = body.token.catalog.find((c) => c.type === 'network')?.endpoints.find((e) => e.interface === 'public')?.url;
+  return { status: 201, token: res.headers.get('x-subject-token') ?? '', projectId: body.token.project.id, roles: body.token.roles.map((r) => r.name).sort(), ...(network ? { networkUrl: network.replace(/\/$/, '') } : {}) };
+}
+
+async function projectId(ns: string): Promise<string> {
+  const [p] = await ws.cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${ws.owner}-${ns}` });
+  return p!.id;
+}
+
+/** The service users KupenStack made for namespace A, and their credentials, as Keystone (admin) lists them. */
+async function inKeystone(): Promise<{ userId: string; credentials: string[] }[]> {
+  const users = await ws.cloud.identity.list<{ id: string; default_project_id?: string }>('/users', 'users', { name__startswith: `${ws.owner}-${a}.` });
+  const out = [];
+  for (const u of users) {
+    const creds = await ws.cloud.identity.list<{ id: string }>(`/users/${u.id}/application_credentials`, 'application_credentials');
+    out.push({ userId: u.id, credentials: creds.map((c) => c.id) });
+  }
+  return out;
+}
+
+/** No secret the Secret ever held is in the agent's log, a report or a plan (the grep test). */
+function expectNoSecretIn(...outputs: unknown[]): void {
+  const text = [ws.log.join('\n'), ...outputs.map((o) => JSON.stringify(o))].join('\n');
+  expect(secretsSeen.size).toBeGreaterThan(0);
+  for (const s of secretsSeen) expect(text.includes(s), 'a credential secret reached a log, report or plan').toBe(false);
+}
+
+const credential = (extra = ''): string => `${head('ApplicationCredential', 'app', a)}  roles: [member]\n  secretRef: {name: app-cloud}\n  gracePeriod: 2s\n${extra}`;
+const networks = `${head('Network', 'a-net', a)}  mtu: 1400\n---\n${head('Network', 'b-net', b)}  mtu: 1400\n`;
+
+describe('ApplicationCredential', () => {
+  it("authenticates to Keystone scoped to its namespace's project only, and cannot see another namespace's networks", async () => {
+    ws.write({ 'nets.yaml': networks, 'cred.yaml': credential() });
+    const applied = await ws.apply();
+    expect(applied.diagnostics).toEqual([]);
+    expect(applied.report!.errors, ws.log.join('\n')).toEqual([]);
+
+    const entry = mounted();
+    const [projectA, projectB] = [await projectId(a), await projectId(b)];
+    const token = await issue(entry);
+    expect(token).toMatchObject({ status: 201, projectId: projectA });
+    expect(token.roles).toContain('member');
+    expect(token.roles).not.toContain('admin');
+    // An application credential cannot ask for another scope: Keystone refuses it.
+    expect((await issue(entry, projectB)).status).toBe(401);
+
+    const res = await fetch(`${token.networkUrl}/v2.0/networks`, { headers: { 'x-auth-token': token.token! } });
+    const names = ((await res.json()) as { networks: { name: string; project_id: string }[] }).networks;
+    expect(names.map((n) => n.name)).toContain('a-net');
+    expect(names.filter((n) => n.project_id === projectB)).toEqual([]);
+
+    expect(await inKeystone()).toEqual([{ userId: expect.any(String) as string, credentials: [entry.auth.application_credential_id] }]);
+    const again = await ws.apply();
+    expect(again.report).toMatchObject({ created: 0, updated: 0, errors: [] });
+    expectNoSecretIn(applied, again, await ws.plan());
+  });
+
+  it('rotation keeps a working credential throughout; after the grace the old one is gone', async () => {
+    const before = mounted();
+    let failures = 0;
+    const ids = new Set<string>();
+    let rotating = true;
+    const client = (async () => {
+      // A client that authenticates with whatever the Secret holds, over and over, during the rotation.
+      while (rotating) {
+        const entry = mounted();
+        ids.add(entry.auth.application_credential_id);
+        if ((await issue(entry)).status !== 201) failures++;
+      }
+    })();
+    ws.write({ 'cred.yaml': credential().replace('  name: app\n', "  name: app\n  annotations: {kupenstack.io/rotate: '1'}\n") });
+    const rotated = await ws.apply();
+    const after = mounted();
+    await issue(after);
+    rotating = false;
+    await client;
+    expect(rotated.report!.errors, ws.log.join('\n')).toEqual([]);
+    expect(failures).toBe(0);
+    expect(after.auth.application_credential_id).not.toBe(before.auth.application_credential_id);
+    expect(ids).toContain(before.auth.application_credential_id);
+    // The old one still works during the grace.
+    expect((await issue(before)).status).toBe(201);
+
+    // The first run after the grace deletes it (each run looks once; none waits for the grace).
+    await poll(async () => ((await ws.apply()).report?.updated === 1 ? true : undefined), { timeoutMs: 60_000, initialDelayMs: 500, maxDelayMs: 1_000, onTimeout: () => new Error('the old credential was never deleted') });
+    expect((await issue(before)).status).toBe(401);
+    expect((await issue(after)).status).toBe(201);
+    expect((await inKeystone()).flatMap((u) => u.credentials)).toEqual([after.auth.application_credential_id]);
+    expectNoSecretIn(rotated);
+  });
+
+  it('a credential deleted in Keystone is made again; one whose Secret write failed is replaced by exactly one new one', async () => {
+    const [gen] = await inKeystone();
+    await ws.cloud.identity.remove(`/users/${gen!.userId}/application_credentials/${gen!.credentials[0]!}`);
+    const healed = await ws.apply();
+    expect(healed.report!.errors, ws.log.join('\n')).toEqual([]);
+    expect((await issue(mounted())).status).toBe(201);
+
+    // The Secret cannot be written (its ..data link is a folder: the swap's rename fails, even as root): the credential is
+    // made in Keystone, then its secret is lost, as after a kill -9 between the two.
+    const folder = join(secretsDir, a, 'app-cloud');
+    const version = readlinkSync(join(folder, '..data'));
+    rmSync(join(folder, '..data'));
+    renameSync(join(folder, version), join(folder, '..data'));
+    ws.write({ 'cred.yaml': credential().replace('  name: app\n', "  name: app\n  annotations: {kupenstack.io/rotate: '2'}\n") });
+    const failed = await ws.apply();
+    renameSync(join(folder, '..data'), join(folder, version));
+    symlinkSync(version, join(folder, '..data'));
+    expect(failed.report!.errors.map((e) => e.message).join('\n')).toContain('cannot write the Secret folder');
+    const stranded = (await inKeystone()).length;
+    const adopted = await ws.apply();
+    expect(adopted.report!.errors, ws.log.join('\n')).toEqual([]);
+    expect((await inKeystone()).length).toBe(stranded + 1);
+    expect((await issue(mounted())).status).toBe(201);
+    expectNoSecretIn(healed, failed, adopted);
+  });
+
+  it('prune deletes the credentials, their users and the Secret KupenStack made', async () => {
+    ws.remove('cred.yaml');
+    const pruned = await ws.apply({ prune: true, allowMassDelete: true });
+    expect(pruned.report!.errors, ws.log.join('\n')).toEqual([]);
+    expect(await inKeystone()).toEqual([]);
+    expect(() => readFileSync(join(secretsDir, a, 'app-cloud', 'clouds.yaml'))).toThrow(/ENOENT/);
+    expectNoSecretIn(pruned);
+  });
+});
