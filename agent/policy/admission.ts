@@ -9,7 +9,16 @@ import { adminLabel, memberRules, type MemberRule } from './member-policy.ts';
  * keeps both equal to this.
  */
 
-const plurals: Record<string, string> = { Flavor: 'flavors', Network: 'networks', Router: 'routers', FloatingIP: 'floatingips', VirtualMachine: 'virtualmachines', Image: 'images', Port: 'ports' };
+const plurals: Record<string, string> = {
+  Flavor: 'flavors',
+  Network: 'networks',
+  Router: 'routers',
+  FloatingIP: 'floatingips',
+  VirtualMachine: 'virtualmachines',
+  Image: 'images',
+  Port: 'ports',
+  ApplicationCredential: 'applicationcredentials',
+};
 
 /** YAML single-quoted scalar: CEL's own quotes stay as they are. */
 const q = (s: string): string => `'${s.replace(/'/g, "''")}'`;

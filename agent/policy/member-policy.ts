@@ -17,6 +17,9 @@
 
 export const adminLabel = { key: 'kupenstack.io/admin', value: 'true' } as const;
 
+/** The roles a project member holds in Keystone's defaults (member implies reader): what it could delegate itself. */
+export const memberRoles: readonly string[] = ['member', 'reader'];
+
 export interface MemberPolicyOptions {
   /** Flavor extra spec keys a tenant may set (the cluster admin's allow-list, --flavor-extra-spec); default none. */
   flavorExtraSpecs: readonly string[];
@@ -152,6 +155,19 @@ export const memberRules: readonly MemberRule[] = [
     openstack: 'publicize_image is admin-only',
     check: (spec) => (spec.visibility === 'public' ? 'visibility: public' : undefined),
     cel: "!has(object.spec.visibility) || object.spec.visibility != 'public'",
+  },
+  {
+    kind: 'ApplicationCredential',
+    code: 'applicationcredential.roles',
+    field: 'spec.roles',
+    openstack:
+      'identity:create_grant is admin; a user may put in an application credential only roles it holds (a member holds member and reader), ' +
+      'and an admin role on any project is admin of the whole cloud for most services',
+    check: (spec) => {
+      const extra = (Array.isArray(spec.roles) ? (spec.roles as unknown[]) : []).filter((r) => !memberRoles.includes(String(r)));
+      return extra.length ? `roles ${extra.map((r) => JSON.stringify(r)).join(', ')} (a tenant namespace may delegate ${memberRoles.join(' and ')})` : undefined;
+    },
+    cel: `!has(object.spec.roles) || object.spec.roles.all(r, r in [${memberRoles.map((r) => `'${r}'`).join(', ')}])`,
   },
   {
     kind: 'Port',

@@ -125,25 +125,26 @@ describe('ApplicationCredential', () => {
     const before = mounted();
     let failures = 0;
     const ids = new Set<string>();
-    let rotating = true;
+    let applied = false;
+    let lookedAfter = 0;
     const client = (async () => {
-      // A client that authenticates with whatever the Secret holds, over and over, during the rotation.
-      while (rotating) {
+      // A client that authenticates with whatever the Secret holds, over and over, until it has used the new credential.
+      for (;;) {
         const entry = mounted();
         ids.add(entry.auth.application_credential_id);
         if ((await issue(entry)).status !== 201) failures++;
+        if (applied && (entry.auth.application_credential_id !== before.auth.application_credential_id || ++lookedAfter > 20)) return;
       }
     })();
     ws.write({ 'cred.yaml': credential().replace('  name: app\n', "  name: app\n  annotations: {kupenstack.io/rotate: '1'}\n") });
     const rotated = await ws.apply();
-    const after = mounted();
-    await issue(after);
-    rotating = false;
+    applied = true;
     await client;
+    const after = mounted();
     expect(rotated.report!.errors, ws.log.join('\n')).toEqual([]);
     expect(failures).toBe(0);
     expect(after.auth.application_credential_id).not.toBe(before.auth.application_credential_id);
-    expect(ids).toContain(before.auth.application_credential_id);
+    expect([...ids].sort()).toEqual([before.auth.application_credential_id, after.auth.application_credential_id].sort());
     // The old one still works during the grace.
     expect((await issue(before)).status).toBe(201);
 
