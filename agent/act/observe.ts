@@ -1,5 +1,5 @@
 import { KupenstackError } from '../errors.ts';
-import { knownAfterApply, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import { knownAfterApply, type CloudContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Inventory } from '../plan/decide.ts';
@@ -61,6 +61,12 @@ export interface Observation {
   namespaces: string[];
   /** Every project this owner had when observed (the executor does not list them again). */
   projects: Project[];
+}
+
+/** The agent's admin view of these projects, for a kind listed cloud-wide (KindAdapter.observeCloud). */
+async function cloudContextOf(needed: readonly Project[], opts: ObserveOptions): Promise<CloudContext> {
+  const projects = new Map(needed.map((p) => [p.id, { namespace: p.namespace, name: p.name }]));
+  return { cloud: opts.cloud, apis: await opts.cloud.adminApis(), owner: opts.owner, projects, signal: opts.signal, ...(opts.secrets ? { secrets: opts.secrets } : {}) };
 }
 
 /**
@@ -130,7 +136,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
       const observeCloud = a.observeCloud.bind(a);
       work.push(async () => {
         const byId = new Map(needed.map((p) => [p.id, p]));
-        const found = await observeCloud({ cloud, apis: await cloud.adminApis(), owner, projects: new Map(needed.map((p) => [p.id, { namespace: p.namespace, name: p.name }])), signal: opts.signal });
+        const found = await observeCloud(await cloudContextOf(needed, opts));
         for (const [projectId, remotes] of found) {
           const p = byId.get(projectId);
           if (p) keep(p, remotes);

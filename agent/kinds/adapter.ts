@@ -224,6 +224,8 @@ export interface CloudContext {
   /** Project id → the namespace and Keystone name of each project observed. */
   projects: ReadonlyMap<string, { namespace: string; name: string }>;
   signal?: AbortSignal;
+  /** What the run reads and writes Secrets with (an ApplicationCredential's Secret says which credential is delivered). */
+  secrets?: SecretResolver;
 }
 
 /** Keeps `remote` under its project when that project is one being observed. */

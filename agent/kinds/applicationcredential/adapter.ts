@@ -1,5 +1,7 @@
 import { parseDescriptionMarker } from '../../ownership/marker.ts';
-import type { AdapterContext, KindAdapter, Remote } from '../adapter.ts';
+import type { ServiceClient } from '../../openstack/service.ts';
+import type { SecretResolver } from '../../secrets/resolver.ts';
+import { bucket, type KindAdapter, type Remote } from '../adapter.ts';
 import { desiredFields } from './desired.ts';
 import { byAge, credentialState, normaliseTime, parseRecord, pastGrace, recordAttribute, type Generation } from './generations.ts';
 import { deleteGeneration, makeGeneration, serviceUserPrefix } from './make.ts';
@@ -15,10 +17,10 @@ import { deleteGeneration, makeGeneration, serviceUserPrefix } from './make.ts';
  * credential.
  *
  * The marker sits in the description of both the user and the credential.
- * Observe lists the project's service users in ONE call (by name prefix),
- * then each user's credentials (one GET per user: Keystone has no
- * cloud-wide list of credentials), and reads the Secret once per manifest
- * to see that it holds the current one. The users of one manifest are its
+ * Observe lists the owner's service users in ONE call (by name prefix, for
+ * one project or cloud-wide), then each user's credentials (one GET per
+ * user: Keystone has no cloud-wide list of credentials), and reads the
+ * Secret once per manifest to see that it holds the current one. The users of one manifest are its
  * generations, newest first: the newest is the object, the older ones are
  * kept until their grace ends (`raw.generations`).
  */
@@ -34,8 +36,9 @@ function generationOf(user: RawUser, owner: string): Generation | undefined {
   return Number.isNaN(made) ? undefined : { userId: user.id, marker, made, record };
 }
 
-async function withCredential(ctx: AdapterContext, gen: Generation): Promise<Generation> {
-  const creds = await ctx.cloud.identity.list<RawCredential>(`/users/${encodeURIComponent(gen.userId)}/application_credentials`, 'application_credentials');
+/** The user's credential marked for the same manifest (one GET per user: Keystone lists credentials per user only). */
+async function withCredential(identity: ServiceClient, gen: Generation): Promise<Generation> {
+  const creds = await identity.list<RawCredential>(`/users/${encodeURIComponent(gen.userId)}/application_credentials`, 'application_credentials');
   const mine = creds.find((c) => parseDescriptionMarker(c.description).marker?.ref === gen.marker.ref);
   if (!mine) return gen;
   const roles = (mine.roles ?? []).map((r) => r.name).sort();
@@ -43,11 +46,24 @@ async function withCredential(ctx: AdapterContext, gen: Generation): Promise<Gen
 }
 
 /** Whether the Secret holds the credential; undefined where no Secret can be read (plan --base). */
-async function delivered(ctx: AdapterContext, gen: Generation): Promise<boolean | undefined> {
-  const writer = ctx.secrets?.writer;
+async function delivered(secrets: SecretResolver | undefined, namespace: string, gen: Generation): Promise<boolean | undefined> {
+  const writer = secrets?.writer;
   if (!writer || !gen.credential) return undefined;
-  const data = await writer.read({ namespace: ctx.namespace, name: gen.record.secret });
+  const data = await writer.read({ namespace, name: gen.record.secret });
   return data?.application_credential_id === gen.credential.id;
+}
+
+/** The Remotes of one project's service users: one per manifest, its generations inside. */
+async function remotesOf(users: readonly RawUser[], o: { identity: ServiceClient; owner: string; namespace: string; secrets?: SecretResolver | undefined }): Promise<Remote[]> {
+  const byRef = new Map<string, Generation[]>();
+  for (const u of users) {
+    const gen = generationOf(u, o.owner);
+    if (gen) byRef.set(gen.marker.ref, [...(byRef.get(gen.marker.ref) ?? []), await withCredential(o.identity, gen)]);
+  }
+  const now = Date.now();
+  const out: Remote[] = [];
+  for (const gens of byRef.values()) out.push(remoteOf(gens, now, await delivered(o.secrets, o.namespace, byAge(gens)[0]!)));
+  return out;
 }
 
 /** The Remote of one manifest's generations at `now`. Exported for the unit tests of the rotation decisions. */
@@ -95,17 +111,20 @@ export const applicationCredential: KindAdapter = {
   }),
 
   async observe(ctx) {
-    const users = await ctx.cloud.identity.list<RawUser>('/users', 'users', { name__startswith: serviceUserPrefix(ctx.projectName) });
-    const byRef = new Map<string, Generation[]>();
-    for (const u of users) {
-      if (u.default_project_id !== ctx.projectId) continue;
-      const gen = generationOf(u, ctx.owner);
-      if (!gen) continue;
-      byRef.set(gen.marker.ref, [...(byRef.get(gen.marker.ref) ?? []), await withCredential(ctx, gen)]);
+    const users = await ctx.cloud.identity.list<RawUser>('/users', 'users', { name__startswith: serviceUserPrefix(ctx.owner, ctx.projectName) });
+    const own = users.filter((u) => u.default_project_id === ctx.projectId);
+    return remotesOf(own, { identity: ctx.cloud.identity, owner: ctx.owner, namespace: ctx.namespace, secrets: ctx.secrets });
+  },
+
+  async observeCloud(ctx) {
+    // One list of the owner's service users for every project: a run's reads do not grow with the number of namespaces.
+    const users = await ctx.cloud.identity.list<RawUser>('/users', 'users', { name__startswith: serviceUserPrefix(ctx.owner) });
+    const out = new Map<string, Remote[]>();
+    for (const [projectId, p] of ctx.projects) {
+      const own = users.filter((u) => u.default_project_id === projectId);
+      if (own.length === 0) continue;
+      for (const remote of await remotesOf(own, { identity: ctx.cloud.identity, owner: ctx.owner, namespace: p.namespace, secrets: ctx.secrets })) bucket(out, projectId, remote);
     }
-    const now = Date.now();
-    const out: Remote[] = [];
-    for (const gens of byRef.values()) out.push(remoteOf(gens, now, await delivered(ctx, byAge(gens)[0]!)));
     return out;
   },
 

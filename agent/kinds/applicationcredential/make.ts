@@ -43,15 +43,19 @@ export async function roleIds(ctx: AdapterContext, names: readonly string[]): Pr
   });
 }
 
-/** The Keystone name of a generation's user: the project's, so names never collide across namespaces, then the manifest's and a stamp. */
-export function serviceUserName(projectName: string, manifestName: string, made: number): string {
+/**
+ * The Keystone name of a generation's user: a prefix of the owner's (one list finds every one of its
+ * service users cloud-wide), the project's (names never collide across namespaces), the manifest's
+ * and a stamp.
+ */
+export function serviceUserName(owner: string, projectName: string, manifestName: string, made: number): string {
   const stamp = new Date(made).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return `${projectName}.${manifestName.slice(0, 120)}.${stamp}.${randomBytes(2).toString('hex')}`;
+  return `${serviceUserPrefix(owner, projectName)}${manifestName.slice(0, 60)}.${stamp}.${randomBytes(2).toString('hex')}`;
 }
 
-/** The prefix observe lists users by (Keystone's name__startswith). */
-export function serviceUserPrefix(projectName: string): string {
-  return `${projectName}.`;
+/** The prefix observe lists users by (Keystone's name__startswith): the owner's, or one project's of it. */
+export function serviceUserPrefix(owner: string, projectName?: string): string {
+  return `kupenstack.${owner}.${projectName === undefined ? '' : `${projectName}.`}`;
 }
 
 /**
@@ -82,7 +86,7 @@ export async function makeGeneration(ctx: AdapterContext, m: Manifest, marker: M
   const password = randomBytes(32).toString('base64url');
   const created = await ctx.cloud.identity.post<{ user: { id: string } }>('/users', {
     user: {
-      name: serviceUserName(ctx.projectName, m.metadata.name, now),
+      name: serviceUserName(ctx.owner, ctx.projectName, m.metadata.name, now),
       domain_id: domainId,
       default_project_id: ctx.projectId,
       enabled: true,

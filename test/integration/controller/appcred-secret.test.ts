@@ -28,7 +28,7 @@ const cr = (): Cr => getJson<Cr>(['get', 'applicationcredentials.kupenstack.io',
 const ready = (c: Cr) => c.status?.conditions?.find((x) => x.type === 'Ready');
 
 async function serviceUsers(): Promise<{ id: string }[]> {
-  return cloud.identity.list<{ id: string }>('/users', 'users', { name__startswith: `${prefix}${ns}.` });
+  return cloud.identity.list<{ id: string }>('/users', 'users', { name__startswith: `kupenstack.${owner}.${prefix}${ns}.` });
 }
 
 beforeAll(async () => {

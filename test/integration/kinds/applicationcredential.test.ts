@@ -75,7 +75,7 @@ async function projectId(ns: string): Promise<string> {
 
 /** The service users KupenStack made for namespace A, and their credentials, as Keystone (admin) lists them. */
 async function inKeystone(): Promise<{ userId: string; credentials: string[] }[]> {
-  const users = await ws.cloud.identity.list<{ id: string; default_project_id?: string }>('/users', 'users', { name__startswith: `${ws.owner}-${a}.` });
+  const users = await ws.cloud.identity.list<{ id: string; default_project_id?: string }>('/users', 'users', { name__startswith: `kupenstack.${ws.owner}.${ws.owner}-${a}.` });
   const out = [];
   for (const u of users) {
     const creds = await ws.cloud.identity.list<{ id: string }>(`/users/${u.id}/application_credentials`, 'application_credentials');
