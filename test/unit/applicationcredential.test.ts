@@ -26,12 +26,13 @@ function manifest(spec: Record<string, unknown>, annotations?: Record<string, st
 }
 
 /** A generation as observe builds it from Keystone's user and credential. */
-function gen(made: number, opts: { rotateAfter?: string; grace?: string; credential?: boolean; expiresAt?: string; rotation?: string; roles?: string[] } = {}): Generation {
+function gen(made: number, opts: { rotateAfter?: string; grace?: string; credential?: boolean; delivered?: boolean; expiresAt?: string; rotation?: string; roles?: string[] } = {}): Generation {
+  const delivered = opts.delivered ?? opts.credential !== false;
   return {
     userId: `u${made}`,
     marker: { owner: 'o1', ref: 'ApplicationCredential/ccm', specHash: '00000000' },
     made,
-    record: { made: new Date(made).toISOString(), rotateAfter: opts.rotateAfter ?? '', grace: opts.grace ?? '10m', expiresAt: '', rotation: opts.rotation ?? '', secret: 'ccm-cloud' },
+    record: { made: new Date(made).toISOString(), rotateAfter: opts.rotateAfter ?? '', grace: opts.grace ?? '10m', expiresAt: '', rotation: opts.rotation ?? '', secret: 'ccm-cloud', ...(delivered ? { delivered } : {}) },
     ...(opts.credential === false ? {} : { credential: { id: `c${made}`, roles: opts.roles ?? ['member'], ...(opts.expiresAt ? { expiresAt: opts.expiresAt } : {}) } }),
   };
 }
@@ -49,13 +50,21 @@ describe('ApplicationCredential: when to rotate', () => {
     expect(credentialState(gen(t0), t0, undefined)).toBe('ok');
   });
 
-  it('an older credential goes when the grace its successor carries is over; one that never got a credential goes at once', () => {
+  it('an older credential goes when the grace of the first newer one the Secret held is over; one that never reached the Secret goes at once', () => {
     const newestFirst = [gen(t0 + 30 * min, { grace: '5m' }), gen(t0 + 10 * min), gen(t0, { credential: false })];
     expect(retireTimes(newestFirst).map((r) => r.at)).toEqual([t0 + 35 * min, 0]);
     expect(pastGrace(newestFirst, t0 + 34 * min).map((g) => g.userId)).toEqual([`u${t0}`]);
     expect(pastGrace(newestFirst, t0 + 35 * min).map((g) => g.userId)).toEqual([`u${t0 + 10 * min}`, `u${t0}`]);
     // The current one is never retired, whatever its age.
     expect(pastGrace([gen(t0)], t0 + 1e9)).toEqual([]);
+  });
+
+  it('a newer credential whose Secret write failed neither starts the grace of the one clients hold nor outlives the next rotation', () => {
+    // t0 delivered; t0+10m made but its Secret write failed; t0+20m made and delivered (grace 10m).
+    const newestFirst = [gen(t0 + 20 * min), gen(t0 + 10 * min, { delivered: false }), gen(t0)];
+    expect(retireTimes(newestFirst).map((r) => r.at)).toEqual([0, t0 + 30 * min]);
+    // Before the delivered one, the stranded newest is current and the delivered older one stays: it is what the Secret holds.
+    expect(pastGrace(newestFirst.slice(1), t0 + 1e9)).toEqual([]);
   });
 
   it('Keystone expires a credential at expiresAt, or sooner at rotateAfter + grace after it was made (one the agent cannot rotate still runs out)', () => {

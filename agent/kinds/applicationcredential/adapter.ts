@@ -4,7 +4,7 @@ import type { SecretResolver } from '../../secrets/resolver.ts';
 import { bucket, type KindAdapter, type Remote } from '../adapter.ts';
 import { desiredFields } from './desired.ts';
 import { byAge, credentialState, normaliseTime, parseRecord, pastGrace, recordAttribute, type Generation } from './generations.ts';
-import { deleteGeneration, makeGeneration, serviceUserPrefix } from './make.ts';
+import { deleteGeneration, makeGeneration, markDelivered, serviceUserPrefix } from './make.ts';
 
 /**
  * Keystone application credentials for apps in the cloud. Keystone lets an
@@ -142,8 +142,12 @@ export const applicationCredential: KindAdapter = {
    */
   async update(ctx, remote, changes, m) {
     const now = Date.now();
+    const before = byAge(generationsIn(remote));
+    // The Secret holds the current one, but a crash came before it was marked so: mark it, or the rotation would retire it at once.
+    const current = before[0];
+    if (current?.credential && !current.record.delivered && remote.fields.credential !== 'undelivered') before[0] = await markDelivered(ctx, current);
     const made = Object.keys(changes).some((k) => k !== 'pastGrace') ? await makeGeneration(ctx, m, remote.marker!, now) : undefined;
-    const all = byAge([...(made ? [made] : []), ...generationsIn(remote)]);
+    const all = byAge([...(made ? [made] : []), ...before]);
     const gone = pastGrace(all, now);
     for (const gen of gone) await deleteGeneration(ctx, gen);
     return made ? remoteOf(all.filter((g) => !gone.includes(g)), now, true) : undefined;

@@ -32,6 +32,8 @@ export interface GenerationRecord {
   rotation: string;
   /** The Secret it was written to. */
   secret: string;
+  /** Set once the Secret held it: only then may a client use it, and only then does it start its predecessors' grace. */
+  delivered?: boolean;
 }
 
 export const recordAttribute = 'kupenstack_credential';
@@ -57,7 +59,8 @@ export function parseRecord(text: unknown): GenerationRecord | undefined {
   try {
     const r = JSON.parse(text) as Partial<GenerationRecord>;
     if (typeof r.made !== 'string' || typeof r.secret !== 'string') return undefined;
-    return { made: r.made, rotateAfter: r.rotateAfter ?? '', grace: r.grace ?? defaultGrace, expiresAt: r.expiresAt ?? '', rotation: r.rotation ?? '', secret: r.secret };
+    const base = { made: r.made, rotateAfter: r.rotateAfter ?? '', grace: r.grace ?? defaultGrace, expiresAt: r.expiresAt ?? '', rotation: r.rotation ?? '', secret: r.secret };
+    return r.delivered === true ? { ...base, delivered: true } : base;
   } catch {
     return undefined;
   }
@@ -91,17 +94,23 @@ export function credentialState(current: Generation, now: number, delivered: boo
 }
 
 /**
- * When each older generation stops being needed: its successor's made time
- * plus the grace the successor carries; at once when it never got a
- * credential (nobody can hold its secret). Newest-first input; the first
- * (current) is never retired.
+ * When each older generation stops being needed. One that never reached the
+ * Secret goes at once (nobody can hold its secret). One that did keeps
+ * working until the grace of the first newer generation that reached the
+ * Secret is over (from that one's making); with none, it is still what the
+ * Secret holds and stays. Newest-first input; the first (current) is never
+ * retired.
  */
 export function retireTimes(newestFirst: readonly Generation[]): { gen: Generation; at: number }[] {
   const out: { gen: Generation; at: number }[] = [];
   for (let i = 1; i < newestFirst.length; i++) {
     const gen = newestFirst[i]!;
-    const successor = newestFirst[i - 1]!;
-    out.push({ gen, at: gen.credential ? successor.made + parseDuration(successor.record.grace) : 0 });
+    if (!gen.credential || !gen.record.delivered) {
+      out.push({ gen, at: 0 });
+      continue;
+    }
+    const successor = newestFirst.slice(0, i).reverse().find((g) => g.record.delivered);
+    out.push({ gen, at: successor ? successor.made + parseDuration(successor.record.grace) : Infinity });
   }
   return out;
 }

@@ -112,7 +112,18 @@ export async function makeGeneration(ctx: AdapterContext, m: Manifest, marker: M
   });
   const cred = res.application_credential;
   await writer.put(place, secretData(ctx.cloud.config, cred.id, cred.secret), ctx.owner);
-  return { userId, marker, made: now, record, credential: { id: cred.id, roles: [...roleNames].sort(), ...(cred.expires_at ? { expiresAt: cred.expires_at } : {}) } };
+  const gen: Generation = { userId, marker, made: now, record, credential: { id: cred.id, roles: [...roleNames].sort(), ...(cred.expires_at ? { expiresAt: cred.expires_at } : {}) } };
+  return markDelivered(ctx, gen);
+}
+
+/**
+ * Records on the user that the Secret held the credential (after the write: a crash before it leaves
+ * it unmarked, and the next rotation marks it first when the Secret still holds it).
+ */
+export async function markDelivered(ctx: AdapterContext, gen: Generation): Promise<Generation> {
+  const record = { ...gen.record, delivered: true };
+  await ctx.cloud.identity.call('PATCH', `/users/${encodeURIComponent(gen.userId)}`, { json: { user: { [recordAttribute]: JSON.stringify(record) } } });
+  return { ...gen, record };
 }
 
 /** Deleting the user deletes its credentials with it (Keystone); gone already is done. */
