@@ -1,4 +1,4 @@
-import { readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -84,9 +84,21 @@ async function inKeystone(): Promise<{ userId: string; credentials: string[] }[]
   return out;
 }
 
-/** No secret the Secret ever held is in the agent's log, a report or a plan (the grep test). */
-function expectNoSecretIn(...outputs: unknown[]): void {
-  const text = [ws.log.join('\n'), ...outputs.map((o) => JSON.stringify(o))].join('\n');
+/** Every file of the agent's state dir: the status it keeps for each resource (standalone's status). */
+function stateFiles(): string {
+  return readdirSync(ws.config.stateDir, { recursive: true, encoding: 'utf8' })
+    .map((f) => join(ws.config.stateDir, f))
+    .filter((f) => statSync(f).isFile())
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
+}
+
+/** No secret the Secret ever held is in the agent's log, its status (state dir), a report or a plan (the grep test). */
+function expectNoSecretIn(outputs: unknown[], statusHeld = true): void {
+  const status = stateFiles();
+  // The status is really there to be searched (gone after prune).
+  expect(/"secretName":\s*"app-cloud"/.test(status)).toBe(statusHeld);
+  const text = [ws.log.join('\n'), status, ...outputs.map((o) => JSON.stringify(o))].join('\n');
   expect(secretsSeen.size).toBeGreaterThan(0);
   for (const s of secretsSeen) expect(text.includes(s), 'a credential secret reached a log, report or plan').toBe(false);
 }
@@ -118,7 +130,7 @@ describe('ApplicationCredential', () => {
     expect(await inKeystone()).toEqual([{ userId: expect.any(String) as string, credentials: [entry.auth.application_credential_id] }]);
     const again = await ws.apply();
     expect(again.report).toMatchObject({ created: 0, updated: 0, errors: [] });
-    expectNoSecretIn(applied, again, await ws.plan());
+    expectNoSecretIn([applied, again, await ws.plan()]);
   });
 
   it('rotation keeps a working credential throughout; after the grace the old one is gone', async () => {
@@ -154,7 +166,7 @@ describe('ApplicationCredential', () => {
     expect([401, 404]).toContain((await issue(before)).status);
     expect((await issue(after)).status).toBe(201);
     expect((await inKeystone()).flatMap((u) => u.credentials)).toEqual([after.auth.application_credential_id]);
-    expectNoSecretIn(rotated);
+    expectNoSecretIn([rotated]);
   });
 
   it('a credential deleted in Keystone is made again; one whose Secret write failed is replaced by exactly one new one, and the one clients hold keeps its grace', async () => {
@@ -184,7 +196,7 @@ describe('ApplicationCredential', () => {
     // Exactly one new credential; the stranded one (nobody can hold its secret) is gone at once; the one clients hold keeps its grace.
     expect((await inKeystone()).flatMap((u) => u.credentials).sort()).toEqual([held, now].sort());
     expect((await issue(mounted())).status).toBe(201);
-    expectNoSecretIn(healed, failed, adopted);
+    expectNoSecretIn([healed, failed, adopted]);
   });
 
   it('prune deletes the credentials, their users and the Secret KupenStack made', async () => {
@@ -193,6 +205,6 @@ describe('ApplicationCredential', () => {
     expect(pruned.report!.errors, ws.log.join('\n')).toEqual([]);
     expect(await inKeystone()).toEqual([]);
     expect(() => readFileSync(join(secretsDir, a, 'app-cloud', 'clouds.yaml'))).toThrow(/ENOENT/);
-    expectNoSecretIn(pruned);
+    expectNoSecretIn([pruned], false);
   });
 });
