@@ -1,4 +1,4 @@
-import { isDuration, parseDuration as strictDuration } from '../util/duration.ts';
+import { isDuration, parseDuration } from '../util/duration.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { HealAttempt } from '../status/state.ts';
 
@@ -27,13 +27,13 @@ export function nextHeal(m: Manifest, attempts: HealAttempt[], now: number): Hea
   if (max === 0) return { attempt, giveUp: 'healing is disabled (heal.maxAttempts: 0)' };
   if (attempts.length >= max) return { attempt, giveUp: `still failed after ${attempts.length} heal attempts (heal.maxAttempts: ${max}); fix the cause and raise maxAttempts or change the manifest` };
   const last = attempts[attempts.length - 1];
-  const backoffMs = parseDuration(heal.backoff ?? '30s') * 2 ** Math.max(0, attempts.length - 1);
+  const backoffMs = durationOrZero(heal.backoff ?? '30s') * 2 ** Math.max(0, attempts.length - 1);
   if (last && now - Date.parse(last.at) < backoffMs) return { attempt, wait: `next heal attempt after ${new Date(Date.parse(last.at) + backoffMs).toISOString()}` };
   const step = escalation[Math.min(attempts.length, ceiling)] ?? 'recreate';
   return { step, attempt };
 }
 
 /** The schema checks durations; an unparsable one counts as zero here, as it always did. */
-function parseDuration(text: string): number {
-  return isDuration(text) ? strictDuration(text) : 0;
+function durationOrZero(text: string): number {
+  return isDuration(text) ? parseDuration(text) : 0;
 }

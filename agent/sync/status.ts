@@ -122,7 +122,3 @@ export class StatusStore extends SyncStatusBase {
     await writeJsonAtomic(this.file, this.status);
   }
 }
-
-export function formatDuration(ms: number): string {
-  return ms >= 60_000 ? `${Math.floor(ms / 60_000)}m${((ms % 60_000) / 1000).toFixed(0)}s` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)}s`;
-}

@@ -11,7 +11,8 @@ import { driftDue } from './drift-policy.ts';
 import { fetchStep } from './fetch-step.ts';
 import { repoPath } from './repo-path.ts';
 import type { Trigger } from './scheduler.ts';
-import { formatDuration, type RunRecord, type RunResult, type SyncStatusStore } from './status.ts';
+import { formatDuration } from '../util/duration.ts';
+import type { RunRecord, RunResult, SyncStatusStore } from './status.ts';
 
 /** One revision, loaded and validated once, handed down as data. */
 export interface LoadedRevision {

@@ -17,3 +17,8 @@ export function parseDuration(text: string): number {
   for (const [, n, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * unitMs[unit!]!;
   return ms;
 }
+
+/** A run's duration as status and logs show it: `1.24s`, `12.3s`, `2m5s`. */
+export function formatDuration(ms: number): string {
+  return ms >= 60_000 ? `${Math.floor(ms / 60_000)}m${((ms % 60_000) / 1000).toFixed(0)}s` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)}s`;
+}

@@ -22,7 +22,9 @@ type Node = {
 };
 const ready = (n: Node): string | undefined => n.status.conditions.find((c) => c.type === 'Ready')?.status;
 const hostSysctl = (name: string): string => readFileSync(`/proc/sys/${name}`, 'utf8').trim();
-const sh = (cmd: string): string => execFileSync('bash', ['-c', cmd], { encoding: 'utf8' });
+// The host tools (iptables-save, ip, findmnt) live in sbin, which a CI runner's or `env -i`'s PATH may lack: the test bed's scripts add it too (lib.sh).
+const sbinPath = `/usr/local/sbin:/usr/sbin:/sbin:${process.env.PATH ?? '/usr/bin:/bin'}`;
+const sh = (cmd: string): string => execFileSync('bash', ['-c', cmd], { encoding: 'utf8', env: { ...process.env, PATH: sbinPath } });
 
 beforeAll(async () => {
   await kubectlOk(['create', 'namespace', ns]);
@@ -104,11 +106,16 @@ describe('the real node beside kwok', () => {
   });
 
   it('testbed down leaves no chain, bridge, mount or network namespace of its own behind, and up brings it back Ready', () => {
+    // The bridge is there before: the "gone" check below can fail (ip found on PATH, the name right).
+    const link = () => spawnSync('ip', ['link', 'show', realNode.bridge], { encoding: 'utf8', env: { ...process.env, PATH: sbinPath } });
+    expect(link().status, link().stderr).toBe(0);
     const down = spawnSync('bash', ['test/testbed/node/down.sh'], { encoding: 'utf8', timeout: 180_000 });
     expect(down.status, down.stderr).toBe(0);
     expect(nodeUp()).toBe(false);
     expect(sh('iptables-save')).not.toMatch(/KS-NODE/);
-    expect(spawnSync('ip', ['link', 'show', realNode.bridge]).status).not.toBe(0);
+    const gone = link();
+    expect(gone.status).not.toBe(0);
+    expect(gone.stderr).toMatch(/does not exist/);
     expect(sh('findmnt -rn -o TARGET').split('\n').filter((m) => m.startsWith(realNode.dir) || m.startsWith('/run/netns/cni-'))).toEqual([]);
     expect(existsSync('/run/netns') ? readdirSync('/run/netns').filter((f) => f.startsWith('cni-')) : []).toEqual([]);
     const before = readFileSync(realNode.sysctlsBefore, 'utf8').trim().split('\n').map((l) => l.split('='));
