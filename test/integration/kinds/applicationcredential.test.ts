@@ -107,7 +107,7 @@ const credential = (extra = ''): string => `${head('ApplicationCredential', 'app
 const networks = `${head('Network', 'a-net', a)}  mtu: 1400\n---\n${head('Network', 'b-net', b)}  mtu: 1400\n`;
 
 describe('ApplicationCredential', () => {
-  it("authenticates to Keystone scoped to its namespace's project only, and cannot see another namespace's networks", async () => {
+  it("authenticates to Keystone scoped to its namespace's project only, cannot see another namespace's networks; a role the cloud lacks is refused by name", async () => {
     ws.write({ 'nets.yaml': networks, 'cred.yaml': credential() });
     const applied = await ws.apply();
     expect(applied.diagnostics).toEqual([]);
@@ -128,6 +128,13 @@ describe('ApplicationCredential', () => {
     expect(names.filter((n) => n.project_id === projectB)).toEqual([]);
 
     expect(await inKeystone()).toEqual([{ userId: expect.any(String) as string, credentials: [entry.auth.application_credential_id] }]);
+
+    // A role the cloud does not have: known only by asking Keystone, so the error names the role, the cloud's roles and the fix; nothing is made.
+    ws.write({ 'bad.yaml': `${head('ApplicationCredential', 'bad', a)}  roles: [no-such-role]\n  secretRef: {name: bad-cloud}\n` });
+    const bad = await ws.apply();
+    expect(bad.report!.errors.map((e) => `${e.address}: ${e.message}`).join('\n')).toMatch(/ApplicationCredential\/bad: .*no role "no-such-role" \(it has: .*member.*\); name one of those/);
+    expect((await inKeystone()).length).toBe(1);
+    ws.remove('bad.yaml');
     const again = await ws.apply();
     expect(again.report).toMatchObject({ created: 0, updated: 0, errors: [] });
     expectNoSecretIn([applied, again, await ws.plan()]);
