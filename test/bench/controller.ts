@@ -66,7 +66,9 @@ async function startController(label: string, namespaces: string[], extra: strin
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
   }
-  const controller = new ControllerProcess(adminKubeconfig, ['--cloud', testCloudName, '--owner', `ctlb${label}${run}`, '--project-prefix', prefix, '--opt-in-label', `kupenstack.io/project=${optIn}`, ...extra], built);
+  // --no-syncs: the bench measures namespace reconciles; a Sync another checkout or a demo left on the shared plane
+  // would otherwise be run too, and its status writes counted as the no-op resync's (they were: 2 writes to Sync demo).
+  const controller = new ControllerProcess(adminKubeconfig, ['--cloud', testCloudName, '--owner', `ctlb${label}${run}`, '--project-prefix', prefix, '--opt-in-label', `kupenstack.io/project=${optIn}`, '--no-syncs', ...extra], built);
   await controller.start();
   return { run, optIn, controller, namespaces: names };
 }
