@@ -7,6 +7,8 @@ import type { SecretPlace, SecretWriter } from './resolver.ts';
 
 /** The file that says KupenStack made the folder (dot files are not keys, for the resolver too). */
 const ownerFile = '.kupenstack-owner';
+/** In a folder KupenStack did not make: lets it write a credential's keys there (whoever may make the file may write the folder). */
+const acceptFile = '.kupenstack-accept-credentials';
 /** kubelet's names: the link readers follow, and the prefix of the versioned folders. */
 const dataLink = '..data';
 
@@ -47,7 +49,8 @@ export class DirSecretWriter implements SecretWriter {
   }
 
   /** The nearest folder that exists on the way to the Secret's must be writable (root passes: it may write anyway). */
-  async check(place: SecretPlace): Promise<void> {
+  async check(place: SecretPlace, owner: string): Promise<void> {
+    if ((await this.read(place)) !== undefined) await this.#refuseForeign(place, owner);
     let dir = this.#dir(place);
     for (;;) {
       try {
@@ -65,7 +68,8 @@ export class DirSecretWriter implements SecretWriter {
     const dir = this.#dir(place);
     try {
       const before = await this.read(place);
-      if (before === undefined) {
+      if (before !== undefined) await this.#refuseForeign(place, owner);
+      else {
         await mkdir(dir, { recursive: true, mode: 0o700 });
         await writeNew(join(dir, ownerFile), `${owner}\n`);
       }
@@ -92,6 +96,18 @@ export class DirSecretWriter implements SecretWriter {
       if (err instanceof SecretWriteError) throw err;
       throw new SecretWriteError(`cannot write the Secret folder ${dir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); check that the agent may write under ${this.secretsDir}`, { cause: err });
     }
+  }
+
+  /** A folder of keys the agent's Secret references read, made by its operator: a manifest must not write into it unasked. */
+  async #refuseForeign(place: SecretPlace, owner: string): Promise<void> {
+    const dir = this.#dir(place);
+    const mark = await readFile(join(dir, ownerFile), 'utf8').catch(() => undefined);
+    if (mark?.trim() === owner) return;
+    if (await access(join(dir, acceptFile)).then(() => true, () => false)) return;
+    throw new SecretWriteError(
+      `the Secret folder ${dir} exists and KupenStack did not make it: name a Secret that does not exist yet in secretRef, ` +
+        `or create the file ${join(dir, acceptFile)} to let the agent write the credential's keys into it`,
+    );
   }
 
   async removeOwned(place: SecretPlace, owner: string): Promise<void> {

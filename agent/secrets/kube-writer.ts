@@ -4,6 +4,8 @@ import type { SecretPlace, SecretWriter } from './resolver.ts';
 
 /** The label a Secret KupenStack made carries: only those are deleted. */
 export const secretOwnerLabel = 'kupenstack.io/owner';
+/** On a Secret KupenStack did not make: "true" lets it write a credential's keys into it (whoever may annotate it may write it). */
+export const acceptCredentialsAnnotation = 'kupenstack.io/accept-credentials';
 
 /** A Secret could not be written; the API server's reason, never a value. */
 export class KubeSecretWriteError extends KupenstackError {
@@ -29,8 +31,10 @@ export class KubeSecretWriter implements SecretWriter {
   }
 
   /** A SelfSubjectAccessReview (any authenticated user may ask) for the verb the put will need. */
-  async check(place: SecretPlace): Promise<void> {
-    const verb = (await this.#get(place)) ? 'update' : 'create';
+  async check(place: SecretPlace, owner: string): Promise<void> {
+    const before = await this.#get(place);
+    if (before) refuseForeign(before, place, owner);
+    const verb = before ? 'update' : 'create';
     let allowed: boolean;
     try {
       const review = await this.authz.createSelfSubjectAccessReview({
@@ -50,6 +54,7 @@ export class KubeSecretWriter implements SecretWriter {
 
   async put(place: SecretPlace, data: Record<string, string>, owner: string): Promise<void> {
     const before = await this.#get(place);
+    if (before) refuseForeign(before, place, owner);
     const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
     try {
       if (!before) {
@@ -97,6 +102,18 @@ function failed(verb: 'read' | 'write' | 'delete', place: SecretPlace, err: unkn
   const where = `Secret ${place.namespace}/${place.name}`;
   if (code === 403) return forbidden(verb, place);
   return new KubeSecretWriteError(`cannot ${verb} ${where}${code ? ` (HTTP ${code})` : ''}`, verb === 'write' ? undefined : { cause: err });
+}
+
+/**
+ * The controller may write Secrets where an admin bound its credentials role, and a tenant who may only write
+ * ApplicationCredentials names the Secret: without this, it could have the controller overwrite keys of any Secret there.
+ */
+function refuseForeign(secret: k8s.V1Secret, place: SecretPlace, owner: string): void {
+  if (secret.metadata?.labels?.[secretOwnerLabel] === owner || secret.metadata?.annotations?.[acceptCredentialsAnnotation] === 'true') return;
+  throw new KubeSecretWriteError(
+    `Secret ${place.namespace}/${place.name} exists and KupenStack did not make it: name a Secret that does not exist yet in secretRef, ` +
+      `or let the controller write the credential's keys into this one: kubectl annotate secret ${place.name} -n ${place.namespace} ${acceptCredentialsAnnotation}=true`,
+  );
 }
 
 function forbidden(verb: 'read' | 'write' | 'delete', place: SecretPlace): KubeSecretWriteError {

@@ -35,8 +35,12 @@ export interface SecretPlace {
 export interface SecretWriter {
   /** Every key now, read past any cache (a write a moment ago is seen); undefined when the Secret does not exist. */
   read(place: SecretPlace): Promise<Record<string, string> | undefined>;
-  /** Throws what `put` would for lack of permission, writing nothing: asked before a credential is made, so a Forbidden makes none. */
-  check(place: SecretPlace): Promise<void>;
+  /**
+   * Throws what `put` would for lack of permission, writing nothing: asked before a credential is made, so a Forbidden makes none.
+   * A Secret that exists and is not `owner`'s is refused unless it opts in (whoever may mark it may write it): a manifest must not
+   * make the agent write into a Secret its author could not write.
+   */
+  check(place: SecretPlace, owner: string): Promise<void>;
   /** Sets these keys together (a reader sees all old or all new values), creating the Secret marked as `owner`'s when missing. */
   put(place: SecretPlace, data: Record<string, string>, owner: string): Promise<void>;
   /** Deletes the Secret when it carries `owner`'s mark; a Secret made by someone else, or none, is left. */

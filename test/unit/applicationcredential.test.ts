@@ -145,10 +145,16 @@ describe('ApplicationCredential: the Secret', () => {
     await resolver.writer.removeOwned(place, 'o1');
     expect(await resolver.writer.read(place)).toBeUndefined();
 
-    // A folder the user made: its other keys stay, and it is never deleted.
+    // A folder the operator made is refused (a manifest must not write into a Secret its author could not write),
+    // before anything is made (check) and at the write; with the operator's consent file its other keys stay, and it is never deleted.
     const theirs = join(dir, 'team-a', 'theirs');
     mkdirSync(theirs, { recursive: true });
     writeFileSync(join(theirs, 'note'), 'kept');
+    await expect(resolver.writer.check({ namespace: 'team-a', name: 'theirs' }, 'o1')).rejects.toThrow(/exists and KupenStack did not make it.*\.kupenstack-accept-credentials/);
+    await expect(resolver.writer.put({ namespace: 'team-a', name: 'theirs' }, { application_credential_id: 'id-3' }, 'o1')).rejects.toThrow(/did not make it/);
+    expect(readdirSync(theirs)).toEqual(['note']);
+    writeFileSync(join(theirs, '.kupenstack-accept-credentials'), '');
+    await resolver.writer.check({ namespace: 'team-a', name: 'theirs' }, 'o1');
     await resolver.writer.put({ namespace: 'team-a', name: 'theirs' }, { application_credential_id: 'id-3' }, 'o1');
     await resolver.writer.removeOwned({ namespace: 'team-a', name: 'theirs' }, 'o1');
     expect(readFileSync(join(theirs, 'note'), 'utf8')).toBe('kept');

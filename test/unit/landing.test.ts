@@ -44,14 +44,20 @@ describe('a run waits for the creates a dead process sent', () => {
 
   it('gives up on an entry whose deadline passed, and never waits for what the revision no longer declares', async () => {
     const j = journal();
-    // The deadline counts from here: the journal's writes before the wait take time on a busy machine.
+    // The wait's clock is the test's: each look moves it 20 s on, so a busy machine's slow journal writes cannot
+    // put the deadline behind the first look (a real 40 ms deadline did, at load 4).
     const started = Date.now();
-    await j.begin(['ns/Network/late'], started + 40);
-    await j.begin(['ns/Network/gone'], Date.now() + 60_000);
+    let clock = started;
+    await j.begin(['ns/Network/late'], started + 50_000);
+    await j.begin(['ns/Network/gone'], started + 600_000);
     let looks = 0;
-    await afterLanding({ journal: j, declared: new Set(['ns/Network/late']), look: () => Promise.resolve({ result: looks++, owned: new Set<string>() }), events: () => undefined, revision: 'r2', everyMs: 10 });
-    expect(looks).toBeGreaterThan(1);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    const look = (): Promise<{ result: number; owned: Set<string> }> => {
+      clock += 20_000;
+      return Promise.resolve({ result: looks++, owned: new Set<string>() });
+    };
+    await afterLanding({ journal: j, declared: new Set(['ns/Network/late']), look, events: () => undefined, revision: 'r2', everyMs: 10, now: () => clock });
+    // Looked at +20 s and +40 s (still before the deadline), gave up at +60 s: 'gone' (600 s) was never waited for.
+    expect(looks).toBe(3);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 

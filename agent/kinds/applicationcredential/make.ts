@@ -79,7 +79,7 @@ export async function makeGeneration(ctx: AdapterContext, m: Manifest, marker: M
   if (!writer) throw new KupenstackError('appcred.no-writer', 'this run cannot write Secrets (a plan): an ApplicationCredential is made by apply, the agent or the controller');
   const place = { namespace: ctx.namespace, name: record.secret };
   // Before anything is made: a Secret that cannot be written would strand a credential nobody can ever read.
-  await writer.check(place);
+  await writer.check(place, ctx.owner);
   const roleNames = specOf(m).roles;
   const roles = await roleIds(ctx, roleNames);
   const domainId = await projectDomain(ctx);

@@ -50,7 +50,7 @@ afterAll(async () => {
     await until('the namespace project to be deleted', async () => (await cloud.identity.list('/projects', 'projects', { name: `${prefix}${ns}` })).length === 0, 180_000, 1_000);
   } finally {
     await controller?.stop();
-    kubectl(['patch', 'applicationcredentials.kupenstack.io', 'app', '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    for (const name of ['app', 'other']) kubectl(['patch', 'applicationcredentials.kupenstack.io', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
   }
 }, 300_000);
 
@@ -86,6 +86,29 @@ describe('ApplicationCredential in the cluster', () => {
 
     kubectlOk(['delete', 'applicationcredentials.kupenstack.io', 'app', '-n', ns, '--timeout=120s']);
     expect(kubectl(['get', 'secret', 'app-cloud', '-n', ns]).status).not.toBe(0);
+    expect(await serviceUsers()).toEqual([]);
+  }, 300_000);
+
+  it('a Secret KupenStack did not make is written only once it is annotated kupenstack.io/accept-credentials=true, keeps its other keys and outlives the resource', async () => {
+    // A tenant who may write ApplicationCredentials but not this Secret must not have the controller overwrite it.
+    kubectlOk(['create', 'secret', 'generic', 'theirs', '-n', ns, '--from-literal=keep=kept']);
+    kubectlOk(['apply', '-f', '-'], {
+      input: `apiVersion: kupenstack.io/v1alpha1\nkind: ApplicationCredential\nmetadata: {name: other, namespace: ${ns}}\nspec: {roles: [member], secretRef: {name: theirs}}\n`,
+    });
+    const other = (): Cr => getJson<Cr>(['get', 'applicationcredentials.kupenstack.io', 'other', '-n', ns]);
+    await until('the refusal to be reported', () => Promise.resolve(/did not make it.*kupenstack\.io\/accept-credentials=true/.test(ready(other())?.message ?? '')), 120_000);
+    expect(ready(other())?.status).toBe('False');
+    // Refused before anything is made in Keystone.
+    expect(await serviceUsers()).toEqual([]);
+    const data = (): Record<string, string> => getJson<{ data: Record<string, string> }>(['get', 'secret', 'theirs', '-n', ns]).data;
+    expect(Object.keys(data())).toEqual(['keep']);
+
+    kubectlOk(['annotate', 'secret', 'theirs', '-n', ns, 'kupenstack.io/accept-credentials=true']);
+    await until('the credential to be Ready', () => Promise.resolve(ready(other())?.status === 'True'), 120_000);
+    expect(Buffer.from(data().keep!, 'base64').toString('utf8')).toBe('kept');
+    expect(Object.keys(data())).toContain('application_credential_id');
+    kubectlOk(['delete', 'applicationcredentials.kupenstack.io', 'other', '-n', ns, '--timeout=120s']);
+    expect(kubectl(['get', 'secret', 'theirs', '-n', ns]).status).toBe(0);
     expect(await serviceUsers()).toEqual([]);
   }, 300_000);
 });

@@ -80,7 +80,7 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     for (const crd of crds) expect(crd).toEqual(fileDocs(`deploy/crds/${crd.metadata.name}.yaml`)[0]);
     const rules = (objs: Obj[], kind: string, nameEnd: string): unknown => objs.find((o) => o.kind === kind && o.metadata.name.endsWith(nameEnd))?.rules;
     const rbac = [...fileDocs('deploy/rbac/controller.yaml'), ...fileDocs('deploy/rbac/tenant-roles.yaml'), ...fileDocs('deploy/rbac/cloud.yaml')];
-    for (const [kind, end] of [['ClusterRole', '-controller'], ['ClusterRole', '-controller-cloud'], ['ClusterRole', '-edit'], ['ClusterRole', '-view'], ['Role', '-leader-election']] as const) {
+    for (const [kind, end] of [['ClusterRole', '-controller'], ['ClusterRole', '-controller-cloud'], ['ClusterRole', '-controller-credentials'], ['ClusterRole', '-edit'], ['ClusterRole', '-view'], ['Role', '-leader-election']] as const) {
       expect(rules(rendered, kind, end), `${kind} *${end}`).toEqual(rules(rbac, kind, end));
       expect(rules(rendered, kind, end)).toBeDefined();
     }
@@ -90,7 +90,15 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
       expect(policy(rendered, end), end).toEqual(policy(fileDocs(`deploy/controller/${file}`), end));
       expect(policy(rendered, end), end).toBeDefined();
     }
-    expect(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).toEqual([`${release}-controller`, `${release}-controller-cloud`, `${release}-edit`, `${release}-view`]);
+    expect(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).toEqual([
+      `${release}-controller`,
+      `${release}-controller-cloud`,
+      `${release}-controller-credentials`,
+      `${release}-edit`,
+      `${release}-view`,
+    ]);
+    // Writing Secrets (ApplicationCredentials) is bound per namespace by an admin, never by the chart.
+    expect(rendered.filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && (o as { roleRef?: { name: string } }).roleRef?.name.endsWith('-controller-credentials'))).toEqual([]);
     // The cloud rights are bound in the cloud's namespace only, never cluster-wide.
     expect(rendered.filter((o) => o.kind === 'RoleBinding' && o.metadata.name.endsWith('-controller-cloud')).map((o) => o.metadata.namespace)).toEqual([ns]);
     expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name)).not.toContain(`${release}-controller-cloud`);
