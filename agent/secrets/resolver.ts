@@ -30,7 +30,8 @@ export interface SecretPlace {
 /**
  * Writes Secrets KupenStack makes. A Secret it creates carries `owner` (a
  * label in the cluster, a file standalone), so only those are ever deleted;
- * one that existed before keeps its other keys. Values never reach errors.
+ * one that existed before is written only if it opted in (see check), and
+ * keeps its other keys. Values never reach errors.
  */
 export interface SecretWriter {
   /** Every key now, read past any cache (a write a moment ago is seen); undefined when the Secret does not exist. */
