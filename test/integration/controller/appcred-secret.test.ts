@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
-import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+import { ControllerProcess, getJson, kubectl, kubectlOk, prepareControllerBed, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
  * ApplicationCredential in the cluster (issue 32 item 4): the controller, as its own
@@ -13,7 +12,6 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfi
  * authenticates to the real Keystone; status, Events and the log never hold the secret; deleting
  * the resource deletes the credential and the Secret KupenStack made.
  */
-const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
 const owner = `ac${run}`;
 const ns = `ac-${run}`;
@@ -32,12 +30,7 @@ async function serviceUsers(): Promise<{ id: string }[]> {
 }
 
 beforeAll(async () => {
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
-  kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
-  kubectlOk(['create', 'namespace', ns]);
-  kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${run}`]);
+  prepareControllerBed({ system: 'kupenstack-system', namespaces: [ns], optIn: run });
   controller = new ControllerProcess(serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller'), [
     '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '3s', '--opt-in-label', `kupenstack.io/project=${run}`, '--no-syncs',
   ]);

@@ -130,11 +130,10 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
 }
 
 /**
- * What every Sync test sets up on the shared plane: this checkout's CRDs (established) and RBAC,
- * the controller's namespace, the tenant namespaces opted in by `optIn`, a `gitops` ServiceAccount
- * with kupenstack-edit in `gitopsIn` only, and the Git credentials Secret the Syncs name.
+ * What a controller test sets up on the shared plane: this checkout's CRDs (established) and RBAC (deploy/rbac),
+ * the controller's namespace `system`, and the tenant namespaces opted in by `optIn`.
  */
-export function prepareSyncBed(o: { system: string; namespaces: string[]; optIn: string; gitopsIn: string; gitSecret: string }): void {
+export function prepareControllerBed(o: { system: string; namespaces: string[]; optIn: string }): void {
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
   kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repo, 'deploy/crds')]);
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.system } }) });
@@ -143,6 +142,15 @@ export function prepareSyncBed(o: { system: string; namespaces: string[]; optIn:
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${o.optIn}`]);
   }
+}
+
+/**
+ * What every Sync test sets up on the shared plane: this checkout's CRDs (established) and RBAC,
+ * the controller's namespace, the tenant namespaces opted in by `optIn`, a `gitops` ServiceAccount
+ * with kupenstack-edit in `gitopsIn` only, and the Git credentials Secret the Syncs name.
+ */
+export function prepareSyncBed(o: { system: string; namespaces: string[]; optIn: string; gitopsIn: string; gitSecret: string }): void {
+  prepareControllerBed(o);
   kubectlOk(['create', 'serviceaccount', 'gitops', '-n', o.gitopsIn]);
   kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', o.gitopsIn, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${o.gitopsIn}:gitops`]);
   kubectlOk(['create', 'secret', 'generic', o.gitSecret, '-n', o.system, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
