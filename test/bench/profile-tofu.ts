@@ -97,8 +97,10 @@ try {
   for (const [k, a] of [...byPath].sort((x, y) => y[1].ms - x[1].ms)) console.log(`${String(a.n).padStart(4)} calls ${(a.ms / 1000).toFixed(1).padStart(7)} s summed, ${String(Math.round(a.ms / a.n)).padStart(6)} ms mean  ${k}`);
   const kinds = new Map<string, number[]>();
   for (const e of events) {
-    const [at, what, address] = e.split(' ');
-    if (what === 'create') kinds.set(address!.split('/')[1]!, [...(kinds.get(address!.split('/')[1]!) ?? []), Number(at)]);
+    // `123 create  ns/Kind/name`: the log pads its verb, so split on runs of spaces (one space gave an empty address: `undefined:`).
+    const [at, what, address = ''] = e.split(/ +/);
+    const kind = address.split('/')[1];
+    if (what === 'create' && kind) kinds.set(kind, [...(kinds.get(kind) ?? []), Number(at)]);
   }
   for (const [kind, at] of kinds) console.log(`${kind}: ${at.length} created from ${(Math.min(...at) / 1000).toFixed(1)} s to ${(Math.max(...at) / 1000).toFixed(1)} s`);
   if (process.env.PROF_OUT) writeFileSync(process.env.PROF_OUT, JSON.stringify({ calls, events }, null, 1));
