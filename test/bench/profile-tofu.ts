@@ -15,12 +15,13 @@ import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { HttpRequest } from '../../agent/openstack/transport.ts';
 import { backgroundCpuRate, benchSshKey, hclOf, manifestsOf, measured, measuredAsync, tofuPeer } from './opentofu.ts';
+import { attribute, loggedRequests, perCallKind, requestIdsIn, sampleWorkers } from './request-cpu.ts';
 
 const cloudName = 'kupenstack-local';
 const t0 = performance.now();
 const rel = (): number => Math.round(performance.now() - t0);
 const idPattern = /[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{32}/g;
-const calls: { start: number; end: number; method: string; service: string; path: string; status: number }[] = [];
+const calls: { start: number; end: number; method: string; service: string; path: string; status: number; id: string | null }[] = [];
 const cloud = OpenStackCloud.fromCloudsYaml(cloudName);
 const transport = cloud.session.transport;
 const send = transport.send.bind(transport);
@@ -28,7 +29,8 @@ transport.send = async (req: HttpRequest) => {
   const start = rel();
   const res = await send(req);
   const u = new URL(req.url);
-  calls.push({ start, end: rel(), method: req.countAs ?? req.method, service: req.service, path: u.pathname.replace(idPattern, 'ID'), status: res.status });
+  const id = res.headers.get('x-openstack-request-id');
+  calls.push({ start, end: rel(), method: req.countAs ?? req.method, service: req.service, path: u.pathname.replace(idPattern, 'ID'), status: res.status, id });
   return res;
 };
 const events: string[] = [];
@@ -56,6 +58,36 @@ function cpuTable(byService: ReadonlyMap<string, number>): string {
   return [...byService].filter(([, t]) => t >= 0.05).sort((a, b) => b[1] - a[1]).map(([s, t]) => `${s} ${t.toFixed(1)}`).join(', ');
 }
 
+/**
+ * What the run's own requests cost the API workers of Neutron and Nova (request-cpu.ts), per call kind:
+ * robust to other users of the bed, whose requests take their own share.
+ */
+async function requestCpu<T>(side: string, work: () => T | Promise<T>, ids: (value: T) => Set<string>): Promise<T> {
+  const sampler = sampleWorkers();
+  const from = Date.now();
+  let value: T;
+  let samples: Awaited<ReturnType<typeof sampler.stop>>;
+  try {
+    value = await work();
+  } finally {
+    samples = await sampler.stop();
+  }
+  // The access log is written as each answer goes: a moment for the last lines.
+  await new Promise((r) => setTimeout(r, 1000));
+  const requests = loggedRequests(from - 1000, Date.now());
+  const { cpu, idle } = attribute(samples, requests);
+  const mine = ids(value);
+  const kinds = perCallKind(requests, cpu, mine);
+  const ours = [...kinds.values()].reduce((a, k) => a + k.cpu, 0);
+  const others = requests.filter((r) => !mine.has(r.id)).reduce((a, r) => a + (cpu.get(r.id) ?? 0), 0);
+  console.log(
+    `${side}: API workers' CPU by request (neutron-server, nova-api): its own ${ours.toFixed(1)} CPU-s over ${[...kinds.values()].reduce((a, k) => a + k.n, 0)} requests; ` +
+      `other users' requests meanwhile ${others.toFixed(1)}; no request in flight ${[...idle].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`,
+  );
+  for (const [k, a] of [...kinds].sort((x, y) => y[1].cpu - x[1].cpu)) console.log(`${side}: ${String(a.n).padStart(4)} requests ${a.cpu.toFixed(2).padStart(7)} CPU-s, ${((a.cpu / a.n) * 1000).toFixed(0).padStart(5)} ms each  ${k}`);
+  return value;
+}
+
 const tofuProject = `${owner}-hcl`;
 const peer = process.env.PROF_TOFU === '1' ? tofuPeer(dir) : undefined;
 try {
@@ -67,12 +99,18 @@ try {
     if (peer.tofu(hcl, ['init', '-input=false', '-no-color']).status !== 0) throw new Error('tofu init failed');
     const log = join(dir, 'tofu.log');
     const idle = await backgroundCpuRate();
-    const t = measured(() => peer.tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color'], { TF_LOG: 'DEBUG', TF_LOG_PATH: log }));
+    const t = await requestCpu(
+      'tofu',
+      () => measured(() => peer.tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color'], { TF_LOG: 'DEBUG', TF_LOG_PATH: log })),
+      () => requestIdsIn(readFileSync(log, 'utf8')),
+    );
     if (t.value.status !== 0) throw new Error(`tofu apply failed: ${t.value.out.slice(-800)}`);
     const token = await cloud.session.token({ default: true });
     const serviceOf = new Map(token.catalog.flatMap((e) => e.endpoints.map((ep) => [new URL(ep.url).origin, e.type] as const)));
     const keys = [...readFileSync(log, 'utf8').matchAll(/OpenStack Request URL: (\w+) (\S+)/g)].map(([, method, url]) => {
-      const u = new URL(url!);
+      // The log ends the URL with a colon (before the headers); a key pair's id is its name.
+      const u = new URL(url!.replace(/:$/, ''));
+      u.pathname = u.pathname.replace(/\/os-keypairs\/[^/]+/, '/os-keypairs/NAME');
       return `${serviceOf.get(u.origin) ?? u.origin} ${u.pathname.endsWith('/auth/tokens') && method === 'POST' ? 'AUTH' : method} ${u.pathname.replace(idPattern, 'ID')}`;
     });
     const byPath = new Map<string, number>();
@@ -83,7 +121,11 @@ try {
     for (const [k, n] of [...byPath].sort((x, y) => y[1] - x[1])) console.log(`${String(n).padStart(4)} calls  ${k}`);
   }
   const idle = await backgroundCpuRate();
-  const out = await measuredAsync(() => run((l) => events.push(`${rel()} ${l}`)));
+  const out = await requestCpu(
+    'ours',
+    () => measuredAsync(() => run((l) => events.push(`${rel()} ${l}`))),
+    () => new Set(calls.flatMap((c) => (c.id ? [c.id] : []))),
+  );
   const after = await backgroundCpuRate();
   const report = out.value.report;
   console.log(`apply ${out.seconds.toFixed(1)} s, ${report?.errors.length ?? '?'} errors, calls ${JSON.stringify(report?.apiCalls)}, OpenStack ${out.cpu.toFixed(1)} CPU-s, net of background ${(out.cpu - ((idle + after) / 2) * out.seconds).toFixed(1)} (load ${out.load}; background ${idle.toFixed(2)}, ${after.toFixed(2)} CPU-s/s): ${cpuTable(out.byService)}`);
