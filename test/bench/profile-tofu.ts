@@ -15,7 +15,7 @@ import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { HttpRequest } from '../../agent/openstack/transport.ts';
 import { backgroundCpuRate, benchSshKey, hclOf, manifestsOf, measured, measuredAsync, tofuPeer } from './opentofu.ts';
-import { attribute, loggedRequests, perCallKind, requestIdsIn, sampleWorkers } from './request-cpu.ts';
+import { measureRequests, requestIdsIn } from './request-cpu.ts';
 
 const cloudName = 'kupenstack-local';
 const t0 = performance.now();
@@ -58,34 +58,15 @@ function cpuTable(byService: ReadonlyMap<string, number>): string {
   return [...byService].filter(([, t]) => t >= 0.05).sort((a, b) => b[1] - a[1]).map(([s, t]) => `${s} ${t.toFixed(1)}`).join(', ');
 }
 
-/**
- * What the run's own requests cost the API workers of Neutron and Nova (request-cpu.ts), per call kind:
- * robust to other users of the bed, whose requests take their own share.
- */
+/** What the run's own requests cost the API workers of Neutron and Nova, per call kind (request-cpu.ts). */
 async function requestCpu<T>(side: string, work: () => T | Promise<T>, ids: (value: T) => Set<string>): Promise<T> {
-  const sampler = sampleWorkers();
-  const from = Date.now();
-  let value: T;
-  let samples: Awaited<ReturnType<typeof sampler.stop>>;
-  try {
-    value = await work();
-  } finally {
-    samples = await sampler.stop();
-  }
-  // The access log is written as each answer goes: a moment for the last lines.
-  await new Promise((r) => setTimeout(r, 1000));
-  const requests = loggedRequests(from - 1000, Date.now());
-  const { cpu, idle } = attribute(samples, requests);
-  const mine = ids(value);
-  const kinds = perCallKind(requests, cpu, mine);
-  const ours = [...kinds.values()].reduce((a, k) => a + k.cpu, 0);
-  const others = requests.filter((r) => !mine.has(r.id)).reduce((a, r) => a + (cpu.get(r.id) ?? 0), 0);
+  const m = await measureRequests(work, ids);
   console.log(
-    `${side}: API workers' CPU by request (neutron-server, nova-api): its own ${ours.toFixed(1)} CPU-s over ${[...kinds.values()].reduce((a, k) => a + k.n, 0)} requests; ` +
-      `other users' requests meanwhile ${others.toFixed(1)}; no request in flight ${[...idle].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`,
+    `${side}: API workers' CPU by request (neutron-server, nova-api): its own ${m.own.toFixed(1)} CPU-s over ${m.requests} requests; ` +
+      `other users' requests meanwhile ${m.others.toFixed(1)}; no request in flight ${m.idle.toFixed(1)}`,
   );
-  for (const [k, a] of [...kinds].sort((x, y) => y[1].cpu - x[1].cpu)) console.log(`${side}: ${String(a.n).padStart(4)} requests ${a.cpu.toFixed(2).padStart(7)} CPU-s, ${((a.cpu / a.n) * 1000).toFixed(0).padStart(5)} ms each  ${k}`);
-  return value;
+  for (const [k, a] of [...m.kinds].sort((x, y) => y[1].cpu - x[1].cpu)) console.log(`${side}: ${String(a.n).padStart(4)} requests ${a.cpu.toFixed(2).padStart(7)} CPU-s, ${((a.cpu / a.n) * 1000).toFixed(0).padStart(5)} ms each  ${k}`);
+  return m.value;
 }
 
 const tofuProject = `${owner}-hcl`;

@@ -75,7 +75,8 @@ export function parseAccessLine(text: string, service: string): LoggedRequest | 
   if (!m) return undefined;
   // The services log local time, the time the answer went.
   const end = new Date(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, +m[7]!).getTime();
-  const path = m[11]!.split('?')[0]!.replace(idPattern, 'ID');
+  // A key pair's id is its name.
+  const path = m[11]!.split('?')[0]!.replace(idPattern, 'ID').replace(/\/os-keypairs\/[^/]+/, '/os-keypairs/NAME');
   return { id: m[9]!, pid: Number(m[8]), service, method: m[10]!, path, start: end - Number(m[12]) * 1000, end };
 }
 
@@ -137,4 +138,43 @@ export function perCallKind(requests: readonly LoggedRequest[], cpu: ReadonlyMap
 /** The request ids a text names (tofu's debug log prints each answer's headers). */
 export function requestIdsIn(text: string): Set<string> {
   return new Set(text.match(/req-[0-9a-f]{8}-[0-9a-f-]{27}/g) ?? []);
+}
+
+export interface RequestCpu<T> {
+  value: T;
+  /** CPU seconds of the API workers for the requests `ids` names. */
+  own: number;
+  requests: number;
+  /** For other users' requests in the same minutes, and with no request in flight. */
+  others: number;
+  idle: number;
+  kinds: Map<string, { n: number; cpu: number }>;
+}
+
+/** Runs `work` with the API workers sampled, then sums what the requests `ids(value)` names cost them. */
+export async function measureRequests<T>(work: () => T | Promise<T>, ids: (value: T) => ReadonlySet<string>): Promise<RequestCpu<T>> {
+  const sampler = sampleWorkers();
+  const from = Date.now();
+  let value: T;
+  let samples: Sample[];
+  try {
+    value = await work();
+  } finally {
+    samples = await sampler.stop();
+  }
+  // The access log is written as each answer goes: a moment for its last lines.
+  await new Promise((r) => setTimeout(r, 1000));
+  const requests = loggedRequests(from - 1000, Date.now());
+  const { cpu, idle } = attribute(samples, requests);
+  const mine = ids(value);
+  const kinds = perCallKind(requests, cpu, mine);
+  const sum = (xs: Iterable<number>): number => [...xs].reduce((a, b) => a + b, 0);
+  return {
+    value,
+    own: sum([...kinds.values()].map((k) => k.cpu)),
+    requests: sum([...kinds.values()].map((k) => k.n)),
+    others: sum(requests.filter((r) => !mine.has(r.id)).map((r) => cpu.get(r.id) ?? 0)),
+    idle: sum(idle.values()),
+    kinds,
+  };
 }
