@@ -50,7 +50,7 @@ afterAll(async () => {
     await until('the namespace project to be deleted', async () => (await cloud.identity.list('/projects', 'projects', { name: `${prefix}${ns}` })).length === 0, 180_000, 1_000);
   } finally {
     await controller?.stop();
-    for (const name of ['app', 'other']) kubectl(['patch', 'applicationcredentials.kupenstack.io', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    for (const name of ['app', 'other', 'minter']) kubectl(['patch', 'applicationcredentials.kupenstack.io', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
   }
 }, 300_000);
 
@@ -116,6 +116,29 @@ describe('ApplicationCredential in the cluster', () => {
     expect(Buffer.from(data().keep!, 'base64').toString('utf8')).toBe('kept');
     kubectlOk(['delete', 'applicationcredentials.kupenstack.io', 'other', '-n', ns, '--timeout=120s']);
     expect(kubectl(['get', 'secret', 'theirs', '-n', ns]).status).toBe(0);
+    expect(await serviceUsers()).toEqual([]);
+  }, 300_000);
+
+  it('unrestricted: true is refused in a tenant namespace (Stalled AdminOnly, nothing in Keystone) and made, unrestricted in Keystone, once the namespace is an admin namespace', async () => {
+    kubectlOk(['apply', '-f', '-'], {
+      input: `apiVersion: kupenstack.io/v1alpha1\nkind: ApplicationCredential\nmetadata: {name: minter, namespace: ${ns}}\nspec: {roles: [member], secretRef: {name: minter-cloud}, unrestricted: true}\n`,
+    });
+    const minter = (): Cr => getJson<Cr>(['get', 'applicationcredentials.kupenstack.io', 'minter', '-n', ns]);
+    const stalled = (c: Cr) => c.status?.conditions?.find((x) => x.type === 'Stalled');
+    await until('the member policy to refuse it', () => Promise.resolve(stalled(minter())?.reason === 'AdminOnly'), 120_000);
+    expect(stalled(minter())?.message).toContain('[applicationcredential.unrestricted] spec.unrestricted: unrestricted: true is allowed only in admin namespaces');
+    expect(await serviceUsers()).toEqual([]);
+
+    // Only the cluster admin can label a namespace (a cluster-scoped object).
+    kubectlOk(['label', 'namespace', ns, 'kupenstack.io/admin=true']);
+    await until('the credential to be Ready', () => Promise.resolve(ready(minter())?.status === 'True'), 120_000);
+    const entry = cloudEntry('minter-cloud');
+    const [user] = await serviceUsers();
+    const cred = await cloud.identity.get<{ application_credential: { unrestricted?: boolean } }>(`/users/${user!.id}/application_credentials/${entry.auth.application_credential_id}`);
+    expect(cred.application_credential.unrestricted).toBe(true);
+    expect((await issue(entry)).status).toBe(201);
+    kubectlOk(['delete', 'applicationcredentials.kupenstack.io', 'minter', '-n', ns, '--timeout=120s']);
+    kubectlOk(['label', 'namespace', ns, 'kupenstack.io/admin-']);
     expect(await serviceUsers()).toEqual([]);
   }, 300_000);
 });
