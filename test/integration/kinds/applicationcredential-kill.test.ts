@@ -8,7 +8,7 @@ import { manifestHead as head, Workspace } from '../../support/apply.ts';
 import { runApply } from '../../support/apply-child.ts';
 import { issueToken, mountedEntry } from '../../support/appcred.ts';
 import { testCloudName } from '../../support/context.ts';
-import { OpenStackFaultProxy } from '../../testbed/faults/openstack-proxy.ts';
+import { OpenStackFaultProxy, type Held } from '../../testbed/faults/openstack-proxy.ts';
 
 /**
  * kill -9 of `kupenstack apply` at the two dangerous points of making an ApplicationCredential,
@@ -60,23 +60,19 @@ function cloudsThrough(proxy: OpenStackFaultProxy): string {
   return file;
 }
 
-/** Applies the repo in a child that is killed while the credential's POST is held; `send`: Keystone gets that POST after the kill. */
-async function killWhileCredentialHeld(send: boolean): Promise<void> {
+/**
+ * Applies the repo in a child that is killed while the credential's POST is held. Returns the held POST
+ * (not yet sent) and the proxy still running: the caller drops it or sends it on, then stops the proxy.
+ */
+async function killWhileCredentialHeld(): Promise<{ held: Held; proxy: OpenStackFaultProxy }> {
   const proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start();
-  try {
-    const held = proxy.hold('POST', /\/users\/[^/]+\/application_credentials$/);
-    const run = runApply(ws, [], ws.repo, { OS_CLIENT_CONFIG_FILE: cloudsThrough(proxy) });
-    const request = await Promise.race([held.arrived, run.done.then(() => undefined)]);
-    run.kill();
-    await run.done;
-    expect(request, `no credential POST was held to kill: ${run.stderr()}`).toBeDefined();
-    if (send) {
-      held.release();
-      expect(await held.answered).toBe(201);
-    }
-  } finally {
-    await proxy.stop();
-  }
+  const held = proxy.hold('POST', /\/users\/[^/]+\/application_credentials$/);
+  const run = runApply(ws, [], ws.repo, { OS_CLIENT_CONFIG_FILE: cloudsThrough(proxy) });
+  const request = await Promise.race([held.arrived, run.done.then(() => undefined)]);
+  run.kill();
+  await run.done;
+  expect(request, `no credential POST was held to kill: ${run.stderr()}`).toBeDefined();
+  return { held, proxy };
 }
 
 const credential = (name: string): string => `${head('ApplicationCredential', name, ns)}  roles: [member]\n  secretRef: {name: ${name}-cloud}\n  gracePeriod: 2s\n`;
@@ -95,7 +91,8 @@ async function expectOneWorking(name: string, stranded: string): Promise<void> {
 describe('kill -9 while an ApplicationCredential is made', () => {
   it('after the service user, before its credential: the re-run makes one credential and deletes the stranded user', { timeout: 600_000 }, async () => {
     ws.write({ [`${ns}/user-only.yaml`]: credential('user-only') });
-    await killWhileCredentialHeld(false);
+    // The POST never reaches Keystone.
+    await (await killWhileCredentialHeld()).proxy.stop();
     // The dangerous state really happened: a marked user, no credential, no Secret.
     const killed = await generations('user-only');
     expect(killed.map((g) => g.credentials.length)).toEqual([0]);
@@ -108,7 +105,11 @@ describe('kill -9 while an ApplicationCredential is made', () => {
 
   it('after the credential, before the Secret: its secret is lost, so the re-run makes one new credential and deletes the stranded one at once', { timeout: 600_000 }, async () => {
     ws.write({ [`${ns}/lost-secret.yaml`]: credential('lost-secret') });
-    await killWhileCredentialHeld(true);
+    // Keystone gets the POST after its client died, as a service goes on with a request whose client is gone.
+    const { held, proxy } = await killWhileCredentialHeld();
+    held.release();
+    expect(await held.answered).toBe(201);
+    await proxy.stop();
     // Keystone made the credential; nobody holds its secret.
     const killed = await generations('lost-secret');
     expect(killed.map((g) => g.credentials.length)).toEqual([1]);
