@@ -119,7 +119,7 @@ describe('ApplicationCredential in the cluster', () => {
     expect(await serviceUsers()).toEqual([]);
   }, 300_000);
 
-  it('unrestricted: true is refused in a tenant namespace (Stalled AdminOnly, nothing in Keystone) and made, unrestricted in Keystone, once the namespace is an admin namespace', async () => {
+  it('unrestricted: true is refused in a tenant namespace (Stalled AdminOnly, nothing in Keystone) and made, unrestricted in Keystone, once the namespace is an admin namespace; a Secret it made and an operator opted in outlives it', async () => {
     kubectlOk(['apply', '-f', '-'], {
       input: `apiVersion: kupenstack.io/v1alpha1\nkind: ApplicationCredential\nmetadata: {name: minter, namespace: ${ns}}\nspec: {roles: [member], secretRef: {name: minter-cloud}, unrestricted: true}\n`,
     });
@@ -137,7 +137,15 @@ describe('ApplicationCredential in the cluster', () => {
     const cred = await cloud.identity.get<{ application_credential: { unrestricted?: boolean } }>(`/users/${user!.id}/application_credentials/${entry.auth.application_credential_id}`);
     expect(cred.application_credential.unrestricted).toBe(true);
     expect((await issue(entry)).status).toBe(201);
+
+    // A Secret KupenStack made that an operator then opted in (kept for its own keys) is no longer KupenStack's to delete.
+    kubectlOk(['annotate', 'secret', 'minter-cloud', '-n', ns, 'kupenstack.io/accept-credentials=true']);
+    kubectlOk(['patch', 'applicationcredentials.kupenstack.io', 'minter', '-n', ns, '--type=merge', '-p', '{"spec":{"secretRef":{"name":"minter-cloud-2"}}}']);
+    await until('the status to name the new Secret', () => Promise.resolve(minter().status?.secretName === 'minter-cloud-2' && ready(minter())?.status === 'True'), 120_000);
+    expect((await issue(cloudEntry('minter-cloud-2'))).status).toBe(201);
     kubectlOk(['delete', 'applicationcredentials.kupenstack.io', 'minter', '-n', ns, '--timeout=120s']);
+    expect(kubectl(['get', 'secret', 'minter-cloud-2', '-n', ns]).status).not.toBe(0);
+    expect(kubectl(['get', 'secret', 'minter-cloud', '-n', ns]).status).toBe(0);
     kubectlOk(['label', 'namespace', ns, 'kupenstack.io/admin-']);
     expect(await serviceUsers()).toEqual([]);
   }, 300_000);
