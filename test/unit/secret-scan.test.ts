@@ -30,13 +30,15 @@ describe('the secret scan', () => {
       ];
       const fernet = `gAAAAAB${'x'.repeat(150)}`;
       writeFileSync(join(dir, 'agent.log'), ['starting', 'auth with planted-Secr3t-value', `X-Auth-Token: ${fernet}`, '{"password": "secret"}', 'the webhook secret is verified', 'done'].join('\n'));
+      // Octavia's encrypted amphora certificate in a failed flow's dump has the Fernet shape: not a token. The same value elsewhere is one.
+      writeFileSync(join(dir, 'octavia-worker.log'), [`  |__Atom 'STANDALONE-octavia-create-amp-for-lb-subflow-octavia-generate-serverpem' {'intention': 'EXECUTE', 'provides': '${fernet}'}`, `token ${fernet}`].join('\n'));
       writeFileSync(join(dir, 'clean.log'), 'create  ns/Network/net\nsecretRef resolved\npassword: <redacted>\n');
       // Inputs that hold credentials by design are not outputs: skipped.
       writeFileSync(join(dir, 'clouds.yaml'), 'clouds: {x: {auth: {password: planted-Secr3t-value}}}\n');
       writeFileSync(join(dir, 'config.json'), '{"auths": {"127.0.0.1:5051": {"password": "planted-Secr3t-value"}}}\n');
       const result = scan([dir], creds);
-      expect(result.files).toBe(2);
-      expect(result.hits.map((h) => `${h.file.slice(dir.length + 1)}:${h.line} ${h.label}`)).toEqual(['agent.log:2 planted long', 'agent.log:3 a Keystone (fernet) token', 'agent.log:4 planted weak']);
+      expect(result.files).toBe(3);
+      expect(result.hits.map((h) => `${h.file.slice(dir.length + 1)}:${h.line} ${h.label}`).sort()).toEqual(['agent.log:2 planted long', 'agent.log:3 a Keystone (fernet) token', 'agent.log:4 planted weak', 'octavia-worker.log:2 a Keystone (fernet) token']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
