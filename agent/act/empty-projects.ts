@@ -1,3 +1,4 @@
+import { hasOctavia } from '../kinds/loadbalancer/octavia.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Project } from './project.ts';
 
@@ -20,6 +21,11 @@ async function leftInProject(cloud: OpenStackCloud, projectId: string): Promise<
     count('servers', () => apis.compute.list('/servers', 'servers', { all_tenants: 1, project_id: projectId })),
     count('volumes', () => apis.volume.list('/volumes', 'volumes', { all_tenants: 1, project_id: projectId })),
     count('images', () => apis.image.list('/images', 'images', { owner: projectId })),
+    // Octavia keeps a load balancer of a deleted project running, with its VIP: the project stays while one is left.
+    count('load balancers', async () => {
+      const lb = cloud.client('load-balancer');
+      return (await hasOctavia(lb)) ? lb.list('/lbaas/loadbalancers', 'loadbalancers', { project_id: projectId }) : [];
+    }),
   ]);
   return found;
 }

@@ -3,7 +3,7 @@ import { deleteIfEmpty } from './empty-projects.ts';
 import type { Execution } from './execution.ts';
 import { laneOf } from './reconcile-node.ts';
 import { markProgressing } from './mark-progressing.ts';
-import { waitGone } from './wait.ts';
+import { notYet, waitGone } from './wait.ts';
 
 /**
  * Phase C of an execution: prune what is no longer declared, dependents
@@ -64,7 +64,12 @@ export async function prunePhase(x: Execution): Promise<void> {
           await run.settle(address, undefined);
         }
       } catch (err) {
-        fail(address, err);
+        // A deletion of several steps (a load balancer's children, one at a time) goes on in a later run.
+        const later = notYet(err);
+        if (later) {
+          going.set(kind, Math.min(going.get(kind) ?? later.afterMs, later.afterMs));
+          await markProgressing(run, address, later);
+        } else fail(address, err);
       }
     },
     { laneOf: (key) => (key.startsWith('kind\n') ? 'kind' : laneOf(opts.adapters.get(kindOf(deletions[Number(key)]!.address))!)) },

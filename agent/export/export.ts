@@ -115,6 +115,7 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
     const byKind = new Map<string, Record<string, unknown>[]>();
     const scope: ExportScope = {
       ...admin,
+      loadBalancer: opts.cloud.client('load-balancer'),
       memo,
       projectId: project.id,
       cloudWide,

@@ -29,6 +29,8 @@ export interface ExportScope {
   compute: ServiceClient;
   image: ServiceClient;
   volume: ServiceClient;
+  /** Octavia with the agent's own scope; absent where the caller has none (a cloud without Octavia answers no load balancer). */
+  loadBalancer?: ServiceClient;
   /** A cloud-wide answer read once for every project of the export (the flavor list, the default volume type). */
   memo<T>(key: string, load: () => Promise<T>): Promise<T>;
   projectId: string;

@@ -3,6 +3,7 @@ import { flavorExport } from './flavor.export.ts';
 import { floatingIpExport } from './floatingip.export.ts';
 import { imageExport } from './image.export.ts';
 import { keyPairExport } from './keypair.export.ts';
+import { loadBalancerExport } from './loadbalancer.export.ts';
 import { networkExport } from './network.export.ts';
 import { portExport } from './port.export.ts';
 import { projectQuotaExport } from './projectquota.export.ts';
@@ -25,5 +26,6 @@ export const kindExports: readonly KindExport[] = [
   imageExport,
   volumeExport,
   virtualMachineExport,
+  loadBalancerExport,
   projectQuotaExport,
 ];

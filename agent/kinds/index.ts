@@ -10,6 +10,7 @@ import { subnet } from './subnet.ts';
 import { flavor } from './flavor.ts';
 import { image } from './image/adapter.ts';
 import { keyPair } from './keypair.ts';
+import { loadBalancer } from './loadbalancer/adapter.ts';
 import { projectQuota } from './projectquota.ts';
 import { volume } from './volume.ts';
 import { volumeSnapshot } from './volumesnapshot.ts';
@@ -33,5 +34,6 @@ export const adapters: ReadonlyMap<string, KindAdapter> = new Map(
     projectQuota,
     applicationCredential,
     virtualMachine,
+    loadBalancer,
   ].map((a) => [a.kind, a]),
 );

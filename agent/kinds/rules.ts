@@ -1,4 +1,5 @@
 import { applicationCredentialRules } from './applicationcredential.rules.ts';
+import { loadBalancerRules } from './loadbalancer.rules.ts';
 import { openStackCloudRules } from './openstackcloud.rules.ts';
 import { portRules } from './port.rules.ts';
 import type { KindRules } from './rule.ts';
@@ -9,4 +10,14 @@ import { virtualMachineRules } from './virtualmachine.rules.ts';
 import { volumeRules } from './volume.rules.ts';
 
 /** Every kind's own rules (kinds/<kind>.rules.ts). The validator runs them all and knows no kind. */
-export const kindRules: readonly KindRules[] = [applicationCredentialRules, openStackCloudRules, portRules, securityGroupRules, serverGroupRules, subnetRules, virtualMachineRules, volumeRules];
+export const kindRules: readonly KindRules[] = [
+  applicationCredentialRules,
+  loadBalancerRules,
+  openStackCloudRules,
+  portRules,
+  securityGroupRules,
+  serverGroupRules,
+  subnetRules,
+  virtualMachineRules,
+  volumeRules,
+];

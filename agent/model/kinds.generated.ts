@@ -727,6 +727,168 @@ export interface KeyPair {
   status?: KeyPairStatus;
 }
 
+/**
+ * Desired Octavia load balancer: a VIP, and inline its listeners, each with its pool, members and health monitor.
+ * KupenStack makes them in one create call, changes them one at a time (Octavia takes one change per load balancer at a
+ * time and is busy while a change is PENDING), and prunes them children first. vip is required unless `import` is set.
+ */
+export type LoadBalancerSpec = {
+  /**
+   * managed (default): the agent creates, updates and deletes the object. unmanaged: it only imports and observes it.
+   */
+  managementPolicy?: ManagementPolicy;
+  /**
+   * Adopt an existing Octavia load balancer instead of creating one: by `id`, or by a `filter` (name, tags) that must
+   * match exactly one load balancer in the project. Its listeners are adopted only if they carry KupenStack's tags:
+   * others are left alone.
+   */
+  import?: ImportSpec;
+  /**
+   * When the manifest is removed from Git: delete (default) the load balancer and the listeners, pools, members and
+   * monitors KupenStack made in it, or detach and leave them in place.
+   */
+  onDelete?: OnDelete;
+  /** Name of the Octavia load balancer. Default: metadata.name. */
+  name?: OpenstackName;
+  /** Human-readable description of the load balancer. */
+  description?: string;
+  /**
+   * Where the VIP (the load balancer's address) lives: a Subnet, a Network or a Port manifest. Cannot change: another
+   * VIP replaces the load balancer.
+   */
+  vip?: {
+    /** Subnet manifest the VIP gets its address on. */
+    subnetRef?: LocalRef;
+    /** Network manifest the VIP gets its address on (Octavia picks the subnet). */
+    networkRef?: LocalRef;
+    /**
+     * Port manifest that is the VIP: a FloatingIP manifest with portRef to the same Port gives the load balancer a
+     * floating IP.
+     */
+    portRef?: LocalRef;
+    /** The VIP address, on subnetRef or networkRef. Default: Octavia picks one. */
+    address?: IpAddress;
+  };
+  /** Listeners on the VIP, each with its default pool. */
+  listeners?: ({
+    /** Name of the listener, unique in the load balancer: what its pool, members and monitor are known by. */
+    name: DnsLabel;
+    /** Protocol of the listener (HTTPS is passed through to the members: no certificate on the load balancer). */
+    protocol: "HTTP" | "HTTPS" | "TCP" | "UDP";
+    /** Port of the VIP the listener accepts connections on. */
+    port: number;
+    /** Most connections at once; -1 (default) is no limit. */
+    connectionLimit?: number;
+    /**
+     * The listener's default pool: its backends and how traffic is spread over them. Its protocol is the listener's
+     * (HTTP for HTTP, TCP for TCP, UDP for UDP, HTTPS for HTTPS passed through).
+     */
+    pool?: {
+      /** How connections are spread over the members. Default: ROUND_ROBIN. */
+      lbAlgorithm?: "ROUND_ROBIN" | "LEAST_CONNECTIONS" | "SOURCE_IP";
+      /** Backends of the pool. */
+      members?: {
+        /**
+         * Name of the member, unique in its pool. Default: the vmRef's name, or the address and port (10-0-0-5-8080).
+         */
+        name?: DnsLabel;
+        /**
+         * VirtualMachine manifest whose fixed address on the member subnet (subnetRef, else the VIP's subnet, else its
+         * first address) is the backend address.
+         */
+        vmRef?: LocalRef;
+        /** Backend address, when the backend is not a VirtualMachine manifest. */
+        address?: IpAddress;
+        /** Port the backend listens on (Octavia's protocol_port). */
+        port: number;
+        /** Share of the traffic relative to the other members; 0 takes the member out of rotation. Default: 1. */
+        weight?: number;
+        /** Subnet manifest the member is reached on. Default: the VIP's subnet when the VIP is given by subnetRef. */
+        subnetRef?: LocalRef;
+      }[];
+      /** Octavia health monitor of the pool: members failing it are taken out of rotation. */
+      healthMonitor?: {
+        /** How members are probed. Cannot change: a new type replaces the monitor. */
+        type: "HTTP" | "HTTPS" | "TCP" | "PING" | "UDP-CONNECT" | "TLS-HELLO";
+        /** Seconds between probes. */
+        delay: number;
+        /** Seconds a probe may take; at most delay. */
+        timeout: number;
+        /** Successful probes before a member is ONLINE again. */
+        maxRetries: number;
+        /** Failed probes before a member is ERROR. Default: 3. */
+        maxRetriesDown?: number;
+        /** HTTP and HTTPS monitors: the path probed. Default: /. */
+        urlPath?: string;
+        /** HTTP and HTTPS monitors: the status codes that count as healthy (200, 200,202 or 200-204). Default: 200. */
+        expectedCodes?: string;
+        /** HTTP and HTTPS monitors: the method of the probe. Default: GET. */
+        httpMethod?: "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "OPTIONS" | "PATCH" | "CONNECT" | "TRACE";
+      };
+    };
+  })[];
+};
+
+/** Observed state, written by the agent. */
+export type LoadBalancerStatus = {
+  /** metadata.generation of the manifest the agent last acted on. */
+  observedGeneration?: number;
+  /** Ready, Reconciling and Stalled conditions. */
+  conditions?: Conditions;
+  /** OpenStack ID of the object. */
+  id?: OpenstackID;
+  /** What OpenStack last reported for the object (free-form). */
+  observed?: Observed;
+  /** When the agent last compared this object with OpenStack. */
+  lastSyncTime?: string;
+  /** The VIP address, as Octavia reports it. */
+  vipAddress?: string;
+  /** Neutron port of the VIP, as Octavia reports it. */
+  vipPortID?: string;
+  /** Octavia's provisioning status: ACTIVE, PENDING_CREATE, PENDING_UPDATE, PENDING_DELETE or ERROR. */
+  provisioningStatus?: string;
+  /** Octavia's operating status: ONLINE, DRAINING, OFFLINE, DEGRADED, ERROR or NO_MONITOR. */
+  operatingStatus?: string;
+  /** Each listener KupenStack made, as Octavia reports it. */
+  listeners?: {
+    /** Name of the listener. */
+    name?: string;
+    /** Octavia ID of the listener. */
+    id?: string;
+    /** Port of the listener. */
+    port?: number;
+    /** Provisioning status of the listener. */
+    provisioningStatus?: string;
+    /** Operating status of the listener. */
+    operatingStatus?: string;
+  }[];
+  /** Each member KupenStack made, with its health as Octavia reports it. */
+  members?: {
+    /** Listener whose pool holds the member. */
+    listener?: string;
+    /** Name of the member. */
+    name?: string;
+    /** Backend address. */
+    address?: string;
+    /** Backend port. */
+    port?: number;
+    /** Health of the member: ONLINE, OFFLINE, ERROR, DRAINING or NO_MONITOR. */
+    operatingStatus?: string;
+  }[];
+};
+
+/**
+ * An Octavia load balancer with its listeners, pools, members and health monitors: one manifest, several Octavia
+ * objects.
+ */
+export interface LoadBalancer {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'LoadBalancer';
+  metadata: NamespacedMetadata;
+  spec: LoadBalancerSpec;
+  status?: LoadBalancerStatus;
+}
+
 /** Desired Neutron network. */
 export type NetworkSpec = {
   /**
@@ -2203,6 +2365,7 @@ export type KindName =
   | 'FloatingIP'
   | 'Image'
   | 'KeyPair'
+  | 'LoadBalancer'
   | 'Network'
   | 'OpenStackCloud'
   | 'Port'
@@ -2222,6 +2385,7 @@ export type AnyKind =
   | FloatingIP
   | Image
   | KeyPair
+  | LoadBalancer
   | Network
   | OpenStackCloud
   | Port
@@ -2241,6 +2405,7 @@ export interface SpecByKind {
   FloatingIP: FloatingIPSpec;
   Image: ImageSpec;
   KeyPair: KeyPairSpec;
+  LoadBalancer: LoadBalancerSpec;
   Network: NetworkSpec;
   OpenStackCloud: OpenStackCloudSpec;
   Port: PortSpec;

@@ -2,10 +2,10 @@ import { OpenStackError } from './errors.ts';
 import type { Scope, Session, Token } from './session.ts';
 import { expectStatus, toError, type HttpRequest } from './transport.ts';
 
-export type ServiceType = 'identity' | 'compute' | 'network' | 'image' | 'volumev3';
+export type ServiceType = 'identity' | 'compute' | 'network' | 'image' | 'volumev3' | 'load-balancer';
 
 /** The API version path a catalog endpoint may lack. */
-const versionPrefix: Record<ServiceType, string> = { identity: '', compute: '', network: '/v2.0', image: '/v2', volumev3: '' };
+const versionPrefix: Record<ServiceType, string> = { identity: '', compute: '', network: '/v2.0', image: '/v2', volumev3: '', 'load-balancer': '/v2' };
 
 export interface CallOptions {
   query?: Record<string, string | number | boolean | undefined | string[]>;

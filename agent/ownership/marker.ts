@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
  * Where it lives depends on what the service accepts at creation:
  * - Nova servers, Glance images, Keystone projects: tags + metadata/properties;
  * - Cinder volumes: metadata;
- * - Neutron (Zed has no tags on create) and Nova flavors: a suffix of the description.
+ * - Neutron (Zed has no tags on create) and Nova flavors: a suffix of the description;
+ * - Octavia (tags on create since Stein): three tags, on the load balancer and on each child.
  * The marker also carries a short hash of the fields that cannot change in
  * place, so a changed manifest (replace) is told apart from drift (report).
  */
@@ -27,6 +28,28 @@ const metaHash = 'kupenstack_spec';
 
 export function ownerTag(owner: string): string {
   return `${ownerTagPrefix}${owner}`;
+}
+
+const tagRef = 'kupenstack-ref:';
+const tagSpec = 'kupenstack-spec:';
+
+/** The marker as tags (Octavia): owner, ref and spec hash, each a tag of its own. */
+export function markerTags(marker: Marker): string[] {
+  return [ownerTag(marker.owner), `${tagRef}${marker.ref}`, `${tagSpec}${marker.specHash}`];
+}
+
+export function markerFromTags(tags: unknown): Marker | undefined {
+  if (!Array.isArray(tags)) return undefined;
+  const value = (prefix: string): string | undefined => (tags as unknown[]).find((t): t is string => typeof t === 'string' && t.startsWith(prefix))?.slice(prefix.length);
+  const owner = value(ownerTagPrefix);
+  const ref = value(tagRef);
+  if (owner === undefined || ref === undefined) return undefined;
+  return { owner, ref, specHash: value(tagSpec) ?? '' };
+}
+
+/** Tags that are not the marker's: the user's own. */
+export function userTags(tags: unknown): string[] {
+  return Array.isArray(tags) ? (tags as unknown[]).filter((t): t is string => typeof t === 'string' && ![ownerTagPrefix, tagRef, tagSpec].some((p) => t.startsWith(p))) : [];
 }
 
 const descriptionMarker = /\s*\[kupenstack ([a-z0-9][a-z0-9-]*) ([A-Za-z]+\/[a-z0-9.-]+) ([0-9a-f]{8})\]$/;

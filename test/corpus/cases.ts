@@ -171,6 +171,22 @@ export const cases: CorpusCase[] = [
 
   { name: 'port address outside its subnet (IPv6 family check too)', files: { 'a.yaml': `${head('Port', 'p2')}  networkRef: {name: app-net}\n  fixedIPs:\n    - {subnetRef: {name: app-subnet}, ipAddress: "fd00::5"}\n` }, errors: ['port.ip-outside a.yaml:9:50'] },
 
+  // --- LoadBalancer (what Octavia would refuse halfway through a change)
+  {
+    name: 'load balancer with two listeners on one port',
+    files: { 'lb.yaml': `${head('LoadBalancer', 'web')}  vip: {subnetRef: {name: app-subnet}}\n  listeners:\n    - {name: web, protocol: HTTP, port: 80}\n    - {name: alt, protocol: TCP, port: 80}\n` },
+    errors: ['loadbalancer.listener-port lb.yaml:10:40'],
+  },
+  {
+    name: 'load balancer health monitor slower to time out than to probe, of a type the pool cannot take',
+    files: { 'lb.yaml': `${head('LoadBalancer', 'dns')}  vip: {subnetRef: {name: app-subnet}}\n  listeners:\n    - name: dns\n      protocol: UDP\n      port: 53\n      pool:\n        healthMonitor: {type: HTTPS, delay: 5, timeout: 10, maxRetries: 3}\n` },
+    errors: ['loadbalancer.monitor-type lb.yaml:13:31', 'loadbalancer.monitor-timeout lb.yaml:13:57'],
+  },
+  {
+    name: 'load balancer pool with the same backend twice',
+    files: { 'lb.yaml': `${head('LoadBalancer', 'web')}  vip: {subnetRef: {name: app-subnet}}\n  listeners:\n    - name: web\n      protocol: HTTP\n      port: 80\n      pool:\n        members:\n          - {name: a, address: 10.0.0.20, port: 8080}\n          - {name: b, address: 10.0.0.20, port: 8080}\n` },
+    errors: ['loadbalancer.member-duplicate lb.yaml:15:32'],
+  },
   // --- contradictions
   { name: 'unmanaged without import', files: { 'a.yaml': `${head('Network', 'ext')}  managementPolicy: unmanaged\n` }, errors: ['import.required a.yaml:7:21'] },
   { name: 'gateway given while the gateway is disabled', files: { 'a.yaml': subnet('  cidr: 10.0.1.0/24\n  disableGateway: true\n  gatewayIP: 10.0.1.1\n') }, errors: ['subnet.gateway-conflict a.yaml:10:14'] },

@@ -13,11 +13,14 @@ COMPUTE_HOST=aio                        # nova-compute / cinder-volume host name
 KEYSTONE_PORT=5000 GLANCE_PORT=9292 PLACEMENT_PORT=8778 NOVA_PORT=8774
 NEUTRON_PORT=9696 CINDER_PORT=8776 MARIADB_PORT=3306 RABBIT_PORT=5672
 RABBIT_DIST_PORT=25672 EPMD_PORT=4369 MEMCACHED_PORT=11211
+# Octavia (configure-octavia.sh): its API, and the health manager's UDP heartbeat port
+OCTAVIA_PORT=9876 OCTAVIA_HM_PORT=5555
 
 # start order (down.sh stops in reverse tiers)
 OS_INFRA="epmd mariadb memcached rabbitmq"
 os_infra() { [[ " $OS_INFRA " == *" $1 "* ]]; }  # infrastructure (no OpenStack configuration of its own)
-OS_SERVICES="$OS_INFRA keystone glance-api placement-api neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume nova-compute"
+OCTAVIA_SERVICES="octavia-api octavia-worker octavia-health-manager octavia-housekeeping"
+OS_SERVICES="$OS_INFRA keystone glance-api placement-api neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume nova-compute $OCTAVIA_SERVICES"
 
 # Debian packages (no nova-compute / cinder-volume packages: they pull libvirt+qemu
 # and lvm2+tgt; the fake-driver daemons run from python3-nova / python3-cinder)
@@ -30,6 +33,8 @@ OS_PACKAGES="mariadb-server mariadb-client python3-pymysql rabbitmq-server memca
   cinder-api cinder-scheduler cinder-common python3-cinder python3-cinderclient
   python3-openstackclient python3-novaclient python3-neutronclient python3-openstacksdk
   python3-yaml qemu-utils curl iproute2 procps util-linux"
+# Octavia's packages: installed by configure-octavia.sh (its own step, its own marker)
+OCTAVIA_PACKAGES="octavia-api octavia-worker octavia-health-manager octavia-housekeeping python3-octaviaclient"
 
 os_log() { tb_log "openstack: $*"; }
 
@@ -61,6 +66,8 @@ os_cmd() {  # command line of a service
     nova-api|nova-conductor|nova-scheduler) echo "$1 --config-file /etc/nova/nova.conf" ;;
     nova-compute)   echo "$OS_STATE/bin/nova-compute --config-file /etc/nova/nova.conf" ;;
     cinder-api|cinder-scheduler) echo "$1 --config-file /etc/cinder/cinder.conf" ;;
+    octavia-api)    echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$OCTAVIA_PORT --wsgi-file /usr/bin/octavia-wsgi --master --processes 1 --threads 8 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced octavia-api" ;;
+    octavia-worker|octavia-health-manager|octavia-housekeeping) echo "$1 --config-file /etc/octavia/octavia.conf" ;;
     cinder-volume)  echo "env PYTHONPATH=$OS_STATE/python $OS_STATE/bin/cinder-volume --config-file /etc/cinder/cinder.conf" ;;
     *) echo "unknown service $1" >&2; return 1 ;;
   esac
@@ -72,7 +79,7 @@ os_port() {  # the port a service owns ("" for RPC-only workers)
     memcached) echo $MEMCACHED_PORT ;;
     keystone) echo $KEYSTONE_PORT ;; glance-api) echo $GLANCE_PORT ;;
     placement-api) echo $PLACEMENT_PORT ;; neutron-server) echo $NEUTRON_PORT ;;
-    nova-api) echo $NOVA_PORT ;; cinder-api) echo $CINDER_PORT ;; *) echo "" ;;
+    nova-api) echo $NOVA_PORT ;; cinder-api) echo $CINDER_PORT ;; octavia-api) echo $OCTAVIA_PORT ;; *) echo "" ;;
   esac
 }
 
@@ -84,6 +91,7 @@ os_url() {  # the URL probed for readiness ("" if none)
     neutron-server) echo "http://127.0.0.1:$NEUTRON_PORT/" ;;
     nova-api) echo "http://127.0.0.1:$NOVA_PORT/" ;;
     cinder-api) echo "http://127.0.0.1:$CINDER_PORT/" ;;
+    octavia-api) echo "http://127.0.0.1:$OCTAVIA_PORT/" ;;
     *) echo "" ;;
   esac
 }
@@ -104,8 +112,29 @@ os_prepare() {  # directories a service needs before it starts
     neutron-server) mkdir -p "$OS_STATE"/neutron/tmp ;;
     cinder-*) mkdir -p "$OS_STATE"/cinder/tmp ;;
     glance-api) mkdir -p "$OS_STATE"/glance/images "$OS_STATE"/glance/staging "$OS_STATE"/glance/tasks_work_dir ;;
+    octavia-*) mkdir -p "$OS_STATE"/octavia/tmp /var/log/octavia ;;
   esac
   return 0
+}
+
+# os_octavia_check SVC: an Octavia daemon without an API does its work: the worker
+# consumes the provisioning queue (RabbitMQ lists a consumer of octavia_prov), the
+# health manager listens for heartbeats (UDP), housekeeping holds its database
+# connection (it cleans the database every 30 s). Prints what it saw; rc 1 when not.
+os_octavia_check() {
+  local n
+  case $1 in
+    octavia-worker)
+      n=$(setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups env HOME=/var/lib/rabbitmq ERL_EPMD_PORT=$EPMD_PORT \
+            timeout 20 /usr/lib/rabbitmq/bin/rabbitmqctl -q list_queues name consumers 2>/dev/null | awk '$1=="octavia_prov"{print $2}')
+      echo "octavia_prov consumers: ${n:-none}"; [ "${n:-0}" -ge 1 ] ;;
+    octavia-health-manager)
+      echo "udp 127.0.0.1:$OCTAVIA_HM_PORT"; ss -Hlun "sport = :$OCTAVIA_HM_PORT" | grep -q "127.0.0.1:$OCTAVIA_HM_PORT" ;;
+    octavia-housekeeping)
+      n=$(ss -Htnp "dport = :$MARIADB_PORT" 2>/dev/null | grep -c "pid=$(tb_pid octavia-housekeeping)," || true)
+      echo "$n database connections"; [ "${n:-0}" -ge 1 ] ;;
+    *) return 1 ;;
+  esac
 }
 
 # os_launch SVC: start SVC in the background in its own process group unless it
@@ -137,6 +166,12 @@ os_ready() {
               done; return 1 ;;
     rabbitmq) tb_wait_port $RABBIT_PORT "$t"; return ;;
     memcached) tb_wait_port $MEMCACHED_PORT "$t"; return ;;
+    octavia-worker|octavia-health-manager|octavia-housekeeping)
+              while [ $i -lt $((t * 2)) ]; do
+                tb_pid "$svc" >/dev/null || return 1
+                os_octavia_check "$svc" >/dev/null && return 0
+                sleep 0.5; i=$((i + 1))
+              done; return 1 ;;
   esac
   url=$(os_url "$svc")
   if [ -n "$url" ]; then tb_wait_http "$url" "$t"; return; fi
@@ -159,7 +194,8 @@ os_start_all() {
   local phases=("epmd mariadb memcached"
                 "rabbitmq keystone glance-api placement-api"
                 "neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume"
-                "nova-compute")
+                "nova-compute"
+                "$OCTAVIA_SERVICES")
   OS_LAUNCHED=""
   for phase in "${phases[@]}"; do
     since_new=$(date -u -d '-1 second' '+%F %T')

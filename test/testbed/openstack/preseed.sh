@@ -4,7 +4,7 @@
 # Printed for debconf-set-selections by install.sh (the host) and
 # ../os-images/build.sh (the images).
 os_preseed() {
-  for p in keystone glance-common nova-common nova-api neutron-common placement-common cinder-common; do
+  for p in keystone glance-common nova-common nova-api neutron-common placement-common cinder-common octavia-common; do
     echo "$p $p/dbconfig-install boolean false"
     echo "$p $p/dbconfig-upgrade boolean false"
     echo "$p $p/dbconfig-remove boolean false"
@@ -37,5 +37,9 @@ cinder-common cinder/configure_db boolean false
 cinder-common cinder/configure_rabbit boolean false
 cinder-common cinder/configure_ksat boolean false
 cinder-api cinder/configure_api-endpoint boolean false
+octavia-common octavia/configure_db boolean false
+octavia-common octavia/configure_rabbit boolean false
+octavia-common octavia/configure_ksat boolean false
+octavia-api octavia/configure_api-endpoint boolean false
 PRESEED
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # One line per service of the OpenStack test bed; exit 0 only when every
 # service runs (process group we started) and its API answers (HTTP) / its
-# port listens / it heartbeated within the last 75 s (nova + cinder workers).
+# port listens / it heartbeated within the last 75 s (nova + cinder workers) /
+# it does its work (the Octavia daemons: os_octavia_check).
 set -uo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/common.sh"
 rc=0
@@ -14,6 +15,8 @@ for s in $OS_SERVICES; do
     code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url" || true)
     detail="$url HTTP $code"
     { [ -z "$code" ] || [ "$code" = 000 ] || [ "${code:0:1}" = 5 ]; } && state=FAIL
+  elif [[ " $OCTAVIA_SERVICES " == *" $s "* ]]; then
+    detail=$(os_octavia_check "$s" 2>/dev/null) || state=FAIL
   elif [ -n "$db" ]; then
     age=$(mysql -uroot -N -e "SELECT TIMESTAMPDIFF(SECOND, MAX(updated_at), UTC_TIMESTAMP()) FROM $db.services WHERE \`binary\`='$s' AND deleted=0" 2>/dev/null || true)
     detail="heartbeat ${age:-?} s ago"

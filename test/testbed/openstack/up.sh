@@ -3,6 +3,8 @@
 #   1. apt phase (install.sh): returns at once when every package is installed
 #   2. config phase (configure.sh): only when not configured yet or when conf/,
 #      plugins/, configure.sh, catalog.py or the settings changed (hash marker)
+#   2b. Octavia's own step (configure-octavia.sh): packages, configuration, its
+#      database and catalog entry, only when its own marker is stale
 #   3. starts every service that is not running (running ones are reused)
 #   4. waits until every API answers and nova conductor/scheduler/compute and
 #      cinder scheduler/volume have heartbeated
@@ -48,6 +50,10 @@ if [ "$(cat "$MARKER" 2>/dev/null)" != "$HASH" ] || [ ! -d /var/lib/mysql/keysto
   echo "$HASH" > "$MARKER"
   os_log "config phase took $(os_dt "$t") s"
 fi
+
+# 2b. Octavia: a step of its own with its own marker (configure-octavia.sh), so
+#     adding it or changing it never re-runs the main configuration above
+bash "$OS_DIR/configure-octavia.sh" || exit 1
 
 # 3. + 4. services
 t=$(date +%s.%N)
