@@ -12,17 +12,21 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfi
 
 /*
  * The cloud for real (issue #29): an OpenStackCloud 2022.2 of the infrastructure, Keystone,
- * Glance and Placement, applied with kubectl, driven by `kupenstack controller` started
+ * Glance, Placement, Neutron and Nova, applied with kubectl, driven by `kupenstack controller` started
  * without --cloud (it installs the cloud, so it cannot need one), its charts run as real pods
  * on the test bed's real node from images built from Debian bookworm's packages
  * (test/testbed/os-images): mariadb, memcached and rabbitmq; keystone's db-init, db_sync and
  * bootstrap Jobs and uwsgi Keystone whose readiness probe GETs /v3; glance's and placement's
  * db-init, db-sync (glance-manage, placement-manage) and ks-service/ks-endpoints/ks-user Jobs,
- * glance-api and uwsgi placement-api, each probe calling its API. Then that Keystone, asked
- * from the host at its pod's address, issues a token for the admin the install generated, its
- * catalog lists identity, image and placement, an image is uploaded through that Glance and
- * read back, and Placement answers with the token (its middleware checked it with Keystone as
- * the placement user the ks-user Job made).
+ * glance-api and uwsgi placement-api, each probe calling its API; neutron-server (ML2 with
+ * the host test bed's no-op mechanism driver) and nova (api, conductor, scheduler, and
+ * nova-compute with the fake driver; the cells set up by db-sync and cell-setup). Then that
+ * Keystone, asked from the host at its pod's address, issues a token for the admin the install
+ * generated, its catalog lists identity, image, placement, network and compute, an image is
+ * uploaded through that Glance and read back, Placement answers with the token (its
+ * middleware checked it with Keystone as the placement user the ks-user Job made) and lists
+ * the fake hypervisor's resource provider, a network is made through that Neutron, and that
+ * Nova lists servers and its one hypervisor.
  * Each chart's install time is printed from the cluster's own timestamps (the benchmark).
  */
 const repo = join(import.meta.dirname, '../../..');
@@ -42,7 +46,7 @@ interface Pod {
 }
 interface Job { metadata: { name: string; creationTimestamp: string; labels?: Record<string, string> }; status: { completionTime?: string } }
 /** The charts this test installs, and the components whose pods run (one container each). */
-const CHARTS: Record<string, string[]> = { mariadb: ['server'], memcached: ['server'], rabbitmq: ['server'], keystone: ['api'], glance: ['api'], placement: ['api'] };
+const CHARTS: Record<string, string[]> = { mariadb: ['server'], memcached: ['server'], rabbitmq: ['server'], keystone: ['api'], glance: ['api'], placement: ['api'], neutron: ['server'], nova: ['api', 'compute', 'conductor', 'scheduler'] };
 const IMAGES = Object.keys(CHARTS);
 const COMPONENTS = Object.entries(CHARTS).flatMap(([chart, components]) => components.map((c) => `${chart}/${c}`)).sort();
 const cr = (): Cr => getJson<Cr>(['get', 'openstackcloud', name]);
@@ -113,14 +117,14 @@ function chartTimes(): Record<string, number> {
 interface Catalog { type: string; endpoints: { interface: string; url: string; region_id: string }[] }
 
 describe('an OpenStackCloud installed as real pods', () => {
-  it('a controller without --cloud installs infrastructure, Keystone, Glance and Placement 2022.2 from Debian-built images on the real node to Ready; Keystone issues a token whose catalog lists identity, image and placement; an image goes up and comes back through that Glance; Placement accepts the token', async () => {
+  it('a controller without --cloud installs infrastructure, Keystone, Glance, Placement, Neutron and Nova 2022.2 from Debian-built images on the real node to Ready; Keystone issues a token whose catalog lists identity, image, placement, network and compute; an image goes up and comes back through that Glance; Placement lists the fake hypervisor; a network is made through that Neutron; that Nova lists servers and its hypervisor', async () => {
     expect(controller!.log()).toContain('no cloud given (--cloud)');
     const off = { enabled: false };
     const manifest = {
       apiVersion: 'kupenstack.io/v1alpha1', kind: 'OpenStackCloud', metadata: { name, labels: { 'kupenstack.io/test-run': run } },
       spec: {
         release: '2022.2', namespace: ns, chart: { path: join(chartsDir, 'src') },
-        services: { keystone: { values: place }, glance: { values: place }, placement: { values: place }, nova: off, neutron: off, cinder: off, horizon: off },
+        services: { keystone: { values: place }, glance: { values: place }, placement: { values: place }, neutron: { values: place }, nova: { values: place }, cinder: off, horizon: off },
         infrastructure: { mariadb: { values: place }, rabbitmq: { values: place }, memcached: { values: place } },
       },
     };
@@ -132,11 +136,11 @@ describe('an OpenStackCloud installed as real pods', () => {
       const c = cr();
       last = JSON.stringify(c.status?.conditions ?? []);
       return Promise.resolve(ready(c));
-    }, 1_500_000, 2_000).catch((err: unknown) => {
+    }, 2_100_000, 2_000).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}; last conditions: ${last}\npods:\n${diagnose()}`, { cause: err });
     });
     const times = chartTimes();
-    console.log(`[real-cloud] infrastructure + keystone + glance + placement 2022.2 Ready as real pods in ${((Date.now() - t0) / 1000).toFixed(0)} s; per chart (first object → last Job complete / pod Ready): ${Object.entries(times).map(([c, t]) => `${c} ${t.toFixed(0)} s`).join(', ')}`);
+    console.log(`[real-cloud] infrastructure + keystone + glance + placement + neutron + nova 2022.2 Ready as real pods in ${((Date.now() - t0) / 1000).toFixed(0)} s; per chart (first object → last Job complete / pod Ready): ${Object.entries(times).map(([c, t]) => `${c} ${t.toFixed(0)} s`).join(', ')}`);
 
     const c = cr();
     expect(c.status?.release).toBe('2022.2');
@@ -156,6 +160,10 @@ describe('an OpenStackCloud installed as real pods', () => {
     expect(kubectlOk(['-n', ns, 'logs', 'job/glance-db-sync', '-c', 'db-sync'])).toMatch(/(Database is synced successfully|Database is up to date)[\s\S]*glance schema synced: \S+/);
     expect(kubectlOk(['-n', ns, 'logs', 'job/placement-db-sync', '-c', 'db-sync'])).toMatch(/placement schema synced/);
     expect(kubectlOk(['-n', ns, 'logs', 'job/glance-ks-user', '-c', 'ks-user'])).toContain('user glance@service has role admin on service@service');
+    expect(kubectlOk(['-n', ns, 'logs', 'job/neutron-db-sync', '-c', 'db-sync'])).toMatch(/Running upgrade [\s\S]*neutron schema synced/);
+    expect(kubectlOk(['-n', ns, 'logs', 'job/nova-db-sync', '-c', 'db-sync'])).toMatch(/\| +cell0 +\|[\s\S]*\| +cell1 +\|[\s\S]*nova api, cell0 and cell1 schemas synced/);
+    // nova-compute (fake driver) registered and cell-setup mapped its host into cell1.
+    expect(kubectlOk(['-n', ns, 'logs', 'job/nova-cell-setup', '-c', 'cell-setup'])).toMatch(/\| +cell1 +\| +[0-9a-f-]+ +\| +nova-compute-\w+ +\|[\s\S]*compute hosts mapped to cell1/);
 
     // Keystone answers at its pod's address (the Service's endpoint) and issues a token to the admin the install generated.
     const address = (service: string): string => {
@@ -181,6 +189,8 @@ describe('an OpenStackCloud installed as real pods', () => {
     expect(publicUrl('identity')).toMatchObject({ url: `http://keystone-api.${ns}.svc.cluster.local:5000/v3`, region_id: 'RegionOne' });
     expect(publicUrl('image')).toMatchObject({ url: `http://glance-api.${ns}.svc.cluster.local:9292`, region_id: 'RegionOne' });
     expect(publicUrl('placement')).toMatchObject({ url: `http://placement-api.${ns}.svc.cluster.local:8778`, region_id: 'RegionOne' });
+    expect(publicUrl('network')).toMatchObject({ url: `http://neutron-server.${ns}.svc.cluster.local:9696`, region_id: 'RegionOne' });
+    expect(publicUrl('compute')).toMatchObject({ url: `http://nova-api.${ns}.svc.cluster.local:8774/v2.1`, region_id: 'RegionOne' });
     // A wrong password is refused: the token above was a real check.
     const wrong = await fetch(`${keystone}/v3/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: 'admin', domain: { id: 'default' }, password: `${password}x` } } }, scope } }) });
     expect(wrong.status).toBe(401);
@@ -208,6 +218,29 @@ describe('an OpenStackCloud installed as real pods', () => {
     expect((await fetch(`${placement}/resource_providers`, { headers: versionHeader })).status).toBe(401);
     const providers = await fetch(`${placement}/resource_providers`, { headers: { ...auth, ...versionHeader } });
     expect(providers.status).toBe(200);
-    expect(((await providers.json()) as { resource_providers: unknown[] }).resource_providers).toEqual([]);
-  }, 1_800_000);
+    // nova-compute reported its fake hypervisor to Placement as the nova user.
+    const rps = ((await providers.json()) as { resource_providers: { name: string }[] }).resource_providers;
+    expect(rps.map((r) => r.name)).toEqual([expect.stringMatching(/^nova-compute-\w+$/)]);
+
+    // A network goes up through the in-cluster Neutron (ML2, the no-op mechanism driver) and is gone after its delete.
+    const neutron = `http://${address('neutron-server')}:9696`;
+    expect((await fetch(`${neutron}/v2.0/networks`)).status).toBe(401);
+    const net = await fetch(`${neutron}/v2.0/networks`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ network: { name: `real-cloud-${run}` } }) });
+    expect(net.status).toBe(201);
+    const network = ((await net.json()) as { network: { id: string; status: string; 'provider:network_type': string } }).network;
+    expect(network).toMatchObject({ status: 'ACTIVE', 'provider:network_type': 'vxlan' });
+    const listed = (await (await fetch(`${neutron}/v2.0/networks?name=real-cloud-${run}`, { headers: auth })).json()) as { networks: { id: string }[] };
+    expect(listed.networks.map((n) => n.id)).toEqual([network.id]);
+    expect((await fetch(`${neutron}/v2.0/networks/${network.id}`, { method: 'DELETE', headers: auth })).status).toBe(204);
+    expect((await fetch(`${neutron}/v2.0/networks/${network.id}`, { headers: auth })).status).toBe(404);
+
+    // The in-cluster Nova lists servers (none) and its one hypervisor: the fake driver's nova-compute, up, in cell1.
+    const nova = `http://${address('nova-api')}:8774/v2.1`;
+    expect((await fetch(`${nova}/servers`)).status).toBe(401);
+    const servers = await fetch(`${nova}/servers`, { headers: auth });
+    expect(servers.status).toBe(200);
+    expect(((await servers.json()) as { servers: unknown[] }).servers).toEqual([]);
+    const hypervisors = (await (await fetch(`${nova}/os-hypervisors/detail`, { headers: { ...auth, 'openstack-api-version': 'compute 2.53' } })).json()) as { hypervisors: { hypervisor_hostname: string; hypervisor_type: string; state: string; status: string }[] };
+    expect(hypervisors.hypervisors).toEqual([expect.objectContaining({ hypervisor_type: 'fake', state: 'up', status: 'enabled' })]);
+  }, 2_400_000);
 });

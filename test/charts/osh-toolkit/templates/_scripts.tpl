@@ -1,8 +1,8 @@
 {{/*
 Real containers: the scripts of the Jobs every service chart shares (helm-toolkit's
 scripts/_db-init.py.tpl, _ks-service.sh.tpl, _ks-endpoints.sh.tpl and _ks-user.sh.tpl do
-these jobs in OSH), over the mysql client, the openstack CLI and keystoneauth of the image
-the chart names for them (the keystone image). Every credential comes from the environment
+these jobs in OSH), over the mysql client and keystoneauth of the image the chart names for
+them (the keystone image). Every credential comes from the environment
 (the Secret <chart>-run-env), never from a command line. Each script is idempotent: a Job
 run again (a new release_uuid, a retried pod) finds its work done and says so.
 */}}
@@ -22,47 +22,62 @@ echo "database $db and user $DB_USER ready on $DB_HOST"
 done
 {{- end -}}
 
-{{- define "tk.script.ks-service" -}}
-#!/bin/sh
-# The catalog's service entry, once: type and name from the chart's own endpoint.
-set -eu
-if openstack service list -f value -c Name -c Type | grep -qx "$SERVICE_NAME $SERVICE_TYPE"; then
-  echo "service $SERVICE_NAME ($SERVICE_TYPE) is in the catalog"
-else
-  openstack service create --name "$SERVICE_NAME" --description "KupenStack: $SERVICE_NAME" "$SERVICE_TYPE" -f value -c id
-  echo "service $SERVICE_NAME ($SERVICE_TYPE) created"
-fi
-{{- end -}}
-
-{{- define "tk.script.ks-endpoints" -}}
-#!/bin/sh
-# One endpoint per interface in the region: created when missing, replaced when its URL differs.
-set -eu
-for iface in admin internal public; do
-  have=$(openstack endpoint list --service "$SERVICE_TYPE" --interface "$iface" --region "$REGION" -f value -c ID -c URL)
-  if [ "$(echo "$have" | cut -d' ' -f2)" = "$SERVICE_URL" ] && [ "$(echo "$have" | grep -c .)" = 1 ]; then
-    echo "$iface endpoint of $SERVICE_TYPE is $SERVICE_URL"
-    continue
-  fi
-  for id in $(echo "$have" | cut -d' ' -f1); do openstack endpoint delete "$id"; done
-  openstack endpoint create --region "$REGION" "$SERVICE_TYPE" "$iface" "$SERVICE_URL" -f value -c id
-  echo "$iface endpoint of $SERVICE_TYPE set to $SERVICE_URL"
-done
-{{- end -}}
-
-{{- define "tk.script.ks-user" -}}
-#!/usr/bin/python3
-# The service's own user: its domain and project, its password (set again: the Secret is the
-# truth), its role there. Python over keystoneauth (the keystone image's) rather than the CLI:
-# the openstack CLI takes a new password only on its command line.
+{{/*
+The ks-* Jobs are Python over keystoneauth (the keystone image's): one token per Job instead
+of one per openstack CLI call (each took 5-10 s at load 10), a new password never on a
+command line (the CLI takes one only there), and a deadline on every request: seen on the
+test bed, one request waited 9 min on a connection Keystone never answered. A request that
+fails or times out fails the pod and the Job starts it again; nothing is decided from a list
+that did not arrive.
+*/}}
+{{- define "tk.script.keystoneSession" -}}
 import os
 from keystoneauth1 import session
 from keystoneauth1.identity import v3
 
 e = os.environ
 base = e["OS_AUTH_URL"].rstrip("/")
-s = session.Session(auth=v3.Password(auth_url=base, username=e["OS_USERNAME"], password=e["OS_PASSWORD"], project_name=e["OS_PROJECT_NAME"],
-                                     user_domain_name=e["OS_USER_DOMAIN_NAME"], project_domain_name=e["OS_PROJECT_DOMAIN_NAME"]))
+s = session.Session(timeout=60, auth=v3.Password(auth_url=base, username=e["OS_USERNAME"], password=e["OS_PASSWORD"], project_name=e["OS_PROJECT_NAME"],
+                                                 user_domain_name=e["OS_USER_DOMAIN_NAME"], project_domain_name=e["OS_PROJECT_DOMAIN_NAME"]))
+{{- end -}}
+
+{{- define "tk.script.ks-service" -}}
+#!/usr/bin/python3
+# The catalog's service entry, once: type and name from the chart's own endpoint.
+{{ include "tk.script.keystoneSession" . }}
+
+name, kind = e["SERVICE_NAME"], e["SERVICE_TYPE"]
+if [x for x in s.get(f"{base}/services", params={"type": kind}).json()["services"] if x["name"] == name]:
+    print(f"service {name} ({kind}) is in the catalog")
+else:
+    s.post(f"{base}/services", json={"service": {"name": name, "type": kind, "description": f"KupenStack: {name}"}})
+    print(f"service {name} ({kind}) created")
+{{- end -}}
+
+{{- define "tk.script.ks-endpoints" -}}
+#!/usr/bin/python3
+# One endpoint per interface in the region: created when missing, replaced when its URL differs.
+{{ include "tk.script.keystoneSession" . }}
+
+name, kind, url, region = e["SERVICE_NAME"], e["SERVICE_TYPE"], e["SERVICE_URL"], e["REGION"]
+ids = [x["id"] for x in s.get(f"{base}/services", params={"type": kind}).json()["services"] if x["name"] == name]
+if len(ids) != 1:
+    raise SystemExit(f"ks-endpoints: {len(ids)} services named {name} of type {kind} in the catalog (ks-service makes one)")
+for iface in ("admin", "internal", "public"):
+    have = s.get(f"{base}/endpoints", params={"service_id": ids[0], "interface": iface, "region_id": region}).json()["endpoints"]
+    if len(have) == 1 and have[0]["url"] == url:
+        print(f"{iface} endpoint of {kind} is {url}")
+        continue
+    for old in have:
+        s.delete(f"{base}/endpoints/{old['id']}")
+    s.post(f"{base}/endpoints", json={"endpoint": {"service_id": ids[0], "interface": iface, "region_id": region, "url": url}})
+    print(f"{iface} endpoint of {kind} set to {url}")
+{{- end -}}
+
+{{- define "tk.script.ks-user" -}}
+#!/usr/bin/python3
+# The service's own user: its domain and project, its password (set again: the Secret is the truth), its role there.
+{{ include "tk.script.keystoneSession" . }}
 
 
 def find_or_create(collection, key, name, body, **query):
