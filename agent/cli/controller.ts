@@ -69,7 +69,7 @@ export function controllerCommand(): Command {
     .option('--project-prefix <prefix>', 'Keystone project name = prefix + namespace (overrides the config)')
     .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
-    .option('--debounce <duration>', 'quiet time after a change before a namespace is reconciled (objects of one kubectl apply -f dir/ arrive within it)', '100ms')
+    .option('--debounce <duration>', 'changes within this window after a run started (the rest of one kubectl apply -f dir/) collapse into one more run', '100ms')
     .option(
       '--namespace-workers <n>',
       "namespaces reconciled at once (default: the config's concurrency, at most 4); a namespace whose objects OpenStack is still making frees its worker and runs again when they are due",

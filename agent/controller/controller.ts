@@ -105,7 +105,8 @@ export class Controller {
       pausedBy: (ns) => pausedBy(this.namespaces.get(ns)?.metadata?.annotations),
     };
     const workers = opts.namespaceWorkers ?? Math.max(1, Math.min(4, opts.config.concurrency));
-    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: workers }, (ns) => this.reconcileNamespace(ns));
+    // The leading edge (issue 33): a lone `kubectl apply` runs at once, not after the debounce window.
+    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, leadingMs: 5, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: workers }, (ns, run) => this.reconcileNamespace(ns, run.leading));
   }
 
   async start(): Promise<void> {
@@ -363,7 +364,7 @@ export class Controller {
   }
 
   /** One namespace's run; answers when to run it again while OpenStack still works on its objects. */
-  private async reconcileNamespace(ns: string): Promise<number | undefined> {
+  private async reconcileNamespace(ns: string, leading: boolean): Promise<number | undefined> {
     const cleanup = this.gone.has(ns) && !this.namespaces.has(ns);
     if (!cleanup && !this.enabled(ns)) return undefined;
     if (!this.acting(ns)) return undefined;
@@ -383,7 +384,7 @@ export class Controller {
       }
       this.runAborts.set(ns, abort);
       this.inFlight.get(ns)!.step = 'start';
-      return await this.reconcileHeld(ns, cleanup, AbortSignal.any([this.leadership.signal, abort.signal]));
+      return await this.reconcileHeld(ns, cleanup, leading, AbortSignal.any([this.leadership.signal, abort.signal]));
     } catch (err) {
       // The queue retries with backoff and says nothing: a run that throws before its `reconciled` line must not fail silently.
       this.opts.log(`failed  run of ${ns} at ${this.inFlight.get(ns)?.step ?? 'start'}: ${(err as Error).message}`);
@@ -407,7 +408,7 @@ export class Controller {
     }
   }
 
-  private async reconcileHeld(ns: string, cleanup: boolean, signal: AbortSignal): Promise<number | undefined> {
+  private async reconcileHeld(ns: string, cleanup: boolean, leading: boolean, signal: AbortSignal): Promise<number | undefined> {
     const changedAt = this.changedAt.get(ns);
     this.changedAt.delete(ns);
     const takeMoved = (): string[] | undefined => {
@@ -427,6 +428,7 @@ export class Controller {
         takeMoved,
         ...(changedAt !== undefined ? { changedAt } : {}),
         ...(targets ? { targets: [...targets].sort() } : {}),
+        leading,
         signal,
       });
       // Objects OpenStack still works on are looked at again by a full pass: a targeted run in between would not see them.

@@ -2,7 +2,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { planRevision, type EngineDeps } from '../act/apply.ts';
 import { applyOnly } from '../act/partial.ts';
 import { soonest } from '../act/progress.ts';
-import { formatDiagnostic } from '../diagnostic.ts';
+import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import { setCondition, type Condition } from '../status/conditions.ts';
@@ -64,6 +64,8 @@ export interface NamespaceRunInput {
   changedAt?: number;
   /** Only these objects changed since the last run was scheduled (spec created or changed): the run observes and plans them, and what they need or what needs them, not the whole namespace. */
   targets?: readonly string[];
+  /** Run on the queue's leading edge: more of the same `kubectl apply` may still be on its way. */
+  leading?: boolean;
   signal: AbortSignal;
 }
 
@@ -121,8 +123,12 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   // OpenStack's admin-only fields, refused in a tenant namespace before validation: what references a refused object is refused in turn.
   const refused = memberRefusals(subjectsOf(documents), isAdminNamespace(host.labelsOf(ns)), opts.memberPolicy ?? { flavorExtraSpecs: [] });
   const { validated, rejected } = validateNamespace(documents.filter((d) => !refused.has(d.file)), opts.registry);
+  // A leading-edge run may see an object before what it references, later in the same `kubectl apply`: not rejected
+  // (no Stalled flash, no Warning) but looked at again by the run after the burst, or one debounce window later.
+  const awaiting = run.leading ? awaitingReferences(rejected) : [];
+  for (const address of awaiting) rejected.delete(address);
   const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set([...rejected.keys(), ...refused.keys()]), () => host.acting(ns));
+  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set([...rejected.keys(), ...refused.keys(), ...awaiting]), () => host.acting(ns));
   // Status writes too are a leader's: a demoted replica writes nothing.
   const store = {
     load: () => kubeStore.load(),
@@ -147,7 +153,13 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const why = host.pausedBy(ns);
   if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
   const moved = run.takeMoved();
-  const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(run.targets, validated, entries);
+  const lookAgain = awaiting.length > 0 ? opts.debounceMs : undefined;
+  const targets = run.targets?.filter((a) => !awaiting.includes(a));
+  if (awaiting.length > 0 && !moved && !terminating && targets?.length === 0) {
+    log(`waiting ${ns}: ${awaiting.join(', ')} reference objects not in the namespace yet; looked at again in ${lookAgain} ms`);
+    return lookAgain;
+  }
+  const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(targets, validated, entries);
   let report: Report;
   try {
     if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
@@ -190,7 +202,13 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   );
   log(`calls   after ${ns}: ${formatCalls(cloud.counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
   if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
-  return soonest(report.progressing);
+  const after = soonest(report.progressing);
+  return lookAgain !== undefined ? Math.min(after ?? lookAgain, lookAgain) : after;
+}
+
+/** The rejected objects whose every fault is a reference to an object not in the namespace (`ref.missing`). */
+function awaitingReferences(rejected: ReadonlyMap<string, readonly Diagnostic[]>): string[] {
+  return [...rejected].filter(([, ds]) => ds.length > 0 && ds.every((d) => d.code === 'ref.missing')).map(([address]) => address);
 }
 
 type Report = Awaited<ReturnType<ControllerOptions['engine']>>;

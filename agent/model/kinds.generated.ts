@@ -240,8 +240,9 @@ export type ImageVerify = {
 /**
  * Desired application credential. KupenStack makes a Keystone service user for it in the project's domain, gives that
  * user the roles named on the namespace's project, and has the user make the credential (Keystone lets only the user
- * itself do that). The user's random password is used once and never stored. Any change of roles, expiresAt,
- * rotateAfter, secretRef or the rotate annotation makes a new credential; the old one keeps working for gracePeriod.
+ * itself do that). The user's random password is used once and never stored. Any change of roles, accessRules,
+ * unrestricted, expiresAt, rotateAfter, secretRef or the rotate annotation makes a new credential; the old one keeps
+ * working for gracePeriod.
  */
 export type ApplicationCredentialSpec = {
   /**
@@ -257,9 +258,9 @@ export type ApplicationCredentialSpec = {
   /**
    * Secret in the manifest's namespace that receives the credential: keys clouds.yaml (a ready cloud named openstack,
    * auth_type v3applicationcredential), application_credential_id, application_credential_secret, auth_url and
-   * region_name. Made by KupenStack when missing (and then deleted with the manifest); an existing Secret keeps its
-   * other keys. Standalone: the folder <secretsDir>/<namespace>/<name>/, files mode 0600, swapped atomically like a
-   * mounted Secret volume.
+   * region_name. Made by KupenStack when missing (and then deleted with the manifest, or once a changed secretRef's new
+   * Secret holds the credential); an existing Secret keeps its other keys. Standalone: the folder
+   * <secretsDir>/<namespace>/<name>/, files mode 0600, swapped atomically like a mounted Secret volume.
    */
   secretRef: SecretRef;
   /**
@@ -278,6 +279,28 @@ export type ApplicationCredentialSpec = {
    * (default 10m). It is deleted by the first run after that.
    */
   gracePeriod?: Duration;
+  /**
+   * Limits the credential to these API calls (Keystone access rules): a request to any other service, method or path is
+   * refused by the service's keystonemiddleware, e.g. a cloud controller manager that needs only Neutron and Octavia.
+   * Absent: every API the roles allow. A change makes a new credential (a rotation). Each service must set service_type
+   * in its [keystone_authtoken] section to accept such a credential at all.
+   */
+  accessRules?: ({
+    /** The catalog's service type: network, load-balancer, compute, volumev3, image, identity… */
+    service: string;
+    /** The HTTP method. */
+    method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
+    /**
+     * The request path as the service sees it, starting with /; * is one segment, ** any number (e.g. /v2.0/ports/**).
+     */
+    path: string;
+  })[];
+  /**
+   * Lets the holder make more application credentials and trusts with it (Keystone's unrestricted). Default false. In a
+   * tenant namespace refused by the member policy: whoever holds it could mint credentials that outlive every rotation;
+   * allowed in admin namespaces. A change makes a new credential.
+   */
+  unrestricted?: boolean;
 };
 
 /** Observed state, written by the agent. */

@@ -170,6 +170,16 @@ export const memberRules: readonly MemberRule[] = [
     cel: `!has(object.spec.roles) || object.spec.roles.all(r, r in [${memberRoles.map((r) => `'${r}'`).join(', ')}])`,
   },
   {
+    kind: 'ApplicationCredential',
+    code: 'applicationcredential.unrestricted',
+    field: 'spec.unrestricted',
+    openstack:
+      'identity:create_application_credential and identity:create_trust refuse a token from a restricted application credential; ' +
+      'an unrestricted one lets its holder mint more credentials that outlive every rotation',
+    check: (spec) => (spec.unrestricted === true ? 'unrestricted: true' : undefined),
+    cel: '!has(object.spec.unrestricted) || object.spec.unrestricted == false',
+  },
+  {
     kind: 'Port',
     code: 'port.foreign-network',
     field: 'spec.macAddress, spec.fixedIPs[].ipAddress, spec.portSecurityEnabled, spec.allowedAddressPairs',

@@ -110,10 +110,14 @@ export class DirSecretWriter implements SecretWriter {
     );
   }
 
-  async removeOwned(place: SecretPlace, owner: string): Promise<void> {
+  async owned(place: SecretPlace, owner: string): Promise<boolean> {
     const dir = this.#dir(place);
     const mark = await readFile(join(dir, ownerFile), 'utf8').catch(() => undefined);
-    if (mark?.trim() === owner) await rm(dir, { recursive: true, force: true });
+    return mark?.trim() === owner && !(await access(join(dir, acceptFile)).then(() => true, () => false));
+  }
+
+  async removeOwned(place: SecretPlace, owner: string): Promise<void> {
+    if (await this.owned(place, owner)) await rm(this.#dir(place), { recursive: true, force: true });
   }
 
   #dir(place: SecretPlace): string {

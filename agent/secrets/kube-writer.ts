@@ -70,9 +70,12 @@ export class KubeSecretWriter implements SecretWriter {
     }
   }
 
+  async owned(place: SecretPlace, owner: string): Promise<boolean> {
+    return isOwned(await this.#get(place), owner);
+  }
+
   async removeOwned(place: SecretPlace, owner: string): Promise<void> {
-    const secret = await this.#get(place);
-    if (secret?.metadata?.labels?.[secretOwnerLabel] !== owner) return;
+    if (!(await this.owned(place, owner))) return;
     try {
       await this.core.deleteNamespacedSecret({ name: place.name, namespace: place.namespace });
     } catch (err) {
@@ -88,6 +91,10 @@ export class KubeSecretWriter implements SecretWriter {
       throw failed('read', place, err);
     }
   }
+}
+
+function isOwned(secret: k8s.V1Secret | undefined, owner: string): boolean {
+  return secret?.metadata?.labels?.[secretOwnerLabel] === owner && secret.metadata.annotations?.[acceptCredentialsAnnotation] !== 'true';
 }
 
 function decode(secret: k8s.V1Secret): Record<string, string> {

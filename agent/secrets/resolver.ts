@@ -44,7 +44,12 @@ export interface SecretWriter {
   check(place: SecretPlace, owner: string): Promise<void>;
   /** Sets these keys together (a reader sees all old or all new values), creating the Secret marked as `owner`'s when missing. */
   put(place: SecretPlace, data: Record<string, string>, owner: string): Promise<void>;
-  /** Deletes the Secret when it carries `owner`'s mark; a Secret made by someone else, or none, is left. */
+  /**
+   * Whether the Secret carries `owner`'s mark and no consent to be written (an operator who opted a Secret in
+   * keeps it, even one KupenStack first made): only then does removeOwned delete it.
+   */
+  owned(place: SecretPlace, owner: string): Promise<boolean>;
+  /** Deletes the Secret when it is `owned`; a Secret made by someone else, or opted in, or none, is left. */
   removeOwned(place: SecretPlace, owner: string): Promise<void>;
 }
 

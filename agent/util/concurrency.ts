@@ -1,13 +1,25 @@
-/** Runs `work` over items, at most `limit` at a time. */
+/**
+ * Runs `work` over items, at most `limit` at a time. After a failure no
+ * item starts; the first failure is thrown once the items already started
+ * have ended (a second failure meanwhile would otherwise be an unhandled
+ * rejection, which ends a Node process, and the caller's clean-up would run
+ * beside work still writing).
+ */
 export async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const item = items[next++]!;
-      await work(item);
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  if (failure) throw failure.error;
 }
 
 /** How dag() groups and places ready nodes. */

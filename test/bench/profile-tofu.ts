@@ -15,12 +15,13 @@ import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { HttpRequest } from '../../agent/openstack/transport.ts';
 import { backgroundCpuRate, benchSshKey, hclOf, manifestsOf, measured, measuredAsync, tofuPeer } from './opentofu.ts';
+import { measureRequests, requestIdsIn } from './request-cpu.ts';
 
 const cloudName = 'kupenstack-local';
 const t0 = performance.now();
 const rel = (): number => Math.round(performance.now() - t0);
 const idPattern = /[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{32}/g;
-const calls: { start: number; end: number; method: string; service: string; path: string; status: number }[] = [];
+const calls: { start: number; end: number; method: string; service: string; path: string; status: number; id: string | null }[] = [];
 const cloud = OpenStackCloud.fromCloudsYaml(cloudName);
 const transport = cloud.session.transport;
 const send = transport.send.bind(transport);
@@ -28,7 +29,8 @@ transport.send = async (req: HttpRequest) => {
   const start = rel();
   const res = await send(req);
   const u = new URL(req.url);
-  calls.push({ start, end: rel(), method: req.countAs ?? req.method, service: req.service, path: u.pathname.replace(idPattern, 'ID'), status: res.status });
+  const id = res.headers.get('x-openstack-request-id');
+  calls.push({ start, end: rel(), method: req.countAs ?? req.method, service: req.service, path: u.pathname.replace(idPattern, 'ID'), status: res.status, id });
   return res;
 };
 const events: string[] = [];
@@ -56,6 +58,17 @@ function cpuTable(byService: ReadonlyMap<string, number>): string {
   return [...byService].filter(([, t]) => t >= 0.05).sort((a, b) => b[1] - a[1]).map(([s, t]) => `${s} ${t.toFixed(1)}`).join(', ');
 }
 
+/** What the run's own requests cost the API workers of Neutron and Nova, per call kind (request-cpu.ts). */
+async function requestCpu<T>(side: string, work: () => T | Promise<T>, ids: (value: T) => Set<string>): Promise<T> {
+  const m = await measureRequests(work, ids);
+  console.log(
+    `${side}: API workers' CPU by request (neutron-server, nova-api): its own ${m.own.toFixed(1)} CPU-s over ${m.requests} requests; ` +
+      `other users' requests meanwhile ${m.others.toFixed(1)}; no request in flight ${m.idle.toFixed(1)}`,
+  );
+  for (const [k, a] of [...m.kinds].sort((x, y) => y[1].cpu - x[1].cpu)) console.log(`${side}: ${String(a.n).padStart(4)} requests ${a.cpu.toFixed(2).padStart(7)} CPU-s, ${((a.cpu / a.n) * 1000).toFixed(0).padStart(5)} ms each  ${k}`);
+  return m.value;
+}
+
 const tofuProject = `${owner}-hcl`;
 const peer = process.env.PROF_TOFU === '1' ? tofuPeer(dir) : undefined;
 try {
@@ -67,12 +80,18 @@ try {
     if (peer.tofu(hcl, ['init', '-input=false', '-no-color']).status !== 0) throw new Error('tofu init failed');
     const log = join(dir, 'tofu.log');
     const idle = await backgroundCpuRate();
-    const t = measured(() => peer.tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color'], { TF_LOG: 'DEBUG', TF_LOG_PATH: log }));
+    const t = await requestCpu(
+      'tofu',
+      () => measured(() => peer.tofu(hcl, ['apply', '-auto-approve', '-input=false', '-no-color'], { TF_LOG: 'DEBUG', TF_LOG_PATH: log })),
+      () => requestIdsIn(readFileSync(log, 'utf8')),
+    );
     if (t.value.status !== 0) throw new Error(`tofu apply failed: ${t.value.out.slice(-800)}`);
     const token = await cloud.session.token({ default: true });
     const serviceOf = new Map(token.catalog.flatMap((e) => e.endpoints.map((ep) => [new URL(ep.url).origin, e.type] as const)));
     const keys = [...readFileSync(log, 'utf8').matchAll(/OpenStack Request URL: (\w+) (\S+)/g)].map(([, method, url]) => {
-      const u = new URL(url!);
+      // The log ends the URL with a colon (before the headers); a key pair's id is its name.
+      const u = new URL(url!.replace(/:$/, ''));
+      u.pathname = u.pathname.replace(/\/os-keypairs\/[^/]+/, '/os-keypairs/NAME');
       return `${serviceOf.get(u.origin) ?? u.origin} ${u.pathname.endsWith('/auth/tokens') && method === 'POST' ? 'AUTH' : method} ${u.pathname.replace(idPattern, 'ID')}`;
     });
     const byPath = new Map<string, number>();
@@ -83,7 +102,11 @@ try {
     for (const [k, n] of [...byPath].sort((x, y) => y[1] - x[1])) console.log(`${String(n).padStart(4)} calls  ${k}`);
   }
   const idle = await backgroundCpuRate();
-  const out = await measuredAsync(() => run((l) => events.push(`${rel()} ${l}`)));
+  const out = await requestCpu(
+    'ours',
+    () => measuredAsync(() => run((l) => events.push(`${rel()} ${l}`))),
+    () => new Set(calls.flatMap((c) => (c.id ? [c.id] : []))),
+  );
   const after = await backgroundCpuRate();
   const report = out.value.report;
   console.log(`apply ${out.seconds.toFixed(1)} s, ${report?.errors.length ?? '?'} errors, calls ${JSON.stringify(report?.apiCalls)}, OpenStack ${out.cpu.toFixed(1)} CPU-s, net of background ${(out.cpu - ((idle + after) / 2) * out.seconds).toFixed(1)} (load ${out.load}; background ${idle.toFixed(2)}, ${after.toFixed(2)} CPU-s/s): ${cpuTable(out.byService)}`);
@@ -97,8 +120,10 @@ try {
   for (const [k, a] of [...byPath].sort((x, y) => y[1].ms - x[1].ms)) console.log(`${String(a.n).padStart(4)} calls ${(a.ms / 1000).toFixed(1).padStart(7)} s summed, ${String(Math.round(a.ms / a.n)).padStart(6)} ms mean  ${k}`);
   const kinds = new Map<string, number[]>();
   for (const e of events) {
-    const [at, what, address] = e.split(' ');
-    if (what === 'create') kinds.set(address!.split('/')[1]!, [...(kinds.get(address!.split('/')[1]!) ?? []), Number(at)]);
+    // `123 create  ns/Kind/name`: the log pads its verb, so split on runs of spaces (one space gave an empty address: `undefined:`).
+    const [at, what, address = ''] = e.split(/ +/);
+    const kind = address.split('/')[1];
+    if (what === 'create' && kind) kinds.set(kind, [...(kinds.get(kind) ?? []), Number(at)]);
   }
   for (const [kind, at] of kinds) console.log(`${kind}: ${at.length} created from ${(Math.min(...at) / 1000).toFixed(1)} s to ${(Math.max(...at) / 1000).toFixed(1)} s`);
   if (process.env.PROF_OUT) writeFileSync(process.env.PROF_OUT, JSON.stringify({ calls, events }, null, 1));

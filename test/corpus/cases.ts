@@ -141,6 +141,21 @@ export const cases: CorpusCase[] = [
     files: { 'a.yaml': `${head('ApplicationCredential', 'ccm')}  roles: [member]\n  secretRef: {name: cloud}\n---\n${head('ApplicationCredential', 'backup')}  roles: [reader]\n  secretRef: {name: cloud}\n` },
     errors: ['appcred.secret-shared a.yaml:17:21'],
   },
+  {
+    name: 'application credential access rule given twice',
+    files: { 'a.yaml': `${head('ApplicationCredential', 'ccm')}  roles: [member]\n  secretRef: {name: ccm-cloud}\n  accessRules:\n    - {service: network, method: GET, path: /v2.0/ports}\n    - {service: network, method: GET, path: /v2.0/ports}\n` },
+    errors: ['appcred.access-rule-twice a.yaml:11:7'],
+  },
+  {
+    name: 'application credential access rule with a method HTTP lacks',
+    files: { 'a.yaml': `${head('ApplicationCredential', 'ccm')}  roles: [member]\n  secretRef: {name: ccm-cloud}\n  accessRules:\n    - {service: network, method: FETCH, path: /v2.0/ports}\n` },
+    errors: ['schema.enum a.yaml:10:34'],
+  },
+  {
+    name: 'unrestricted application credential with access rules',
+    files: { 'a.yaml': `${head('ApplicationCredential', 'ccm')}  roles: [member]\n  secretRef: {name: ccm-cloud}\n  unrestricted: true\n  accessRules:\n    - {service: network, method: GET, path: /v2.0/ports}\n` },
+    errors: ['appcred.unrestricted-with-rules a.yaml:9:17'],
+  },
   { name: 'server-group rules with a policy Nova takes none with', files: { 'a.yaml': `${head('ServerGroup', 'packed')}  policy: affinity\n  rules: {maxServerPerHost: 2}\n` }, errors: ['servergroup.rules-policy a.yaml:8:10'] },
   {
     name: 'volume from a snapshot and an image at once',

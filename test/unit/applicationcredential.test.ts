@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { applicationCredential, remoteOf } from '../../agent/kinds/applicationcredential/adapter.ts';
+import type { AccessRule } from '../../agent/kinds/applicationcredential/access-rules.ts';
 import { desiredFields } from '../../agent/kinds/applicationcredential/desired.ts';
+import { formerSecrets } from '../../agent/kinds/applicationcredential/former-secrets.ts';
 import { credentialState, keystoneExpiry, normaliseTime, pastGrace, retireTimes, rotationHash, type Generation } from '../../agent/kinds/applicationcredential/generations.ts';
 import { secretData } from '../../agent/kinds/applicationcredential/secret.ts';
 import type { Manifest } from '../../agent/model/manifest.ts';
@@ -26,14 +28,19 @@ function manifest(spec: Record<string, unknown>, annotations?: Record<string, st
 }
 
 /** A generation as observe builds it from Keystone's user and credential. */
-function gen(made: number, opts: { rotateAfter?: string; grace?: string; credential?: boolean; delivered?: boolean; expiresAt?: string; rotation?: string; roles?: string[] } = {}): Generation {
+function gen(
+  made: number,
+  opts: { rotateAfter?: string; grace?: string; credential?: boolean; delivered?: boolean; expiresAt?: string; rotation?: string; roles?: string[]; secret?: string; accessRules?: AccessRule[]; unrestricted?: boolean } = {},
+): Generation {
   const delivered = opts.delivered ?? opts.credential !== false;
   return {
     userId: `u${made}`,
     marker: { owner: 'o1', ref: 'ApplicationCredential/ccm', specHash: '00000000' },
     made,
-    record: { made: new Date(made).toISOString(), rotateAfter: opts.rotateAfter ?? '', grace: opts.grace ?? '10m', expiresAt: '', rotation: opts.rotation ?? '', secret: 'ccm-cloud', ...(delivered ? { delivered } : {}) },
-    ...(opts.credential === false ? {} : { credential: { id: `c${made}`, roles: opts.roles ?? ['member'], ...(opts.expiresAt ? { expiresAt: opts.expiresAt } : {}) } }),
+    record: { made: new Date(made).toISOString(), rotateAfter: opts.rotateAfter ?? '', grace: opts.grace ?? '10m', expiresAt: '', rotation: opts.rotation ?? '', secret: opts.secret ?? 'ccm-cloud', ...(delivered ? { delivered } : {}) },
+    ...(opts.credential === false
+      ? {}
+      : { credential: { id: `c${made}`, roles: opts.roles ?? ['member'], accessRules: opts.accessRules ?? [], unrestricted: opts.unrestricted ?? false, ...(opts.expiresAt ? { expiresAt: opts.expiresAt } : {}) } }),
   };
 }
 
@@ -90,6 +97,26 @@ describe('ApplicationCredential: plan', () => {
     expect(difference(adapter, desiredFields(roles), converged).updates).toEqual({ roles: ['member', 'reader'] });
     expect(difference(adapter, desiredFields(m), remoteOf([gen(t0)], t0 + min, false)).updates).toEqual({ credential: 'ok' });
     for (const r of [rotate, roles]) expect(difference(adapter, desiredFields(r), converged).replace).toBe(false);
+  });
+
+  it('access rules and unrestricted as Keystone reports them: a change of either plans a rotation, a reordering of the rules nothing', () => {
+    const ports = { service: 'network', method: 'GET', path: '/v2.0/ports' };
+    const lbs = { service: 'load-balancer', method: 'GET', path: '/v2/lbaas/loadbalancers' };
+    const ruled = remoteOf([gen(t0, { accessRules: [lbs, ports] })], t0 + min, true);
+    expect(difference(adapter, desiredFields(manifest({ accessRules: [ports, lbs] })), ruled).updates).toEqual({});
+    expect(difference(adapter, desiredFields(manifest({ accessRules: [ports] })), ruled).updates).toEqual({ accessRules: [ports] });
+    expect(difference(adapter, desiredFields(manifest({})), ruled).updates).toEqual({ accessRules: [] });
+    const plain = remoteOf([gen(t0)], t0 + min, true);
+    expect(difference(adapter, desiredFields(manifest({ unrestricted: true })), plain).updates).toEqual({ unrestricted: true });
+    expect(difference(adapter, desiredFields(manifest({ unrestricted: false })), plain).updates).toEqual({});
+    expect(difference(adapter, desiredFields(manifest({ unrestricted: true })), plain).replace).toBe(false);
+  });
+
+  it('a Secret a changed secretRef left behind plans its deletion alone (no new credential)', () => {
+    const m = manifest({ secretRef: { name: 'new-cloud' } });
+    const moved = [gen(t0 + 20 * min, { secret: 'new-cloud' }), gen(t0)];
+    expect(difference(adapter, desiredFields(m), remoteOf(moved, t0 + 25 * min, true, ['ccm-cloud'])).updates).toEqual({ formerSecrets: 0 });
+    expect(difference(adapter, desiredFields(m), remoteOf(moved, t0 + 25 * min, true)).updates).toEqual({});
   });
 
   it('an old credential past its grace plans its deletion alone (no new credential)', () => {
@@ -159,5 +186,31 @@ describe('ApplicationCredential: the Secret', () => {
     await resolver.writer.removeOwned({ namespace: 'team-a', name: 'theirs' }, 'o1');
     expect(readFileSync(join(theirs, 'note'), 'utf8')).toBe('kept');
     expect(readFileSync(join(theirs, 'application_credential_id'), 'utf8')).toBe('id-3');
+  });
+
+  it('after a secretRef change the old Secret is left behind only while it holds an older credential of this manifest, KupenStack made it and nobody opted it in', async () => {
+    const resolver = new EnvFileSecretResolver({ secretsDir: join(dir, 'former') });
+    const w = resolver.writer;
+    const at = (name: string) => ({ namespace: 'team-a', name });
+    const moved = [gen(t0 + 20 * min, { secret: 'new-cloud' }), gen(t0)];
+    await w.put(at('new-cloud'), { application_credential_id: `c${t0 + 20 * min}` }, 'o1');
+    await w.put(at('ccm-cloud'), { application_credential_id: `c${t0}` }, 'o1');
+    expect(await formerSecrets(w, 'team-a', moved, true)).toEqual(['ccm-cloud']);
+    // Until the new Secret holds the current one, the old Secret is what clients read.
+    expect(await formerSecrets(w, 'team-a', moved, false)).toEqual([]);
+    // Another owner's mark, or the operator's consent file: never KupenStack's to delete.
+    rmSync(join(dir, 'former', 'team-a', 'ccm-cloud'), { recursive: true });
+    await w.put(at('ccm-cloud'), { application_credential_id: `c${t0}` }, 'o2');
+    expect(await formerSecrets(w, 'team-a', moved, true)).toEqual([]);
+    rmSync(join(dir, 'former', 'team-a', 'ccm-cloud'), { recursive: true });
+    await w.put(at('ccm-cloud'), { application_credential_id: `c${t0}` }, 'o1');
+    writeFileSync(join(dir, 'former', 'team-a', 'ccm-cloud', '.kupenstack-accept-credentials'), '');
+    expect(await formerSecrets(w, 'team-a', moved, true)).toEqual([]);
+    rmSync(join(dir, 'former', 'team-a', 'ccm-cloud', '.kupenstack-accept-credentials'));
+    // Another manifest's credential there now (the name was taken since): not this one's to delete.
+    await w.put(at('ccm-cloud'), { application_credential_id: 'someone-elses' }, 'o1');
+    expect(await formerSecrets(w, 'team-a', moved, true)).toEqual([]);
+    // A Secret named by no older generation, or by the current one, is never counted.
+    expect(await formerSecrets(w, 'team-a', [gen(t0 + 20 * min, { secret: 'new-cloud' })], true)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allSettledOrThrow, dag, limiter, limiterPerKey, type Limiter } from '../../agent/util/concurrency.ts';
+import { allSettledOrThrow, dag, limiter, limiterPerKey, pool, type Limiter } from '../../agent/util/concurrency.ts';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -136,6 +136,35 @@ describe('limiterPerKey', () => {
     const cloud = {};
     const bound = per(cloud);
     expect(store.get(cloud)).toBe(bound);
+  });
+});
+
+describe('pool', () => {
+  it('starts no item after a failure and throws the first failure once the started items ended, a second failure included (no unhandled rejection)', async () => {
+    const started: number[] = [];
+    const ended: number[] = [];
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((r) => (release = r));
+    const run = pool([0, 1, 2, 3, 4, 5], 2, async (i) => {
+      started.push(i);
+      if (i === 0) {
+        await slow;
+        ended.push(i);
+        throw new Error('second failure');
+      }
+      await tick();
+      ended.push(i);
+      if (i === 1) throw new Error('first failure');
+    });
+    let settled = false;
+    void run.catch(() => undefined).finally(() => (settled = true));
+    for (let i = 0; i < 5; i++) await tick();
+    // Item 1 failed; item 0 still runs: nothing new started, and the pool waits for item 0.
+    expect(started).toEqual([0, 1]);
+    expect(settled).toBe(false);
+    release();
+    await expect(run).rejects.toThrow('first failure');
+    expect(ended).toEqual([1, 0]);
   });
 });
 

@@ -2,7 +2,9 @@ import { parseDescriptionMarker } from '../../ownership/marker.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
 import { bucket, type KindAdapter, type Remote } from '../adapter.ts';
+import { normaliseRules } from './access-rules.ts';
 import { desiredFields } from './desired.ts';
+import { formerSecrets } from './former-secrets.ts';
 import { byAge, credentialState, normaliseTime, parseRecord, pastGrace, recordAttribute, type Generation } from './generations.ts';
 import { deleteGeneration, makeGeneration, markDelivered, serviceUserPrefix } from './make.ts';
 
@@ -26,7 +28,15 @@ import { deleteGeneration, makeGeneration, markDelivered, serviceUserPrefix } fr
  */
 
 type RawUser = { id: string; name: string; description?: string; default_project_id?: string } & Record<string, unknown>;
-type RawCredential = { id: string; name: string; description?: string; expires_at?: string | null; roles?: { id: string; name: string }[] };
+type RawCredential = {
+  id: string;
+  name: string;
+  description?: string;
+  expires_at?: string | null;
+  roles?: { id: string; name: string }[];
+  unrestricted?: boolean;
+  access_rules?: { service?: string; method?: string; path?: string }[] | null;
+};
 
 function generationOf(user: RawUser, owner: string): Generation | undefined {
   const { marker } = parseDescriptionMarker(user.description);
@@ -42,7 +52,8 @@ async function withCredential(identity: ServiceClient, gen: Generation): Promise
   const mine = creds.find((c) => parseDescriptionMarker(c.description).marker?.ref === gen.marker.ref);
   if (!mine) return gen;
   const roles = (mine.roles ?? []).map((r) => r.name).sort();
-  return { ...gen, credential: { id: mine.id, roles, ...(mine.expires_at ? { expiresAt: normaliseTime(mine.expires_at) } : {}) } };
+  const credential = { id: mine.id, roles, accessRules: normaliseRules(mine.access_rules), unrestricted: mine.unrestricted === true };
+  return { ...gen, credential: { ...credential, ...(mine.expires_at ? { expiresAt: normaliseTime(mine.expires_at) } : {}) } };
 }
 
 /** Whether the Secret holds the credential; undefined where no Secret can be read (plan --base). */
@@ -62,12 +73,21 @@ async function remotesOf(users: readonly RawUser[], o: { identity: ServiceClient
   }
   const now = Date.now();
   const out: Remote[] = [];
-  for (const gens of byRef.values()) out.push(remoteOf(gens, now, await delivered(o.secrets, o.namespace, byAge(gens)[0]!)));
+  for (const gens of byRef.values()) {
+    const newestFirst = byAge(gens);
+    const isDelivered = await delivered(o.secrets, o.namespace, newestFirst[0]!);
+    const writer = o.secrets?.writer;
+    const former = writer ? await formerSecrets(writer, o.namespace, newestFirst, isDelivered === true) : [];
+    out.push(remoteOf(gens, now, isDelivered, former));
+  }
   return out;
 }
 
-/** The Remote of one manifest's generations at `now`. Exported for the unit tests of the rotation decisions. */
-export function remoteOf(generations: readonly Generation[], now: number, isDelivered: boolean | undefined): Remote {
+/**
+ * The Remote of one manifest's generations at `now`; `former`: the Secrets a changed secretRef left
+ * behind (formerSecrets). Exported for the unit tests of the rotation decisions.
+ */
+export function remoteOf(generations: readonly Generation[], now: number, isDelivered: boolean | undefined, former: readonly string[] = []): Remote {
   const [current, ...older] = byAge(generations);
   const c = current!;
   const name = c.marker.ref.slice(c.marker.ref.indexOf('/') + 1);
@@ -77,12 +97,15 @@ export function remoteOf(generations: readonly Generation[], now: number, isDeli
     marker: c.marker,
     fields: {
       roles: c.credential?.roles ?? [],
+      accessRules: c.credential?.accessRules ?? [],
+      unrestricted: c.credential?.unrestricted ?? false,
       expiresAt: c.record.expiresAt,
       rotateAfter: c.record.rotateAfter,
       rotation: c.record.rotation,
       secretName: c.record.secret,
       credential: credentialState(c, now, isDelivered),
       pastGrace: pastGrace(byAge(generations), now).length,
+      formerSecrets: former.length,
     },
     // Ids, times and names only: no secret is ever in hand after the create.
     raw: {
@@ -90,6 +113,7 @@ export function remoteOf(generations: readonly Generation[], now: number, isDeli
       rotatedAt: c.record.made,
       ...(c.credential?.expiresAt ? { expiresAt: c.credential.expiresAt } : {}),
       generations: [c, ...older],
+      formerSecrets: [...former],
     },
   };
 }
@@ -100,7 +124,18 @@ function generationsIn(remote: Remote): Generation[] {
 
 export const applicationCredential: KindAdapter = {
   kind: 'ApplicationCredential',
-  fields: { roles: 'update', expiresAt: 'update', rotateAfter: 'update', rotation: 'update', secretName: 'update', credential: 'update', pastGrace: 'update' },
+  fields: {
+    roles: 'update',
+    accessRules: 'update',
+    unrestricted: 'update',
+    expiresAt: 'update',
+    rotateAfter: 'update',
+    rotation: 'update',
+    secretName: 'update',
+    credential: 'update',
+    pastGrace: 'update',
+    formerSecrets: 'update',
+  },
 
   report: (remote) => ({
     userId: remote.raw.userId,
@@ -137,8 +172,11 @@ export const applicationCredential: KindAdapter = {
 
   /**
    * A rotation: a new generation, while the older ones keep working for the
-   * grace. Only `pastGrace` changed: delete the generations whose grace is
-   * over (the first run after it, controller resync or agent interval).
+   * grace. Only `pastGrace` or `formerSecrets` changed: no new credential;
+   * delete the generations whose grace is over (the first run after it,
+   * controller resync or agent interval) and the Secrets a changed
+   * secretRef left behind. Those Secrets go first: a run killed between
+   * the two still finds the older generation that names them.
    */
   async update(ctx, remote, changes, m) {
     const now = Date.now();
@@ -146,8 +184,12 @@ export const applicationCredential: KindAdapter = {
     // The Secret holds the current one, but a crash came before it was marked so: mark it, or the rotation would retire it at once.
     const current = before[0];
     if (current?.credential && !current.record.delivered && remote.fields.credential !== 'undelivered') before[0] = await markDelivered(ctx, current);
-    const made = Object.keys(changes).some((k) => k !== 'pastGrace') ? await makeGeneration(ctx, m, remote.marker!, now) : undefined;
+    const made = Object.keys(changes).some((k) => k !== 'pastGrace' && k !== 'formerSecrets') ? await makeGeneration(ctx, m, remote.marker!, now) : undefined;
     const all = byAge([...(made ? [made] : []), ...before]);
+    const writer = ctx.secrets?.writer;
+    // A new generation is in its Secret now (makeGeneration wrote it): look again; else what observe found.
+    const former = made && writer ? await formerSecrets(writer, ctx.namespace, all, true) : ((remote.raw.formerSecrets ?? []) as string[]);
+    for (const name of former) await writer?.removeOwned({ namespace: ctx.namespace, name }, ctx.owner);
     const gone = pastGrace(all, now);
     for (const gen of gone) await deleteGeneration(ctx, gen);
     return made ? remoteOf(all.filter((g) => !gone.includes(g)), now, true) : undefined;

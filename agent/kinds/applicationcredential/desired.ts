@@ -1,4 +1,5 @@
 import type { Manifest } from '../../model/manifest.ts';
+import { normaliseRules, type AccessRule } from './access-rules.ts';
 import { defaultGrace, normaliseTime, rotateAnnotation, rotationHash, type GenerationRecord } from './generations.ts';
 
 /** The spec fields the kind reads, as the schema types them. */
@@ -8,6 +9,8 @@ export interface CredentialSpec {
   expiresAt?: string;
   rotateAfter?: string;
   gracePeriod?: string;
+  accessRules?: AccessRule[];
+  unrestricted?: boolean;
 }
 
 export function specOf(m: Manifest): CredentialSpec {
@@ -32,17 +35,21 @@ export function recordOf(m: Manifest, now: number): GenerationRecord {
  * credential cannot change in Keystone, so every difference is a rotation
  * (a new credential, the old one kept for the grace), not a replace:
  * `credential` must be `ok` (not missing, expired, due or lost from its
- * Secret) and no older credential may outlive its grace (`pastGrace`).
+ * Secret), no older credential may outlive its grace (`pastGrace`) and no
+ * Secret a changed secretRef left behind may still hold one (`formerSecrets`).
  */
 export function desiredFields(m: Manifest): Record<string, unknown> {
   const r = recordOf(m, 0);
   return {
     roles: [...specOf(m).roles].sort(),
+    accessRules: normaliseRules(specOf(m).accessRules),
+    unrestricted: specOf(m).unrestricted === true,
     expiresAt: r.expiresAt,
     rotateAfter: r.rotateAfter,
     rotation: r.rotation,
     secretName: r.secret,
     credential: 'ok',
     pastGrace: 0,
+    formerSecrets: 0,
   };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Marker } from '../../ownership/marker.ts';
+import type { AccessRule } from './access-rules.ts';
 import { parseDuration } from '../../util/duration.ts';
 
 /**
@@ -16,7 +17,7 @@ export interface Generation {
   made: number;
   record: GenerationRecord;
   /** Keystone's application credential; absent when a create stopped before it (kill -9) or it was deleted outside. */
-  credential?: { id: string; roles: string[]; expiresAt?: string };
+  credential?: { id: string; roles: string[]; accessRules: AccessRule[]; unrestricted: boolean; expiresAt?: string };
 }
 
 /** What the user attribute `kupenstack_credential` holds (JSON text), as the manifest said when it was made. */

@@ -5,6 +5,7 @@ import { OpenStackCloud } from '../../openstack/cloud.ts';
 import { withDescriptionMarker, type Marker } from '../../ownership/marker.ts';
 import type { AdapterContext } from '../adapter.ts';
 import { keystoneExpiry, recordAttribute, type Generation } from './generations.ts';
+import { accessRulesBody, normaliseRules } from './access-rules.ts';
 import { recordOf, specOf } from './desired.ts';
 import { secretData } from './secret.ts';
 
@@ -80,7 +81,10 @@ export async function makeGeneration(ctx: AdapterContext, m: Manifest, marker: M
   const place = { namespace: ctx.namespace, name: record.secret };
   // Before anything is made: a Secret that cannot be written would strand a credential nobody can ever read.
   await writer.check(place, ctx.owner);
-  const roleNames = specOf(m).roles;
+  const spec = specOf(m);
+  const roleNames = spec.roles;
+  const accessRules = normaliseRules(spec.accessRules);
+  const unrestricted = spec.unrestricted === true;
   const roles = await roleIds(ctx, roleNames);
   const domainId = await projectDomain(ctx);
   const password = randomBytes(32).toString('base64url');
@@ -107,12 +111,15 @@ export async function makeGeneration(ctx: AdapterContext, m: Manifest, marker: M
       name: m.metadata.name.slice(0, 255),
       description: withDescriptionMarker(`KupenStack ApplicationCredential ${ctx.namespace}/${m.metadata.name}`, marker),
       roles: roles.map((id) => ({ id })),
+      unrestricted,
+      ...accessRulesBody(accessRules),
       ...(expiresAt ? { expires_at: expiresAt } : {}),
     },
   });
   const cred = res.application_credential;
   await writer.put(place, secretData(ctx.cloud.config, cred.id, cred.secret), ctx.owner);
-  const gen: Generation = { userId, marker, made: now, record, credential: { id: cred.id, roles: [...roleNames].sort(), ...(cred.expires_at ? { expiresAt: cred.expires_at } : {}) } };
+  const credential = { id: cred.id, roles: [...roleNames].sort(), accessRules, unrestricted, ...(cred.expires_at ? { expiresAt: cred.expires_at } : {}) };
+  const gen: Generation = { userId, marker, made: now, record, credential };
   return markDelivered(ctx, gen);
 }
 

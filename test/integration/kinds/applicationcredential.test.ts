@@ -1,10 +1,12 @@
-import { readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { EnvFileSecretResolver } from '../../../agent/secrets/env-file.ts';
 import { poll } from '../../../agent/util/poll.ts';
 import { manifestHead as head, Workspace } from '../../support/apply.ts';
+import { issueToken, mountedEntry } from '../../support/appcred.ts';
+import { peers } from '../../support/peers.ts';
 
 /**
  * Issue 32 item 4 against the test bed's real Keystone: what an app holding
@@ -204,6 +206,102 @@ describe('ApplicationCredential', () => {
     expect((await inKeystone()).flatMap((u) => u.credentials).sort()).toEqual([held, now].sort());
     expect((await issue(mounted())).status).toBe(201);
     expectNoSecretIn([healed, failed, adopted]);
+  });
+
+  it('accessRules: Keystone keeps exactly those, a call outside them is refused; unrestricted mints credentials, a restricted one cannot; a changed secretRef deletes the old Secret KupenStack made, never one the operator opted in', async () => {
+    const r = 'appcred-r';
+    const ruledAt = (name: string): CloudEntry => {
+      const e = mountedEntry(secretsDir, r, name);
+      secretsSeen.add(e.auth.application_credential_secret);
+      return e;
+    };
+    const servers = '    - {service: compute, method: GET, path: /v2.1/servers}\n';
+    const projects = '    - {service: identity, method: GET, path: /v3/auth/projects}\n';
+    const ruled = (rules: string, secret = 'ruled-cloud'): string => `${head('ApplicationCredential', 'ruled', r)}  roles: [member]\n  secretRef: {name: ${secret}}\n  gracePeriod: 2s\n  accessRules:\n${rules}`;
+    const minter = (secret: string): string => `${head('ApplicationCredential', 'minter', r)}  roles: [member]\n  secretRef: {name: ${secret}}\n  gracePeriod: 2s\n  unrestricted: true\n`;
+    // The operator's own folder, opted in: written into, never deleted.
+    const theirs = join(secretsDir, r, 'theirs');
+    mkdirSync(theirs, { recursive: true });
+    writeFileSync(join(theirs, 'note'), 'kept');
+    writeFileSync(join(theirs, '.kupenstack-accept-credentials'), '');
+    ws.write({ 'ruled.yaml': ruled(servers + projects), 'minter.yaml': minter('theirs') });
+    const applied = await ws.apply();
+    expect(applied.report!.errors, ws.log.join('\n')).toEqual([]);
+
+    // Keystone (admin) reports exactly the declared rules on the credential.
+    const userOf = async (name: string): Promise<string> => {
+      const users = await ws.cloud.identity.list<{ id: string }>('/users', 'users', { name__startswith: `kupenstack.${ws.owner}.${ws.owner}-${r}.${name}.` });
+      expect(users).toHaveLength(1);
+      return users[0]!.id;
+    };
+    type Cred = { access_rules?: { service: string; method: string; path: string }[]; unrestricted?: boolean };
+    const keystoneView = async (name: string, id: string): Promise<Cred> =>
+      (await ws.cloud.identity.get<{ application_credential: Cred }>(`/users/${await userOf(name)}/application_credentials/${id}`)).application_credential;
+    const first = ruledAt('ruled-cloud');
+    const rulesOf = (c: Cred): string[] => (c.access_rules ?? []).map((x) => `${x.service} ${x.method} ${x.path}`).sort();
+    expect(rulesOf(await keystoneView('ruled', first.auth.application_credential_id))).toEqual(['compute GET /v2.1/servers', 'identity GET /v3/auth/projects']);
+
+    // Its token is issued; Neutron refuses it a call outside its rules, the same call the unruled credential of namespace A makes.
+    const token = await issueToken(first);
+    expect(token.status).toBe(201);
+    const networks = (t: { token?: string; endpoints?: Record<string, string> }): Promise<number> =>
+      fetch(`${t.endpoints!.network!}/v2.0/networks`, { headers: { 'x-auth-token': t.token! } }).then(async (res) => (await res.body?.cancel(), res.status));
+    expect(await networks(token)).toBe(401);
+    expect(await networks(await issueToken(mounted()))).toBe(200);
+
+    // Unrestricted: its holder may make another credential (Keystone's own check); a restricted one is refused.
+    const mint = async (t: { token?: string; userId?: string }): Promise<string> => {
+      const res = await fetch(`${peers.keystone}/users/${t.userId!}/application_credentials`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-auth-token': t.token! },
+        // The role named: the token also carries reader (implied by member), which Keystone refuses to delegate as not assigned.
+        body: JSON.stringify({ application_credential: { name: `minted-${ws.owner}`, roles: [{ name: 'member' }] } }),
+      });
+      const body = (await res.json()) as { application_credential?: { secret?: string }; error?: { message?: string } };
+      if (body.application_credential?.secret) secretsSeen.add(body.application_credential.secret);
+      return `${res.status}${body.error?.message ? ` ${body.error.message}` : ''}`;
+    };
+    const minterEntry = ruledAt('theirs');
+    expect((await keystoneView('minter', minterEntry.auth.application_credential_id)).unrestricted).toBe(true);
+    expect(await mint(await issueToken(minterEntry))).toBe('201');
+    expect(await mint(await issueToken(mounted()))).toMatch(/^403/);
+
+    // A change of the rules is planned as a rotation and made: the new credential carries the new rules.
+    ws.write({ 'ruled.yaml': ruled(servers) });
+    const planned = await ws.plan();
+    expect(JSON.stringify(planned)).toMatch(/accessRules/);
+    const rotated = await ws.apply();
+    expect(rotated.report!.errors, ws.log.join('\n')).toEqual([]);
+    const second = ruledAt('ruled-cloud');
+    expect(second.auth.application_credential_id).not.toBe(first.auth.application_credential_id);
+    const users = await ws.cloud.identity.list<{ id: string }>('/users', 'users', { name__startswith: `kupenstack.${ws.owner}.${ws.owner}-${r}.ruled.` });
+    const all = await Promise.all(users.map((u) => ws.cloud.identity.list<Cred & { id: string }>(`/users/${u.id}/application_credentials`, 'application_credentials')));
+    expect(rulesOf(all.flat().find((c) => c.id === second.auth.application_credential_id)!)).toEqual(['compute GET /v2.1/servers']);
+
+    // secretRef changed: the new Secret holds the credential and works; the old folder KupenStack made is gone; the operator's stays.
+    ws.write({ 'ruled.yaml': ruled(servers, 'ruled-cloud-2'), 'minter.yaml': minter('minter-cloud') });
+    const moved = await ws.apply();
+    expect(moved.report!.errors, ws.log.join('\n')).toEqual([]);
+    expect((await issueToken(ruledAt('ruled-cloud-2'))).status).toBe(201);
+    expect((await issueToken(ruledAt('minter-cloud'))).status).toBe(201);
+    expect(existsSync(join(secretsDir, r, 'ruled-cloud'))).toBe(false);
+    expect(readFileSync(join(theirs, 'note'), 'utf8')).toBe('kept');
+    expect(existsSync(join(theirs, 'application_credential_id'))).toBe(true);
+    // Once the old ones' grace is over they go, and then nothing is left to do (the Secret names stay put: no rotation loop).
+    const again = await poll(async () => {
+      const o = await ws.apply();
+      return o.report?.errors.length === 0 && o.report.created === 0 && o.report.updated === 0 ? o : undefined;
+    }, { timeoutMs: 60_000, initialDelayMs: 500, maxDelayMs: 1_000, onTimeout: () => new Error(`never converged:\n${ws.log.join('\n')}`) });
+    for (const name of ['ruled', 'minter']) expect(await ws.cloud.identity.list('/users', 'users', { name__startswith: `kupenstack.${ws.owner}.${ws.owner}-${r}.${name}.` })).toHaveLength(1);
+
+    ws.remove('ruled.yaml');
+    ws.remove('minter.yaml');
+    const pruned = await ws.apply({ prune: true, allowMassDelete: true });
+    expect(pruned.report!.errors, ws.log.join('\n')).toEqual([]);
+    expect(await ws.cloud.identity.list('/users', 'users', { name__startswith: `kupenstack.${ws.owner}.${ws.owner}-${r}.` })).toEqual([]);
+    expect(existsSync(join(secretsDir, r, 'ruled-cloud-2'))).toBe(false);
+    expect(existsSync(theirs)).toBe(true);
+    expectNoSecretIn([applied, planned, rotated, moved, again, pruned]);
   });
 
   it('prune deletes the credentials, their users and the Secret KupenStack made', async () => {

@@ -97,8 +97,22 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
       `${release}-edit`,
       `${release}-view`,
     ]);
-    // Writing Secrets (ApplicationCredentials) is bound per namespace by an admin, never by the chart.
-    expect(rendered.filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && (o as { roleRef?: { name: string } }).roleRef?.name.endsWith('-controller-credentials'))).toEqual([]);
+    // Writing Secrets (ApplicationCredentials) is bound only in the namespaces the admin lists, never cluster-wide and none by default.
+    const credentialBindings = (objs: Obj[]): Obj[] => objs.filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && (o as { roleRef?: { name: string } }).roleRef?.name.endsWith('-controller-credentials'));
+    expect(credentialBindings(rendered)).toEqual([]);
+    const listed = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--set', 'controller.credentialNamespaces={team-a,team-b}']));
+    expect(credentialBindings(listed).map((o) => ({ kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace, roleRef: (o as { roleRef?: unknown }).roleRef, subjects: (o as { subjects?: unknown }).subjects }))).toEqual(
+      ['team-a', 'team-b'].map((namespace) => ({
+        kind: 'RoleBinding',
+        name: `${release}-controller-credentials`,
+        namespace,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${release}-controller-credentials` },
+        subjects: [{ kind: 'ServiceAccount', name: 'kupenstack-controller', namespace: ns }],
+      })),
+    );
+    const badNs = await helm(['template', release, chart, '--set', 'controller.credentialNamespaces={Team_A}']);
+    expect(badNs.code).not.toBe(0);
+    expect(badNs.stderr).toContain('credentialNamespaces');
     // The cloud rights are bound in the cloud's namespace only, never cluster-wide.
     expect(rendered.filter((o) => o.kind === 'RoleBinding' && o.metadata.name.endsWith('-controller-cloud')).map((o) => o.metadata.namespace)).toEqual([ns]);
     expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name)).not.toContain(`${release}-controller-cloud`);
@@ -167,7 +181,8 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(Object.keys(before).map((n) => `${n}.yaml`).sort()).toEqual(readdirSync(join(chart, 'crds')).filter((f) => f.endsWith('.yaml')).sort());
     // No --skip-crds: Helm 4 server-side applies the chart's CRDs (field manager "helm"); being the same as
     // deploy/crds, already on the shared plane, their spec (generation) does not move.
-    await helmOk(['install', release, chart, '--namespace', ns, ...cloudHere]);
+    // The credentials role bound in the release's own namespace (it exists; the chart never creates a tenant's).
+    await helmOk(['install', release, chart, '--namespace', ns, ...cloudHere, '--set', `controller.credentialNamespaces={${ns}}`]);
     const installed = await crds();
     expect(generations(installed)).toEqual(before);
     for (const crd of installed) {
@@ -178,7 +193,7 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     const deployment = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployment', `${release}-controller`, '-o', 'json'])) as { spec: { replicas: number; template: { spec: { serviceAccountName: string } } } };
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.spec.template.spec.serviceAccountName).toBe('kupenstack-controller');
-    const namespaced = [['serviceaccount', 'kupenstack-controller'], ['role', `${release}-leader-election`], ['rolebinding', `${release}-leader-election`], ['service', `${release}-controller`], ['networkpolicy', `${release}-controller`], ['deployment', `${release}-controller`]];
+    const namespaced = [['serviceaccount', 'kupenstack-controller'], ['role', `${release}-leader-election`], ['rolebinding', `${release}-leader-election`], ['rolebinding', `${release}-controller-credentials`], ['service', `${release}-controller`], ['networkpolicy', `${release}-controller`], ['deployment', `${release}-controller`]];
     const cluster = [['clusterrole', `${release}-controller`], ['clusterrolebinding', `${release}-controller`], ['clusterrole', `${release}-edit`], ['clusterrole', `${release}-view`], ['validatingadmissionpolicy', `${release}-subnet-addresses`], ['validatingadmissionpolicybinding', `${release}-subnet-addresses`]];
     for (const [kind, name] of namespaced) await kubectlOk(['-n', ns, 'get', kind!, name!]);
     for (const [kind, name] of cluster) await kubectlOk(['get', kind!, name!]);
@@ -187,6 +202,10 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(can.stdout.trim()).toBe('yes');
     const lease = await kubectl(['auth', 'can-i', 'update', 'leases.coordination.k8s.io', '-n', ns, `--as=system:serviceaccount:${ns}:kupenstack-controller`]);
     expect(lease.stdout.trim()).toBe('yes');
+    // Secrets: updated (a rotation) where credentialNamespaces binds the role, nowhere else (the cloud role bound here has no update).
+    const secretsIn = async (where: string): Promise<string> => (await kubectl(['auth', 'can-i', 'update', 'secrets', '-n', where, `--as=system:serviceaccount:${ns}:kupenstack-controller`])).stdout.trim();
+    expect(await secretsIn(ns)).toBe('yes');
+    expect(await secretsIn('default')).toBe('no');
     // The ReplicaSet's pods were admitted under pod security "restricted" (the fake node takes them).
     await expect.poll(async () => (JSON.parse(await kubectlOk(['-n', ns, 'get', 'pods', '-l', `app.kubernetes.io/instance=${release}`, '-o', 'json'])) as { items: unknown[] }).items.length, { timeout: 60_000, interval: 1_000 }).toBe(2);
 

@@ -20,6 +20,44 @@ describe('WorkQueue', () => {
     expect(runs.sort()).toEqual(['team-a', 'team-b']);
   });
 
+  it('runs the first change after a quiet window at once (the leading edge) and collapses the rest of the burst into one run after it', async () => {
+    const runs: { leading: boolean; at: number }[] = [];
+    const start = Date.now();
+    let release: () => void = () => undefined;
+    const q = new WorkQueue({ ...opts, debounceMs: 5_000, leadingMs: 5 }, (_k, run) => {
+      runs.push({ leading: run.leading, at: Date.now() - start });
+      // The first run stays busy while the rest of the burst arrives.
+      return runs.length === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+    });
+    q.add('ns');
+    // Well inside the 5 s window: only the leading edge can have run it.
+    for (let i = 0; i < 100 && runs.length === 0; i++) await sleep(20);
+    expect(runs).toEqual([{ leading: true, at: expect.any(Number) as number }]);
+    expect(runs[0]!.at).toBeLessThan(5_000);
+    for (let i = 0; i < 5; i++) q.add('ns');
+    release();
+    await q.idle();
+    // The burst: one more run, not five, and not on the leading edge (its objects may still be arriving).
+    expect(runs.map((r) => r.leading)).toEqual([true, false]);
+    expect(runs[1]!.at).toBeGreaterThanOrEqual(5_000);
+  }, 20_000);
+
+  it('debounces a change that follows another inside the window (no leading edge), and a requeue never takes the leading edge', async () => {
+    const runs: boolean[] = [];
+    const q = new WorkQueue({ ...opts, debounceMs: 300, leadingMs: 5 }, (_k, run) => {
+      runs.push(run.leading);
+      return Promise.resolve(runs.length === 2 ? 50 : undefined);
+    });
+    q.add('ns');
+    await q.idle();
+    const t0 = Date.now();
+    q.add('ns');
+    await q.idle();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+    // The leading run, the debounced one, then its requeue (50 ms later): only the first was on the leading edge.
+    expect(runs).toEqual([true, false, false]);
+  });
+
   it('runs a key again after the delay its run answered, its slot free meanwhile (progress by requeue)', async () => {
     const order: string[] = [];
     let slowRuns = 0;

@@ -24,6 +24,7 @@ const cases: [string, PolicySubject[], string][] = [
   ['a VM forced onto a host', [subject('VirtualMachine', 'vm', { availabilityZone: 'nova:compute-1' })], 'virtualmachine.forced-host'],
   ['a public Image', [subject('Image', 'i', { visibility: 'public', source: { url: { url: 'https://example.org/d' } } })], 'image.public'],
   ['an application credential with the admin role', [subject('ApplicationCredential', 'ccm', { roles: ['member', 'admin'], secretRef: { name: 'ccm-cloud' } })], 'applicationcredential.roles'],
+  ['an unrestricted application credential', [subject('ApplicationCredential', 'ci', { roles: ['member'], secretRef: { name: 'ci-cloud' }, unrestricted: true })], 'applicationcredential.unrestricted'],
   [
     'allowed_address_pairs 0.0.0.0/0 on an imported network',
     [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, allowedAddressPairs: [{ ipAddress: '0.0.0.0/0' }] })],
