@@ -19,5 +19,5 @@ fi
 # First the agent's image: kubernetes/image.test.ts (integration) asks for it, late in the run.
 bash "$HERE/image/build.sh" --push >/dev/null || echo "prebuild: the agent's image failed; its tests build it again" >&2
 # Then the OpenStack images of controller/real-cloud.test.ts (the same list it asks build.sh for).
-bash "$HERE/os-images/build.sh" --push mariadb memcached rabbitmq keystone >/dev/null || echo "prebuild: the OpenStack images failed; real-cloud.test.ts builds them again" >&2
+bash "$HERE/os-images/build.sh" --push mariadb memcached rabbitmq keystone glance placement neutron nova >/dev/null || echo "prebuild: the OpenStack images failed; real-cloud.test.ts builds them again" >&2
 echo "prebuild: done" >&2

@@ -76,3 +76,10 @@ subjects:
 - {kind: ServiceAccount, name: default, namespace: {{ .Release.Namespace }}}
 {{- end }}
 {{- end -}}
+
+{{/* The in-cluster URL of endpoints.<type> (helm-toolkit.endpoints.keystone_endpoint_uri_lookup, internal): http://<host>.<namespace>.svc.<suffix>:<port><path>. */}}
+{{- define "tk.endpointUrl" -}}
+{{- $envAll := index . 0 -}}
+{{- $ep := index $envAll.Values.endpoints (index . 1) -}}
+{{- printf "http://%s.%s.svc.%s:%v%s" ($ep.hosts.internal | default $ep.hosts.default) ($ep.namespace | default $envAll.Release.Namespace) $envAll.Values.endpoints.cluster_domain_suffix $ep.port.api.internal ($ep.path | default "") -}}
+{{- end -}}
