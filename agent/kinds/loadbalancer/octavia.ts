@@ -2,7 +2,7 @@ import { KupenstackError } from '../../errors.ts';
 import { CloudConfigError } from '../../openstack/errors.ts';
 import { OpenStackError } from '../../openstack/errors.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
-import { markerFromTags, ownerTag, type Marker } from '../../ownership/marker.ts';
+import { markerFromTags, markerTags, ownerTag, type Marker } from '../../ownership/marker.ts';
 import type { AdapterContext } from '../adapter.ts';
 import { lookAgain } from '../look-again.ts';
 import { canonicalIp } from '../neutron.ts';
@@ -36,7 +36,7 @@ export async function hasOctavia(api: ServiceClient): Promise<boolean> {
 
 /** The tags a child carries: the load balancer's owner and ref, no spec hash (the children's changes are the tree's). */
 export function childTags(marker: Pick<Marker, 'owner' | 'ref'>): string[] {
-  return [ownerTag(marker.owner), `kupenstack-ref:${marker.ref}`];
+  return markerTags({ ...marker, specHash: '' }).slice(0, 2);
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
