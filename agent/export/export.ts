@@ -162,7 +162,9 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
         tally.skipped.push(`${namespace}/${o.kind.kind}/${o.id}: ${o.skipped}`);
         continue;
       }
-      if (o.kind.observeOnly) {
+      const observeOnly = o.kind.observeOnly ?? o.kind.observeOnlyWhy?.(o.raw, scope);
+      if (observeOnly) {
+        if (!o.kind.observeOnly) tally.skipped.push(`${namespace}/${o.kind.kind}/${o.id}: observe-only, ${observeOnly}`);
         manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { managementPolicy: 'unmanaged', import: { id: o.id } } });
         continue;
       }

@@ -19,6 +19,11 @@ export interface KindExport {
    * unmanaged`) instead of adoptions: the kind has no place for an ownership marker.
    */
   readonly observeOnly?: string;
+  /**
+   * Why this one object is written as an observe-only import although its kind can be
+   * adopted (a shape its manifest cannot say), or undefined: adopted.
+   */
+  observeOnlyWhy?(raw: Record<string, unknown>, scope: ExportScope): string | undefined;
   /** The spec without `import` (the exporter adds it), references through `scope.ref`. */
   spec(raw: Record<string, unknown>, scope: ExportScope): Record<string, unknown>;
 }

@@ -34,6 +34,9 @@ export interface BuiltCloud {
  * a key pair of the admin user, an image, a server (Nova's fake driver) on the
  * app network with a fixed address, the web group and the key, a volume
  * attached to it, a floating IP on its NIC, and quotas other than the defaults.
+ * Then Octavia in alpha: a load balancer on the app subnet with a listener on
+ * :80, its pool, two members (the server's address and one that is no VM's)
+ * and an HTTP monitor, each made with `openstack loadbalancer ... --wait`.
  * Calls in a project's scope go as the admin user with a role in it, as a
  * person with the CLI would.
  */
@@ -85,6 +88,12 @@ export async function buildCloud(prefix: string, ids: Record<string, string> = {
   const [nic] = (await openstack('port', 'list', '--device-id', ids.server!)) as unknown as { ID: string }[];
   await id('fip', 'floating', 'ip', 'create', '--project', alpha, '--description', 'web entry', '--port', nic!.ID, '--fixed-ip-address', '10.71.0.30', 'public');
   await plain('quota', 'set', '--instances', '7', '--ports', '77', '--volumes', '5', alpha);
+  await id('lb', 'loadbalancer', 'create', '--project', alpha, '--vip-subnet-id', ids['subnet-app']!, '--description', 'front door', '--name', 'web-lb', '--wait');
+  await id('listener', 'loadbalancer', 'listener', 'create', '--name', 'http', '--protocol', 'HTTP', '--protocol-port', '80', '--wait', ids.lb!);
+  await id('pool', 'loadbalancer', 'pool', 'create', '--name', 'http', '--listener', ids.listener!, '--protocol', 'HTTP', '--lb-algorithm', 'ROUND_ROBIN', '--wait');
+  for (const [name, address] of [['web-1', '10.71.0.30'], ['backup', '10.71.0.99']] as const)
+    await id(`member-${name}`, 'loadbalancer', 'member', 'create', '--name', name, '--address', address, '--protocol-port', '8080', '--subnet-id', ids['subnet-app']!, '--wait', ids.pool!);
+  await id('monitor', 'loadbalancer', 'healthmonitor', 'create', '--name', 'http', '--type', 'HTTP', '--delay', '5', '--timeout', '3', '--max-retries', '3', '--url-path', '/healthz', '--wait', ids.pool!);
   return { projects: { alpha, beta }, ids };
 }
 
@@ -101,6 +110,8 @@ async function waitFor(ok: () => Promise<boolean>, what: string): Promise<void> 
 export async function destroyCloud(built: Partial<BuiltCloud> & { ids: Record<string, string> }): Promise<void> {
   const quiet = (p: Promise<unknown>): Promise<unknown> => p.catch(() => undefined);
   const projects = [built.ids['project-beta'], built.ids['project-alpha']].filter((x): x is string => x !== undefined);
+  // The load balancer and every child (a test may have added some) before the subnet it stands on.
+  if (built.ids.lb) await quiet(plain('loadbalancer', 'delete', '--cascade', '--wait', built.ids.lb));
   if (built.ids.fip) await quiet(plain('floating', 'ip', 'delete', built.ids.fip));
   if (built.ids.server) await quiet(plain('server', 'delete', '--wait', built.ids.server));
   if (built.ids.volume) {

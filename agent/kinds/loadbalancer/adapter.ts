@@ -3,8 +3,8 @@ import type { LoadBalancerSpec } from '../../model/kinds.generated.ts';
 import { markerFromTags, markerTags, ownerTag, userTags } from '../../ownership/marker.ts';
 import { bucket, isKnownAfterApply, isPlaceholderId, knownAfterApply, openstackName, type AdapterContext, type Health, type KindAdapter, type Remote } from '../adapter.ts';
 import { canonicalIp } from '../neutron.ts';
-import { hasOctavia, mutable, octavia, performPatiently, readTrees, treeScope, type Raw, type TreeScope } from './octavia.ts';
-import { deletionOrder, httpMonitor, nextStep, poolProtocol, shapeOf, sortByName, type ListenerShape, type MemberShape, type ObservedListener } from './tree.ts';
+import { childTags, hasOctavia, mutable, octavia, performPatiently, readTrees, treeScope, type Raw, type TreeScope } from './octavia.ts';
+import { adoptionSteps, deletionOrder, httpMonitor, nextStep, poolProtocol, shapeOf, sortByName, type ListenerShape, type MemberShape, type ObservedListener } from './tree.ts';
 
 /**
  * Octavia load balancers. One manifest is several Octavia objects: the load
@@ -288,8 +288,22 @@ export const loadBalancer: KindAdapter = {
     return withTrees(treeScope(ctx), await octavia(ctx).list<Raw>('/lbaas/loadbalancers', 'loadbalancers', query));
   },
 
-  /** Adoption's only write: our tags beside the user's, nothing else. */
+  /**
+   * Adoption's only writes: our tags beside the user's, on each child of the
+   * load balancer (one at a time, Octavia's rule) and then on the load
+   * balancer. Children first: a kill -9 in between leaves the load balancer
+   * unadopted, and the next run's adoption tags the rest. A child carrying
+   * another owner's marker is left alone. A load balancer already ours (a new
+   * spec hash) is retagged alone: a child made by hand on it later stays not ours.
+   */
   async remark(ctx, remote, marker) {
+    if (markerFromTags(remote.raw.tags)?.ref !== marker.ref) {
+      const tree = (await readTrees({ ...treeScope(ctx), everything: true }, new Map([[remote.id, '']]))).get(remote.id) ?? [];
+      for (const step of adoptionSteps(tree, ctx.owner, childTags(marker))) {
+        await mutable(ctx, remote.id);
+        await performPatiently(ctx, remote.id, step, marker);
+      }
+    }
     await mutable(ctx, remote.id);
     await octavia(ctx).put(`/lbaas/loadbalancers/${remote.id}`, { loadbalancer: { tags: [...userTags(remote.raw.tags), ...markerTags(marker)] } });
   },

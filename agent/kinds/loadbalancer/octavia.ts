@@ -59,8 +59,13 @@ export function memberShape(raw: Raw): MemberShape {
   return { name: str(raw.name), address: canonicalIp(str(raw.address)), protocol_port: num(raw.protocol_port, 0), weight: num(raw.weight, 1), subnet_id: subnet };
 }
 
-type Status = { id: string; provisioning_status: string; operating_status: string };
-const statusOf = (raw: Raw): Status => ({ id: str(raw.id), provisioning_status: str(raw.provisioning_status), operating_status: str(raw.operating_status) });
+type Status = { id: string; provisioning_status: string; operating_status: string; tags: string[] };
+const statusOf = (raw: Raw): Status => ({
+  id: str(raw.id),
+  provisioning_status: str(raw.provisioning_status),
+  operating_status: str(raw.operating_status),
+  tags: Array.isArray(raw.tags) ? (raw.tags as unknown[]).filter((t): t is string => typeof t === 'string') : [],
+});
 
 /** Ours: carries our owner tag and the load balancer's ref. */
 function ours(raw: Raw, owner: string, ref: string): boolean {
@@ -74,6 +79,8 @@ export interface TreeScope {
   owner: string;
   /** Undefined: every project (admin scope). */
   projectId?: string;
+  /** Every child, whoever made it (export, and adoption, which takes over the load balancer's whole tree); default: ours only. */
+  everything?: boolean;
 }
 
 export function treeScope(ctx: AdapterContext): TreeScope {
@@ -90,7 +97,8 @@ export async function readTrees(scope: TreeScope, lbs: ReadonlyMap<string, strin
   const out = new Map<string, ObservedListener[]>([...lbs.keys()].map((id) => [id, []]));
   if (lbs.size === 0) return out;
   const { api, owner } = scope;
-  const query = { project_id: scope.projectId, tags: ownerTag(owner) };
+  const query = { project_id: scope.projectId, tags: scope.everything ? undefined : ownerTag(owner) };
+  const mine = (raw: Raw, lb: string): boolean => scope.everything === true || ours(raw, owner, lbs.get(lb)!);
   const [listeners, pools, monitors] = await Promise.all([
     api.list<Raw>('/lbaas/listeners', 'listeners', query),
     api.list<Raw>('/lbaas/pools', 'pools', query),
@@ -98,7 +106,7 @@ export async function readTrees(scope: TreeScope, lbs: ReadonlyMap<string, strin
   ]);
   const lbOf = (raw: Raw): string | undefined => {
     const id = (raw.loadbalancers as { id?: string }[] | undefined)?.[0]?.id;
-    return id !== undefined && lbs.has(id) && ours(raw, owner, lbs.get(id)!) ? id : undefined;
+    return id !== undefined && lbs.has(id) && mine(raw, id) ? id : undefined;
   };
   const poolById = new Map(pools.filter((p) => lbOf(p)).map((p) => [str(p.id), p]));
   const monitorById = new Map(monitors.filter((m) => (m.pools as { id?: string }[] | undefined)?.some((p) => poolById.has(str(p.id)))).map((m) => [str(m.id), m]));
@@ -106,7 +114,7 @@ export async function readTrees(scope: TreeScope, lbs: ReadonlyMap<string, strin
   await Promise.all(
     [...poolById.keys()].map(async (id) => {
       const lb = lbOf(poolById.get(id)!)!;
-      members.set(id, (await api.list<Raw>(`/lbaas/pools/${id}/members`, 'members', { tags: ownerTag(owner) })).filter((m) => ours(m, owner, lbs.get(lb)!)));
+      members.set(id, (await api.list<Raw>(`/lbaas/pools/${id}/members`, 'members', { tags: scope.everything ? undefined : ownerTag(owner) })).filter((m) => mine(m, lb)));
     }),
   );
   for (const l of listeners) {

@@ -1,4 +1,4 @@
-import { stableJson } from '../../ownership/marker.ts';
+import { markerFromTags, stableJson, userTags } from '../../ownership/marker.ts';
 
 /*
  * A load balancer's children as one comparable value: its listeners, each
@@ -48,6 +48,8 @@ export interface Observed<S> {
   id: string;
   provisioning_status: string;
   operating_status: string;
+  /** Its tags, ours and the user's (adoption keeps the user's beside ours). */
+  tags?: string[];
   shape: S;
 }
 
@@ -191,5 +193,36 @@ export function deletionOrder(observed: readonly ObservedListener[]): Step[] {
   for (const l of observed) if (l.pool?.healthmonitor) out.push({ op: 'delete', what: 'healthmonitor', id: l.pool.healthmonitor.id, why: why('health monitor', l) });
   for (const l of observed) if (l.pool) out.push({ op: 'delete', what: 'pool', id: l.pool.id, why: why('pool', l) });
   for (const l of observed) out.push({ op: 'delete', what: 'listener', id: l.id, why: `listener ${l.shape.name}: its load balancer goes` });
+  return out;
+}
+
+/**
+ * Adoption's writes on the children: our tags (`tags`) beside the user's on
+ * each child not tagged so yet, parents first; a child carrying another
+ * owner's marker is skipped (it is not the load balancer's owner's to give).
+ */
+export function adoptionSteps(observed: readonly ObservedListener[], owner: string, tags: readonly string[]): Step[] {
+  const out: Step[] = [];
+  const retag = (o: { tags?: string[] }): Record<string, unknown> | undefined => {
+    const have = o.tags ?? [];
+    const theirs = markerFromTags(have);
+    if (theirs && theirs.owner !== owner) return undefined;
+    if (tags.every((t) => have.includes(t))) return undefined;
+    return { tags: [...userTags(have), ...tags] };
+  };
+  for (const l of observed) {
+    const lb = retag(l);
+    if (lb) out.push({ op: 'update', what: 'listener', id: l.id, body: lb, name: l.shape.name });
+    const p = l.pool;
+    if (!p) continue;
+    const pb = retag(p);
+    if (pb) out.push({ op: 'update', what: 'pool', id: p.id, body: pb, name: l.shape.name });
+    const hb = p.healthmonitor && retag(p.healthmonitor);
+    if (p.healthmonitor && hb) out.push({ op: 'update', what: 'healthmonitor', id: p.healthmonitor.id, body: hb, name: l.shape.name });
+    for (const m of p.members) {
+      const mb = retag(m);
+      if (mb) out.push({ op: 'update', what: 'member', poolId: p.id, id: m.id, body: mb, name: `${l.shape.name}/${m.shape.name}` });
+    }
+  }
   return out;
 }

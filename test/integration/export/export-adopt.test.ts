@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { ApiCounters } from '../../../agent/openstack/counters.ts';
 import { exportProjects } from '../../../agent/export/export.ts';
 import { writeExport } from '../../../agent/export/write.ts';
@@ -29,6 +30,17 @@ async function neutronIds(): Promise<Record<string, string>> {
   return out;
 }
 
+/** The load balancer and its children in Octavia, id → name and the figures adoption must leave as they are. */
+async function octaviaIds(): Promise<Record<string, string>> {
+  const api = ws.cloud.client('load-balancer');
+  const project_id = built!.projects.alpha;
+  const out: Record<string, string> = {};
+  for (const c of ['loadbalancers', 'listeners', 'pools', 'healthmonitors'])
+    for (const o of await api.list<{ id: string; name: string; connection_limit?: number }>(`/lbaas/${c}`, c, { project_id })) out[o.id] = `${c}:${o.name}${o.connection_limit !== undefined ? ` limit ${o.connection_limit}` : ''}`;
+  for (const m of await api.list<{ id: string; name: string; address: string }>(`/lbaas/pools/${built!.ids.pool!}/members`, 'members')) out[m.id] = `members:${m.name} ${m.address}`;
+  return out;
+}
+
 const building: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -54,7 +66,7 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     const alpha = readdirSync(join(ws.repo, 'alpha')).sort();
     const prefix = ws.config.projectPrefix;
     // The server's NIC and the floating IP's port are part of the VM and the floating IP, not Port manifests.
-    expect(alpha.filter((f) => !f.startsWith('floatingip-'))).toEqual([`flavor-${prefix}secret.yaml`, 'image-tiny.yaml', `keypair-${prefix}ops.yaml`, 'network-app.yaml', 'network-shared-net.yaml', 'port-scratch.yaml', 'port-vip.yaml', 'projectquota-quotas.yaml', 'router-edge.yaml', 'securitygroup-db.yaml', 'securitygroup-web.yaml', 'subnet-app-subnet.yaml', 'subnet-shared-subnet.yaml', 'virtualmachine-web-1.yaml', 'volume-data.yaml']);
+    expect(alpha.filter((f) => !f.startsWith('floatingip-'))).toEqual([`flavor-${prefix}secret.yaml`, 'image-tiny.yaml', `keypair-${prefix}ops.yaml`, 'loadbalancer-web-lb.yaml', 'network-app.yaml', 'network-shared-net.yaml', 'port-scratch.yaml', 'port-vip.yaml', 'projectquota-quotas.yaml', 'router-edge.yaml', 'securitygroup-db.yaml', 'securitygroup-web.yaml', 'subnet-app-subnet.yaml', 'subnet-shared-subnet.yaml', 'virtualmachine-web-1.yaml', 'volume-data.yaml']);
     const fips = alpha.filter((f) => f.startsWith('floatingip-'));
     expect(fips).toHaveLength(1);
     const read = (ns: string, f: string): string => readFileSync(join(ws.repo, ns, f), 'utf8');
@@ -67,6 +79,26 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     expect(read('alpha', fips[0]!)).toMatch(/externalNetwork:\n {4}network:\n {6}id: [0-9a-f-]+\n {2}floatingIPAddress: [0-9.]+\n {2}description: web entry\n {2}vmRef:\n {4}name: web-1\n {2}fixedIPAddress: 10.71.0.30\n$/);
     expect(read('alpha', 'projectquota-quotas.yaml')).toMatch(/adopt: true\n {2}compute:\n {4}instances: 7\n {2}network:\n {4}ports: 77\n {2}blockStorage:\n {4}volumes: 5\n$/);
     expect(alpha.map((f) => read('alpha', f)).join('\n')).not.toMatch(/ssh-ed25519|user_data|userData|password/);
+    // Octavia: the load balancer made with the CLI is one managed manifest with its whole tree; the member at the server's address is written by vmRef.
+    expect((parse(read('alpha', 'loadbalancer-web-lb.yaml')) as { spec: unknown }).spec).toEqual({
+      import: { id: built!.ids.lb, adopt: true },
+      description: 'front door',
+      vip: { subnetRef: { name: 'app-subnet' } },
+      listeners: [
+        {
+          name: 'http',
+          protocol: 'HTTP',
+          port: 80,
+          pool: {
+            members: [
+              { address: '10.71.0.99', port: 8080, name: 'backup' },
+              { vmRef: { name: 'web-1' }, port: 8080 },
+            ],
+            healthMonitor: { type: 'HTTP', delay: 5, timeout: 3, maxRetries: 3, urlPath: '/healthz' },
+          },
+        },
+      ],
+    });
     // References, not ids: the router's interfaces, the port's address, the groups naming each other.
     expect(read('alpha', 'router-edge.yaml')).toMatch(/interfaces:\n {4}- subnetRef:\n {8}name: app-subnet\n {4}- subnetRef:\n {8}name: shared-subnet/);
     expect(read('alpha', 'router-edge.yaml')).toMatch(/routes:\n {4}- destination: 192.168.50.0\/24\n {6}nextHop: 10.71.0.254/);
@@ -81,8 +113,13 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     expect(result.calls).toMatchObject({ 'network GET /networks': 2, 'network GET /subnets': 1, 'network GET /ports': 1, 'network GET /routers': 1, 'network GET /security-groups': 1, 'network GET /floatingips': 1, 'compute GET /servers': 1, 'image GET /images': 1, 'volumev3 GET /volumes': 1 });
   });
 
+  let lbBefore: Record<string, string>;
   it('apply adopts every object: only adopt in the plan, only marker writes, every id unchanged', async () => {
     before = await neutronIds();
+    lbBefore = await octaviaIds();
+    const plan = await ws.plan();
+    expect(plan.report!.errors).toEqual([]);
+    expect([...new Set(plan.report!.changes.map((c) => c.action))]).toEqual(['adopt']);
     const counters = new ApiCounters();
     const r = await ws.apply({ counters });
     expect(r.diagnostics).toEqual([]);
@@ -90,13 +127,25 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     const actions = [...new Set(r.report!.changes.map((c) => c.action))];
     expect(actions).toEqual(['adopt']);
     const adopted = r.report!.changes.length;
-    // alpha: 2 networks, 2 subnets, 2 groups, 2 ports, 1 router, 1 floating IP, 1 flavor, 1 image, 1 volume, 1 server, the quotas; beta: 1 network, 1 subnet, 1 port
-    expect(adopted).toBe(18);
+    // alpha: 2 networks, 2 subnets, 2 groups, 2 ports, 1 router, 1 floating IP, 1 flavor, 1 image, 1 volume, 1 server, 1 load balancer, the quotas; beta: 1 network, 1 subnet, 1 port
+    expect(adopted).toBe(19);
     expect(r.report).toMatchObject({ created: 0, updated: 0, deleted: 0, replaced: 0 });
-    // One marker per object (a server's is two: its owner tag and its metadata), and per project its two tags and the agent's role in it.
+    // One marker per object (a server's is two: its owner tag and its metadata; a load balancer's one more per child:
+    // listener, pool, two members, monitor), and per project its two tags and the agent's role in it.
     const writes = Object.entries(counters.byCollection()).filter(([k]) => !/ (GET|HEAD) /.test(k));
-    expect(r.report!.apiCalls.write, JSON.stringify(writes)).toBe(adopted + 1 + 2 * 3);
+    expect(r.report!.apiCalls.write, JSON.stringify(writes)).toBe(adopted + 1 + 5 + 2 * 3);
+    expect(writes.filter(([k]) => k.startsWith('load-balancer ')).every(([k]) => k.startsWith('load-balancer PUT '))).toBe(true);
     expect(await neutronIds()).toEqual(before);
+    expect(await octaviaIds()).toEqual(lbBefore);
+    // Every child carries the load balancer's owner and ref now.
+    const api = ws.cloud.client('load-balancer');
+    const tagged = await Promise.all([
+      api.get<{ listener: { tags: string[] } }>(`/lbaas/listeners/${built!.ids.listener!}`).then((x) => x.listener.tags),
+      api.get<{ pool: { tags: string[] } }>(`/lbaas/pools/${built!.ids.pool!}`).then((x) => x.pool.tags),
+      api.get<{ healthmonitor: { tags: string[] } }>(`/lbaas/healthmonitors/${built!.ids.monitor!}`).then((x) => x.healthmonitor.tags),
+      ...['member-web-1', 'member-backup'].map((k) => api.get<{ member: { tags: string[] } }>(`/lbaas/pools/${built!.ids.pool!}/members/${built!.ids[k]!}`).then((x) => x.member.tags)),
+    ]);
+    expect(tagged.filter((t) => t.includes(`kupenstack-owner:${ws.owner}`) && t.includes('kupenstack-ref:LoadBalancer/web-lb'))).toHaveLength(5);
   }, 600_000);
 
   it('a second apply makes 0 writes', async () => {
@@ -105,6 +154,7 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     expect(r.report!.changes).toEqual([]);
     expect(r.report!.apiCalls.write).toBe(0);
     expect(await neutronIds()).toEqual(before);
+    expect(await octaviaIds()).toEqual(lbBefore);
   }, 600_000);
 
   it('after adoption a new rule and a bigger volume apply as updates (the volume extended in Cinder) and a new subnet as a create', async () => {
@@ -112,9 +162,22 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     ws.write({ [file]: ws.read(file).replace(/ {2}rules:\n/, '  rules:\n    - direction: ingress\n      protocol: tcp\n      portRangeMin: 22\n      portRangeMax: 22\n      remoteIPPrefix: 10.0.0.0/8\n') });
     ws.write({ 'alpha/subnet-extra.yaml': 'apiVersion: kupenstack.io/v1alpha1\nkind: Subnet\nmetadata: {name: extra, namespace: alpha}\nspec: {networkRef: {name: app}, cidr: 10.71.8.0/24}\n' });
     ws.write({ 'alpha/volume-data.yaml': ws.read('alpha/volume-data.yaml').replace('size: 1', 'size: 2') });
+    // The adopted load balancer: a connection limit on its listener and a third member.
+    const lbFile = 'alpha/loadbalancer-web-lb.yaml';
+    const lb = parse(ws.read(lbFile)) as { spec: { listeners: { connectionLimit?: number; pool: { members: Record<string, unknown>[] } }[] } };
+    lb.spec.listeners[0]!.connectionLimit = 500;
+    lb.spec.listeners[0]!.pool.members.push({ address: '10.71.0.98', port: 8080, name: 'spare' });
+    ws.write({ [lbFile]: stringify(lb) });
     const r = await ws.apply();
     expect(r.report!.errors).toEqual([]);
-    expect(r.report).toMatchObject({ created: 1, updated: 2, deleted: 0, replaced: 0 });
+    expect(r.report).toMatchObject({ created: 1, updated: 3, deleted: 0, replaced: 0 });
+    const lbAfter = await octaviaIds();
+    const added = Object.keys(lbAfter).filter((id) => !(id in lbBefore));
+    expect(added.map((id) => lbAfter[id])).toEqual(['members:spare 10.71.0.98']);
+    expect(lbAfter[built!.ids.listener!]).toBe('listeners:http limit 500');
+    const { [added[0]!]: _spare, [built!.ids.listener!]: _limited, ...unchanged } = lbAfter;
+    const { [built!.ids.listener!]: _was, ...unchangedBefore } = lbBefore;
+    expect(unchanged).toEqual(unchangedBefore);
     const grown = await ws.cloud.client('volumev3').get<{ volume: { size: number } }>(`/volumes/${built!.ids.volume!}`);
     expect(grown.volume.size).toBe(2);
     const rules = await ws.cloud.client('network').list<{ port_range_min: number | null }>('/security-group-rules', 'security_group_rules', { security_group_id: built!.ids['sg-web']! });
