@@ -2,6 +2,7 @@ import { KupenstackError } from '../errors.ts';
 import { knownAfterApply, type CloudContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { ServiceType } from '../openstack/service.ts';
 import type { Inventory } from '../plan/decide.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
@@ -62,6 +63,9 @@ export interface Observation {
   /** Every project this owner had when observed (the executor does not list them again). */
   projects: Project[];
 }
+
+/** The catalog type of each adapter's service. */
+const catalogType = { network: 'network', compute: 'compute', image: 'image', volume: 'volumev3' } as const satisfies Record<NonNullable<KindAdapter['service']>, ServiceType>;
 
 /** The agent's admin view of these projects, for a kind listed cloud-wide (KindAdapter.observeCloud). */
 async function cloudContextOf(needed: readonly Project[], opts: ObserveOptions): Promise<CloudContext> {
@@ -132,6 +136,9 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const work: (() => Promise<void>)[] = [];
   for (const a of adapters.values()) {
     const needed = [...projects.values()].filter((p) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind));
+    // A service the catalog does not list (a cloud installed without Cinder) holds nothing of ours: its kinds are listed only when declared, whose calls then name the missing endpoint.
+    const declared = needed.some((p) => declaredKinds.get(p.namespace)?.has(a.kind));
+    if (needed.length > 0 && a.service && !declared && !(await cloud.hasService(catalogType[a.service]))) continue;
     if (needed.length > 1 && a.observeCloud) {
       const observeCloud = a.observeCloud.bind(a);
       work.push(async () => {
