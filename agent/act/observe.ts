@@ -132,7 +132,15 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const work: (() => Promise<void>)[] = [];
   for (const a of adapters.values()) {
     const needed = [...projects.values()].filter((p) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind));
-    if (needed.length > 1 && a.observeCloud) {
+    // A partial pass whose projects a full pass of this process saw (trusted): only what its manifests may own, by name (issue 33).
+    if (trusted && !opts.prune && a.observeSome) {
+      const observeSome = a.observeSome.bind(a);
+      for (const p of needed) {
+        const manifests = resources.filter((m) => m.kind === a.kind && m.metadata.namespace === p.namespace);
+        const ids = manifests.flatMap((m) => opts.resources[m.address]?.id ?? []);
+        work.push(async () => keep(p, await observeSome(scopes.get(p.namespace)!.ctx, { manifests, ids })));
+      }
+    } else if (needed.length > 1 && a.observeCloud) {
       const observeCloud = a.observeCloud.bind(a);
       work.push(async () => {
         const byId = new Map(needed.map((p) => [p.id, p]));
