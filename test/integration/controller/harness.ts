@@ -47,10 +47,15 @@ export class ControllerProcess {
 
   private readonly kubeconfig: string;
   private readonly entry: string;
+  private readonly wrap: string[];
 
-  /** `entry`: the sources by default; the bench runs the build (dist/), as the image does. */
-  constructor(kubeconfig: string, args: string[], entry = join(repo, 'agent/cli/main.ts')) {
+  /**
+   * `entry`: the sources by default; the bench runs the build (dist/), as the image does.
+   * `wrap`: a command prefix that execs the rest (same PID, so kill -9 reaches the controller), e.g. ClusterHosts.wrap.
+   */
+  constructor(kubeconfig: string, args: string[], entry = join(repo, 'agent/cli/main.ts'), wrap: string[] = []) {
     this.kubeconfig = kubeconfig;
+    this.wrap = wrap;
     // The test bed's registries, image servers and OpenStack are on loopback: a test that does not set the egress policy itself opens loopback, as a cluster admin would with a rule.
     const egress = args.some((a) => a.startsWith('--egress') || a === '--no-egress-policy') ? args : [...args, '--egress-allow', '*=>127.0.0.0/8,::1/128'];
     // Its output is a file, not a terminal: without the flag it would be JSON. Text unless the test asks for JSON, whose lines it then parses (jsonLines).
@@ -64,7 +69,9 @@ export class ControllerProcess {
     const from = this.log().length;
     const out = createWriteStream(this.logFile, { flags: 'a' });
     await new Promise<void>((resolve) => out.once('open', () => resolve()));
-    this.child = spawn(process.execPath, [...agentFlags(), this.entry, 'controller', '--kubeconfig', this.kubeconfig, ...this.args], { stdio: ['ignore', out, out] });
+    const command = [process.execPath, ...agentFlags(), this.entry, 'controller', '--kubeconfig', this.kubeconfig, ...this.args];
+    const [file, ...rest] = [...this.wrap, ...command];
+    this.child = spawn(file!, rest, { stdio: ['ignore', out, out] });
     // On a loaded test bed, node's start (type stripping of the sources) alone can take a minute.
     await until('the controller to start', () => Promise.resolve(this.log().slice(from).includes('controller started')), 180_000);
   }

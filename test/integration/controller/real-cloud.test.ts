@@ -1,13 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
 import type { OpenStackCloudStatus } from '../../../agent/model/kinds.generated.ts';
 import { buildCharts } from '../../charts/build.ts';
 import { charts } from '../../testbed/charts/peer.ts';
 import { onRealNode, realNode } from '../../testbed/node/peer.ts';
+import { pushDiskAs, qcow2Disk } from '../kinds/image-oci-fixtures.ts';
+import { ClusterHosts } from './cluster-hosts.ts';
 import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
@@ -28,6 +31,15 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfi
  * the fake hypervisor's resource provider, a network is made through that Neutron, and that
  * Nova lists servers and its one hypervisor.
  * Each chart's install time is printed from the cluster's own timestamps (the benchmark).
+ *
+ * Then the resource loop manages that cloud: the install names, in status, each service's
+ * public endpoint as that Keystone's catalog lists it and the Secret holding a clouds.yaml of
+ * the admin it generated; a second controller, started with `--cloud <name> --clouds-secret
+ * <that Secret>` before the Secret existed, converges repo-template's tenants in that cloud
+ * (a VM ACTIVE on the fake driver, its image imported from the test bed's OCI registry), and
+ * the openstack CLI, logging in to the in-cluster Keystone with those credentials, lists them.
+ * The test bed has no cluster DNS: the controllers and the CLI run with a hosts file of the
+ * cloud's Services as their /etc/hosts (cluster-hosts.ts), as a pod would resolve them.
  */
 const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
@@ -36,6 +48,14 @@ const ns = `realcloud-${run}`;
 const selector = `kupenstack.io/test-run=${run}`;
 const chartsDir = mkdtempSync(join(tmpdir(), 'ks-real-charts-'));
 let controller: ControllerProcess | undefined;
+/** The resource loop, given the Secret the install writes (it does not exist when this starts). */
+let resources: ControllerProcess | undefined;
+let hosts: ClusterHosts | undefined;
+const cloudsSecret = `kupenstack-cloud-${name}-clouds-yaml`;
+/** repo-template's tenants, each in a namespace of this run (namespace = project). */
+const TENANTS = ['team-a', 'team-b'];
+const tenantNs = (t: string): string => `${ns}-${t}`;
+const diskRepo = `kupenstack-test/realcloud-${run}/cirros`;
 
 interface Cr { metadata: { generation: number }; status?: OpenStackCloudStatus }
 interface ContainerStatus { name: string; ready: boolean; containerID?: string; image: string; state?: { waiting?: { reason?: string }; terminated?: { exitCode: number } } }
@@ -71,15 +91,37 @@ beforeAll(async () => {
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
   kubectlOk(['create', 'namespace', ns]);
   kubectlOk(['create', 'rolebinding', 'kupenstack-controller-cloud', '-n', ns, '--clusterrole', 'kupenstack-controller-cloud', '--serviceaccount', 'kupenstack-system:kupenstack-controller']);
+  for (const t of TENANTS) {
+    kubectlOk(['create', 'namespace', tenantNs(t)]);
+    kubectlOk(['label', 'namespace', tenantNs(t), `kupenstack.io/project=${run}`]);
+  }
   const kubeconfig = serviceAccountKubeconfig('kupenstack-system', 'kupenstack-controller');
   process.env.KUPENSTACK_HELM = charts.helm;
-  // No --cloud, no clouds.yaml: the controller only drives OpenStackCloud.
-  controller = new ControllerProcess(kubeconfig, ['--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--opt-in-label', `kupenstack.io/project=${run}`]);
+  hosts = new ClusterHosts(ns);
+  hosts.start();
+  // No --cloud, no clouds.yaml: the controller only drives OpenStackCloud (and reads the catalog as the admin the install generated).
+  controller = new ControllerProcess(kubeconfig, ['--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--opt-in-label', `kupenstack.io/project=${run}`], undefined, hosts.wrap);
   await controller.start();
+  // The resource loop of that cloud, before the cloud exists: it reads the clouds.yaml Secret the install will write.
+  resources = new ControllerProcess(
+    kubeconfig,
+    ['--cloud', name, '--clouds-secret', `${ns}/${cloudsSecret}`, '--no-syncs', '--no-cloud-lifecycle', '--owner', `rc${run}`, '--project-prefix', 'ks-', '--resync', '30s', '--opt-in-label', `kupenstack.io/project=${run}`, '--leader-election-id', `realcloud-${run}`],
+    undefined,
+    hosts.wrap,
+  );
+  await resources.start();
 }, 5_500_000);
 
 afterAll(async () => {
+  await resources?.stop();
   await controller?.stop();
+  hosts?.stop();
+  // The cloud goes with its namespace: the tenants' objects lose their finalizers (nothing is left to delete them from).
+  for (const t of TENANTS) {
+    for (const o of kubectl(['get', TENANT_KINDS, '-n', tenantNs(t), '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', o, '-n', tenantNs(t), '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}']);
+    kubectl(['delete', 'namespace', tenantNs(t), '--wait=false']);
+  }
+  kubectl(['delete', 'configmap', `realcloud-${run}-creates`, '-n', 'kupenstack-system']);
   kubectl(['delete', 'openstackcloud', name, '--wait=false']);
   kubectl(['delete', 'namespace', ns, '--wait=false']);
   for (const e of kubectl(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${name}`, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['delete', e, '-n', 'default']);
@@ -121,6 +163,43 @@ function chartTimes(): Record<string, number> {
 }
 
 interface Catalog { type: string; endpoints: { interface: string; url: string; region_id: string }[] }
+
+/** The kinds repo-template's tenants use here, as kubectl names them. */
+const TENANT_KINDS = 'networks.kupenstack.io,subnets.kupenstack.io,routers.kupenstack.io,securitygroups.kupenstack.io,flavors.kupenstack.io,keypairs.kupenstack.io,images.kupenstack.io,ports.kupenstack.io,floatingips.kupenstack.io,virtualmachines.kupenstack.io,projectquotas.kupenstack.io';
+interface TenantObject { kind: string; metadata: { name: string; namespace: string }; status?: { id?: string; serverStatus?: string; conditions?: { type: string; status: string; reason?: string; message?: string }[] } }
+
+/**
+ * repo-template's tenants as this run applies them: each namespace renamed to this run's, the
+ * images from this run's repository of the test bed's registry. Cinder is not installed: the
+ * volume-booted VM db-1, its Volume and the block-storage quota are left out.
+ */
+function tenantManifests(): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const t of TENANTS) {
+    const dir = join(repo, 'repo-template/tenants', t);
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
+      for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
+        const o = doc.toJS() as { kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> };
+        if ((o.kind === 'VirtualMachine' && o.spec.bootVolume) || o.kind === 'Volume') continue;
+        if (o.kind === 'ProjectQuota') delete o.spec.blockStorage;
+        if (o.kind === 'Image') (o.spec.source as { oci: { repository: string } }).oci.repository = `127.0.0.1:5050/${diskRepo}`;
+        o.metadata.namespace = tenantNs(t);
+        out.push(o);
+      }
+    }
+  }
+  return out;
+}
+
+/** The openstack CLI of the host, logged in to the in-cluster Keystone as the generated admin (the password in its environment, never on a command line), resolving the cloud's Services through the hosts file. */
+function openstackCli(authUrl: string, password: string, args: string[]): unknown {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OS_')));
+  const login = ['--os-auth-url', authUrl, '--os-identity-api-version', '3', '--os-username', 'admin', '--os-user-domain-id', 'default', '--os-project-name', 'admin', '--os-project-domain-id', 'default', '--os-region-name', 'RegionOne', '--os-interface', 'internal'];
+  const [file, ...rest] = [...hosts!.wrap, 'openstack', ...login, ...args, '-f', 'json'];
+  const r = spawnSync(file, rest, { encoding: 'utf8', env: { ...env, OS_PASSWORD: password }, timeout: 180_000 });
+  if (r.status !== 0) throw new Error(`openstack ${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  return JSON.parse(r.stdout);
+}
 
 describe('an OpenStackCloud installed as real pods', () => {
   it('a controller without --cloud installs infrastructure, Keystone, Glance, Placement, Neutron and Nova 2022.2 from Debian-built images on the real node to Ready; Keystone issues a token whose catalog lists identity, image, placement, network and compute; an image goes up and comes back through that Glance; Placement lists the fake hypervisor; a network is made through that Neutron; that Nova lists servers and its hypervisor', async () => {
@@ -248,6 +327,76 @@ describe('an OpenStackCloud installed as real pods', () => {
     expect(((await servers.json()) as { servers: unknown[] }).servers).toEqual([]);
     const hypervisors = (await (await fetch(`${nova}/os-hypervisors/detail`, { headers: { ...auth, 'openstack-api-version': 'compute 2.53' } })).json()) as { hypervisors: { hypervisor_hostname: string; hypervisor_type: string; state: string; status: string }[] };
     expect(hypervisors.hypervisors).toEqual([expect.objectContaining({ hypervisor_type: 'fake', state: 'up', status: 'enabled' })]);
+  }, 2_400_000);
+
+  it("the install names its admin's clouds.yaml Secret and each service's public endpoint from that Keystone's catalog in status; a controller started with --clouds-secret before that Secret existed converges repo-template's tenants in that cloud (VMs ACTIVE on the fake driver, the image imported from the OCI registry); the openstack CLI, logged in to the in-cluster Keystone with the generated credentials, lists them", async () => {
+    // Status: each service's public endpoint as that Keystone's catalog lists it (read by a controller without --cloud, as the install's admin), and the Secret.
+    const status = cr().status!;
+    const url = (service: string, port: number, path = ''): string => `http://${service}.${ns}.svc.cluster.local:${port}${path}`;
+    expect(Object.fromEntries(Object.entries(status.services ?? {}).map(([chart, s]) => [chart, s.endpoint]))).toEqual({
+      mariadb: undefined, memcached: undefined, rabbitmq: undefined,
+      keystone: { serviceType: 'identity', state: 'Listed', url: url('keystone-api', 5000, '/v3') },
+      glance: { serviceType: 'image', state: 'Listed', url: url('glance-api', 9292) },
+      placement: { serviceType: 'placement', state: 'Listed', url: url('placement-api', 8778) },
+      neutron: { serviceType: 'network', state: 'Listed', url: url('neutron-server', 9696) },
+      nova: { serviceType: 'compute', state: 'Listed', url: url('nova-api', 8774, '/v2.1') },
+    });
+    expect(status.cloudsSecret).toEqual({ namespace: ns, name: cloudsSecret, key: 'clouds.yaml', cloud: name, authUrl: url('keystone-api', 5000, '/v3') });
+    // The Secret holds the admin the install generated; the password is nowhere else: not in the CR, its Events or either controller's log.
+    const generated = getJson<{ data: Record<string, string> }>(['-n', ns, 'get', 'secret', `kupenstack-cloud-${name}-secrets`]);
+    const password = (JSON.parse(Buffer.from(generated.data['secrets.json']!, 'base64').toString('utf8')) as { identityAdmin: string }).identityAdmin;
+    const secret = getJson<{ data: Record<string, string>; metadata: { labels: Record<string, string> } }>(['-n', ns, 'get', 'secret', cloudsSecret]);
+    expect(secret.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'kupenstack', 'kupenstack.io/cloud': name });
+    const cloudsYaml = parse(Buffer.from(secret.data['clouds.yaml']!, 'base64').toString('utf8')) as { clouds: Record<string, { auth: Record<string, string>; region_name: string }> };
+    expect(Object.keys(cloudsYaml.clouds)).toEqual([name]);
+    expect(cloudsYaml.clouds[name]).toMatchObject({ auth: { auth_url: url('keystone-api', 5000, '/v3'), username: 'admin', password, project_name: 'admin' }, region_name: 'RegionOne' });
+    const events = kubectlOk(['get', 'events', '-A', '--field-selector', `involvedObject.name=${name}`, '-o', 'json']);
+    for (const [what, text] of [['the CR', kubectlOk(['get', 'openstackcloud', name, '-o', 'json'])], ['its Events', events], ['the cloud controller log', controller!.log()], ['the resource controller log', resources!.log()]] as const) {
+      expect(text.includes(password), `${what} holds the admin password`).toBe(false);
+    }
+
+    // The operator's one step in a new cloud: the external network the tenants' routers and floating IPs name ("public").
+    const authUrl = status.cloudsSecret!.authUrl!;
+    const os = (args: string[]): unknown => openstackCli(authUrl, password, args);
+    os(['network', 'create', '--external', '--share', 'public']);
+    os(['subnet', 'create', '--network', 'public', '--subnet-range', '198.51.100.0/24', '--no-dhcp', 'public-subnet']);
+
+    // The VM image as an OCI artifact in the test bed's registry, under the tags the template names: team-a's "0.6", team-b's semver range >=0.6.0 <0.7.0.
+    const disk = qcow2Disk();
+    const digest = await pushDiskAs('kupenstack-artifact', diskRepo, '0.6', disk);
+    expect(await pushDiskAs('kupenstack-artifact', diskRepo, '0.6.2', disk)).toBe(digest);
+    const t0 = Date.now();
+    kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: tenantManifests() }) });
+    const objects = (): TenantObject[] => TENANTS.flatMap((t) => getJson<{ items: TenantObject[] }>(['get', TENANT_KINDS, '-n', tenantNs(t)]).items);
+    const notReady = (): TenantObject[] => objects().filter((o) => !o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    await until("repo-template's tenants Ready in the installed cloud", () => Promise.resolve(notReady().length === 0), 1_200_000, 5_000).catch((err: unknown) => {
+      const left = notReady().map((o) => `${o.metadata.namespace}/${o.kind}/${o.metadata.name}: ${JSON.stringify(o.status?.conditions ?? [])}`);
+      throw new Error(`${(err as Error).message}\n${left.join('\n')}\nresource controller log tail:\n${resources!.log().slice(-4000)}`, { cause: err });
+    });
+    const all = objects();
+    console.log(`[real-cloud] repo-template's tenants (${all.length} objects, ${all.filter((o) => o.kind === 'VirtualMachine').length} VMs) Ready in the installed cloud in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    const ids = (kind: string): string[] => all.filter((o) => o.kind === kind).map((o) => o.status!.id!).sort();
+    const vms = all.filter((o) => o.kind === 'VirtualMachine');
+    expect(vms.map((v) => `${v.metadata.namespace}/${v.metadata.name}:${v.status?.serverStatus ?? '?'}`).sort()).toEqual([`${tenantNs('team-a')}/web-1:ACTIVE`, `${tenantNs('team-b')}/web:ACTIVE`]);
+
+    // What that cloud's own CLI lists, by the ids the objects' status names.
+    const listed = (args: string[], key = 'ID'): string[] => (os(args) as Record<string, string>[]).map((r) => r[key]!);
+    const servers = os(['server', 'list', '--all-projects', '--long']) as { ID: string; Status: string; 'Power State': number }[];
+    // Power state 1: Nova's RUNNING.
+    expect(servers.filter((v) => ids('VirtualMachine').includes(v.ID)).map((v) => `${v.Status}/${v['Power State']}`)).toEqual(['ACTIVE/1', 'ACTIVE/1']);
+    expect(listed(['network', 'list'])).toEqual(expect.arrayContaining(ids('Network')));
+    expect(listed(['subnet', 'list'])).toEqual(expect.arrayContaining(ids('Subnet')));
+    expect(listed(['router', 'list'])).toEqual(expect.arrayContaining(ids('Router')));
+    expect(listed(['security', 'group', 'list', '--all-projects'])).toEqual(expect.arrayContaining(ids('SecurityGroup')));
+    expect(listed(['port', 'list'])).toEqual(expect.arrayContaining(ids('Port')));
+    expect(listed(['floating', 'ip', 'list'])).toEqual(expect.arrayContaining(ids('FloatingIP')));
+    expect(listed(['flavor', 'list', '--all'])).toEqual(expect.arrayContaining(ids('Flavor')));
+    expect(listed(['keypair', 'list'], 'Name')).toEqual(expect.arrayContaining(ids('KeyPair')));
+    expect(listed(['image', 'list'])).toEqual(expect.arrayContaining(ids('Image')));
+    // Each Glance image came from the registry: the pushed artifact's digest is its oci_manifest_digest property.
+    const images = [...new Set(ids('Image'))];
+    expect(images.length).toBeGreaterThan(0);
+    for (const id of images) expect((os(['image', 'show', id]) as { properties: Record<string, string> }).properties).toMatchObject({ oci_manifest_digest: digest, oci_repository: `127.0.0.1:5050/${diskRepo}` });
   }, 2_400_000);
 });
 
