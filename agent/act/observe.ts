@@ -1,7 +1,8 @@
 import { KupenstackError } from '../errors.ts';
-import { knownAfterApply, type CloudContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import { knownAfterApply, type AdapterContext, type CloudContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { ServiceType } from '../openstack/service.ts';
 import type { Inventory } from '../plan/decide.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
@@ -62,6 +63,9 @@ export interface Observation {
   /** Every project this owner had when observed (the executor does not list them again). */
   projects: Project[];
 }
+
+/** The catalog type of each adapter's service. */
+const catalogType = { network: 'network', compute: 'compute', image: 'image', volume: 'volumev3' } as const satisfies Record<NonNullable<KindAdapter['service']>, ServiceType>;
 
 /** The agent's admin view of these projects, for a kind listed cloud-wide (KindAdapter.observeCloud). */
 async function cloudContextOf(needed: readonly Project[], opts: ObserveOptions): Promise<CloudContext> {
@@ -127,16 +131,19 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
       know(pc, remote.marker.ref, owned.get(address)!);
     }
   };
-  // A kind several projects need is listed once cloud-wide (calls independent of the number of
-  // projects); one project alone (the controller's one namespace) keeps the cheaper project filter.
+  // A kind several projects need is listed once cloud-wide (calls independent of the number of projects); one project alone (the
+  // controller's one namespace) keeps the project filter; a partial pass trusting a full pass of this process, what its manifests may own.
   const work: (() => Promise<void>)[] = [];
   for (const a of adapters.values()) {
     const needed = [...projects.values()].filter((p) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind));
-    if (needed.length > 1 && a.observeCloud) {
-      const observeCloud = a.observeCloud.bind(a);
+    // A service the catalog does not list (a cloud installed without Cinder) holds nothing of ours: its kinds are listed only when declared, whose calls then name the missing endpoint.
+    const declared = needed.some((p) => declaredKinds.get(p.namespace)?.has(a.kind));
+    if (needed.length > 0 && a.service && !declared && !(await cloud.hasService(catalogType[a.service]))) continue;
+    if (trusted && !opts.prune && a.observeSome) work.push(...needed.map((p) => observeSomeOf(a, p, resources, opts.resources, scopes.get(p.namespace)!.ctx, keep)));
+    else if (needed.length > 1 && a.observeCloud) {
       work.push(async () => {
         const byId = new Map(needed.map((p) => [p.id, p]));
-        const found = await observeCloud(await cloudContextOf(needed, opts));
+        const found = await a.observeCloud!(await cloudContextOf(needed, opts));
         for (const [projectId, remotes] of found) {
           const p = byId.get(projectId);
           if (p) keep(p, remotes);
@@ -176,6 +183,20 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     detached: (address) => opts.resources[address]?.onDelete === 'detach',
   };
   return { inventory, scopes, resources, namespaces, projects: allProjects };
+}
+
+/** KindAdapter.observeSome of one project (issue 33): the kind's manifests there, and the ids runs recorded for them. */
+function observeSomeOf(
+  a: KindAdapter,
+  p: Project,
+  resources: readonly Manifest[],
+  recorded: Readonly<Record<string, ResourceState>>,
+  ctx: AdapterContext,
+  keep: (p: Project, remotes: readonly Remote[]) => void,
+): () => Promise<void> {
+  const manifests = resources.filter((m) => m.kind === a.kind && m.metadata.namespace === p.namespace);
+  const ids = manifests.flatMap((m) => recorded[m.address]?.id ?? []);
+  return async () => keep(p, await a.observeSome!(ctx, { manifests, ids }));
 }
 
 /** The id of a project of this name that no owner has tagged: one apply can take over (act/projects.ts). */

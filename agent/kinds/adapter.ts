@@ -50,6 +50,18 @@ export interface KindAdapter {
   observeCloud?(ctx: CloudContext): Promise<Map<string, Remote[]>>;
 
   /**
+   * A targeted run's observe (issue 33): the marked objects of `ctx.owner` that
+   * these manifests may own, found by their OpenStack name now, or by the id a
+   * run recorded for them (an object renamed since), in a filtered list instead
+   * of the project's whole collection. MUST return every marked object a create
+   * of these manifests under their current names made; one made under an older
+   * name is found by the full pass, which the engine always ran in this process
+   * before it asks this (a targeted run trusts what that pass saw). Absent =
+   * `observe`.
+   */
+  observeSome?(ctx: AdapterContext, wanted: ObserveWanted): Promise<Remote[]>;
+
+  /**
    * The manifest as field values in the same shape `observe` reports them,
    * references already turned into OpenStack ids with `ctx.idOf`. Only fields
    * the manifest declares: what it leaves out is left as OpenStack has it.
@@ -234,6 +246,13 @@ export function bucket(out: Map<string, Remote[]>, projectId: unknown, remote: R
   const list = out.get(projectId);
   if (list) list.push(remote);
   else out.set(projectId, [remote]);
+}
+
+/** What a targeted run observes of one kind in one project (KindAdapter.observeSome). */
+export interface ObserveWanted {
+  manifests: readonly Manifest[];
+  /** The ids runs recorded for them (their status). */
+  ids: readonly string[];
 }
 
 export interface ImportFilter {

@@ -1,6 +1,6 @@
 import { parseDescriptionMarker, type Marker } from '../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from './adapter.ts';
-import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, neutronRemote } from './neutron.ts';
+import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, observeNeutronSome, putTags, remarkNeutron, neutronRemote } from './neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote =>
   neutronRemote(raw, description, {
@@ -46,6 +46,8 @@ export const network: KindAdapter = {
   remark: remarkNeutron('networks', 'network'),
 
   observe: (ctx) => observeNeutron(ctx, 'networks', toRemote),
+
+  observeSome: (ctx, wanted) => observeNeutronSome(ctx, 'networks', wanted, toRemote),
 
   observeCloud: (ctx) => observeNeutronCloud(ctx, 'networks', toRemote),
 

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { KupenstackError } from '../errors.ts';
 import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
-import { bucket, lookedUpId, type AdapterContext, type CloudContext, type ImportFilter, type Remote } from './adapter.ts';
+import { bucket, lookedUpId, openstackName, type AdapterContext, type CloudContext, type ImportFilter, type ObserveWanted, type Remote } from './adapter.ts';
 
 /**
  * Shared by the Neutron kinds. Zed's Neutron takes no tags in a create call,
@@ -16,6 +16,50 @@ export async function observeNeutron(ctx: AdapterContext, collection: string, to
     const { marker, description } = parseDescriptionMarker(raw.description);
     if (!marker || marker.owner !== ctx.owner) continue;
     out.push({ ...toRemote(raw, description), marker });
+  }
+  return out;
+}
+
+/** Characters of filter values per list: the query stays well under the 8 KiB a WSGI server accepts. */
+const filterChars = 3000;
+
+/** The project's objects whose `field` is one of `values` (Neutron ORs a repeated filter), in as few lists as the URL allows. */
+async function neutronListWhere(ctx: AdapterContext, collection: string, field: string, values: readonly string[]): Promise<Record<string, unknown>[]> {
+  const groups: string[][] = [];
+  let size = 0;
+  for (const v of values) {
+    const cost = field.length + encodeURIComponent(v).length + 2;
+    if (groups.length === 0 || size + cost > filterChars) {
+      groups.push([]);
+      size = 0;
+    }
+    groups.at(-1)!.push(v);
+    size += cost;
+  }
+  const key = collection.replace(/-/g, '_');
+  const lists = await Promise.all(
+    groups.map((group) => {
+      const query = new URLSearchParams([['project_id', ctx.projectId], ...group.map((v): [string, string] => [field, v])]);
+      return ctx.apis.network.list<Record<string, unknown>>(`/${collection}?${query.toString()}`, key);
+    }),
+  );
+  return lists.flat();
+}
+
+/**
+ * KindAdapter.observeSome for a Neutron kind: the project's objects named like the manifests (one
+ * filtered list, a few objects instead of the whole collection), then by id those a run recorded that
+ * the names did not find (renamed since); only ours are kept.
+ */
+export async function observeNeutronSome(ctx: AdapterContext, collection: string, wanted: ObserveWanted, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Remote[]> {
+  const named = await neutronListWhere(ctx, collection, 'name', [...new Set(wanted.manifests.map(openstackName))]);
+  const found = new Set(named.map((raw) => String(raw.id)));
+  const ids = [...new Set(wanted.ids)].filter((id) => !found.has(id));
+  const byId = ids.length > 0 ? await neutronListWhere(ctx, collection, 'id', ids) : [];
+  const out: Remote[] = [];
+  for (const raw of [...named, ...byId]) {
+    const { marker, description } = parseDescriptionMarker(raw.description);
+    if (marker?.owner === ctx.owner) out.push({ ...toRemote(raw, description), marker });
   }
   return out;
 }

@@ -14,6 +14,7 @@ import {
   neutronDescription,
   observedFixedIps,
   observeNeutron,
+  observeNeutronSome,
   observeNeutronCloud,
   putTags,
   remarkNeutron,
@@ -104,6 +105,8 @@ export const port: KindAdapter = {
   },
 
   observe: (ctx) => observeNeutron(ctx, 'ports', toRemote),
+
+  observeSome: (ctx, wanted) => observeNeutronSome(ctx, 'ports', wanted, toRemote),
 
   observeCloud: (ctx) => observeNeutronCloud(ctx, 'ports', toRemote),
 

@@ -3,7 +3,20 @@ import type { SecurityGroupSpec } from '../model/kinds.generated.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import { parseDescriptionMarker, stableJson, withDescriptionMarker, type Marker } from '../ownership/marker.ts';
 import { openstackName, type AdapterContext, type KindAdapter, type Remote } from './adapter.ts';
-import { canonicalPrefix, canonicalSort, describedUpdate, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, sortedTags } from './neutron.ts';
+import {
+  canonicalPrefix,
+  canonicalSort,
+  describedUpdate,
+  findNeutron,
+  getNeutron,
+  neutronDescription,
+  observeNeutron,
+  observeNeutronCloud,
+  observeNeutronSome,
+  putTags,
+  remarkNeutron,
+  sortedTags,
+} from './neutron.ts';
 
 /**
  * A rule as compared: only the keys that are set, in Neutron's words. A rule
@@ -206,6 +219,8 @@ export const securityGroup: KindAdapter = {
   },
 
   observe: (ctx) => observeNeutron(ctx, 'security-groups', toRemote),
+
+  observeSome: (ctx, wanted) => observeNeutronSome(ctx, 'security-groups', wanted, toRemote),
 
   observeCloud: (ctx) => observeNeutronCloud(ctx, 'security-groups', toRemote),
 

@@ -14,6 +14,7 @@ import {
   neutronDescription,
   observeNeutron,
   observeNeutronCloud,
+  observeNeutronSome,
   putTags,
   sortedTags,
   remarkNeutron,
@@ -76,6 +77,12 @@ export const subnet: KindAdapter = {
 
   async observe(ctx) {
     const [found, availability] = await Promise.all([observeNeutron(ctx, 'subnets', toRemote), ipAvailability(ctx.cloud, ctx.projectId, ctx.signal)]);
+    attachAvailability(found, availability);
+    return found;
+  },
+
+  async observeSome(ctx, wanted) {
+    const [found, availability] = await Promise.all([observeNeutronSome(ctx, 'subnets', wanted, toRemote), ipAvailability(ctx.cloud, ctx.projectId, ctx.signal)]);
     attachAvailability(found, availability);
     return found;
   },

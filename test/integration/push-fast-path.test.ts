@@ -8,6 +8,10 @@ import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
+import { network as networkKind } from '../../agent/kinds/network.ts';
+import { withDescriptionMarker } from '../../agent/ownership/marker.ts';
+import { replaceHash } from '../../agent/plan/diff.ts';
+import type { HttpRequest } from '../../agent/openstack/transport.ts';
 
 let ws: Workspace;
 const snapshots = mkdtempSync(join(tmpdir(), 'ks-fast-'));
@@ -84,5 +88,42 @@ describe("the fast pass with the agent's long-lived client", () => {
 
     const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === 'warm')!;
     expect((await ws.cloud.client('network').list<{ name: string }>('/networks', 'networks', { project_id: project.id })).map((n) => n.name).sort()).toEqual(['net-w1', 'net-w2']);
+  });
+
+  it('reads only the networks the changed manifests may own, adopts a marked one made outside the run, and follows a renamed one by its recorded id', async () => {
+    const client = OpenStackCloud.fromCloudsYaml(testCloudName);
+    const lists: string[] = [];
+    const send = client.session.transport.send.bind(client.session.transport);
+    client.session.transport.send = (req: HttpRequest) => {
+      if (req.method === 'GET' && new URL(req.url).pathname.endsWith('/networks')) lists.push(new URL(req.url).search);
+      return send(req);
+    };
+    const run = { cloud: testCloudName, config: ws.config, allowMassDelete: false, log: (l: string) => ws.log.push(l), openstack: client };
+    const named = (name: string, extra = ''): Record<string, string> => ({ [`named/${name}.yaml`]: `${head('Network', name, 'named')}  mtu: 1400\n${extra}` });
+    ws.write({ ...named('fill-1'), ...named('fill-2'), ...named('fill-3'), ...named('net-r') });
+    expect((await applyPath({ ...run, path: ws.repo, prune: false })).report).toMatchObject({ created: 4, errors: [] });
+    const since = join(snapshots, 'named-1');
+    cpSync(ws.repo, since, { recursive: true });
+    const network = ws.cloud.client('network');
+    const project = (await ownedProjects(ws.cloud, ws.owner)).find((p) => p.namespace === 'named')!;
+    const inNeutron = (): Promise<{ id: string; name: string }[]> => network.list<{ id: string; name: string }>('/networks', 'networks', { project_id: project.id });
+    const renamed = (await inNeutron()).find((n) => n.name === 'net-r')!;
+
+    // What a create of named/net-m leaves when its answer is lost, or what another tool with this owner made: the marker in the description.
+    const marker = { owner: ws.owner, ref: 'Network/net-m', specHash: replaceHash(networkKind, { name: 'net-m', mtu: 1400 }) };
+    const made = (await network.post<{ network: { id: string } }>('/networks', { network: { name: 'net-m', mtu: 1400, project_id: project.id, description: withDescriptionMarker(undefined, marker) } })).network;
+    ws.write({ ...named('net-m'), ...named('net-r', '  name: net-r-renamed\n') });
+    lists.length = 0;
+    const out = await applyChangedPath({ ...run, path: ws.repo, since, prune: false });
+    expect(out).toMatchObject({ changed: 2, report: { created: 0, updated: 1, unchanged: 1, errors: [] } });
+    // Adopted, not made again; renamed in place, found by the id the full pass recorded (no network is called net-r any more).
+    const after = await inNeutron();
+    expect(after.filter((n) => n.name === 'net-m').map((n) => n.id)).toEqual([made.id]);
+    expect(after.filter((n) => n.name === 'net-r-renamed').map((n) => n.id)).toEqual([renamed.id]);
+    expect(after).toHaveLength(5);
+    // Every network list of the fast pass was filtered by the manifests' names or the recorded id, never the project's whole collection.
+    expect(lists.length).toBeGreaterThan(0);
+    for (const q of lists) expect(q).toMatch(/[?&](name|id)=/);
+    expect(lists.some((q) => q.includes(`id=${renamed.id}`))).toBe(true);
   });
 });
