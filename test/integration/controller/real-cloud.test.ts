@@ -9,6 +9,7 @@ import { buildCharts } from '../../charts/build.ts';
 import { charts } from '../../testbed/charts/peer.ts';
 import { onRealNode, realNode } from '../../testbed/node/peer.ts';
 import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
+import { adminPassword, apis, call, makeKept, parseCounts, restoreIntoScratch, rowCounts, serverActive, token, type Kept } from './real-cloud-data.ts';
 
 /*
  * The cloud for real (issue #29): an OpenStackCloud 2022.2 of the infrastructure, Keystone,
@@ -251,3 +252,151 @@ describe('an OpenStackCloud installed as real pods', () => {
   }, 2_400_000);
 });
 
+/*
+ * The same cloud upgraded 2022.2 → 2025.1 (Debian bookworm's packages → trixie's, a fast-forward
+ * path of agent/cloud/releases.ts): a real mysqldump backup Job first, onto a claim of the real
+ * node's local volumes; then the charts one at a time (keystone, placement, glance, neutron,
+ * nova), each with its real schema Jobs (expand/migrate/contract where the service has them)
+ * and gated on its pods' real readiness. The first revision also carries a wrong database root
+ * password in glance's values: glance's db-init really fails and the upgrade stops there, with
+ * the Job, the pod's exit code and its log in status; the next revision fixes it and the upgrade
+ * resumes at glance without a second backup; the controller is killed (SIGKILL) while neutron's
+ * expand Job exists and the restarted one finishes. The project, network, image and VM made
+ * before are there and usable after; the backup restores into a scratch server with the row
+ * counts of Keystone's and Glance's tables as they were.
+ */
+describe('the real cloud upgraded to 2025.1 with a real backup', () => {
+  const backupName = 'mariadb-backup-before-2025-1';
+  let kept: Kept | undefined;
+  let counts: Record<string, number> = {};
+  const at = (gen: number) => (c: Cr): boolean => c.status?.observedGeneration === gen && c.status.conditions?.some((x) => x.type === 'Ready' && x.status === 'True' && x.observedGeneration === gen) === true;
+  const jobs = (): Job[] => getJson<{ items: Job[] }>(['-n', ns, 'get', 'jobs']).items;
+  const created = (j: { metadata: { creationTimestamp: string } }): number => Date.parse(j.metadata.creationTimestamp);
+
+  it('2022.2 → 2025.1: the backup Job completes before the first db-sync Job; a wrong database password stops the upgrade at glance with the exit code and log in status; fixed, it resumes there without a second backup, survives a kill -9 of the controller, and every service runs 2025.1 with the data made before', async () => {
+    expect(cr().status?.release, 'the install test above left the cloud at 2022.2').toBe('2022.2');
+    const before = apis(ns);
+    const password = adminPassword(ns, name);
+    kept = await makeKept(before, password, run);
+    counts = rowCounts(ns, ['keystone', 'glance']);
+    expect(counts['keystone.project']).toBeGreaterThanOrEqual(3);
+    expect(counts['glance.images']).toBeGreaterThanOrEqual(1);
+
+    // Revision 2: release 2025.1, and glance's values carry a wrong database root password (its db-init logs in as root).
+    const t0 = Date.now();
+    const wrong = { endpoints: { oslo_db: { auth: { admin: { password: `wrong-${run}` } } } } };
+    kubectlOk(['patch', 'openstackcloud', name, '--type', 'merge', '-p', JSON.stringify({ spec: { release: '2025.1', services: { glance: { values: wrong } } } })]);
+    let last = '';
+    await until('the upgrade to stop at glance', () => {
+      const c = cr();
+      last = JSON.stringify({ upgrade: c.status?.upgrade, conditions: c.status?.conditions });
+      return Promise.resolve(c.status?.upgrade?.phase === 'Failed');
+    }, 2_700_000, 3_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; last: ${last}\npods:\n${diagnose()}`, { cause: err });
+    });
+    const stopped = cr().status!;
+    expect(stopped.upgrade).toMatchObject({ from: '2022.2', to: '2025.1', phase: 'Failed', service: 'glance', step: 'glance/Job/glance-db-init', backup: `Job ${ns}/${backupName}` });
+    // The pod's real exit code and the log of the real mysql client, as the API server has them.
+    const failedPods = getJson<{ items: Pod[] }>(['-n', ns, 'get', 'pods', '-l', 'job-name=glance-db-init']).items;
+    const exitCodes = failedPods.map((p) => p.status.containerStatuses?.[0]?.state?.terminated?.exitCode);
+    expect(exitCodes.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(exitCodes)).toEqual(new Set([1]));
+    const stalled = stopped.conditions?.find((x) => x.type === 'Stalled');
+    expect(stalled).toMatchObject({ status: 'True', reason: 'UpgradeFailed' });
+    expect(stalled?.message).toMatch(/^Job\/glance-db-init: BackoffLimitExceeded \(exit code 1\); log: .*Access denied for user 'root'/);
+    expect(stopped.services?.glance).toMatchObject({ ready: false, release: '2022.2' });
+    expect(stopped.services?.glance?.message).toContain('(exit code 1)');
+    expect(stopped.services?.keystone).toMatchObject({ ready: true, release: '2025.1' });
+    expect(stopped.services?.placement).toMatchObject({ ready: true, release: '2025.1' });
+    // Neither glance's schema Jobs nor a later chart's were started.
+    expect(jobs().map((j) => j.metadata.name).filter((n) => /^(glance-db-sync-|neutron-db-sync-|nova-db-sync-contract)/.test(n))).toEqual([]);
+    const backup = getJson<Job & { metadata: { uid: string } }>(['-n', ns, 'get', 'job', backupName]);
+
+    // Revision 3: the password fixed. The upgrade resumes at glance; killed (SIGKILL) once neutron's expand Job exists, the restarted controller finishes it.
+    kubectlOk(['patch', 'openstackcloud', name, '--type', 'merge', '-p', JSON.stringify({ spec: { services: { glance: { values: { endpoints: null } } } } })]);
+    await until("neutron's expand Job", () => Promise.resolve(jobs().some((j) => j.metadata.name === 'neutron-db-sync-expand')), 2_700_000, 1_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; last: ${JSON.stringify(cr().status?.upgrade)}\npods:\n${diagnose()}`, { cause: err });
+    });
+    const expand = getJson<Job & { metadata: { uid: string } }>(['-n', ns, 'get', 'job', 'neutron-db-sync-expand']);
+    controller!.kill9();
+    console.log(`[real-cloud] controller killed (SIGKILL) with neutron-db-sync-expand ${expand.status.completionTime ? 'complete' : 'running'}`);
+    await controller!.start();
+    await until('the cloud Ready at 2025.1', () => {
+      const c = cr();
+      last = JSON.stringify({ upgrade: c.status?.upgrade, conditions: c.status?.conditions });
+      return Promise.resolve(at(3)(c));
+    }, 3_000_000, 3_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; last: ${last}\npods:\n${diagnose()}`, { cause: err });
+    });
+    const seconds = ((Date.now() - t0) / 1000).toFixed(0);
+    const done = cr().status!;
+    expect(done.release).toBe('2025.1');
+    expect(done.upgrade).toMatchObject({ from: '2022.2', to: '2025.1', phase: 'Succeeded', backup: `Job ${ns}/${backupName}` });
+    expect(Object.fromEntries(Object.entries(done.services ?? {}).map(([chart, st]) => [chart, [st.ready, st.release]]))).toEqual(Object.fromEntries(Object.keys(CHARTS).map((k) => [k, [true, '2025.1']])));
+
+    // One backup, taken before the first schema Job of the upgrade (the API server's clocks).
+    const all = jobs();
+    const backups = all.filter((j) => j.metadata.labels?.application === 'mariadb' && j.metadata.labels.component === 'backup');
+    expect(backups.map((j) => (j as Job & { metadata: { uid: string } }).metadata.uid)).toEqual([backup.metadata.uid]);
+    const backupDone = Date.parse(backup.status.completionTime ?? '');
+    const dbJobs = all.filter((j) => /-db-(sync|init)/.test(j.metadata.name));
+    expect(dbJobs.length).toBeGreaterThanOrEqual(UPGRADED.length * 2);
+    expect(Math.min(...dbJobs.map(created))).toBeGreaterThanOrEqual(backupDone);
+    // The killed controller's Job was resumed, not made again.
+    expect(getJson<{ metadata: { uid: string } }>(['-n', ns, 'get', 'job', 'neutron-db-sync-expand']).metadata.uid).toBe(expand.metadata.uid);
+    // The charts in order: each chart's first schema Job after the one before's.
+    const firstDb = UPGRADED.map((chart) => Math.min(...dbJobs.filter((j) => j.metadata.labels?.application === chart).map(created)));
+    expect(new Set(firstDb.filter((t) => Number.isFinite(t))).size).toBe(UPGRADED.length);
+    expect([...UPGRADED].sort((a, b) => firstDb[UPGRADED.indexOf(a)]! - firstDb[UPGRADED.indexOf(b)]!), `first db Job per chart: ${UPGRADED.map((c, i) => `${c} ${firstDb[i]}`).join(', ')}`).toEqual(UPGRADED);
+    // Each service's schema moved by its own manage command.
+    expect(kubectlOk(['-n', ns, 'logs', 'job/keystone-db-sync-contract', '-c', 'db-sync-contract'])).toContain('keystone schema contracted: up to date (keystone 27.0.0)');
+    expect(kubectlOk(['-n', ns, 'logs', 'job/glance-db-sync-contract', '-c', 'db-sync-contract'])).toMatch(/glance schema: contract done/);
+    expect(kubectlOk(['-n', ns, 'logs', 'job/placement-db-sync', '-c', 'db-sync'])).toContain('placement schema synced');
+    expect(kubectlOk(['-n', ns, 'logs', 'job/neutron-db-sync-contract', '-c', 'db-sync-contract'])).toMatch(/neutron schema: contract done/);
+    expect(kubectlOk(['-n', ns, 'logs', 'job/nova-db-sync-contract', '-c', 'db-sync-contract'])).toContain('nova online data migrations complete');
+
+    // Every pod runs the 2025.1 images (the infrastructure keeps bookworm's).
+    const running = getJson<{ items: Pod[] }>(['-n', ns, 'get', 'pods']).items.filter((p) => p.status.phase === 'Running');
+    const images = running.flatMap((p) => (p.status.containerStatuses ?? []).map((c) => `${p.metadata.labels?.application}:${c.image.replace(/^.*\/openstack\//, '')}:${c.ready}`)).sort();
+    expect(images).toEqual(COMPONENTS.map((c) => c.split('/')[0]!).map((chart) => `${chart}:${chart}:${UPGRADED.includes(chart) ? '2025.1' : '2022.2'}:true`).sort());
+
+    // Each service answers as 2025.1: keystone 27, Glance's API v2.17, Nova's microversions up to 2.100.
+    const after = apis(ns);
+    const keystonePod = running.find((p) => p.metadata.labels?.application === 'keystone')!.metadata.name;
+    expect(kubectlOk(['-n', ns, 'exec', keystonePod, '-c', 'api', '--', 'keystone-manage', '--version']).trim()).toBe('27.0.0');
+    expect(await (await fetch(`${after.keystone}/v3`)).json()).toMatchObject({ version: { id: 'v3.14', status: 'stable' } });
+    const glanceVersions = (await (await fetch(`${after.glance}/versions`)).json()) as { versions: { id: string; status: string }[] };
+    expect(glanceVersions.versions.find((v) => v.status === 'CURRENT')?.id).toBe('v2.17');
+    const novaVersions = (await (await fetch(after.nova.replace(/\/v2\.1$/, '/'))).json()) as { versions: { id: string; version: string }[] };
+    expect(novaVersions.versions.find((v) => v.id === 'v2.1')?.version).toBe('2.100');
+
+    // The data made before is there and usable: a new port on the old network, a new VM from the old image.
+    const tok = await token(after.keystone, password, `upgrade-${run}`);
+    expect((await call<{ project: { name: string } }>('GET', `${after.keystone}/v3/projects/${kept.project}`, tok)).project.name).toBe(`upgrade-${run}`);
+    expect((await call<{ image: { status: string } } & { status: string }>('GET', `${after.glance}/v2/images/${kept.image}`, tok)).status).toBe('active');
+    expect((await call<{ server: { status: string } }>('GET', `${after.nova}/servers/${kept.server}`, tok)).server.status).toBe('ACTIVE');
+    const port = (await call<{ port: { id: string; network_id: string; fixed_ips: { ip_address: string }[] } }>('POST', `${after.neutron}/v2.0/ports`, tok, { port: { network_id: kept.network, name: `after-${run}` } })).port;
+    expect(port.network_id).toBe(kept.network);
+    expect(port.fixed_ips[0]?.ip_address).toMatch(/^10\.77\.0\.\d+$/);
+    const server = (await call<{ server: { id: string } }>('POST', `${after.nova}/servers`, tok, { server: { name: `after-${run}`, imageRef: kept.image, flavorRef: kept.flavor, networks: [{ port: port.id }] } })).server.id;
+    await serverActive(after.nova, tok, server);
+
+    // The benchmark: the whole upgrade (with the stop at glance, the fix, and the controller's restart), and each chart from its first object of the upgrade to its last Job complete / pod Ready.
+    const since = (x: { metadata: { creationTimestamp: string } }): boolean => created(x) >= t0 - 1_000;
+    const pods = getJson<{ items: Pod[] }>(['-n', ns, 'get', 'pods']).items.filter(since);
+    const per = UPGRADED.map((chart) => {
+      const mine = <T extends { metadata: { labels?: Record<string, string> } }>(xs: T[]): T[] => xs.filter((x) => x.metadata.labels?.application === chart);
+      const starts = [...mine(pods), ...mine(all.filter(since))].map(created);
+      const ends = [...mine(all.filter(since)).map((j) => Date.parse(j.status.completionTime ?? '')), ...mine(pods).filter((p) => p.status.phase === 'Running').map((p) => Date.parse(p.status.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime ?? ''))].filter((x) => !Number.isNaN(x));
+      return `${chart} ${((Math.max(...ends) - Math.min(...starts)) / 1000).toFixed(0)} s`;
+    });
+    console.log(`[real-cloud] upgrade 2022.2 → 2025.1 Ready in ${seconds} s (incl. the stop at glance and the fix); backup ${((backupDone - created(backup)) / 1000).toFixed(0)} s; per chart: ${per.join(', ')}`);
+  }, 7_000_000);
+
+  it("the backup restores into a scratch database with the row counts of Keystone's and Glance's tables as they were before the upgrade", async () => {
+    expect(Object.keys(counts).length, 'the upgrade test above counted the rows').toBeGreaterThan(20);
+    const log = await restoreIntoScratch(ns, `${backupName}.sql.gz`, onRealNode, '127.0.0.1:5050/kupenstack-testbed/openstack/mariadb:2022.2');
+    expect(log).toContain(`restored /var/backup/${backupName}.sql.gz into a scratch server`);
+    expect(parseCounts(log, ['keystone', 'glance'])).toEqual(counts);
+  }, 1_200_000);
+});
