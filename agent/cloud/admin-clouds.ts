@@ -42,7 +42,8 @@ export function internalUrl(defaults: Values, values: Values, type: string, name
   if (!host || !port) return undefined;
   const scheme = byInterface(get('scheme'), 'internal') ?? 'http';
   const path = byInterface(get('path'), 'internal') ?? '';
-  const suffix = (isMap(values.endpoints) ? str(values.endpoints.cluster_domain_suffix) : undefined) ?? (isMap(defaults.endpoints) ? str(defaults.endpoints.cluster_domain_suffix) : undefined) ?? 'cluster.local';
+  const suffixOf = (v: Values): string | undefined => (isMap(v.endpoints) ? str(v.endpoints.cluster_domain_suffix) : undefined);
+  const suffix = suffixOf(values) ?? suffixOf(defaults) ?? 'cluster.local';
   return `${scheme}://${host}.${str(get('namespace')) ?? namespace}.svc.${suffix}:${port}${path}`;
 }
 

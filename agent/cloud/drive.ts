@@ -142,7 +142,12 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
 }
 
 /** The install's admin as a clouds.yaml Secret, and as the client config the caller reads the catalog with. */
-async function writeAdminAccess(spec: OpenStackCloudSpec, rendered: RenderedChart[], store: CloudStore, cloud: string): Promise<{ secret: NonNullable<OpenStackCloudStatus['cloudsSecret']>; config: CloudConfig } | undefined> {
+async function writeAdminAccess(
+  spec: OpenStackCloudSpec,
+  rendered: RenderedChart[],
+  store: CloudStore,
+  cloud: string,
+): Promise<{ secret: NonNullable<OpenStackCloudStatus['cloudsSecret']>; config: CloudConfig } | undefined> {
   const secrets = await store.readSecrets();
   const access = secrets && adminAccess(cloud, spec, rendered.find((c) => c.identityUrl)?.identityUrl, secrets);
   if (!access) return undefined;

@@ -49,7 +49,8 @@ export async function renderCloud(input: RenderCloudInput): Promise<RenderedChar
       const values = chartValues({ spec: input.spec, chart, defaults, releaseOverride, secrets: input.secrets, namespace: input.namespace });
       const objects = await renderChart({ helm: input.helm, dir: fetched.dir, chart: chart.chart, namespace: input.namespace, values, kubeVersion: input.kubeVersion, signal: input.signal });
       const identityUrl = chart.serviceType === 'identity' ? internalUrl(defaults, values, 'identity', input.namespace) : undefined;
-      return { chart: chart.chart, version: fetched.version, digest: fetched.digest, source: fetched.source, values, objects, ...(identityUrl ? { identityUrl } : {}), millis: { fetch: t1 - t0, render: performance.now() - t1 } };
+      const millis = { fetch: t1 - t0, render: performance.now() - t1 };
+      return { chart: chart.chart, version: fetched.version, digest: fetched.digest, source: fetched.source, values, objects, ...(identityUrl ? { identityUrl } : {}), millis };
     }),
   );
 }

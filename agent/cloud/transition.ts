@@ -60,7 +60,9 @@ export function checkTransition(base: TransitionBase, head: OpenStackCloudSpec):
       out.push({
         code: 'cloud.fast-forward-refused',
         path: [...chartPath(missing[0]!), 'enabled'],
-        message: `${label(from)} → ${label(to)} is a fast-forward upgrade that ${missing.map((c) => c.chart).join(', ')} cannot take (${why}); disable ${missing.length === 1 ? 'it' : 'them'} (enabled: false) or go one release at a time`,
+        message:
+          `${label(from)} → ${label(to)} is a fast-forward upgrade that ${missing.map((c) => c.chart).join(', ')} cannot take (${why}); ` +
+          `disable ${missing.length === 1 ? 'it' : 'them'} (enabled: false) or go one release at a time`,
       });
       return out;
     }
