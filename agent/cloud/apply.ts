@@ -85,8 +85,9 @@ export async function applySteps(steps: readonly Step[], opts: CloudApplyOptions
             if (o.kind === 'Job') created.set(o.name, await ensureJob(api, o, opts));
             else await api.patch(desired(o, opts), undefined, undefined, opts.fieldManager ?? 'kupenstack', true, PatchStrategy.ServerSideApply);
           } catch (err) {
-            // A call cut by the run's stop (leadership lost mid-call: `fetch failed`) is the stop, not this object's failure.
-            if (opts.signal?.aborted) throw err;
+            // A call cut by the run's stop (leadership lost mid-call: `fetch failed`) is the stop, not this object's failure;
+            // nor is a Job still being replaced in requeue mode (its Foreground delete waits for its pods): look again later.
+            if (opts.signal?.aborted || err instanceof NotYet) throw err;
             const e = kubeApiError(`apply ${o.kind}/${o.name} of chart ${o.chart}${o.template ? ` (${o.template})` : ''}`, err);
             return { done, failure: { step: label, kind: o.kind, name: o.name, reason: e.message } };
           }
