@@ -2,6 +2,7 @@ import { KupenstackError } from '../errors.ts';
 import { knownAfterApply, type AdapterContext, type CloudContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
+import type { ServiceType } from '../openstack/service.ts';
 import type { Inventory } from '../plan/decide.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
@@ -63,6 +64,9 @@ export interface Observation {
   projects: Project[];
 }
 
+/** The catalog type of each adapter's service. */
+const catalogType = { network: 'network', compute: 'compute', image: 'image', volume: 'volumev3' } as const satisfies Record<NonNullable<KindAdapter['service']>, ServiceType>;
+
 /** The agent's admin view of these projects, for a kind listed cloud-wide (KindAdapter.observeCloud). */
 async function cloudContextOf(needed: readonly Project[], opts: ObserveOptions): Promise<CloudContext> {
   const projects = new Map(needed.map((p) => [p.id, { namespace: p.namespace, name: p.name }]));
@@ -80,11 +84,8 @@ async function cloudContextOf(needed: readonly Project[], opts: ObserveOptions):
 export async function observe(manifests: readonly Manifest[], opts: ObserveOptions): Promise<Observation> {
   const { cloud, adapters, owner } = opts;
   const scope = opts.scope ?? projectScope;
-  const inScope = (ns: string): boolean => !opts.namespaces || opts.namespaces.includes(ns);
-  const resources = manifests.filter((m) => {
-    const ns = scope.scopeOf(m, adapters);
-    return ns !== undefined && inScope(ns);
-  });
+  const inScope = (ns: string | undefined): boolean => ns !== undefined && (!opts.namespaces || opts.namespaces.includes(ns));
+  const resources = manifests.filter((m) => inScope(scope.scopeOf(m, adapters)));
   const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
   const projects = new Map<string, Project>();
   const trusted = opts.trustKnownProjects ? trustedProjects(cloud, owner, namespaces) : undefined;
@@ -132,6 +133,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const work: (() => Promise<void>)[] = [];
   for (const a of adapters.values()) {
     const needed = [...projects.values()].filter((p) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind));
+    if (needed.length > 0 && !(await listable(cloud, a, needed, declaredKinds))) continue;
     if (trusted && !opts.prune && a.observeSome) work.push(...needed.map((p) => observeSomeOf(a, p, resources, opts.resources, scopes.get(p.namespace)!.ctx, keep)));
     else if (needed.length > 1 && a.observeCloud) {
       work.push(async () => {
@@ -176,6 +178,15 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     detached: (address) => opts.resources[address]?.onDelete === 'detach',
   };
   return { inventory, scopes, resources, namespaces, projects: allProjects };
+}
+
+/**
+ * A service the catalog does not list (a cloud installed without Cinder) holds nothing of ours: its kinds
+ * are listed only when declared, whose calls then name the missing endpoint.
+ */
+async function listable(cloud: OpenStackCloud, a: KindAdapter, needed: readonly Project[], declaredKinds: ReadonlyMap<string, ReadonlySet<string>>): Promise<boolean> {
+  if (!a.service || needed.some((p) => declaredKinds.get(p.namespace)?.has(a.kind))) return true;
+  return cloud.hasService(catalogType[a.service]);
 }
 
 /** KindAdapter.observeSome of one project (issue 33): the kind's manifests there, and the ids runs recorded for them. */

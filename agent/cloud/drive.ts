@@ -7,6 +7,8 @@ import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.ge
 import { setCondition } from '../status/conditions.ts';
 import { KupenstackError } from '../errors.ts';
 import { NotYet } from '../../lib/not-yet.ts';
+import type { CloudConfig } from '../openstack/clouds.ts';
+import { adminAccess, adminCloudConfig, adminCloudsYaml } from './admin-clouds.ts';
 import { applySteps, type CloudApplyOptions, type StepFailure } from './apply.ts';
 import { checkTransition } from './transition.ts';
 import { backupJob, upgradeOrder, upgradeSteps } from './upgrade.ts';
@@ -49,6 +51,8 @@ export interface DriveResult {
   pruned: string[];
   /** Outside the maintenance window: when the next one opens (the caller retries then). */
   waitUntil?: Date;
+  /** A Ready cloud with Keystone: its admin as a client config (never logged; the caller reads the catalog with it). */
+  admin?: CloudConfig;
 }
 
 export const DEFAULT_CLOUD_NAMESPACE = 'openstack';
@@ -125,13 +129,30 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   const stalled = f ? { status: 'True' as const, reason: 'StepFailed', message: failureText(f) } : { status: 'False' as const, reason: 'Ready', message: '' };
   conditions = setCondition(conditions, { type: 'Stalled', ...stalled }, now);
   status = { ...status, conditions, services, lastSyncTime: now.toISOString(), ...(result.failure ? {} : { release: spec.release }) };
+  // A Ready cloud's admin clouds.yaml is (re)written and named in status: the resource loop picks the cloud up from it.
+  const admin = result.failure ? undefined : await writeAdminAccess(spec, rendered, store, opts.cloud);
+  if (admin) status = { ...status, cloudsSecret: admin.secret };
   await store.save({ inventory: result.failure ? [...state.inventory, ...inventory] : inventory, status });
   log(
     result.failure
       ? `cloud ${opts.cloud}: stopped at ${result.failure.step}: ${failureText(result.failure)}`
       : `cloud ${opts.cloud}: Ready (release ${spec.release}, ${steps.length} steps${pruned.length ? `, ${pruned.length} pruned` : ''})`,
   );
-  return { status, ready: !result.failure, failure: result.failure, pruned };
+  return { status, ready: !result.failure, failure: result.failure, pruned, ...(admin ? { admin: admin.config } : {}) };
+}
+
+/** The install's admin as a clouds.yaml Secret, and as the client config the caller reads the catalog with. */
+async function writeAdminAccess(
+  spec: OpenStackCloudSpec,
+  rendered: RenderedChart[],
+  store: CloudStore,
+  cloud: string,
+): Promise<{ secret: NonNullable<OpenStackCloudStatus['cloudsSecret']>; config: CloudConfig } | undefined> {
+  const secrets = await store.readSecrets();
+  const access = secrets && adminAccess(cloud, spec, rendered.find((c) => c.identityUrl)?.identityUrl, secrets);
+  if (!access) return undefined;
+  const ref = await store.writeCloudsYaml(adminCloudsYaml(access));
+  return { secret: { ...ref, cloud: access.cloud, authUrl: access.authUrl }, config: adminCloudConfig(access, `Secret ${ref.namespace}/${ref.name}`) };
 }
 
 /**

@@ -65,3 +65,47 @@ export function nextTargets(from: Release): Release[] {
 }
 
 export const label = (r: Release): string => `${r.series} (${r.name})`;
+
+/**
+ * Fast-forward upgrades: a skip beyond the SLURP rules that KupenStack supports because every
+ * chart it names was checked to go straight, and how. Operators take such a path when the
+ * releases between are not packaged for them (Debian ships 2022.2 in bookworm and 2025.1 in
+ * trixie, nothing between). A chart the path does not name refuses the upgrade (with the
+ * chart's reason when one is known): nothing is applied.
+ */
+export interface FastForward {
+  from: string;
+  to: string;
+  /** Chart → why it can go straight (what was checked, what the chart's values do for it). */
+  charts: Readonly<Record<string, string>>;
+  /** Chart → why it cannot: named in the refusal. */
+  refused: Readonly<Record<string, string>>;
+}
+
+export const FAST_FORWARD: readonly FastForward[] = [
+  {
+    from: '2022.2',
+    to: '2025.1',
+    charts: {
+      mariadb: 'infrastructure: the server does not change with the OpenStack release',
+      rabbitmq: 'infrastructure: the broker does not change with the OpenStack release',
+      memcached: 'infrastructure: the cache does not change with the OpenStack release',
+      keystone: "alembic expand/migrate/contract chain unbroken from 2022.2's head (keystone-manage db_sync --expand, --migrate, --contract)",
+      glance: "alembic chain unbroken from 2022.2's head (glance-manage db expand, migrate, contract)",
+      placement: "alembic chain unbroken from 2022.2's head (placement-manage db sync)",
+      neutron: "expand and contract branches unbroken from 2022.2's heads (neutron-db-manage upgrade --expand, --contract)",
+      nova:
+        "alembic chains unbroken from 2022.2 (nova-manage api_db sync, db sync, online_data_migrations); nova 2025.1 refuses a 2022.2 nova-compute " +
+        '(service version 64 < Caracal 66) until it re-registers: its values set [workarounds] disable_compute_service_check_for_ffu, nova\'s switch for a fast-forward upgrade',
+    },
+    refused: {
+      cinder: 'not checked: upgrade through 2023.1 and 2024.1',
+      horizon: 'not checked: upgrade through 2023.1 and 2024.1',
+    },
+  },
+];
+
+/** The fast-forward path from → to, when KupenStack has one. */
+export function fastForward(from: Release, to: Release): FastForward | undefined {
+  return FAST_FORWARD.find((f) => f.from === from.series && f.to === to.series);
+}

@@ -1,4 +1,5 @@
 import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
+import { internalUrl } from './admin-clouds.ts';
 import { findRelease } from './releases.ts';
 import { fetchChart } from './chart-source.ts';
 import { chartDefaults, renderChart, type RenderedObject } from './render.ts';
@@ -19,6 +20,8 @@ export interface RenderedChart {
   source: string;
   values: Values;
   objects: RenderedObject[];
+  /** The identity chart's in-cluster Keystone URL (endpoints.identity, internal): where the install's admin logs in. */
+  identityUrl?: string;
   /** Milliseconds spent fetching and rendering this chart (the bench reports it). */
   millis: { fetch: number; render: number };
 }
@@ -45,7 +48,9 @@ export async function renderCloud(input: RenderCloudInput): Promise<RenderedChar
       const { defaults, releaseOverride } = await chartDefaults(fetched.dir, release);
       const values = chartValues({ spec: input.spec, chart, defaults, releaseOverride, secrets: input.secrets, namespace: input.namespace });
       const objects = await renderChart({ helm: input.helm, dir: fetched.dir, chart: chart.chart, namespace: input.namespace, values, kubeVersion: input.kubeVersion, signal: input.signal });
-      return { chart: chart.chart, version: fetched.version, digest: fetched.digest, source: fetched.source, values, objects, millis: { fetch: t1 - t0, render: performance.now() - t1 } };
+      const identityUrl = chart.serviceType === 'identity' ? internalUrl(defaults, values, 'identity', input.namespace) : undefined;
+      const millis = { fetch: t1 - t0, render: performance.now() - t1 };
+      return { chart: chart.chart, version: fetched.version, digest: fetched.digest, source: fetched.source, values, objects, ...(identityUrl ? { identityUrl } : {}), millis };
     }),
   );
 }

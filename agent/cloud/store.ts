@@ -1,4 +1,5 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { serverSideApply } from '../kube/client.ts';
 import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
 import type { OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import { generateSecrets, type CloudSecrets } from './secrets.ts';
@@ -40,6 +41,11 @@ export class CloudStore {
 
   private get secretName(): string {
     return `kupenstack-cloud-${this.cloud}-secrets`;
+  }
+
+  /** The clouds.yaml of the cloud's admin (admin-clouds.ts): what the resource loop reads with --clouds-secret. */
+  get cloudsSecretName(): string {
+    return `kupenstack-cloud-${this.cloud}-clouds-yaml`;
   }
 
   private get stateName(): string {
@@ -89,6 +95,27 @@ export class CloudStore {
       if (isKubeStatus(err, 409)) return this.secrets();
       throw kubeApiError(`create Secret ${this.namespace}/${this.secretName}`, err);
     }
+  }
+
+  /**
+   * Writes the admin's clouds.yaml (server-side apply: the same text twice is no change, and a
+   * second agent writing it too is harmless). The text holds a password: it goes nowhere else.
+   */
+  async writeCloudsYaml(text: string): Promise<{ namespace: string; name: string; key: string }> {
+    const name = this.cloudsSecretName;
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: this.namespace, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } },
+      type: 'Opaque',
+      data: { 'clouds.yaml': Buffer.from(text).toString('base64') },
+    };
+    try {
+      await this.core.patchNamespacedSecret({ name, namespace: this.namespace, body, fieldManager: 'kupenstack', force: true }, serverSideApply);
+    } catch (err) {
+      throw kubeApiError(`apply Secret ${this.namespace}/${name}`, err);
+    }
+    return { namespace: this.namespace, name, key: 'clouds.yaml' };
   }
 
   async load(): Promise<CloudState> {

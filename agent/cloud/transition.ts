@@ -1,14 +1,14 @@
 import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import { CHARTS } from './catalogue.ts';
-import { findRelease, label, releaseStep } from './releases.ts';
-import { chartPath, declaredChart } from './spec.ts';
+import { fastForward, findRelease, label, releaseStep } from './releases.ts';
+import { chartPath, declaredChart, enabledCharts } from './spec.ts';
 
 /**
  * The rules of a release change, checked between the revision the cloud is at (the base:
  * `plan --base`, `validate --base`, or the deployed release in status) and the new one,
  * before anything is applied (Rockoon's admission rules, as validation errors):
- * no downgrade; one step (the next release, or SLURP → next SLURP); nothing else in the
- * spec changes in the same revision; no pinned images while upgrading; no new target
+ * no downgrade; one step (the next release, or SLURP → next SLURP, or a fast-forward path of
+ * releases.ts that names every enabled chart); nothing else in the spec changes in the same revision; no pinned images while upgrading; no new target
  * while an upgrade runs.
  */
 export interface TransitionFinding {
@@ -52,7 +52,21 @@ export function checkTransition(base: TransitionBase, head: OpenStackCloudSpec):
     });
     return out;
   }
-  if (step.kind === 'skip-level') {
+  const ff = step.kind === 'skip-level' ? fastForward(from, to) : undefined;
+  if (ff) {
+    const missing = enabledCharts(head).filter((c) => ff.charts[c.chart] === undefined);
+    if (missing.length > 0) {
+      const why = missing.map((c) => `${c.chart}: ${ff.refused[c.chart] ?? 'no fast-forward path checked'}`).join('; ');
+      out.push({
+        code: 'cloud.fast-forward-refused',
+        path: [...chartPath(missing[0]!), 'enabled'],
+        message:
+          `${label(from)} → ${label(to)} is a fast-forward upgrade that ${missing.map((c) => c.chart).join(', ')} cannot take (${why}); ` +
+          `disable ${missing.length === 1 ? 'it' : 'them'} (enabled: false) or go one release at a time`,
+      });
+      return out;
+    }
+  } else if (step.kind === 'skip-level') {
     out.push({
       code: 'cloud.skip-level',
       path: ['spec', 'release'],

@@ -7,7 +7,7 @@ import type { EngineEvent } from '../events/events.ts';
 import { serverSideApply } from '../kube/client.ts';
 import { kubeApiError } from '../kube/errors.ts';
 import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
-import type { OpenStackCloud } from '../openstack/cloud.ts';
+import { OpenStackCloud } from '../openstack/cloud.ts';
 import { apiVersion, group, version, type SchemaRegistry } from '../schema/registry.ts';
 import { setCondition } from '../status/conditions.ts';
 import { serviceEndpoints, type ServiceEndpoint } from './cloud-endpoints.ts';
@@ -298,7 +298,9 @@ export class CloudLoop {
       return;
     }
     this.runs.set(name, (this.runs.get(name) ?? 0) + 1);
-    const openstack = this.opts.openstack;
+    // The controller's own cloud when it has one, else the admin this install generated (a controller without --cloud).
+    const admin = result.admin;
+    const openstack = this.opts.openstack ?? (admin ? () => Promise.resolve(new OpenStackCloud(admin)) : undefined);
     if (openstack) this.endpoints.set(name, await this.readEndpoints(openstack, Object.keys(result.status.services ?? {})));
     await this.writeStatus(name, result.status, { generation, failure: result.failure, waitUntil: result.waitUntil });
     clearTimeout(this.windowTimers.get(name));

@@ -1,5 +1,5 @@
 import { ownerTag, specHash } from '../ownership/marker.ts';
-import type { ServiceClient } from '../openstack/service.ts';
+import type { ServiceClient, ServiceType } from '../openstack/service.ts';
 import type { AdapterContext, KindAdapter, Remote } from './adapter.ts';
 
 /**
@@ -55,6 +55,8 @@ export const quotaSections: Record<Section, Record<string, string>> = {
   },
 };
 const sectionNames = Object.keys(quotaSections) as Section[];
+/** The catalog type of each section's service. */
+const serviceOf = { compute: 'compute', network: 'network', blockStorage: 'volumev3' } as const satisfies Record<Section, ServiceType>;
 
 const quotaTagPrefix = (owner: string): string => `kupenstack-quota:${owner}:`;
 const refPrefix = 'ProjectQuota/';
@@ -104,6 +106,8 @@ async function readQuotas(ctx: Pick<AdapterContext, 'cloud' | 'projectId'>): Pro
   const raw: Partial<Record<Section, Record<string, unknown>>> = {};
   await Promise.all(
     sectionNames.map(async (s) => {
+      // A cloud without the service (no Cinder) holds no such quota: nothing to observe. Declaring one there fails at its write, naming the missing endpoint.
+      if (!(await ctx.cloud.hasService(serviceOf[s]))) return;
       const api = await quotaApi(ctx, s);
       raw[s] = (await api.client.get<Record<string, Record<string, unknown>>>(api.path))[api.key] ?? {};
     }),

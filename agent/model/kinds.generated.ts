@@ -1138,8 +1138,8 @@ export type OpenStackCloudStatus = {
     /** Details when not ready. */
     message?: string;
     /**
-     * The service's public endpoint in the Keystone catalog (in-cluster controller with an OpenStack cloud configured;
-     * services only, not infrastructure).
+     * The service's public endpoint in the Keystone catalog, read with the controller's cloud when it has one, else
+     * with the admin the install generated once the cloud is Ready (services only, not infrastructure).
      */
     endpoint?: {
       /** Keystone service type of the chart (identity, image, network, compute, volumev3…). */
@@ -1155,6 +1155,23 @@ export type OpenStackCloudStatus = {
       message?: string;
     };
   }>;
+  /**
+   * The Secret holding a clouds.yaml for the admin the install generated, written once the cloud is Ready (in its
+   * namespace): start the resource loop with `kupenstack controller --cloud <cloud> --clouds-secret
+   * <namespace>/<name>`. Names the Secret only; the password is never in status.
+   */
+  cloudsSecret?: {
+    /** Namespace of the Secret (the cloud's). */
+    namespace?: string;
+    /** Name of the Secret (kupenstack-cloud-<name>-clouds-yaml). */
+    name?: string;
+    /** Key holding the clouds.yaml. */
+    key?: string;
+    /** Entry of that clouds.yaml (the OpenStackCloud's name). */
+    cloud?: string;
+    /** Keystone URL it logs in to (the in-cluster Service). */
+    authUrl?: string;
+  };
   /** Upgrade in progress or last finished. */
   upgrade?: {
     /** Release before the upgrade. */

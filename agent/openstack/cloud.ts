@@ -42,6 +42,18 @@ export class OpenStackCloud {
     return new ServiceClient(this.session, scope, service, headers);
   }
 
+  /** Whether the catalog lists a service for the cloud's interface and region (a cloud without Cinder has no volumev3). */
+  async hasService(type: ServiceType): Promise<boolean> {
+    const token = await this.session.token({ default: true });
+    try {
+      this.session.endpoint(token, type);
+      return true;
+    } catch (err) {
+      if (err instanceof CloudConfigError) return false;
+      throw err;
+    }
+  }
+
   get identity(): ServiceClient {
     return this.client('identity');
   }

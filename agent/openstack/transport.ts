@@ -53,14 +53,18 @@ const maxRetryAfterMs = 60_000;
  * never repeated here: the caller decides (a create looks its ownership marker up first, agent/act/execute.ts).
  */
 export class Transport {
-  private readonly dispatcher: Dispatcher | undefined;
+  private readonly dispatcher: Dispatcher;
   private readonly options: Required<Pick<TransportOptions, 'timeoutMs' | 'retries'>> & TransportOptions;
 
   constructor(options: TransportOptions) {
     this.options = { timeoutMs: 60_000, retries: 3, ...options };
-    if (!options.verify || options.cacert) {
-      this.dispatcher = new Agent({ connect: { rejectUnauthorized: options.verify, ...(options.cacert ? { ca: readFileSync(options.cacert) } : {}) } });
-    }
+    // The call's AbortSignal is its only deadline: undici's own 300 s header and body timeouts would cut
+    // a bulk POST whose timeout was scaled past them (a busy Neutron took over 300 s for 100 subnets).
+    this.dispatcher = new Agent({
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: { rejectUnauthorized: options.verify, ...(options.cacert ? { ca: readFileSync(options.cacert) } : {}) },
+    });
   }
 
   get counters(): ApiCounters {
@@ -129,7 +133,7 @@ export class Transport {
     }
     const timeout = AbortSignal.timeout(req.timeoutMs ?? this.options.timeoutMs);
     init.signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
-    if (this.dispatcher) init.dispatcher = this.dispatcher;
+    init.dispatcher = this.dispatcher;
     let status = 0;
     try {
       const res = await fetch(req.url, init);

@@ -11,24 +11,34 @@ import type { BenchRow } from './table.ts';
 
 /**
  * Issue 30: `kupenstack export` of a cloud built without KupenStack, `total`
- * objects (networks and their subnets, Neutron bulk POSTs of many objects in
- * ~100 projects), run as the user runs it (the CLI in its own process):
- * wall time, calls per collection from its JSON summary (counted at the HTTP
- * layer), peak RSS from the kernel (`/usr/bin/time`). The peer: the
- * `openstack` CLI listing the same kinds cloud-wide, one command per kind,
- * which writes no manifests, no references and no defaults filter.
- * BENCH_EXPORT_SIZES=1000,10000 (the default); a size runs only if the one
- * before it took under 5 minutes.
+ * objects in ~100 projects (a tenth networks, a tenth their subnets, a tenth
+ * security groups and seven tenths those groups' rules, as a security-minded
+ * cloud holds them; Neutron bulk POSTs), run as the user runs it (the CLI in
+ * its own process): wall time, calls per collection from its JSON summary
+ * (counted at the HTTP layer), peak RSS from the kernel (`/usr/bin/time`).
+ * The peer: the `openstack` CLI listing the same kinds cloud-wide, one
+ * command per kind, which writes no manifests, no references and no defaults
+ * filter. BENCH_EXPORT_SIZES=1000,10000 (the default); a size runs only if the
+ * one before it took under 5 minutes to export and list.
  */
 const repo = join(import.meta.dirname, '../..');
 const projectsPerRun = Number(process.env.BENCH_EXPORT_PROJECTS ?? '100');
 // One bulk POST per 100 objects: a busy bed's Neutron took over a minute for 250 networks in one call.
 const chunk = 100;
 const bulkTimeoutMs = 600_000;
+// The rules each group gets (each port a rule), within Neutron's default 100 rules per project at 10 000 objects.
+const rulePorts = [22, 80, 443, 5432, 6379, 8080, 9090];
 
 interface Built {
   prefix: string;
   projects: { id: string; name: string }[];
+}
+
+/** How many of each kind `total` objects are. */
+function shape(total: number): { networks: number; groups: number; rules: number } {
+  const networks = Math.floor(total / 10);
+  const groups = Math.floor(total / 10);
+  return { networks, groups, rules: groups * rulePorts.length };
 }
 
 const timed = (cmd: string, args: string[]): Promise<{ ms: number; stdout: string; stderr: string; code: number | null }> =>
@@ -42,7 +52,7 @@ const timed = (cmd: string, args: string[]): Promise<{ ms: number; stdout: strin
     child.on('close', (code) => resolve({ ms: performance.now() - t0, stdout, stderr, code }));
   });
 
-/** `total` objects, half networks and half subnets (DHCP off: no port per subnet), spread over the projects, in bulk POSTs. */
+/** The fixture, spread over the projects, in bulk POSTs (DHCP off: no port per subnet). */
 async function build(cloud: OpenStackCloud, total: number, built: Built): Promise<void> {
   const network = cloud.client('network');
   // Recorded as they come, so a build that fails half-way is still cleaned up.
@@ -50,24 +60,40 @@ async function build(cloud: OpenStackCloud, total: number, built: Built): Promis
     const { project } = await cloud.identity.post<{ project: { id: string; name: string } }>('/projects', { project: { name: `${built.prefix}p${i}`, domain_id: 'default', description: 'export bench' } });
     built.projects.push(project);
   });
-  const perKind = Math.floor(total / 2);
-  const specs = Array.from({ length: perKind }, (_, i) => ({ name: `net-${i}`, project_id: built.projects[i % built.projects.length]!.id }));
+  const { networks: nNetworks, groups: nGroups } = shape(total);
+  const projectOf = (i: number): string => built.projects[i % built.projects.length]!.id;
+  const starts = (n: number): number[] => Array.from({ length: Math.ceil(n / chunk) }, (_, k) => k * chunk);
   // Two chunks at a time: the bed's Neutron has two API workers, and a bulk POST keeps one busy for seconds.
   let done = 0;
-  const starts = Array.from({ length: Math.ceil(specs.length / chunk) }, (_, k) => k * chunk);
-  await pool(starts, 2, async (i) => {
-    const { networks } = (await network.call<{ networks: { id: string; project_id: string }[] }>('POST', '/networks', { json: { networks: specs.slice(i, i + chunk) }, timeoutMs: bulkTimeoutMs })).body;
+  await pool(starts(nNetworks), 2, async (i) => {
+    const specs = Array.from({ length: Math.min(chunk, nNetworks - i) }, (_, j) => ({ name: `net-${i + j}`, project_id: projectOf(i + j) }));
+    const { networks } = (await network.call<{ networks: { id: string; project_id: string }[] }>('POST', '/networks', { json: { networks: specs }, timeoutMs: bulkTimeoutMs })).body;
     const subnets = networks.map((n, j) => ({ name: `sub-${i + j}`, network_id: n.id, project_id: n.project_id, ip_version: 4, cidr: `10.${(i + j) % 250}.${Math.floor((i + j) / 250) % 250}.0/24`, enable_dhcp: false }));
     await network.call('POST', '/subnets', { json: { subnets }, timeoutMs: bulkTimeoutMs });
-    if ((done += networks.length) % 1000 === 0) process.stderr.write(`[bench] export fixture: ${done} of ${specs.length} networks, each with its subnet\n`);
+    if ((done += networks.length) % 500 === 0) process.stderr.write(`[bench] export fixture: ${done} of ${nNetworks} networks, each with its subnet\n`);
+  });
+  const groups: { id: string }[] = [];
+  await pool(starts(nGroups), 2, async (i) => {
+    const specs = Array.from({ length: Math.min(chunk, nGroups - i) }, (_, j) => ({ name: `sg-${i + j}`, project_id: projectOf(i + j), description: 'export bench' }));
+    groups.push(...(await network.call<{ security_groups: { id: string }[] }>('POST', '/security-groups', { json: { security_groups: specs }, timeoutMs: bulkTimeoutMs })).body.security_groups);
+  });
+  process.stderr.write(`[bench] export fixture: ${groups.length} security groups\n`);
+  // Neutron takes a bulk of rules for one group only (SecurityGroupNotSingleGroupRules): one POST per group.
+  done = 0;
+  await pool(groups, 4, async (g) => {
+    const rules = rulePorts.map((port) => ({ security_group_id: g.id, direction: 'ingress', ethertype: 'IPv4', protocol: 'tcp', port_range_min: port, port_range_max: port, remote_ip_prefix: '10.0.0.0/8' }));
+    await network.call('POST', '/security-group-rules', { json: { security_group_rules: rules }, timeoutMs: bulkTimeoutMs });
+    if (++done % 250 === 0) process.stderr.write(`[bench] export fixture: rules of ${done} of ${groups.length} groups\n`);
   });
 }
 
 async function destroy(cloud: OpenStackCloud, built: Built): Promise<void> {
   const network = cloud.client('network');
-  // Each project's networks as Neutron lists them (a bulk POST that timed out may still have made its networks); a network's subnets go with it (no ports: DHCP was off).
+  // Each project's networks and groups as Neutron lists them (a bulk POST that timed out may still have made its objects); a network's
+  // subnets and a group's rules go with it (no ports: DHCP was off). The project's default group too: Keystone's delete leaves it behind.
   await pool(built.projects, 4, async (p) => {
     for (const n of await network.list<{ id: string }>('/networks', 'networks', { project_id: p.id })) await network.remove(`/networks/${n.id}`);
+    for (const g of await network.list<{ id: string }>('/security-groups', 'security_groups', { project_id: p.id, fields: 'id' })) await network.remove(`/security-groups/${g.id}`);
   });
   await pool(built.projects, 8, (p) => cloud.identity.remove(`/projects/${p.id}`));
 }
@@ -96,11 +122,15 @@ async function one(cloud: OpenStackCloud, total: number): Promise<{ rows: BenchR
     const summary = JSON.parse(r.stdout) as { files: string[]; calls: Record<string, number>; namespaces: { manifests: number }[] };
     // What was built came back: every network and subnet is a manifest (read from the files written).
     const written = readdirSync(dir).flatMap((ns) => readdirSync(join(dir, ns)).map((f) => readFileSync(join(dir, ns, f), 'utf8')));
-    const count = (kind: string): number => written.reduce((n, text) => n + (text.match(new RegExp(`^kind: ${kind}$`, 'gm'))?.length ?? 0), 0);
-    if (count('Network') !== Math.floor(total / 2) || count('Subnet') !== Math.floor(total / 2)) throw new Error(`the export wrote ${count('Network')} networks and ${count('Subnet')} subnets of the ${Math.floor(total / 2)} each built`);
+    const count = (pattern: RegExp): number => written.reduce((n, text) => n + (text.match(pattern)?.length ?? 0), 0);
+    const want = shape(total);
+    const got = { networks: count(/^kind: Network$/gm), subnets: count(/^kind: Subnet$/gm), groups: count(/^kind: SecurityGroup$/gm), rules: count(/^\s*- direction: ingress$/gm) };
+    if (got.networks !== want.networks || got.subnets !== want.networks || got.groups !== want.groups || got.rules !== want.rules) {
+      throw new Error(`the export wrote ${JSON.stringify(got)}; built: ${want.networks} networks and subnets, ${want.groups} groups, ${want.rules} rules`);
+    }
     const calls = Object.entries(summary.calls).map(([k, n]) => `${k.replace(/ GET /, ' ')} ${n}`).join(', ');
     const peer = await peerListing();
-    const label = `${total} objects in ${built.projects.length} projects`;
+    const label = `${total} objects in ${built.projects.length} projects (${want.networks} networks, ${want.networks} subnets, ${want.groups} security groups, ${want.rules} rules)`;
     return {
       ms: buildMs + r.ms + peer,
       rows: [

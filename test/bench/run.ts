@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,pod,fuzz,registry,scale,tofu,cloud,export runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,pod,fuzz,registry,scale,tofu,loadbalancer,cloud,export runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -13,6 +13,7 @@ import { benchFuzz } from './fuzz.ts';
 import { benchRegistryHooks } from './registry-hooks.ts';
 import { benchScale } from './scale.ts';
 import { benchOpenTofu } from './opentofu.ts';
+import { benchLoadBalancers } from './loadbalancer.ts';
 import { benchCloud } from './cloud.ts';
 import { benchExport } from './export.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
@@ -42,6 +43,8 @@ const benches = {
   scale: benchScale,
   // The same 300 resources beside OpenTofu and the OpenStack provider (built from the Go module proxy on first use).
   tofu: benchOpenTofu,
+  // Issue 32: the first apply of 20 load balancers (BENCH_LB_COUNT) beside OpenTofu's openstack_lb_* resources, no-op, destroy.
+  loadbalancer: benchLoadBalancers,
   // Issue 14: the plan of the whole installed test cloud beside helm template + kubectl diff --server-side.
   cloud: benchCloud,
   // Issue 30: kupenstack export of 1 000 then 10 000 objects in 100 projects beside the openstack CLI's listing (BENCH_EXPORT_SIZES).

@@ -20,4 +20,6 @@ fi
 bash "$HERE/image/build.sh" --push >/dev/null || echo "prebuild: the agent's image failed; its tests build it again" >&2
 # Then the OpenStack images of controller/real-cloud.test.ts (the same list it asks build.sh for).
 bash "$HERE/os-images/build.sh" --push mariadb memcached rabbitmq keystone glance placement neutron nova >/dev/null || echo "prebuild: the OpenStack images failed; real-cloud.test.ts builds them again" >&2
+# And the 2025.1 services its upgrade goes to, from Debian trixie's packages (the same list it asks for).
+OSI_SUITE=trixie bash "$HERE/os-images/build.sh" --push keystone placement glance neutron nova >/dev/null || echo "prebuild: the 2025.1 OpenStack images failed; real-cloud.test.ts builds them again" >&2
 echo "prebuild: done" >&2

@@ -56,6 +56,18 @@ describe('an OpenStackCloud release change', () => {
     ]);
   });
 
+  it('2022.2 → 2025.1 is the fast-forward path of the charts checked for it, and refused, naming the chart and why, when a chart that was not checked is on', async () => {
+    const services = '  services:\n    cinder: {enabled: false}\n    horizon: {enabled: false}\n';
+    expect(await transitionErrors(cloud(`  release: "2022.2"\n${services}`), cloud(`  release: "2025.1"\n${services}`))).toEqual([]);
+    expect(await transitionErrors(cloud('  release: zed\n  services:\n    horizon: {enabled: false}\n'), cloud('  release: epoxy\n  services:\n    horizon: {enabled: false}\n'))).toEqual([
+      'cloud.fast-forward-refused head/cloud.yaml:7:5 2022.2 (zed) → 2025.1 (epoxy) is a fast-forward upgrade that cinder cannot take (cinder: not checked: upgrade through 2023.1 and 2024.1); disable it (enabled: false) or go one release at a time',
+    ]);
+    // No path from 2022.2 to 2024.2: the SLURP rule speaks.
+    expect(await transitionErrors(cloud(`  release: "2022.2"\n${services}`), cloud(`  release: "2024.2"\n${services}`))).toEqual([
+      'cloud.skip-level head/cloud.yaml:5:12 2022.2 (zed) → 2024.2 (dalmatian) skips a release; upgrade one step at a time: next 2023.1 (SLURP releases may skip one), then 2024.2 in a later revision',
+    ]);
+  });
+
   it('a downgrade is refused', async () => {
     const errors = await transitionErrors(cloud('  release: "2025.2"\n'), cloud('  release: "2025.1"\n'));
     expect(errors).toHaveLength(1);

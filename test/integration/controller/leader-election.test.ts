@@ -89,7 +89,7 @@ afterAll(async () => {
 }, 300_000);
 
 describe('kupenstack controller --leader-elect, two replicas', () => {
-  it('kill -9 of the leader while Neutron holds its bulk POST: the other leads within the lease duration, waits for that create, adopts it (no duplicate) and makes the next writes', { timeout: 600_000 }, async () => {
+  it('kill -9 of the leader while Neutron holds its first network POST: the other leads within the lease duration, waits for that create, adopts it (no duplicate) and makes the next writes', { timeout: 600_000 }, async () => {
     const [leader, follower] = [replicas[0]!, replicas[1]!];
     const [leaderProxy, followerProxy] = [proxies[0]!, proxies[1]!];
     // The first replica leads (it starts alone); the second starts once it does.

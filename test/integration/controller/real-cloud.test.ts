@@ -48,6 +48,8 @@ interface Job { metadata: { name: string; creationTimestamp: string; labels?: Re
 /** The charts this test installs, and the components whose pods run (one container each). */
 const CHARTS: Record<string, string[]> = { mariadb: ['server'], memcached: ['server'], rabbitmq: ['server'], keystone: ['api'], glance: ['api'], placement: ['api'], neutron: ['server'], nova: ['api', 'compute', 'conductor', 'scheduler'] };
 const IMAGES = Object.keys(CHARTS);
+/** The charts whose images change from 2022.2 to 2025.1, in the upgrade order (agent/cloud/catalogue.ts UPGRADE_ORDER). */
+const UPGRADED = ['keystone', 'placement', 'glance', 'neutron', 'nova'];
 const COMPONENTS = Object.entries(CHARTS).flatMap(([chart, components]) => components.map((c) => `${chart}/${c}`)).sort();
 const cr = (): Cr => getJson<Cr>(['get', 'openstackcloud', name]);
 const ready = (c: Cr): boolean => c.status?.observedGeneration === 1 && c.status.conditions?.some((x) => x.type === 'Ready' && x.status === 'True' && x.observedGeneration === 1) === true;
@@ -58,8 +60,12 @@ beforeAll(async () => {
   // The images (seconds once built and pushed: cached by their version key; `npm test` builds them in the background meanwhile, test/testbed/prebuild-images.sh: keep its list the same).
   const images = spawnSync('bash', [join(repo, 'test/testbed/os-images/build.sh'), '--push', ...IMAGES], { encoding: 'utf8', timeout: 2_400_000 });
   if (images.status !== 0) throw new Error(`test/testbed/os-images/build.sh failed (${images.status}):\n${images.stderr.slice(-3000)}`);
+  // The 2025.1 services the upgrade goes to, from Debian trixie's packages (the infrastructure keeps its bookworm images).
+  const trixie = spawnSync('bash', [join(repo, 'test/testbed/os-images/build.sh'), '--push', ...UPGRADED], { encoding: 'utf8', timeout: 3_000_000, env: { ...process.env, OSI_SUITE: 'trixie' } });
+  if (trixie.status !== 0) throw new Error(`OSI_SUITE=trixie test/testbed/os-images/build.sh failed (${trixie.status}):\n${trixie.stderr.slice(-3000)}`);
   // This checkout's charts, unpacked (a chart.path source): the test bed's chart peer may serve another checkout's.
-  buildCharts(chartsDir, charts.helm, 'http://127.0.0.1:8190/charts');
+  // The Debian image set: 2022.2 and 2025.1 from Debian's packages (values_overrides/<chart>/debian/).
+  buildCharts(chartsDir, charts.helm, 'http://127.0.0.1:8190/charts', { imageSet: 'debian' });
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repo, 'deploy/crds')]);
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kupenstack-system' } }) });
   kubectlOk(['apply', '--server-side', '--force-conflicts', '-k', join(repo, 'deploy/rbac')]);
@@ -70,7 +76,7 @@ beforeAll(async () => {
   // No --cloud, no clouds.yaml: the controller only drives OpenStackCloud.
   controller = new ControllerProcess(kubeconfig, ['--no-syncs', '--cloud-selector', selector, '--cloud-resync', '1h', '--opt-in-label', `kupenstack.io/project=${run}`]);
   await controller.start();
-}, 2_500_000);
+}, 5_500_000);
 
 afterAll(async () => {
   await controller?.stop();
@@ -244,3 +250,4 @@ describe('an OpenStackCloud installed as real pods', () => {
     expect(hypervisors.hypervisors).toEqual([expect.objectContaining({ hypervisor_type: 'fake', state: 'up', status: 'enabled' })]);
   }, 2_400_000);
 });
+

@@ -142,6 +142,18 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(rendered.find((o) => o.kind === 'ServiceAccount')?.metadata.name).toBe(pod.serviceAccountName);
   });
 
+  it("cloud.secretNamespace points --clouds-secret at a Secret of another namespace: the clouds.yaml an OpenStackCloud's install writes in the cloud's namespace", async () => {
+    const argsOf = (objs: Obj[]): string[] => (objs.find((o) => o.kind === 'Deployment')!.spec as { template: { spec: { containers: { args: string[] }[] } } }).template.spec.containers[0]!.args;
+    const after = (args: string[], flag: string): string | undefined => args[args.indexOf(flag) + 1];
+    expect(after(argsOf(defaults), '--clouds-secret')).toBe('kupenstack-cloud');
+    const installed = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--set', 'cloud.name=openstack', '--set', 'cloud.secretNamespace=openstack', '--set', 'cloud.secretName=kupenstack-cloud-openstack-clouds-yaml']));
+    expect(after(argsOf(installed), '--clouds-secret')).toBe('openstack/kupenstack-cloud-openstack-clouds-yaml');
+    expect(after(argsOf(installed), '--cloud')).toBe('openstack');
+    const bad = await helm(['template', release, chart, '--namespace', ns, '--set', 'cloud.secretNamespace=Open_Stack']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('secretNamespace');
+  });
+
   it('with sharding.shards: a StatefulSet whose replicas split the shards (--shards, no --leader-elect), flags the controller has, and it passes a dry run', async () => {
     const sharded = docsOf(await helmOk(['template', release, chart, '--namespace', ns, '--set', 'sharding.shards={a,b,c}', '--set', 'sharding.defaultShard=a', '--set', 'replicas=3']));
     expect(sharded.find((o) => o.kind === 'Deployment')).toBeUndefined();

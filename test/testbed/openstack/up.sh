@@ -5,6 +5,8 @@
 #      plugins/, configure.sh, catalog.py or the settings changed (hash marker)
 #   2b. Octavia's own step (configure-octavia.sh): packages, configuration, its
 #      database and catalog entry, only when its own marker is stale
+#   2c. service_type for access rules (configure-service-type.sh): restarts
+#      neutron-server / nova-api only when they run without it
 #   3. starts every service that is not running (running ones are reused)
 #   4. waits until every API answers and nova conductor/scheduler/compute and
 #      cinder scheduler/volume have heartbeated
@@ -54,6 +56,9 @@ fi
 # 2b. Octavia: a step of its own with its own marker (configure-octavia.sh), so
 #     adding it or changing it never re-runs the main configuration above
 bash "$OS_DIR/configure-octavia.sh" || exit 1
+# 2c. service_type in Neutron's and Nova's [keystone_authtoken], so access-ruled
+#     application credentials work (configure-service-type.sh: its own check)
+bash "$OS_DIR/configure-service-type.sh" || exit 1
 
 # 3. + 4. services
 t=$(date +%s.%N)

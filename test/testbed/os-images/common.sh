@@ -1,15 +1,43 @@
 # shellcheck shell=bash disable=SC2034
-# Shared by os-images/{build,status}.sh (sourced after ../image/common.sh, never
-# executed): OpenStack service images made from Debian's packages, the same
-# packages the host test bed runs (bookworm = Zed, 2022.2). No image comes
-# from a public registry: each is one layer, a root file system mmdebstrap
-# makes from Debian's archive, committed by buildah (chroot, vfs).
-OSI_SUITE=bookworm
-OSI_RELEASE=2022.2
+# Shared by os-images/build.sh (sourced after ../image/common.sh, never
+# executed): OpenStack service images made from Debian's packages. The suite is
+# the parameter (OSI_SUITE=trixie bash build.sh …): bookworm = Zed (2022.2), the
+# packages the host test bed runs; trixie = Epoxy (2025.1), the release the
+# real cloud upgrades to. No image comes from a public registry: each is one
+# layer, a root file system mmdebstrap makes from Debian's archive, committed
+# by buildah (chroot, vfs).
+OSI_SUITE=${OSI_SUITE:-bookworm}
+case $OSI_SUITE in
+  bookworm) OSI_RELEASE=2022.2 ;;
+  trixie) OSI_RELEASE=2025.1 ;;
+  *) echo "os-images: OSI_SUITE=$OSI_SUITE is not one of bookworm (2022.2), trixie (2025.1)" >&2; exit 1 ;;
+esac
 # Bump when build.sh makes a different root file system from the same packages.
 OSI_REVISION=1
 OSI_REPO="$IMAGE_REGISTRY/kupenstack-testbed/openstack"
-OSI_CACHE="$IMAGE_CACHE/openstack"
+# Per suite: its own .debs and version keys (bookworm's keep their first path: its images stay current).
+if [ "$OSI_SUITE" = bookworm ]; then OSI_CACHE="$IMAGE_CACHE/openstack"; else OSI_CACHE="$IMAGE_CACHE/openstack-$OSI_SUITE"; fi
+
+# A suite other than the host's: the version key's `apt-cache policy` must read that suite's
+# package lists, kept in $OSI_CACHE/apt (refreshed daily) and named by APT_CONFIG; mmdebstrap
+# sets its own APT_CONFIG, so the build itself is not affected.
+osi_apt_lists() {
+  local d="$OSI_CACHE/apt" host
+  host=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ "$OSI_SUITE" = "$host" ] && return 0
+  mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+  [ -e "$d/status" ] || : > "$d/status"
+  printf 'deb http://deb.debian.org/debian %s main\ndeb http://deb.debian.org/debian %s-updates main\ndeb http://deb.debian.org/debian-security %s-security main\n' \
+    "$OSI_SUITE" "$OSI_SUITE" "$OSI_SUITE" > "$d/sources.list"
+  printf 'Dir::Etc::sourcelist "%s";\nDir::Etc::sourceparts "-";\nDir::State::lists "%s";\nDir::State::status "%s";\nDir::Cache "%s";\n' \
+    "$d/sources.list" "$d/lists" "$d/status" "$d/cache" > "$d/apt.conf"
+  export APT_CONFIG="$d/apt.conf"
+  if [ -z "$(find "$d/lists" -maxdepth 1 -name '*_Packages' -mmin -1440 2>/dev/null | head -n1)" ]; then
+    apt-get -q -o APT::Sandbox::User=root update >"$d/update.log" 2>&1 \
+      || { tail -n 5 "$d/update.log" >&2; echo "os-images: apt-get update of $OSI_SUITE's lists failed (log: $d/update.log)" >&2; exit 1; }
+  fi
+}
+osi_apt_lists
 # The infrastructure first: the cloud's install order.
 OSI_SERVICES="mariadb memcached rabbitmq keystone glance placement neutron nova"
 

@@ -2,7 +2,8 @@
 One OpenStack-Helm job (helm-toolkit.manifests.job_db_sync and friends): a Job named
 <chart>-<job>, a Helm post-install/post-upgrade hook with a weight when helm3_hook is true,
 release_uuid on the pod (a new value forces a new, immutable Job), backoffLimit from
-jobs.<job>.backoffLimit (default 1000; 0 under test.fail), restartPolicy OnFailure.
+jobs.<job>.backoffLimit (default 1000; 0 under test.fail), restartPolicy OnFailure (Never for
+real containers).
 Arguments: dict envAll, job (name suffix), imageKey, weight, hook (bool), command.
 */}}
 {{- define "tk.job" -}}
@@ -35,10 +36,17 @@ spec:
 {{- include "tk.testLabels" (list $envAll $job) | indent 8 }}
       annotations:
         openstackhelm.openstack.org/release_uuid: {{ $envAll.Values.release_uuid | default "" | quote }}
+{{- if ($envAll.Values.run | default dict).enabled }}
+        {{- /* What the script reads: a Job whose script, configuration or credentials changed is a new Job (a failed one runs again once fixed). */}}
+        configmap-bin-hash: {{ tuple "configmap-bin.yaml" $envAll | include "tk.hash" }}
+        secret-etc-hash: {{ tuple "secret-etc.yaml" $envAll | include "tk.hash" }}
+        secret-run-env-hash: {{ tuple "secret-run-env.yaml" $envAll | include "tk.hash" }}
+{{- end }}
 {{ include "tk.depsAnnotation" (list $envAll ($job | replace "-" "_")) | indent 8 }}
 {{- include "tk.testAnnotations" (list $envAll $job) | indent 8 }}
     spec:
-      restartPolicy: OnFailure
+      {{- /* Real containers: each failed attempt is a pod of its own that stays (its exit code and log for status); OnFailure restarts it in place and deletes it at the backoff limit. */}}
+      restartPolicy: {{ if ($envAll.Values.run | default dict).enabled }}Never{{ else }}OnFailure{{ end }}
       nodeSelector:
         {{ $envAll.Values.labels.job.node_selector_key }}: {{ $envAll.Values.labels.job.node_selector_value | quote }}
       tolerations:

@@ -11,8 +11,9 @@ run again (a new release_uuid, a retried pod) finds its work done and says so.
 # The database(s) and the service's user (root's password from the environment, never on a command line).
 set -eu
 export MYSQL_PWD="$DB_ROOT_PASSWORD"
+# The chart's mariadb serves no TLS (the pod network of one node); mariadb-client 11 (trixie) requires TLS unless told.
 for db in $DB_NAME ${DB_EXTRA_NAMES:-}; do
-mysql -h "$DB_HOST" -u root <<SQL
+mysql --skip-ssl -h "$DB_HOST" -u root <<SQL
 CREATE DATABASE IF NOT EXISTS \`$db\`;
 CREATE USER IF NOT EXISTS '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';
 ALTER USER '$DB_USER'@'%' IDENTIFIED BY '$DB_PASSWORD';
