@@ -13,7 +13,10 @@ import { answerLost } from './lost-create.ts';
 export async function journaled<T>(journal: CreateJournal | undefined, addresses: readonly string[], timeoutMs: () => number, create: () => Promise<T>): Promise<T> {
   if (!journal) return create();
   let entry: Promise<string> | undefined;
+  // What the caller must have done before any write (the controller's finalizers) comes first.
+  const outer = beforeWrite.getStore();
   const record = async (): Promise<void> => {
+    await outer?.();
     entry ??= journal.begin(addresses, Date.now() + timeoutMs());
     await entry;
   };

@@ -13,7 +13,8 @@ import { ClockedCounters, formatCalls } from './call-counts.ts';
 import type { ControllerOptions } from './options.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { syncLabel } from '../gitops/inventory.ts';
-import { setFinalizer } from './finalizers.ts';
+import { finalizeBeforeWrites, setFinalizer } from './finalizers.ts';
+import { beforeWrite } from '../openstack/before-write.ts';
 import { finalizer, isDeleting } from './objects.ts';
 import { reportPaused } from './paused.ts';
 import { deleteNamespaceProject } from './project-cleanup.ts';
@@ -91,15 +92,17 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const { opts } = host;
   const log = opts.log;
 
-  // Finalizers first, before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object.
-  for (const [address, entry] of entries) {
-    if (isDeleting(entry.object)) continue;
-    if (!host.acting(ns)) return undefined;
-    const updated = await setFinalizer(host.custom, entry.kind.plural, entry.object, finalizer, true);
-    if (updated) entry.object = { ...updated };
-    else entries.delete(address);
-  }
-  mark('finalizers');
+  // Finalizers before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object. Set while the run
+  // validates, observes and plans (issue 33: a serial step before the observe); every write waits for them.
+  const finalizing = finalizeBeforeWrites(host.custom, entries, finalizer, isDeleting, () => host.acting(ns));
+  void finalizing.done.then(() => mark('finalizers'));
+  const beforeOpenStackWrite = async (): Promise<void> => {
+    const result = await finalizing.done;
+    if (typeof result === 'object') throw result.error;
+    if (result === 'stopped') throw new NotYet(`this replica no longer acts for namespace ${ns}`, opts.debounceMs);
+    // Planned from the watch's copy: an object deleted before its finalizer was set gets nothing made; the next pass sees it gone.
+    if (finalizing.gone.length > 0) throw new NotYet(`${finalizing.gone.join(', ')} left Kubernetes before its finalizer was set`, opts.debounceMs);
+  };
 
   // The engine's last event is the step a slow run is at (the resync names it).
   const progress: EventSink = (e) => {
@@ -132,7 +135,11 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   // Status writes too are a leader's: a demoted replica writes nothing.
   const store = {
     load: () => kubeStore.load(),
-    putResource: (address: string, state: ResourceStatus | undefined) => (host.acting(ns) ? kubeStore.putResource(address, state) : Promise.resolve()),
+    // A status write carries the resourceVersion the finalizer patch answered.
+    putResource: async (address: string, state: ResourceStatus | undefined) => {
+      await finalizing.done;
+      if (host.acting(ns)) await kubeStore.putResource(address, state);
+    },
     finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
   };
   for (const [address, diagnostics] of rejected) await reject(host.memory, address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
@@ -162,8 +169,10 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(targets, validated, entries);
   let report: Report;
   try {
-    if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
-    report = await enginePass(opts, ns, { revision, validated }, targeted, deps);
+    report = await beforeWrite.run(beforeOpenStackWrite, async () => {
+      if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
+      return enginePass(opts, ns, { revision, validated }, targeted, deps);
+    });
   } catch (err) {
     // Held whole (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
     if (err instanceof NotYet && !signal.aborted) return err.afterMs;
@@ -172,6 +181,8 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     clocked?.onWrite.delete(onWrite);
   }
   mark('engine');
+  const finalized = await finalizing.done;
+  if (typeof finalized === 'object') throw finalized.error;
   if (!targeted && host.acting(ns)) host.fullyRun.add(ns);
   if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
   // Kept too: what OpenStack is still deleting (progress by requeue), until a later run finds it gone.

@@ -120,7 +120,8 @@ export class Transport {
   }
 
   private async once(req: HttpRequest): Promise<HttpResponse> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') await beforeWrite.getStore()?.();
+    // A token request writes nothing in the cloud: it does not wait (a journal record, the controller's finalizers).
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.countAs !== 'AUTH') await beforeWrite.getStore()?.();
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     const init: RequestInit = { method: req.method, headers };
     if (req.json !== undefined) {

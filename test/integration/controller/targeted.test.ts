@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { network as networkKind } from '../../../agent/kinds/network.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
+import { withDescriptionMarker } from '../../../agent/ownership/marker.ts';
+import { replaceHash } from '../../../agent/plan/diff.ts';
 import { pool } from '../../../agent/util/concurrency.ts';
 import { testCloudName } from '../../support/context.ts';
 import { ControllerProcess, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
@@ -13,7 +16,9 @@ import { ControllerProcess, kubectl, kubectlOk, serviceAccountKubeconfig, until 
  * full pass stays for the resync (10 minutes away here). Counted from the
  * controller's own `calls` lines (its HTTP client's counters), before and
  * after the run. And a replace still cascades: a Subnet's CIDR changed
- * (immutable, so replaced) takes the Port on it along, in Neutron.
+ * (immutable, so replaced) takes the Port on it along, in Neutron. And a
+ * network made outside the controller with the marker of a manifest applied
+ * next is adopted by that targeted run (it reads networks by name), not made again.
  * Real kube-apiserver, Keystone and Neutron.
  */
 const repo = join(import.meta.dirname, '../../..');
@@ -109,6 +114,16 @@ describe('a targeted run', () => {
     expect(reads, `OpenStack reads of the run that applied one Network (a full pass makes 5 or more here)`).toBeLessThanOrEqual(2);
     expect(after.writes - before.writes).toBe(1);
 
+    // Adoption by marker in a targeted run: a network carrying the marker a create of `adopt` gives (an answer lost, another tool of this owner) is taken, not made again.
+    const marker = { owner, ref: 'Network/adopt', specHash: replaceHash(networkKind, { name: 'adopt' }) };
+    const made = (await network.post<{ network: { id: string } }>('/networks', { network: { name: 'adopt', project_id: await projectOf(), description: withDescriptionMarker(undefined, marker) } })).network;
+    const runs1 = reconciled().length;
+    apply([`kind: Network\nmetadata: {name: adopt, namespace: ${ns}}\nspec: {}`]);
+    await until('the adopted network in its status', () => Promise.resolve(kubectl(['get', 'networks.kupenstack.io', 'adopt', '-n', ns, '-o', 'jsonpath={.status.id}']).stdout === made.id), 120_000, 250);
+    await until('the adopting run logged', () => Promise.resolve(reconciled().length > runs1), 60_000, 200);
+    expect(reconciled()[runs1]).toMatch(/0 created, .*\(targeted: 1 of 202 objects\)/);
+    expect((await neutron<{ id: string; name: string }>('networks')).filter((n) => n.name === 'adopt').map((n) => n.id)).toEqual([made.id]);
+
     // A replace cascades: the Port on the replaced Subnet is planned with it (its dependent), detached and given an address in the new range.
     const [oldSubnet] = await neutron<{ id: string; cidr: string }>('subnets');
     const runs2 = reconciled().length;
@@ -124,6 +139,6 @@ describe('a targeted run', () => {
     expect(port!.fixed_ips.map((f) => f.ip_address.split('.').slice(0, 3).join('.'))).toEqual(['10.72.0']);
     await until('the replace run logged', () => Promise.resolve(reconciled().length > runs2), 60_000, 200);
     // Targeted: the subnet, what needs it (the port) and what they need (the network), not the 198 other networks.
-    expect(reconciled().slice(runs2).join('\n')).toMatch(/\(targeted: 2 of 201 objects\)/);
+    expect(reconciled().slice(runs2).join('\n')).toMatch(/\(targeted: 2 of 202 objects\)/);
   }, 900_000);
 });
