@@ -44,7 +44,8 @@ function runScript(script: string, env: Record<string, string>): { code: number;
   return { code: r.status ?? -1, stderr: r.stderr };
 }
 
-describe('repo-template CI', () => {
+// Each test runs the CLI twice (validate, then plan against a Git base): 12 s alone, 40 s on a loaded machine.
+describe('repo-template CI', { timeout: 120_000 }, () => {
   it('GitHub: the plan step writes the Markdown plan of the merge against its base and reports changes', () => {
     const workflow = parse(readFileSync(join(root, 'repo-template/.github/workflows/kupenstack-plan.yml'), 'utf8')) as { jobs: { plan: { steps: { name?: string; run?: string }[] } } };
     const step = workflow.jobs.plan.steps.find((s) => s.name === 'Validate and plan')!;
