@@ -77,7 +77,8 @@ function listenersOf(raw: Record<string, unknown>, tree: readonly ObservedListen
     if (!p) return out;
     const pool: Record<string, unknown> = {};
     if (p.shape.lb_algorithm !== 'ROUND_ROBIN') pool.lbAlgorithm = p.shape.lb_algorithm;
-    pool.members = p.members.map((m) => {
+    // By Octavia's name: the order Octavia lists members in is not stable, a manifest's should be.
+    pool.members = [...p.members].sort((a, b) => String(a.shape.name).localeCompare(String(b.shape.name))).map((m) => {
       const member: Record<string, unknown> = {};
       const subnet = m.shape.subnet_id;
       // By VM when the address is that VM's on the member's subnet (what desired() reads back); else by address.
