@@ -49,6 +49,8 @@ export class Controller {
   private readonly queue: WorkQueue;
   private resync?: NodeJS.Timeout;
   private stopped = false;
+  /** Every watch has listed: before that a namespace's objects may be missing from the cache, and a run would see them as deleted. */
+  private synced = false;
   /** Events recorded lately, so a repeating failure is not one Event per resync. */
   private readonly recentEvents = new Map<string, number>();
   /** Runs done, per namespace (tests and metrics). */
@@ -128,6 +130,8 @@ export class Controller {
       this.keepWatching(informer, kind.plural);
     }
     await Promise.all([nsInformer.start(), ...this.informers.filter((i) => i !== nsInformer).map((i) => i.start())]);
+    // Runs asked for while the lists were still arriving were dropped (reconcileNamespace); the loop below schedules them all.
+    this.synced = true;
     this.opts.log(
       `watching ${this.kinds.length} kinds; namespaces opt in with ${projectLabel}=enabled${this.opts.allowNamespaces?.length ? ` or by --namespace (${this.opts.allowNamespaces.join(', ')})` : ''}`,
     );
@@ -365,6 +369,7 @@ export class Controller {
 
   /** One namespace's run; answers when to run it again while OpenStack still works on its objects. */
   private async reconcileNamespace(ns: string, leading: boolean): Promise<number | undefined> {
+    if (!this.synced) return undefined;
     const cleanup = this.gone.has(ns) && !this.namespaces.has(ns);
     if (!cleanup && !this.enabled(ns)) return undefined;
     if (!this.acting(ns)) return undefined;
