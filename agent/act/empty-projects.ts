@@ -1,4 +1,3 @@
-import { hasOctavia } from '../kinds/loadbalancer/octavia.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Project } from './project.ts';
 
@@ -22,10 +21,9 @@ async function leftInProject(cloud: OpenStackCloud, projectId: string): Promise<
     count('volumes', () => apis.volume.list('/volumes', 'volumes', { all_tenants: 1, project_id: projectId })),
     count('images', () => apis.image.list('/images', 'images', { owner: projectId })),
     // Octavia keeps a load balancer of a deleted project running, with its VIP: the project stays while one is left.
-    count('load balancers', async () => {
-      const lb = cloud.client('load-balancer');
-      return (await hasOctavia(lb)) ? lb.list('/lbaas/loadbalancers', 'loadbalancers', { project_id: projectId }) : [];
-    }),
+    count('load balancers', async () =>
+      (await cloud.hasService('load-balancer')) ? cloud.client('load-balancer').list('/lbaas/loadbalancers', 'loadbalancers', { project_id: projectId }) : [],
+    ),
   ]);
   return found;
 }
