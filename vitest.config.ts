@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { integrationLanes } from './test/support/deferred-peers.ts';
 import LateSequencer from './test/support/late-sequencer.ts';
 
 // The end-to-end files: pods on the test bed's real node (kubelet + containerd), each minutes long.
@@ -10,10 +11,26 @@ const e2e = [
   'test/integration/controller/real-cloud.test.ts',
 ];
 
-// Four projects: pure-logic unit tests; integration tests against the real peers of
-// the test bed (started, or reused, by the global setup); the end-to-end files on the
-// real node — all three run by `npm test` — and the long fault and crash soaks of
-// issue 16 (`npm run test:soak`).
+// The integration files in two lanes that `npm test` runs side by side, one file at a time
+// each: those that need the Kubernetes control plane (or another peer that builds for long
+// on a fresh machine) and the others. Each file makes its own projects, namespaces, Leases
+// and repositories, so a file of one lane never reads what a file of the other makes;
+// within a lane files still run one at a time (the Kubernetes files share CRDs and RBAC).
+// On a fresh machine the Kubernetes lane waits for its build while the other lane runs.
+const lanes = integrationLanes(import.meta.dirname, e2e);
+
+const peerTests = {
+  globalSetup: ['test/support/secret-scan-setup.ts', 'test/testbed/global-setup.ts'],
+  setupFiles: ['test/support/secret-tee.ts'],
+  testTimeout: 180_000,
+  hookTimeout: 300_000,
+  fileParallelism: false,
+};
+
+// Projects: pure-logic unit tests; integration tests against the real peers of the test
+// bed (started, or reused, by the global setup) — all of them one file at a time as
+// `integration`, or as the two lanes `npm test` runs; the end-to-end files on the real
+// node; and the long fault and crash soaks of issue 16 (`npm run test:soak`).
 export default defineConfig({
   test: {
     reporters: ['default'],
@@ -30,41 +47,11 @@ export default defineConfig({
           setupFiles: ['test/support/secret-tee.ts'],
         },
       },
-      {
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          exclude: e2e,
-          globalSetup: ['test/support/secret-scan-setup.ts', 'test/testbed/global-setup.ts'],
-          setupFiles: ['test/support/secret-tee.ts'],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          // The peers are shared state: integration files run one at a time.
-          fileParallelism: false,
-        },
-      },
-      {
-        test: {
-          name: 'e2e',
-          include: e2e,
-          globalSetup: ['test/support/secret-scan-setup.ts', 'test/testbed/global-setup.ts'],
-          setupFiles: ['test/support/secret-tee.ts'],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          fileParallelism: false,
-        },
-      },
-      {
-        test: {
-          name: 'soak',
-          include: ['test/soak/**/*.test.ts'],
-          globalSetup: ['test/support/secret-scan-setup.ts', 'test/testbed/global-setup.ts'],
-          setupFiles: ['test/support/secret-tee.ts'],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          fileParallelism: false,
-        },
-      },
+      { test: { name: 'integration', include: ['test/integration/**/*.test.ts'], exclude: e2e, ...peerTests } },
+      { test: { name: 'integration-kubernetes', include: lanes.kubernetes, ...peerTests } },
+      { test: { name: 'integration-others', include: lanes.others, ...peerTests } },
+      { test: { name: 'e2e', include: e2e, ...peerTests } },
+      { test: { name: 'soak', include: ['test/soak/**/*.test.ts'], ...peerTests } },
     ],
   },
 });
