@@ -40,7 +40,7 @@ export function exportCommand(): Command {
     const { config, cloud: cloudName, cloudsFile } = resolveCloud(opts);
     const cloud = OpenStackCloud.fromCloudsYaml(cloudName, cloudsFile);
     const prefix = opts.projectPrefix ?? config.projectPrefix;
-    const result: ExportTally = { skipped: [], calls: {} };
+    const result: ExportTally = { skipped: [], notes: [], calls: {} };
     const counts: { namespace: string; project: { id: string; name: string }; manifests: number }[] = [];
     // Streamed: each namespace is written, counted and let go before the next is built.
     async function* counted(): AsyncGenerator<ExportedNamespace> {
@@ -50,10 +50,11 @@ export function exportCommand(): Command {
       }
     }
     const files = await writeExport(dir, counted(), opts.layout);
-    if (opts.output === 'json') printJson({ dir, projectPrefix: prefix, namespaces: counts, files, skipped: result.skipped, calls: result.calls });
+    if (opts.output === 'json') printJson({ dir, projectPrefix: prefix, namespaces: counts, files, skipped: result.skipped, notes: result.notes, calls: result.calls });
     else {
       for (const n of counts) process.stdout.write(`${n.namespace}: ${n.manifests} manifests from project ${n.project.name} (${n.project.id})\n`);
       for (const s of result.skipped) process.stdout.write(`skipped ${s}\n`);
+      for (const n of result.notes) process.stdout.write(`note    ${n}\n`);
       process.stdout.write(`wrote ${files.length} files to ${dir}; apply them with projectPrefix "${prefix}": plan shows each object as adopt\n`);
     }
   });

@@ -22,6 +22,8 @@ export interface ExportResult {
   namespaces: ExportedNamespace[];
   /** Objects left out and why (`namespace/Kind/id: reason`). */
   skipped: string[];
+  /** What an exported manifest leaves to the user (`namespace/Kind/id: what`): user data, which may hold secrets, is one. */
+  notes: string[];
   /** OpenStack calls per `service METHOD /collection`, counted at the HTTP layer. */
   calls: Record<string, number>;
 }
@@ -49,6 +51,8 @@ interface Listed {
 export interface ExportTally {
   /** Objects left out and why (`namespace/Kind/id: reason`). */
   skipped: string[];
+  /** What an exported manifest leaves to the user (`namespace/Kind/id: what`). */
+  notes: string[];
   /** Calls per `service METHOD /collection` (`network GET /ports: 1`), counted where the requests leave (the cloud's counters). */
   calls: Record<string, number>;
 }
@@ -62,10 +66,11 @@ export interface ExportTally {
  * written. Several projects: one cloud-wide list per kind, split by project
  * (calls per kind, not per project or object); Nova's and Cinder's quotas
  * alone are read per project (they have no cloud-wide list). Secrets are
- * never read: no user data, no private key, no password.
+ * never written: no user data (Nova shows it to an admin; a note says where
+ * it stays), no private key, no password.
  */
 export async function exportProjects(opts: ExportOptions): Promise<ExportResult> {
-  const tally: ExportTally = { skipped: [], calls: {} };
+  const tally: ExportTally = { skipped: [], notes: [], calls: {} };
   const namespaces: ExportedNamespace[] = [];
   for await (const ns of exportNamespaces(opts, tally)) namespaces.push(ns);
   return { namespaces, ...tally };
@@ -169,6 +174,8 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
         continue;
       }
       const spec = o.kind.spec(o.raw, scope);
+      const note = o.kind.note?.(o.raw);
+      if (note) tally.notes.push(`${namespace}/${o.kind.kind}/${o.name}: ${note}`);
       // The OpenStack name is kept where the manifest name had to differ.
       const head: Record<string, unknown> = typeof o.raw.name === 'string' && o.raw.name !== o.name ? { name: o.raw.name } : {};
       manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { import: { id: o.id, adopt: true }, ...head, ...spec } });

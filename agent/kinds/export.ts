@@ -24,6 +24,8 @@ export interface KindExport {
    * adopted (a shape its manifest cannot say), or undefined: adopted.
    */
   observeOnlyWhy?(raw: Record<string, unknown>, scope: ExportScope): string | undefined;
+  /** What the written manifest leaves out that its user should know of (a secret it must not hold), or undefined. */
+  note?(raw: Record<string, unknown>): string | undefined;
   /** The spec without `import` (the exporter adds it), references through `scope.ref`. */
   spec(raw: Record<string, unknown>, scope: ExportScope): Record<string, unknown>;
 }

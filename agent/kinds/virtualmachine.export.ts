@@ -23,12 +23,17 @@ function nics(s: NovaServer, ports: readonly RawPort[]): RawPort[] {
  * A server: its flavor (a private flavor of the project by reference, else a
  * public one by name), image, NICs (network and address: the ports Nova made
  * for it are the VM's, not Port manifests), groups, key pair and attached
- * volumes, by reference. User data is never read: it may hold secrets, and
- * Nova does not show it back anyway.
+ * volumes, by reference. User data is never written: it may hold secrets.
+ * Nova shows it to an admin (microversion 2.3+); the manifest leaves it out
+ * (its adoption never touches it) and a note says how to manage it.
  */
 export const virtualMachineExport: KindExport = {
   kind: 'VirtualMachine',
   list: (s) => projectItems(s, 'VirtualMachine', 'tenant_id', (project) => s.compute.list('/servers/detail', 'servers', { all_tenants: 1, project_id: project })),
+  note: (raw) =>
+    typeof raw['OS-EXT-SRV-ATTR:user_data'] === 'string' && raw['OS-EXT-SRV-ATTR:user_data'] !== ''
+      ? 'has user data, not written (it may hold secrets) and left as it is; to manage it, put it in a Secret and set spec.userDataSecretRef'
+      : undefined,
   skip: (raw) => (raw.image === '' || raw.image === undefined ? 'boots from a volume: not exported yet (declare it with bootVolume.volumeRef and import.adopt)' : undefined),
   spec(raw, s) {
     const server = raw as unknown as NovaServer;

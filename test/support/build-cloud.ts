@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,8 @@ async function plain(...args: string[]): Promise<void> {
 export interface BuiltCloud {
   projects: { alpha: string; beta: string };
   ids: Record<string, string>;
+  /** Secrets planted in the cloud (a password in the server's user data, that user data as Nova returns it, an application credential's secret): none may reach an export, a plan or a log. */
+  planted: string[];
 }
 
 /**
@@ -38,7 +40,8 @@ export interface BuiltCloud {
  * :80, its pool, two members (the server's address and one that is no VM's)
  * and an HTTP monitor, each made with `openstack loadbalancer ... --wait`.
  * Calls in a project's scope go as the admin user with a role in it, as a
- * person with the CLI would.
+ * person with the CLI would. Planted secrets: the server's user data sets a
+ * password, and the admin user has an application credential in alpha.
  */
 export async function buildCloud(prefix: string, ids: Record<string, string> = {}): Promise<BuiltCloud> {
   // The caller's record, filled as objects are made: a build that fails or times out half-way is still cleaned up.
@@ -81,7 +84,17 @@ export async function buildCloud(prefix: string, ids: Record<string, string> = {
     rmSync(scratch, { recursive: true, force: true });
   }
   await id('volume', ...inAlpha, 'volume', 'create', '--size', '1', '--description', 'app data', 'data');
-  await id('server', ...inAlpha, 'server', 'create', '--flavor', ids.flavor!, '--image', ids.image!, '--nic', `net-id=${ids['net-app']!},v4-fixed-ip=10.71.0.30`, '--security-group', ids['sg-web']!, '--key-name', ids.keypair, '--property', 'role=web', '--wait', 'web-1');
+  const password = `ks-planted-pw-${randomBytes(6).toString('hex')}`;
+  const userData = `#cloud-config\nchpasswd:\n  list: |\n    root:${password}\n  expire: false\n`;
+  const secretDir = mkdtempSync(join(tmpdir(), 'ks-build-'));
+  try {
+    writeFileSync(join(secretDir, 'user-data'), userData, { mode: 0o600 });
+    await id('server', ...inAlpha, 'server', 'create', '--flavor', ids.flavor!, '--image', ids.image!, '--nic', `net-id=${ids['net-app']!},v4-fixed-ip=10.71.0.30`, '--security-group', ids['sg-web']!, '--key-name', ids.keypair, '--property', 'role=web', '--user-data', join(secretDir, 'user-data'), '--wait', 'web-1');
+  } finally {
+    rmSync(secretDir, { recursive: true, force: true });
+  }
+  const credentialSecret = `ks-planted-ac-${randomBytes(6).toString('hex')}`;
+  await id('appcred', ...inAlpha, 'application', 'credential', 'create', '--secret', credentialSecret, '--description', 'a backup tool', `${prefix}backup`);
   await waitFor(async () => (await openstack(...inAlpha, 'volume', 'show', ids.volume!)).status === 'available', 'volume available');
   await plain(...inAlpha, 'server', 'add', 'volume', ids.server!, ids.volume!);
   await waitFor(async () => (await openstack(...inAlpha, 'volume', 'show', ids.volume!)).status === 'in-use', 'volume attached');
@@ -94,7 +107,7 @@ export async function buildCloud(prefix: string, ids: Record<string, string> = {
   for (const [name, address] of [['web-1', '10.71.0.30'], ['backup', '10.71.0.99']] as const)
     await id(`member-${name}`, 'loadbalancer', 'member', 'create', '--name', name, '--address', address, '--protocol-port', '8080', '--subnet-id', ids['subnet-app']!, '--wait', ids.pool!);
   await id('monitor', 'loadbalancer', 'healthmonitor', 'create', '--name', 'http', '--type', 'HTTP', '--delay', '5', '--timeout', '3', '--max-retries', '3', '--url-path', '/healthz', '--wait', ids.pool!);
-  return { projects: { alpha, beta }, ids };
+  return { projects: { alpha, beta }, ids, planted: [password, Buffer.from(userData).toString('base64'), credentialSecret] };
 }
 
 /** Polls a condition of the cloud every second, for at most two minutes. */
@@ -112,6 +125,7 @@ export async function destroyCloud(built: Partial<BuiltCloud> & { ids: Record<st
   const projects = [built.ids['project-beta'], built.ids['project-alpha']].filter((x): x is string => x !== undefined);
   // The load balancer and every child (a test may have added some) before the subnet it stands on.
   if (built.ids.lb) await quiet(plain('loadbalancer', 'delete', '--cascade', '--wait', built.ids.lb));
+  if (built.ids.appcred) await quiet(plain('application', 'credential', 'delete', built.ids.appcred));
   if (built.ids.fip) await quiet(plain('floating', 'ip', 'delete', built.ids.fip));
   if (built.ids.server) await quiet(plain('server', 'delete', '--wait', built.ids.server));
   if (built.ids.volume) {

@@ -79,6 +79,12 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     expect(read('alpha', fips[0]!)).toMatch(/externalNetwork:\n {4}network:\n {6}id: [0-9a-f-]+\n {2}floatingIPAddress: [0-9.]+\n {2}description: web entry\n {2}vmRef:\n {4}name: web-1\n {2}fixedIPAddress: 10.71.0.30\n$/);
     expect(read('alpha', 'projectquota-quotas.yaml')).toMatch(/adopt: true\n {2}compute:\n {4}instances: 7\n {2}network:\n {4}ports: 77\n {2}blockStorage:\n {4}volumes: 5\n$/);
     expect(alpha.map((f) => read('alpha', f)).join('\n')).not.toMatch(/ssh-ed25519|user_data|userData|password/);
+    // Planted secrets (the server's user data with a password in it, an application credential's secret): in no file, not in what export returned.
+    const everything = ['alpha', 'beta'].flatMap((ns) => readdirSync(join(ws.repo, ns)).map((f) => read(ns, f))).join('\n') + JSON.stringify(result);
+    expect(built!.planted).toHaveLength(3);
+    for (const secret of built!.planted) expect(everything.includes(secret), 'a planted secret reached the export').toBe(false);
+    // The server has user data: the export says it left it out, and how to manage it.
+    expect(result.notes).toEqual([`alpha/VirtualMachine/web-1: has user data, not written (it may hold secrets) and left as it is; to manage it, put it in a Secret and set spec.userDataSecretRef`]);
     // Octavia: the load balancer made with the CLI is one managed manifest with its whole tree; the member at the server's address is written by vmRef.
     expect((parse(read('alpha', 'loadbalancer-web-lb.yaml')) as { spec: unknown }).spec).toEqual({
       import: { id: built!.ids.lb, adopt: true },
@@ -149,6 +155,9 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
       ...['member-web-1', 'member-backup'].map((k) => api.get<{ member: { tags: string[] } }>(`/lbaas/pools/${built!.ids.pool!}/members/${built!.ids[k]!}`).then((x) => x.member.tags)),
     ]);
     expect(tagged.filter((t) => t.includes(`kupenstack-owner:${ws.owner}`) && t.includes('kupenstack-ref:LoadBalancer/web-lb'))).toHaveLength(5);
+    // Nor does a planted secret reach the plan or what plan and apply logged.
+    const said = JSON.stringify(plan.report) + JSON.stringify(r.report) + ws.log.join('\n');
+    for (const secret of built!.planted) expect(said.includes(secret), 'a planted secret reached a plan or a log').toBe(false);
   }, 600_000);
 
   it('a second apply makes 0 writes', async () => {
