@@ -157,6 +157,7 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     expect(tagged.filter((t) => t.includes(`kupenstack-owner:${ws.owner}`) && t.includes('kupenstack-ref:LoadBalancer/web-lb'))).toHaveLength(5);
     // Nor does a planted secret reach the plan or what plan and apply logged.
     const said = JSON.stringify(plan.report) + JSON.stringify(r.report) + ws.log.join('\n');
+    expect(built!.planted).toHaveLength(3);
     for (const secret of built!.planted) expect(said.includes(secret), 'a planted secret reached a plan or a log').toBe(false);
   }, 600_000);
 
