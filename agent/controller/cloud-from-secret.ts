@@ -18,7 +18,8 @@ export class CloudsSecretMissingError extends KupenstackError {
     const installs = /^kupenstack-cloud-(.+)-clouds-yaml$/.exec(ref.name);
     const advice = installs
       ? `the install of OpenStackCloud ${installs[1]!} writes it once its Keystone is bootstrapped (its status.cloudsSecret then names it); the resource loop waits for it, nothing to do`
-      : `create it (kubectl create secret generic ${ref.name} --from-file=clouds.yaml -n ${ref.namespace ?? '<namespace>'}) or point --clouds-secret at the install's Secret (an OpenStackCloud's status.cloudsSecret)`;
+      : `create it (kubectl create secret generic ${ref.name} --from-file=clouds.yaml -n ${ref.namespace ?? '<namespace>'}) ` +
+        `or point --clouds-secret at the install's Secret (an OpenStackCloud's status.cloudsSecret)`;
     // The cause's own first clause names the Secret and what is missing (never a value).
     super('secret.not-found', `--clouds-secret: ${cause.message.split(';')[0]}; ${advice}`, { cause });
   }
