@@ -138,7 +138,7 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
       const key = (x: Record<string, unknown>): string => `${typeof x.name === 'string' ? x.name : ''}\u0000${String(x.id)}`;
       for (const raw of [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) {
         const id = String(raw.id);
-        const reason = k.skip?.(raw, scope);
+        const reason = k.skip?.(raw, scope) ?? (await k.unsafe?.(raw, scope));
         if (reason) {
           objects.set(`${k.kind}/${id}`, { kind: k, raw, id, name: '', skipped: reason });
           continue;

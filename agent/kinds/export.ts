@@ -15,6 +15,12 @@ export interface KindExport {
   /** Why this object is not exported (made by OpenStack for another object), or undefined. */
   skip?(raw: Record<string, unknown>, scope: ExportScope): string | undefined;
   /**
+   * Why adopting this object would not be safe (what it stands on is gone), or undefined;
+   * asked once every kind is listed (`scope.listed`), and may read OpenStack. Such an
+   * object is left out with the reason, like a skipped one.
+   */
+  unsafe?(raw: Record<string, unknown>, scope: ExportScope): Promise<string | undefined>;
+  /**
    * Why this kind's objects are written as observe-only imports (`managementPolicy:
    * unmanaged`) instead of adoptions: the kind has no place for an ownership marker.
    */

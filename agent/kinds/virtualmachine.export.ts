@@ -1,4 +1,5 @@
-import type { KindExport } from './export.ts';
+import { OpenStackError } from '../openstack/errors.ts';
+import type { ExportScope, KindExport } from './export.ts';
 import { projectItems, text } from './export.ts';
 import { powerStateOf, type NovaServer } from './nova-server.ts';
 import { isDefaultGroup } from './securitygroup.export.ts';
@@ -19,6 +20,20 @@ function nics(s: NovaServer, ports: readonly RawPort[]): RawPort[] {
   return [...ports].sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1));
 }
 
+/** Whether Glance still has the image (one read per image outside the project's own list, once per export). */
+function imageExists(s: ExportScope, id: string): Promise<boolean> {
+  if (s.listed('Image').some((i) => String(i.id) === id)) return Promise.resolve(true);
+  return s.memo(`Image:exists:${id}`, () =>
+    s.image.get(`/images/${id}`).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof OpenStackError && err.notFound) return false;
+        throw err;
+      },
+    ),
+  );
+}
+
 /**
  * A server: its flavor (a private flavor of the project by reference, else a
  * public one by name), image, NICs (network and address: the ports Nova made
@@ -34,6 +49,12 @@ export const virtualMachineExport: KindExport = {
     typeof raw['OS-EXT-SRV-ATTR:user_data'] === 'string' && raw['OS-EXT-SRV-ATTR:user_data'] !== ''
       ? 'has user data, not written (it may hold secrets) and left as it is; to manage it, put it in a Secret and set spec.userDataSecretRef'
       : undefined,
+  // Its imageRef could only name an image that is no more: no manifest can say that server (a rebuild could never restore it).
+  unsafe: async (raw, s) => {
+    const image = (raw as unknown as NovaServer).image;
+    if (typeof image !== 'object' || !image.id || (await imageExists(s, image.id))) return undefined;
+    return `not adopted: its image ${image.id} was deleted from Glance, so no imageRef can name it; declare it by hand (a bootVolume, or import it observe-only with managementPolicy: unmanaged)`;
+  },
   skip: (raw) => (raw.image === '' || raw.image === undefined ? 'boots from a volume: not exported yet (declare it with bootVolume.volumeRef and import.adopt)' : undefined),
   spec(raw, s) {
     const server = raw as unknown as NovaServer;

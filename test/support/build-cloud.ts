@@ -40,7 +40,8 @@ export interface BuiltCloud {
  * :80, its pool, two members (the server's address and one that is no VM's)
  * and an HTTP monitor, each made with `openstack loadbalancer ... --wait`.
  * Calls in a project's scope go as the admin user with a role in it, as a
- * person with the CLI would. Planted secrets: the server's user data sets a
+ * person with the CLI would. A second server, `orphan`, booted from an image
+ * deleted since. Planted secrets: the server's user data sets a
  * password, and the admin user has an application credential in alpha.
  */
 export async function buildCloud(prefix: string, ids: Record<string, string> = {}): Promise<BuiltCloud> {
@@ -93,6 +94,16 @@ export async function buildCloud(prefix: string, ids: Record<string, string> = {
   } finally {
     rmSync(secretDir, { recursive: true, force: true });
   }
+  // A server whose image was deleted after it booted: no manifest can name its image, so the export leaves it out with the reason.
+  const scratchDisk = mkdtempSync(join(tmpdir(), 'ks-build-'));
+  try {
+    writeFileSync(join(scratchDisk, 'disk.raw'), Buffer.alloc(1 << 20));
+    await id('image-gone', 'image', 'create', '--project', alpha, '--disk-format', 'raw', '--container-format', 'bare', '--file', join(scratchDisk, 'disk.raw'), 'gone');
+  } finally {
+    rmSync(scratchDisk, { recursive: true, force: true });
+  }
+  await id('server-orphan', ...inAlpha, 'server', 'create', '--flavor', ids.flavor!, '--image', ids['image-gone']!, '--nic', `net-id=${ids['net-app']!}`, '--wait', 'orphan');
+  await plain('image', 'delete', ids['image-gone']!);
   const credentialSecret = `ks-planted-ac-${randomBytes(6).toString('hex')}`;
   await id('appcred', ...inAlpha, 'application', 'credential', 'create', '--secret', credentialSecret, '--description', 'a backup tool', `${prefix}backup`);
   await waitFor(async () => (await openstack(...inAlpha, 'volume', 'show', ids.volume!)).status === 'available', 'volume available');
@@ -128,6 +139,8 @@ export async function destroyCloud(built: Partial<BuiltCloud> & { ids: Record<st
   if (built.ids.appcred) await quiet(plain('application', 'credential', 'delete', built.ids.appcred));
   if (built.ids.fip) await quiet(plain('floating', 'ip', 'delete', built.ids.fip));
   if (built.ids.server) await quiet(plain('server', 'delete', '--wait', built.ids.server));
+  if (built.ids['server-orphan']) await quiet(plain('server', 'delete', '--wait', built.ids['server-orphan']));
+  if (built.ids['image-gone']) await quiet(plain('image', 'delete', built.ids['image-gone']));
   if (built.ids.volume) {
     await quiet(waitFor(async () => (await openstack('volume', 'show', built.ids.volume!)).status === 'available', 'volume detached'));
     await quiet(plain('volume', 'delete', built.ids.volume));

@@ -83,6 +83,8 @@ describe('taking over a cloud built without KupenStack: export, then adopt', () 
     const everything = ['alpha', 'beta'].flatMap((ns) => readdirSync(join(ws.repo, ns)).map((f) => read(ns, f))).join('\n') + JSON.stringify(result);
     expect(built!.planted).toHaveLength(3);
     for (const secret of built!.planted) expect(everything.includes(secret), 'a planted secret reached the export').toBe(false);
+    // A server whose image was deleted is not adopted: left out, with the reason naming it.
+    expect(result.skipped.filter((l) => l.includes('/VirtualMachine/'))).toEqual([`alpha/VirtualMachine/${built!.ids['server-orphan']!}: not adopted: its image ${built!.ids['image-gone']!} was deleted from Glance, so no imageRef can name it; declare it by hand (a bootVolume, or import it observe-only with managementPolicy: unmanaged)`]);
     // The server has user data: the export says it left it out, and how to manage it.
     expect(result.notes).toEqual([`alpha/VirtualMachine/web-1: has user data, not written (it may hold secrets) and left as it is; to manage it, put it in a Secret and set spec.userDataSecretRef`]);
     // Octavia: the load balancer made with the CLI is one managed manifest with its whole tree; the member at the server's address is written by vmRef.
