@@ -48,11 +48,12 @@ function unsayable(raw: Record<string, unknown>, tree: readonly ObservedListener
 }
 
 interface NicAddress {
-  vm: string;
+  /** The server's id: named through `ref` only when a member stands on it (a ref of a server left out would import it). */
+  device: string;
   subnet: string;
 }
 
-/** Exported VMs' fixed addresses: address → the VM's manifest name and the subnet. */
+/** Exported VMs' fixed addresses: address → the server and the subnet. */
 function vmAddresses(s: ExportScope): Map<string, NicAddress[]> {
   const vms = new Set(s.listed('VirtualMachine').map((v) => String(v.id)));
   const out = new Map<string, NicAddress[]>();
@@ -61,7 +62,7 @@ function vmAddresses(s: ExportScope): Map<string, NicAddress[]> {
     if (!vms.has(device)) continue;
     for (const ip of (port.fixed_ips as { subnet_id: string; ip_address: string }[] | undefined) ?? []) {
       const key = canonicalIp(ip.ip_address);
-      out.set(key, [...(out.get(key) ?? []), { vm: s.ref('VirtualMachine', device), subnet: ip.subnet_id }]);
+      out.set(key, [...(out.get(key) ?? []), { device, subnet: ip.subnet_id }]);
     }
   }
   return out;
@@ -83,7 +84,7 @@ function listenersOf(raw: Record<string, unknown>, tree: readonly ObservedListen
       const subnet = m.shape.subnet_id;
       // By VM when the address is that VM's on the member's subnet (what desired() reads back); else by address.
       const vm = byAddress.get(m.shape.address)?.find((a) => subnet === null || a.subnet === subnet);
-      if (vm) member.vmRef = { name: vm.vm };
+      if (vm) member.vmRef = { name: s.ref('VirtualMachine', vm.device) };
       else member.address = m.shape.address;
       member.port = m.shape.protocol_port;
       if (m.shape.weight !== 1) member.weight = m.shape.weight;
