@@ -32,8 +32,8 @@ NODE_PAUSE_TAG=3.10.1
 NODE_PAUSE_IMAGE="127.0.0.1:5050/kupenstack-testbed/pause:$NODE_PAUSE_TAG"
 NODE_SERVICES="containerd kubelet provisioner"
 # The test bed's loopback ports a pod reaches at 127.0.0.1 as the host does (cni-host-ports.sh):
-# Keystone, Nova, Cinder, Placement, Glance, Neutron, the registries, Git, the chart repository.
-NODE_HOST_PORTS="5000,8774,8776,8778,9292,9696,5050,5051,5052,5053,5060,8180,8190"
+# Keystone, Nova, Cinder, Placement, Glance, Neutron, Octavia, the registries, Git, the chart repository.
+NODE_HOST_PORTS="5000,8774,8776,8778,9292,9696,9876,5050,5051,5052,5053,5060,8180,8190"
 
 node_ctr() { ctr --address "$NODE_SOCK" --namespace k8s.io "$@"; }
 
