@@ -21,7 +21,8 @@ export class CloudsSecretMissingError extends KupenstackError {
       : `create it (kubectl create secret generic ${ref.name} --from-file=clouds.yaml -n ${ref.namespace ?? '<namespace>'}) ` +
         `or point --clouds-secret at the install's Secret (an OpenStackCloud's status.cloudsSecret)`;
     // The cause's own first clause names the Secret and what is missing (never a value).
-    super('secret.not-found', `--clouds-secret: ${cause.message.split(';')[0]}; ${advice}`, { cause });
+    // Not "--clouds-secret: Secret …": a flag name, a colon and a word read as a credential's value to a log scanner.
+    super('secret.not-found', `${cause.message.split(';')[0]} (--clouds-secret); ${advice}`, { cause });
   }
 }
 
