@@ -11,8 +11,6 @@ const here = dirname(fileURLToPath(import.meta.url));
  * which up.sh prints on stderr.
  */
 export default function setup(): void {
-  // The two integration lanes (vitest.config.ts) are two projects of one run: the first brings the peers up, the second finds them.
-  if (process.env.KS_TESTBED_SET_UP === String(process.pid)) return;
   const started = Date.now();
   const result = spawnSync('bash', [join(here, 'up.sh')], {
     // The token server of the Bearer registry is TypeScript: run it with this node.
@@ -29,7 +27,6 @@ export default function setup(): void {
     throw new Error(`the test bed could not start (exit ${result.status ?? result.signal ?? 'unknown'}); its output ends with:\n${tail}`);
   }
   process.stderr.write(`[testbed] peers ready after ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-  process.env.KS_TESTBED_SET_UP = String(process.pid);
   if (process.env.KS_PREBUILD_IMAGES === '1') prebuildImages();
 }
 
