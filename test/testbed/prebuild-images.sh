@@ -14,6 +14,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # need only Debian's packages and the bed's registry, so on a fresh machine they build under the
 # Kubernetes build and the integration tests (~17 min cold) instead of at the start of the e2e part.
 bash "$HERE/os-images/build.sh" --push mariadb memcached rabbitmq keystone glance placement neutron nova >/dev/null || echo "prebuild: the OpenStack images failed; real-cloud.test.ts builds them again" >&2
+# And the 2025.1 services its upgrade goes to, from Debian trixie's packages (the same list it asks for).
+OSI_SUITE=trixie bash "$HERE/os-images/build.sh" --push keystone placement glance neutron nova >/dev/null || echo "prebuild: the 2025.1 OpenStack images failed; real-cloud.test.ts builds them again" >&2
 # Then the agent's image (kubernetes/image.test.ts asks for it, late in the run). It needs the Kubernetes
 # build's helm: on a fresh machine that build (~25 min) may still be going; it is waited for (build.sh
 # --check: every binary there), at most 40 min, else its tests build the image when they reach it.
