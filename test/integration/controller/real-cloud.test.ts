@@ -171,6 +171,16 @@ function chartTimes(): Record<string, number> {
   return out;
 }
 
+/**
+ * The log of a Job's pod that succeeded: the Jobs' pods never restart in place (restartPolicy Never), so a Job
+ * that needed a second attempt (a Keystone still starting) keeps the failed pod too, which `kubectl logs job/…` may pick.
+ */
+function jobLog(job: string, container: string): string {
+  const pods = getJson<{ items: Pod[] }>(['-n', ns, 'get', 'pods', '-l', `job-name=${job}`]).items.filter((p) => p.status.phase === 'Succeeded');
+  if (pods.length === 0) throw new Error(`Job ${ns}/${job} has no succeeded pod`);
+  return kubectlOk(['-n', ns, 'logs', pods[pods.length - 1]!.metadata.name, '-c', container]);
+}
+
 interface Catalog { type: string; endpoints: { interface: string; url: string; region_id: string }[] }
 
 /** The kinds repo-template's tenants use here, as kubectl names them. */
@@ -252,14 +262,14 @@ describe('an OpenStackCloud installed as real pods', () => {
     const image = new RegExp(`^127\\.0\\.0\\.1:5050/kupenstack-testbed/openstack/(${IMAGES.join('|')}):2022\\.2$`);
     expect(containers.filter((s) => !s.ready || !/^containerd:\/\//.test(s.containerID ?? '') || !image.test(s.image))).toEqual([]);
     // The schemas were really synced by each service's own manage command (their own log lines).
-    expect(kubectlOk(['-n', ns, 'logs', 'job/keystone-db-sync', '-c', 'db-sync'])).toMatch(/Running upgrade .* Initial version[\s\S]*keystone schema synced and bootstrapped/);
-    expect(kubectlOk(['-n', ns, 'logs', 'job/glance-db-sync', '-c', 'db-sync'])).toMatch(/(Database is synced successfully|Database is up to date)[\s\S]*glance schema synced: \S+/);
-    expect(kubectlOk(['-n', ns, 'logs', 'job/placement-db-sync', '-c', 'db-sync'])).toMatch(/placement schema synced/);
-    expect(kubectlOk(['-n', ns, 'logs', 'job/glance-ks-user', '-c', 'ks-user'])).toContain('user glance@service has role admin on service@service');
-    expect(kubectlOk(['-n', ns, 'logs', 'job/neutron-db-sync', '-c', 'db-sync'])).toMatch(/Running upgrade [\s\S]*neutron schema synced/);
-    expect(kubectlOk(['-n', ns, 'logs', 'job/nova-db-sync', '-c', 'db-sync'])).toMatch(/\| +cell0 +\|[\s\S]*\| +cell1 +\|[\s\S]*nova api, cell0 and cell1 schemas synced/);
+    expect(jobLog('keystone-db-sync', 'db-sync')).toMatch(/Running upgrade .* Initial version[\s\S]*keystone schema synced and bootstrapped/);
+    expect(jobLog('glance-db-sync', 'db-sync')).toMatch(/(Database is synced successfully|Database is up to date)[\s\S]*glance schema synced: \S+/);
+    expect(jobLog('placement-db-sync', 'db-sync')).toMatch(/placement schema synced/);
+    expect(jobLog('glance-ks-user', 'ks-user')).toContain('user glance@service has role admin on service@service');
+    expect(jobLog('neutron-db-sync', 'db-sync')).toMatch(/Running upgrade [\s\S]*neutron schema synced/);
+    expect(jobLog('nova-db-sync', 'db-sync')).toMatch(/\| +cell0 +\|[\s\S]*\| +cell1 +\|[\s\S]*nova api, cell0 and cell1 schemas synced/);
     // nova-compute (fake driver) registered and cell-setup mapped its host into cell1.
-    expect(kubectlOk(['-n', ns, 'logs', 'job/nova-cell-setup', '-c', 'cell-setup'])).toMatch(new RegExp(`\\| +cell1 +\\| +[0-9a-f-]+ +\\| +${realNode.name} +\\|[\\s\\S]*compute hosts mapped to cell1`));
+    expect(jobLog('nova-cell-setup', 'cell-setup')).toMatch(new RegExp(`\\| +cell1 +\\| +[0-9a-f-]+ +\\| +${realNode.name} +\\|[\\s\\S]*compute hosts mapped to cell1`));
 
     // Keystone answers at its pod's address (the Service's endpoint) and issues a token to the admin the install generated.
     const address = (service: string): string => {
@@ -508,11 +518,11 @@ describe('the real cloud upgraded to 2025.1 with a real backup', () => {
     expect(new Set(firstDb.filter((t) => Number.isFinite(t))).size).toBe(UPGRADED.length);
     expect([...UPGRADED].sort((a, b) => firstDb[UPGRADED.indexOf(a)]! - firstDb[UPGRADED.indexOf(b)]!), `first db Job per chart: ${UPGRADED.map((c, i) => `${c} ${firstDb[i]}`).join(', ')}`).toEqual(UPGRADED);
     // Each service's schema moved by its own manage command.
-    expect(kubectlOk(['-n', ns, 'logs', 'job/keystone-db-sync-contract', '-c', 'db-sync-contract'])).toContain('keystone schema contracted: up to date (keystone 27.0.0)');
-    expect(kubectlOk(['-n', ns, 'logs', 'job/glance-db-sync-contract', '-c', 'db-sync-contract'])).toMatch(/glance schema: contract done/);
-    expect(kubectlOk(['-n', ns, 'logs', 'job/placement-db-sync', '-c', 'db-sync'])).toContain('placement schema synced');
-    expect(kubectlOk(['-n', ns, 'logs', 'job/neutron-db-sync-contract', '-c', 'db-sync-contract'])).toMatch(/neutron schema: contract done/);
-    expect(kubectlOk(['-n', ns, 'logs', 'job/nova-db-sync-contract', '-c', 'db-sync-contract'])).toContain('nova online data migrations complete');
+    expect(jobLog('keystone-db-sync-contract', 'db-sync-contract')).toContain('keystone schema contracted: up to date (keystone 27.0.0)');
+    expect(jobLog('glance-db-sync-contract', 'db-sync-contract')).toMatch(/glance schema: contract done/);
+    expect(jobLog('placement-db-sync', 'db-sync')).toContain('placement schema synced');
+    expect(jobLog('neutron-db-sync-contract', 'db-sync-contract')).toMatch(/neutron schema: contract done/);
+    expect(jobLog('nova-db-sync-contract', 'db-sync-contract')).toContain('nova online data migrations complete');
 
     // Every pod runs the 2025.1 images (the infrastructure keeps bookworm's).
     const running = getJson<{ items: Pod[] }>(['-n', ns, 'get', 'pods']).items.filter((p) => p.status.phase === 'Running');
@@ -538,7 +548,11 @@ describe('the real cloud upgraded to 2025.1 with a real backup', () => {
     expect(port.network_id).toBe(kept.network);
     expect(port.fixed_ips[0]?.ip_address).toMatch(/^10\.77\.0\.\d+$/);
     const server = (await call<{ server: { id: string } }>('POST', `${after.nova}/servers`, tok, { server: { name: `after-${run}`, imageRef: kept.image, flavorRef: kept.flavor, networks: [{ port: port.id }] } })).server.id;
-    await serverActive(after.nova, tok, server);
+    await serverActive(after.nova, tok, server).catch((err: unknown) => {
+      // Why Nova could not build it, in its services' own words.
+      const why = ['deploy/nova-scheduler', 'deploy/nova-conductor', 'ds/nova-compute'].map((w) => `--- ${w}:\n${kubectl(['-n', ns, 'logs', w, '--tail', '400']).stdout.split('\n').filter((l) => / (WARNING|ERROR) /.test(l)).slice(-12).join('\n')}`);
+      throw new Error(`${(err as Error).message}\n${why.join('\n')}`, { cause: err });
+    });
     // One compute host before and after: the 2025.1 nova-compute took over the node's compute service (its queue,
     // its node identity), so the old VM and the new one are on the same, live host.
     const adminTok = await token(after.keystone, password);
