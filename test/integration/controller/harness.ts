@@ -59,7 +59,7 @@ export class ControllerProcess {
     // The test bed's registries, image servers and OpenStack are on loopback: a test that does not set the egress policy itself opens loopback, as a cluster admin would with a rule.
     const egress = args.some((a) => a.startsWith('--egress') || a === '--no-egress-policy') ? args : [...args, '--egress-allow', '*=>127.0.0.0/8,::1/128'];
     // The cloud lifecycle drives every OpenStackCloud of the cluster unless a selector narrows it: a test that names none
-    // gets one that matches no cloud, so it never installs into another file's cloud (real-cloud.test.ts runs beside the lanes).
+    // gets one that matches no cloud, so it never installs into another file's cloud (a real cloud left by a killed run).
     const ownClouds = egress.some((a) => a === '--cloud-selector' || a === '--no-cloud-lifecycle') ? egress : [...egress, '--cloud-selector', `kupenstack.io/test-run=none-${process.pid}`];
     // Its output is a file, not a terminal: without the flag it would be JSON. Text unless the test asks for JSON, whose lines it then parses (jsonLines).
     this.args = ownClouds.includes('--log-format') ? ownClouds : [...ownClouds, '--log-format', 'text'];
