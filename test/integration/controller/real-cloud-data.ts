@@ -1,4 +1,6 @@
-import { getJson, kubectl, kubectlOk, until } from './harness.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { kubectlPath } from '../../testbed/kubernetes/peer.ts';
+import { adminKubeconfig, getJson, kubectl, kubectlOk, until } from './harness.ts';
 
 /*
  * What real-cloud.test.ts asks of the cloud it installed, over the cloud's own REST APIs (each
@@ -101,6 +103,25 @@ export async function makeKept(api: Api, password: string, run: string): Promise
 
 /** The mariadb server's pod. */
 const mariadbPod = (ns: string): string => getJson<{ items: { metadata: { name: string } }[] }>(['-n', ns, 'get', 'pods', '-l', 'application=mariadb,component=server']).items[0]!.metadata.name;
+
+/**
+ * A database client left idle inside a transaction that read `db.table`, as a running API's pooled
+ * connection can be: it holds the table's metadata lock until its transaction ends, so an online
+ * schema change of that table waits for it. The mysql client reads its statements from a pipe the
+ * caller keeps open (kill() ends it); the password from the container's environment.
+ */
+export function idleTransaction(ns: string, table: string): ChildProcess {
+  const child = spawn(kubectlPath, ['--kubeconfig', adminKubeconfig, '-n', ns, 'exec', '-i', mariadbPod(ns), '-c', 'mariadb', '--', 'sh', '-c', 'export MYSQL_PWD="$MYSQL_ROOT_PASSWORD"; exec mysql -uroot -N'], { stdio: ['pipe', 'ignore', 'ignore'] });
+  child.stdin.write(`BEGIN; SELECT COUNT(*) FROM ${table};\n`);
+  return child;
+}
+
+/** The connections idle inside a transaction longer than `seconds`, as the server lists them. */
+export function idleInTransaction(ns: string, seconds: number): number {
+  const sql = `SELECT COUNT(*) FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.command = 'Sleep' AND p.time > ${seconds}`;
+  const out = kubectlOk(['-n', ns, 'exec', mariadbPod(ns), '-c', 'mariadb', '--', 'sh', '-c', `export MYSQL_PWD="$MYSQL_ROOT_PASSWORD"; mysql -uroot -N -e "${sql}"`]);
+  return Number(out.trim());
+}
 
 /** `db.table → rows` of the databases named, counted exactly (COUNT(*)) in the live server. */
 export function rowCounts(ns: string, dbs: string[]): Record<string, number> {

@@ -12,7 +12,7 @@ import { onRealNode, realNode } from '../../testbed/node/peer.ts';
 import { pushDiskAs, qcow2Disk } from '../kinds/image-oci-fixtures.ts';
 import { ClusterHosts } from './cluster-hosts.ts';
 import { ControllerProcess, getJson, kubectl, kubectlOk, serviceAccountKubeconfig, until } from './harness.ts';
-import { adminPassword, apis, call, makeKept, parseCounts, restoreIntoScratch, rowCounts, serverActive, token, type Kept } from './real-cloud-data.ts';
+import { adminPassword, apis, call, idleInTransaction, idleTransaction, makeKept, parseCounts, restoreIntoScratch, rowCounts, serverActive, token, type Kept } from './real-cloud-data.ts';
 
 /*
  * The cloud for real (issue #29): an OpenStackCloud 2022.2 of the infrastructure, Keystone,
@@ -451,6 +451,12 @@ describe('the real cloud upgraded to 2025.1 with a real backup', () => {
     expect(counts['keystone.project']).toBeGreaterThanOrEqual(3);
     expect(counts['glance.images']).toBeGreaterThanOrEqual(1);
 
+    // A client idle inside a transaction that read keystone's service_provider table (a running API's pooled connection
+    // can be: seen from 2022.2 keystone-api, idle 8 min), holding the metadata lock keystone's expand needs (ALTER TABLE
+    // service_provider). Without the chart's --idle-transaction-timeout the expand waits a day and the API queues behind it.
+    const idle = idleTransaction(ns, 'keystone.service_provider');
+    await until('the idle transaction to be open', () => Promise.resolve(idleInTransaction(ns, 2) >= 1), 60_000, 1_000);
+
     // Revision 2: release 2025.1, and glance's values carry a wrong database root password (its db-init logs in as root).
     const t0 = Date.now();
     const wrong = { endpoints: { oslo_db: { auth: { admin: { password: `wrong-${run}` } } } } };
@@ -464,6 +470,9 @@ describe('the real cloud upgraded to 2025.1 with a real backup', () => {
       throw new Error(`${(err as Error).message}; last: ${last}\npods:\n${diagnose()}`, { cause: err });
     });
     const stopped = cr().status!;
+    // The server closed the idle transaction (the expand went through it).
+    expect(idleInTransaction(ns, 65)).toBe(0);
+    idle.kill();
     // A stop elsewhere than glance says where and why (its conditions, the pods that failed and their logs).
     expect(stopped.upgrade, stopped.upgrade?.service === 'glance' ? undefined : `${JSON.stringify(stopped.conditions)}\npods:\n${diagnose()}`).toMatchObject({ from: '2022.2', to: '2025.1', phase: 'Failed', service: 'glance', step: 'glance/Job/glance-db-init', backup: `Job ${ns}/${backupName}` });
     // The pod's real exit code and the log of the real mysql client, as the API server has them.
