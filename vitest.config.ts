@@ -5,8 +5,9 @@ import LateSequencer from './test/support/late-sequencer.ts';
 // The end-to-end files: pods on the test bed's real node (kubelet + containerd), each minutes long.
 // `npm test` runs them after the integration lanes as `npm run test:e2e`, so each part's time shows.
 // Not beside the lanes: tried as a third process, the real cloud (install, resource loop, upgrade,
-// restore) took 42 min instead of 16 and its upgrade failed at keystone's expand Job at load 8-14,
-// and the lanes slowed by about half: the 2 cores are the limit, not the order.
+// restore) took 42 min instead of 16 at load 8-14 (its upgrade then hung at keystone's expand on an
+// idle transaction, since ended by the mariadb chart) and the lanes slowed by about half: the 2 cores
+// are the limit, not the order.
 const e2e = [
   'test/integration/kubernetes/real-node.test.ts',
   'test/integration/kubernetes/agent-pod.test.ts',

@@ -462,17 +462,21 @@ describe('the real cloud upgraded to 2025.1 with a real backup', () => {
     const wrong = { endpoints: { oslo_db: { auth: { admin: { password: `wrong-${run}` } } } } };
     kubectlOk(['patch', 'openstackcloud', name, '--type', 'merge', '-p', JSON.stringify({ spec: { release: '2025.1', services: { glance: { values: wrong } } } })]);
     let last = '';
-    await until('the upgrade to stop at glance', () => {
-      const c = cr();
-      last = JSON.stringify({ upgrade: c.status?.upgrade, conditions: c.status?.conditions });
-      return Promise.resolve(c.status?.upgrade?.phase === 'Failed');
-    }, 2_700_000, 3_000).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}; last: ${last}\npods:\n${diagnose()}`, { cause: err });
-    });
+    try {
+      await until('the upgrade to stop at glance', () => {
+        const c = cr();
+        last = JSON.stringify({ upgrade: c.status?.upgrade, conditions: c.status?.conditions });
+        return Promise.resolve(c.status?.upgrade?.phase === 'Failed');
+      }, 2_700_000, 3_000).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}; last: ${last}\npods:\n${diagnose()}`, { cause: err });
+      });
+      // The server closed the idle transaction (the expand went through it).
+      expect(idleInTransaction(ns, 65)).toBe(0);
+    } finally {
+      // Its kubectl exec would outlive a failed wait: ended here either way.
+      idle.kill();
+    }
     const stopped = cr().status!;
-    // The server closed the idle transaction (the expand went through it).
-    expect(idleInTransaction(ns, 65)).toBe(0);
-    idle.kill();
     // A stop elsewhere than glance says where and why (its conditions, the pods that failed and their logs).
     expect(stopped.upgrade, stopped.upgrade?.service === 'glance' ? undefined : `${JSON.stringify(stopped.conditions)}\npods:\n${diagnose()}`).toMatchObject({ from: '2022.2', to: '2025.1', phase: 'Failed', service: 'glance', step: 'glance/Job/glance-db-init', backup: `Job ${ns}/${backupName}` });
     // The pod's real exit code and the log of the real mysql client, as the API server has them.
