@@ -43,6 +43,8 @@ export interface EngineDeps {
   namespaces?: string[];
   /** What the Image kind remembers between runs: one per front end (a one-shot apply, the agent, the controller's leadership). */
   images?: ImageFollows;
+  /** Told as the engine ends a step ('observed', 'planned'): the controller's `timing` line. */
+  step?: (what: string) => void;
 }
 
 export interface EngineOptions {
@@ -216,6 +218,7 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
     trustKnownProjects: opts.partial === true,
     ...(deps.images ? { images: deps.images } : {}),
   });
+  deps.step?.('observed');
   const decision = await decide(input.validated, seen.inventory, {
     adapters,
     revision: input.revision,
@@ -225,6 +228,7 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
     massDeleteThreshold: deps.config.massDeleteThreshold / 100,
   });
   decision.plan.warnings.unshift(...warningsOf(seen));
+  deps.step?.('planned');
   return { seen, decision };
 }
 

@@ -1,17 +1,30 @@
 import type * as k8s from '@kubernetes/client-node';
 import { ApiCounters } from '../openstack/counters.ts';
 
-/** OpenStack call counters that also tell a listener when a write was answered (the controller's first-write timing). */
+/** What a clocked call was doing when its listener was told: a write leaving, a write or read answered, a token answered. */
+export type ClockedCall = 'write sent' | 'write answered' | 'read answered' | 'token answered';
+
+/** OpenStack call counters that also tell a listener when a call left or was answered (the controller's `timing` line). */
 export class ClockedCounters extends ApiCounters {
-  readonly onWrite = new Set<(at: number) => void>();
+  readonly onCall = new Set<(call: ClockedCall, at: number) => void>();
+
+  override sending(service: string, method: string): void {
+    super.sending(service, method);
+    if (kindOf(method) === 'write') this.#tell('write sent');
+  }
 
   override record(service: string, method: string, status: number): void {
     super.record(service, method, status);
-    if (method === 'GET' || method === 'HEAD' || method === 'AUTH') return;
+    this.#tell(`${kindOf(method)} answered`);
+  }
+
+  #tell(call: ClockedCall): void {
     const at = Date.now();
-    for (const listener of this.onWrite) listener(at);
+    for (const listener of this.onCall) listener(call, at);
   }
 }
+
+const kindOf = (method: string): 'read' | 'write' | 'token' => (method === 'GET' || method === 'HEAD' ? 'read' : method === 'AUTH' ? 'token' : 'write');
 
 /** Requests the controller made to the API server, by what they are; a GET of one named object is `get`, of a collection `list`. */
 export interface KubeCalls {

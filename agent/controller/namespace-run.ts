@@ -9,7 +9,7 @@ import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { withDependents } from '../validate/subset.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
-import { ClockedCounters, formatCalls } from './call-counts.ts';
+import { ClockedCounters, formatCalls, type ClockedCall } from './call-counts.ts';
 import type { ControllerOptions } from './options.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { syncLabel } from '../gitops/inventory.ts';
@@ -89,6 +89,8 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     marks.push([what, Date.now()]);
     host.step(ns, what);
   };
+  // The engine's steps, once each (a registry notification's Images first, then the full pass: the first is the wait the user sees).
+  const markOnce = (what: string): void => void (marks.some(([m]) => m === what) || mark(what));
   const { opts } = host;
   const log = opts.log;
 
@@ -151,12 +153,13 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   mark('cloud');
   // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
   const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
-  let firstWrite: number | undefined;
-  const onWrite = (at: number): void => void (firstWrite ??= at);
-  clocked?.onWrite.add(onWrite);
+  // The first of each: where the time before the first write went (the observe's first answer, the write leaving, its answer).
+  const firsts = new Map<ClockedCall, number>();
+  const onCall = (call: ClockedCall, at: number): void => void (firsts.has(call) || firsts.set(call, at));
+  clocked?.onCall.add(onCall);
   const journal = opts.journal ? { journal: opts.journal } : {};
   const { registry, config, secrets } = opts;
-  const deps: EngineDeps = { cloud, registry, config, state: store, events, secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), ...journal };
+  const deps: EngineDeps = { cloud, registry, config, state: store, events, secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), step: markOnce, ...journal };
   const why = host.pausedBy(ns);
   if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
   const moved = run.takeMoved();
@@ -178,13 +181,21 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     if (err instanceof NotYet && !signal.aborted) return err.afterMs;
     throw err;
   } finally {
-    clocked?.onWrite.delete(onWrite);
+    clocked?.onCall.delete(onCall);
   }
   mark('engine');
   const finalized = await finalizing.done;
   if (typeof finalized === 'object') throw finalized.error;
   if (!targeted && host.acting(ns)) host.fullyRun.add(ns);
-  if (firstWrite !== undefined) marks.push(['first write', firstWrite]);
+  const firstWrite = firsts.get('write answered');
+  if (firstWrite !== undefined) {
+    // Only what came before the first write's answer: the clock line is about the wait for it.
+    for (const [call, label] of [['token answered', 'first token'], ['read answered', 'first read'], ['write sent', 'write sent']] as const) {
+      const at = firsts.get(call);
+      if (at !== undefined && at <= firstWrite) marks.push([label, at]);
+    }
+    marks.push(['first write', firstWrite]);
+  }
   // Kept too: what OpenStack is still deleting (progress by requeue), until a later run finds it gone.
   const failed = new Set([...report.errors, ...report.progressing].map((e) => e.address));
   const deleting = [...entries].filter(([, e]) => isDeleting(e.object));

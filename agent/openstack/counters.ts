@@ -14,6 +14,9 @@ export class ApiCounters {
     return Object.fromEntries([...this.collections].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
+  /** A request is about to leave (after any write gate): counted on its answer, in record; a subclass may clock it. */
+  sending(_service: string, _method: string): void {}
+
   record(service: string, method: string, status: number): void {
     const key = `${service} ${method} ${status}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);

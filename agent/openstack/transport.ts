@@ -135,6 +135,7 @@ export class Transport {
     init.signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
     init.dispatcher = this.dispatcher;
     let status = 0;
+    this.options.counters.sending(req.service, req.countAs ?? req.method);
     try {
       const res = await fetch(req.url, init);
       const text = req.method === 'HEAD' ? '' : await res.text();

@@ -31,14 +31,18 @@ describe('countKubeCalls', () => {
 });
 
 describe('ClockedCounters', () => {
-  it('tells listeners of writes only, and still counts every call', () => {
+  it('tells listeners what each call did, a write when it leaves and when it is answered, and still counts every call', () => {
     const c = new ClockedCounters();
-    const writes: number[] = [];
-    c.onWrite.add((at) => writes.push(at));
+    const told: string[] = [];
+    c.onCall.add((call) => told.push(call));
+    c.sending('network', 'GET');
     c.record('network', 'GET', 200);
+    c.sending('identity', 'AUTH');
     c.record('identity', 'AUTH', 201);
+    c.sending('network', 'POST');
     c.record('network', 'POST', 201);
-    expect(writes).toHaveLength(1);
+    c.sending('network', 'DELETE');
+    expect(told).toEqual(['read answered', 'token answered', 'write sent', 'write answered', 'write sent']);
     expect([c.read, c.write, c.auth]).toEqual([1, 1, 1]);
   });
 });
