@@ -13,7 +13,13 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 t0=$SECONDS
 tb_dirs charts
 HELM="$(bash "$HERE/../kubernetes/build.sh" --dir)/helm"
-[ -x "$HELM" ] || tb_fail nginx "helm missing at $HELM (the kubernetes peer builds it: run TESTBED_PEERS=kubernetes first)"
+if ! [ -x "$HELM" ]; then
+  tb_log "charts: waiting for helm (the Kubernetes build makes it after the control plane's binaries)"
+  flock -u 9 2>/dev/null || true
+  bash "$HERE/../kubernetes/build.sh" --wait helm 9>&- >/dev/null || tb_fail nginx "building helm failed (see above)"
+  flock -w 1800 9 || tb_fail nginx "could not take the test-bed lock back after the build"
+fi
+[ -x "$HELM" ] || tb_fail nginx "helm missing at $HELM after the Kubernetes build"
 NODE_BIN=$(tb_node) || tb_fail nginx "no node >= 22.18 found (set KUPENSTACK_NODE=/path/to/node)"
 tb_guard_install nginx:/run/nginx.pid:/usr/sbin/nginx curl::
 mkdir -p "$CHARTS_DIR/tmp"

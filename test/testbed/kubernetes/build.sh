@@ -21,6 +21,21 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
+# --wait NAME...: until these binaries are built. A running build (the lock held, usually up.sh's
+# background one) makes them one by one, the plane's first: a peer waits for its own, not for the
+# whole list (a fresh machine's Kubernetes tests began 8 min later waiting for helm and the kubelet).
+# With no build running, one is started here.
+if [ "${1:-}" = "--wait" ]; then
+  shift
+  built() { local b; for b in "$@"; do [ -x "$BIN/$b" ] || return 1; done; }
+  mkdir -p "$CACHE"
+  until built "$@"; do
+    if flock -n "$CACHE/kubernetes-build.lock" true; then exec bash "$HERE/build.sh"; fi
+    sleep 5
+  done
+  exit 0
+fi
+
 export PATH=/usr/local/go/bin:$PATH
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-p=2
 export GOPATH="$CACHE/go/path" GOMODCACHE="$CACHE/go/mod" GOCACHE="$CACHE/go/cache"

@@ -21,7 +21,7 @@ if missing; then
   tb_log "kubernetes binaries missing in $K8S_BIN: building (or waiting for the running build; log: $K8S_BIN/../log)"
   # A cold build takes ~25 min: release the test-bed lock meanwhile (build.sh has its own).
   flock -u 9 2>/dev/null || true
-  bash "$HERE/build.sh" 9>&- >/dev/null || tb_fail kubernetes "building the Kubernetes binaries failed (see above)"
+  bash "$HERE/build.sh" --wait $need 9>&- >/dev/null || tb_fail kubernetes "building the Kubernetes binaries failed (see above)"
   flock -w 1800 9 || tb_fail kubernetes "could not take the test-bed lock back after the build"
 fi
 missing && tb_fail kubernetes "binaries still missing in $K8S_BIN after build.sh"

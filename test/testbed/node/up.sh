@@ -36,7 +36,7 @@ tb_apt containerd runc containernetworking-plugins iptables iproute2 util-linux 
 if ! [ -x "$K8S_BIN/kubelet" ]; then
   tb_log "node: building the kubelet $K8S_VERSION (or waiting for the running Kubernetes build)"
   flock -u 9 2>/dev/null || true
-  bash "$HERE/../kubernetes/build.sh" 9>&- >/dev/null || tb_fail node "building the kubelet failed (see above)"
+  bash "$HERE/../kubernetes/build.sh" --wait kubelet 9>&- >/dev/null || tb_fail node "building the kubelet failed (see above)"
   flock -w 1800 9 || tb_fail node "could not take the test-bed lock back after the build"
 fi
 [ "$("$K8S_BIN/kubelet" --version)" = "Kubernetes $K8S_VERSION" ] || tb_fail node "$K8S_BIN/kubelet is not $K8S_VERSION"
