@@ -8,7 +8,7 @@ import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { testCloudName } from '../support/context.ts';
 import { until } from '../integration/controller/harness.ts';
 import { buildImage } from '../testbed/image/image.ts';
-import { kube, kubectl, kubectlOk } from '../testbed/kubernetes/peer.ts';
+import { builtHelm, kube, kubectl, kubectlOk } from '../testbed/kubernetes/peer.ts';
 import { onRealNode, realNode } from '../testbed/node/peer.ts';
 import { namespaceManifests } from './controller.ts';
 import type { BenchRow } from './table.ts';
@@ -24,7 +24,8 @@ import type { BenchRow } from './table.ts';
 const repo = join(import.meta.dirname, '../..');
 const namespaceCount = 10;
 const goalMiB = 256;
-const helmPath = join(kube.bin, 'helm');
+// Waited for: on a fresh machine the plane is up before the same build has made helm.
+const helmPath = builtHelm();
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 
 interface Summary { pods: { podRef: { name: string; namespace: string }; containers?: { name: string; memory?: { workingSetBytes?: number } }[] }[] }

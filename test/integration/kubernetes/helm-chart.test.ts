@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { controllerCommand } from '../../../agent/cli/controller.ts';
-import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
+import { builtHelm, kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
 /**
  * deploy/chart/kupenstack with the real helm and the real test-bed API server. The plane is shared:
@@ -13,7 +13,8 @@ import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
  * name unique to this run.
  */
 
-const helmPath = join(kube.bin, 'helm');
+// Waited for: on a fresh machine the plane is up before the same build has made helm.
+const helmPath = builtHelm();
 const chart = 'deploy/chart/kupenstack';
 const suffix = randomBytes(3).toString('hex');
 const ns = `ks-helm-${suffix}`;

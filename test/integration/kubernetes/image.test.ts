@@ -11,7 +11,7 @@ import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';
 import { buildImage, imageConfig, runImage, serviceAccountMount, type BuiltImage } from '../../testbed/image/image.ts';
-import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
+import { builtHelm, kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
 /*
  * The agent's container image, built by the test bed (test/testbed/image: a
@@ -32,7 +32,8 @@ const release = `kupenstack-img-${run}`;
 const owner = `img${run}`;
 const prefix = 'ks-img-';
 const optIn = `image-demo-${run}`;
-const helmPath = join(kube.bin, 'helm');
+// Waited for: on a fresh machine the plane is up before the same build has made helm.
+const helmPath = builtHelm();
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 
 let built: BuiltImage;

@@ -12,7 +12,7 @@ import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';
 import { buildImage, type BuiltImage } from '../../testbed/image/image.ts';
-import { kube, kubectl, kubectlOk, kubectlPath } from '../../testbed/kubernetes/peer.ts';
+import { builtHelm, kube, kubectl, kubectlOk, kubectlPath } from '../../testbed/kubernetes/peer.ts';
 import { onRealNode, realNode } from '../../testbed/node/peer.ts';
 
 /*
@@ -34,7 +34,8 @@ const prefix = 'ks-real-';
 const optIn = `real-pods-${run}`;
 const syncName = `real-pods-${run}`;
 const hookToken = randomBytes(16).toString('hex');
-const helmPath = join(kube.bin, 'helm');
+// Waited for: on a fresh machine the plane is up before the same build has made helm.
+const helmPath = builtHelm();
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 const pki = join(kube.kubeconfig, '../pki');
 const admin = new Agent({ connect: { ca: readFileSync(kube.caFile), cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) } });

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
 import { buildImage, imageIsCurrent, runImage, serviceAccountMount } from '../image/image.ts';
-import { kube, kubectlPath, tokenKubeconfig } from '../kubernetes/peer.ts';
+import { builtHelm, kube, kubectlPath, tokenKubeconfig } from '../kubernetes/peer.ts';
 import { bold, gitPassword, gitUser, home, installPushHook, publishImage, root, say, seedRepository } from './shared.ts';
 
 const system = 'kupenstack-demo';
@@ -41,7 +41,7 @@ function kubectl(args: string[], input?: string): string {
 }
 
 function helm(args: string[]): void {
-  const r = spawnSync(join(kube.bin, 'helm'), [...args, `--kubeconfig=${kube.kubeconfig}`], { encoding: 'utf8', timeout: 300_000 });
+  const r = spawnSync(builtHelm(), [...args, `--kubeconfig=${kube.kubeconfig}`], { encoding: 'utf8', timeout: 300_000 });
   if (r.status !== 0) throw new Error(`helm ${args.join(' ')} failed: ${r.stderr}`);
 }
 

@@ -59,6 +59,20 @@ async function planeReady(): Promise<boolean> {
 // (or restarts what of it is down).
 await ensurePeers(['kubernetes'], planeReady);
 
+/**
+ * The Kubernetes build's helm, waited for: the plane starts once its own binaries are built, and on a
+ * fresh machine the same build makes helm after them (kubernetes/build.sh --wait). Fails loudly when
+ * the build does.
+ */
+export function builtHelm(): string {
+  const helm = join(kube.bin, 'helm');
+  if (existsSync(helm)) return helm;
+  process.stderr.write(`[testbed] waiting for the Kubernetes build's helm (${helm})\n`);
+  const r = spawnSync('bash', [join(here, 'build.sh'), '--wait', 'helm'], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 60 * 60_000 });
+  if (r.status !== 0 || !existsSync(helm)) throw new Error(`the Kubernetes build's helm is not there (build.sh --wait helm: exit ${r.status ?? r.signal ?? 'unknown'}):\n${(r.stderr ?? '').slice(-3000)}`);
+  return helm;
+}
+
 export interface KubectlResult { code: number; stdout: string; stderr: string }
 
 /** kubectl as cluster-admin (or with another kubeconfig); never throws, the test asserts on the result. */
