@@ -48,11 +48,6 @@ flock -w 3600 8 || { echo "kubernetes build: $CACHE/kubernetes-build.lock held f
 say() { echo "[kubernetes-build $(date +%H:%M:%S)] $*" >&2; }
 command -v go >/dev/null || { echo "kubernetes build: no Go toolchain on PATH (expected /usr/local/go/bin/go, Go >= 1.25)" >&2; exit 1; }
 
-# The plane's binaries are on a fresh machine's critical path (the Kubernetes tests, then the end-to-end
-# part, wait for them): they build at a milder priority than helm, the kubelet and cosign, which are
-# needed later. At nice 15 beside the OpenStack tests, etcd, the plane and kwok took 28 min on a fresh machine.
-PLANE_NICE=5 LATER_NICE=15
-
 # build NAME CMD...: runs CMD unless $BIN/NAME exists; times it into $LOG_DIR/NAME-build.log
 build() {
   local name=$1; shift
@@ -72,7 +67,7 @@ build() {
 # Builds go to a temporary name first: a half-written binary must never look built.
 build_etcd() {
   cd "$HERE/go/etcd"
-  nice -n $PLANE_NICE go build -trimpath -ldflags "-s -w" -o "$BIN/.etcd.tmp" go.etcd.io/etcd/server/v3
+  nice -n 15 go build -trimpath -ldflags "-s -w" -o "$BIN/.etcd.tmp" go.etcd.io/etcd/server/v3
   mv "$BIN/.etcd.tmp" "$BIN/etcd"
 }
 
@@ -89,7 +84,7 @@ build_kube() { # one go build for the four: they share most packages
   cd "$HERE/go/kube"
   local ldf p; ldf=$(kube_ldflags)
   local tmp="$BIN/.kube.tmp"; rm -rf "$tmp"; mkdir -p "$tmp"
-  nice -n $PLANE_NICE go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$ldf" -o "$tmp/" \
+  nice -n 15 go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$ldf" -o "$tmp/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
   for p in kube-controller-manager kube-scheduler kubectl kube-apiserver; do mv "$tmp/$p" "$BIN/$p"; done
@@ -100,19 +95,19 @@ build_kube() { # one go build for the four: they share most packages
 # control plane's version; built after the plane's binaries, reusing their cache.
 build_kubelet() {
   cd "$HERE/go/kube"
-  nice -n $LATER_NICE go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$(kube_ldflags)" -o "$BIN/.kubelet.tmp" k8s.io/kubernetes/cmd/kubelet
+  nice -n 15 go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$(kube_ldflags)" -o "$BIN/.kubelet.tmp" k8s.io/kubernetes/cmd/kubelet
   mv "$BIN/.kubelet.tmp" "$BIN/kubelet"
 }
 
 build_kwok() {
   local tmp="$BIN/.kwok.tmp"; rm -rf "$tmp"; mkdir -p "$tmp"
-  GOBIN="$tmp" nice -n $PLANE_NICE go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  GOBIN="$tmp" nice -n 15 go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   mv "$tmp/kwok" "$BIN/kwok"; rmdir "$tmp"
 }
 
 build_helm() {
   local tmp="$BIN/.helm.tmp"; rm -rf "$tmp"; mkdir -p "$tmp"
-  GOBIN="$tmp" nice -n $LATER_NICE go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+  GOBIN="$tmp" nice -n 15 go install -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
   mv "$tmp/helm" "$BIN/helm"; rmdir "$tmp"
 }
 
