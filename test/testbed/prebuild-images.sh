@@ -10,22 +10,38 @@
 #   bash test/testbed/prebuild-images.sh       # log: $TB_HOME/prebuild-images.log
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# First the OpenStack images of controller/real-cloud.test.ts (the same list it asks build.sh for): they
-# need only Debian's packages and the bed's registry, so on a fresh machine they build under the
-# Kubernetes build and the integration tests (~17 min cold) instead of at the start of the e2e part.
-bash "$HERE/os-images/build.sh" --push mariadb memcached rabbitmq keystone glance placement neutron nova >/dev/null || echo "prebuild: the OpenStack images failed; real-cloud.test.ts builds them again" >&2
-# And the 2025.1 services its upgrade goes to, from Debian trixie's packages (the same list it asks for).
-OSI_SUITE=trixie bash "$HERE/os-images/build.sh" --push keystone placement glance neutron nova >/dev/null || echo "prebuild: the 2025.1 OpenStack images failed; real-cloud.test.ts builds them again" >&2
-# Then the agent's image (kubernetes/image.test.ts asks for it, late in the run). It needs the Kubernetes
-# build's helm: on a fresh machine that build (~25 min) may still be going; it is waited for (build.sh
-# --check: every binary there), at most 40 min, else its tests build the image when they reach it.
+# The agent's image (kubernetes/image.test.ts asks for it early in the Kubernetes lane) needs the
+# Kubernetes build's helm: it is built before the next OpenStack image as soon as helm is there. One
+# service per call of os-images/build.sh, whose image lock is held for the whole list it is given: a
+# test that needs an image meanwhile waits for one service's build, not for the rest of the list (on a
+# fresh machine the agent's image came after all thirteen, and its test would have waited for them).
+helm_bin="$(bash "$HERE/kubernetes/build.sh" --dir)/helm"
+agent=pending
+agent_image() {
+  [ $agent = pending ] && [ -x "$helm_bin" ] || return 0
+  agent=tried
+  bash "$HERE/image/build.sh" --push >/dev/null || echo "prebuild: the agent's image failed; its tests build it again" >&2
+}
+# The OpenStack images of controller/real-cloud.test.ts (the same lists it asks build.sh for): they need only
+# Debian's packages and the bed's registry, so on a fresh machine they build under the Kubernetes build and the
+# integration tests instead of at the start of the e2e part. First 2022.2 from bookworm, then the 2025.1
+# services its upgrade goes to, from trixie.
+for svc in mariadb memcached rabbitmq keystone glance placement neutron nova; do
+  agent_image
+  bash "$HERE/os-images/build.sh" --push "$svc" >/dev/null || echo "prebuild: the OpenStack image $svc failed; real-cloud.test.ts builds it again" >&2
+done
+for svc in keystone placement glance neutron nova; do
+  agent_image
+  OSI_SUITE=trixie bash "$HERE/os-images/build.sh" --push "$svc" >/dev/null || echo "prebuild: the 2025.1 OpenStack image $svc failed; real-cloud.test.ts builds it again" >&2
+done
+# Still no helm: the Kubernetes build (~25 min cold) is waited for, at most 40 min, else the agent's image is left to its tests.
 for _ in $(seq 1 240); do
-  bash "$HERE/kubernetes/build.sh" --check 2>/dev/null && break
+  [ $agent = pending ] && ! [ -x "$helm_bin" ] || break
   sleep 10
 done
-if ! bash "$HERE/kubernetes/build.sh" --check; then
-  echo "prebuild: the Kubernetes binaries are still building: the agent's image is left to its tests" >&2
+if [ $agent = pending ] && ! [ -x "$helm_bin" ]; then
+  echo "prebuild: the Kubernetes build's helm is still building: the agent's image is left to its tests" >&2
   exit 0
 fi
-bash "$HERE/image/build.sh" --push >/dev/null || echo "prebuild: the agent's image failed; its tests build it again" >&2
+agent_image
 echo "prebuild: done" >&2
