@@ -231,3 +231,19 @@ os_stop_all() {
   for s in $infra; do tb_stop "$s"; done
   return 0
 }
+
+# The rendered configuration lives in /etc, the machine's, while its marker lives in the home: a second
+# test-bed home on the machine (a fresh-machine run with its own KUPENSTACK_TESTBED_HOME) renders its
+# own paths into /etc, and this home's marker alone would still say "configured" (Keystone then looked
+# for its fernet keys in the other home). The hash is kept in both; both must match.
+OS_ETC_MARKERS=/etc/kupenstack-testbed
+# os_configured MARKER HASH: this home's marker and the machine's copy of it both hold HASH
+os_configured() {
+  [ "$(cat "$1" 2>/dev/null)" = "$2" ] && [ "$(cat "$OS_ETC_MARKERS/$(basename "$1")" 2>/dev/null)" = "$2" ]
+}
+# os_mark_configured MARKER HASH
+os_mark_configured() {
+  mkdir -p "$OS_ETC_MARKERS"
+  echo "$2" > "$OS_ETC_MARKERS/$(basename "$1")"
+  echo "$2" > "$1"
+}

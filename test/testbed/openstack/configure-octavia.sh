@@ -37,7 +37,7 @@ octavia_hash() {
 }
 HASH=$(octavia_hash)
 MARKER="$OS_STATE/configured-octavia"
-if [ "$(cat "$MARKER" 2>/dev/null)" = "$HASH" ] && [ -d /var/lib/mysql/octavia ]; then exit 0; fi
+if os_configured "$MARKER" "$HASH" && [ -d /var/lib/mysql/octavia ]; then exit 0; fi
 : > "$OLOG"
 
 # Octavia daemons still running with an older configuration must re-read it (only they).
@@ -121,5 +121,5 @@ echo "$KS_HASH" > "$KS_MARKER"
 os_log "octavia keystone user, roles + load-balancer endpoint ok ($(os_dt "$t") s)"
 fi
 
-echo "$HASH" > "$MARKER"
+os_mark_configured "$MARKER" "$HASH"
 os_log "Octavia configured in $(os_dt "$T0") s"

@@ -35,7 +35,7 @@ conf_hash() {
 }
 HASH=$(conf_hash)
 MARKER="$OS_STATE/configured"
-if [ "$(cat "$MARKER" 2>/dev/null)" != "$HASH" ] || [ ! -d /var/lib/mysql/keystone ]; then
+if ! os_configured "$MARKER" "$HASH" || [ ! -d /var/lib/mysql/keystone ]; then
   # services still running with an older configuration must re-read it
   running=""
   for s in $OS_SERVICES; do
@@ -49,7 +49,7 @@ if [ "$(cat "$MARKER" 2>/dev/null)" != "$HASH" ] || [ ! -d /var/lib/mysql/keysto
   t=$(date +%s.%N)
   os_log "configuring (~1 min)"
   bash "$OS_DIR/configure.sh" || exit 1
-  echo "$HASH" > "$MARKER"
+  os_mark_configured "$MARKER" "$HASH"
   os_log "config phase took $(os_dt "$t") s"
 fi
 
