@@ -10,6 +10,7 @@ import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { withDependents } from '../validate/subset.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { ClockedCounters, formatCalls, type ClockedCall } from './call-counts.ts';
+import { earlyJournal } from './early-journal.ts';
 import type { ControllerOptions } from './options.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { syncLabel } from '../gitops/inventory.ts';
@@ -170,11 +171,14 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     return lookAgain;
   }
   const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(targets, validated, entries);
+  // A targeted run records the creates of its new objects while it observes (early-journal.ts), not between the plan and the write.
+  const isNew = (a: string): boolean => typeof entries.get(a)?.object.status?.['id'] !== 'string' && host.memory.get(a)?.id === undefined;
+  const early = targeted && opts.journal ? earlyJournal(opts.journal, (targets ?? []).filter((a) => targeted.includes(a) && isNew(a)), cloud.session.transport.timeoutMs) : undefined;
   let report: Report;
   try {
     report = await beforeWrite.run(beforeOpenStackWrite, async () => {
       if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
-      return enginePass(opts, ns, { revision, validated }, targeted, deps);
+      return enginePass(opts, ns, { revision, validated }, targeted, early ? { ...deps, journal: early } : deps);
     });
   } catch (err) {
     // Held whole (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
@@ -182,6 +186,7 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     throw err;
   } finally {
     clocked?.onCall.delete(onCall);
+    await early?.close();
   }
   mark('engine');
   const finalized = await finalizing.done;
