@@ -1,4 +1,4 @@
-import { bulkTimeoutMs } from '../act/bulk.ts';
+import { bulkTimeoutMs, maxBulk } from '../act/bulk.ts';
 import type { CreateJournal } from '../status/create-journal.ts';
 
 /** Between the early record and the create leaving: the observe, the plan, a slot (a kill in it costs the next run this much more wait, never a duplicate). */
@@ -77,8 +77,13 @@ export class EarlyJournal implements CreateJournal {
   }
 }
 
-/** The early journal of a targeted run's new objects (none: the journal as it is), lasting as long as their creates may, sent as one bulk, plus the margin. */
+/**
+ * The early journal of a targeted run's new objects, lasting as long as their creates may (sent as one
+ * bulk) plus the margin; none (the journal as it is) for no new object or for more than one bulk's worth:
+ * a burst is not what waits on latency, and after a kill its early entry would hold the next run for
+ * creates never sent until a deadline that grows with the burst (40 objects: 12 min).
+ */
 export function earlyJournal(journal: CreateJournal, addresses: readonly string[], timeoutMs: number): CreateJournal & { close(): Promise<void> } | undefined {
-  if (addresses.length === 0) return undefined;
+  if (addresses.length === 0 || addresses.length > maxBulk) return undefined;
   return new EarlyJournal(journal, addresses, Date.now() + bulkTimeoutMs(timeoutMs, addresses.length) + earlyMarginMs);
 }

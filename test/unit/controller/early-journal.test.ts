@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EarlyJournal } from '../../../agent/controller/early-journal.ts';
+import { EarlyJournal, earlyJournal } from '../../../agent/controller/early-journal.ts';
 import { FileCreateJournal, type CreateJournal, type JournalLine } from '../../../agent/status/create-journal.ts';
 
 const dirs: string[] = [];
@@ -86,5 +86,13 @@ describe('EarlyJournal (a targeted run records its new objects while it observes
     fail = false;
     const entry = await early.begin(['ns/Network/a'], until());
     expect(lines()).toEqual([expect.objectContaining({ b: entry, a: ['ns/Network/a'] })]);
+  });
+
+  it('is kept for a few objects: none for no new object or for more than one bulk (a burst after a kill would wait out a long deadline)', () => {
+    const { journal } = fileJournal();
+    const addresses = (n: number): string[] => Array.from({ length: n }, (_, i) => `ns/Network/n${i}`);
+    expect(earlyJournal(journal, [], 60_000)).toBeUndefined();
+    expect(earlyJournal(journal, addresses(8), 60_000)).toBeInstanceOf(EarlyJournal);
+    expect(earlyJournal(journal, addresses(9), 60_000)).toBeUndefined();
   });
 });
