@@ -72,6 +72,8 @@ export async function benchOpenTofu(): Promise<BenchRow[]> {
     );
     const oApply = { value: oFirst.value.value, seconds: oFirst.value.seconds };
     if (!oApply.value.report || oApply.value.report.errors.length) throw new Error(`our apply failed: ${JSON.stringify(oApply.value.report?.errors.slice(0, 3))}`);
+    // The same work on both sides: equal end states, each port with its address on its subnet.
+    for (const project of [`${owner}-hcl`, `${owner}-tofu-peer`]) await sameEndState(cloud, project);
     if (tFirst.requests === 0 || oFirst.requests === 0) throw new Error(`no request of ${tFirst.requests === 0 ? "tofu's" : 'ours'} found in the API workers' access logs: the attribution cannot be made`);
     const cpuRatio = oFirst.own / tFirst.own;
     const gross = (m: Measured<unknown>): string => `gross, everyone's: ${m.cpu.toFixed(1)} (${topServices(m.byService)}), load ${m.load}`;
@@ -193,6 +195,31 @@ async function duplicates(cloud: OpenStackCloud, projectName: string): Promise<n
   return extra;
 }
 
+/**
+ * What the first apply must leave in a project, whoever made it: the nets networks and subnets, each port-N with one
+ * address on sub-N's network, each sg-N with its one ingress rule. Throws on a difference: a cheaper apply that
+ * leaves less behind is not the same work.
+ */
+async function sameEndState(cloud: OpenStackCloud, projectName: string): Promise<void> {
+  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: projectName });
+  if (!p) throw new Error(`no project ${projectName} after the first apply`);
+  const network = cloud.client('network');
+  const q = { project_id: p.id };
+  const networks = await network.list<{ id: string; name: string }>('/networks', 'networks', q);
+  const subnets = await network.list<{ network_id: string; name: string }>('/subnets', 'subnets', q);
+  const ports = (await network.list<{ name: string; network_id: string; fixed_ips: { subnet_id: string }[] }>('/ports', 'ports', q)).filter((x) => x.name.startsWith('port-'));
+  const rules = (await network.list<{ direction: string; port_range_min: number | null }>('/security-group-rules', 'security_group_rules', q)).filter((r) => r.direction === 'ingress' && r.port_range_min === 22);
+  const addressed = ports.filter((x) => x.fixed_ips.length === 1).length;
+  const problems = [
+    networks.length !== nets && `${networks.length} networks`,
+    subnets.length !== nets && `${subnets.length} subnets`,
+    ports.length !== nets && `${ports.length} ports`,
+    addressed !== nets && `${addressed} ports with one address`,
+    rules.length !== nets && `${rules.length} ingress rules for port 22`,
+  ].filter((x): x is string => typeof x === 'string');
+  if (problems.length) throw new Error(`${projectName} after the first apply: ${problems.join(', ')}; ${nets} of each expected (the two sides must do the same work)`);
+}
+
 /** The 300 resources of `npm run bench`'s apply row, as manifests. */
 export function manifestsOf(ns: string, sshKey: string): string {
   const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
@@ -222,7 +249,9 @@ export function hclOf(project: string, sshKey: string): string {
     out.push(`resource "openstack_networking_subnet_v2" "sub_${i}" {\n  name = "sub-${i}"\n  network_id = openstack_networking_network_v2.net_${i}.id\n  cidr = "10.${i}.0.0/24"\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
     out.push(`resource "openstack_networking_secgroup_v2" "sg_${i}" {\n  name = "sg-${i}"\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
     out.push(`resource "openstack_networking_secgroup_rule_v2" "rule_${i}" {\n  direction = "ingress"\n  ethertype = "IPv4"\n  protocol = "tcp"\n  port_range_min = 22\n  port_range_max = 22\n  remote_ip_prefix = "10.0.0.0/8"\n  security_group_id = openstack_networking_secgroup_v2.sg_${i}.id\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
-    out.push(`resource "openstack_networking_port_v2" "port_${i}" {\n  name = "port-${i}"\n  network_id = openstack_networking_network_v2.net_${i}.id\n  security_group_ids = [openstack_networking_secgroup_v2.sg_${i}.id]\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
+    // fixed_ip orders the port after its subnet, as our graph does (Port after Subnet): without it tofu races the two
+    // and a port made first has no address (no IPAM work), a cheaper and different end state.
+    out.push(`resource "openstack_networking_port_v2" "port_${i}" {\n  name = "port-${i}"\n  network_id = openstack_networking_network_v2.net_${i}.id\n  fixed_ip {\n    subnet_id = openstack_networking_subnet_v2.sub_${i}.id\n  }\n  security_group_ids = [openstack_networking_secgroup_v2.sg_${i}.id]\n  tenant_id = openstack_identity_project_v3.p.id\n}`);
   }
   for (let i = 0; i < keys; i++) {
     out.push(`resource "openstack_compute_keypair_v2" "key_${i}" {\n  name = "${project}_key-${i}"\n  public_key = "${sshKey}"\n}`);

@@ -29,24 +29,42 @@ export async function timed(f: () => unknown): Promise<number> {
   return typeof own === 'number' ? own : performance.now() - t0;
 }
 
-async function once(n: number, ours: () => unknown, theirs: () => unknown): Promise<Omit<Rounds, 'attempts'>> {
+export interface RoundOptions {
+  /** Pairs per attempt (default BENCH_ROUNDS, 5). */
+  pairs?: number;
+  /**
+   * Run before each side's run, off the clock: `sync`, so the dirty pages the
+   * previous run wrote (a pulled file, Glance's store) are not written back
+   * during the next one and charged to whichever side runs then.
+   */
+  settle?: () => unknown;
+  /** Over this 1-minute load the row is rerun (default BENCH_MAX_LOAD). */
+  maxLoad?: number;
+}
+
+async function once(n: number, ours: () => unknown, theirs: () => unknown, settle: () => unknown): Promise<Omit<Rounds, 'attempts'>> {
   const r: Omit<Rounds, 'attempts'> = { ours: [], theirs: [], load: [loadavg()[0]!] };
   for (let i = 0; i < n; i++) {
+    await settle();
     r.ours.push(await timed(ours));
+    await settle();
     r.theirs.push(await timed(theirs));
     r.load.push(loadavg()[0]!);
   }
   return r;
 }
 
-export async function interleaved(ours: () => unknown, theirs: () => unknown, n = minRounds): Promise<Rounds> {
+export async function interleaved(ours: () => unknown, theirs: () => unknown, options: RoundOptions = {}): Promise<Rounds> {
+  const n = options.pairs ?? minRounds;
+  const settle = options.settle ?? ((): void => undefined);
+  const limit = options.maxLoad ?? maxLoad;
   let best: Omit<Rounds, 'attempts'> | undefined;
   let attempts = 0;
   while (attempts < 3) {
     attempts++;
-    const r = await once(Math.max(n, 1), ours, theirs);
+    const r = await once(Math.max(n, 1), ours, theirs, settle);
     if (!best || Math.max(...r.load) < Math.max(...best.load)) best = r;
-    if (Math.max(...r.load) <= maxLoad) break;
+    if (Math.max(...r.load) <= limit) break;
   }
   return { ...best!, attempts };
 }
@@ -61,10 +79,14 @@ export function pairRatios(r: Rounds): number[] {
   return r.ours.map((o, i) => r.theirs[i]! / o);
 }
 
-/** The median ratio and its spread, as printed in a row: "0.93× (0.88–0.97 over 5 pairs; load 1.2–2.1)". */
-export function describe(r: Rounds, of: string): { ratio: number; text: string } {
+/** Each row's median ratio by its key, as `describe` computed them in this process (repeatability.ts compares runs with them). */
+export const ratiosOfThisRun = new Map<string, number>();
+
+/** The median ratio and its spread, as printed in a row: "0.93× (0.88–0.97 over 5 pairs; load 1.2–2.1)"; kept under `key` for the comparison with an earlier run. */
+export function describe(r: Rounds, of: string, key: string): { ratio: number; text: string } {
   const ratios = pairRatios(r);
   const ratio = median(ratios);
+  ratiosOfThisRun.set(key, ratio);
   const rerun = r.attempts > 1 ? `; ${r.attempts} attempts, the calmest kept` : '';
   return { ratio, text: `${ratio.toFixed(2)}× ${of} (median; ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} over ${ratios.length} pairs; load ${Math.min(...r.load).toFixed(1)}–${Math.max(...r.load).toFixed(1)}${rerun})` };
 }

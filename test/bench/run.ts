@@ -7,6 +7,8 @@ import { benchValidate } from './validate.ts';
 import { benchOciImport } from './oci-import.ts';
 import { benchPushLatency } from './push-latency.ts';
 import { benchOci } from './oci.ts';
+import { repeatabilityRow } from './repeatability.ts';
+import { ratiosOfThisRun } from './rounds.ts';
 import { benchController } from './controller.ts';
 import { benchControllerPod } from './controller-pod.ts';
 import { benchFuzz } from './fuzz.ts';
@@ -27,8 +29,11 @@ const benches = {
   validate: benchValidate,
   plan: benchPlan,
   apply: benchApply,
-  // The registry side beside oras and curl, then the import into Glance beside the curl pipe.
-  oci: async (): Promise<BenchRow[]> => [...(await benchOci()), ...(await benchOciImport())],
+  // The registry side beside oras and curl, then the import into Glance beside the curl pipe; then each ratio beside an earlier run's (repeatability.ts).
+  oci: async (): Promise<BenchRow[]> => {
+    const rows = [...(await benchOci()), ...(await benchOciImport())];
+    return [...rows, repeatabilityRow(ratiosOfThisRun)];
+  },
   git: (): Promise<BenchRow[]> => benchGitSource(),
   push: benchPushLatency,
   // The in-cluster controller: kubectl apply → first OpenStack write; a no-op resync of many resources.
