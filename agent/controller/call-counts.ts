@@ -1,5 +1,5 @@
 import type * as k8s from '@kubernetes/client-node';
-import { ApiCounters } from '../openstack/counters.ts';
+import { ApiCounters, callKind } from '../openstack/counters.ts';
 
 /** What a clocked call was doing when its listener was told: a write leaving, a write or read answered, a token answered. */
 export type ClockedCall = 'write sent' | 'write answered' | 'read answered' | 'token answered';
@@ -10,12 +10,12 @@ export class ClockedCounters extends ApiCounters {
 
   override sending(service: string, method: string): void {
     super.sending(service, method);
-    if (kindOf(method) === 'write') this.#tell('write sent');
+    if (callKind(method) === 'write') this.#tell('write sent');
   }
 
   override record(service: string, method: string, status: number): void {
     super.record(service, method, status);
-    this.#tell(`${kindOf(method)} answered`);
+    this.#tell(`${callKind(method)} answered`);
   }
 
   #tell(call: ClockedCall): void {
@@ -23,8 +23,6 @@ export class ClockedCounters extends ApiCounters {
     for (const listener of this.onCall) listener(call, at);
   }
 }
-
-const kindOf = (method: string): 'read' | 'write' | 'token' => (method === 'GET' || method === 'HEAD' ? 'read' : method === 'AUTH' ? 'token' : 'write');
 
 /** Requests the controller made to the API server, by what they are; a GET of one named object is `get`, of a collection `list`. */
 export interface KubeCalls {

@@ -31,16 +31,16 @@ export class ApiCounters {
 
   /** GET and HEAD calls. */
   get read(): number {
-    return this.sum((e) => e.method === 'GET' || e.method === 'HEAD');
+    return this.sum((e) => callKind(e.method) === 'read');
   }
 
   /** Everything that may change the cloud (token requests are counted apart, as AUTH). */
   get write(): number {
-    return this.sum((e) => e.method !== 'GET' && e.method !== 'HEAD' && e.method !== 'AUTH');
+    return this.sum((e) => callKind(e.method) === 'write');
   }
 
   get auth(): number {
-    return this.sum((e) => e.method === 'AUTH');
+    return this.sum((e) => callKind(e.method) === 'token');
   }
 
   sum(filter: (e: { service: string; method: string; status: number }) => boolean): number {
@@ -51,4 +51,10 @@ export class ApiCounters {
     this.counts.clear();
     this.collections.clear();
   }
+}
+
+/** What a call is by its method: GET and HEAD read, AUTH asks for a token, anything else may change the cloud. */
+export function callKind(method: string): 'read' | 'write' | 'token' {
+  if (method === 'GET' || method === 'HEAD') return 'read';
+  return method === 'AUTH' ? 'token' : 'write';
 }
