@@ -11,7 +11,7 @@ import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ensureProjects } from '../../agent/act/projects.ts';
 import { testCloudName } from '../support/context.ts';
 import { agentFlags } from '../support/agent-flags.ts';
-import { describe, interleaved, median, type Rounds } from './rounds.ts';
+import { describe, flushWrites, interleaved, median, type Rounds } from './rounds.ts';
 import type { BenchRow } from './table.ts';
 import { importDisk } from '../../agent/glance/import.ts';
 import { diskSourceFor } from '../../agent/glance/registry-source.ts';
@@ -170,7 +170,7 @@ export async function benchOciImport(): Promise<BenchRow[]> {
       return p.seconds * 1000;
     };
     // Off the clock before each side's round: Glance's store and the pipe's temp files are written back now.
-    const settled = { settle: (): void => void execFileSync('sync') };
+    const settled = { settle: flushWrites };
     const cold = await interleaved(async () => {
       const o = runChild(ref1, projectId, shipped);
       if (o.reused || o.bytes !== GiB) throw new Error(`the import did not transfer 1 GiB: ${JSON.stringify(o)}`);

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { pushDisk } from '../../oci/push.ts';
 import { RegistryDiskSource } from '../../oci/registry-disk-source.ts';
 import { orasBin, tempDir, uniqueRepo } from '../support/oci.ts';
-import { describe, interleaved, median, timed, type Rounds } from './rounds.ts';
+import { describe, flushWrites, interleaved, median, timed, type Rounds } from './rounds.ts';
 import type { BenchRow } from './table.ts';
 
 /**
@@ -30,7 +30,7 @@ import type { BenchRow } from './table.ts';
 const sizeMiB = Number(process.env.BENCH_OCI_MIB ?? '512');
 const pairs = Number(process.env.BENCH_ROUNDS ?? '9');
 /** Before each side's round, off the clock: the previous round's file is written back now, not during the next round. */
-const rounds = { pairs, settle: (): void => void execFileSync('sync') };
+const rounds = { pairs, settle: flushWrites };
 const registry = '127.0.0.1:5050';
 
 const mibps = (bytes: number, ms: number): number => bytes / 1024 / 1024 / (ms / 1000);

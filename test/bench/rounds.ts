@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
@@ -41,6 +42,9 @@ export interface RoundOptions {
   /** Over this 1-minute load the row is rerun (default BENCH_MAX_LOAD). */
   maxLoad?: number;
 }
+
+/** The settle the OCI rows use: `sync`, so the last round's writes reach the disk before the next round's clock starts. */
+export const flushWrites = (): void => void execFileSync('sync');
 
 async function once(n: number, ours: () => unknown, theirs: () => unknown, settle: () => unknown): Promise<Omit<Rounds, 'attempts'>> {
   const r: Omit<Rounds, 'attempts'> = { ours: [], theirs: [], load: [loadavg()[0]!] };
