@@ -207,7 +207,7 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.spec.template.spec.serviceAccountName).toBe('kupenstack-controller');
     const namespaced = [['serviceaccount', 'kupenstack-controller'], ['role', `${release}-leader-election`], ['rolebinding', `${release}-leader-election`], ['rolebinding', `${release}-controller-credentials`], ['service', `${release}-controller`], ['networkpolicy', `${release}-controller`], ['deployment', `${release}-controller`]];
-    const cluster = [['clusterrole', `${release}-controller`], ['clusterrolebinding', `${release}-controller`], ['clusterrole', `${release}-edit`], ['clusterrole', `${release}-view`], ['validatingadmissionpolicy', `${release}-subnet-addresses`], ['validatingadmissionpolicybinding', `${release}-subnet-addresses`]];
+    const cluster = [['clusterrole', `${release}-controller`], ['clusterrolebinding', `${release}-controller`], ['clusterrole', `${release}-edit`], ['clusterrole', `${release}-view`], ['validatingadmissionpolicy', `${release}-subnet-addresses`], ['validatingadmissionpolicybinding', `${release}-subnet-addresses`], ['mutatingadmissionpolicy', `${release}-finalizer`], ['mutatingadmissionpolicybinding', `${release}-finalizer`]];
     for (const [kind, name] of namespaced) await kubectlOk(['-n', ns, 'get', kind!, name!]);
     for (const [kind, name] of cluster) await kubectlOk(['get', kind!, name!]);
     // The installed ServiceAccount may do what the controller needs (the ClusterRoleBinding took).
@@ -226,6 +226,44 @@ describe('the Helm chart deploy/chart/kupenstack', () => {
     for (const [kind, name] of namespaced) expect((await kubectl(['-n', ns, 'get', kind!, name!])).stderr, `${kind} ${name}`).toMatch(/NotFound/);
     for (const [kind, name] of cluster) expect((await kubectl(['get', kind!, name!])).stderr, `${kind} ${name}`).toMatch(/NotFound/);
     expect(generations(await crds())).toEqual(before);
+  });
+
+  it("sets the controller's finalizer at create in the namespaces it reconciles (the opt-in label, controller.namespaces) and nowhere else, beside a finalizer of someone else's", async () => {
+    const rel = `${release}-fin`;
+    const [labelled, named, other] = ['in', 'named', 'out'].map((w) => `${ns}-fin-${w}`) as [string, string, string];
+    const optIn = `kupenstack.io/project=fin-${suffix}`;
+    type Net = { metadata: { finalizers?: string[] } };
+    const apply = async (where: string, name: string, finalizers?: string[], dryRun = false): Promise<string[]> => {
+      const doc = { apiVersion: 'kupenstack.io/v1alpha1', kind: 'Network', metadata: { name, namespace: where, ...(finalizers ? { finalizers } : {}) }, spec: {} };
+      return (JSON.parse(await kubectlOk(['create', '-o', 'json', ...(dryRun ? ['--dry-run=server'] : []), '-f', '-'], { input: JSON.stringify(doc) })) as Net).metadata.finalizers ?? [];
+    };
+    await kubectlOk(['create', 'namespace', labelled]);
+    await kubectlOk(['label', 'namespace', labelled, optIn]);
+    for (const n of [named, other]) await kubectlOk(['create', 'namespace', n]);
+    try {
+      // No controller runs (replicas 0): what the objects carry is the API server's doing.
+      await helmOk(['install', rel, chart, '--namespace', ns, ...cloudHere, '--set', 'replicas=0', '--set', `controller.optInLabel=${optIn}`, '--set', `controller.namespaces={${named},${labelled}}`]);
+      // The API server takes a new policy up within a second or two (its informer); until then the controller patches.
+      await expect.poll(() => apply(named, 'probe', undefined, true), { timeout: 30_000, interval: 500 }).toEqual(['kupenstack.io/finalizer']);
+      // The answer to the create is the stored object: the finalizer was there before any watcher saw it
+      // (once, in the labelled namespace that controller.namespaces names too: both bindings match it).
+      expect(await apply(labelled, 'net')).toEqual(['kupenstack.io/finalizer']);
+      expect(await apply(named, 'net')).toEqual(['kupenstack.io/finalizer']);
+      expect(await apply(other, 'net')).toEqual([]);
+      expect(await apply(labelled, 'kept', ['example.com/keep'])).toEqual(['example.com/keep', 'kupenstack.io/finalizer']);
+      expect(await apply(labelled, 'twice', ['kupenstack.io/finalizer'])).toEqual(['kupenstack.io/finalizer']);
+      // Only at create: an object stored without it keeps its finalizers through an update.
+      await kubectlOk(['-n', other, 'label', 'networks.kupenstack.io', 'net', 'x=y']);
+      expect((JSON.parse(await kubectlOk(['-n', other, 'get', 'networks.kupenstack.io', 'net', '-o', 'json'])) as Net).metadata.finalizers ?? []).toEqual([]);
+      await helmOk(['uninstall', rel, '--namespace', ns, '--wait']);
+      await expect.poll(() => apply(labelled, 'after', undefined, true), { timeout: 30_000, interval: 500 }).toEqual([]);
+    } finally {
+      await helm(['uninstall', rel, '--namespace', ns]);
+      for (const n of [labelled, named, other]) {
+        for (const o of (await kubectl(['-n', n, 'get', 'networks.kupenstack.io', '-o', 'name'])).stdout.split('\n').filter(Boolean)) await kubectl(['-n', n, 'patch', o, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+      }
+      await kubectl(['delete', 'namespace', labelled, named, other, '--wait=false']);
+    }
   });
 
   it('by default creates a cloud namespace that is missing, keeps it through upgrade and uninstall, and leaves one that exists alone', async () => {

@@ -103,8 +103,16 @@ wait_for etcd "ready (http://127.0.0.1:$ETCD_PORT/readyz)" 60 curl -fsS -m 2 "ht
 # --- kube-apiserver -------------------------------------------------------------
 # Loopback only: --advertise-address=127.0.0.1 needs --endpoint-reconciler-type=none
 # (the kubernetes Service's Endpoints may not point at loopback).
+# MutatingAdmissionPolicy (beta, off by default in 1.35; GA in 1.36): the chart's finalizer policy
+# (deploy/chart/kupenstack/templates/finalizer-policy.yaml). An API server started before these flags
+# is restarted once (its pid file names it: stopped by its PID), so a warm test bed serves the API too.
+apiserver_flags=(--feature-gates=MutatingAdmissionPolicy=true --runtime-config=admissionregistration.k8s.io/v1beta1=true)
+if pid=$(tb_pid kube-apiserver) && ! tr '\0' '\n' < "/proc/$pid/cmdline" | grep -qx -- "${apiserver_flags[0]}"; then
+  tb_log "kube-apiserver (pid $pid) runs without ${apiserver_flags[*]}: restarting it"
+  tb_stop kube-apiserver
+fi
 port_free_or_ours kube-apiserver $K8S_API_PORT
-tb_start kube-apiserver nice -n 5 "$K8S_BIN/kube-apiserver" \
+tb_start kube-apiserver nice -n 5 "$K8S_BIN/kube-apiserver" "${apiserver_flags[@]}" \
   --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
   --bind-address=127.0.0.1 --secure-port=$K8S_API_PORT --advertise-address=127.0.0.1 \
   --endpoint-reconciler-type=none \
