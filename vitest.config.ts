@@ -2,11 +2,11 @@ import { defineConfig } from 'vitest/config';
 import { integrationLanes } from './test/support/deferred-peers.ts';
 import LateSequencer from './test/support/late-sequencer.ts';
 
-// The end-to-end files: pods on the test bed's real node (kubelet + containerd), each minutes long.
-// `npm test` runs them after the integration lanes as `npm run test:e2e`, so each part's time shows.
-// Not beside the lanes: tried as a third process, the real cloud (install, resource loop, upgrade,
-// restore) took 42 min instead of 16 at load 8-14 (its upgrade then hung at keystone's expand on an
-// idle transaction, since ended by the mariadb chart) and the lanes slowed by about half: the 2 cores
+// The end-to-end files: pods on the test bed's real node (kubelet + containerd), each minutes long
+// (`npm run test:e2e` alone). `npm test` runs them when the first integration lane ends, beside the
+// other (test/run-integration.sh). Never as a third process beside both lanes: tried, the real cloud (install, resource loop, upgrade, restore) took
+// 42 min instead of 16 at load 8-14 (its upgrade then hung at keystone's expand on an idle
+// transaction, since ended by the mariadb chart) and the lanes slowed by about half: the 2 cores
 // are the limit, not the order.
 const e2e = [
   'test/integration/kubernetes/real-node.test.ts',

@@ -4,9 +4,9 @@ import { dirname, join, relative, resolve } from 'node:path';
 /** The peer modules that start a peer deferred while it builds (test/testbed/deferred.ts). */
 const deferredPeers = new Set(['kubernetes', 'charts', 'signing'].map((p) => resolve(import.meta.dirname, `../testbed/${p}/peer.ts`)));
 
-/** True when `file` imports a deferred peer's module, directly or through its relative imports. */
-export function needsDeferredPeer(file: string, seen = new Set<string>()): boolean {
-  if (deferredPeers.has(file)) return true;
+/** True when `file` imports a deferred peer's module (or one of `peers`), directly or through its relative imports. */
+export function needsDeferredPeer(file: string, seen = new Set<string>(), peers: ReadonlySet<string> = deferredPeers): boolean {
+  if (peers.has(file)) return true;
   if (seen.has(file)) return false;
   seen.add(file);
   let text: string;
@@ -16,9 +16,21 @@ export function needsDeferredPeer(file: string, seen = new Set<string>()): boole
     return false;
   }
   for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-    if (needsDeferredPeer(resolve(dirname(file), m[1]!), seen)) return true;
+    if (needsDeferredPeer(resolve(dirname(file), m[1]!), seen, peers)) return true;
   }
   return false;
+}
+
+const signingPeer = new Set([resolve(import.meta.dirname, '../testbed/signing/peer.ts')]);
+
+/**
+ * Where a file goes in a lane's order (test/support/late-sequencer.ts): 0 on no deferred peer, 1 on the
+ * Kubernetes build (the control plane, the charts' helm), 2 on cosign, which a fresh machine builds
+ * after Kubernetes' binaries (test/testbed/up.sh).
+ */
+export function lateRank(file: string): 0 | 1 | 2 {
+  if (needsDeferredPeer(file, new Set(), signingPeer)) return 2;
+  return needsDeferredPeer(file) ? 1 : 0;
 }
 
 /**

@@ -14,17 +14,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 t0=$(date +%s)
 peers=${TESTBED_PEERS:-registry oci-tools signing git openstack kubernetes node charts}
-# Kubernetes' binaries and cosign each take ~25 min to build cold: build them
-# beside the other peers' installs (their up.sh waits for the build, lock released).
-for slow in kubernetes signing; do
-  case " $peers " in *" $slow "*)
-    if ! bash "$HERE/$slow/build.sh" --check; then
-      mkdir -p "$TB_HOME/$slow"
-      tb_log "building the $slow peer's binaries in the background (log: $TB_HOME/$slow/build.log)"
-      setsid bash "$HERE/$slow/build.sh" >"$TB_HOME/$slow/build.log" 2>&1 </dev/null 9>&- &
-    fi ;;
-  esac
-done
+# Kubernetes' binaries and cosign each take ~25 min to build cold: built in the background beside
+# the other peers' installs (their up.sh waits for the build, lock released).
+slow=""
+for p in kubernetes signing; do case " $peers " in *" $p "*) slow="$slow $p" ;; esac; done
+[ -z "$slow" ] || bash "$HERE/start-builds.sh" $slow
 # deferred PEER: with TESTBED_DEFER_UNBUILT=1 (the test suite's global setup), true
 # when PEER's binaries are still building: it is not waited for here. The tests
 # that need it import its peer module, which starts it (test/testbed/deferred.ts),

@@ -6,6 +6,7 @@
 #   bash test/testbed/kubernetes/build.sh        # build what is missing, then print the bin dir
 #   bash test/testbed/kubernetes/build.sh --dir  # print the bin dir only
 #   bash test/testbed/kubernetes/build.sh --check  # exit 0 when every binary is built
+#   bash test/testbed/kubernetes/build.sh --list   # the binaries it builds, in build order
 # Deliberately not under the test-bed lock (a cold build takes ~25 min and the
 # other peers must not wait for it); a lock of its own keeps builds one at a time.
 set -euo pipefail
@@ -16,6 +17,7 @@ CACHE="${KUPENSTACK_TESTBED_CACHE:-/var/cache/kupenstack-testbed}"
 BIN="$CACHE/kubernetes-$K8S_VERSION/bin"
 if [ "${1:-}" = "--dir" ]; then echo "$BIN"; exit 0; fi
 ALL="etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok helm kubelet"
+if [ "${1:-}" = "--list" ]; then echo "$ALL"; exit 0; fi
 if [ "${1:-}" = "--check" ]; then
   for b in $ALL; do [ -x "$BIN/$b" ] || exit 1; done
   exit 0
