@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compare, readHistory, repeatabilityRow, type RatioRun } from '../../test/bench/repeatability.ts';
-import { interleaved } from '../../test/bench/rounds.ts';
+import { busyOver, interleaved } from '../../test/bench/rounds.ts';
 
 const at = (iso: string): Date => new Date(iso);
 const run = (iso: string, ratios: Record<string, number>): RatioRun => ({ at: iso, ratios });
@@ -48,8 +48,32 @@ describe('the bench: OCI ratios beside an earlier run (test/bench/repeatability.
 describe('the bench: interleaved rounds (test/bench/rounds.ts)', () => {
   it('settles off the clock before each side of each pair, A B A B', async () => {
     const order: string[] = [];
-    const r = await interleaved(() => void order.push('A'), () => void order.push('B'), { pairs: 2, settle: () => void order.push('s'), maxLoad: Infinity });
-    expect(order).toEqual(['s', 'A', 's', 'B', 's', 'A', 's', 'B']);
+    const r = await interleaved(() => void order.push('A'), () => void order.push('B'), { pairs: 2, settle: () => void order.push('s'), calm: () => Promise.resolve(void order.push('c') ?? 0) });
+    expect(order).toEqual(['s', 'c', 'A', 's', 'c', 'B', 's', 'c', 'A', 's', 'c', 'B']);
     expect(r.ours).toHaveLength(2);
+    expect(r.busy).toEqual([0, 0, 0, 0]);
+    expect(r.attempts).toBe(1);
+  });
+
+  it('runs a row again when a side had to start on busy cores, and keeps the calmest attempt', async () => {
+    // Attempt 1: the second side of pair 1 started at 90 %; attempt 2: every side calm.
+    const busy = [0.1, 0.9, 0.1, 0.1, 0.05, 0.1, 0.2, 0.1];
+    const calm = (): Promise<number> => Promise.resolve(busy.shift()!);
+    const r = await interleaved(() => 1, () => 2, { pairs: 2, calm, maxBusy: 0.25 });
+    expect(r.attempts).toBe(2);
+    expect(r.busy).toEqual([0.05, 0.1, 0.2, 0.1]);
+  });
+
+  it('stops after three attempts and keeps the one with the fewest busy starts', async () => {
+    const busy = [0.9, 0.9, 0.1, 0.1, /* 2 */ 0.5, 0.1, 0.1, 0.1, /* 3 */ 0.9, 0.3, 0.9, 0.1];
+    const r = await interleaved(() => 1, () => 2, { pairs: 2, calm: () => Promise.resolve(busy.shift()!), maxBusy: 0.25 });
+    expect(r.attempts).toBe(3);
+    expect(r.busy).toEqual([0.5, 0.1, 0.1, 0.1]);
+  });
+
+  it("measures the cores' busy time from /proc/stat: a fraction of all cores", async () => {
+    const b = await busyOver(200);
+    expect(b).toBeGreaterThanOrEqual(0);
+    expect(b).toBeLessThanOrEqual(1);
   });
 });
