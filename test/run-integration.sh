@@ -32,6 +32,7 @@ else first=kubernetes; rest=others; restpid=$others; fi
 rc[integration-$first]=$status
 echo "[lanes] integration-$first ended (exit $status) after $((SECONDS - start)) s" >&2
 if [ "${rc[integration-$first]}" -eq 0 ]; then
+  bash test/testbed/hurry-prebuild.sh
   e2e_start=$SECONDS
   "$vitest" run --project e2e "$@" &
   e2e=$!

@@ -3,7 +3,8 @@
 # from Debian's packages (bookworm: Zed, 2022.2), and pushes them to the test
 # bed's registry:
 #   bash test/testbed/os-images/build.sh [--push] [SERVICE...]   # default: every service of OSI_SERVICES
-# Per service: mmdebstrap (variant essential, --no-install-recommends, nice 19)
+# Per service: mmdebstrap (variant essential, --no-install-recommends, at its caller's priority:
+# nice 19 and idle I/O under prebuild-images.sh, raised when the end-to-end files start)
 # makes a root file system with the service's packages (common.sh osi_packages),
 # Debian's maintainer scripts answered "no" to every database/endpoint question
 # (../openstack/preseed.sh) and never starting a daemon (mmdebstrap's
@@ -47,7 +48,7 @@ build() {
   osi_log "building $image from Debian $OSI_SUITE: $(osi_packages "$svc")"
   os_preseed > "$work/preseed"
   # shellcheck disable=SC2016
-  if ! nice -n 19 mmdebstrap --mode=root --variant=essential --quiet \
+  if ! mmdebstrap --mode=root --variant=essential --quiet \
       --include="$(osi_packages "$svc" | tr ' ' ,)" \
       --aptopt='APT::Install-Recommends "false"' \
       --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
