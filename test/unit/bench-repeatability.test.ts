@@ -48,7 +48,10 @@ describe('the bench: OCI ratios beside an earlier run (test/bench/repeatability.
 describe('the bench: interleaved rounds (test/bench/rounds.ts)', () => {
   it('settles off the clock before each side of each pair, A B A B', async () => {
     const order: string[] = [];
-    const r = await interleaved(() => void order.push('A'), () => void order.push('B'), { pairs: 2, settle: () => void order.push('s'), calm: () => Promise.resolve(void order.push('c') ?? 0) });
+    const r = await interleaved(() => void order.push('A'), () => void order.push('B'), { pairs: 2, settle: () => void order.push('s'), calm: () => {
+      order.push('c');
+      return Promise.resolve(0);
+    } });
     expect(order).toEqual(['s', 'c', 'A', 's', 'c', 'B', 's', 'c', 'A', 's', 'c', 'B']);
     expect(r.ours).toHaveLength(2);
     expect(r.busy).toEqual([0, 0, 0, 0]);
