@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compare, readHistory, repeatabilityRow, type RatioRun } from '../../test/bench/repeatability.ts';
 import { busyOver, interleaved } from '../../test/bench/rounds.ts';
@@ -74,9 +76,13 @@ describe('the bench: interleaved rounds (test/bench/rounds.ts)', () => {
     expect(r.busy).toEqual([0.5, 0.1, 0.1, 0.1]);
   });
 
-  it("measures the cores' busy time from /proc/stat: a fraction of all cores", async () => {
-    const b = await busyOver(200);
-    expect(b).toBeGreaterThanOrEqual(0);
+  it("measures the cores' busy time from /proc/stat: a fraction of all cores, near 1 while every core spins", async () => {
+    // A spinning process per core for the whole window (idle would read near 0).
+    const spins = cpus().map(() => spawn(process.execPath, ['-e', 'const t = Date.now(); while (Date.now() - t < 2000);']));
+    await sleep(400);
+    const b = await busyOver(800);
+    for (const s of spins) s.kill();
+    expect(b).toBeGreaterThan(0.8);
     expect(b).toBeLessThanOrEqual(1);
   });
 });
