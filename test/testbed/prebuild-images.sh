@@ -28,7 +28,8 @@ agent_image() {
   agent=tried
   bash "$HERE/image/build.sh" --push >/dev/null || echo "prebuild: the agent's image failed; its tests build it again" >&2
 }
-# The OpenStack images of controller/real-cloud.test.ts (the same lists it asks build.sh for): they need only
+# The OpenStack images of controller/real-cloud.test.ts (the same lists it asks build.sh for; the first OpenStack
+# service of each suite builds the shared layer, the others are manifests over it, seconds each): they need only
 # Debian's packages and the bed's registry, so on a fresh machine they build under the Kubernetes build and the
 # integration tests instead of at the start of the e2e part. First 2022.2 from bookworm, then the 2025.1
 # services its upgrade goes to, from trixie.

@@ -264,7 +264,12 @@ describe('ApplicationCredential', () => {
     const minterEntry = ruledAt('theirs');
     expect((await keystoneView('minter', minterEntry.auth.application_credential_id)).unrestricted).toBe(true);
     expect(await mint(await issueToken(minterEntry))).toBe('201');
-    expect(await mint(await issueToken(mounted()))).toMatch(/^403/);
+    // (CI once saw 201 here, not reproduced since: on a mismatch the message says what Keystone holds for that credential.)
+    const restricted = mounted();
+    const restrictedToken = await issueToken(restricted);
+    const minted = await mint(restrictedToken);
+    const held = minted.startsWith('403') ? undefined : await ws.cloud.identity.get<{ application_credential: Cred & { id: string; name: string } }>(`/users/${restrictedToken.userId!}/application_credentials/${restricted.auth.application_credential_id}`).then((x) => x.application_credential, (e: unknown) => String(e));
+    expect(minted, `the restricted credential ${restricted.auth.application_credential_id} (user ${restrictedToken.userId}) minted one; Keystone (admin) holds: ${JSON.stringify(held)}`).toMatch(/^403/);
 
     // A change of the rules is planned as a rotation and made: the new credential carries the new rules.
     ws.write({ 'ruled.yaml': ruled(servers) });
