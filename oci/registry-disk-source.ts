@@ -43,9 +43,18 @@ const maxConfigBytes = 1024 * 1024;
 /** Sniffed formats remembered per source: a few bytes each, enough for every version a fleet follows. */
 const sniffCacheSize = 4096;
 
+/**
+ * The decompressor's output buffer. zlib's default (16 KiB) cuts a disk into
+ * ~37 000 chunks per 512 MiB, each a Buffer every later stage handles and the
+ * collector frees: measured on a 512 MiB zstd pull with the agent's flags,
+ * 102 MiB/s and 3.5 CPU-s user at 16 KiB, 232 MiB/s and 1.8 at 256 KiB (1 MiB
+ * adds ~5 %, for four times the memory per chunk in flight).
+ */
+const decompressedChunkBytes = 256 * 1024;
+
 function decompressor(compression: Compression | 'none' | undefined): Duplex | undefined {
-  if (compression === 'gzip') return createGunzip();
-  if (compression === 'zstd') return createZstdDecompress();
+  if (compression === 'gzip') return createGunzip({ chunkSize: decompressedChunkBytes });
+  if (compression === 'zstd') return createZstdDecompress({ chunkSize: decompressedChunkBytes });
   return undefined;
 }
 
