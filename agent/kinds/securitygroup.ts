@@ -175,7 +175,9 @@ function ruleBody(groupId: string, r: Rule, marker: Marker | undefined): Record<
  * none), each carrying the group's marker. A bulk that fails (refused, or
  * its answer lost after Neutron made it) is never simply sent again: the
  * group's rules are read back, those that exist are adopted, and the rest go
- * one at a time, so a refused rule fails alone with its own error.
+ * one at a time, so a refused rule fails alone with its own error. One
+ * group per POST: Neutron refuses a bulk that holds rules of several groups
+ * (400, "Only allowed to update rules for one security profile at a time").
  */
 async function createRules(ctx: AdapterContext, remote: Remote, rules: readonly Rule[]): Promise<void> {
   if (rules.length === 0) return;
