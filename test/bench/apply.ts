@@ -14,11 +14,11 @@ const cloudName = 'kupenstack-local';
 let sshKey = '';
 
 /** The same 300 objects for both sides: 60 networks, subnets, groups (one rule each) and ports, 30 key pairs and flavors. */
-function shape(scale: number): { nets: number; keys: number } {
+export function shape(scale: number): { nets: number; keys: number } {
   return { nets: Math.round(60 * scale), keys: Math.round(30 * scale) };
 }
 
-export function manifests(ns: string, scale: number): string {
+export function manifests(ns: string, scale: number, key = sshKey): string {
   const { nets, keys } = shape(scale);
   const h = (kind: string, name: string) => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
   const docs: string[] = [];
@@ -29,7 +29,7 @@ export function manifests(ns: string, scale: number): string {
     docs.push(`${h('Port', `port-${i}`)}  networkRef: {name: net-${i}}\n  securityGroupRefs: [{name: sg-${i}}]\n`);
   }
   for (let i = 0; i < keys; i++) {
-    docs.push(`${h('KeyPair', `key-${i}`)}  publicKey: ${sshKey}\n`);
+    docs.push(`${h('KeyPair', `key-${i}`)}  publicKey: ${key}\n`);
     docs.push(`${h('Flavor', `flavor-${i}`)}  vcpus: 1\n  ram: 64\n  disk: 1\n`);
   }
   return docs.join('---\n');

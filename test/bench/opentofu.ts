@@ -9,14 +9,14 @@ import { applyPath } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
+import { manifests, shape } from './apply.ts';
 import { cpuSpent, openstackCpuByService } from './cloud-cpu.ts';
 import { measureRequests, requestIdsIn } from './request-cpu.ts';
 import { loadavg } from 'node:os';
 import type { BenchRow } from './table.ts';
 
 const cloudName = 'kupenstack-local';
-const nets = 60;
-const keys = 30;
+const { nets, keys } = shape(1);
 
 /**
  * KupenStack beside OpenTofu (built by test/testbed/opentofu/build.sh, the
@@ -220,21 +220,9 @@ async function sameEndState(cloud: OpenStackCloud, projectName: string): Promise
   if (problems.length) throw new Error(`${projectName} after the first apply: ${problems.join(', ')}; ${nets} of each expected (the two sides must do the same work)`);
 }
 
-/** The 300 resources of `npm run bench`'s apply row, as manifests. */
+/** The 300 resources of `npm run bench`'s apply row, as manifests (apply.ts's, with this run's key). */
 export function manifestsOf(ns: string, sshKey: string): string {
-  const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
-  const docs: string[] = [];
-  for (let i = 0; i < nets; i++) {
-    docs.push(`${h('Network', `net-${i}`)}  mtu: 1400\n`);
-    docs.push(`${h('Subnet', `sub-${i}`)}  networkRef: {name: net-${i}}\n  cidr: 10.${i}.0.0/24\n`);
-    docs.push(`${h('SecurityGroup', `sg-${i}`)}  rules:\n    - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 10.0.0.0/8}\n`);
-    docs.push(`${h('Port', `port-${i}`)}  networkRef: {name: net-${i}}\n  securityGroupRefs: [{name: sg-${i}}]\n`);
-  }
-  for (let i = 0; i < keys; i++) {
-    docs.push(`${h('KeyPair', `key-${i}`)}  publicKey: ${sshKey}\n`);
-    docs.push(`${h('Flavor', `flavor-${i}`)}  vcpus: 1\n  ram: 64\n  disk: 1\n`);
-  }
-  return docs.join('---\n');
+  return manifests(ns, 1, sshKey);
 }
 
 /** The same 300 resources as HCL, in a project of its own. */
