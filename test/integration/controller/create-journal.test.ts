@@ -237,3 +237,76 @@ describe('the controller killed with a bulk create held in flight (audit D2)', (
   });
 });
 
+
+describe('the controller killed between its early journal entry and the create (issue 33: a targeted run records while it observes)', () => {
+  const owner = `ek${run}`;
+  const ns = `ek-${run}`;
+  const lease3 = `ek-${run}`;
+  const prefix = `${owner}-`;
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  const ws = new Workspace();
+  let proxy: OpenStackFaultProxy | undefined;
+  let controller: ControllerProcess | undefined;
+  const networksIn = async (): Promise<{ id: string; name: string }[]> => {
+    const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+    return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
+  };
+
+  afterAll(async () => {
+    kubectl(['delete', 'namespace', ns, '--wait=false']);
+    if (controller?.child) await until('the project to be emptied', async () => (await networksIn()).length === 0, 120_000).catch(() => undefined);
+    await controller?.stop();
+    await proxy?.stop();
+    for (const n of await networksIn()) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
+    for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    kubectl(['delete', 'configmap', createJournalName(lease3), '-n', 'kupenstack-system', '--ignore-not-found']);
+    await ws.dispose().catch(() => undefined);
+  }, 300_000);
+
+  it('kill -9 after the entry is stored and before the POST: the restarted controller waits out the entry, then creates it once', { timeout: 600_000 }, async () => {
+    proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start();
+    const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
+    const entry = real.clouds[testCloudName]!;
+    const cloudsFile = join(ws.dir, 'clouds-early.yaml');
+    // A 10 s call timeout: the early entry's deadline is then 10 s + the 60 s margin (early-journal.ts), the wait this test sits out.
+    writeFileSync(cloudsFile, stringify({ clouds: { early: { ...entry, api_timeout: 10, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+    const args = ['--clouds', cloudsFile, '--cloud', 'early', '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease3}`, '--no-syncs', '--leader-election-id', lease3];
+    const earlyJournalOf = (): ConfigMapCreateJournal => new ConfigMapCreateJournal(core, 'kupenstack-system', createJournalName(lease3));
+
+    kubectlOk(['create', 'namespace', ns]);
+    kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease3}`]);
+    kubectlOk(['apply', '-f', '-'], { input: `${head('Network', 'first', ns)}  mtu: 1400\n` });
+    controller = new ControllerProcess(kubeconfig, args);
+    await controller.start();
+    // The namespace's first run is a full pass; only the runs after it are targeted (and journal early).
+    await until('the first full pass', () => Promise.resolve(new RegExp(`reconciled ${ns} .*: 1 created`).test(controller!.log())), 180_000, 100);
+
+    // The targeted run's observe is held at the proxy: its entry is stored meanwhile, its POST cannot have left.
+    const observe = proxy.hold('GET', /\/v2\.0\/networks/);
+    kubectlOk(['apply', '-f', '-'], { input: `${head('Network', 'late', ns)}  mtu: 1400\n` });
+    const held = await Promise.race([observe.arrived, sleep(120_000).then(() => undefined)]);
+    expect(held, controller.log()).toBeDefined();
+    await until('the early entry to be stored', async () => (await earlyJournalOf().landing()).has(`${ns}/Network/late`), 60_000, 100);
+    controller.kill9();
+    observe.release();
+    expect((await networksIn()).map((n) => n.name)).toEqual(['first']);
+
+    const from = controller.log().length;
+    await controller.start();
+    const after = (): string => controller!.log().slice(from);
+    // The dead run's entry holds the restarted one back for its deadline: nothing of `late` exists while it waits.
+    await until('the restarted run to wait out the entry', () => Promise.resolve(new RegExp(`held    ${ns}: waiting up to \\d+ s for 1 creates an earlier run sent`).test(after())), 120_000, 100);
+    const waitedFor = Number(new RegExp(`waiting up to (\\d+) s`).exec(after())![1]);
+    expect(waitedFor).toBeGreaterThan(0);
+    expect(waitedFor).toBeLessThanOrEqual(70);
+    expect((await networksIn()).map((n) => n.name)).toEqual(['first']);
+
+    await until('the restarted run to end', () => Promise.resolve(new RegExp(`reconciled ${ns} `).test(after())), 180_000);
+    expect(after()).toMatch(new RegExp(`reconciled ${ns} .*: 1 created, .* 0 errors`));
+    const made = await networksIn();
+    expect(made.map((n) => n.name).sort(), after()).toEqual(['first', 'late']);
+    expect(kubectlOk(['get', 'networks.kupenstack.io', 'late', '-n', ns, '-o', 'jsonpath={.status.id}'])).toBe(made.find((m) => m.name === 'late')!.id);
+    // Its create ended the entry: nothing is left to hold a later run back.
+    expect((await earlyJournalOf().landing()).has(`${ns}/Network/late`)).toBe(false);
+  });
+});
