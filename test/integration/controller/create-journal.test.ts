@@ -167,45 +167,68 @@ describe('the controller with a create journal', () => {
   });
 });
 
-describe('the controller killed with a bulk create held in flight (audit D2)', () => {
-  const owner = `ck${run}`;
-  const ns = `ck-${run}`;
-  const lease2 = `ck-${run}`;
+/**
+ * A namespace, owner and Lease of its own for a controller that a test kills, its OpenStack reached through a fault
+ * proxy (a clouds.yaml entry whose Keystone, and so its whole catalog, is the proxy's), and the clean-up of what it
+ * may leave.
+ */
+function killedController(tag: string): {
+  owner: string;
+  ns: string;
+  lease: string;
+  prefix: string;
+  held: { proxy?: OpenStackFaultProxy; controller?: ControllerProcess };
+  networksIn: () => Promise<{ id: string; name: string }[]>;
+  cloudsThrough: (proxy: OpenStackFaultProxy, name: string, extra?: Record<string, unknown>) => string;
+  cleanUp: () => Promise<void>;
+} {
+  const owner = `${tag}${run}`;
+  const ns = `${tag}-${run}`;
+  const lease = `${tag}-${run}`;
   const prefix = `${owner}-`;
-  const names = ['held-0', 'held-1', 'held-2'];
   const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
   const ws = new Workspace();
-  let proxy: OpenStackFaultProxy | undefined;
-  let controller: ControllerProcess | undefined;
+  const held: { proxy?: OpenStackFaultProxy; controller?: ControllerProcess } = {};
   const networksIn = async (): Promise<{ id: string; name: string }[]> => {
     const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
     return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
   };
-
-  afterAll(async () => {
-    kubectl(['delete', 'namespace', ns, '--wait=false']);
-    if (controller?.child) await until('the project to be emptied', async () => (await networksIn()).length === 0, 120_000).catch(() => undefined);
-    await controller?.stop();
-    await proxy?.stop();
-    for (const n of await networksIn()) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
-    for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
-    kubectl(['delete', 'configmap', createJournalName(lease2), '-n', 'kupenstack-system', '--ignore-not-found']);
-    await ws.dispose().catch(() => undefined);
-  }, 300_000);
-
-  it('kill -9 while Neutron holds the POST, then Neutron makes it: the restarted controller waits for it and adopts it, one of each', { timeout: 600_000 }, async () => {
-    proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start();
-    // The first network POST (the bulk of all three) is held at the proxy: sent, not yet made.
-    const held = proxy.hold('POST', /\/networks$/);
+  const cloudsThrough = (proxy: OpenStackFaultProxy, name: string, extra: Record<string, unknown> = {}): string => {
     const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
     const entry = real.clouds[testCloudName]!;
-    const cloudsFile = join(ws.dir, 'clouds-held.yaml');
-    writeFileSync(cloudsFile, stringify({ clouds: { held: { ...entry, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+    const file = join(ws.dir, `clouds-${name}.yaml`);
+    writeFileSync(file, stringify({ clouds: { [name]: { ...entry, ...extra, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+    return file;
+  };
+  const cleanUp = async (): Promise<void> => {
+    kubectl(['delete', 'namespace', ns, '--wait=false']);
+    if (held.controller?.child) await until('the project to be emptied', async () => (await networksIn()).length === 0, 120_000).catch(() => undefined);
+    await held.controller?.stop();
+    await held.proxy?.stop();
+    for (const n of await networksIn()) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
+    for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    kubectl(['delete', 'configmap', createJournalName(lease), '-n', 'kupenstack-system', '--ignore-not-found']);
+    await ws.dispose().catch(() => undefined);
+  };
+  return { owner, ns, lease, prefix, held, networksIn, cloudsThrough, cleanUp };
+}
+
+describe('the controller killed with a bulk create held in flight (audit D2)', () => {
+  const { owner, ns, lease: lease2, prefix, held: state, networksIn, cloudsThrough, cleanUp } = killedController('ck');
+  const names = ['held-0', 'held-1', 'held-2'];
+
+  afterAll(cleanUp, 300_000);
+
+  it('kill -9 while Neutron holds the POST, then Neutron makes it: the restarted controller waits for it and adopts it, one of each', { timeout: 600_000 }, async () => {
+    const proxy = (state.proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start());
+    // The first network POST (the bulk of all three) is held at the proxy: sent, not yet made.
+    const held = proxy.hold('POST', /\/networks$/);
+    const cloudsFile = cloudsThrough(proxy, 'held');
 
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease2}`]);
     kubectlOk(['apply', '-f', '-'], { input: names.map((n) => `${head('Network', n, ns)}  mtu: 1400\n`).join('---\n') });
-    controller = new ControllerProcess(kubeconfig, ['--clouds', cloudsFile, '--cloud', 'held', '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease2}`, '--no-syncs', '--leader-election-id', lease2]);
+    const controller = (state.controller = new ControllerProcess(kubeconfig, ['--clouds', cloudsFile, '--cloud', 'held', '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease2}`, '--no-syncs', '--leader-election-id', lease2]));
     await controller.start();
     const request = await Promise.race([held.arrived, sleep(180_000).then(() => undefined)]);
     expect(request, controller.log()).toBeDefined();
@@ -217,7 +240,7 @@ describe('the controller killed with a bulk create held in flight (audit D2)', (
 
     const from = controller.log().length;
     await controller.start();
-    const after = (): string => controller!.log().slice(from);
+    const after = (): string => controller.log().slice(from);
     // The new process finds the dead one's entry and waits: the request is still held, nothing is made yet.
     await until('the restarted run to wait for the held creates', () => Promise.resolve(new RegExp(`held    ${ns}: waiting up to \\d+ s for 3 creates an earlier run sent`).test(after())), 120_000, 100);
     expect(await networksIn()).toEqual([]);
@@ -239,47 +262,24 @@ describe('the controller killed with a bulk create held in flight (audit D2)', (
 
 
 describe('the controller killed between its early journal entry and the create (issue 33: a targeted run records while it observes)', () => {
-  const owner = `ek${run}`;
-  const ns = `ek-${run}`;
-  const lease3 = `ek-${run}`;
-  const prefix = `${owner}-`;
-  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
-  const ws = new Workspace();
-  let proxy: OpenStackFaultProxy | undefined;
-  let controller: ControllerProcess | undefined;
-  const networksIn = async (): Promise<{ id: string; name: string }[]> => {
-    const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
-    return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
-  };
+  const { owner, ns, lease: lease3, prefix, held: state, networksIn, cloudsThrough, cleanUp } = killedController('ek');
 
-  afterAll(async () => {
-    kubectl(['delete', 'namespace', ns, '--wait=false']);
-    if (controller?.child) await until('the project to be emptied', async () => (await networksIn()).length === 0, 120_000).catch(() => undefined);
-    await controller?.stop();
-    await proxy?.stop();
-    for (const n of await networksIn()) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
-    for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
-    kubectl(['delete', 'configmap', createJournalName(lease3), '-n', 'kupenstack-system', '--ignore-not-found']);
-    await ws.dispose().catch(() => undefined);
-  }, 300_000);
+  afterAll(cleanUp, 300_000);
 
   it('kill -9 after the entry is stored and before the POST: the restarted controller waits out the entry, then creates it once', { timeout: 600_000 }, async () => {
-    proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start();
-    const real = parse(readFileSync(process.env.OS_CLIENT_CONFIG_FILE ?? join(homedir(), '.config/openstack/clouds.yaml'), 'utf8')) as { clouds: Record<string, { auth: Record<string, unknown> }> };
-    const entry = real.clouds[testCloudName]!;
-    const cloudsFile = join(ws.dir, 'clouds-early.yaml');
+    const proxy = (state.proxy = await new OpenStackFaultProxy({ seed: 1, rate: 0, slowMs: 1_000 }).start());
     // A 10 s call timeout: the early entry's deadline is then 10 s + the 60 s margin (early-journal.ts), the wait this test sits out.
-    writeFileSync(cloudsFile, stringify({ clouds: { early: { ...entry, api_timeout: 10, auth: { ...entry.auth, auth_url: proxy.authUrl } } } }), { mode: 0o600 });
+    const cloudsFile = cloudsThrough(proxy, 'early', { api_timeout: 10 });
     const args = ['--clouds', cloudsFile, '--cloud', 'early', '--owner', owner, '--project-prefix', prefix, '--resync', '1h', '--opt-in-label', `kupenstack.io/project=${lease3}`, '--no-syncs', '--leader-election-id', lease3];
     const earlyJournalOf = (): ConfigMapCreateJournal => new ConfigMapCreateJournal(core, 'kupenstack-system', createJournalName(lease3));
 
     kubectlOk(['create', 'namespace', ns]);
     kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${lease3}`]);
     kubectlOk(['apply', '-f', '-'], { input: `${head('Network', 'first', ns)}  mtu: 1400\n` });
-    controller = new ControllerProcess(kubeconfig, args);
+    const controller = (state.controller = new ControllerProcess(kubeconfig, args));
     await controller.start();
     // The namespace's first run is a full pass; only the runs after it are targeted (and journal early).
-    await until('the first full pass', () => Promise.resolve(new RegExp(`reconciled ${ns} .*: 1 created`).test(controller!.log())), 180_000, 100);
+    await until('the first full pass', () => Promise.resolve(new RegExp(`reconciled ${ns} .*: 1 created`).test(controller.log())), 180_000, 100);
 
     // The targeted run's observe is held at the proxy: its entry is stored meanwhile, its POST cannot have left.
     const observe = proxy.hold('GET', /\/v2\.0\/networks/);
@@ -293,7 +293,7 @@ describe('the controller killed between its early journal entry and the create (
 
     const from = controller.log().length;
     await controller.start();
-    const after = (): string => controller!.log().slice(from);
+    const after = (): string => controller.log().slice(from);
     // The dead run's entry holds the restarted one back for its deadline: nothing of `late` exists while it waits.
     await until('the restarted run to wait out the entry', () => Promise.resolve(new RegExp(`held    ${ns}: waiting up to \\d+ s for 1 creates an earlier run sent`).test(after())), 120_000, 100);
     const waitedFor = Number(new RegExp(`waiting up to (\\d+) s`).exec(after())![1]);
