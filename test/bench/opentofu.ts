@@ -51,7 +51,7 @@ export async function benchOpenTofu(): Promise<BenchRow[]> {
     if (init.status !== 0) throw new Error(`tofu init failed: ${init.out.slice(-800)}`);
     const repo = join(dir, 'repo');
     mkdirSync(repo);
-    writeFileSync(join(repo, 'all.yaml'), manifestsOf('tofu-peer', sshKey));
+    writeFileSync(join(repo, 'all.yaml'), manifests('tofu-peer', 1, sshKey));
 
     // The work each first apply causes in OpenStack, which a real cloud's operators pay for. The main figure is what
     // each side's own requests cost Neutron's and Nova's API workers (request-cpu.ts: a worker's CPU shared among the
@@ -113,7 +113,7 @@ export async function benchOpenTofu(): Promise<BenchRow[]> {
     const tDup = await duplicates(cloud, `${owner}-crash-hcl`);
     tofu(crashHcl, ['destroy', '-auto-approve', '-input=false', '-no-color']);
 
-    writeFileSync(join(repo, 'all.yaml'), manifestsOf('tofu-crash', sshKey));
+    writeFileSync(join(repo, 'all.yaml'), manifests('tofu-crash', 1, sshKey));
     writeFileSync(join(dir, 'crash.yaml'), `owner: ${owner}\nprojectPrefix: ${owner}-\nstateDir: ${join(dir, 'crash-state')}\n`);
     await killHalfway([process.execPath, resolve('agent/cli/main.ts'), 'apply', repo, '--cloud', cloudName, '-c', join(dir, 'crash.yaml'), '--prune'], process.cwd(), process.env, oApply.seconds / 2);
     const oAgain = await ours(repo, join(dir, 'crash-state'));
@@ -218,11 +218,6 @@ async function sameEndState(cloud: OpenStackCloud, projectName: string): Promise
     rules.length !== nets && `${rules.length} ingress rules for port 22`,
   ].filter((x): x is string => typeof x === 'string');
   if (problems.length) throw new Error(`${projectName} after the first apply: ${problems.join(', ')}; ${nets} of each expected (the two sides must do the same work)`);
-}
-
-/** The 300 resources of `npm run bench`'s apply row, as manifests (apply.ts's, with this run's key). */
-export function manifestsOf(ns: string, sshKey: string): string {
-  return manifests(ns, 1, sshKey);
 }
 
 /** The same 300 resources as HCL, in a project of its own. */

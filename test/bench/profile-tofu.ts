@@ -14,7 +14,8 @@ import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { HttpRequest } from '../../agent/openstack/transport.ts';
-import { backgroundCpuRate, benchSshKey, hclOf, manifestsOf, measured, measuredAsync, tofuPeer } from './opentofu.ts';
+import { manifests } from './apply.ts';
+import { backgroundCpuRate, benchSshKey, hclOf, measured, measuredAsync, tofuPeer } from './opentofu.ts';
 import { measureRequests, requestIdsIn } from './request-cpu.ts';
 
 const cloudName = 'kupenstack-local';
@@ -39,7 +40,7 @@ const dir = mkdtempSync(join(tmpdir(), 'ks-prof-'));
 const repo = join(dir, 'repo');
 mkdirSync(repo);
 const sshKey = benchSshKey(dir);
-writeFileSync(join(repo, 'all.yaml'), manifestsOf('tofu-peer', sshKey));
+writeFileSync(join(repo, 'all.yaml'), manifests('tofu-peer', 1, sshKey));
 const config = { ...defaultConfig, owner, projectPrefix: `${owner}-`, stateDir: join(dir, 'state') };
 const run = (log: (line: string) => void) => applyPath({ path: repo, cloud: cloudName, openstack: cloud, config, prune: true, allowMassDelete: true, log });
 
