@@ -1,15 +1,8 @@
 import type { Health } from '../kinds/adapter.ts';
+import type { Progress } from '../../lib/progress.ts';
 
-/**
- * An object OpenStack is still working on (a server building, a volume
- * attaching): not an error, ORC's "poll again later". In requeue mode the
- * engine records it and returns; the front end looks again after `afterMs`
- * instead of a slot waiting meanwhile.
- */
-export interface Progress {
-  reason: string;
-  afterMs: number;
-}
+export type { Progress } from '../../lib/progress.ts';
+export { soonest } from '../../lib/progress.ts';
 
 /** A progressing object of a run's outcome. */
 export interface Progressing extends Progress {
@@ -25,7 +18,3 @@ export function progressOf(health: Health | undefined): Progress | undefined {
   return { reason: health.reason, afterMs: health.afterMs ?? defaultLookAgainMs };
 }
 
-/** The earliest look again of several, undefined for none. */
-export function soonest(list: readonly Progress[]): number | undefined {
-  return list.length === 0 ? undefined : Math.min(...list.map((p) => p.afterMs));
-}
