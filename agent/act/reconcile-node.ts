@@ -6,7 +6,7 @@ import { difference, replaceHash } from '../plan/diff.ts';
 import { retry } from '../../lib/retry.ts';
 import { know } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
-import { journaled } from './journaled.ts';
+import { journaled, sentWith } from './journaled.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
 import { progressOf, type Progress } from './progress.ts';
 import type { ResourceState } from '../status/state.ts';
@@ -133,7 +133,9 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   const created = await retry(
     async () => {
       try {
-        return await journaled(run.opts.journal, [node.address], () => node.pc.ctx.cloud.session.transport.timeoutMs, () => node.adapter.create(node.pc.ctx, node.m, desired, marker));
+        const { ctx } = node.pc;
+        const timeoutMs = (): number => ctx.cloud.session.transport.timeoutMs;
+        return await journaled(run.opts.journal, ctx.cloud, [node.address], timeoutMs, async (cloud) => node.adapter.create(await sentWith(ctx, cloud), node.m, desired, marker));
       } catch (err) {
         if (!(err instanceof OpenStackError) || !(err.conflict || err.transient || node.adapter.refusedByTwin?.(err))) throw err;
         let found: Remote[];
