@@ -5,7 +5,7 @@ import { kindDependencies, kindOrder } from '../graph/kind-order.ts';
 import { adapters } from '../kinds/index.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageFollows } from '../kinds/kit/image-memory.ts';
 import { decide, planErrorMessage, type Decision } from '../plan/decide.ts';
 import { observedHash, StalePlanError, compareObserved, type ObservedState } from '../plan/observed.ts';
 import type { Change, Drift, Held, ImageResolution, Plan } from '../plan/plan.ts';

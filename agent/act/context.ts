@@ -1,6 +1,6 @@
 import { KupenstackError } from '../errors.ts';
-import type { AdapterContext, Remote } from '../kinds/adapter.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { AdapterContext, Remote } from '../kinds/kit/adapter.ts';
+import type { ImageFollows } from '../kinds/kit/image-memory.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';

@@ -147,7 +147,7 @@ async function withProjects(decision: Decision, seen: Observation, opts: Execute
     void pc.ctx.apis.network.base().catch(() => undefined);
   }
 
-  // Adapters look once instead of waiting (kinds/look-again.ts).
+  // Adapters look once instead of waiting (kinds/kit/look-again.ts).
   if (opts.requeue) for (const pc of scopes.values()) pc.ctx.requeue = true;
   return scopes;
 }

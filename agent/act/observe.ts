@@ -1,10 +1,10 @@
 import { KupenstackError } from '../errors.ts';
-import { knownAfterApply, type AdapterContext, type CloudContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import { knownAfterApply, type AdapterContext, type CloudContext, type KindAdapter, type Remote } from '../kinds/kit/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ServiceType } from '../openstack/service.ts';
 import type { Inventory } from '../plan/decide.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageFollows } from '../kinds/kit/image-memory.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import { ownerTagPrefix } from '../ownership/marker.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';

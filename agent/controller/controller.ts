@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { ImageFollows, specFollows, type MovedTag } from '../kinds/image/oci-follow.ts';
+import { ImageFollows, specFollows, type MovedTag } from '../kinds/kit/image-memory.ts';
 import { mergePatch } from '../kube/client.ts';
 import { isKubeStatus } from '../kube/errors.ts';
 import { rewatchOnError } from '../kube/rewatch.ts';

@@ -4,7 +4,7 @@ import { applyOnly } from '../act/partial.ts';
 import { soonest } from '../act/progress.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageFollows } from '../kinds/kit/image-memory.ts';
 import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { withDependents } from '../validate/subset.ts';

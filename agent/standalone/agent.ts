@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../config/config.ts';
-import { ImageFollows } from '../kinds/image/oci-follow.ts';
+import { ImageFollows } from '../kinds/kit/image-memory.ts';
 import { dependencyWait, type DependencyState } from '../config/depends-on.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { reasons } from '../sync/conditions.ts';

@@ -3,7 +3,7 @@ import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
 import { textLogSink } from '../events/text-log.ts';
-import { ImageFollows } from '../kinds/image/oci-follow.ts';
+import { ImageFollows } from '../kinds/kit/image-memory.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';

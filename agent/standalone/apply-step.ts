@@ -3,7 +3,7 @@ import { applyChanged, applySubset, applyValidated } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageFollows } from '../kinds/kit/image-memory.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { metricsSink } from '../telemetry/event-sinks.ts';

@@ -7,7 +7,7 @@ import { readBody, sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { handleRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
-import { ociSourceFollows } from '../kinds/image/oci-follow.ts';
+import { ociSourceFollows } from '../kinds/kit/image-memory.ts';
 import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageFollows } from '../kinds/kit/image-memory.ts';
 import type { SyncConfig } from '../config/syncs.ts';
 import { Notifier } from '../notify/notifier.ts';
 import { objectNotice } from '../notify/object-notice.ts';

@@ -1,5 +1,5 @@
 import type { Diagnostic } from '../diagnostic.ts';
-import type { KindRules } from '../kinds/rule.ts';
+import type { KindRules } from '../kinds/kit/rule.ts';
 import { kindRules } from '../kinds/rules.ts';
 import { addressOf, type Manifest } from '../model/manifest.ts';
 import { diagnosticAt } from './report.ts';

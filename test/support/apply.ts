@@ -8,7 +8,7 @@ import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig, type AgentConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { ApiCounters } from '../../agent/openstack/counters.ts';
-import { ImageFollows } from '../../agent/kinds/image/oci-follow.ts';
+import { ImageFollows } from '../../agent/kinds/kit/image-memory.ts';
 import { testCloudName } from './context.ts';
 
 /** A scratch owner with its own repo folder and state dir, and a way to wipe everything it created. */

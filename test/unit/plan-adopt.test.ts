@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AdapterContext, Remote } from '../../agent/kinds/adapter.ts';
+import type { AdapterContext, Remote } from '../../agent/kinds/kit/adapter.ts';
 import { adapters } from '../../agent/kinds/index.ts';
 import type { Manifest } from '../../agent/model/manifest.ts';
 import type { OpenStackCloud, ProjectApis } from '../../agent/openstack/cloud.ts';

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ImageFollows, specFollows } from '../../agent/kinds/image/oci-follow.ts';
+import { ImageFollows, specFollows } from '../../agent/kinds/kit/image-memory.ts';
 import { handleRegistryHook, maxEventAgeMs, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
 import type { RegistryPush } from '../../agent/hooks/registry-senders/push.ts';
 import { DeliveryLog } from '../../agent/hooks/git-webhook.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { noSecrets } from '../../../agent/act/apply.ts';
 import type { SyncConfig } from '../../../agent/config/syncs.ts';
-import { ImageFollows } from '../../../agent/kinds/image/oci-follow.ts';
+import { ImageFollows } from '../../../agent/kinds/kit/image-memory.ts';
 import { DirectorySource } from '../../../agent/source/directory.ts';
 import { SyncRunner } from '../../../agent/standalone/sync-runner.ts';
 import { createLogger } from '../../../agent/telemetry/logger.ts';
