@@ -2,7 +2,7 @@ import type { AgentConfig } from '../config/config.ts';
 import { KupenstackError } from '../errors.ts';
 import type { EventSink } from '../events/events.ts';
 import { kindDependencies, kindOrder } from '../graph/kind-order.ts';
-import { adapters } from '../kinds/index.ts';
+import { adapters } from '../kinds/registry.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
 import type { ImageFollows } from '../kinds/kit/image-memory.ts';

@@ -1,4 +1,4 @@
-import { kindExports } from '../kinds/exports.ts';
+import { kindExports } from '../kinds/registry.ts';
 import type { ExportScope, KindExport } from '../kinds/kit/export.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { ExportError } from './errors.ts';

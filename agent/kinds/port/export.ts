@@ -1,6 +1,6 @@
 import type { KindExport } from '../kit/export.ts';
 import { projectItems, tagsOf, text } from '../kit/export.ts';
-import { isDefaultGroup } from '../securitygroup/export.ts';
+import { isDefaultGroup } from '../securitygroup/index.ts';
 
 /**
  * A port a person made: its network, fixed addresses by subnet, its groups.

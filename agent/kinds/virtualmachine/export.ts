@@ -2,7 +2,7 @@ import { OpenStackError } from '../../openstack/errors.ts';
 import type { ExportScope, KindExport } from '../kit/export.ts';
 import { projectItems, text } from '../kit/export.ts';
 import { powerStateOf, type NovaServer } from '../kit/nova-server.ts';
-import { isDefaultGroup } from '../securitygroup/export.ts';
+import { isDefaultGroup } from '../securitygroup/index.ts';
 
 interface RawPort {
   id: string;
