@@ -4,7 +4,7 @@ import { applyOnly } from '../act/partial.ts';
 import { soonest } from '../act/progress.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
-import type { ImageFollows } from '../kinds/kit/image-memory.ts';
+import type { ImageMemory } from '../kinds/kit/image-memory.ts';
 import { setCondition, type Condition } from '../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../status/store.ts';
 import { withDependents } from '../validate/subset.ts';
@@ -42,7 +42,7 @@ export interface NamespaceRunHost {
   /** Namespaces whose full pass ran in this leadership: only they may have a targeted run (it trusts what the full pass saw). */
   readonly fullyRun: Set<string>;
   /** What the Image kind remembers between runs: this leadership's. */
-  images: () => ImageFollows;
+  images: () => ImageMemory;
   /** True while this replica may write for the namespace. */
   acting: (ns: string) => boolean;
   /** The step a run is at (the resync names a slow one). */
@@ -164,6 +164,8 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const why = host.pausedBy(ns);
   if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
   const moved = run.takeMoved();
+  // What moved is the engine's input: both passes below resolve these again, once (they share the set).
+  if (moved) deps.refresh = new Set(moved);
   const lookAgain = awaiting.length > 0 ? opts.debounceMs : undefined;
   const targets = run.targets?.filter((a) => !awaiting.includes(a));
   if (awaiting.length > 0 && !moved && !terminating && targets?.length === 0) {

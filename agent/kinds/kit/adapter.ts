@@ -5,7 +5,7 @@ import type { OpenStackError } from '../../openstack/errors.ts';
 import type { Marker } from '../../ownership/marker.ts';
 import type { DestructiveReason } from '../../model/impact.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
-import type { ImageFollows } from './image-memory.ts';
+import type { ImageMemory } from './image-memory.ts';
 
 /**
  * What one kind knows about OpenStack, and nothing else: API paths, the field
@@ -308,8 +308,13 @@ export interface AdapterContext {
    * The full pass asks again.
    */
   trustKnown?: boolean;
-  /** What the Image kind remembers between runs, owned by the front end (kinds/image/oci-follow.ts). */
-  images?: ImageFollows;
+  /** What the Image kind remembers between runs, owned by the front end (kinds/kit/image-memory.ts). */
+  images?: ImageMemory;
+  /**
+   * Manifests (addresses) to resolve again whatever their interval: the front
+   * end's record of what a registry notification moved (EngineDeps.refresh).
+   */
+  refresh?: ReadonlySet<string>;
 }
 
 /** The OpenStack name of a manifest: spec.name, or metadata.name. */
