@@ -1,7 +1,19 @@
 import { KupenstackError } from '../../errors.ts';
 import type { FloatingIPSpec } from '../../model/kinds.generated.ts';
 import { isKnownAfterApply, isPlaceholderId, knownAfterApply, type AdapterContext, type KindAdapter, type Remote } from '../kit/adapter.ts';
-import { canonicalIp, describedUpdate, externalNetworkId, findNeutron, getNeutron, neutronDescription, observeNeutron, observeNeutronCloud, putTags, remarkNeutron, sortedTags } from '../kit/neutron.ts';
+import {
+  canonicalIp,
+  describedUpdate,
+  externalNetworkId,
+  findNeutron,
+  getNeutron,
+  neutronDescription,
+  observeNeutron,
+  observeNeutronCloud,
+  putTags,
+  remarkNeutron,
+  sortedTags,
+} from '../kit/neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
   id: String(raw.id),
