@@ -77,7 +77,8 @@ export class Controller {
   /**
    * Images a registry notification (or the resolve annotation) named, per
    * namespace: the one record of what moved. Its next run applies them first,
-   * alone, and hands them to the engine as `refresh`; a run that fails gives them back.
+   * alone, and hands them to the engine as `refresh`; a run that fails gives
+   * back those it did not resolve again.
    */
   private readonly movedImages = new Map<string, Set<string>>();
   /** What the Image kind remembers between runs (resolutions, registry clients): this leadership's, dropped when it ends. */
@@ -418,10 +419,12 @@ export class Controller {
     const changedAt = this.changedAt.get(ns);
     this.changedAt.delete(ns);
     let taken: string[] | undefined;
+    let takenAt = 0;
     const takeMoved = (): string[] | undefined => {
       const moved = this.movedImages.get(ns);
       this.movedImages.delete(ns);
       taken = moved && [...moved].sort();
+      takenAt = Date.now();
       return taken;
     };
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
@@ -443,9 +446,9 @@ export class Controller {
       if (after !== undefined) this.fullDue.add(ns);
       return after;
     } catch (err) {
-      // The queue's retry is a full pass; what moved is not known to be resolved again, so the retry resolves it again.
+      // The queue's retry is a full pass; it resolves again what moved and this run did not resolve.
       this.fullDue.add(ns);
-      if (taken) this.noteMoved(taken);
+      if (taken) this.noteMoved(taken.filter((a) => !this.images.resolvedSince(a, takenAt)));
       throw err;
     }
   }

@@ -65,7 +65,7 @@ export class SyncRunner implements SyncApplier {
    * Manifests a registry notification named (Images following a tag that
    * moved): the one record of what moved. The next run takes them (a
    * 'registry' run applies only them) and hands them to the engine as
-   * `refresh`; a run that fails gives them back.
+   * `refresh`; a run that fails gives back those it did not resolve again.
    */
   private readonly moved = new Set<string>();
   /** The current run's share of `moved`: every engine pass of the run resolves these again. */
@@ -138,16 +138,17 @@ export class SyncRunner implements SyncApplier {
     // Taken whatever the trigger: a full run resolves them again too.
     const refresh: ReadonlySet<string> = new Set(this.moved);
     this.moved.clear();
+    const since = Date.now();
     this.refresh = refresh;
     let ok = false;
     try {
-      const partial = trigger === 'registry' ? await this.runMoved([...refresh].sort(), Date.now(), signal) : undefined;
+      const partial = trigger === 'registry' ? await this.runMoved([...refresh].sort(), since, signal) : undefined;
       ok = partial ?? (await this.shared.run(trigger, signal));
       return ok;
     } finally {
       this.refresh = undefined;
-      // Not known to be resolved again: the next run asks the registry for them again.
-      if (!ok) for (const a of refresh) this.moved.add(a);
+      // What this run did not resolve again: the next run asks the registry for it again.
+      if (!ok) for (const a of refresh) if (!this.deps.images.resolvedSince(a, since)) this.moved.add(a);
     }
   }
 

@@ -75,4 +75,20 @@ describe('an Image named in refresh resolves again whatever its interval', () =>
     expect((await resolveManifest(m, pass(images))).manifestDigest).toBe(digest(3));
     expect(registry.resolves()).toBe(3);
   });
+
+  it('tells a front end whether a manifest was resolved since it took it moved (a failed run gives back the others)', async () => {
+    const images = new ImageMemory();
+    const registry = movingRegistry();
+    const get = vi.spyOn(images.sources, 'get').mockReturnValue({ ...registry.source, resolve: () => Promise.reject(new Error('registry down')) });
+    const taken = Date.now();
+    // The registry fails: no answer, so the front end keeps it moved.
+    await expect(resolveManifest(m, pass(images, new Set(['ns/Image/polled'])))).rejects.toThrow('registry down');
+    expect(images.resolvedSince('ns/Image/polled', taken)).toBe(false);
+    get.mockReturnValue(registry.source);
+    await resolveManifest(m, pass(images, new Set(['ns/Image/polled'])));
+    expect(images.resolvedSince('ns/Image/polled', taken)).toBe(true);
+    expect(images.resolvedSince('ns/Image/other', taken)).toBe(false);
+    // An answer from before the front end took it does not count.
+    expect(images.resolvedSince('ns/Image/polled', Date.now() + 1000)).toBe(false);
+  });
 });

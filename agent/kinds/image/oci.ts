@@ -121,7 +121,7 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
   // Before anything is made in Glance (create, upload, tag move all start from this answer).
   await verifyResolved(m, ctx, source, disk);
-  images.resolved.set(cacheKey, { disk, at: startedAt, ...(refresh ? { refresh } : {}) });
+  images.resolved.set(cacheKey, { address: m.address, disk, at: startedAt, ...(refresh ? { refresh } : {}) });
   return disk;
 }
 

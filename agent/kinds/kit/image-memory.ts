@@ -3,6 +3,8 @@ import { DiskSources } from '../../glance/registry-source.ts';
 
 /** One manifest's last resolution. */
 export interface Resolution {
+  /** The manifest's address. */
+  address: string;
   disk: ResolvedDisk;
   /** When it started: `interval` and `schedule` count from here (kinds/image/oci-poll.ts). */
   at: number;
@@ -24,4 +26,10 @@ export class ImageMemory {
   readonly resolved = new Map<string, Resolution>();
   /** One registry client per credentials and advice (glance/registry-source.ts). */
   readonly sources = new DiskSources();
+
+  /** Whether a resolution of this manifest that started at or after `since` gave an answer: a front end keeps what moved until one did. */
+  resolvedSince(address: string, since: number): boolean {
+    for (const r of this.resolved.values()) if (r.address === address && r.at >= since) return true;
+    return false;
+  }
 }
