@@ -4,7 +4,7 @@ import { planPath } from '../standalone/apply-path.ts';
 import { loadConfig, secretsDirOf } from '../config/config.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { UsageError } from '../errors.ts';
-import { adapters } from '../kinds/index.ts';
+import { adapters } from '../kinds/registry.ts';
 import { planBetweenRevisions } from '../plan/between-revisions.ts';
 import type { Plan } from '../plan/plan.ts';
 import { jsonPlan, renderJson } from '../plan/render/json.ts';

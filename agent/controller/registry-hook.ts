@@ -7,7 +7,7 @@ import { handleRegistryHook } from '../hooks/registry-hook.ts';
 import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
 import type { SecretKey, SecretResolver } from '../secrets/resolver.ts';
 import type { SyncLoop } from '../gitops/sync-loop.ts';
-import { ociSourceFollows } from '../kinds/image/oci-follow.ts';
+import { ociSourceFollows } from '../hooks/registry-match.ts';
 import type { Controller } from './controller.ts';
 
 /** How answers, logs and metrics name the controller as a follower of registry notifications. */

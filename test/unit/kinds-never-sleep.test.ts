@@ -2,20 +2,20 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import type { AdapterContext } from '../../agent/kinds/adapter.ts';
-import { lookAgain } from '../../agent/kinds/look-again.ts';
+import type { AdapterContext } from '../../agent/kinds/kit/adapter.ts';
+import { lookAgain } from '../../agent/kinds/kit/look-again.ts';
 import { NotYet } from '../../lib/not-yet.ts';
 
 /**
  * Progress by requeue (issue 27): no adapter under agent/kinds waits for
- * OpenStack by itself. The one wait is kinds/look-again.ts, which looks once
+ * OpenStack by itself. The one wait is kinds/kit/look-again.ts, which looks once
  * and throws NotYet in requeue mode (the controller). Any other timer, sleep
  * or poll loop in kinds/ would hold a namespace's slot in the cluster.
  */
 
 const root = join(import.meta.dirname, '..', '..');
 const kindsDir = join(root, 'agent', 'kinds');
-const theOneWait = 'agent/kinds/look-again.ts';
+const theOneWait = 'agent/kinds/kit/look-again.ts';
 
 const timerModules = new Set(['node:timers/promises', 'timers/promises', 'node:timers', 'timers']);
 const sleepingCalls = new Set(['setTimeout', 'setInterval', 'setImmediate', 'sleep', 'poll']);
@@ -79,7 +79,7 @@ describe('no adapter sleeps in requeue mode', () => {
     const files = tsFiles(kindsDir).map((f) => relative(root, f));
     expect(files.length, 'the kinds found').toBeGreaterThan(20);
     const findings = files.filter((f) => f !== theOneWait).flatMap((f) => sleepsIn(f, readFileSync(join(root, f), 'utf8')));
-    expect(findings, 'waits outside kinds/look-again.ts: use lookAgain (it looks once in requeue mode)').toEqual([]);
+    expect(findings, 'waits outside kinds/kit/look-again.ts: use lookAgain (it looks once in requeue mode)').toEqual([]);
     // The exception still is what it claims to be: the one place that sleeps.
     expect(sleepsIn(theOneWait, readFileSync(join(root, theOneWait), 'utf8')).length).toBeGreaterThan(0);
   });
