@@ -72,7 +72,8 @@ export interface NamespaceRunInput {
 }
 
 /**
- * One namespace's run in the cluster (DESIGN §9, loop 2): finalizers first,
+ * One namespace's run in the cluster (the resource loop: custom resources →
+ * OpenStack with the engine standalone uses, namespace = project): finalizers first,
  * validate the custom resources (an invalid one is Stalled, never applied),
  * the moved Images first, the engine over the namespace, then the deleted
  * objects' finalizers and, for a deleted namespace, its project. Throws when

@@ -85,7 +85,7 @@ export function renderText(plan: Plan, options: TextOptions): string {
     out.push('');
   }
   if (immutable.length > 0) {
-    // Immutable drift is never hidden (DESIGN §5), but changing it would mean a replace nobody asked for.
+    // Immutable drift is shown, never hidden (someone changed the cloud outside Git), but changing it would mean a replace nobody asked for.
     out.push('Drift: changed outside Git, reported, left alone (OpenStack cannot change it in place):', '');
     for (const d of immutable) out.push(`  ${paint('yellow', '≠')} ${sanitize(d.address)} ${sanitize(d.path)}: ${formatValue(d.actual)} in the cloud, ${formatValue(d.expected)} in Git`);
     out.push('');
