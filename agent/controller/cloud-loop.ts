@@ -274,7 +274,8 @@ export class CloudLoop {
     const all = [...this.clouds.values()].filter((o) => !isDeleting(o)).sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')));
     const { validated, rejected } = validateNamespace(documentsOf(all.map((object) => ({ kind, object }))), this.opts.registry);
     const refused = rejected.get(pass.address);
-    const manifest = validated.manifests.find((m) => m.address === pass.address);
+    // Each document's file is its object's address (revision.ts), as the rejected ones are keyed.
+    const manifest = validated.manifests.find((m) => m.source.file === pass.address);
     if (!refused && manifest) return specOf(manifest, kind);
     const message = refused ? refused.map(formatDiagnostic).join('; ') : 'not among the valid OpenStackClouds';
     let conditions = setCondition(pass.before.conditions ?? [], { type: 'Stalled', status: 'True', reason: 'InvalidSpec', message });
