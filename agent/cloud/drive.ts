@@ -65,7 +65,7 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
   await store.ensureNamespace();
   const kept = await store.load();
-  const { home, status: stored } = await homeOf(store, kept, opts.home, opts.log ?? (() => undefined));
+  const { home, status: stored } = await homeOf(store, kept, { home: opts.home, kubeConfig: opts.kubeConfig, log: opts.log ?? (() => undefined) });
   // The release rules against what is deployed (downgrade, skip-level, a second upgrade): nothing is applied when one fails.
   const refused = checkTransition({ status: stored }, spec);
   if (refused.length > 0) throw new KupenstackError(refused[0]!.code, `OpenStackCloud ${opts.cloud} ${refused[0]!.path.join('.')}: ${refused[0]!.message}; nothing was applied`);

@@ -1,4 +1,6 @@
-import type { OpenStackCloudStatus } from '../model/kinds.generated.ts';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
+import type { OpenStackCloud, OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import type { CloudState, CloudStore } from './store.ts';
 
 /**
@@ -23,18 +25,53 @@ export function configMapHome(store: CloudStore, kept: CloudState): CloudStatusH
   return { status: kept.status, save: ({ status }) => store.save({ status }) };
 }
 
+export interface HomeOptions {
+  /** The status's home when it is not the ConfigMap (the in-cluster controller's CR). */
+  home?: CloudStatusHome;
+  kubeConfig: KubeConfig;
+  log: (line: string) => void;
+}
+
 /**
- * The home a pass works with and the status it starts from. Given a home (the controller's CR),
+ * The home a pass works with and the status it starts from. Standalone, the ConfigMap's status, or
+ * when it holds none the one on the OpenStackCloud resource (below). Given a home (the controller's CR),
  * a status the cloud's ConfigMap still holds was written there by an earlier KupenStack, which
  * kept it in both places and resumed from the ConfigMap, or by a standalone run before the
  * controller took the cloud over: either way the newest, so it is saved to the home and only
  * then removed from the ConfigMap (a failed save leaves it there to be moved by the next pass).
  */
-export async function homeOf(store: CloudStore, kept: CloudState, given: CloudStatusHome | undefined, log: (line: string) => void): Promise<{ home: CloudStatusHome; status: OpenStackCloudStatus }> {
-  if (!given) return { home: configMapHome(store, kept), status: kept.status };
-  if (Object.keys(kept.status).length === 0) return { home: given, status: given.status };
+export async function homeOf(store: CloudStore, kept: CloudState, opts: HomeOptions): Promise<{ home: CloudStatusHome; status: OpenStackCloudStatus }> {
+  const { home: given, log } = opts;
+  const empty = Object.keys(kept.status).length === 0;
+  if (!given) {
+    const home = configMapHome(store, kept);
+    if (!empty) return { home, status: kept.status };
+    const taken = await statusOnTheResource(opts.kubeConfig, store.cloud);
+    const where = `ConfigMap ${store.namespace}/${store.stateName}`;
+    if (taken.release !== undefined) log(`cloud ${store.cloud}: status read from the OpenStackCloud in the cluster (the controller drove it); kept in ${where} from now on`);
+    return { home, status: taken };
+  }
+  if (empty) return { home: given, status: given.status };
   await given.save({ status: kept.status });
   await store.save({ status: null });
   log(`cloud ${store.cloud}: status moved from ConfigMap ${store.namespace}/${store.stateName} to the OpenStackCloud's status`);
   return { home: given, status: kept.status };
+}
+
+/**
+ * Standalone, with no status in the ConfigMap: a cloud the in-cluster controller drove keeps its status on its
+ * OpenStackCloud resource (the controller moved it there). Read from there once, so `apply --kubeconfig` taking a
+ * cloud over from the controller does not take a deployed release for a first install (no backup, every chart at
+ * once); the ConfigMap keeps it from then on. No such resource, or no right to read it: none.
+ */
+async function statusOnTheResource(kubeConfig: KubeConfig, name: string): Promise<OpenStackCloudStatus> {
+  // The kind's group, version and plural (schemas/openstackcloud.schema.json): cloud/ sits below schema/.
+  const at = { group: 'kupenstack.io', version: 'v1alpha1', plural: 'openstackclouds', name };
+  try {
+    const cr = (await kubeConfig.makeApiClient(CustomObjectsApi).getClusterCustomObject(at)) as Partial<OpenStackCloud>;
+    return cr.status ?? {};
+  } catch (err) {
+    if (isKubeStatus(err, 404) || isKubeStatus(err, 403)) return {};
+    throw kubeApiError(`read OpenStackCloud ${name}`, err);
+  }
 }

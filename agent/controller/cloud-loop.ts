@@ -218,10 +218,15 @@ export class CloudLoop {
     const pass = this.passOf(name, cr);
     const spec = await this.admit(pass);
     if (!spec) return; // Waits for a spec change: retrying the same spec cannot help.
+    const namespace = spec.namespace ?? DEFAULT_CLOUD_NAMESPACE;
+    if (this.rollouts.get(name) !== pass.rollout) {
+      this.rollouts.set(name, pass.rollout);
+      this.opts.log(`cloud   ${name}: driving release ${spec.release} in namespace ${namespace} (generation ${pass.generation ?? '?'})`);
+    }
     this.aborts.set(name, pass.abort);
     let result: DriveResult;
     try {
-      result = await driveCloud(spec, this.driveOptions(pass, spec));
+      result = await driveCloud(spec, this.driveOptions(pass, namespace));
     } catch (err) {
       return this.failed(pass, err);
     } finally {
@@ -287,12 +292,7 @@ export class CloudLoop {
   }
 
   /** driveCloud's options for this pass: writes gated by this replica still acting, the status kept on the CR, the rollout's memory. */
-  private driveOptions(pass: CloudPass, spec: OpenStackCloudSpec): DriveOptions {
-    const namespace = spec.namespace ?? DEFAULT_CLOUD_NAMESPACE;
-    if (this.rollouts.get(pass.name) !== pass.rollout) {
-      this.rollouts.set(pass.name, pass.rollout);
-      this.opts.log(`cloud   ${pass.name}: driving release ${spec.release} in namespace ${namespace} (generation ${pass.generation ?? '?'})`);
-    }
+  private driveOptions(pass: CloudPass, namespace: string): DriveOptions {
     const pauseAt = pass.cr.metadata.annotations?.[pauseAnnotation];
     return {
       // Before each write (an object, the inventory, a Secret): a replica that stopped acting mid-step (paused, partitioned) writes nothing further.

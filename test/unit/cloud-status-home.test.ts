@@ -12,10 +12,11 @@ import type { OpenStackCloudStatus } from '../../agent/model/kinds.generated.ts'
  */
 type Part = { inventory?: InventoryEntry[]; status?: OpenStackCloudStatus | null };
 
+// Never contacted: every write of the store is recorded below (and the cases read no custom resource).
+const kc = new KubeConfig();
+kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+
 function recordingStore(): { store: CloudStore; writes: Part[] } {
-  const kc = new KubeConfig();
-  // Never contacted: every write is recorded below.
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
   const store = new CloudStore(kc, 'openstack', 'cloud');
   const writes: Part[] = [];
   store.save = (part) => Promise.resolve(void writes.push(structuredClone(part)));
@@ -32,7 +33,7 @@ function crHome(status: OpenStackCloudStatus, fail = false): { home: CloudStatus
 describe('the cloud status home', () => {
   it('standalone: the ConfigMap is the home; its status is the one read with the inventory, and saves go back to it', async () => {
     const { store, writes } = recordingStore();
-    const { home, status } = await homeOf(store, { inventory: [], status: midUpgrade }, undefined, () => undefined);
+    const { home, status } = await homeOf(store, { inventory: [], status: midUpgrade }, { kubeConfig: kc, log: () => undefined });
     expect(status).toEqual(midUpgrade);
     expect(home.status).toEqual(midUpgrade);
     await home.save({ status: { ...midUpgrade, release: '2025.2' } });
@@ -43,7 +44,7 @@ describe('the cloud status home', () => {
     const { store, writes } = recordingStore();
     const cr = crHome({ release: '2025.1' });
     const log: string[] = [];
-    const { home, status } = await homeOf(store, { inventory: [], status: midUpgrade }, cr.home, (l) => log.push(l));
+    const { home, status } = await homeOf(store, { inventory: [], status: midUpgrade }, { home: cr.home, kubeConfig: kc, log: (l) => log.push(l) });
     expect(status.upgrade).toMatchObject({ service: 'glance', backup: 'Job openstack/mariadb-backup-before-2025-2' });
     expect(cr.saved).toEqual([midUpgrade]);
     expect(writes).toEqual([{ status: null }]);
@@ -54,14 +55,14 @@ describe('the cloud status home', () => {
   it('in the cluster: a failed save to the CR leaves the ConfigMap\'s status where it is (the next pass moves it)', async () => {
     const { store, writes } = recordingStore();
     const cr = crHome({}, true);
-    await expect(homeOf(store, { inventory: [], status: midUpgrade }, cr.home, () => undefined)).rejects.toThrow('status not written');
+    await expect(homeOf(store, { inventory: [], status: midUpgrade }, { home: cr.home, kubeConfig: kc, log: () => undefined })).rejects.toThrow('status not written');
     expect(writes).toEqual([]);
   });
 
   it('in the cluster: with nothing in the ConfigMap, the CR\'s status is read and nothing is written', async () => {
     const { store, writes } = recordingStore();
     const cr = crHome(midUpgrade);
-    const { status } = await homeOf(store, { inventory: [], status: {} }, cr.home, () => undefined);
+    const { status } = await homeOf(store, { inventory: [], status: {} }, { home: cr.home, kubeConfig: kc, log: () => undefined });
     expect(status).toEqual(midUpgrade);
     expect(cr.saved).toEqual([]);
     expect(writes).toEqual([]);
