@@ -8,6 +8,7 @@ import { helmBinary } from './helm.ts';
 import { installSteps, summariseStep } from './phases.ts';
 import { renderCloud, type RenderedChart } from './render-cloud.ts';
 import { generateSecrets } from './secrets.ts';
+import { homeOf } from './status-home.ts';
 import { CloudStore } from './store.ts';
 import { backupJob, upgradeOrder } from './upgrade.ts';
 import { describeWindow, windowAt } from './window.ts';
@@ -26,8 +27,10 @@ export interface CloudPlan {
 export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<CloudPlan & { millis: { render: Record<string, number>; diff: Record<string, number> } }> {
   const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
   const rendered = await renderWith(spec, store, opts, false);
-  const { inventory, status } = await store.load();
-  const { changes, millis } = await diffLive(rendered, inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
+  const kept = await store.load();
+  // Standalone reads only: the ConfigMap's status, else the one the controller keeps on the OpenStackCloud.
+  const { status } = await homeOf(store, kept, { kubeConfig: opts.kubeConfig, log: () => undefined });
+  const { changes, millis } = await diffLive(rendered, kept.inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
   const upgrading = status.release !== undefined && status.release !== spec.release;
   const steps = upgrading ? upgradePlan(spec, rendered, status, (opts.now ?? (() => new Date()))()) : installSteps(rendered).map(summariseStep);
   const render = Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render]));

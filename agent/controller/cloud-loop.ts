@@ -326,8 +326,9 @@ export class CloudLoop {
       save: async ({ status }) => {
         if (!pass.stillActing()) throw pass.signal.reason as Error;
         const backup = status.upgrade?.backup;
-        if (backup && backup !== pass.latest.upgrade?.backup) pass.event('BackupDone', `backup before the upgrade ${status.upgrade?.from ?? '?'} → ${status.upgrade?.to ?? '?'}: ${backup}`);
+        const newBackup = backup !== undefined && backup !== pass.latest.upgrade?.backup;
         pass.latest = status;
+        if (newBackup) pass.event('BackupDone', `backup before the upgrade ${status.upgrade?.from ?? '?'} → ${status.upgrade?.to ?? '?'}: ${backup}`);
         const kept = await this.writeStatus(name, status, { generation: pass.generation, progressOver: this.written.get(name) ?? pass.before });
         if (!kept) throw new KupenstackError('cloud.status-not-written', `OpenStackCloud ${name}: its status could not be written, so the run stops before the step it would record`);
       },
