@@ -30,7 +30,8 @@ export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): P
   const kept = await store.load();
   // Standalone reads only: the ConfigMap's status, else the one the controller keeps on the OpenStackCloud.
   const { status } = await homeOf(store, kept, { kubeConfig: opts.kubeConfig, log: () => undefined });
-  const { changes, millis } = await diffLive(rendered, kept.inventory, { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal });
+  const diffOptions = { kubeConfig: opts.kubeConfig, namespace: opts.namespace, cloud: opts.cloud, fieldManager: opts.fieldManager, signal: opts.signal };
+  const { changes, millis } = await diffLive(rendered, kept.inventory, diffOptions);
   const upgrading = status.release !== undefined && status.release !== spec.release;
   const steps = upgrading ? upgradePlan(spec, rendered, status, (opts.now ?? (() => new Date()))()) : installSteps(rendered).map(summariseStep);
   const render = Object.fromEntries(rendered.map((c) => [c.chart, c.millis.fetch + c.millis.render]));
