@@ -29,7 +29,8 @@ const projectLabel = 'kupenstack.io/project';
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
 
 /**
- * The in-cluster resource loop (DESIGN §9, loop 2): list+watch the namespaced
+ * The in-cluster resource loop (ORC's job: the custom resources the Sync loop or
+ * `kubectl` wrote → OpenStack, under the same RBAC either way): list+watch the namespaced
  * kinds cluster-wide, keep a cache per namespace, and reconcile one namespace
  * at a time with the same engine as standalone (namespace = project). A
  * status-only change (our own writes) never schedules a run; a spec,

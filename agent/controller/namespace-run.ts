@@ -74,7 +74,8 @@ export interface NamespaceRunInput {
 }
 
 /**
- * One namespace's run in the cluster (DESIGN §9, loop 2), its steps in the
+ * One namespace's run in the cluster (the resource loop: custom
+ * resources → OpenStack, namespace = project), its steps in the
  * order an operator reads their marks in the `timing` line: `gate` (the
  * finalizers, set in the background; every write waits for them), `admit`
  * (refusals, validation: an invalid object is Stalled, never applied), `pass`

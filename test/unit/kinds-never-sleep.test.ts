@@ -60,7 +60,7 @@ const knownWaits: Record<string, string> = {
   'agent/gitops/sync-client.ts': '`kupenstack reconcile sync`, a CLI command, waits for the Sync to handle its request; no loop runs it',
   'agent/glance/versions.ts': "another worker's upload: waits standalone, throws NotYet in requeue mode",
   'agent/glance/members.ts': 'a short random back-off between two member writes that met (409), not a wait for OpenStack to work',
-  'agent/cloud/apply.ts': "a chart's gate and a Job being replaced: polls standalone, looks once and throws NotYet in requeue mode (test/integration/cloud/install.test.ts)",
+  'agent/cloud/apply.ts': "a chart's gate and a Job being replaced: polls standalone, looks once and returns a Progress in requeue mode (test/integration/cloud/install.test.ts)",
   'agent/util/poll.ts': 'the poll helper act/wait.ts uses in wait mode',
   'agent/openstack/session.ts': 'the first call waits (bounded) for a token in flight instead of asking Keystone twice',
   'agent/source/directory.ts': "the dev watcher's debounce",

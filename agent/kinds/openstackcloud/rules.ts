@@ -1,7 +1,7 @@
 import { CHARTS, chartInfo } from '../../cloud/catalogue.ts';
 import { findRelease, RELEASES } from '../../cloud/releases.ts';
 import { chartPath, declaredChart, enabledCharts } from '../../cloud/spec.ts';
-import type { OpenStackCloudSpec } from '../../model/kinds.generated.ts';
+import { specOf } from '../../model/kinds.generated.ts';
 import type { KindRules, RuleFinding } from '../kit/rule.ts';
 
 /**
@@ -24,7 +24,7 @@ export const openStackCloudRules: KindRules = {
       });
     }
     for (const m of manifests) {
-      const spec = m.spec as unknown as OpenStackCloudSpec;
+      const spec = specOf(m, 'OpenStackCloud');
       const at = (code: string, path: (string | number)[], message: string): void => void out.push({ manifest: m, code, path, message });
       if (!findRelease(spec.release)) {
         at(
