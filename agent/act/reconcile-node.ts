@@ -1,4 +1,4 @@
-import type { KindAdapter, Remote } from '../kinds/adapter.ts';
+import { waitingOf, type KindAdapter, type Remote, type Waiting } from '../kinds/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { adopts } from '../plan/decide.ts';
@@ -29,7 +29,9 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   state.onDelete = (m.spec.onDelete ?? (adopts(m) ? 'detach' : 'delete')) === 'detach' ? 'detach' : undefined;
   if (node.adopting && node.remote) {
     const remote = node.remote;
-    await run.retrying(node.address, () => adapter.remark!(ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
+    // Requeue mode: a remark of several steps (a load balancer's children) goes on in a later run.
+    const remarking = waitingOf(await run.retrying(node.address, () => adapter.remark!(ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m)));
+    if (remarking) return remarking;
     node.remote = { ...remote, marker: { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) } };
     node.adopting = false;
     state.id = remote.id;
@@ -77,7 +79,8 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   const diff = difference(adapter, desired, node.remote);
   if (Object.keys(diff.updates).length === 0) {
     // The manifest dropped a `replace` field: nothing to change, but the marker must carry the hash of what is declared now.
-    if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
+    const remarking = diff.staleHash && adapter.remark ? waitingOf(await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m))) : undefined;
+    if (remarking) return remarking;
     run.count(node.address, 'unchanged');
     return undefined;
   }
@@ -86,7 +89,11 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   // A moving reference (an OCI tag) that points elsewhere now: the update follows it, it corrects no drift.
   const follows = adapter.follows?.(m, desired, node.remote);
   const tagMoved = follows !== undefined && follows.from !== undefined && follows.from !== follows.to;
-  moved(node, await run.retrying(node.address, () => adapter.update(ctx, node.remote!, diff.updates, m)), run);
+  const updated = await run.retrying(node.address, () => adapter.update(ctx, node.remote!, diff.updates, m));
+  // An adapter that acted and looked once (a resize, an extend): the next run continues from what OpenStack shows.
+  const later = waitingOf(updated);
+  if (later) return later;
+  moved(node, updated, run);
   if (tagMoved) run.emit('updated', node.address, 'TagMoved', `${follows.reference} moved from ${follows.from} to ${follows.to} (${fields.join(', ')})`);
   else run.emit('updated', node.address, diff.drift.some((d) => !d.immutable) && !heals ? 'DriftCorrected' : 'Updated', fields.join(', '));
   const corrected = diff.drift.filter((d) => !d.immutable).map((d) => d.path);
@@ -101,8 +108,8 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   } else {
     run.count(node.address, 'updated');
   }
-  if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
-  return waitReady(node, run);
+  const remarking = diff.staleHash && adapter.remark ? waitingOf(await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m))) : undefined;
+  return remarking ?? waitReady(node, run);
 }
 
 /**
@@ -161,13 +168,15 @@ export async function followUp(node: Node, run: Run): Promise<Progress | undefin
   }
   const desired = await node.adapter.desired(node.m, node.pc.ctx);
   const diff = difference(node.adapter, desired, node.remote!);
-  if (Object.keys(diff.updates).length > 0) moved(node, await run.retrying(node.address, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m)), run);
-  return undefined;
+  if (Object.keys(diff.updates).length === 0) return undefined;
+  const updated = await run.retrying(node.address, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m));
+  moved(node, updated, run);
+  return waitingOf(updated);
 }
 
 /** An update that gave the manifest a new object (an OCI tag move): ids and state follow it. */
-function moved(node: Node, next: void | Remote, run: Run): void {
-  if (!next) return;
+function moved(node: Node, next: void | Remote | Waiting, run: Run): void {
+  if (!next || 'waiting' in next) return;
   node.remote = next;
   know(node.pc, node.ref, next);
   (run.opts.resources[node.address] ??= {}).id = next.id;

@@ -2,7 +2,6 @@ import { KupenstackError } from '../errors.ts';
 import type { KindAdapter } from '../kinds/adapter.ts';
 import { poll } from '../util/poll.ts';
 import type { ProjectContext } from './context.ts';
-import { NotYet } from '../../lib/not-yet.ts';
 import { defaultLookAgainMs, progressOf, type Progress } from './progress.ts';
 import type { Node, Run } from './run.ts';
 
@@ -64,9 +63,4 @@ export async function waitGone(adapter: KindAdapter, pc: ProjectContext, id: str
     onTimeout: () => new KupenstackError('resource.timeout', `${id} still exists ${timeoutMs / 1000} s after its deletion`),
   });
   return undefined;
-}
-
-/** What an adapter's NotYet (kinds/look-again.ts) stands for in the engine. */
-export function notYet(err: unknown): Progress | undefined {
-  return err instanceof NotYet ? { reason: err.reason, afterMs: err.afterMs } : undefined;
 }

@@ -188,6 +188,8 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     clocked?.onCall.delete(onCall);
     await early?.close();
   }
+  // Held whole, as a value (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
+  if (report.waiting && !signal.aborted) return report.waiting.afterMs;
   mark('engine');
   const finalized = await finalizing.done;
   if (typeof finalized === 'object') throw finalized.error;
