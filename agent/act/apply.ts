@@ -21,7 +21,6 @@ import { afterLanding } from './landing.ts';
 import type { ApplyError, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
 import type { Progress, Progressing } from './progress.ts';
-import type { Looked } from '../../lib/progress.ts';
 
 /** One revision of the desired state: the source's revision string and its validated manifests. */
 export interface RevisionInput {
@@ -112,7 +111,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
   const landing = await landed(input, deps, opts, resources);
   // Requeue mode: creates a dead process sent are still landing; nothing is executed, the queue looks again.
   if ('waiting' in landing) return landingReport(input.revision, landing.waiting, since(deps.cloud, before));
-  const { seen, decision } = landing.done;
+  const { seen, decision } = landing;
   const observed = observedOf(seen);
   if (opts.plan) {
     if (opts.plan.revision !== input.revision) throw new StalePlanError([`the manifests are ${input.revision}, the plan was made for ${opts.plan.revision}`]);
@@ -193,7 +192,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
 }
 
 /** Observe and decide once the creates a dead process sent have landed (act/landing.ts); in requeue mode it answers waiting while they land. */
-function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<Looked<{ seen: Observation; decision: Decision }>> {
+function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision } | { waiting: Progress }> {
   return afterLanding({
     journal: deps.journal,
     declared: new Set(input.validated.manifests.map((m) => m.address)),

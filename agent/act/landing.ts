@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { waiting as waitingFor, type Looked } from '../../lib/progress.ts';
+import { waiting as waitingFor, type Progress } from '../../lib/progress.ts';
 import type { EventSink } from '../events/events.ts';
 import type { CreateJournal } from '../status/create-journal.ts';
 
@@ -31,7 +31,7 @@ export async function afterLanding<T>(opts: {
   now?: () => number;
   /** Progress by requeue: look once, answer waiting (look again in `everyMs`) while creates are still landing. */
   requeue?: boolean;
-}): Promise<Looked<T>> {
+}): Promise<T | { waiting: Progress }> {
   const now = opts.now ?? Date.now;
   const landing = (await opts.journal?.landing()) ?? new Map<string, number>();
   for (let told = false; ; ) {
@@ -40,7 +40,7 @@ export async function afterLanding<T>(opts: {
     const waiting = [...landing].filter(([address, until]) => until > at && opts.declared.has(address) && !owned.has(address));
     if (waiting.length === 0) {
       await opts.journal?.landed([...landing.keys()].filter((a) => owned.has(a)));
-      return { done: result };
+      return result;
     }
     const everyMs = opts.everyMs ?? (opts.requeue ? 2000 : 1000);
     if (!told) {

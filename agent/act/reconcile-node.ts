@@ -79,7 +79,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   const diff = difference(adapter, desired, node.remote);
   if (Object.keys(diff.updates).length === 0) {
     // The manifest dropped a `replace` field: nothing to change, but the marker must carry the hash of what is declared now.
-    const remarking = diff.staleHash && adapter.remark ? waitingOf(await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m))) : undefined;
+    const remarking = diff.staleHash && adapter.remark ? await remark(node, desired, run) : undefined;
     if (remarking) return remarking;
     run.count(node.address, 'unchanged');
     return undefined;
@@ -108,7 +108,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
   } else {
     run.count(node.address, 'updated');
   }
-  const remarking = diff.staleHash && adapter.remark ? waitingOf(await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m))) : undefined;
+  const remarking = diff.staleHash && adapter.remark ? await remark(node, desired, run) : undefined;
   return remarking ?? waitReady(node, run);
 }
 
@@ -172,6 +172,13 @@ export async function followUp(node: Node, run: Run): Promise<Progress | undefin
   const updated = await run.retrying(node.address, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m));
   moved(node, updated, run);
   return waitingOf(updated);
+}
+
+/** The marker rewritten with the hash of what is declared now (a dropped `replace` field); waiting when a remark of several steps goes on later. */
+async function remark(node: Node, desired: Record<string, unknown>, run: Run): Promise<Progress | undefined> {
+  const { adapter, m } = node;
+  const marker = { owner: run.opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
+  return waitingOf(await run.retrying(node.address, () => adapter.remark!(node.pc.ctx, node.remote!, marker, m)));
 }
 
 /** An update that gave the manifest a new object (an OCI tag move): ids and state follow it. */
