@@ -95,6 +95,13 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   const nodes = new Map<string, Node>();
   for (const m of decision.declared) {
     if (failed.has(m.address) && m.spec.import !== undefined) continue;
+    // A namespace that got no project (act/no-project.ts): each of its objects says why.
+    const blocked = seen.blocked.get(m.metadata.namespace ?? '');
+    if (blocked) {
+      fail(m.address, blocked);
+      await run.settle(m.address, opts.resources[m.address]);
+      continue;
+    }
     const node: Node = {
       address: m.address,
       m,
@@ -121,10 +128,10 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
 /** The plan's namespaces that have no project get one now (the run's first write); each scope as the run uses it. */
 async function withProjects(decision: Decision, seen: Observation, opts: ExecuteOptions): Promise<Map<string, ProjectContext>> {
   const scopes = new Map<string, ProjectContext>(seen.scopes);
-  const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
+  const future = [...seen.scopes.entries()].filter(([ns, s]) => s.future && !seen.blocked.has(ns)).map(([ns]) => ns);
   const projects = await ensureProjects(
     opts.cloud,
-    seen.namespaces,
+    seen.namespaces.filter((ns) => !seen.blocked.has(ns)),
     {
       owner: opts.owner,
       prefix: opts.projectPrefix,
@@ -132,6 +139,7 @@ async function withProjects(decision: Decision, seen: Observation, opts: Execute
       role: opts.role,
       trustKnown: opts.trustKnownProjects === true,
       adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')),
+      ...(seen.projectNames ? { names: seen.projectNames } : {}),
     },
     seen.projects,
   );

@@ -15,6 +15,8 @@ import { foreignImport } from './refusals.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects } from './projects.ts';
 import { type Project } from './project.ts';
+import { projectNameOf } from './project-names.ts';
+import { noProjectToAdopt } from './no-project.ts';
 
 /**
  * Where a manifest is reconciled. Namespaced kinds live in the namespace's
@@ -49,6 +51,8 @@ export interface ObserveOptions {
   trustKnownProjects?: boolean;
   /** What the Image kind remembers between runs (the front end's). */
   images?: ImageFollows;
+  /** Namespace → Keystone project name where it is not prefix + namespace (standalone: the manifests' annotation, act/project-names.ts). */
+  projectNames?: ReadonlyMap<string, string>;
 }
 
 /** The live inventory plus the per-namespace contexts the executor acts through. */
@@ -62,6 +66,10 @@ export interface Observation {
   namespaces: string[];
   /** Every project this owner had when observed (the executor does not list them again). */
   projects: Project[];
+  /** Namespace → Keystone project name where it is not prefix + namespace (ObserveOptions.projectNames). */
+  projectNames?: ReadonlyMap<string, string>;
+  /** Namespaces that get no project: a new one could not hold the objects their manifests adopt (act/no-project.ts). */
+  blocked: Map<string, KupenstackError>;
 }
 
 /** The catalog type of each adapter's service. */
@@ -98,9 +106,12 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   // A namespace that adopts (import.adopt) may name a project that exists without our tags: apply takes it
   // over (act/projects.ts). Its id is read here, without a write, so adopted objects are judged as that project's, not foreign.
   const adopting = new Set(resources.filter((m) => (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true).map((m) => m.metadata.namespace!));
+  // Namespaces whose project apply would create: none exists under their name.
+  const creates = new Set<string>();
   for (const ns of missing) {
-    const name = `${opts.projectPrefix}${ns}`;
+    const name = projectNameOf(ns, opts.projectPrefix, opts.projectNames);
     const existing = adopting.has(ns) ? await untaggedProject(cloud, name) : undefined;
+    if (existing === undefined) creates.add(ns);
     const future: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
     scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: true });
   }
@@ -162,6 +173,19 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     }
   }
 
+  // A project made now could not hold what the namespace adopts: no project, and each adoption says why and what to write.
+  const blocked = new Map<string, KupenstackError>();
+  for (const m of resources) {
+    const ns = m.metadata.namespace!;
+    if (!creates.has(ns) || blocked.has(ns) || (m.spec.import as { adopt?: boolean } | undefined)?.adopt !== true || !importErrors.has(m.address)) continue;
+    const pc = scopes.get(ns)!;
+    blocked.set(ns, await noProjectToAdopt(m, adapters.get(m.kind)!, pc.ctx, projectNameOf(ns, opts.projectPrefix, opts.projectNames), importErrors.get(m.address)));
+  }
+  for (const m of resources) {
+    const err = blocked.get(m.metadata.namespace!);
+    if (err && (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true) importErrors.set(m.address, err);
+  }
+
   const inventory: Inventory = {
     owned,
     duplicates,
@@ -177,7 +201,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     resources: opts.resources,
     detached: (address) => opts.resources[address]?.onDelete === 'detach',
   };
-  return { inventory, scopes, resources, namespaces, projects: allProjects };
+  return { inventory, scopes, resources, namespaces, projects: allProjects, blocked, ...(opts.projectNames ? { projectNames: opts.projectNames } : {}) };
 }
 
 /**

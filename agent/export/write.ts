@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
+import { projectAnnotation } from '../act/project-names.ts';
 import type { ExportedManifest, ExportedNamespace } from './export.ts';
 
 export type ExportLayout = 'kind' | 'object';
@@ -9,7 +10,7 @@ export type ExportLayout = 'kind' | 'object';
  * Writes the export as a repository folder, `repo-template`'s layout: one
  * folder per namespace, one file per kind (`network.yaml`) or per object
  * (`network-app-net.yaml`). Each namespace is written as it arrives (an
- * export streams them). Returns the files written, relative to `dir`.
+ * export streams them). Every manifest names its Keystone project (annotation `kupenstack.io/project`). Returns the files written, relative to `dir`.
  */
 export async function writeExport(dir: string, namespaces: Iterable<ExportedNamespace> | AsyncIterable<ExportedNamespace>, layout: ExportLayout): Promise<string[]> {
   const written: string[] = [];
@@ -25,7 +26,8 @@ export async function writeExport(dir: string, namespaces: Iterable<ExportedName
       const body = manifests
         .map((m) =>
           yaml.dump(
-            { apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace }, spec: m.spec },
+            // The project by name (act/project-names.ts): apply takes it over whatever its projectPrefix, never making a new one.
+            { apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace, annotations: { [projectAnnotation]: ns.project.name } }, spec: m.spec },
             { lineWidth: 160, noRefs: true },
           ),
         )

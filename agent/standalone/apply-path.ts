@@ -141,6 +141,7 @@ function engineDeps(opts: StandaloneOptions): EngineDeps {
     counters: opts.counters,
     signal: opts.signal,
     images: opts.images ?? new ImageFollows(),
+    annotatedProjects: true,
   };
 }
 
