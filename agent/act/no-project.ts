@@ -28,7 +28,7 @@ export async function noProjectToAdopt(m: Manifest, adapter: KindAdapter, ctx: A
 async function ownerOf(m: Manifest, adapter: KindAdapter, ctx: AdapterContext): Promise<{ id: string; name: string } | undefined> {
   const id = (m.spec.import as { id?: string }).id;
   const found = id ? await adapter.get?.(ctx, id).catch(() => undefined) : undefined;
-  const raw = (found?.raw ?? {}) as Record<string, unknown>;
+  const raw = found?.raw ?? {};
   const projectId = [raw.project_id, raw.tenant_id, raw.owner, raw['os-vol-tenant-attr:tenant_id']].find((x): x is string => typeof x === 'string' && x !== '');
   // ProjectQuota imports the project itself by id.
   const target = projectId ?? (m.kind === 'ProjectQuota' ? id : undefined);
