@@ -1,10 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { projectAnnotation } from '../act/project-names.ts';
 import type { ExportedManifest, ExportedNamespace } from './export.ts';
 
 export type ExportLayout = 'kind' | 'object';
+
+/** The annotation act/project-names.ts reads (export/ may not import act/; test/unit/project-names.test.ts keeps the two equal). */
+const projectAnnotation = 'kupenstack.io/project';
 
 /**
  * Writes the export as a repository folder, `repo-template`'s layout: one
