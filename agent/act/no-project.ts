@@ -36,3 +36,30 @@ async function ownerOf(m: Manifest, adapter: KindAdapter, ctx: AdapterContext): 
   const project = await ctx.cloud.identity.get<{ project: { id: string; name: string } }>(`/projects/${target}`).catch(() => undefined);
   return project ? { id: project.project.id, name: project.project.name } : undefined;
 }
+
+const adopting = (m: Manifest): boolean => (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true;
+
+/**
+ * The namespaces apply would make a project for (`creates`) whose adoptions failed: each gets no project, and
+ * its adoptions' errors become the one that says why (import.no-project). `importErrors` is updated in place.
+ */
+export async function blockedNamespaces(
+  resources: readonly Manifest[],
+  creates: ReadonlySet<string>,
+  importErrors: Map<string, unknown>,
+  ctxOf: (ns: string) => AdapterContext,
+  adapters: ReadonlyMap<string, KindAdapter>,
+  nameOf: (ns: string) => string,
+): Promise<Map<string, KupenstackError>> {
+  const blocked = new Map<string, KupenstackError>();
+  for (const m of resources) {
+    const ns = m.metadata.namespace!;
+    if (!creates.has(ns) || blocked.has(ns) || !adopting(m) || !importErrors.has(m.address)) continue;
+    blocked.set(ns, await noProjectToAdopt(m, adapters.get(m.kind)!, ctxOf(ns), nameOf(ns), importErrors.get(m.address)));
+  }
+  for (const m of resources) {
+    const err = blocked.get(m.metadata.namespace!);
+    if (err && adopting(m)) importErrors.set(m.address, err);
+  }
+  return blocked;
+}

@@ -16,7 +16,7 @@ import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects } from './projects.ts';
 import { type Project } from './project.ts';
 import { projectNameOf } from './project-names.ts';
-import { noProjectToAdopt } from './no-project.ts';
+import { blockedNamespaces } from './no-project.ts';
 
 /**
  * Where a manifest is reconciled. Namespaced kinds live in the namespace's
@@ -103,18 +103,8 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const scopes = new Map<string, ProjectContext & { future: boolean }>();
   const missing = namespaces.filter((n) => !projects.has(n));
   const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
-  // A namespace that adopts (import.adopt) may name a project that exists without our tags: apply takes it
-  // over (act/projects.ts). Its id is read here, without a write, so adopted objects are judged as that project's, not foreign.
-  const adopting = new Set(resources.filter((m) => (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true).map((m) => m.metadata.namespace!));
-  // Namespaces whose project apply would create: none exists under their name.
-  const creates = new Set<string>();
-  for (const ns of missing) {
-    const name = projectNameOf(ns, opts.projectPrefix, opts.projectNames);
-    const existing = adopting.has(ns) ? await untaggedProject(cloud, name) : undefined;
-    if (existing === undefined) creates.add(ns);
-    const future: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
-    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: true });
-  }
+  const { future, creates } = await futureScopes(missing, resources, opts, own);
+  for (const [ns, sc] of future) scopes.set(ns, sc);
   for (const p of projects.values())
     scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: false });
 
@@ -174,17 +164,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   }
 
   // A project made now could not hold what the namespace adopts: no project, and each adoption says why and what to write.
-  const blocked = new Map<string, KupenstackError>();
-  for (const m of resources) {
-    const ns = m.metadata.namespace!;
-    if (!creates.has(ns) || blocked.has(ns) || (m.spec.import as { adopt?: boolean } | undefined)?.adopt !== true || !importErrors.has(m.address)) continue;
-    const pc = scopes.get(ns)!;
-    blocked.set(ns, await noProjectToAdopt(m, adapters.get(m.kind)!, pc.ctx, projectNameOf(ns, opts.projectPrefix, opts.projectNames), importErrors.get(m.address)));
-  }
-  for (const m of resources) {
-    const err = blocked.get(m.metadata.namespace!);
-    if (err && (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true) importErrors.set(m.address, err);
-  }
+  const blocked = await blockedNamespaces(resources, creates, importErrors, (ns) => scopes.get(ns)!.ctx, adapters, (ns) => projectNameOf(ns, opts.projectPrefix, opts.projectNames));
 
   const inventory: Inventory = {
     owned,
@@ -202,6 +182,31 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     detached: (address) => opts.resources[address]?.onDelete === 'detach',
   };
   return { inventory, scopes, resources, namespaces, projects: allProjects, blocked, ...(opts.projectNames ? { projectNames: opts.projectNames } : {}) };
+}
+
+/**
+ * The scopes of namespaces with no project of ours yet, and which of them apply would create (none exists under their
+ * name). A namespace that adopts (import.adopt) may name a project that exists without our tags: apply takes it over
+ * (act/projects.ts). Its id is read here, without a write, so adopted objects are judged as that project's, not foreign.
+ */
+async function futureScopes(
+  missing: readonly string[],
+  resources: readonly Manifest[],
+  opts: ObserveOptions,
+  own: string,
+): Promise<{ future: Map<string, ProjectContext & { future: boolean }>; creates: Set<string> }> {
+  const { cloud, owner } = opts;
+  const future = new Map<string, ProjectContext & { future: boolean }>();
+  const adopting = new Set(resources.filter((m) => (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true).map((m) => m.metadata.namespace!));
+  const creates = new Set<string>();
+  for (const ns of missing) {
+    const name = projectNameOf(ns, opts.projectPrefix, opts.projectNames);
+    const existing = adopting.has(ns) ? await untaggedProject(cloud, name) : undefined;
+    if (existing === undefined) creates.add(ns);
+    const project: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
+    future.set(ns, { ...(await projectContext(cloud, project, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: true });
+  }
+  return { future, creates };
 }
 
 /**

@@ -23,7 +23,8 @@ export function annotatedProjects(manifests: readonly Manifest[]): Map<string, s
     if (known !== undefined && known !== name) {
       throw new KupenstackError(
         'project.annotation-conflict',
-        `${where(m, ['metadata', 'annotations', projectAnnotation])}: ${projectAnnotation} "${name}" differs from "${known}" at ${where(first.get(ns)!, ['metadata', 'annotations', projectAnnotation])}; ` +
+        `${where(m, ['metadata', 'annotations', projectAnnotation])}: ${projectAnnotation} "${name}" differs from "${known}" ` +
+          `at ${where(first.get(ns)!, ['metadata', 'annotations', projectAnnotation])}; ` +
           `namespace ${ns} is one Keystone project: give every manifest of it the same name`,
       );
     }

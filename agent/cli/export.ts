@@ -32,7 +32,7 @@ export function exportCommand(): Command {
       .argument('<dir>', 'the folder to write (created; must be empty or absent)')
       .option('--project <name-or-id>', 'a Keystone project to export (repeatable)', collect, [])
       .option('--namespace <project=namespace>', 'the namespace of a project (repeatable); default: its name without the project prefix', collect, [])
-      .option('--project-prefix <prefix>', 'the prefix Keystone project names carry, stripped to make the namespace (default: the config\'s projectPrefix); each manifest names its project (annotation kupenstack.io/project), so apply needs no prefix')
+      .option('--project-prefix <prefix>', 'the prefix stripped from project names to make the namespace (default: the config\'s projectPrefix); apply needs none: each manifest names its project')
       .addOption(new Option('--layout <layout>', 'one file per kind or per object').choices(['kind', 'object']).default('kind'))
       .addOption(outputOption()),
   ).action(async (dir: string, opts: ExportOptions) => {
