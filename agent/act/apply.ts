@@ -1,3 +1,4 @@
+import { annotatedProjects } from './project-names.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { KupenstackError } from '../errors.ts';
 import type { EventSink } from '../events/events.ts';
@@ -51,6 +52,11 @@ export interface EngineDeps {
   refresh?: ReadonlySet<string>;
   /** Told as the engine ends a step ('observed', 'planned'): the controller's `timing` line. */
   step?: (what: string) => void;
+  /**
+   * Standalone: a namespace's manifests may name its existing Keystone project (annotation `kupenstack.io/project`,
+   * written by export; act/project-names.ts). Off in the controller: a tenant's custom resource must not claim a project.
+   */
+  annotatedProjects?: boolean;
 }
 
 export interface EngineOptions {
@@ -240,6 +246,7 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
     trustKnownProjects: opts.partial === true,
     ...(deps.images ? { images: deps.images } : {}),
     ...(deps.refresh ? { refresh: deps.refresh } : {}),
+    ...(deps.annotatedProjects ? { projectNames: annotatedProjects(input.validated.manifests) } : {}),
   });
   deps.step?.('observed');
   const decision = await decide(input.validated, seen.inventory, {

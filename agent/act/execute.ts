@@ -42,6 +42,13 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     // Written now: an import has no step of its own that would write it (a refused import must not go unreported).
     await run.settle(e.address, opts.resources[e.address]);
   }
+  // A namespace that got no project (act/no-project.ts): each of its objects says why, and gets no node.
+  for (const m of decision.declared) {
+    const blocked = failed.has(m.address) ? undefined : seen.blocked.get(m.metadata.namespace ?? '');
+    if (!blocked) continue;
+    fail(m.address, blocked);
+    await run.settle(m.address, opts.resources[m.address]);
+  }
 
   const scopes = await withProjects(decision, seen, opts);
   const nodes = nodesOf(decision, seen, opts, scopes, failed);
@@ -116,6 +123,7 @@ function nodesOf(decision: Decision, seen: Observation, opts: ExecuteOptions, sc
   const nodes = new Map<string, Node>();
   for (const m of decision.declared) {
     if (failed.has(m.address) && m.spec.import !== undefined) continue;
+    if (seen.blocked.has(m.metadata.namespace ?? '')) continue;
     const node: Node = {
       address: m.address,
       m,
@@ -136,10 +144,10 @@ function nodesOf(decision: Decision, seen: Observation, opts: ExecuteOptions, sc
 /** The plan's namespaces that have no project get one now (the run's first write); each scope as the run uses it. */
 async function withProjects(decision: Decision, seen: Observation, opts: ExecuteOptions): Promise<Map<string, ProjectContext>> {
   const scopes = new Map<string, ProjectContext>(seen.scopes);
-  const future = [...seen.scopes.entries()].filter(([, s]) => s.future).map(([ns]) => ns);
+  const future = [...seen.scopes.entries()].filter(([ns, s]) => s.future && !seen.blocked.has(ns)).map(([ns]) => ns);
   const projects = await ensureProjects(
     opts.cloud,
-    seen.namespaces,
+    seen.namespaces.filter((ns) => !seen.blocked.has(ns)),
     {
       owner: opts.owner,
       prefix: opts.projectPrefix,
@@ -147,6 +155,7 @@ async function withProjects(decision: Decision, seen: Observation, opts: Execute
       role: opts.role,
       trustKnown: opts.trustKnownProjects === true,
       adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')),
+      ...(seen.projectNames ? { names: seen.projectNames } : {}),
     },
     seen.projects,
   );

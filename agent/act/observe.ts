@@ -15,6 +15,8 @@ import { foreignImport } from './refusals.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects } from './projects.ts';
 import { type Project } from './project.ts';
+import { projectNameOf } from './project-names.ts';
+import { blockedNamespaces } from './no-project.ts';
 
 /**
  * Where a manifest is reconciled. Namespaced kinds live in the namespace's
@@ -51,6 +53,8 @@ export interface ObserveOptions {
   images?: ImageMemory;
   /** Images to resolve again whatever their interval (EngineDeps.refresh). */
   refresh?: ReadonlySet<string>;
+  /** Namespace → Keystone project name where it is not prefix + namespace (standalone: the manifests' annotation, act/project-names.ts). */
+  projectNames?: ReadonlyMap<string, string>;
 }
 
 /** The live inventory plus the per-namespace contexts the executor acts through. */
@@ -64,6 +68,10 @@ export interface Observation {
   namespaces: string[];
   /** Every project this owner had when observed (the executor does not list them again). */
   projects: Project[];
+  /** Namespace → Keystone project name where it is not prefix + namespace (ObserveOptions.projectNames). */
+  projectNames?: ReadonlyMap<string, string>;
+  /** Namespaces that get no project: a new one could not hold the objects their manifests adopt (act/no-project.ts). */
+  blocked: Map<string, KupenstackError>;
 }
 
 /** The catalog type of each adapter's service. */
@@ -90,9 +98,11 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const resources = manifests.filter((m) => inScope(scope.scopeOf(m, adapters)));
   const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
   const { projects, allProjects, trusted } = await projectsOf(namespaces, inScope, opts);
-  const scopes = await scopesOf(resources, namespaces, projects, opts);
+  const { scopes, creates } = await scopesOf(resources, namespaces, projects, opts);
   const { owned, duplicates, total } = await listOwned(resources, projects, scopes, trusted, opts);
   const { imports, importErrors } = await resolveImports(resources, scopes, adapters);
+  // A project made now could not hold what the namespace adopts: no project, and each adoption says why and what to write.
+  const blocked = await blockedNamespaces(resources, creates, importErrors, (ns) => scopes.get(ns)!.ctx, adapters, (ns) => projectNameOf(ns, opts.projectPrefix, opts.projectNames));
   const inventory: Inventory = {
     owned,
     duplicates,
@@ -108,7 +118,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     resources: opts.resources,
     detached: (address) => opts.resources[address]?.onDelete === 'detach',
   };
-  return { inventory, scopes, resources, namespaces, projects: allProjects };
+  return { inventory, scopes, resources, namespaces, projects: allProjects, blocked, ...(opts.projectNames ? { projectNames: opts.projectNames } : {}) };
 }
 
 /** The owner's projects (one list, or the last full pass's when trusted), and those of them this pass observes, by namespace. */
@@ -126,8 +136,16 @@ async function projectsOf(
   return { projects, allProjects, trusted: trusted !== undefined };
 }
 
-/** A context per namespace: its project's, or a `future` one (the agent's own scope) for a namespace with no project yet. */
-async function scopesOf(resources: readonly Manifest[], namespaces: readonly string[], projects: ReadonlyMap<string, Project>, opts: ObserveOptions): Promise<Observation['scopes']> {
+/**
+ * A context per namespace: its project's, or a `future` one (the agent's own scope) for a namespace with no project yet;
+ * and which of those apply would create (none exists under their name).
+ */
+async function scopesOf(
+  resources: readonly Manifest[],
+  namespaces: readonly string[],
+  projects: ReadonlyMap<string, Project>,
+  opts: ObserveOptions,
+): Promise<{ scopes: Observation['scopes']; creates: Set<string> }> {
   const { cloud, owner } = opts;
   const scopes = new Map<string, ProjectContext & { future: boolean }>();
   const missing = namespaces.filter((n) => !projects.has(n));
@@ -135,15 +153,17 @@ async function scopesOf(resources: readonly Manifest[], namespaces: readonly str
   // A namespace that adopts (import.adopt) may name a project that exists without our tags: apply takes it
   // over (act/projects.ts). Its id is read here, without a write, so adopted objects are judged as that project's, not foreign.
   const adopting = new Set(resources.filter((m) => (m.spec.import as { adopt?: boolean } | undefined)?.adopt === true).map((m) => m.metadata.namespace!));
+  const creates = new Set<string>();
   for (const ns of missing) {
-    const name = `${opts.projectPrefix}${ns}`;
+    const name = projectNameOf(ns, opts.projectPrefix, opts.projectNames);
     const existing = adopting.has(ns) ? await untaggedProject(cloud, name) : undefined;
+    if (existing === undefined) creates.add(ns);
     const future: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
     scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)), future: true });
   }
   for (const p of projects.values())
     scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)), future: false });
-  return scopes;
+  return { scopes, creates };
 }
 
 /** Everything carrying this owner's marker, by address; a second object with one marker is a duplicate. */

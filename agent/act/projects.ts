@@ -5,6 +5,7 @@ import { ownerTag, ownerTagPrefix } from '../ownership/marker.ts';
 import { rememberGrants, trustedProjects } from './known-projects.ts';
 
 import type { Project } from './project.ts';
+import { projectNameOf } from './project-names.ts';
 
 export interface ProjectOptions {
   owner: string;
@@ -20,6 +21,8 @@ export interface ProjectOptions {
    * already without our tags (a cloud built before KupenStack); it is taken over by adding them.
    */
   adopt?: ReadonlySet<string>;
+  /** Namespace → Keystone project name where it is not prefix + namespace (act/project-names.ts). */
+  names?: ReadonlyMap<string, string>;
 }
 
 interface KeystoneProject {
@@ -77,7 +80,7 @@ export async function ownedProjects(cloud: OpenStackCloud, owner: string): Promi
 }
 
 async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOptions): Promise<Project> {
-  const name = `${opts.prefix}${ns}`;
+  const name = projectNameOf(ns, opts.prefix, opts.names);
   const body = {
     project: {
       name,

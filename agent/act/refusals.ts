@@ -12,7 +12,7 @@ export interface Refusal {
   error: KupenstackError;
 }
 
-const importCodes = new Set(['import.foreign', 'import.not-found', 'import.ambiguous', 'import.unsupported']);
+const importCodes = new Set(['import.foreign', 'import.no-project', 'import.not-found', 'import.ambiguous', 'import.unsupported']);
 
 export function refusalOf(err: unknown): Refusal | undefined {
   const egress = egressRefusalIn(err);

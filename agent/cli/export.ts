@@ -15,6 +15,13 @@ interface ExportOptions extends CloudOptions {
   output: OutputFormat;
 }
 
+/** The command to run next, with the cloud options this export was given: the manifests name their projects, so no prefix is needed. */
+function nextCommand(verb: 'plan' | 'apply', dir: string, opts: ExportOptions, cloud: string): string {
+  const q = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const extra = [...(opts.clouds ? ['--clouds', opts.clouds] : []), ...(opts.config ? ['-c', opts.config] : []), ...(opts.owner ? ['--owner', opts.owner] : [])];
+  return ['kupenstack', verb, dir, '--cloud', cloud, ...extra].map(q).join(' ');
+}
+
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /** `kupenstack export --project P [--project Q] DIR`: existing projects → a folder of manifests that adopt them. */
@@ -25,7 +32,7 @@ export function exportCommand(): Command {
       .argument('<dir>', 'the folder to write (created; must be empty or absent)')
       .option('--project <name-or-id>', 'a Keystone project to export (repeatable)', collect, [])
       .option('--namespace <project=namespace>', 'the namespace of a project (repeatable); default: its name without the project prefix', collect, [])
-      .option('--project-prefix <prefix>', 'the prefix Keystone project names carry, stripped to make the namespace (default: the config\'s projectPrefix); apply with the same prefix')
+      .option('--project-prefix <prefix>', 'the prefix stripped from project names to make the namespace (default: the config\'s projectPrefix); apply needs none: each manifest names its project')
       .addOption(new Option('--layout <layout>', 'one file per kind or per object').choices(['kind', 'object']).default('kind'))
       .addOption(outputOption()),
   ).action(async (dir: string, opts: ExportOptions) => {
@@ -55,7 +62,7 @@ export function exportCommand(): Command {
       for (const n of counts) process.stdout.write(`${n.namespace}: ${n.manifests} manifests from project ${n.project.name} (${n.project.id})\n`);
       for (const s of result.skipped) process.stdout.write(`skipped ${s}\n`);
       for (const n of result.notes) process.stdout.write(`note    ${n}\n`);
-      process.stdout.write(`wrote ${files.length} files to ${dir}; apply them with projectPrefix "${prefix}": plan shows each object as adopt\n`);
+      process.stdout.write(`wrote ${files.length} files to ${dir}; next: ${nextCommand('plan', dir, opts, cloudName)} (one adopt per object), then ${nextCommand('apply', dir, opts, cloudName)}\n`);
     }
   });
 }

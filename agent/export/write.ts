@@ -5,11 +5,14 @@ import type { ExportedManifest, ExportedNamespace } from './export.ts';
 
 export type ExportLayout = 'kind' | 'object';
 
+/** The annotation act/project-names.ts reads (export/ may not import act/; test/unit/project-names.test.ts keeps the two equal). */
+const projectAnnotation = 'kupenstack.io/project';
+
 /**
  * Writes the export as a repository folder, `repo-template`'s layout: one
  * folder per namespace, one file per kind (`network.yaml`) or per object
  * (`network-app-net.yaml`). Each namespace is written as it arrives (an
- * export streams them). Returns the files written, relative to `dir`.
+ * export streams them). Every manifest names its Keystone project (annotation `kupenstack.io/project`). Returns the files written, relative to `dir`.
  */
 export async function writeExport(dir: string, namespaces: Iterable<ExportedNamespace> | AsyncIterable<ExportedNamespace>, layout: ExportLayout): Promise<string[]> {
   const written: string[] = [];
@@ -25,7 +28,8 @@ export async function writeExport(dir: string, namespaces: Iterable<ExportedName
       const body = manifests
         .map((m) =>
           yaml.dump(
-            { apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace }, spec: m.spec },
+            // The project by name (act/project-names.ts): apply takes it over whatever its projectPrefix, never making a new one.
+            { apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace, annotations: { [projectAnnotation]: ns.project.name } }, spec: m.spec },
             { lineWidth: 160, noRefs: true },
           ),
         )

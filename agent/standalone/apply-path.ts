@@ -144,6 +144,7 @@ function engineDeps(opts: StandaloneOptions): EngineDeps {
     signal: opts.signal,
     images: opts.images ?? new ImageMemory(),
     ...(opts.refresh ? { refresh: opts.refresh } : {}),
+    annotatedProjects: true,
   };
 }
 

@@ -240,7 +240,7 @@ export async function ociCreate(ctx: ImageContext, m: Manifest, marker: Marker):
   const look = lookOf(m, disk, marker);
   const g = targetOf(ctx);
   const found = await findOrCreateVersion(g, disk, look, { hidden: false });
-  // A create never waits (kinds/adapter.ts): another worker storing the digest (requeue mode) fails it for this run; the next run adopts its image.
+  // A create never waits (kinds/kit/adapter.ts): another worker storing the digest (requeue mode) fails it for this run; the next run adopts its image.
   if ('waiting' in found) throw new KupenstackError('image.oci-busy', `${found.waiting.reason}; the next run uses it`);
   const { image, created } = found.done;
   return toRemote(created ? image : await promote(g, image, look));

@@ -276,7 +276,7 @@ export async function sharedCreate(ctx: ImageContext, m: Manifest, marker: Marke
   refusePerImageFields(m);
   const disk = await resolveManifest(m, ctx);
   const version = await sharedVersion(ctx, m, disk);
-  // A create never waits (kinds/adapter.ts): another worker storing the digest fails it for this run.
+  // A create never waits (kinds/kit/adapter.ts): another worker storing the digest fails it for this run.
   if ('waiting' in version) throw new KupenstackError('image.oci-busy', `${version.waiting.reason}; the next run uses it`);
   const img = version.done;
   await use(ctx, m, img, marker);

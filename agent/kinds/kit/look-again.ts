@@ -17,7 +17,7 @@ export interface LookOptions<T> {
  * The one place an adapter waits (a unit test holds kinds/ to it): polls in
  * wait mode (standalone apply); in requeue mode (ctx.requeue, the
  * controller) looks once and returns the waiting, so no slot is held while
- * OpenStack works; its callers hand it up (kinds/adapter.ts `Waiting`).
+ * OpenStack works; its callers hand it up (kinds/kit/adapter.ts `Waiting`).
  */
 export async function lookAgain<T>(ctx: AdapterContext, opts: LookOptions<T>): Promise<Looked<T>> {
   const maxDelayMs = opts.maxDelayMs ?? 5_000;
