@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { runController } from '../controller/process.ts';
 import { chooseLoops } from '../controller/loops.ts';
-import { checkShardName, parseShards, preferredShard } from '../controller/shards.ts';
+import { checkShardName, parseShards, preferredShard } from '../controller/leases/shards.ts';
 import { loadConfig } from '../config/config.ts';
 import { cloudName as cloudNameOf } from './cloud-options.ts';
 import { UsageError } from '../errors.ts';

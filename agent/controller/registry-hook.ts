@@ -6,9 +6,9 @@ import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { handleRegistryHook } from '../hooks/registry-hook.ts';
 import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
 import type { SecretKey, SecretResolver } from '../secrets/resolver.ts';
-import type { SyncLoop } from '../gitops/sync-loop.ts';
+import type { SyncLoop } from './syncs/sync-loop.ts';
 import { ociSourceFollows } from '../kinds/image/oci-follow.ts';
-import type { Controller } from './controller.ts';
+import type { Controller } from './resources/controller.ts';
 
 /** How answers, logs and metrics name the controller as a follower of registry notifications. */
 const follower = 'controller';

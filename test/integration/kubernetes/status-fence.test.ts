@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../agent/controller/objects.ts';
-import { writeFencedStatus } from '../../../agent/controller/status-fence.ts';
-import { KubeStatusStore, type NamespaceObject } from '../../../agent/controller/status-store.ts';
+import type { KubeObject } from '../../../agent/controller/resources/objects.ts';
+import { writeFencedStatus } from '../../../agent/controller/resources/status-fence.ts';
+import { KubeStatusStore, type NamespaceObject } from '../../../agent/controller/resources/status-store.ts';
 import { serverSideApply } from '../../../agent/kube/client.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 

@@ -1,0 +1,371 @@
+import type * as k8s from '@kubernetes/client-node';
+import { planRevision, type EngineDeps } from '../../act/apply.ts';
+import { applyOnly } from '../../act/partial.ts';
+import { soonest } from '../../act/progress.ts';
+import { formatDiagnostic, type Diagnostic } from '../../diagnostic.ts';
+import { fanOut, type EventSink } from '../../events/events.ts';
+import type { ImageFollows } from '../../kinds/image/oci-follow.ts';
+import { setCondition, type Condition } from '../../status/conditions.ts';
+import type { ResourceStatus, StateStore } from '../../status/store.ts';
+import { withDependents } from '../../validate/subset.ts';
+import type { ValidatedRevision } from '../../validate/validate.ts';
+import { ClockedCounters, formatCalls, type ClockedCall } from '../call-counts.ts';
+import { earlyJournal } from './early-journal.ts';
+import type { ControllerOptions } from '../options.ts';
+import { kubeEventSink } from './event-sink.ts';
+import { syncLabel } from '../syncs/inventory.ts';
+import { finalizeBeforeWrites, setFinalizer } from './finalizers.ts';
+import { beforeWrite } from '../../openstack/before-write.ts';
+import { finalizer, isDeleting } from './objects.ts';
+import { reportPaused } from './paused.ts';
+import { deleteNamespaceProject } from './project-cleanup.ts';
+import { documentsOf, revisionOf } from './revision.ts';
+import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
+import { validateNamespace } from './validate-namespace.ts';
+import { isAdminNamespace, memberRefusals } from '../../policy/member-policy.ts';
+import { subjectsOf } from '../../policy/subjects.ts';
+import { NotYet } from '../../../lib/not-yet.ts';
+
+/** What one namespace's run reads and writes of the controller that owns it. */
+export interface NamespaceRunHost {
+  readonly opts: ControllerOptions;
+  readonly custom: k8s.CustomObjectsApi;
+  readonly core: k8s.CoreV1Api;
+  /** Engine state the status subresource cannot hold (heal episodes), per address. */
+  readonly memory: Map<string, ResourceStatus>;
+  /** Events recorded lately, so a repeating failure is not one Event per resync. */
+  readonly recentEvents: Map<string, number>;
+  /** Opted-in namespaces deleted whose project is not deleted yet. */
+  readonly gone: Set<string>;
+  /** Runs done, per namespace. */
+  readonly runs: Map<string, number>;
+  /** Namespaces whose full pass ran in this leadership: only they may have a targeted run (it trusts what the full pass saw). */
+  readonly fullyRun: Set<string>;
+  /** What the Image kind remembers between runs: this leadership's. */
+  images: () => ImageFollows;
+  /** True while this replica may write for the namespace. */
+  acting: (ns: string) => boolean;
+  /** The step a run is at (the resync names a slow one). */
+  step: (ns: string, what: string) => void;
+  shardOf: (ns: string) => string;
+  /** A namespace's labels as the watch has them (an admin namespace may set OpenStack's admin-only fields). */
+  labelsOf: (ns: string) => Record<string, string>;
+  /** Why the namespace is paused (its `kupenstack.io/paused` annotation), or undefined. */
+  pausedBy: (ns: string) => string | undefined;
+}
+
+export interface NamespaceRunInput {
+  ns: string;
+  /** A namespace being deleted declares nothing: its project is emptied. */
+  terminating: boolean;
+  /** The namespace's objects, as the watch cache holds them when the run starts. */
+  entries: Map<string, NamespaceObject>;
+  /** Takes the Images a registry notification named (applied first, alone); taken once the run is past its early exits, so a run that stops before keeps them for the next. */
+  takeMoved: () => string[] | undefined;
+  /** When the first change not yet reconciled was seen (the `timing` line). */
+  changedAt?: number;
+  /** Only these objects changed since the last run was scheduled (spec created or changed): the run observes and plans them, and what they need or what needs them, not the whole namespace. */
+  targets?: readonly string[];
+  /** Run on the queue's leading edge: more of the same `kubectl apply` may still be on its way. */
+  leading?: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * One namespace's run in the cluster (DESIGN §9, loop 2): finalizers first,
+ * validate the custom resources (an invalid one is Stalled, never applied),
+ * the moved Images first, the engine over the namespace, then the deleted
+ * objects' finalizers and, for a deleted namespace, its project. Throws when
+ * the engine reported errors, so the queue retries with backoff; answers when
+ * to run again while OpenStack still works on objects (progress by requeue:
+ * the engine does not wait for them, so the run frees its slot). About 110
+ * lines (~110 lines) read top to bottom: each step's `mark` is the timing line an
+ * operator reads.
+ */
+export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<number | undefined> {
+  const { ns, terminating, entries, changedAt, signal } = run;
+  const started = Date.now();
+  const marks: [string, number][] = [];
+  const mark = (what: string): void => {
+    marks.push([what, Date.now()]);
+    host.step(ns, what);
+  };
+  // The engine's steps, once each (a registry notification's Images first, then the full pass: the first is the wait the user sees).
+  const markOnce = (what: string): void => void (marks.some(([m]) => m === what) || mark(what));
+  const { opts } = host;
+  const log = opts.log;
+
+  // Finalizers before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object. Set while the run
+  // validates, observes and plans (issue 33: a serial step before the observe); every write waits for them.
+  const finalizing = finalizeBeforeWrites(host.custom, entries, finalizer, isDeleting, () => host.acting(ns));
+  void finalizing.done.then(() => mark('finalizers'));
+  const beforeOpenStackWrite = async (): Promise<void> => {
+    const result = await finalizing.done;
+    if (typeof result === 'object') throw result.error;
+    if (result === 'stopped') throw new NotYet(`this replica no longer acts for namespace ${ns}`, opts.debounceMs);
+    // Planned from the watch's copy: an object deleted before its finalizer was set gets nothing made; the next pass sees it gone.
+    if (finalizing.gone.length > 0) throw new NotYet(`${finalizing.gone.join(', ')} left Kubernetes before its finalizer was set`, opts.debounceMs);
+  };
+
+  // The engine's last event is the step a slow run is at (the resync names it).
+  const progress: EventSink = (e) => {
+    host.step(ns, `${e.type} ${e.address}`);
+    // A run held back for creates a dead process sent names no object (no Event): the log says why it waits.
+    if (e.type === 'held' && e.reason === 'CreatesInFlight') log(`held    ${ns}: ${e.message}`);
+  };
+  // An object a Sync applied carries the Sync's name: what happens to it reaches that Sync's notify targets.
+  const toSync: EventSink = (e) => {
+    const sync = entries.get(e.address)?.object.metadata?.labels?.[syncLabel];
+    if (sync !== undefined) opts.syncEvents?.(sync, e);
+  };
+  const events = fanOut(
+    progress,
+    kubeEventSink(host.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, host.recentEvents),
+    toSync,
+    ...(opts.events ? [opts.events] : []),
+  );
+  // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
+  const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
+  // OpenStack's admin-only fields, refused in a tenant namespace before validation: what references a refused object is refused in turn.
+  const refused = memberRefusals(subjectsOf(documents), isAdminNamespace(host.labelsOf(ns)), opts.memberPolicy ?? { flavorExtraSpecs: [] });
+  const { validated, rejected } = validateNamespace(documents.filter((d) => !refused.has(d.file)), opts.registry);
+  // A leading-edge run may see an object before what it references, later in the same `kubectl apply`: not rejected
+  // (no Stalled flash, no Warning) but looked at again by the run after the burst, or one debounce window later.
+  const awaiting = run.leading ? awaitingReferences(rejected) : [];
+  for (const address of awaiting) rejected.delete(address);
+  const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
+  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set([...rejected.keys(), ...refused.keys(), ...awaiting]), () => host.acting(ns));
+  // Status writes too are a leader's: a demoted replica writes nothing.
+  const store = {
+    load: () => kubeStore.load(),
+    // A status write carries the resourceVersion the finalizer patch answered.
+    putResource: async (address: string, state: ResourceStatus | undefined) => {
+      await finalizing.done;
+      if (host.acting(ns)) await kubeStore.putResource(address, state);
+    },
+    finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
+  };
+  for (const [address, diagnostics] of rejected) await reject(host.memory, address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
+  for (const [address, messages] of refused) await reject(host.memory, address, messages.join('; '), entries, store, events, revision, 'AdminOnly');
+  mark('validated');
+
+  const cloud = await opts.cloud();
+  if (!host.acting(ns)) return undefined;
+  mark('cloud');
+  // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
+  const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
+  // The first of each: where the time before the first write went (the observe's first answer, the write leaving, its answer).
+  const firsts = new Map<ClockedCall, number>();
+  const onCall = (call: ClockedCall, at: number): void => void (firsts.has(call) || firsts.set(call, at));
+  clocked?.onCall.add(onCall);
+  const journal = opts.journal ? { journal: opts.journal } : {};
+  const { registry, config, secrets } = opts;
+  const deps: EngineDeps = { cloud, registry, config, state: store, events, secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), step: markOnce, ...journal };
+  const why = host.pausedBy(ns);
+  if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
+  const moved = run.takeMoved();
+  const lookAgain = awaiting.length > 0 ? opts.debounceMs : undefined;
+  const targets = run.targets?.filter((a) => !awaiting.includes(a));
+  if (awaiting.length > 0 && !moved && !terminating && targets?.length === 0) {
+    log(`waiting ${ns}: ${awaiting.join(', ')} reference objects not in the namespace yet; looked at again in ${lookAgain} ms`);
+    return lookAgain;
+  }
+  const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(targets, validated, entries);
+  // A targeted run records the creates of its new objects while it observes (early-journal.ts), not between the plan and the write.
+  const isNew = (a: string): boolean => typeof entries.get(a)?.object.status?.['id'] !== 'string' && host.memory.get(a)?.id === undefined;
+  const early = targeted && opts.journal ? earlyJournal(opts.journal, (targets ?? []).filter((a) => targeted.includes(a) && isNew(a)), cloud.session.transport.timeoutMs) : undefined;
+  let report: Report;
+  try {
+    report = await beforeWrite.run(beforeOpenStackWrite, async () => {
+      if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
+      return enginePass(opts, ns, { revision, validated }, targeted, early ? { ...deps, journal: early } : deps);
+    });
+  } catch (err) {
+    // Held whole (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
+    if (err instanceof NotYet && !signal.aborted) return err.afterMs;
+    throw err;
+  } finally {
+    clocked?.onCall.delete(onCall);
+    await early?.close();
+  }
+  mark('engine');
+  const finalized = await finalizing.done;
+  if (typeof finalized === 'object') throw finalized.error;
+  if (!targeted && host.acting(ns)) host.fullyRun.add(ns);
+  const firstWrite = firsts.get('write answered');
+  if (firstWrite !== undefined) {
+    // Only what came before the first write's answer: the clock line is about the wait for it.
+    for (const [call, label] of [['token answered', 'first token'], ['read answered', 'first read'], ['write sent', 'write sent']] as const) {
+      const at = firsts.get(call);
+      if (at !== undefined && at <= firstWrite) marks.push([label, at]);
+    }
+    marks.push(['first write', firstWrite]);
+  }
+  // Kept too: what OpenStack is still deleting (progress by requeue), until a later run finds it gone.
+  const failed = new Set([...report.errors, ...report.progressing].map((e) => e.address));
+  const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
+  const releasable = deleting.filter(([address]) => !failed.has(address));
+  const emptied = terminating && report.errors.length === 0 && report.progressing.length === 0 && releasable.length === entries.size;
+  if (!host.acting(ns)) return undefined;
+  if (emptied) {
+    const id = await deleteNamespaceProject(cloud, opts.config.owner, ns);
+    if (id) log(`delete  project of namespace ${ns} (${id})`);
+    host.gone.delete(ns);
+  }
+  for (const [address, entry] of releasable) {
+    await setFinalizer(host.custom, entry.kind.plural, entry.object, finalizer, false);
+    entries.delete(address);
+  }
+  host.runs.set(ns, (host.runs.get(ns) ?? 0) + 1);
+  const counts = `${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors`;
+  const progressing = report.progressing.length ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)` : '';
+  const scope = targeted ? ` (targeted: ${targeted.length} of ${validated.manifests.length} objects)` : '';
+  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${counts}, ${rejected.size} rejected${progressing}${scope}`);
+  const since = changedAt ?? started;
+  const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
+  log(
+    `timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ` +
+      `${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`,
+  );
+  log(`calls   after ${ns}: ${formatCalls(cloud.counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
+  if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
+  const after = soonest(report.progressing);
+  return lookAgain !== undefined ? Math.min(after ?? lookAgain, lookAgain) : after;
+}
+
+/** The rejected objects whose every fault is a reference to an object not in the namespace (`ref.missing`). */
+function awaitingReferences(rejected: ReadonlyMap<string, readonly Diagnostic[]>): string[] {
+  return [...rejected].filter(([, ds]) => ds.length > 0 && ds.every((d) => d.code === 'ref.missing')).map(([address]) => address);
+}
+
+type Report = Awaited<ReturnType<ControllerOptions['engine']>>;
+
+/**
+ * The engine over the namespace (prune: every deletion here is a `kubectl
+ * delete` of that very object, an explicit act, so the mass-delete guard,
+ * which is for files vanishing from Git, is off), or over the targeted
+ * objects only (issue 33: a `kubectl apply` of a few objects waits for
+ * those, not for a list of every kind in the project; the resync's full pass
+ * still finds drift and prunes). An invalid object may still have an
+ * OpenStack object from its last valid spec: the store marks it kept (as
+ * detached), so prune deletes only what was deleted in Kubernetes.
+ */
+async function enginePass(opts: ControllerOptions, ns: string, input: { revision: string; validated: ValidatedRevision }, targeted: string[] | undefined, deps: EngineDeps): Promise<Report> {
+  if (!targeted) return opts.engine(input, deps, { prune: true, allowMassDelete: true, requeue: true });
+  const pass = await applyOnly(opts.engine, input, targeted, deps, true);
+  if ('skipped' in pass) throw new Error(`targeted run of ${ns}: ${pass.skipped}`);
+  return pass.report;
+}
+
+/**
+ * The objects a targeted run plans: the changed ones that validated and,
+ * transitively, what depends on them (a replace cascades to them). Undefined
+ * means the full pass: no targets recorded (a resync, a requeue, a retry, a
+ * label change), a changed object gone from the cache or invalid, or any
+ * object being deleted (its finalizer waits for the prune of a full pass).
+ */
+function targetsOf(targets: readonly string[] | undefined, validated: ValidatedRevision, entries: ReadonlyMap<string, NamespaceObject>): string[] | undefined {
+  if (!targets || targets.length === 0) return undefined;
+  if ([...entries.values()].some((e) => isDeleting(e.object))) return undefined;
+  const valid = new Set(validated.manifests.map((m) => m.address));
+  if (!targets.every((a) => entries.has(a) && valid.has(a))) return undefined;
+  return withDependents(validated, targets);
+}
+
+/**
+ * A paused namespace (paused.ts): the plan only, read from OpenStack, and
+ * its drift on the objects; no finalizer is released (a deleted object's
+ * OpenStack object stays until the pause ends). The resync runs it again.
+ */
+async function pausedRun(
+  host: NamespaceRunHost,
+  ns: string,
+  why: string,
+  input: Parameters<typeof planRevision>[0],
+  deps: EngineDeps,
+  entries: Map<string, NamespaceObject>,
+  store: StateStore,
+  events: EventSink,
+): Promise<undefined> {
+  const plan = await planRevision(input, deps, { prune: true, allowMassDelete: true });
+  if (!host.acting(ns)) return undefined;
+  const drifted = await reportPaused({
+    ns,
+    why,
+    addresses: [...entries.keys()],
+    plan,
+    store,
+    events,
+    kindOf: (a) => entries.get(a)?.kind.kind,
+    current: (a) => currentStatus(entries.get(a), host.memory.get(a)),
+  });
+  host.opts.log(`paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`);
+  return undefined;
+}
+
+/** What the object's status holds now, as the store writes it back (a paused run changes only its conditions). */
+function currentStatus(entry: NamespaceObject | undefined, known: ResourceStatus | undefined): ResourceStatus {
+  if (known?.conditions) return known;
+  const { conditions, id, lastSyncTime, observedGeneration: _generation, heal: _heal, observed, ...fields } = entry?.object.status ?? {};
+  return {
+    ...known,
+    ...(Array.isArray(conditions) ? { conditions: conditions as Condition[] } : {}),
+    ...(typeof id === 'string' ? { id } : {}),
+    ...(typeof lastSyncTime === 'string' ? { lastSyncTime } : {}),
+    observed: { ...(typeof observed === 'object' && observed !== null ? observed : {}), ...fields },
+  };
+}
+
+/**
+ * A tag moved (registry notification): the Images it named, and what they
+ * need, are planned and applied alone before the namespace's full pass —
+ * against the projects the last full pass saw, no prune — so the new
+ * version is active without waiting for every kind of the namespace to be
+ * listed. Only valid objects take part (a rejected Image is not in
+ * `validated`). A failure is logged; the full pass right after does it
+ * all again and reports it on the objects.
+ */
+async function imagesFirst(opts: ControllerOptions, ns: string, revision: string, validated: ValidatedRevision, addresses: string[], deps: EngineDeps, mark: (what: string) => void): Promise<void> {
+  try {
+    const pass = await applyOnly(opts.engine, { revision, validated }, addresses, deps, true);
+    if ('skipped' in pass) {
+      opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
+      return;
+    }
+    const r = pass.report;
+    mark('images first');
+    opts.log(
+      `images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ` +
+        `${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`,
+    );
+  } catch (err) {
+    // A run held whole (NotYet) is held before the Images too.
+    if (deps.signal?.aborted || err instanceof NotYet) throw err;
+    opts.log(`images  ${ns}: applying ${addresses.join(', ')} first failed, the full pass follows: ${(err as Error).message}`);
+  }
+}
+
+/** A Stalled object: what `kupenstack validate` says, once per generation as an Event, and nothing created from it. */
+async function reject(
+  memory: Map<string, ResourceStatus>,
+  address: string,
+  message: string,
+  entries: Map<string, NamespaceObject>,
+  store: StateStore,
+  events: EventSink,
+  revision: string,
+  reason = 'InvalidSpec',
+): Promise<void> {
+  const entry = entries.get(address);
+  if (!entry) return;
+  const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
+  const now = new Date();
+  const known = memory.get(address) ?? {};
+  let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason, message }, now);
+  conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason, message }, now);
+  conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason, message: 'waiting for a corrected spec' }, now);
+  await store.putResource(address, { ...known, conditions });
+  if (previous?.message !== message || previous.observedGeneration !== entry.object.metadata.generation) {
+    events({ type: 'rejected', address, kind: entry.kind.kind, reason, message, severity: 'warning', revision, at: now.toISOString() });
+  }
+}
