@@ -90,9 +90,9 @@ export default {
     {
       name: 'engine-below-sync-kit',
       severity: 'error',
-      comment: 'The engine (act/, plan/, kinds/, glance/) knows no Sync: sync/, hooks/ and telemetry/ are above it.',
+      comment: 'The engine (act/, plan/, kinds/, glance/) knows no Sync: sync/, hooks/, telemetry/ and notify/ are above it, and no file it imports (config/, the engine settings) reaches them either.',
       from: { path: '(^|/)agent/(act|plan|kinds|glance)/' },
-      to: { path: '(^|/)agent/(sync|hooks|telemetry)/' },
+      to: { path: '(^|/)agent/(sync|hooks|telemetry|notify)/', reachable: true },
     },
     {
       name: 'engine-door-takes-data',

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { runController } from '../controller/process.ts';
 import { chooseLoops } from '../controller/loops.ts';
 import { checkShardName, parseShards, preferredShard } from '../controller/leases/shards.ts';
-import { loadConfig } from '../config/config.ts';
+import { loadConfig } from '../sync/config-file.ts';
 import { cloudName as cloudNameOf } from './cloud-options.ts';
 import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';

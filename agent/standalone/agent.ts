@@ -1,7 +1,7 @@
-import type { AgentConfig } from '../config/config.ts';
+import type { KupenstackConfig } from '../sync/config-file.ts';
 import { ImageFollows } from '../kinds/image/oci-follow.ts';
-import { dependencyWait, type DependencyState } from '../config/depends-on.ts';
-import type { SyncConfig } from '../config/syncs.ts';
+import { dependencyWait, type DependencyState } from '../sync/depends-on.ts';
+import type { SyncConfig } from '../sync/settings.ts';
 import { reasons } from '../sync/conditions.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
@@ -12,7 +12,7 @@ import { Scheduler, type Trigger } from '../sync/scheduler.ts';
 import { SyncRunner } from './sync-runner.ts';
 
 export interface AgentOptions {
-  config: AgentConfig;
+  config: KupenstackConfig;
   cloud: string;
   cloudsFile?: string;
   logger: Logger;

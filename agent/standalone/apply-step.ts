@@ -1,7 +1,7 @@
 import type { ApplyReport } from '../act/apply.ts';
 import { applyChanged, applySubset, applyValidated } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
-import type { SyncConfig } from '../config/syncs.ts';
+import type { SyncConfig } from '../sync/settings.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';

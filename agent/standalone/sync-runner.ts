@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
 import type { ImageFollows } from '../kinds/image/oci-follow.ts';
-import type { SyncConfig } from '../config/syncs.ts';
+import type { SyncConfig } from '../sync/settings.ts';
 import { Notifier } from '../notify/notifier.ts';
 import { objectNotice } from '../notify/object-notice.ts';
 import type { EventSink } from '../events/events.ts';

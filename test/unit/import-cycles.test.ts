@@ -46,6 +46,8 @@ describe('npm run lint keeps the floors of the house (layer rules)', () => {
     ['kinds-up', 'engine-below-front-ends', /agent\/kinds\/image\.ts → \S*agent\/controller\/syncs\/sync-loop\.ts/],
     ['sync-up', 'engine-below-front-ends', /agent\/sync\/sync-run\.ts → \S*agent\/standalone\/sync-runner\.ts/],
     ['engine-sync', 'engine-below-sync-kit', /agent\/act\/apply\.ts → \S*agent\/sync\/status\.ts/],
+    ['engine-notify', 'engine-below-sync-kit', /agent\/act\/apply\.ts → \S*agent\/notify\/notifier\.ts/],
+    ['engine-via-config', 'engine-below-sync-kit', /agent\/act\/apply\.ts → \S*agent\/notify\/target\.ts\s+\S*agent\/config\/config\.ts →/],
     ['door', 'engine-door-takes-data', /agent\/act\/apply\.ts → \S*agent\/load\/load\.ts/],
     ['syncs-alone', 'in-cluster-loops-stand-alone', /agent\/controller\/syncs\/sync-loop\.ts → \S*agent\/controller\/resources\/objects\.ts/],
     ['leases-alone', 'in-cluster-loops-stand-alone', /agent\/controller\/leases\/leader\.ts → \S*agent\/controller\/options\.ts/],

@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { AgentConfig } from '../../config/config.ts';
-import { dependencyWait, findCycle, type DependencyState } from '../../config/depends-on.ts';
-import { syncConfigOf, type SyncConfig } from '../../config/syncs.ts';
+import { dependencyWait, findCycle, type DependencyState } from '../../sync/depends-on.ts';
+import { syncConfigOf, type SyncConfig } from '../../sync/settings.ts';
 import { KupenstackError } from '../../errors.ts';
 import { mergePatch } from '../../kube/client.ts';
 import { rewatchOnError } from '../../kube/rewatch.ts';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
-import type { SyncConfig } from '../../config/syncs.ts';
+import type { SyncConfig } from '../../sync/settings.ts';
 import type { Notifier } from '../../notify/notifier.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import type { AgentMetrics } from '../../telemetry/metrics.ts';

@@ -10,9 +10,9 @@ import { checkGitRef, type GitRef } from '../source/git-ref.ts';
 import { commitStatusProviders, repositoryOf, type NotifyTarget } from '../notify/target.ts';
 import { isDnsLabel } from '../util/dns-label.ts';
 import { parseDuration } from '../util/duration.ts';
-import { ConfigError } from './config-error.ts';
+import { ConfigError } from '../config/config-error.ts';
 import { findCycle } from './depends-on.ts';
-import type { Locate } from './locate.ts';
+import type { Locate } from '../config/locate.ts';
 
 /**
  * The `syncs:` entries of kupenstack.yaml. Each entry is `name` plus the Sync
