@@ -76,7 +76,7 @@ export default {
     {
       name: 'in-cluster-process-on-top',
       severity: 'error',
-      comment: "The files at the top of controller/ compose its loops (process.ts, loops.ts, health.ts, api-contact.ts, registry-hook.ts): a loop's sub-folder imports of them only the options (options.ts) and the call counters (call-counts.ts).",
+      comment: "The files at the top of controller/ compose its loops (process.ts, leadership.ts, routes.ts, loops.ts, health.ts, api-contact.ts, registry-hook.ts): a loop's sub-folder imports of them only the options (options.ts) and the call counters (call-counts.ts).",
       from: { path: '(^|/)agent/controller/[a-z-]+/' },
       to: { path: '(^|/)agent/controller/[a-z-]+\\.ts$', pathNot: '(^|/)agent/controller/(options|call-counts)\\.ts$' },
     },

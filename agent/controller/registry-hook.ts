@@ -61,7 +61,10 @@ export function registryHookHandler(
       metrics,
       logger,
       label,
-      moved: () => ({ log: { images: moved, syncs: movedSyncs }, body: { images: moved, ...(movedSyncs.length > 0 ? { ociSyncs: movedSyncs } : {}) } }),
+      moved: () => ({
+        log: { images: moved, syncs: movedSyncs },
+        body: { images: moved, ...(movedSyncs.length > 0 ? { ociSyncs: movedSyncs } : {}) },
+      }),
     });
     return answer(res, served.status, served.body);
   };

@@ -198,7 +198,8 @@ export async function serveRegistryHook(req: IncomingMessage, o: RegistryHookOpt
     return { status: 500, body: { error: err.message } };
   }
   const sender = answer.sender ?? 'unknown';
-  for (const name of answer.triggered.length > 0 ? answer.triggered : [o.label]) o.metrics.webhooks.inc({ sync: name, provider: `registry-${sender}`, result: answer.result });
+  const counted = answer.triggered.length > 0 ? answer.triggered : [o.label];
+  for (const sync of counted) o.metrics.webhooks.inc({ sync, provider: `registry-${sender}`, result: answer.result });
   const pushes = answer.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}${p.digest ? `@${p.digest}` : ''}`);
   if (answer.result === 'rejected') o.logger.warn({ sender, status: answer.status, error: answer.body.error }, 'registry notification rejected');
   else if (answer.result !== 'triggered') o.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
