@@ -172,7 +172,7 @@ export class Agent {
 
 /**
  * dependsOn in the standalone agent (the cluster's twin is in
- * gitops/sync-loop.ts): a Sync runs once each Sync it depends on is Ready at
+ * controller/syncs/sync-loop.ts): a Sync runs once each Sync it depends on is Ready at
  * its newest revision; until then its status says what it waits for. A run
  * of a dependency wakes the Syncs that wait for it. Cycles and unknown names
  * were refused when kupenstack.yaml was read.

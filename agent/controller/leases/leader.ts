@@ -22,7 +22,7 @@ export interface LeaderElectionOptions {
   onStoppedLeading?: () => void;
   log?: (line: string) => void;
   /**
-   * Sharding (agent/controller/shard-set.ts): false while this candidate may
+   * Sharding (agent/controller/leases/shard-set.ts): false while this candidate may
    * not take a free, expired or missing Lease (a shard it does not prefer,
    * during the start-up grace). Default: always may.
    */
