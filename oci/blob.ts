@@ -1,3 +1,4 @@
+import type { Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../lib/retry.ts';
@@ -30,97 +31,118 @@ export function openBlob(client: RegistryClient, repository: string, descriptor:
   return Readable.from(blobChunks(client, repository, descriptor, options), { objectMode: false, highWaterMark: 1 << 20 });
 }
 
+/** One blob's download as it goes: where it is, what it hashes to so far, and how often it broke off. */
+interface Pull {
+  client: RegistryClient;
+  repository: string;
+  digest: string;
+  size: number;
+  where: string;
+  options: BlobOptions;
+  hash: Hash;
+  received: number;
+  failures: number;
+  lastProblem: string;
+  etag: string | undefined;
+}
+
 async function* blobChunks(client: RegistryClient, repository: string, descriptor: Pick<Descriptor, 'digest' | 'size'>, options: BlobOptions): AsyncGenerator<Buffer> {
   const { digest, size } = descriptor;
-  const hash = newHash(digest);
-  const retries = options.retries ?? 5;
   const where = `blob ${digest} of ${client.registry}/${repository}`;
-  let received = 0;
-  let failures = 0;
-  let etag: string | undefined;
-  let lastProblem = '';
+  const p: Pull = { client, repository, digest, size, where, options, hash: newHash(digest), received: 0, failures: 0, lastProblem: '', etag: undefined };
+  const retries = options.retries ?? 5;
   // A resume, not a retry of one call (lib/retry.ts): each attempt continues at `received` inside this generator; the waits are lib/retry's.
-  const pause = (): Promise<void> => sleep(backoffDelay(failures + 1, 250, 4000), undefined, { signal: options.signal });
-  while (received < size || (received === 0 && size === 0)) {
-    if (failures > retries) {
+  const brokeOff = async (problem: string): Promise<void> => {
+    p.failures++;
+    p.lastProblem = problem;
+    await sleep(backoffDelay(p.failures + 1, 250, 4000), undefined, { signal: options.signal });
+  };
+  while (p.received < size || (p.received === 0 && size === 0)) {
+    if (p.failures > retries) {
       throw new OciError(
         'oci.truncated',
-        `${where}: the download broke off ${failures} times (last: ${lastProblem}) after ${received} of ${size} bytes; nothing was used — retry later or check the registry`,
+        `${where}: the download broke off ${p.failures} times (last: ${p.lastProblem}) after ${p.received} of ${size} bytes; nothing was used — retry later or check the registry`,
       );
     }
-    const headers: Record<string, string> = {};
-    if (received > 0) {
-      headers.range = `bytes=${received}-`;
-      if (etag) headers['if-range'] = etag;
-    }
-    let res: RegistryResponse;
-    try {
-      res = await client.send('GET', blobPath(repository, digest), { scopes: [pullScope(repository)], headers, signal: options.signal, accept: (s) => s === 200 || s === 206 || s >= 500 });
-    } catch (err) {
-      if (options.signal?.aborted || !(err instanceof OciError) || err.code !== 'oci.network') throw err;
-      failures++;
-      lastProblem = err.message;
-      await pause();
+    const res = await request(p);
+    if (typeof res === 'string') {
+      await brokeOff(res);
       continue;
     }
-    if (res.status >= 500) {
-      await res.body.dump().catch(() => undefined);
-      failures++;
-      lastProblem = `HTTP ${res.status} from ${describe(res.url)}`;
-      await pause();
-      continue;
-    }
-    etag ??= header(res, 'etag');
-    // The offset of this body: 0 for a 200 (the server ignored Range), else what Content-Range says.
-    let skip = 0;
-    if (res.status === 206) {
-      const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(header(res, 'content-range') ?? '');
-      if (!m || Number(m[1]) !== received) {
-        res.body.destroy();
-        throw new OciError('oci.registry', `${where}: asked to resume at byte ${received}, the registry answered Content-Range "${header(res, 'content-range') ?? ''}"`);
-      }
-    } else {
-      skip = received;
-    }
+    p.etag ??= header(res, 'etag');
+    const skip = skipOf(res, p);
     try {
-      for await (const piece of res.body as AsyncIterable<Buffer>) {
-        let chunk = piece;
-        if (skip > 0) {
-          if (chunk.length <= skip) {
-            skip -= chunk.length;
-            continue;
-          }
-          chunk = chunk.subarray(skip);
-          skip = 0;
-        }
-        client.bytesRead += chunk.length;
-        options.onBytes?.(chunk.length);
-        if (received + chunk.length > size) {
-          res.body.destroy();
-          throw new OciError('oci.too-large', `${where} is longer than the ${size} bytes its descriptor states; refused`);
-        }
-        received += chunk.length;
-        hash.update(chunk);
-        yield chunk;
-      }
-      if (received < size) {
-        failures++;
-        lastProblem = `body ended at byte ${received}`;
+      yield* bodyChunks(res, skip, p);
+      if (p.received < size) {
+        p.failures++;
+        p.lastProblem = `body ended at byte ${p.received}`;
       }
     } catch (err) {
       if (err instanceof OciError || options.signal?.aborted) throw err;
-      failures++;
-      lastProblem = (err as Error).message;
-      await pause();
+      await brokeOff((err as Error).message);
     }
     if (size === 0) break;
   }
-  const actual = `${parseDigest(digest).algorithm}:${hash.digest('hex')}`;
+  const actual = `${parseDigest(digest).algorithm}:${p.hash.digest('hex')}`;
   if (actual !== digest) {
     throw new OciError(
       'oci.digest',
       `${where}: the ${size} bytes served hash to ${actual}, not ${digest} (corrupted storage, a tampering proxy, or a manifest naming the wrong digest); refused before the end of the stream`,
     );
+  }
+}
+
+/** One attempt's GET, from `received` on: the response, or what broke (a network error, a 5xx) for the next attempt. */
+async function request(p: Pull): Promise<RegistryResponse | string> {
+  const headers: Record<string, string> = {};
+  if (p.received > 0) {
+    headers.range = `bytes=${p.received}-`;
+    if (p.etag) headers['if-range'] = p.etag;
+  }
+  let res: RegistryResponse;
+  try {
+    res = await p.client.send('GET', blobPath(p.repository, p.digest), { scopes: [pullScope(p.repository)], headers, signal: p.options.signal, accept: (s) => s === 200 || s === 206 || s >= 500 });
+  } catch (err) {
+    if (p.options.signal?.aborted || !(err instanceof OciError) || err.code !== 'oci.network') throw err;
+    return err.message;
+  }
+  if (res.status < 500) return res;
+  await res.body.dump().catch(() => undefined);
+  return `HTTP ${res.status} from ${describe(res.url)}`;
+}
+
+/** The bytes of this body to skip: a 200 starts at 0 (the server ignored Range), a 206 must start at `received` (Content-Range). */
+function skipOf(res: RegistryResponse, p: Pull): number {
+  if (res.status !== 206) return p.received;
+  const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(header(res, 'content-range') ?? '');
+  if (!m || Number(m[1]) !== p.received) {
+    res.body.destroy();
+    throw new OciError('oci.registry', `${p.where}: asked to resume at byte ${p.received}, the registry answered Content-Range "${header(res, 'content-range') ?? ''}"`);
+  }
+  return 0;
+}
+
+/** One body's new bytes, counted and hashed as they pass; more than the descriptor's size is refused. */
+async function* bodyChunks(res: RegistryResponse, skip: number, p: Pull): AsyncGenerator<Buffer> {
+  for await (const piece of res.body as AsyncIterable<Buffer>) {
+    let chunk = piece;
+    if (skip > 0) {
+      if (chunk.length <= skip) {
+        skip -= chunk.length;
+        continue;
+      }
+      chunk = chunk.subarray(skip);
+      skip = 0;
+    }
+    p.client.bytesRead += chunk.length;
+    p.options.onBytes?.(chunk.length);
+    if (p.received + chunk.length > p.size) {
+      res.body.destroy();
+      throw new OciError('oci.too-large', `${p.where} is longer than the ${p.size} bytes its descriptor states; refused`);
+    }
+    p.received += chunk.length;
+    p.hash.update(chunk);
+    yield chunk;
   }
 }
 

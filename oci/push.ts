@@ -238,15 +238,7 @@ class DiskHeadCheck extends Transform {
 
 export async function pushDisk(file: string, ref: string, options: PushOptions = {}): Promise<PushResult> {
   const target = parseReference(ref);
-  let size: number;
-  try {
-    const st = await stat(file);
-    if (!st.isFile()) throw new OciError('oci.reference', `${file} is not a regular file`);
-    size = st.size;
-  } catch (err) {
-    if (err instanceof OciError) throw err;
-    throw new OciError('oci.reference', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
-  }
+  const size = await regularFileSize(file);
   const head = await readHead(file);
   // The same checks a pull makes: no compressed input, no qcow2 pointing outside itself.
   const format = sniffDiskFormat(head);
@@ -265,43 +257,9 @@ export async function pushDisk(file: string, ref: string, options: PushOptions =
   const mediaType = diskMediaType(format, compression);
   const title = basename(file) + (compression === 'gzip' ? '.gz' : compression === 'zstd' ? '.zst' : '');
   const layerAnnotations: Record<string, string> = { [titleAnnotation]: title };
-  let layerDigest: string;
-  let layerSize: number;
-  let uploaded = 0;
-  if (!compression) {
-    layerDigest = await sha256File(file, progress);
-    layerSize = size;
-    if (await blobExists(client, repository, layerDigest, signal)) {
-      options.onProgress?.(total, total);
-    } else {
-      const changed = (detail: string, cause?: unknown): OciError =>
-        new OciError('oci.digest', `${file} changed while it was pushed (hashed ${layerDigest}, ${detail}); push it again when it is not being written`, cause === undefined ? undefined : { cause });
-      // Hashed once (above): the registry checks the bytes it got against layerDigest and refuses others.
-      let sent: { digest: string; size: number };
-      try {
-        sent = await uploadStream(client, repository, createReadStream(file, { highWaterMark: 1 << 20 }), { ...(signal ? { signal } : {}), onBytes: progress, digest: layerDigest });
-      } catch (err) {
-        if (err instanceof OciError && /DIGEST_INVALID/.test(err.message)) throw changed('the registry found other bytes', err);
-        throw err;
-      }
-      if (sent.size !== size) throw changed(`sent ${sent.size} of ${size} bytes`);
-      uploaded = sent.size;
-    }
-  } else {
-    const tap = new Sha256Tap(progress);
-    const source: Readable = createReadStream(file, { highWaterMark: 1 << 20 });
-    const compressor = compression === 'gzip' ? createGzip({ level: 6 }) : createZstdCompress();
-    source.on('error', (e) => tap.destroy(e));
-    tap.on('error', (e) => compressor.destroy(e));
-    source.pipe(tap).pipe(compressor);
-    const sent = await uploadStream(client, repository, compressor, signal ? { signal } : {});
-    layerDigest = sent.digest;
-    layerSize = sent.size;
-    uploaded = sent.size;
-    if (tap.bytes !== size) throw new OciError('oci.digest', `${file} changed size while it was pushed; push it again`);
-    layerAnnotations[vmimage.uncompressedSize] = String(size);
-    layerAnnotations[vmimage.uncompressedDigest] = tap.digest();
-  }
+  const upload: LayerUpload = { client, repository, signal, file, size, progress };
+  const layer = compression ? await pushCompressed(upload, compression, layerAnnotations) : await pushRaw(upload, () => options.onProgress?.(total, total));
+  const { digest: layerDigest, size: layerSize, uploaded } = layer;
 
   const annotations = diskAnnotations(format, virtualSize, options);
   const manifestDigest = await putDiskManifest(client, target, { mediaType, digest: layerDigest, size: layerSize, annotations: layerAnnotations }, annotations, signal);
@@ -313,4 +271,70 @@ export async function pushDisk(file: string, ref: string, options: PushOptions =
     diskFormat: format,
     uploaded,
   };
+}
+
+/** The size of the file to push; anything but a readable regular file is refused. */
+async function regularFileSize(file: string): Promise<number> {
+  try {
+    const st = await stat(file);
+    if (!st.isFile()) throw new OciError('oci.reference', `${file} is not a regular file`);
+    return st.size;
+  } catch (err) {
+    if (err instanceof OciError) throw err;
+    throw new OciError('oci.reference', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+  }
+}
+
+/** One disk file on its way to a repository as a layer blob. */
+interface LayerUpload {
+  client: RegistryClient;
+  repository: string;
+  signal: AbortSignal | undefined;
+  file: string;
+  size: number;
+  progress: (n: number) => void;
+}
+
+/** The layer as it is in the registry: its digest and size, and the bytes this push sent (0 when the blob was there). */
+interface PushedLayer {
+  digest: string;
+  size: number;
+  uploaded: number;
+}
+
+/** Uncompressed: hashed first, so a blob the registry has is not sent again; the file must not change between the hash and the upload. */
+async function pushRaw(u: LayerUpload, alreadyThere: () => void): Promise<PushedLayer> {
+  const { client, repository, signal, file, size } = u;
+  const digest = await sha256File(file, u.progress);
+  if (await blobExists(client, repository, digest, signal)) {
+    alreadyThere();
+    return { digest, size, uploaded: 0 };
+  }
+  const changed = (detail: string, cause?: unknown): OciError =>
+    new OciError('oci.digest', `${file} changed while it was pushed (hashed ${digest}, ${detail}); push it again when it is not being written`, cause === undefined ? undefined : { cause });
+  // Hashed once (above): the registry checks the bytes it got against the digest and refuses others.
+  let sent: { digest: string; size: number };
+  try {
+    sent = await uploadStream(client, repository, createReadStream(file, { highWaterMark: 1 << 20 }), { ...(signal ? { signal } : {}), onBytes: u.progress, digest });
+  } catch (err) {
+    if (err instanceof OciError && /DIGEST_INVALID/.test(err.message)) throw changed('the registry found other bytes', err);
+    throw err;
+  }
+  if (sent.size !== size) throw changed(`sent ${sent.size} of ${size} bytes`);
+  return { digest, size, uploaded: sent.size };
+}
+
+/** Compressed on the way (one pass): the registry names the digest; the uncompressed size and digest go into the layer's annotations. */
+async function pushCompressed(u: LayerUpload, compression: Compression, layerAnnotations: Record<string, string>): Promise<PushedLayer> {
+  const tap = new Sha256Tap(u.progress);
+  const source: Readable = createReadStream(u.file, { highWaterMark: 1 << 20 });
+  const compressor = compression === 'gzip' ? createGzip({ level: 6 }) : createZstdCompress();
+  source.on('error', (e) => tap.destroy(e));
+  tap.on('error', (e) => compressor.destroy(e));
+  source.pipe(tap).pipe(compressor);
+  const sent = await uploadStream(u.client, u.repository, compressor, u.signal ? { signal: u.signal } : {});
+  if (tap.bytes !== u.size) throw new OciError('oci.digest', `${u.file} changed size while it was pushed; push it again`);
+  layerAnnotations[vmimage.uncompressedSize] = String(u.size);
+  layerAnnotations[vmimage.uncompressedDigest] = tap.digest();
+  return { digest: sent.digest, size: sent.size, uploaded: sent.size };
 }

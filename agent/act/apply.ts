@@ -18,7 +18,7 @@ import type { ResourceStatus, StateStore } from '../status/store.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { execute } from './execute.ts';
 import { afterLanding } from './landing.ts';
-import type { ApplyError, KindCounts, RunCounts } from './run.ts';
+import type { ApplyError, ExecuteOptions, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
 import type { Progressing } from './progress.ts';
 
@@ -108,11 +108,7 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
   const resources = stored.resources;
   const { seen, decision } = await landed(input, deps, opts, resources);
   const observed = observedOf(seen);
-  if (opts.plan) {
-    if (opts.plan.revision !== input.revision) throw new StalePlanError([`the manifests are ${input.revision}, the plan was made for ${opts.plan.revision}`]);
-    const differences = [...(opts.plan.observed ? compareObserved(opts.plan.observed, observed) : []), ...compareChanges(jsonPlan(opts.plan), jsonPlan(decision.plan))];
-    if (differences.length > 0) throw new StalePlanError(differences);
-  }
+  if (opts.plan) refuseStalePlan(opts.plan, input, observed, decision);
   if (decision.plan.held.length > 0)
     deps.events({
       type: 'held',
@@ -123,7 +119,41 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
       revision: input.revision,
       at: new Date().toISOString(),
     });
-  const out = await execute(input.validated, decision, seen, {
+  const out = await execute(input.validated, decision, seen, executeOptions(input, deps, opts, resources));
+  for (const m of decision.declared) if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
+  const report: ApplyReport = {
+    revision: input.revision,
+    created: out.created,
+    updated: out.updated,
+    replaced: out.replaced,
+    deleted: out.deleted,
+    healed: out.healed,
+    unchanged: out.unchanged,
+    held: decision.plan.held,
+    errors: out.errors,
+    apiCalls: since(deps.cloud, before),
+    drift: out.drift,
+    warnings: [...out.warnings, ...warningsOf(seen)],
+    changes: decision.plan.changes,
+    images: out.images,
+    observed,
+    kinds: out.kinds,
+    progressing: out.progressing,
+  };
+  if (!opts.partial) await recordRun(deps, report, started);
+  return report;
+}
+
+/** A saved plan runs only against what it was made from: the same revision, the same observed objects, the same changes. */
+function refuseStalePlan(plan: Plan & { observed?: ObservedState }, input: RevisionInput, observed: ObservedState, decision: Decision): void {
+  if (plan.revision !== input.revision) throw new StalePlanError([`the manifests are ${input.revision}, the plan was made for ${plan.revision}`]);
+  const differences = [...(plan.observed ? compareObserved(plan.observed, observed) : []), ...compareChanges(jsonPlan(plan), jsonPlan(decision.plan))];
+  if (differences.length > 0) throw new StalePlanError(differences);
+}
+
+/** The executor's options: the config's, this revision's, and what a partial (controller) run leaves to others. */
+function executeOptions(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, resources: Record<string, ResourceStatus>): ExecuteOptions {
+  return {
     cloud: deps.cloud,
     adapters,
     kindOrder: kindOrder(deps.registry),
@@ -145,45 +175,26 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
     // Standalone: a namespace that leaves the revision leaves OpenStack. The controller (one namespace at a time) deletes projects with their namespace.
     deleteEmptyProjects: opts.prune && !opts.partial && deps.namespaces === undefined,
     trustKnownProjects: opts.partial === true,
-  });
-  for (const m of decision.declared) if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
-  const report: ApplyReport = {
-    revision: input.revision,
-    created: out.created,
-    updated: out.updated,
-    replaced: out.replaced,
-    deleted: out.deleted,
-    healed: out.healed,
-    unchanged: out.unchanged,
-    held: decision.plan.held,
-    errors: out.errors,
-    apiCalls: since(deps.cloud, before),
-    drift: out.drift,
-    warnings: [...out.warnings, ...warningsOf(seen)],
-    changes: decision.plan.changes,
-    images: out.images,
-    observed,
-    kinds: out.kinds,
-    progressing: out.progressing,
   };
-  if (!opts.partial) {
-    await deps.state.finishRun({
-      revision: input.revision,
-      startedAt: started.toISOString(),
-      durationMs: Date.now() - started.getTime(),
-      result: report.errors.length ? 'failed' : report.held.length ? 'held' : 'applied',
-      counts: {
-        created: report.created,
-        updated: report.updated,
-        replaced: report.replaced,
-        deleted: report.deleted,
-        healed: report.healed,
-        unchanged: report.unchanged,
-        errors: report.errors.length,
-      },
-    });
-  }
-  return report;
+}
+
+/** The run's record in the state (a full run only): its result and counts. */
+async function recordRun(deps: EngineDeps, report: ApplyReport, started: Date): Promise<void> {
+  await deps.state.finishRun({
+    revision: report.revision,
+    startedAt: started.toISOString(),
+    durationMs: Date.now() - started.getTime(),
+    result: report.errors.length ? 'failed' : report.held.length ? 'held' : 'applied',
+    counts: {
+      created: report.created,
+      updated: report.updated,
+      replaced: report.replaced,
+      deleted: report.deleted,
+      healed: report.healed,
+      unchanged: report.unchanged,
+      errors: report.errors.length,
+    },
+  });
 }
 
 /** Observe and decide once the creates a dead process sent have landed (act/landing.ts); in requeue mode it throws NotYet while they land, and nothing is executed. */

@@ -142,13 +142,14 @@ export class BulkCreator {
     const key = bulk.key ?? bulk.collection;
     // Neutron makes a bulk in one transaction: its answer takes longer with its size, and many at once queue behind each other in its workers.
     const timeoutMs = bulkTimeoutMs(ctx.cloud.session.transport.timeoutMs, items.length);
-    const res = await inFlight(ctx.cloud)(() => {
+    const res = await inFlight(ctx.cloud.base)(() => {
       this.posts++;
       return journaled(
         this.run.opts.journal,
+        ctx.cloud,
         items.map((p) => p.node.address),
         () => timeoutMs,
-        () => ctx.cloud.client('network').call<Record<string, Record<string, unknown>[]>>('POST', `/${bulk.collection}`, { json: { [key]: bodies }, timeoutMs }),
+        (cloud) => cloud.client('network').call<Record<string, Record<string, unknown>[]>>('POST', `/${bulk.collection}`, { json: { [key]: bodies }, timeoutMs }),
       );
     });
     const raws = res.body[key] ?? [];

@@ -54,30 +54,15 @@ export async function convergePhase(x: Execution): Promise<void> {
       }
     }
   };
-  // An import is never written to, but it is Ready once found: a Sync's `wait` and a reader of its CR need to see that.
-  const settleImport = async (node: Node): Promise<void> => {
-    const remote = node.remote;
-    if (!remote) return;
-    const known = opts.resources[node.address] ?? {};
-    let conditions = setCondition(known.conditions ?? [], { type: 'Ready', status: 'True', reason: 'Imported', message: `imported ${remote.id} at ${opts.revision}` });
-    conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'Imported', message: '' });
-    conditions = setCondition(conditions, { type: 'Stalled', status: 'False', reason: 'Imported', message: '' });
-    const observed = { id: remote.id, ...(remote.status ? { status: remote.status } : {}), ...node.adapter.report?.(remote) };
-    // The id is what observe found this run, shown to the reader; prune and adoption go by the marker, never by it.
-    await run.settle(node.address, { ...known, id: remote.id, conditions, observed, lastSyncTime: new Date().toISOString() });
-  };
   // Creates that go out as one bulk POST (Neutron) start together and take one slot.
-  const batchOf = (address: string): string | undefined => {
-    const node = nodes.get(address)!;
-    return !node.remote && !node.imported && node.adapter.bulkCreate ? `${node.m.metadata.namespace ?? ''}\n${node.m.kind}` : undefined;
-  };
+  const batchOf = bulkBatches(nodes);
   await dag(
     order,
     dependsOn,
     opts.concurrency,
     async (address) => {
       const node = nodes.get(address)!;
-      await (node.imported ? settleImport(node) : step(node));
+      await (node.imported ? settleImport(node, run) : step(node));
     },
     { batchOf, maxBatch: maxBulk, laneOf: (address) => laneOf(nodes.get(address)!.adapter) },
   );
@@ -97,4 +82,26 @@ export async function convergePhase(x: Execution): Promise<void> {
       else fail(address, err);
     }
   }
+}
+
+/** An import is never written to, but it is Ready once found: a Sync's `wait` and a reader of its CR need to see that. */
+async function settleImport(node: Node, run: Execution['run']): Promise<void> {
+  const { opts } = run;
+  const remote = node.remote;
+  if (!remote) return;
+  const known = opts.resources[node.address] ?? {};
+  let conditions = setCondition(known.conditions ?? [], { type: 'Ready', status: 'True', reason: 'Imported', message: `imported ${remote.id} at ${opts.revision}` });
+  conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'Imported', message: '' });
+  conditions = setCondition(conditions, { type: 'Stalled', status: 'False', reason: 'Imported', message: '' });
+  const observed = { id: remote.id, ...(remote.status ? { status: remote.status } : {}), ...node.adapter.report?.(remote) };
+  // The id is what observe found this run, shown to the reader; prune and adoption go by the marker, never by it.
+  await run.settle(node.address, { ...known, id: remote.id, conditions, observed, lastSyncTime: new Date().toISOString() });
+}
+
+/** The bulk a node's create joins (namespace and kind), for a kind with bulk creates; none for an update or an import. */
+function bulkBatches(nodes: ReadonlyMap<string, Node>): (address: string) => string | undefined {
+  return (address) => {
+    const node = nodes.get(address)!;
+    return !node.remote && !node.imported && node.adapter.bulkCreate ? `${node.m.metadata.namespace ?? ''}\n${node.m.kind}` : undefined;
+  };
 }

@@ -31,6 +31,30 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     ...{ created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: [] },
     ...{ drift: [...decision.plan.drift], warnings: [...decision.plan.warnings], images: [...decision.plan.images], kinds: {}, progressing: [] },
   };
+  const run = runOf(opts, out);
+  const fail = failure(run, opts);
+  // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.
+  const imports = new Set(decision.declared.filter((m) => m.spec.import !== undefined).map((m) => m.address));
+  const failed = new Set(decision.errors.filter((e) => imports.has(e.address)).map((e) => e.address));
+  for (const e of decision.errors) {
+    if (!failed.has(e.address)) continue;
+    fail(e.address, e.error);
+    // Written now: an import has no step of its own that would write it (a refused import must not go unreported).
+    await run.settle(e.address, opts.resources[e.address]);
+  }
+
+  const scopes = await withProjects(decision, seen, opts);
+  const nodes = nodesOf(decision, seen, opts, scopes, failed);
+  const x: Execution = { rev, decision, seen, run, nodes, scopes, order: rev.order.filter((a) => nodes.has(a)), fail, progressing: new Map() };
+  await replacePhase(x);
+  await convergePhase(x);
+  await prunePhase(x);
+  if (opts.deleteEmptyProjects) await deleteEmptyProjects(x);
+  return out;
+}
+
+/** What every phase calls back into: events, status, retries of transient errors, counts, bulk creates and the per-service bound. */
+function runOf(opts: ExecuteOptions, out: Outcome): Run {
   const run: Run = {
     opts,
     out,
@@ -64,11 +88,16 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
   run.create = (n, d, mk) => bulk.create(n, d, mk);
   const inLane = limiterPerKey<string>(opts.concurrency);
   run.bounded = (node, work) => inLane(laneOf(node.adapter))(work);
-  const fail = (address: string, err: unknown): void => {
+  return run;
+}
+
+/** Records a failure on its object: the error, its count, Ready (and Stalled when retrying cannot help), an event; the run goes on. */
+function failure(run: Run, opts: ExecuteOptions): (address: string, err: unknown) => void {
+  return (address, err) => {
     // A refusal (egress policy, import) is Stalled with its own reason; the egress policy's words even when a client wrapped them.
     const refused = refusalOf(err);
     const e = refused?.error ?? (err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err }));
-    out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
+    run.out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
     run.count(address, 'errors');
     const status = (opts.resources[address] ??= {});
     status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed', message: e.message });
@@ -80,18 +109,10 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     }
     run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, refused?.reason ?? e.code, e.message);
   };
-  // Imports are resolved once, by observe; every other planning error comes back when the object's turn comes.
-  const imports = new Set(decision.declared.filter((m) => m.spec.import !== undefined).map((m) => m.address));
-  const failed = new Set(decision.errors.filter((e) => imports.has(e.address)).map((e) => e.address));
-  for (const e of decision.errors) {
-    if (!failed.has(e.address)) continue;
-    fail(e.address, e.error);
-    // Written now: an import has no step of its own that would write it (a refused import must not go unreported).
-    await run.settle(e.address, opts.resources[e.address]);
-  }
+}
 
-  const scopes = await withProjects(decision, seen, opts);
-
+/** One node per declared object (a failed import has none), with what observe found of it; its id is in its status from the start. */
+function nodesOf(decision: Decision, seen: Observation, opts: ExecuteOptions, scopes: ReadonlyMap<string, ProjectContext>, failed: ReadonlySet<string>): Map<string, Node> {
   const nodes = new Map<string, Node>();
   for (const m of decision.declared) {
     if (failed.has(m.address) && m.spec.import !== undefined) continue;
@@ -109,13 +130,7 @@ export async function execute(rev: ValidatedRevision, decision: Decision, seen: 
     nodes.set(m.address, node);
     if (node.remote && !node.imported) opts.resources[m.address] = { ...opts.resources[m.address], id: node.remote.id };
   }
-
-  const x: Execution = { rev, decision, seen, run, nodes, scopes, order: rev.order.filter((a) => nodes.has(a)), fail, progressing: new Map() };
-  await replacePhase(x);
-  await convergePhase(x);
-  await prunePhase(x);
-  if (opts.deleteEmptyProjects) await deleteEmptyProjects(x);
-  return out;
+  return nodes;
 }
 
 /** The plan's namespaces that have no project get one now (the run's first write); each scope as the run uses it. */

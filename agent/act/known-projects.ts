@@ -20,13 +20,13 @@ export interface KnownProjects {
 const byClient = new WeakMap<OpenStackCloud, Map<string, KnownProjects>>();
 
 function knownProjects(cloud: OpenStackCloud, owner: string): KnownProjects | undefined {
-  return byClient.get(cloud)?.get(owner);
+  return byClient.get(cloud.base)?.get(owner);
 }
 
 /** Records the owner's projects as just listed; grants seen before stay while their project does. */
 export function rememberProjects(cloud: OpenStackCloud, owner: string, projects: readonly Project[]): void {
-  let owners = byClient.get(cloud);
-  if (!owners) byClient.set(cloud, (owners = new Map<string, KnownProjects>()));
+  let owners = byClient.get(cloud.base);
+  if (!owners) byClient.set(cloud.base, (owners = new Map<string, KnownProjects>()));
   const ids = new Set(projects.map((p) => p.id));
   const granted = new Set([...(owners.get(owner)?.granted ?? [])].filter((id) => ids.has(id)));
   owners.set(owner, { projects: [...projects], granted });

@@ -82,16 +82,51 @@ async function cloudContextOf(needed: readonly Project[], opts: ObserveOptions):
  * created here, so a plan and the first half of an apply write nothing.
  */
 export async function observe(manifests: readonly Manifest[], opts: ObserveOptions): Promise<Observation> {
-  const { cloud, adapters, owner } = opts;
+  const { adapters } = opts;
   const scope = opts.scope ?? projectScope;
   const inScope = (ns: string | undefined): boolean => ns !== undefined && (!opts.namespaces || opts.namespaces.includes(ns));
   const resources = manifests.filter((m) => inScope(scope.scopeOf(m, adapters)));
   const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
+  const { projects, allProjects, trusted } = await projectsOf(namespaces, inScope, opts);
+  const scopes = await scopesOf(resources, namespaces, projects, opts);
+  const { owned, duplicates, total } = await listOwned(resources, projects, scopes, trusted, opts);
+  const { imports, importErrors } = await resolveImports(resources, scopes, adapters);
+  const inventory: Inventory = {
+    owned,
+    duplicates,
+    imports,
+    importErrors,
+    total,
+    offline: false,
+    context: (m, idOf) => {
+      const ns = scope.scopeOf(m, adapters);
+      const pc = ns === undefined ? undefined : scopes.get(ns);
+      return pc ? { ...pc.ctx, idOf } : undefined;
+    },
+    resources: opts.resources,
+    detached: (address) => opts.resources[address]?.onDelete === 'detach',
+  };
+  return { inventory, scopes, resources, namespaces, projects: allProjects };
+}
+
+/** The owner's projects (one list, or the last full pass's when trusted), and those of them this pass observes, by namespace. */
+async function projectsOf(
+  namespaces: readonly string[],
+  inScope: (ns: string | undefined) => boolean,
+  opts: ObserveOptions,
+): Promise<{ projects: Map<string, Project>; allProjects: Project[]; trusted: boolean }> {
+  const { cloud, owner } = opts;
   const projects = new Map<string, Project>();
   const trusted = opts.trustKnownProjects ? trustedProjects(cloud, owner, namespaces) : undefined;
   const allProjects = trusted ?? (await ownedProjects(cloud, owner));
   if (!trusted) rememberProjects(cloud, owner, allProjects);
   for (const p of allProjects) if (inScope(p.namespace) && (opts.prune || namespaces.includes(p.namespace))) projects.set(p.namespace, p);
+  return { projects, allProjects, trusted: trusted !== undefined };
+}
+
+/** A context per namespace: its project's, or a `future` one (the agent's own scope) for a namespace with no project yet. */
+async function scopesOf(resources: readonly Manifest[], namespaces: readonly string[], projects: ReadonlyMap<string, Project>, opts: ObserveOptions): Promise<Observation['scopes']> {
+  const { cloud, owner } = opts;
   const scopes = new Map<string, ProjectContext & { future: boolean }>();
   const missing = namespaces.filter((n) => !projects.has(n));
   const own = missing.length > 0 ? ((await cloud.whoami()).projectId ?? '') : '';
@@ -106,7 +141,18 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   }
   for (const p of projects.values())
     scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: false });
+  return scopes;
+}
 
+/** Everything carrying this owner's marker, by address; a second object with one marker is a duplicate. */
+async function listOwned(
+  resources: readonly Manifest[],
+  projects: ReadonlyMap<string, Project>,
+  scopes: Observation['scopes'],
+  trusted: boolean,
+  opts: ObserveOptions,
+): Promise<Pick<Inventory, 'owned' | 'duplicates' | 'total'>> {
+  const { cloud, adapters, owner } = opts;
   const declaredKinds = new Map<string, Set<string>>();
   for (const m of resources) declaredKinds.set(m.metadata.namespace!, (declaredKinds.get(m.metadata.namespace!) ?? new Set<string>()).add(m.kind));
   const owned = new Map<string, Remote>();
@@ -147,7 +193,15 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     } else for (const p of needed) work.push(async () => keep(p, await a.observe(scopes.get(p.namespace)!.ctx)));
   }
   await pool(work, opts.concurrency, (w) => w());
+  return { owned, duplicates, total };
+}
 
+/** The objects declared imports name, each known to its namespace's context; or why not. */
+async function resolveImports(
+  resources: readonly Manifest[],
+  scopes: Observation['scopes'],
+  adapters: ReadonlyMap<string, KindAdapter>,
+): Promise<{ imports: Map<string, Remote>; importErrors: Map<string, unknown> }> {
   const imports = new Map<string, Remote>();
   const importErrors = new Map<string, unknown>();
   for (const m of resources.filter((x) => x.spec.import !== undefined)) {
@@ -161,23 +215,7 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
       importErrors.set(m.address, err);
     }
   }
-
-  const inventory: Inventory = {
-    owned,
-    duplicates,
-    imports,
-    importErrors,
-    total,
-    offline: false,
-    context: (m, idOf) => {
-      const ns = scope.scopeOf(m, adapters);
-      const pc = ns === undefined ? undefined : scopes.get(ns);
-      return pc ? { ...pc.ctx, idOf } : undefined;
-    },
-    resources: opts.resources,
-    detached: (address) => opts.resources[address]?.onDelete === 'detach',
-  };
-  return { inventory, scopes, resources, namespaces, projects: allProjects };
+  return { imports, importErrors };
 }
 
 /**

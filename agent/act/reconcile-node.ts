@@ -6,9 +6,10 @@ import { difference, replaceHash } from '../plan/diff.ts';
 import { retry } from '../../lib/retry.ts';
 import { know } from './context.ts';
 import { heal, recordHeal } from './heal.ts';
-import { journaled } from './journaled.ts';
+import { journaled, sentWith } from './journaled.ts';
 import { answerLost, LostCreate } from './lost-create.ts';
 import { progressOf, type Progress } from './progress.ts';
+import type { ResourceState } from '../status/state.ts';
 import type { Node, Run } from './run.ts';
 import { waitReady } from './wait.ts';
 
@@ -19,44 +20,15 @@ import { waitReady } from './wait.ts';
  */
 
 export async function reconcileNode(node: Node, run: Run): Promise<Progress | undefined> {
-  const { adapter, m, pc } = node;
+  const { adapter, m } = node;
   const { opts } = run;
-  const ctx = pc.ctx;
   opts.signal?.throwIfAborted();
   const state = (opts.resources[node.address] ??= {});
-  const desired = await adapter.desired(m, ctx);
+  const desired = await adapter.desired(m, node.pc.ctx);
   // An adopted object was not made here: it is left in place when its manifest goes, unless the manifest says delete.
   state.onDelete = (m.spec.onDelete ?? (adopts(m) ? 'detach' : 'delete')) === 'detach' ? 'detach' : undefined;
-  if (node.adopting && node.remote) {
-    const remote = node.remote;
-    await run.retrying(node.address, () => adapter.remark!(ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
-    node.remote = { ...remote, marker: { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) } };
-    node.adopting = false;
-    state.id = remote.id;
-    run.emit('adopted', node.address, 'Adopted', `adopted ${m.kind} ${remote.id}: its ownership marker is written, nothing else`, { id: remote.id });
-    return;
-  }
-
-  if (!node.remote) {
-    const knownBefore = state.id !== undefined;
-    const previousId = state.id;
-    const marker = { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
-    const remote = run.create ? await run.create(node, desired, marker) : await createOnce(node, desired, marker, run);
-    // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
-    if (knownBefore && !node.replacing && previousId !== remote.id)
-      run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
-    else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
-    know(pc, node.ref, remote);
-    state.id = remote.id;
-    if (!node.replacing) run.count(node.address, 'created');
-    if (knownBefore && adapter.heal && !node.replacing) {
-      run.count(node.address, 'healed');
-      recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' }, false);
-    }
-    node.remote = remote;
-    const after = async (): Promise<Progress | undefined> => (await followUp(node, run)) ?? (await waitReady(node, run));
-    return run.bounded ? run.bounded(node, after) : after();
-  }
+  if (node.adopting && node.remote) return adoptNode(node, node.remote, desired, state, run);
+  if (!node.remote) return createNode(node, desired, state, run);
 
   let health = adapter.health?.(node.remote);
   // Left alone until it settles; the observe that found it is fresh, so no read is needed to say so.
@@ -74,7 +46,50 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
     state.heal = [];
     state.gaveUp = undefined;
   }
-  const diff = difference(adapter, desired, node.remote);
+  return updateNode(node, desired, state, run);
+}
+
+/** Taken over in this run: the ownership marker is its only write. */
+async function adoptNode(node: Node, remote: Remote, desired: Record<string, unknown>, state: ResourceState, run: Run): Promise<undefined> {
+  const { adapter, m } = node;
+  const { opts } = run;
+  await run.retrying(node.address, () => adapter.remark!(node.pc.ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
+  node.remote = { ...remote, marker: { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) } };
+  node.adopting = false;
+  state.id = remote.id;
+  run.emit('adopted', node.address, 'Adopted', `adopted ${m.kind} ${remote.id}: its ownership marker is written, nothing else`, { id: remote.id });
+  return undefined;
+}
+
+/** Not there: created with its marker (a recreate when it was deleted outside KupenStack), then its follow-ups and the wait for it. */
+async function createNode(node: Node, desired: Record<string, unknown>, state: ResourceState, run: Run): Promise<Progress | undefined> {
+  const { adapter, m } = node;
+  const knownBefore = state.id !== undefined;
+  const previousId = state.id;
+  const marker = { owner: run.opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
+  const remote = run.create ? await run.create(node, desired, marker) : await createOnce(node, desired, marker, run);
+  // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
+  if (knownBefore && !node.replacing && previousId !== remote.id)
+    run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
+  else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
+  know(node.pc, node.ref, remote);
+  state.id = remote.id;
+  if (!node.replacing) run.count(node.address, 'created');
+  if (knownBefore && adapter.heal && !node.replacing) {
+    run.count(node.address, 'healed');
+    recordHeal(state, { step: 'recreate', at: new Date().toISOString(), reason: 'deleted outside Git', result: 'done' }, false);
+  }
+  node.remote = remote;
+  const after = async (): Promise<Progress | undefined> => (await followUp(node, run)) ?? (await waitReady(node, run));
+  return run.bounded ? run.bounded(node, after) : after();
+}
+
+/** There and settled: the declared fields that differ are updated (drift corrected, a tag followed, a heal by field), then waited for. */
+async function updateNode(node: Node, desired: Record<string, unknown>, state: ResourceState, run: Run): Promise<Progress | undefined> {
+  const { adapter, m } = node;
+  const { opts } = run;
+  const ctx = node.pc.ctx;
+  const diff = difference(adapter, desired, node.remote!);
   if (Object.keys(diff.updates).length === 0) {
     // The manifest dropped a `replace` field: nothing to change, but the marker must carry the hash of what is declared now.
     if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
@@ -95,7 +110,7 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
     run.count(node.address, 'healed');
     recordHeal(
       state,
-      { step: adapter.impact!.fields![heals]!.heal!, at: new Date().toISOString(), reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote.fields[heals])}`, result: 'done' },
+      { step: adapter.impact!.fields![heals]!.heal!, at: new Date().toISOString(), reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote!.fields[heals])}`, result: 'done' },
       false,
     );
   } else {
@@ -118,7 +133,9 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
   const created = await retry(
     async () => {
       try {
-        return await journaled(run.opts.journal, [node.address], () => node.pc.ctx.cloud.session.transport.timeoutMs, () => node.adapter.create(node.pc.ctx, node.m, desired, marker));
+        const { ctx } = node.pc;
+        const timeoutMs = (): number => ctx.cloud.session.transport.timeoutMs;
+        return await journaled(run.opts.journal, ctx.cloud, [node.address], timeoutMs, async (cloud) => node.adapter.create(await sentWith(ctx, cloud), node.m, desired, marker));
       } catch (err) {
         if (!(err instanceof OpenStackError) || !(err.conflict || err.transient || node.adapter.refusedByTwin?.(err))) throw err;
         let found: Remote[];

@@ -5,6 +5,7 @@ import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { Agent } from '../standalone/agent.ts';
 import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
+import type { Logger } from '../telemetry/logger.ts';
 import { AgentMetrics } from '../telemetry/metrics.ts';
 import { AgentServer } from '../standalone/server.ts';
 import { sourceForSync } from '../sync/sync-source.ts';
@@ -41,78 +42,86 @@ export function agentCommand(): Command {
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
     .option('--shutdown-grace <duration>', 'on SIGTERM, how long the current run may go on before it is abandoned at a safe point', '25s')
-    .action(async (opts: AgentCliOptions) => {
-      if (!opts.config) throw new UsageError('kupenstack agent needs --config FILE (a kupenstack.yaml with a syncs: list)');
-      const { config, cloud, cloudsFile } = resolveCloud(opts);
-      if (!config.syncs?.length)
-        throw new UsageError(`${opts.config}: no "syncs:" entries; add one, e.g. syncs: [{name: main, source: {git: {url: https://…, ref: {branch: main}}}}]`);
-      if (!isDuration(opts.shutdownGrace)) throw new UsageError(`--shutdown-grace ${opts.shutdownGrace}: not a duration (e.g. 25s)`);
-      const graceMs = parseDuration(opts.shutdownGrace);
-      const listen = /^(.*):(\d+)$/.exec(opts.listen);
-      if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
+    .action(runAgent);
+}
 
-      const logger = loggerFrom(opts, process.stdout);
-      // Standalone has no namespace labels: only rules for every namespace ("*=>…") apply.
-      logger.info(configureEgressFrom(opts, () => ({})));
-      const metrics = new AgentMetrics();
-      const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
-      // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).
-      const cloudStep = opts.kubeconfig ? { kubeconfig: opts.kubeconfig, ...(opts.cloudNamespace ? { cloudNamespace: opts.cloudNamespace } : {}) } : undefined;
-      const agent = await Agent.create({
-        config,
-        cloud,
-        cloudsFile,
-        logger,
-        metrics,
-        secrets,
-        ...(cloudStep ? { cloudStep } : {}),
-        createSource: (sync) => sourceForSync(sync, config, secrets),
-      });
+/** The command's run: its options checked, the agent made from the config, then one pass (`--once`) or the server until a signal. */
+async function runAgent(opts: AgentCliOptions): Promise<void> {
+  if (!opts.config) throw new UsageError('kupenstack agent needs --config FILE (a kupenstack.yaml with a syncs: list)');
+  const { config, cloud, cloudsFile } = resolveCloud(opts);
+  if (!config.syncs?.length)
+    throw new UsageError(`${opts.config}: no "syncs:" entries; add one, e.g. syncs: [{name: main, source: {git: {url: https://…, ref: {branch: main}}}}]`);
+  if (!isDuration(opts.shutdownGrace)) throw new UsageError(`--shutdown-grace ${opts.shutdownGrace}: not a duration (e.g. 25s)`);
+  const graceMs = parseDuration(opts.shutdownGrace);
+  const listen = /^(.*):(\d+)$/.exec(opts.listen);
+  if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
 
-      const interrupted = new AbortController();
-      if (opts.once) {
-        const stop = (): void => interrupted.abort(new Error('interrupted'));
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-        const ok = await agent.once(interrupted.signal);
-        await agent.stop(0);
-        for (const h of agent.handles.values()) {
-          const ready = h.runner.status.conditions.find((c) => c.type === 'Ready');
-          process.stderr.write(`${h.sync.name}: ${ready?.status === 'True' ? 'ready' : 'not ready'} (${ready?.reason ?? '?'}): ${ready?.message ?? ''}\n`);
-        }
-        process.exitCode = ok ? 0 : 1;
+  const logger = loggerFrom(opts, process.stdout);
+  // Standalone has no namespace labels: only rules for every namespace ("*=>…") apply.
+  logger.info(configureEgressFrom(opts, () => ({})));
+  const metrics = new AgentMetrics();
+  const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
+  // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).
+  const cloudStep = opts.kubeconfig ? { kubeconfig: opts.kubeconfig, ...(opts.cloudNamespace ? { cloudNamespace: opts.cloudNamespace } : {}) } : undefined;
+  const agent = await Agent.create({
+    config,
+    cloud,
+    cloudsFile,
+    logger,
+    metrics,
+    secrets,
+    ...(cloudStep ? { cloudStep } : {}),
+    createSource: (sync) => sourceForSync(sync, config, secrets),
+  });
+  if (opts.once) return runOnce(agent);
+  await serve(agent, metrics, logger, listen!, graceMs);
+}
+
+/** `--once`: every Sync once, each one's Ready on stderr; exit 0 when all converged. */
+async function runOnce(agent: Agent): Promise<void> {
+  const interrupted = new AbortController();
+  const stop = (): void => interrupted.abort(new Error('interrupted'));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const ok = await agent.once(interrupted.signal);
+  await agent.stop(0);
+  for (const h of agent.handles.values()) {
+    const ready = h.runner.status.conditions.find((c) => c.type === 'Ready');
+    process.stderr.write(`${h.sync.name}: ${ready?.status === 'True' ? 'ready' : 'not ready'} (${ready?.reason ?? '?'}): ${ready?.message ?? ''}\n`);
+  }
+  process.exitCode = ok ? 0 : 1;
+}
+
+/** The loop and its HTTP server until SIGTERM or SIGINT: the first lets the current step finish (within the grace), a second abandons it. */
+async function serve(agent: Agent, metrics: AgentMetrics, logger: Logger, listen: RegExpExecArray, graceMs: number): Promise<void> {
+  const server = new AgentServer(agent, metrics, logger);
+  const [, host = '127.0.0.1', port = '9090'] = listen;
+  const address = await server.listen(host.replace(/^\[|\]$/g, ''), Number(port));
+  logger.info(
+    { listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version },
+    'agent started',
+  );
+  agent.start();
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        logger.warn({ signal }, 'second signal: abandoning the current step now');
+        agent.abort();
         return;
       }
-
-      const server = new AgentServer(agent, metrics, logger);
-      const [, host = '127.0.0.1', port = '9090'] = listen!;
-      const address = await server.listen(host.replace(/^\[|\]$/g, ''), Number(port));
-      logger.info(
-        { listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version },
-        'agent started',
-      );
-      agent.start();
-
-      await new Promise<void>((resolve) => {
-        let stopping = false;
-        const onSignal = (signal: NodeJS.Signals): void => {
-          if (stopping) {
-            logger.warn({ signal }, 'second signal: abandoning the current step now');
-            agent.abort();
-            return;
-          }
-          stopping = true;
-          logger.info({ signal, graceMs }, 'shutting down: finishing the current step');
-          void agent
-            .stop(graceMs)
-            .then(() => server.close())
-            .then(() => {
-              logger.info('stopped');
-              resolve();
-            });
-        };
-        process.on('SIGTERM', onSignal);
-        process.on('SIGINT', onSignal);
-      });
-    });
+      stopping = true;
+      logger.info({ signal, graceMs }, 'shutting down: finishing the current step');
+      void agent
+        .stop(graceMs)
+        .then(() => server.close())
+        .then(() => {
+          logger.info('stopped');
+          resolve();
+        });
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
 }

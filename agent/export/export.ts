@@ -108,15 +108,7 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
   const seenNamespaces = new Set<string>();
   for (const project of projects) {
     opts.signal?.throwIfAborted();
-    const namespace = opts.namespaces?.get(project.name) ?? opts.namespaces?.get(project.id) ?? namespaceName(project.name, opts.projectPrefix);
-    if (!namespace) throw new ExportError('export.namespace', `project ${project.name} (${project.id}) gives no valid namespace name; map it with --namespace ${project.name}=NAME`);
-    if (seenNamespaces.has(namespace))
-      throw new ExportError(
-        'export.namespace',
-        `projects ${project.name} and another one both become namespace ${namespace}; map one of them with --namespace ${project.name}=NAME`,
-      );
-    seenNamespaces.add(namespace);
-
+    const namespace = namespaceOf(project, opts, seenNamespaces);
     const byKind = new Map<string, Record<string, unknown>[]>();
     const scope: ExportScope = {
       ...admin,
@@ -133,55 +125,95 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
     // Names first (references need every name), then specs.
     const taken = new Map<string, Set<string>>();
     const takenOf = (kind: string): Set<string> => taken.get(kind) ?? taken.set(kind, new Set()).get(kind)!;
-    const objects = new Map<string, Listed>();
-    for (const [k, items] of lists) {
-      const key = (x: Record<string, unknown>): string => `${typeof x.name === 'string' ? x.name : ''}\u0000${String(x.id)}`;
-      for (const raw of [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) {
-        const id = String(raw.id);
-        const reason = k.skip?.(raw, scope) ?? (await k.unsafe?.(raw, scope));
-        if (reason) {
-          objects.set(`${k.kind}/${id}`, { kind: k, raw, id, name: '', skipped: reason });
-          continue;
-        }
-        objects.set(`${k.kind}/${id}`, { kind: k, raw, id, name: manifestName(k.kind, raw.name, id, takenOf(k.kind)) });
-      }
-    }
+    const objects = await nameObjects(lists, scope, takenOf);
     const imports: ExportedManifest[] = [];
-    const importNames = new Map<string, string>();
-    scope.ref = (kind, id) => {
-      const own = objects.get(`${kind}/${id}`);
-      if (own && !own.skipped) return own.name;
-      const key = `${kind}/${id}`;
-      const known = importNames.get(key);
-      if (known) return known;
-      // Outside the export (another project's, or made by OpenStack): an observe-only import by id.
-      const raw = own?.raw ?? (kind === 'Network' ? shared.find((n) => n.id === id) : undefined);
-      const name = manifestName(kind, raw?.name, id, takenOf(kind));
-      importNames.set(key, name);
-      imports.push({ kind, name, namespace, spec: { managementPolicy: 'unmanaged', import: { id } } });
-      return name;
-    };
-    const manifests: ExportedManifest[] = [];
-    for (const o of objects.values()) {
-      if (o.skipped) {
-        tally.skipped.push(`${namespace}/${o.kind.kind}/${o.id}: ${o.skipped}`);
-        continue;
-      }
-      const observeOnly = o.kind.observeOnly ?? o.kind.observeOnlyWhy?.(o.raw, scope);
-      if (observeOnly) {
-        if (!o.kind.observeOnly) tally.skipped.push(`${namespace}/${o.kind.kind}/${o.id}: observe-only, ${observeOnly}`);
-        manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { managementPolicy: 'unmanaged', import: { id: o.id } } });
-        continue;
-      }
-      const spec = o.kind.spec(o.raw, scope);
-      const note = o.kind.note?.(o.raw);
-      if (note) tally.notes.push(`${namespace}/${o.kind.kind}/${o.name}: ${note}`);
-      // The OpenStack name is kept where the manifest name had to differ.
-      const head: Record<string, unknown> = typeof o.raw.name === 'string' && o.raw.name !== o.name ? { name: o.raw.name } : {};
-      manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { import: { id: o.id, adopt: true }, ...head, ...spec } });
-    }
+    scope.ref = referrer(objects, shared, namespace, takenOf, imports);
+    const manifests = manifestsOf(objects, namespace, scope, tally);
     yield { namespace, project, manifests: [...imports, ...manifests] };
   }
+}
+
+/** A project's namespace: mapped, or its name without the prefix; two projects never share one. */
+function namespaceOf(project: { id: string; name: string }, opts: ExportOptions, seen: Set<string>): string {
+  const namespace = opts.namespaces?.get(project.name) ?? opts.namespaces?.get(project.id) ?? namespaceName(project.name, opts.projectPrefix);
+  if (!namespace) throw new ExportError('export.namespace', `project ${project.name} (${project.id}) gives no valid namespace name; map it with --namespace ${project.name}=NAME`);
+  if (seen.has(namespace))
+    throw new ExportError(
+      'export.namespace',
+      `projects ${project.name} and another one both become namespace ${namespace}; map one of them with --namespace ${project.name}=NAME`,
+    );
+  seen.add(namespace);
+  return namespace;
+}
+
+/** Every listed object by `Kind/id`, with its manifest name (in name order, so names are stable), or why it is left out. */
+async function nameObjects(
+  lists: readonly (readonly [KindExport, Record<string, unknown>[]])[],
+  scope: ExportScope,
+  takenOf: (kind: string) => Set<string>,
+): Promise<Map<string, Listed>> {
+  const objects = new Map<string, Listed>();
+  for (const [k, items] of lists) {
+    const key = (x: Record<string, unknown>): string => `${typeof x.name === 'string' ? x.name : ''}\u0000${String(x.id)}`;
+    for (const raw of [...items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) {
+      const id = String(raw.id);
+      const reason = k.skip?.(raw, scope) ?? (await k.unsafe?.(raw, scope));
+      if (reason) {
+        objects.set(`${k.kind}/${id}`, { kind: k, raw, id, name: '', skipped: reason });
+        continue;
+      }
+      objects.set(`${k.kind}/${id}`, { kind: k, raw, id, name: manifestName(k.kind, raw.name, id, takenOf(k.kind)) });
+    }
+  }
+  return objects;
+}
+
+/** A reference by manifest name: an exported object's, else an observe-only import by id, made once and added to `imports`. */
+function referrer(
+  objects: ReadonlyMap<string, Listed>,
+  shared: readonly Record<string, unknown>[],
+  namespace: string,
+  takenOf: (kind: string) => Set<string>,
+  imports: ExportedManifest[],
+): ExportScope['ref'] {
+  const importNames = new Map<string, string>();
+  return (kind, id) => {
+    const own = objects.get(`${kind}/${id}`);
+    if (own && !own.skipped) return own.name;
+    const key = `${kind}/${id}`;
+    const known = importNames.get(key);
+    if (known) return known;
+    // Outside the export (another project's, or made by OpenStack): an observe-only import by id.
+    const raw = own?.raw ?? (kind === 'Network' ? shared.find((n) => n.id === id) : undefined);
+    const name = manifestName(kind, raw?.name, id, takenOf(kind));
+    importNames.set(key, name);
+    imports.push({ kind, name, namespace, spec: { managementPolicy: 'unmanaged', import: { id } } });
+    return name;
+  };
+}
+
+/** Each named object as a manifest: an adoption with its spec, or observe-only; what is left out or left to the user goes to the tally. */
+function manifestsOf(objects: ReadonlyMap<string, Listed>, namespace: string, scope: ExportScope, tally: ExportTally): ExportedManifest[] {
+  const manifests: ExportedManifest[] = [];
+  for (const o of objects.values()) {
+    if (o.skipped) {
+      tally.skipped.push(`${namespace}/${o.kind.kind}/${o.id}: ${o.skipped}`);
+      continue;
+    }
+    const observeOnly = o.kind.observeOnly ?? o.kind.observeOnlyWhy?.(o.raw, scope);
+    if (observeOnly) {
+      if (!o.kind.observeOnly) tally.skipped.push(`${namespace}/${o.kind.kind}/${o.id}: observe-only, ${observeOnly}`);
+      manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { managementPolicy: 'unmanaged', import: { id: o.id } } });
+      continue;
+    }
+    const spec = o.kind.spec(o.raw, scope);
+    const note = o.kind.note?.(o.raw);
+    if (note) tally.notes.push(`${namespace}/${o.kind.kind}/${o.name}: ${note}`);
+    // The OpenStack name is kept where the manifest name had to differ.
+    const head: Record<string, unknown> = typeof o.raw.name === 'string' && o.raw.name !== o.name ? { name: o.raw.name } : {};
+    manifests.push({ kind: o.kind.kind, name: o.name, namespace, spec: { import: { id: o.id, adopt: true }, ...head, ...spec } });
+  }
+  return manifests;
 }
 
 async function resolveProjects(opts: ExportOptions): Promise<{ id: string; name: string }[]> {

@@ -30,8 +30,8 @@ function sharedImagesProjectName(owner: string): string {
 
 /** The project id, found or created once per cloud and owner in this process. */
 export function sharedImagesProject(cloud: OpenStackCloud, owner: string, found?: string): Promise<string> {
-  let byOwner = known.get(cloud);
-  if (!byOwner) known.set(cloud, (byOwner = new Map<string, Promise<string>>()));
+  let byOwner = known.get(cloud.base);
+  if (!byOwner) known.set(cloud.base, (byOwner = new Map<string, Promise<string>>()));
   let p = byOwner.get(owner);
   if (!p) {
     p = found !== undefined ? Promise.resolve(found) : findOrCreate(cloud, owner);
@@ -52,15 +52,15 @@ const absent = new WeakMap<OpenStackCloud, Map<string, number>>();
 
 /** Looks only (observe and plan create nothing): undefined while no shared image was ever made. */
 export async function findSharedImagesProject(cloud: OpenStackCloud, owner: string, trustKnown = false): Promise<string | undefined> {
-  const made = known.get(cloud)?.get(owner);
+  const made = known.get(cloud.base)?.get(owner);
   if (made) return made;
-  const since = absent.get(cloud)?.get(owner);
+  const since = absent.get(cloud.base)?.get(owner);
   if (since !== undefined && (trustKnown || Date.now() - since < absentForMs)) return undefined;
   const found = await lookup(cloud, owner);
   if (found) void sharedImagesProject(cloud, owner, found);
   else {
-    let byOwner = absent.get(cloud);
-    if (!byOwner) absent.set(cloud, (byOwner = new Map<string, number>()));
+    let byOwner = absent.get(cloud.base);
+    if (!byOwner) absent.set(cloud.base, (byOwner = new Map<string, number>()));
     byOwner.set(owner, Date.now());
   }
   return found;

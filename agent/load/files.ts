@@ -21,88 +21,96 @@ const ignoreFileName = '.kupenstackignore';
  * files and oversize files are reported, never read into the revision.
  */
 export async function readManifestFiles(root: string, limits: LoadLimits): Promise<{ files: ManifestFile[]; diagnostics: Diagnostic[] }> {
-  const files: ManifestFile[] = [];
-  const diagnostics: Diagnostic[] = [];
+  const r: Reading = { limits, files: [], diagnostics: [], total: 0, overBudget: false };
   const rootReal = await realpath(root);
   const rootStat = await stat(rootReal);
-  let total = 0;
-  let overBudget = false;
-
-  const problem = (file: string, code: string, message: string): void => {
-    diagnostics.push({ code, file, line: 0, column: 0, kind: '', name: '', path: '', message });
-  };
-
-  const readOne = async (absolute: string, file: string): Promise<void> => {
-    if (overBudget) return;
-    const info = await stat(absolute);
-    if (info.size > limits.maxFileBytes) {
-      problem(file, 'file.too-large', `the file has ${info.size} bytes, more than the limit of ${limits.maxFileBytes}; split it into several files`);
-      return;
-    }
-    total += info.size;
-    if (total > limits.maxRevisionBytes) {
-      overBudget = true;
-      problem(
-        file,
-        'revision.too-large',
-        `the revision holds more than ${limits.maxRevisionBytes} bytes of manifests; nothing past this file was read. Split the repository into several Syncs or raise the limit`,
-      );
-      return;
-    }
-    const bytes = await readFile(absolute);
-    const decoded = decode(bytes);
-    if ('problem' in decoded && decoded.problem === 'binary') {
-      problem(file, 'file.binary', 'the file holds binary data (a NUL byte); manifests must be UTF-8 text. Remove it or add it to .kupenstackignore');
-      return;
-    }
-    if ('problem' in decoded) {
-      problem(file, 'file.encoding', 'the file is not valid UTF-8; save it as UTF-8');
-      return;
-    }
-    files.push({ file, text: decoded.text });
-  };
-
   if (!rootStat.isDirectory()) {
-    await readOne(rootReal, baseName(root));
-    return { files, diagnostics };
+    await readOne(r, rootReal, baseName(root));
+    return { files: r.files, diagnostics: r.diagnostics };
   }
-
   const ig = await loadIgnore(rootReal);
-  const visited = new Set<string>([rootReal]);
+  await walk(r, { rootReal, ig, visited: new Set<string>([rootReal]) }, rootReal, '');
+  return { files: r.files, diagnostics: r.diagnostics };
+}
 
-  const walk = async (dirReal: string, relDir: string): Promise<void> => {
-    const entries = (await readdir(dirReal, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
-      const absolute = join(dirReal, entry.name);
-      let isDir = entry.isDirectory();
-      let target = absolute;
-      if (entry.isSymbolicLink()) {
-        try {
-          target = await realpath(absolute);
-        } catch {
-          problem(rel, 'file.symlink-broken', 'the symbolic link points nowhere; remove it');
-          continue;
-        }
-        if (target !== rootReal && !target.startsWith(rootReal + sep)) {
-          problem(rel, 'file.symlink-escape', 'the symbolic link points outside the repository root; manifests must live inside it. Replace the link with the file itself');
-          continue;
-        }
-        isDir = (await lstat(target)).isDirectory();
+/** What a read collects as it goes, and how much of the revision's budget it has used. */
+interface Reading {
+  limits: LoadLimits;
+  files: ManifestFile[];
+  diagnostics: Diagnostic[];
+  total: number;
+  overBudget: boolean;
+}
+
+function problem(r: Reading, file: string, code: string, message: string): void {
+  r.diagnostics.push({ code, file, line: 0, column: 0, kind: '', name: '', path: '', message });
+}
+
+/** One file into the revision, unless it is too large, past the revision's budget, binary or not UTF-8. */
+async function readOne(r: Reading, absolute: string, file: string): Promise<void> {
+  const { limits } = r;
+  if (r.overBudget) return;
+  const info = await stat(absolute);
+  if (info.size > limits.maxFileBytes) {
+    problem(r, file, 'file.too-large', `the file has ${info.size} bytes, more than the limit of ${limits.maxFileBytes}; split it into several files`);
+    return;
+  }
+  r.total += info.size;
+  if (r.total > limits.maxRevisionBytes) {
+    r.overBudget = true;
+    problem(
+      r,
+      file,
+      'revision.too-large',
+      `the revision holds more than ${limits.maxRevisionBytes} bytes of manifests; nothing past this file was read. Split the repository into several Syncs or raise the limit`,
+    );
+    return;
+  }
+  const bytes = await readFile(absolute);
+  const decoded = decode(bytes);
+  if ('problem' in decoded && decoded.problem === 'binary') {
+    problem(r, file, 'file.binary', 'the file holds binary data (a NUL byte); manifests must be UTF-8 text. Remove it or add it to .kupenstackignore');
+    return;
+  }
+  if ('problem' in decoded) {
+    problem(r, file, 'file.encoding', 'the file is not valid UTF-8; save it as UTF-8');
+    return;
+  }
+  r.files.push({ file, text: decoded.text });
+}
+
+/** One folder, in name order: hidden and ignored entries skipped, links followed inside the root only, each folder once. */
+async function walk(r: Reading, tree: { rootReal: string; ig: Ignore; visited: Set<string> }, dirReal: string, relDir: string): Promise<void> {
+  const { rootReal, ig, visited } = tree;
+  const entries = (await readdir(dirReal, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
+    const absolute = join(dirReal, entry.name);
+    let isDir = entry.isDirectory();
+    let target = absolute;
+    if (entry.isSymbolicLink()) {
+      try {
+        target = await realpath(absolute);
+      } catch {
+        problem(r, rel, 'file.symlink-broken', 'the symbolic link points nowhere; remove it');
+        continue;
       }
-      if (ig.ignores(isDir ? `${rel}/` : rel)) continue;
-      if (isDir) {
-        if (visited.has(target)) continue; // a link back up the tree
-        visited.add(target);
-        await walk(target, rel);
-      } else if (manifestExtensions.has(extname(entry.name).toLowerCase())) {
-        await readOne(target, rel);
+      if (target !== rootReal && !target.startsWith(rootReal + sep)) {
+        problem(r, rel, 'file.symlink-escape', 'the symbolic link points outside the repository root; manifests must live inside it. Replace the link with the file itself');
+        continue;
       }
+      isDir = (await lstat(target)).isDirectory();
     }
-  };
-  await walk(rootReal, '');
-  return { files, diagnostics };
+    if (ig.ignores(isDir ? `${rel}/` : rel)) continue;
+    if (isDir) {
+      if (visited.has(target)) continue; // a link back up the tree
+      visited.add(target);
+      await walk(r, tree, target, rel);
+    } else if (manifestExtensions.has(extname(entry.name).toLowerCase())) {
+      await readOne(r, target, rel);
+    }
+  }
 }
 
 async function loadIgnore(rootReal: string): Promise<Ignore> {

@@ -3,6 +3,7 @@ import { ApiCounters } from './counters.ts';
 import { CloudConfigError } from './errors.ts';
 import { ServiceClient, type ServiceType } from './service.ts';
 import { Session, type Scope } from './session.ts';
+import type { WriteGate } from './transport.ts';
 
 /** The compute microversion we speak: tags on create (2.52), flavor descriptions (2.55), rebuild user data (2.57). */
 const wantedComputeVersion = [2, 90] as const;
@@ -19,11 +20,27 @@ export interface ProjectApis {
 /** An OpenStack cloud: the agent's own (admin) scope, and project scopes on demand. */
 export class OpenStackCloud {
   readonly session: Session;
+  /**
+   * The cloud this one is a gated view of (gated), or itself: what is kept per cloud (the projects known,
+   * the bulks in flight, the compute microversion) is kept on it, so every view of one cloud shares it.
+   */
+  readonly base: OpenStackCloud;
   private computeVersion: Promise<string> | undefined;
   private readonly projects = new Map<string, Promise<ProjectApis>>();
 
-  constructor(config: CloudConfig, counters = new ApiCounters()) {
-    this.session = new Session(config, counters);
+  /** `from`: what a gated view is made of (gated). */
+  constructor(config: CloudConfig, counters = new ApiCounters(), from?: { session: Session; base: OpenStackCloud }) {
+    this.session = from?.session ?? new Session(config, counters);
+    this.base = from?.base ?? this;
+  }
+
+  /**
+   * This cloud, each of its writes (not its reads, nor a token request) waiting for `gate` first, after any
+   * gate it has already: ORC's actuators take their client as an argument, and so does the engine. The
+   * controller hands the engine its cloud gated by the run's finalizers; a create, gated by its journal line.
+   */
+  gated(gate: WriteGate): OpenStackCloud {
+    return new OpenStackCloud(this.config, this.counters, { session: this.session.gated(gate), base: this.base });
   }
 
   static fromCloudsYaml(name: string, file?: string, counters?: ApiCounters): OpenStackCloud {
@@ -65,8 +82,9 @@ export class OpenStackCloud {
   }
 
   async computeHeaders(): Promise<Record<string, string>> {
-    this.computeVersion ??= this.negotiateCompute();
-    const v = await this.computeVersion;
+    const base = this.base;
+    base.computeVersion ??= base.negotiateCompute();
+    const v = await base.computeVersion;
     return { 'openstack-api-version': `compute ${v}`, 'x-openstack-nova-api-version': v };
   }
 

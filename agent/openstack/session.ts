@@ -1,7 +1,7 @@
 import type { CloudConfig } from './clouds.ts';
 import { ApiCounters } from './counters.ts';
 import { CloudConfigError, OpenStackError } from './errors.ts';
-import { expectStatus, Transport, type HttpRequest, type HttpResponse } from './transport.ts';
+import { expectStatus, Transport, type HttpRequest, type HttpResponse, type WriteGate } from './transport.ts';
 
 interface CatalogEntry {
   type: string;
@@ -26,6 +26,13 @@ const firstCallWaitMs = 1000;
 /** Re-authenticate this long before a token expires, so no call races its expiry. */
 const refreshMarginMs = 5 * 60_000;
 
+/** What a gated session shares with the session it gates (Session.gated). */
+interface Shared {
+  transport: Transport;
+  tokens: Map<string, Promise<Token>>;
+  firstCalls: WeakMap<Token, Map<string, Promise<void> | 'answered'>>;
+}
+
 /**
  * Keystone v3 authentication: one cached token per scope, refreshed before it
  * expires (never one token per request), the service catalog, and requests
@@ -34,13 +41,22 @@ const refreshMarginMs = 5 * 60_000;
 export class Session {
   readonly cloud: CloudConfig;
   readonly transport: Transport;
-  private readonly tokens = new Map<string, Promise<Token>>();
+  private readonly tokens: Shared['tokens'];
   /** Per token, per service origin: the first call until its answer came, then `answered` (firstAlone). Gone with the token. */
-  private readonly firstCalls = new WeakMap<Token, Map<string, Promise<void> | 'answered'>>();
+  private readonly firstCalls: Shared['firstCalls'];
 
-  constructor(cloud: CloudConfig, counters = new ApiCounters(), options: { timeoutMs?: number; retries?: number } = {}) {
+  /** `from`: the session a gated one shares its tokens and first calls with (gated), over its gated transport. */
+  constructor(cloud: CloudConfig, counters = new ApiCounters(), options: { timeoutMs?: number; retries?: number } = {}, from?: Shared) {
     this.cloud = cloud;
-    this.transport = new Transport({ counters, verify: cloud.verify, cacert: cloud.cacert, ...(cloud.timeoutMs ? { timeoutMs: cloud.timeoutMs } : {}), ...options });
+    this.transport =
+      from?.transport ?? new Transport({ counters, verify: cloud.verify, cacert: cloud.cacert, ...(cloud.timeoutMs ? { timeoutMs: cloud.timeoutMs } : {}), ...options });
+    this.tokens = from?.tokens ?? new Map<string, Promise<Token>>();
+    this.firstCalls = from?.firstCalls ?? new WeakMap<Token, Map<string, Promise<void> | 'answered'>>();
+  }
+
+  /** The same session (tokens, first calls, connections), each write of it waiting for `gate` after the gates it has (Transport.gated). */
+  gated(gate: WriteGate): Session {
+    return new Session(this.cloud, this.counters, {}, { transport: this.transport.gated(gate), tokens: this.tokens, firstCalls: this.firstCalls });
   }
 
   get counters(): ApiCounters {

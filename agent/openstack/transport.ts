@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, fetch, type Dispatcher, type RequestInit } from 'undici';
-import { beforeWrite } from './before-write.ts';
+import { NotYet } from '../../lib/not-yet.ts';
+import type { Progress } from '../../lib/progress.ts';
 import { retry } from '../../lib/retry.ts';
 import type { ApiCounters } from './counters.ts';
 import { errorDetail, OpenStackError } from './errors.ts';
@@ -39,6 +40,13 @@ export interface HttpResponse {
   json?: unknown;
 }
 
+/**
+ * What a write waits for before it leaves: the controller's finalizers, a create's journal line (act/journaled.ts).
+ * Undefined lets the write go; a Progress holds it: nothing is sent and the request fails with NotYet (the engine
+ * records its object as progressing, the queue looks again). A rejection fails the request with that error, unsent.
+ */
+export type WriteGate = () => Promise<Progress | undefined>;
+
 /** A connection that breaks before any answer may be retried for these: repeating them changes nothing. */
 const idempotentMethods = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 /** A 5xx from these is retried: repeating them changes nothing (a POST or PATCH never is: it may have been applied). */
@@ -55,16 +63,27 @@ const maxRetryAfterMs = 60_000;
 export class Transport {
   private readonly dispatcher: Dispatcher;
   private readonly options: Required<Pick<TransportOptions, 'timeoutMs' | 'retries'>> & TransportOptions;
+  /** Awaited in order before each write (gated): the outer caller's first. */
+  private readonly gates: readonly WriteGate[];
 
-  constructor(options: TransportOptions) {
+  /** `from`: the transport a gated one shares its connections with (gated), and the gates it adds. */
+  constructor(options: TransportOptions, from?: { dispatcher: Dispatcher; gates: readonly WriteGate[] }) {
     this.options = { timeoutMs: 60_000, retries: 3, ...options };
+    this.gates = from?.gates ?? [];
     // The call's AbortSignal is its only deadline: undici's own 300 s header and body timeouts would cut
     // a bulk POST whose timeout was scaled past them (a busy Neutron took over 300 s for 100 subnets).
-    this.dispatcher = new Agent({
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connect: { rejectUnauthorized: options.verify, ...(options.cacert ? { ca: readFileSync(options.cacert) } : {}) },
-    });
+    this.dispatcher =
+      from?.dispatcher ??
+      new Agent({
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connect: { rejectUnauthorized: options.verify, ...(options.cacert ? { ca: readFileSync(options.cacert) } : {}) },
+      });
+  }
+
+  /** The same transport (connections, counters, timeouts), each write of it waiting for `gate` after the gates it has. */
+  gated(gate: WriteGate): Transport {
+    return new Transport(this.options, { dispatcher: this.dispatcher, gates: [...this.gates, gate] });
   }
 
   get counters(): ApiCounters {
@@ -77,6 +96,9 @@ export class Transport {
   }
 
   async send(req: HttpRequest): Promise<HttpResponse> {
+    // A token request writes nothing in the cloud: it does not wait. The gates come after the token, the first-call
+    // wait and any queue, so a process killed while waiting leaves no journal line for a request it never sent.
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.countAs !== 'AUTH') await this.passGates();
     // A streamed body (an image upload) is consumed by the first attempt: it cannot be sent again.
     const repeatable = (idempotentMethods.has(req.method) || req.retryable === true) && !(req.body && !(req.body instanceof Uint8Array));
     return retry(
@@ -119,9 +141,15 @@ export class Transport {
     });
   }
 
+  /** Each gate in turn: a hold stops the write here, unsent; so does a gate's failure (not a network failure: not retried). */
+  private async passGates(): Promise<void> {
+    for (const gate of this.gates) {
+      const held = await gate();
+      if (held) throw new NotYet(held.reason, held.afterMs);
+    }
+  }
+
   private async once(req: HttpRequest): Promise<HttpResponse> {
-    // A token request writes nothing in the cloud: it does not wait (a journal record, the controller's finalizers).
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.countAs !== 'AUTH') await beforeWrite.getStore()?.();
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
     const init: RequestInit = { method: req.method, headers };
     if (req.json !== undefined) {

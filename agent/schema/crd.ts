@@ -46,41 +46,6 @@ export interface CustomResourceDefinition {
 
 /** The CRD of one kind: the kind's JSON Schema made structural ($refs inlined, agent-only keywords dropped). */
 export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResourceDefinition {
-  const toStructural = (node: JsonSchema, root: JsonSchema, name = ''): JsonSchema => {
-    if (node.$ref) {
-      const target = registry.resolve(node.$ref, root);
-      const merged = toStructural(target.schema, target.root, name);
-      // A description at the referencing property is more specific than the definition's.
-      return node.description ? { ...merged, description: node.description } : merged;
-    }
-    const out: JsonSchema = {};
-    for (const key of copied) if (node[key] !== undefined) (out as Record<string, unknown>)[key] = node[key];
-    if (out.format && !kubeFormats.has(out.format)) delete out.format;
-    // OpenAPI v3.0 (what CRDs speak) writes exclusive bounds as a boolean beside minimum/maximum.
-    if (typeof node.exclusiveMinimum === 'number') Object.assign(out, { minimum: node.exclusiveMinimum, exclusiveMinimum: true });
-    if (typeof node.exclusiveMaximum === 'number') Object.assign(out, { maximum: node.exclusiveMaximum, exclusiveMaximum: true });
-    if (node.properties) {
-      out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, toStructural(v, root, k)]));
-    }
-    if (node.items) out.items = toStructural(node.items, root);
-    if (node.additionalProperties && typeof node.additionalProperties === 'object' && !node.properties) {
-      out.additionalProperties = toStructural(node.additionalProperties, root);
-    }
-    // oneOf/anyOf of "which fields are set" become CEL rules with a message a
-    // user can act on; the API server words a oneOf failure as "must validate
-    // one and only one schema".
-    const rules = (['oneOf', 'anyOf'] as const).flatMap((c) => {
-      const branches = node[c];
-      if (!branches?.every(onlyRequired)) return [];
-      const factors = c === 'oneOf' ? productFactors(branches) : undefined;
-      return factors ? factors.map((f) => celRule('oneOf', f.map((field) => ({ required: [field] })))) : [celRule(c, branches)];
-    });
-    if (rules.length) out['x-kubernetes-validations'] = rules;
-    if (!out.type && !out['x-kubernetes-int-or-string'] && !out['x-kubernetes-preserve-unknown-fields']) out.type = inferType(node);
-    listType(out, node, name);
-    return out;
-  };
-
   const schema = info.schema;
   const specSchema = schema.properties?.spec;
   const statusSchema = schema.properties?.status;
@@ -92,8 +57,8 @@ export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResource
       apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
       kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
       metadata: { type: 'object' },
-      ...(specSchema ? { spec: toStructural(specSchema, schema) } : {}),
-      ...(statusSchema ? { status: toStructural(statusSchema, schema) } : {}),
+      ...(specSchema ? { spec: toStructural(registry, specSchema, schema) } : {}),
+      ...(statusSchema ? { status: toStructural(registry, statusSchema, schema) } : {}),
     },
   };
   const singular = info.kind.toLowerCase();
@@ -127,6 +92,48 @@ export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResource
       ],
     },
   };
+}
+
+/** One schema node as a structural one: $refs inlined, only the keywords a CRD may carry, combinators as CEL rules, list types for server-side apply. */
+function toStructural(registry: SchemaRegistry, node: JsonSchema, root: JsonSchema, name = ''): JsonSchema {
+  if (node.$ref) {
+    const target = registry.resolve(node.$ref, root);
+    const merged = toStructural(registry, target.schema, target.root, name);
+    // A description at the referencing property is more specific than the definition's.
+    return node.description ? { ...merged, description: node.description } : merged;
+  }
+  const out: JsonSchema = {};
+  for (const key of copied) if (node[key] !== undefined) (out as Record<string, unknown>)[key] = node[key];
+  if (out.format && !kubeFormats.has(out.format)) delete out.format;
+  // OpenAPI v3.0 (what CRDs speak) writes exclusive bounds as a boolean beside minimum/maximum.
+  if (typeof node.exclusiveMinimum === 'number') Object.assign(out, { minimum: node.exclusiveMinimum, exclusiveMinimum: true });
+  if (typeof node.exclusiveMaximum === 'number') Object.assign(out, { maximum: node.exclusiveMaximum, exclusiveMaximum: true });
+  if (node.properties) {
+    out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, toStructural(registry, v, root, k)]));
+  }
+  if (node.items) out.items = toStructural(registry, node.items, root);
+  if (node.additionalProperties && typeof node.additionalProperties === 'object' && !node.properties) {
+    out.additionalProperties = toStructural(registry, node.additionalProperties, root);
+  }
+  const rules = celRules(node);
+  if (rules.length) out['x-kubernetes-validations'] = rules;
+  if (!out.type && !out['x-kubernetes-int-or-string'] && !out['x-kubernetes-preserve-unknown-fields']) out.type = inferType(node);
+  listType(out, node, name);
+  return out;
+}
+
+/**
+ * oneOf/anyOf of "which fields are set" become CEL rules with a message a
+ * user can act on; the API server words a oneOf failure as "must validate
+ * one and only one schema".
+ */
+function celRules(node: JsonSchema): { rule: string; message: string }[] {
+  return (['oneOf', 'anyOf'] as const).flatMap((c) => {
+    const branches = node[c];
+    if (!branches?.every(onlyRequired)) return [];
+    const factors = c === 'oneOf' ? productFactors(branches) : undefined;
+    return factors ? factors.map((f) => celRule('oneOf', f.map((field) => ({ required: [field] })))) : [celRule(c, branches)];
+  });
 }
 
 /**

@@ -74,64 +74,24 @@ interface Mapped {
   at: 'key' | 'value';
 }
 
+/** One schema error as a diagnostic a user can act on: what is wrong, where, and the fix; one function per family of keywords. */
 function mapError(error: ErrorObject, info: KindInfo): Mapped {
   const path = pointerToPath(error.instancePath);
-  const last = path[path.length - 1];
-  const data: unknown = error.data;
-  const parent: JsonSchema | undefined = error.parentSchema;
   const params: Record<string, unknown> = error.params;
-  const atMetadata = path.length === 1 && path[0] === 'metadata';
-  const shown = JSON.stringify(data);
-
+  const shown = JSON.stringify(error.data);
   switch (error.keyword) {
-    case 'required': {
-      const missing = String(params.missingProperty);
-      if (atMetadata && missing === 'namespace')
-        return { code: 'namespace.missing', path: [...path, missing], at: 'key', message: `${info.kind} is namespaced: set metadata.namespace (the namespace is the OpenStack project)` };
-      return { code: 'schema.required', path: [...path, missing], at: 'key', message: `the required field "${missing}" is missing; add it` };
-    }
-    case 'additionalProperties': {
-      const extra = String(params.additionalProperty);
-      if (atMetadata && extra === 'namespace')
-        return { code: 'namespace.forbidden', path: [...path, extra], at: 'key', message: `${info.kind} is cluster-scoped: remove metadata.namespace` };
-      if (extra === 'namespace' && isRefPath(path))
-        return {
-          code: 'ref.cross-namespace',
-          path: [...path, extra],
-          at: 'key',
-          message: 'references point to manifests in the same namespace only; remove "namespace" and declare the target in this namespace (or import the OpenStack object by id or filter)',
-        };
-      const allowed = Object.keys(parent?.properties ?? {});
-      const guess = closest(extra, allowed);
-      return {
-        code: 'schema.unknown-field',
-        path: [...path, extra],
-        at: 'key',
-        message: `unknown field "${extra}"; ${guess ? `did you mean "${guess}"? ` : ''}allowed here: ${allowed.join(', ') || 'none'}`,
-      };
-    }
+    case 'required':
+      return missingField(error, path, info);
+    case 'additionalProperties':
+      return unknownField(error, path, info);
     case 'type':
-      return { code: 'schema.type', path, at: 'value', message: `must be ${article(String(params.type))}, not ${describe(data)}` };
+      return { code: 'schema.type', path, at: 'value', message: `must be ${article(String(params.type))}, not ${describe(error.data)}` };
     case 'enum':
       return { code: 'schema.enum', path, at: 'value', message: `${shown} is not allowed; use one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
     case 'pattern':
     case 'maxLength':
     case 'minLength':
-      if (atMetadataField(path, 'name') || atMetadataField(path, 'namespace')) {
-        const field = String(last);
-        return {
-          code: `${field}.invalid`,
-          path,
-          at: 'value',
-          message: `${shown} is not a valid ${field}: use lower-case letters, digits and "-", starting and ending with a letter or digit, ` +
-            `${field === 'namespace' ? 'at most 63 characters (a DNS label)' : 'at most 253 characters (a DNS subdomain)'}`,
-        };
-      }
-      if (error.keyword === 'pattern') {
-        const described = parent?.description ? ` (${parent.description})` : '';
-        return { code: 'schema.pattern', path, at: 'value', message: `${shown} does not match the expected form ${String(params.pattern)}${described}` };
-      }
-      return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}` };
+      return badText(error, path);
     case 'format':
       return { code: 'schema.format', path, at: 'value', message: `${shown} is not a valid ${String(params.format)}${formatExample(String(params.format))}` };
     case 'minimum':
@@ -142,36 +102,101 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
     case 'maxItems':
     case 'minProperties':
     case 'maxProperties':
-      return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}` };
-    case 'oneOf': {
-      const forms = describeBranches(error.schema);
-      const several = Array.isArray(params.passingSchemas);
-      return {
-        code: 'schema.one-of',
-        path,
-        at: 'key',
-        message: forms
-          ? `${several ? 'more than one form is set' : 'no allowed form is set'}: set exactly one of ${forms}`
-          : 'matches none or several of the allowed forms; check the field against the schema',
-      };
-    }
-    case 'anyOf': {
-      const branches = Array.isArray(error.schema) ? (error.schema as JsonSchema[]) : [];
-      const exclusive = branches.length > 0 && branches.every((b) => b.not?.required && !b.required);
-      if (exclusive) {
-        const fields = branches.flatMap((b) => b.not?.required ?? []);
-        return { code: 'schema.conflict', path, at: 'key', message: `${fields.join(' and ')} cannot be set together; keep one` };
-      }
-      const forms = describeBranches(error.schema);
-      return { code: 'schema.any-of', path, at: 'key', message: forms ? `set ${forms}` : 'matches none of the allowed forms' };
-    }
-    case 'not': {
-      const names = (error.schema as JsonSchema | undefined)?.required ?? [];
-      return { code: 'schema.conflict', path, at: 'key', message: names.length ? `the fields ${names.join(' and ')} cannot be set together; keep one` : 'this combination of fields is not allowed' };
-    }
+      return outOfRange(error, path);
+    case 'oneOf':
+    case 'anyOf':
+    case 'not':
+      return badForm(error, path);
     default:
       return { code: 'schema.invalid', path, at: 'value', message: error.message ?? 'invalid value' };
   }
+}
+
+/** `required`: a missing field; a missing namespace says the kind is namespaced. */
+function missingField(error: ErrorObject, path: (string | number)[], info: KindInfo): Mapped {
+  const params: Record<string, unknown> = error.params;
+  const missing = String(params.missingProperty);
+  if (atMetadata(path) && missing === 'namespace')
+    return { code: 'namespace.missing', path: [...path, missing], at: 'key', message: `${info.kind} is namespaced: set metadata.namespace (the namespace is the OpenStack project)` };
+  return { code: 'schema.required', path: [...path, missing], at: 'key', message: `the required field "${missing}" is missing; add it` };
+}
+
+/** `additionalProperties`: a field the schema does not have, with the closest it does; a namespace where none belongs. */
+function unknownField(error: ErrorObject, path: (string | number)[], info: KindInfo): Mapped {
+  const params: Record<string, unknown> = error.params;
+  const extra = String(params.additionalProperty);
+  if (atMetadata(path) && extra === 'namespace')
+    return { code: 'namespace.forbidden', path: [...path, extra], at: 'key', message: `${info.kind} is cluster-scoped: remove metadata.namespace` };
+  if (extra === 'namespace' && isRefPath(path))
+    return {
+      code: 'ref.cross-namespace',
+      path: [...path, extra],
+      at: 'key',
+      message: 'references point to manifests in the same namespace only; remove "namespace" and declare the target in this namespace (or import the OpenStack object by id or filter)',
+    };
+  const parent: JsonSchema | undefined = error.parentSchema;
+  const allowed = Object.keys(parent?.properties ?? {});
+  const guess = closest(extra, allowed);
+  return {
+    code: 'schema.unknown-field',
+    path: [...path, extra],
+    at: 'key',
+    message: `unknown field "${extra}"; ${guess ? `did you mean "${guess}"? ` : ''}allowed here: ${allowed.join(', ') || 'none'}`,
+  };
+}
+
+/** `pattern`, `maxLength`, `minLength`: a metadata name or namespace gets the naming rule; other strings their form or range. */
+function badText(error: ErrorObject, path: (string | number)[]): Mapped {
+  const shown = JSON.stringify(error.data);
+  if (atMetadataField(path, 'name') || atMetadataField(path, 'namespace')) {
+    const field = String(path[path.length - 1]);
+    return {
+      code: `${field}.invalid`,
+      path,
+      at: 'value',
+      message: `${shown} is not a valid ${field}: use lower-case letters, digits and "-", starting and ending with a letter or digit, ` +
+        `${field === 'namespace' ? 'at most 63 characters (a DNS label)' : 'at most 253 characters (a DNS subdomain)'}`,
+    };
+  }
+  if (error.keyword !== 'pattern') return outOfRange(error, path);
+  const parent: JsonSchema | undefined = error.parentSchema;
+  const params: Record<string, unknown> = error.params;
+  const described = parent?.description ? ` (${parent.description})` : '';
+  return { code: 'schema.pattern', path, at: 'value', message: `${shown} does not match the expected form ${String(params.pattern)}${described}` };
+}
+
+/** A bound (number, length, count) not met, with the field's description. */
+function outOfRange(error: ErrorObject, path: (string | number)[]): Mapped {
+  const shown = JSON.stringify(error.data);
+  const parent: JsonSchema | undefined = error.parentSchema;
+  return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}` };
+}
+
+/** `oneOf`, `anyOf`, `not`: which of the allowed forms to set, or which fields exclude each other. */
+function badForm(error: ErrorObject, path: (string | number)[]): Mapped {
+  if (error.keyword === 'not') {
+    const names = (error.schema as JsonSchema | undefined)?.required ?? [];
+    return { code: 'schema.conflict', path, at: 'key', message: names.length ? `the fields ${names.join(' and ')} cannot be set together; keep one` : 'this combination of fields is not allowed' };
+  }
+  const forms = describeBranches(error.schema);
+  if (error.keyword === 'oneOf') {
+    const params: Record<string, unknown> = error.params;
+    const several = Array.isArray(params.passingSchemas);
+    return {
+      code: 'schema.one-of',
+      path,
+      at: 'key',
+      message: forms
+        ? `${several ? 'more than one form is set' : 'no allowed form is set'}: set exactly one of ${forms}`
+        : 'matches none or several of the allowed forms; check the field against the schema',
+    };
+  }
+  const branches = Array.isArray(error.schema) ? (error.schema as JsonSchema[]) : [];
+  if (branches.length > 0 && branches.every((b) => b.not?.required && !b.required)) {
+    const fields = branches.flatMap((b) => b.not?.required ?? []);
+    return { code: 'schema.conflict', path, at: 'key', message: `${fields.join(' and ')} cannot be set together; keep one` };
+  }
+  return { code: 'schema.any-of', path, at: 'key', message: forms ? `set ${forms}` : 'matches none of the allowed forms' };
 }
 
 /** `import`, or `vcpus + ram + disk` — the forms a combinator accepts, for a human. */
@@ -185,6 +210,10 @@ function isRefPath(path: (string | number)[]): boolean {
   const last = path[path.length - 1];
   const before = path[path.length - 2];
   return (typeof last === 'string' && last.endsWith('Ref')) || (typeof last === 'number' && typeof before === 'string' && before.endsWith('Refs'));
+}
+
+function atMetadata(path: (string | number)[]): boolean {
+  return path.length === 1 && path[0] === 'metadata';
 }
 
 function atMetadataField(path: (string | number)[], field: string): boolean {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownedProjects } from '../../agent/act/projects.ts';
-import { beforeWrite } from '../../agent/openstack/before-write.ts';
-import { NotYet } from '../../lib/not-yet.ts';
+import type { Progress } from '../../lib/progress.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 
 /*
@@ -32,11 +31,11 @@ describe('the write gate of a run', () => {
 
     ws.write({ ...net('net-b'), ...net('net-c'), ...net('net-d') });
     let asked = 0;
-    const refuse = (): Promise<void> => {
+    const refuse = (): Promise<Progress> => {
       asked++;
-      return Promise.reject(new NotYet('the finalizers are not set', 1000));
+      return Promise.resolve({ reason: 'the finalizers are not set', afterMs: 1000 });
     };
-    const held = await beforeWrite.run(refuse, () => ws.apply());
+    const held = await ws.apply({ openstack: ws.cloud.gated(refuse) });
     expect(asked).toBeGreaterThan(0);
     expect(held.report?.created).toBe(0);
     expect(await names()).toEqual(['net-a']);

@@ -44,7 +44,8 @@ export class Workspace {
   /** Secrets the runs read and write (an ApplicationCredential's), as `kupenstack apply` passes its secretsDir's; none by default. */
   secrets?: SecretResolver;
 
-  apply(options: { prune?: boolean; allowMassDelete?: boolean; path?: string; counters?: ApiCounters } = {}): Promise<ApplyOutcome> {
+  /** `openstack`: the client the run writes through (a gated one, OpenStackCloud.gated); default: one of its own. */
+  apply(options: { prune?: boolean; allowMassDelete?: boolean; path?: string; counters?: ApiCounters; openstack?: OpenStackCloud } = {}): Promise<ApplyOutcome> {
     return applyPath({
       path: options.path ?? this.repo,
       cloud: testCloudName,
@@ -54,6 +55,7 @@ export class Workspace {
       log: (l) => this.log.push(l),
       images: this.images,
       ...(options.counters ? { counters: options.counters } : {}),
+      ...(options.openstack ? { openstack: options.openstack } : {}),
       ...(this.secrets ? { secrets: this.secrets } : {}),
     });
   }

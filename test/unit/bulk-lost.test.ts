@@ -29,7 +29,7 @@ function harness(postErrors: OpenStackError[], observe: () => Promise<Remote[]>,
     bulkCreate: { collection: 'networks', body: (_c: unknown, m: { name: string }) => ({ name: m.name }), remote: (raw: { id: string }) => ({ id: raw.id, fields: {} }) as unknown as Remote, scope: () => 'admin' },
     observe,
   };
-  const cloud = { client: (service: string) => (service === 'network' ? network : undefined), session: { transport: { timeoutMs: 60_000 } } };
+  const cloud = { client: (service: string) => (service === 'network' ? network : undefined), session: { transport: { timeoutMs: 60_000 } }, get base(): object { return cloud; } };
   const nodes = names.map((name) => ({ address: `ns/Network/${name}`, ref: `Network/${name}`, m: { kind: 'Network', name }, adapter, pc: { ctx: { projectId: 'p', cloud } } }) as unknown as Node);
   const run = { opts: { owner: 'o', transientRetries: 3 }, emit: () => undefined } as unknown as Run;
   const bulk = new BulkCreator(run, () => {
@@ -93,7 +93,7 @@ describe('bulk create scope, size and pace', () => {
         return { body: { networks: options.json.networks.map((n) => ({ id: `id-${n.name}`, name: n.name })) } };
       },
     };
-    const cloud = { client: () => network, session: { transport: { timeoutMs: 60_000 } } };
+    const cloud = { client: () => network, session: { transport: { timeoutMs: 60_000 } }, get base(): object { return cloud; } };
     const adapter = { bulkCreate: { collection: 'networks', body: (_c: unknown, m: { name: string }) => ({ name: m.name }), remote: (raw: { id: string }) => ({ id: raw.id, fields: {} }) as unknown as Remote, scope: () => 'admin' } };
     // 10 projects × 2 networks: 10 bulks of 2 at once.
     const nodes = Array.from({ length: 20 }, (_, i) => ({ address: `ns${i >> 1}/Network/n${i}`, ref: `Network/n${i}`, m: { kind: 'Network', name: `n${i}` }, adapter, pc: { ctx: { projectId: `p${i >> 1}`, cloud } } }) as unknown as Node);

@@ -1,10 +1,12 @@
 import type * as k8s from '@kubernetes/client-node';
 import { planRevision, type EngineDeps } from '../../act/apply.ts';
 import { applyOnly } from '../../act/partial.ts';
-import { soonest } from '../../act/progress.ts';
 import { formatDiagnostic, type Diagnostic } from '../../diagnostic.ts';
 import { fanOut, type EventSink } from '../../events/events.ts';
 import type { ImageFollows } from '../../kinds/image/oci-follow.ts';
+import type { OpenStackCloud } from '../../openstack/cloud.ts';
+import type { ApiCounters } from '../../openstack/counters.ts';
+import type { WriteGate } from '../../openstack/transport.ts';
 import { setCondition, type Condition } from '../../status/conditions.ts';
 import type { ResourceStatus, StateStore } from '../../status/store.ts';
 import { withDependents } from '../../validate/subset.ts';
@@ -14,8 +16,7 @@ import { earlyJournal } from './early-journal.ts';
 import type { ControllerOptions } from '../options.ts';
 import { kubeEventSink } from './event-sink.ts';
 import { syncLabel } from '../syncs/inventory.ts';
-import { finalizeBeforeWrites, setFinalizer } from './finalizers.ts';
-import { beforeWrite } from '../../openstack/before-write.ts';
+import { finalizeBeforeWrites, setFinalizer, type Finalizing } from './finalizers.ts';
 import { finalizer, isDeleting } from './objects.ts';
 import { reportPaused } from './paused.ts';
 import { deleteNamespaceProject } from './project-cleanup.ts';
@@ -25,8 +26,9 @@ import { validateNamespace } from './validate-namespace.ts';
 import { isAdminNamespace, memberRefusals } from '../../policy/member-policy.ts';
 import { subjectsOf } from '../../policy/subjects.ts';
 import { NotYet } from '../../../lib/not-yet.ts';
+import { isWaiting, soonest, waiting, type Looked, type Progress } from '../../../lib/progress.ts';
 
-/** What one namespace's run reads and writes of the controller that owns it. */
+/** What one namespace's run reads and writes of the controller that owns it; each step below takes only the part it reads. */
 export interface NamespaceRunHost {
   readonly opts: ControllerOptions;
   readonly custom: k8s.CustomObjectsApi;
@@ -72,41 +74,111 @@ export interface NamespaceRunInput {
 }
 
 /**
- * One namespace's run in the cluster (DESIGN §9, loop 2): finalizers first,
- * validate the custom resources (an invalid one is Stalled, never applied),
- * the moved Images first, the engine over the namespace, then the deleted
- * objects' finalizers and, for a deleted namespace, its project. Throws when
- * the engine reported errors, so the queue retries with backoff; answers when
- * to run again while OpenStack still works on objects (progress by requeue:
- * the engine does not wait for them, so the run frees its slot). About 110
- * lines (~110 lines) read top to bottom: each step's `mark` is the timing line an
- * operator reads.
+ * One namespace's run in the cluster (DESIGN §9, loop 2), its steps in the
+ * order an operator reads their marks in the `timing` line: `gate` (the
+ * finalizers, set in the background; every write waits for them), `admit`
+ * (refusals, validation: an invalid object is Stalled, never applied), `pass`
+ * (the moved Images first, then the engine over the namespace or its targeted
+ * objects), `release` (the deleted objects' finalizers and, for a deleted
+ * namespace, its project) and `report`. Throws when the engine reported
+ * errors, so the queue retries with backoff; answers when to run again while
+ * OpenStack still works on objects or a write was held (progress by requeue:
+ * the engine does not wait for them, so the run frees its slot).
  */
 export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInput): Promise<number | undefined> {
-  const { ns, terminating, entries, changedAt, signal } = run;
-  const started = Date.now();
-  const marks: [string, number][] = [];
-  const mark = (what: string): void => {
-    marks.push([what, Date.now()]);
-    host.step(ns, what);
-  };
-  // The engine's steps, once each (a registry notification's Images first, then the full pass: the first is the wait the user sees).
-  const markOnce = (what: string): void => void (marks.some(([m]) => m === what) || mark(what));
-  const { opts } = host;
-  const log = opts.log;
+  const { ns } = run;
+  const clock = new RunClock(ns, host.step);
+  const gated = gate(host, run, clock);
+  const events = eventsOf(host, run);
+  const admitted = await admit(host, run, gated.finalizing, events);
+  clock.mark('validated');
 
-  // Finalizers before anything exists in OpenStack (ORC): a CR deleted from now on waits for its object. Set while the run
-  // validates, observes and plans (issue 33: a serial step before the observe); every write waits for them.
-  const finalizing = finalizeBeforeWrites(host.custom, entries, finalizer, isDeleting, () => host.acting(ns));
-  void finalizing.done.then(() => mark('finalizers'));
-  const beforeOpenStackWrite = async (): Promise<void> => {
+  const cloud = await host.opts.cloud();
+  if (!host.acting(ns)) return undefined;
+  clock.mark('cloud');
+  const { registry, config, secrets, journal } = host.opts;
+  // The engine's cloud waits for the gate before each write: the first-write path is this argument, no hidden hook.
+  const deps: EngineDeps = {
+    cloud: cloud.gated(gated.writes),
+    registry,
+    config,
+    state: admitted.store,
+    events,
+    secrets,
+    counters: cloud.counters,
+    namespaces: [ns],
+    signal: run.signal,
+    images: host.images(),
+    step: clock.once,
+    ...(journal ? { journal } : {}),
+  };
+  const stopWatching = clock.watch(cloud.counters);
+  let passed: Looked<Passed> | undefined;
+  try {
+    passed = await pass(host, run, admitted, deps, gated.held, clock);
+  } finally {
+    stopWatching();
+  }
+  if (passed === undefined) return undefined;
+  if (isWaiting(passed)) return passed.waiting.afterMs;
+  clock.mark('engine');
+  const finalized = await gated.finalizing.done;
+  if (typeof finalized === 'object') throw finalized.error;
+  const { report, targeted } = passed.done;
+  if (!targeted && host.acting(ns)) host.fullyRun.add(ns);
+  clock.firstCalls();
+
+  if (!(await release(host, run, report, cloud))) return undefined;
+  host.runs.set(ns, (host.runs.get(ns) ?? 0) + 1);
+  reportRun(host, run, { ...passed.done, ...admitted }, clock, cloud.counters);
+  if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
+  const after = soonest(report.progressing);
+  const lookAgain = admitted.awaiting.length > 0 ? host.opts.debounceMs : undefined;
+  return lookAgain !== undefined ? Math.min(after ?? lookAgain, lookAgain) : after;
+}
+
+type Report = Awaited<ReturnType<ControllerOptions['engine']>>;
+
+/** What `pass` hands on: the engine's report, and the objects a targeted pass planned (undefined: the full pass). */
+interface Passed {
+  report: Report;
+  targeted: string[] | undefined;
+}
+
+/** The run's write gate: the finalizers being set, the verdict each write waits for, and the hold it gave, if any. */
+interface Gate {
+  finalizing: Finalizing;
+  writes: WriteGate;
+  /** The hold the gate gave a write of this run: the whole run waits with it. */
+  held: () => Progress | undefined;
+}
+
+/**
+ * gate: finalizers before anything exists in OpenStack (ORC): a CR deleted from now on waits for its
+ * object. Set while the run validates, observes and plans (issue 33: a serial step before the observe);
+ * every write of the engine's cloud waits for them, then holds while this replica no longer acts or an
+ * object left Kubernetes before its finalizer was set (planned from the watch's copy: it gets nothing made,
+ * the next pass sees it gone).
+ */
+function gate(host: Pick<NamespaceRunHost, 'opts' | 'custom' | 'acting'>, run: NamespaceRunInput, clock: RunClock): Gate {
+  const { ns } = run;
+  const finalizing = finalizeBeforeWrites(host.custom, run.entries, finalizer, isDeleting, () => host.acting(ns));
+  void finalizing.done.then(() => clock.mark('finalizers'));
+  let held: Progress | undefined;
+  const writes = async (): Promise<Progress | undefined> => {
     const result = await finalizing.done;
     if (typeof result === 'object') throw result.error;
-    if (result === 'stopped') throw new NotYet(`this replica no longer acts for namespace ${ns}`, opts.debounceMs);
-    // Planned from the watch's copy: an object deleted before its finalizer was set gets nothing made; the next pass sees it gone.
-    if (finalizing.gone.length > 0) throw new NotYet(`${finalizing.gone.join(', ')} left Kubernetes before its finalizer was set`, opts.debounceMs);
+    if (result === 'stopped') held = { reason: `this replica no longer acts for namespace ${ns}`, afterMs: host.opts.debounceMs };
+    else if (finalizing.gone.length > 0) held = { reason: `${finalizing.gone.join(', ')} left Kubernetes before its finalizer was set`, afterMs: host.opts.debounceMs };
+    return held;
   };
+  return { finalizing, writes, held: () => held };
+}
 
+/** Where the engine's events go: the step a slow run is at, Kubernetes Events, the Sync that applied the object, the controller's own sink. */
+function eventsOf(host: Pick<NamespaceRunHost, 'opts' | 'core' | 'recentEvents' | 'step'>, run: NamespaceRunInput): EventSink {
+  const { ns, entries } = run;
+  const { log } = host.opts;
   // The engine's last event is the step a slow run is at (the resync names it).
   const progress: EventSink = (e) => {
     host.step(ns, `${e.type} ${e.address}`);
@@ -116,17 +188,38 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   // An object a Sync applied carries the Sync's name: what happens to it reaches that Sync's notify targets.
   const toSync: EventSink = (e) => {
     const sync = entries.get(e.address)?.object.metadata?.labels?.[syncLabel];
-    if (sync !== undefined) opts.syncEvents?.(sync, e);
+    if (sync !== undefined) host.opts.syncEvents?.(sync, e);
   };
-  const events = fanOut(
-    progress,
-    kubeEventSink(host.core, (a) => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object }, log, host.recentEvents),
-    toSync,
-    ...(opts.events ? [opts.events] : []),
-  );
+  const objectOf = (a: string): { kind: string; object: NamespaceObject['object'] } | undefined => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object };
+  return fanOut(progress, kubeEventSink(host.core, objectOf, log, host.recentEvents), toSync, ...(host.opts.events ? [host.opts.events] : []));
+}
+
+/** What `admit` hands on: the revision as validated, and the run's status store. */
+interface Admitted {
+  revision: string;
+  validated: ValidatedRevision;
+  /** How many objects failed validation (the `reconciled` line). */
+  rejected: number;
+  /** Objects whose references are not in the namespace yet (a leading-edge run): neither rejected nor applied, looked at again. */
+  awaiting: string[];
+  store: StateStore;
+}
+
+/**
+ * admit: what the run may apply. OpenStack's admin-only fields are refused in a tenant namespace before
+ * validation (what references a refused object is refused in turn); an invalid object is Stalled. The
+ * second validation is intended: custom resources can also come from `kubectl`.
+ */
+async function admit(
+  host: Pick<NamespaceRunHost, 'opts' | 'custom' | 'memory' | 'labelsOf' | 'acting'>,
+  run: NamespaceRunInput,
+  finalizing: Finalizing,
+  events: EventSink,
+): Promise<Admitted> {
+  const { ns, entries } = run;
+  const { opts } = host;
   // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
-  const documents = terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
-  // OpenStack's admin-only fields, refused in a tenant namespace before validation: what references a refused object is refused in turn.
+  const documents = run.terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
   const refused = memberRefusals(subjectsOf(documents), isAdminNamespace(host.labelsOf(ns)), opts.memberPolicy ?? { flavorExtraSpecs: [] });
   const { validated, rejected } = validateNamespace(documents.filter((d) => !refused.has(d.file)), opts.registry);
   // A leading-edge run may see an object before what it references, later in the same `kubectl apply`: not rejected
@@ -134,111 +227,174 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const awaiting = run.leading ? awaitingReferences(rejected) : [];
   for (const address of awaiting) rejected.delete(address);
   const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, log, new Set([...rejected.keys(), ...refused.keys(), ...awaiting]), () => host.acting(ns));
+  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, opts.log, new Set([...rejected.keys(), ...refused.keys(), ...awaiting]), () => host.acting(ns));
   // Status writes too are a leader's: a demoted replica writes nothing.
-  const store = {
+  const store: StateStore = {
     load: () => kubeStore.load(),
     // A status write carries the resourceVersion the finalizer patch answered.
     putResource: async (address: string, state: ResourceStatus | undefined) => {
       await finalizing.done;
       if (host.acting(ns)) await kubeStore.putResource(address, state);
     },
-    finishRun: (run: Parameters<KubeStatusStore['finishRun']>[0]) => kubeStore.finishRun(run),
+    finishRun: (summary) => kubeStore.finishRun(summary),
   };
   for (const [address, diagnostics] of rejected) await reject(host.memory, address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
   for (const [address, messages] of refused) await reject(host.memory, address, messages.join('; '), entries, store, events, revision, 'AdminOnly');
-  mark('validated');
+  return { revision, validated, rejected: rejected.size, awaiting, store };
+}
 
-  const cloud = await opts.cloud();
-  if (!host.acting(ns)) return undefined;
-  mark('cloud');
-  // With several namespaces running at once a write of another may be taken for this run's first: the timing is exact on a quiet controller.
-  const clocked = cloud.counters instanceof ClockedCounters ? cloud.counters : undefined;
-  // The first of each: where the time before the first write went (the observe's first answer, the write leaving, its answer).
-  const firsts = new Map<ClockedCall, number>();
-  const onCall = (call: ClockedCall, at: number): void => void (firsts.has(call) || firsts.set(call, at));
-  clocked?.onCall.add(onCall);
-  const journal = opts.journal ? { journal: opts.journal } : {};
-  const { registry, config, secrets } = opts;
-  const deps: EngineDeps = { cloud, registry, config, state: store, events, secrets, counters: cloud.counters, namespaces: [ns], signal, images: host.images(), step: markOnce, ...journal };
+/**
+ * pass: the engine over what `admit` let through. A paused namespace is planned only (undefined: nothing
+ * to look again for). A run whose changed objects all wait for references waits one debounce window. The
+ * Images a registry notification named go first, alone; then the full pass or, for a run started by a few
+ * changed objects, a targeted one. A run the gate or the engine held (creates a dead process sent still
+ * landing, act/landing.ts) answers the hold: nothing ran, no finalizer is released; the queue looks again.
+ */
+async function pass(
+  host: Pick<NamespaceRunHost, 'opts' | 'memory' | 'fullyRun' | 'pausedBy' | 'acting'>,
+  run: NamespaceRunInput,
+  admitted: Admitted,
+  deps: EngineDeps,
+  held: () => Progress | undefined,
+  clock: RunClock,
+): Promise<Looked<Passed> | undefined> {
+  const { ns, entries, terminating, signal } = run;
+  const { opts } = host;
+  const { revision, validated, awaiting } = admitted;
   const why = host.pausedBy(ns);
-  if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, store, events);
+  if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, admitted.store, deps.events);
   const moved = run.takeMoved();
-  const lookAgain = awaiting.length > 0 ? opts.debounceMs : undefined;
   const targets = run.targets?.filter((a) => !awaiting.includes(a));
   if (awaiting.length > 0 && !moved && !terminating && targets?.length === 0) {
-    log(`waiting ${ns}: ${awaiting.join(', ')} reference objects not in the namespace yet; looked at again in ${lookAgain} ms`);
-    return lookAgain;
+    opts.log(`waiting ${ns}: ${awaiting.join(', ')} reference objects not in the namespace yet; looked at again in ${opts.debounceMs} ms`);
+    return waiting(`${awaiting.join(', ')} reference objects not in the namespace yet`, opts.debounceMs);
   }
   const targeted = moved || terminating || !host.fullyRun.has(ns) ? undefined : targetsOf(targets, validated, entries);
   // A targeted run records the creates of its new objects while it observes (early-journal.ts), not between the plan and the write.
   const isNew = (a: string): boolean => typeof entries.get(a)?.object.status?.['id'] !== 'string' && host.memory.get(a)?.id === undefined;
-  const early = targeted && opts.journal ? earlyJournal(opts.journal, (targets ?? []).filter((a) => targeted.includes(a) && isNew(a)), cloud.session.transport.timeoutMs) : undefined;
-  let report: Report;
+  const journal = opts.journal;
+  const early = targeted && journal ? earlyJournal(journal, (targets ?? []).filter((a) => targeted.includes(a) && isNew(a)), deps.cloud.session.transport.timeoutMs) : undefined;
   try {
-    report = await beforeWrite.run(beforeOpenStackWrite, async () => {
-      if (moved && !terminating) await imagesFirst(opts, ns, revision, validated, moved, deps, mark);
-      return enginePass(opts, ns, { revision, validated }, targeted, early ? { ...deps, journal: early } : deps);
-    });
+    const first = moved && !terminating ? await imagesFirst(opts, ns, { revision, validated }, moved, deps, held, clock.mark) : undefined;
+    if (first) return { waiting: first };
+    return { done: { report: await enginePass(opts, ns, { revision, validated }, targeted, early ? { ...deps, journal: early } : deps), targeted } };
   } catch (err) {
-    // Held whole (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
-    if (err instanceof NotYet && !signal.aborted) return err.afterMs;
+    const hold = signal.aborted ? undefined : (held() ?? landingHold(err));
+    if (hold) return { waiting: hold };
     throw err;
   } finally {
-    clocked?.onCall.delete(onCall);
     await early?.close();
   }
-  mark('engine');
-  const finalized = await finalizing.done;
-  if (typeof finalized === 'object') throw finalized.error;
-  if (!targeted && host.acting(ns)) host.fullyRun.add(ns);
-  const firstWrite = firsts.get('write answered');
-  if (firstWrite !== undefined) {
-    // Only what came before the first write's answer: the clock line is about the wait for it.
-    for (const [call, label] of [['token answered', 'first token'], ['read answered', 'first read'], ['write sent', 'write sent']] as const) {
-      const at = firsts.get(call);
-      if (at !== undefined && at <= firstWrite) marks.push([label, at]);
-    }
-    marks.push(['first write', firstWrite]);
-  }
-  // Kept too: what OpenStack is still deleting (progress by requeue), until a later run finds it gone.
+}
+
+/**
+ * The engine's hold of a whole run while creates a dead process sent may still land (act/landing.ts,
+ * requeue mode): thrown by the engine today, a value from here up to the queue.
+ */
+function landingHold(err: unknown): Progress | undefined {
+  return err instanceof NotYet ? { reason: err.reason, afterMs: err.afterMs } : undefined;
+}
+
+/**
+ * release: the finalizers of the deleted objects the engine is done with (what failed, or what OpenStack
+ * is still deleting, keeps its finalizer until a later run finds it gone) and, for a deleted namespace
+ * left empty, its project. False when this replica no longer acts for the namespace: nothing is released.
+ */
+async function release(host: Pick<NamespaceRunHost, 'opts' | 'custom' | 'gone' | 'acting'>, run: NamespaceRunInput, report: Report, cloud: OpenStackCloud): Promise<boolean> {
+  const { ns, entries } = run;
   const failed = new Set([...report.errors, ...report.progressing].map((e) => e.address));
   const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
   const releasable = deleting.filter(([address]) => !failed.has(address));
-  const emptied = terminating && report.errors.length === 0 && report.progressing.length === 0 && releasable.length === entries.size;
-  if (!host.acting(ns)) return undefined;
+  const emptied = run.terminating && report.errors.length === 0 && report.progressing.length === 0 && releasable.length === entries.size;
+  if (!host.acting(ns)) return false;
   if (emptied) {
-    const id = await deleteNamespaceProject(cloud, opts.config.owner, ns);
-    if (id) log(`delete  project of namespace ${ns} (${id})`);
+    const id = await deleteNamespaceProject(cloud, host.opts.config.owner, ns);
+    if (id) host.opts.log(`delete  project of namespace ${ns} (${id})`);
     host.gone.delete(ns);
   }
   for (const [address, entry] of releasable) {
     await setFinalizer(host.custom, entry.kind.plural, entry.object, finalizer, false);
     entries.delete(address);
   }
-  host.runs.set(ns, (host.runs.get(ns) ?? 0) + 1);
+  return true;
+}
+
+/** report: the run's three log lines: what it did, where its time went before the first write, the calls it made. */
+function reportRun(
+  host: Pick<NamespaceRunHost, 'opts' | 'shardOf'>,
+  run: NamespaceRunInput,
+  done: Passed & Pick<Admitted, 'revision' | 'validated' | 'rejected'>,
+  clock: RunClock,
+  counters: ApiCounters,
+): void {
+  const { ns } = run;
+  const { opts } = host;
+  const { report, targeted } = done;
   const counts = `${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors`;
   const progressing = report.progressing.length ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)` : '';
-  const scope = targeted ? ` (targeted: ${targeted.length} of ${validated.manifests.length} objects)` : '';
-  log(`reconciled ${ns}${opts.sharding ? ` (shard ${host.shardOf(ns)})` : ''} at ${revision} in ${Date.now() - started} ms: ${counts}, ${rejected.size} rejected${progressing}${scope}`);
-  const since = changedAt ?? started;
-  const steps = [...(changedAt !== undefined ? [['run start', started] as [string, number]] : []), ...marks].sort((a, b) => a[1] - b[1]);
-  log(
-    `timing  ${ns}: ${changedAt !== undefined ? 'from the change seen' : 'from the run start'} at ${new Date(since).toISOString()}: ` +
-      `${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`,
-  );
-  log(`calls   after ${ns}: ${formatCalls(cloud.counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
-  if (report.errors.length > 0) throw new Error(`${report.errors.length} errors`);
-  const after = soonest(report.progressing);
-  return lookAgain !== undefined ? Math.min(after ?? lookAgain, lookAgain) : after;
+  const scope = targeted ? ` (targeted: ${targeted.length} of ${done.validated.manifests.length} objects)` : '';
+  const shard = opts.sharding ? ` (shard ${host.shardOf(ns)})` : '';
+  opts.log(`reconciled ${ns}${shard} at ${done.revision} in ${Date.now() - clock.started} ms: ${counts}, ${done.rejected} rejected${progressing}${scope}`);
+  opts.log(clock.line(run.changedAt));
+  opts.log(`calls   after ${ns}: ${formatCalls(counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
+}
+
+/**
+ * The `timing` line of a run: each step's mark as it passes, and the first token, read and write of its
+ * OpenStack calls (ClockedCounters). With several namespaces running at once a write of another may be taken
+ * for this run's first: the timing is exact on a quiet controller.
+ */
+class RunClock {
+  readonly started = Date.now();
+  readonly #ns: string;
+  readonly #step: (ns: string, what: string) => void;
+  readonly #marks: [string, number][] = [];
+  readonly #firsts = new Map<ClockedCall, number>();
+
+  constructor(ns: string, step: (ns: string, what: string) => void) {
+    this.#ns = ns;
+    this.#step = step;
+  }
+
+  readonly mark = (what: string): void => {
+    this.#marks.push([what, Date.now()]);
+    this.#step(this.#ns, what);
+  };
+
+  /** The engine's steps, once each (a registry notification's Images first, then the full pass: the first is the wait the user sees). */
+  readonly once = (what: string): void => void (this.#marks.some(([m]) => m === what) || this.mark(what));
+
+  /** Notes the first of each OpenStack call until the returned function is called. */
+  watch(counters: ApiCounters): () => void {
+    const clocked = counters instanceof ClockedCounters ? counters : undefined;
+    const onCall = (call: ClockedCall, at: number): void => void (this.#firsts.has(call) || this.#firsts.set(call, at));
+    clocked?.onCall.add(onCall);
+    return () => void clocked?.onCall.delete(onCall);
+  }
+
+  /** The first calls join the marks: only what came before the first write's answer (the line is about the wait for it). */
+  firstCalls(): void {
+    const firstWrite = this.#firsts.get('write answered');
+    if (firstWrite === undefined) return;
+    for (const [call, label] of [['token answered', 'first token'], ['read answered', 'first read'], ['write sent', 'write sent']] as const) {
+      const at = this.#firsts.get(call);
+      if (at !== undefined && at <= firstWrite) this.#marks.push([label, at]);
+    }
+    this.#marks.push(['first write', firstWrite]);
+  }
+
+  line(changedAt: number | undefined): string {
+    const since = changedAt ?? this.started;
+    const steps = [...(changedAt !== undefined ? [['run start', this.started] as [string, number]] : []), ...this.#marks].sort((a, b) => a[1] - b[1]);
+    const from = changedAt !== undefined ? 'from the change seen' : 'from the run start';
+    return `timing  ${this.#ns}: ${from} at ${new Date(since).toISOString()}: ${steps.map(([what, at]) => `${what} +${at - since} ms`).join(', ')}`;
+  }
 }
 
 /** The rejected objects whose every fault is a reference to an object not in the namespace (`ref.missing`). */
 function awaitingReferences(rejected: ReadonlyMap<string, readonly Diagnostic[]>): string[] {
   return [...rejected].filter(([, ds]) => ds.length > 0 && ds.every((d) => d.code === 'ref.missing')).map(([address]) => address);
 }
-
-type Report = Awaited<ReturnType<ControllerOptions['engine']>>;
 
 /**
  * The engine over the namespace (prune: every deletion here is a `kubectl
@@ -278,7 +434,7 @@ function targetsOf(targets: readonly string[] | undefined, validated: ValidatedR
  * OpenStack object stays until the pause ends). The resync runs it again.
  */
 async function pausedRun(
-  host: NamespaceRunHost,
+  host: Pick<NamespaceRunHost, 'opts' | 'memory' | 'acting'>,
   ns: string,
   why: string,
   input: Parameters<typeof planRevision>[0],
@@ -323,14 +479,23 @@ function currentStatus(entry: NamespaceObject | undefined, known: ResourceStatus
  * version is active without waiting for every kind of the namespace to be
  * listed. Only valid objects take part (a rejected Image is not in
  * `validated`). A failure is logged; the full pass right after does it
- * all again and reports it on the objects.
+ * all again and reports it on the objects. A hold (the gate's, the
+ * engine's) holds the whole run: it is answered, and no full pass follows.
  */
-async function imagesFirst(opts: ControllerOptions, ns: string, revision: string, validated: ValidatedRevision, addresses: string[], deps: EngineDeps, mark: (what: string) => void): Promise<void> {
+async function imagesFirst(
+  opts: ControllerOptions,
+  ns: string,
+  input: { revision: string; validated: ValidatedRevision },
+  addresses: string[],
+  deps: EngineDeps,
+  held: () => Progress | undefined,
+  mark: (what: string) => void,
+): Promise<Progress | undefined> {
   try {
-    const pass = await applyOnly(opts.engine, { revision, validated }, addresses, deps, true);
+    const pass = await applyOnly(opts.engine, input, addresses, deps, true);
     if ('skipped' in pass) {
       opts.log(`images  ${ns}: ${addresses.join(', ')} not applied first: none is a valid object of the namespace now`);
-      return;
+      return undefined;
     }
     const r = pass.report;
     mark('images first');
@@ -338,10 +503,13 @@ async function imagesFirst(opts: ControllerOptions, ns: string, revision: string
       `images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ` +
         `${r.unchanged} unchanged, ${r.errors.length} errors; the full pass follows`,
     );
+    return undefined;
   } catch (err) {
-    // A run held whole (NotYet) is held before the Images too.
-    if (deps.signal?.aborted || err instanceof NotYet) throw err;
+    if (deps.signal?.aborted) throw err;
+    const hold = held() ?? landingHold(err);
+    if (hold) return hold;
     opts.log(`images  ${ns}: applying ${addresses.join(', ')} first failed, the full pass follows: ${(err as Error).message}`);
+    return undefined;
   }
 }
 
