@@ -1,11 +1,15 @@
 // Import cycles and layers, checked by `npm run lint` (depcruise): no cycle between
 // files, nor between folders (each folder of agent/, and oci/ as a whole against
-// agent/); and the floors of the house (README.md, Layout): the two front ends side
+// agent/); the floors of the house (README.md, Layout): the two front ends side
 // by side over the Sync kit and the engine, cli/ over both, and inside the in-cluster
-// one (controller/) a sub-folder per loop. Type-only imports count: a type shared
-// both ways is a concept without a home. Paths match anywhere (`(^|/)agent/`), so
-// the rules' own tests can plant violations in fixture trees.
+// one (controller/) a sub-folder per loop; and each kind behind its one face
+// (kinds/<kind>/index.ts). Type-only imports count: a type shared both ways is a
+// concept without a home. Paths match anywhere (`(^|/)agent/`), so the rules' own
+// tests can plant violations in fixture trees.
 const frontEnds = '(^|/)agent/(cli|standalone|controller)/';
+// A file inside a kind's folder (kinds/kit/ is the shared kit, not a kind), and a kind's one face.
+const kindInside = '(?:^|/)agent/kinds/(?!kit/)[^/]+/';
+const kindFace = '(?:^|/)agent/kinds/[^/]+/index\\.ts$';
 
 export default {
   forbidden: [
@@ -100,6 +104,21 @@ export default {
       comment: 'act/ applies a revision handed to it as data: it reads no folder (load/, validate/check-path.ts) and picks no state store (status/file-store.ts); the front ends do.',
       from: { path: '(^|/)agent/act/' },
       to: { path: '(^|/)agent/(load/|validate/check-path\\.ts|status/file-store\\.ts)' },
+    },
+    {
+      name: 'one-face-per-kind',
+      severity: 'error',
+      comment:
+        "Outside a kind's folder agent/kinds/<kind>/, only its index.ts is imported (its one face); kinds/kit/ and kinds/registry.ts are the shared faces. Hand what another folder needs over as data, or add it to the face.",
+      from: { path: '(?:^|/)agent/', pathNot: '(?:^|/)agent/kinds/[^/]+/' },
+      to: { path: kindInside, pathNot: kindFace },
+    },
+    {
+      name: 'one-face-per-kind',
+      severity: 'error',
+      comment: "A kind's folder (or kinds/kit/) imports another kind through that kind's index.ts only.",
+      from: { path: '(?:^|/)agent/kinds/([^/]+)/' },
+      to: { path: kindInside, pathNot: [kindFace, '(?:^|/)agent/kinds/$1/'] },
     },
     {
       name: 'oci-is-a-library',

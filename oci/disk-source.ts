@@ -8,7 +8,7 @@ import type { SignaturePolicy, VerifiedSignature } from './signature-policy.ts';
  * manifests, tar layers or compression.
  */
 
-/** How the disk is packaged in the registry (DESIGN.md §7). */
+/** How the disk is packaged in the registry. */
 export type DiskPackaging =
   /** artifactType application/vnd.kupenstack.vmimage.v1, empty config, one application/vnd.diskimage.* layer. */
   | 'kupenstack-artifact'

@@ -16,7 +16,7 @@ import { formatsAgree, qcow2VirtualSize, sniffBytes, sniffDiskFormat } from '../
 import { blobExists, putManifest, uploadBuffer, uploadStream } from './upload.ts';
 
 /**
- * `kupenstack image push`: a disk file → our disk artifact (DESIGN.md §7):
+ * `kupenstack image push`: a disk file → our disk artifact (oci/README.md):
  * artifactType application/vnd.kupenstack.vmimage.v1, the empty config, one
  * application/vnd.diskimage.<format>[.gzip|.zstd] layer titled with the file
  * name, metadata in io.kupenstack.vmimage.* annotations. The same shape

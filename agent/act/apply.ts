@@ -2,10 +2,10 @@ import type { AgentConfig } from '../config/config.ts';
 import { KupenstackError } from '../errors.ts';
 import type { EventSink } from '../events/events.ts';
 import { kindDependencies, kindOrder } from '../graph/kind-order.ts';
-import { adapters } from '../kinds/index.ts';
+import { adapters } from '../kinds/registry.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageMemory } from '../kinds/kit/image-memory.ts';
 import { decide, planErrorMessage, type Decision } from '../plan/decide.ts';
 import { observedHash, StalePlanError, compareObserved, type ObservedState } from '../plan/observed.ts';
 import type { Change, Drift, Held, ImageResolution, Plan } from '../plan/plan.ts';
@@ -42,7 +42,13 @@ export interface EngineDeps {
   /** Only these namespaces' projects are observed, planned and pruned (the in-cluster controller reconciles one namespace at a time). Absent = every owned project. */
   namespaces?: string[];
   /** What the Image kind remembers between runs: one per front end (a one-shot apply, the agent, the controller's leadership). */
-  images?: ImageFollows;
+  images?: ImageMemory;
+  /**
+   * Images (addresses) a registry notification moved: resolved again whatever
+   * their interval, once for all passes handed this same set. The front end's
+   * record of what moved (the standalone Sync runner's, the controller's) is the only one.
+   */
+  refresh?: ReadonlySet<string>;
   /** Told as the engine ends a step ('observed', 'planned'): the controller's `timing` line. */
   step?: (what: string) => void;
 }
@@ -228,6 +234,7 @@ async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: En
     signal: deps.signal,
     trustKnownProjects: opts.partial === true,
     ...(deps.images ? { images: deps.images } : {}),
+    ...(deps.refresh ? { refresh: deps.refresh } : {}),
   });
   deps.step?.('observed');
   const decision = await decide(input.validated, seen.inventory, {

@@ -1,4 +1,4 @@
-import type { Remote } from '../kinds/adapter.ts';
+import type { Remote } from '../kinds/kit/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { retry } from '../../lib/retry.ts';

@@ -1,6 +1,6 @@
 import { KupenstackError } from '../errors.ts';
-import type { AdapterContext, Remote } from '../kinds/adapter.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { AdapterContext, Remote } from '../kinds/kit/adapter.ts';
+import type { ImageMemory } from '../kinds/kit/image-memory.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
@@ -41,7 +41,8 @@ export async function projectContext(
   secrets?: SecretResolver,
   imageVerify?: ImageVerify,
   trustKnown = false,
-  images?: ImageFollows,
+  images?: ImageMemory,
+  refresh?: ReadonlySet<string>,
 ): Promise<ProjectContext> {
   const ids = new Map<string, string>();
   const remotes = new Map<string, Remote>();
@@ -59,6 +60,7 @@ export async function projectContext(
     ...(imageVerify ? { imageVerify } : {}),
     ...(trustKnown ? { trustKnown } : {}),
     ...(images ? { images } : {}),
+    ...(refresh ? { refresh } : {}),
     idOf: (kind, name) => {
       const id = ids.get(`${kind}/${name}`);
       if (id === undefined) throw new PendingReference(`${kind}/${name}`);

@@ -153,7 +153,7 @@ async function withProjects(decision: Decision, seen: Observation, opts: Execute
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;
-    const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown, before.ctx.images);
+    const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown, before.ctx.images, before.ctx.refresh);
     for (const [ref, id] of before.ids) pc.ids.set(ref, id);
     for (const [ref, remote] of before.remotes) pc.remotes.set(ref, remote);
     for (const [ref, remote] of before.imports) pc.imports.set(ref, remote);
@@ -162,7 +162,7 @@ async function withProjects(decision: Decision, seen: Observation, opts: Execute
     void pc.ctx.apis.network.base().catch(() => undefined);
   }
 
-  // Adapters look once instead of waiting (kinds/look-again.ts).
+  // Adapters look once instead of waiting (kinds/kit/look-again.ts).
   if (opts.requeue) for (const pc of scopes.values()) pc.ctx.requeue = true;
   return scopes;
 }

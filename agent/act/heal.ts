@@ -1,5 +1,5 @@
 import { KupenstackError } from '../errors.ts';
-import type { Remote } from '../kinds/adapter.ts';
+import type { Remote } from '../kinds/kit/adapter.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { replaceHash } from '../plan/diff.ts';
 import { nextHeal } from '../plan/heal-policy.ts';

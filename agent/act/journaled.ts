@@ -1,4 +1,4 @@
-import type { AdapterContext } from '../kinds/adapter.ts';
+import type { AdapterContext } from '../kinds/kit/adapter.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { CreateJournal } from '../status/create-journal.ts';

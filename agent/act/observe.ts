@@ -1,10 +1,10 @@
 import { KupenstackError } from '../errors.ts';
-import { knownAfterApply, type AdapterContext, type CloudContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import { knownAfterApply, type AdapterContext, type CloudContext, type KindAdapter, type Remote } from '../kinds/kit/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ServiceType } from '../openstack/service.ts';
 import type { Inventory } from '../plan/decide.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageMemory } from '../kinds/kit/image-memory.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 import { ownerTagPrefix } from '../ownership/marker.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
@@ -48,7 +48,9 @@ export interface ObserveOptions {
   /** The fast pass: the owner's projects as the last full pass listed them, when it saw them all (known-projects.ts). */
   trustKnownProjects?: boolean;
   /** What the Image kind remembers between runs (the front end's). */
-  images?: ImageFollows;
+  images?: ImageMemory;
+  /** Images to resolve again whatever their interval (EngineDeps.refresh). */
+  refresh?: ReadonlySet<string>;
 }
 
 /** The live inventory plus the per-namespace contexts the executor acts through. */
@@ -137,10 +139,10 @@ async function scopesOf(resources: readonly Manifest[], namespaces: readonly str
     const name = `${opts.projectPrefix}${ns}`;
     const existing = adopting.has(ns) ? await untaggedProject(cloud, name) : undefined;
     const future: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
-    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: true });
+    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)), future: true });
   }
   for (const p of projects.values())
-    scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images)), future: false });
+    scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)), future: false });
   return scopes;
 }
 

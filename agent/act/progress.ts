@@ -1,4 +1,4 @@
-import type { Health } from '../kinds/adapter.ts';
+import type { Health } from '../kinds/kit/adapter.ts';
 import type { Progress } from '../../lib/progress.ts';
 
 export type { Progress } from '../../lib/progress.ts';

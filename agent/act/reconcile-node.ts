@@ -1,4 +1,4 @@
-import type { KindAdapter, Remote } from '../kinds/adapter.ts';
+import type { KindAdapter, Remote } from '../kinds/kit/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { adopts } from '../plan/decide.ts';

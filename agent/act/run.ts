@@ -1,6 +1,6 @@
 import type { Marker } from '../ownership/marker.ts';
 import type { EngineEvent, EngineEventType, EventSink } from '../events/events.ts';
-import type { KindAdapter, Remote } from '../kinds/adapter.ts';
+import type { KindAdapter, Remote } from '../kinds/kit/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { Drift, ImageResolution } from '../plan/plan.ts';

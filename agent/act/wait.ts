@@ -1,5 +1,5 @@
 import { KupenstackError } from '../errors.ts';
-import type { KindAdapter } from '../kinds/adapter.ts';
+import type { KindAdapter } from '../kinds/kit/adapter.ts';
 import { poll } from '../util/poll.ts';
 import type { ProjectContext } from './context.ts';
 import { NotYet } from '../../lib/not-yet.ts';
@@ -66,7 +66,7 @@ export async function waitGone(adapter: KindAdapter, pc: ProjectContext, id: str
   return undefined;
 }
 
-/** What an adapter's NotYet (kinds/look-again.ts) stands for in the engine. */
+/** What an adapter's NotYet (kinds/kit/look-again.ts) stands for in the engine. */
 export function notYet(err: unknown): Progress | undefined {
   return err instanceof NotYet ? { reason: err.reason, afterMs: err.afterMs } : undefined;
 }

@@ -5,7 +5,7 @@ import { secretsDirOf } from '../config/config.ts';
 import { loadConfig } from '../sync/config-file.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { UsageError } from '../errors.ts';
-import { adapters } from '../kinds/index.ts';
+import { adapters } from '../kinds/registry.ts';
 import { planBetweenRevisions } from '../plan/between-revisions.ts';
 import type { Plan } from '../plan/plan.ts';
 import { jsonPlan, renderJson } from '../plan/render/json.ts';
@@ -19,8 +19,8 @@ import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-optio
 import { outputOption } from './output.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { checkPath } from '../validate/check-path.ts';
-import { planCloudBetween, planCloudOf, printCloudSection, withCloudStepOptions, type CloudPlanSection } from './cloud-step.ts';
-import { cloudManifest, type CloudStepOptions } from '../standalone/revision-cloud.ts';
+import { withCloudStepOptions } from './cloud-step.ts';
+import { cloudManifest, planCloudBetweenRevisions, planRevisionCloud, type CloudStepOptions } from '../standalone/revision-cloud.ts';
 import { stableJson } from '../ownership/marker.ts';
 
 interface PlanOptions extends CloudOptions, CloudStepOptions {
@@ -73,8 +73,8 @@ export function planCommand(): Command {
       // The cloud's own plan: the Kubernetes objects its charts would change (server-side-apply dry run).
       const check = opts.kubeconfig ? await checkPath(path, loadSchemaRegistry()) : undefined;
       const declaredCloud = check ? cloudManifest(check.validated.manifests) : undefined;
-      const cloudSection = declaredCloud ? await planCloudOf(declaredCloud, path, opts) : undefined;
-      print(plan, opts.output, cloudSection);
+      const cloudPlan = declaredCloud ? await planRevisionCloud(declaredCloud, path, opts) : undefined;
+      print(cloudPlan ? { ...plan, cloud: cloudPlan } : plan, opts.output);
       if (report.errors.length > 0) {
         for (const e of report.errors) process.stderr.write(`error: ${e.message}\n`);
         process.exitCode = 1;
@@ -94,7 +94,7 @@ export function planCommand(): Command {
         });
         process.stderr.write(`plan saved to ${opts.save}; apply exactly this plan with: kupenstack apply --plan ${opts.save}\n`);
       }
-      process.exitCode = Math.max(exitCode(plan), cloudSection && cloudSection.changes.length > 0 ? 2 : 0);
+      process.exitCode = Math.max(exitCode(plan), cloudPlan && cloudPlan.changes.length > 0 ? 2 : 0);
     });
 }
 
@@ -116,7 +116,7 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
   // The cloud: two renders of its charts compared, no cluster needed (helm renders locally).
   const headCloud = cloudManifest(head.validated.manifests);
   const baseCloud = cloudManifest(base.validated.manifests);
-  const cloudSection = headCloud && (!baseCloud || stableJson(baseCloud.spec) !== stableJson(headCloud.spec)) ? await planCloudBetween(baseCloud, headCloud, resolve(opts.repo)) : undefined;
+  const cloudPlan = headCloud && (!baseCloud || stableJson(baseCloud.spec) !== stableJson(headCloud.spec)) ? await planCloudBetweenRevisions(baseCloud, headCloud, resolve(opts.repo)) : undefined;
   const { plan, errors } = await planBetweenRevisions(base.validated, head.validated, {
     adapters,
     prune: opts.prune,
@@ -125,23 +125,18 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
     baseLabel: base.revision,
     headLabel: head.revision,
   });
-  print(plan, opts.output, cloudSection);
+  print(cloudPlan ? { ...plan, cloud: cloudPlan } : plan, opts.output);
   if (errors.length > 0) {
     for (const e of errors) process.stderr.write(`error: ${e}\n`);
     process.exitCode = 1;
     return;
   }
-  process.exitCode = Math.max(exitCode(plan), cloudSection && cloudSection.changes.length > 0 ? 2 : 0);
+  process.exitCode = Math.max(exitCode(plan), cloudPlan && cloudPlan.changes.length > 0 ? 2 : 0);
 }
 
-function print(plan: Plan, output: PlanOptions['output'], cloud?: CloudPlanSection): void {
-  if (output === 'json' && cloud) {
-    process.stdout.write(`${JSON.stringify({ ...(JSON.parse(renderJson(plan)) as Record<string, unknown>), cloud }, null, 2)}\n`);
-    return;
-  }
+function print(plan: Plan, output: PlanOptions['output']): void {
   const rendered = output === 'json' ? renderJson(plan) : output === 'markdown' ? renderMarkdown(plan, {}) : renderText(plan, { color: process.stdout.isTTY === true && !process.env.NO_COLOR });
   process.stdout.write(rendered.endsWith('\n') ? rendered : `${rendered}\n`);
-  if (cloud) printCloudSection(cloud, (t) => process.stdout.write(t));
 }
 
 function invalid(diagnostics: Diagnostic[]): void {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { SignaturePolicy } from '../../oci/signature-policy.ts';
 import { UsageError } from '../errors.ts';
-import { signaturePolicy } from '../kinds/image/verify.ts';
+import { signaturePolicy } from '../kinds/image/index.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 
 /**

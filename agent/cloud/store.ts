@@ -1,5 +1,5 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { serverSideApply } from '../kube/client.ts';
+import { mergePatch, serverSideApply } from '../kube/client.ts';
 import { isKubeStatus, kubeApiError } from '../kube/errors.ts';
 import type { OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import { generateSecrets, type CloudSecrets } from './secrets.ts';
@@ -8,8 +8,8 @@ import { generateSecrets, type CloudSecrets } from './secrets.ts';
  * What the agent keeps about a cloud in the cloud's own namespace, so that a restarted (or
  * killed) agent continues where it was: the generated credentials (a Secret: a render with
  * the same secrets is identical), the inventory of the objects it applied (a ConfigMap: the
- * prune list — never Helm release Secrets) and the cloud's status (the same ConfigMap; the
- * controller also writes it to the CR).
+ * prune list — never Helm release Secrets) and, for a standalone run, the cloud's status (the
+ * same ConfigMap; the controller keeps it on the CR instead: status-home.ts).
  */
 export interface InventoryEntry {
   apiVersion: string;
@@ -17,6 +17,7 @@ export interface InventoryEntry {
   name: string;
 }
 
+/** What the ConfigMap holds: the inventory, and the status (`{}` when it keeps none). */
 export interface CloudState {
   inventory: InventoryEntry[];
   status: OpenStackCloudStatus;
@@ -30,13 +31,11 @@ export class CloudStore {
   private readonly core: CoreV1Api;
   readonly namespace: string;
   readonly cloud: string;
-  private readonly onSave?: (status: OpenStackCloudStatus) => void;
 
-  constructor(kubeConfig: KubeConfig, namespace: string, cloud: string, onSave?: (status: OpenStackCloudStatus) => void) {
+  constructor(kubeConfig: KubeConfig, namespace: string, cloud: string) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.namespace = namespace;
     this.cloud = cloud;
-    this.onSave = onSave;
   }
 
   private get secretName(): string {
@@ -48,7 +47,7 @@ export class CloudStore {
     return `kupenstack-cloud-${this.cloud}-clouds-yaml`;
   }
 
-  private get stateName(): string {
+  get stateName(): string {
     return `kupenstack-cloud-${this.cloud}-state`;
   }
 
@@ -128,20 +127,26 @@ export class CloudStore {
     }
   }
 
-  async save(state: CloudState): Promise<void> {
-    const inventory = [...new Map(state.inventory.map((e) => [entryKey(e), e])).values()].sort((a, b) => entryKey(a).localeCompare(entryKey(b)));
-    const body = {
-      metadata: { name: this.stateName, namespace: this.namespace, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } },
-      data: { 'inventory.json': JSON.stringify(inventory), 'status.json': JSON.stringify(state.status) },
-    };
+  /**
+   * Writes the parts given, each its own key of the ConfigMap (a merge patch: the other key is
+   * left as it is); a `null` status removes the key. Creates the ConfigMap the first time.
+   */
+  async save(part: { inventory?: InventoryEntry[]; status?: OpenStackCloudStatus | null }): Promise<void> {
+    const data: Record<string, string | null> = {};
+    if (part.inventory) {
+      const inventory = [...new Map(part.inventory.map((e) => [entryKey(e), e])).values()].sort((a, b) => entryKey(a).localeCompare(entryKey(b)));
+      data['inventory.json'] = JSON.stringify(inventory);
+    }
+    if (part.status !== undefined) data['status.json'] = part.status === null ? null : JSON.stringify(part.status);
+    const metadata = { name: this.stateName, namespace: this.namespace, labels: { ...MANAGED_BY, 'kupenstack.io/cloud': this.cloud } };
     try {
-      await this.core.replaceNamespacedConfigMap({ name: this.stateName, namespace: this.namespace, body });
+      await this.core.patchNamespacedConfigMap({ name: this.stateName, namespace: this.namespace, body: { metadata, data } }, mergePatch);
     } catch (err) {
       if (!isKubeStatus(err, 404)) throw kubeApiError(`write ConfigMap ${this.namespace}/${this.stateName}`, err);
-      await this.core.createNamespacedConfigMap({ namespace: this.namespace, body }).catch((e: unknown) => {
+      const kept = Object.fromEntries(Object.entries(data).filter((e): e is [string, string] => e[1] !== null));
+      await this.core.createNamespacedConfigMap({ namespace: this.namespace, body: { metadata, data: kept } }).catch((e: unknown) => {
         throw kubeApiError(`create ConfigMap ${this.namespace}/${this.stateName}`, e);
       });
     }
-    this.onSave?.(state.status);
   }
 }

@@ -6,7 +6,7 @@ import { serveRegistryHook, type RegistryHookFollower } from '../hooks/registry-
 import { DeliveryLog } from '../hooks/git-webhook.ts';
 import type { SecretKey, SecretResolver } from '../secrets/resolver.ts';
 import type { SyncLoop } from './syncs/sync-loop.ts';
-import { ociSourceFollows } from '../kinds/image/oci-follow.ts';
+import { ociSourceFollows } from '../hooks/registry-match.ts';
 import type { Controller } from './resources/controller.ts';
 
 /** How answers, logs and metrics name the controller as a follower of registry notifications. */

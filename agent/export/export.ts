@@ -1,5 +1,5 @@
-import { kindExports } from '../kinds/exports.ts';
-import type { ExportScope, KindExport } from '../kinds/export.ts';
+import { kindExports } from '../kinds/registry.ts';
+import type { ExportScope, KindExport } from '../kinds/kit/export.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import { ExportError } from './errors.ts';
 import { manifestName, namespaceName } from './names.ts';

@@ -29,7 +29,7 @@ export function diskSourceFor(options: SourceOptions = {}): DiskSource {
   return makeDiskSource(options);
 }
 
-/** One registry client per credentials and advice, so token caches and connections are shared; owned by whoever runs the Image kind (ImageFollows). */
+/** One registry client per credentials and advice, so token caches and connections are shared; owned by whoever runs the Image kind (ImageMemory). */
 export class DiskSources {
   private readonly sources = new Map<string, DiskSource>();
 

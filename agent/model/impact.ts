@@ -1,6 +1,6 @@
 /**
  * Why a change loses something a user may care about. Kinds declare these
- * (kinds/adapter.ts `impact`) and plans carry them (plan/plan.ts); the type
+ * (kinds/kit/adapter.ts `impact`) and plans carry them (plan/plan.ts); the type
  * lives here so that neither folder imports the other for it.
  */
 export type DestructiveReason =

@@ -2436,3 +2436,12 @@ export interface SpecByKind {
   Volume: VolumeSpec;
   VolumeSnapshot: VolumeSnapshotSpec;
 }
+
+/**
+ * A manifest's (or custom resource's) spec as its kind's type. The kind is checked here; the shape was checked by
+ * the kind's schema (validate/ for a manifest, the CRD at admission for a custom resource).
+ */
+export function specOf<K extends KindName>(m: { kind: string; spec?: unknown }, kind: K): SpecByKind[K] {
+  if (m.kind !== kind) throw new TypeError(`a ${m.kind} is not a ${kind}: its spec is not a ${kind}Spec`);
+  return m.spec as SpecByKind[K];
+}

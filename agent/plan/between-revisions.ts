@@ -1,5 +1,5 @@
 import { KupenstackError } from '../errors.ts';
-import { declaredId, type AdapterContext, type KindAdapter, type Remote } from '../kinds/adapter.ts';
+import { declaredId, type AdapterContext, type KindAdapter, type Remote } from '../kinds/kit/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 import { decide, notDeclared, planErrorMessage, type Inventory } from './decide.ts';

@@ -1,4 +1,4 @@
-import type { KindAdapter } from '../kinds/adapter.ts';
+import type { KindAdapter } from '../kinds/kit/adapter.ts';
 import type { Change, FieldDiff } from './plan.ts';
 
 /** One planned change, with what the kind says is destructive about it. */

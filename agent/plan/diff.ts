@@ -1,4 +1,4 @@
-import type { FieldChange, KindAdapter, Remote } from '../kinds/adapter.ts';
+import type { FieldChange, KindAdapter, Remote } from '../kinds/kit/adapter.ts';
 import { specHash, stableJson } from '../ownership/marker.ts';
 import type { Drift, FieldDiff } from './plan.ts';
 

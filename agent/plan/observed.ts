@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Remote } from '../kinds/adapter.ts';
+import type { Remote } from '../kinds/kit/adapter.ts';
 import { KupenstackError } from '../errors.ts';
 import { stableJson } from '../ownership/marker.ts';
 

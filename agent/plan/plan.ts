@@ -1,4 +1,5 @@
 /** The plan as data (Terraform's split): what `apply` executes and what the renderers show. */
+import type { CloudPlan } from '../cloud/plan.ts';
 import type { DestructiveReason } from '../model/impact.ts';
 
 /** `adopt`: an existing object taken over (`import.adopt`); only its ownership marker is written. */
@@ -81,6 +82,8 @@ export interface Plan {
   warnings: string[];
   /** Resources that could not be planned (their errors are reported beside the plan): "no changes" would not be true. */
   incomplete?: number;
+  /** The revision's OpenStackCloud: the Kubernetes objects its charts would change, and the steps in order. */
+  cloud?: CloudPlan;
 }
 
 export function summarize(changes: Change[]): PlanSummary {

@@ -77,6 +77,7 @@ export function typescriptFor(registry: SchemaRegistry): string {
   out.push(`export type KindName =\n${kinds.map((k) => `  | '${k.kind}'`).join('\n')};\n`);
   out.push(`export type AnyKind =\n${kinds.map((k) => `  | ${k.kind}`).join('\n')};\n`);
   out.push(`export interface SpecByKind {\n${kinds.map((k) => `  ${k.kind}: ${k.kind}Spec;`).join('\n')}\n}\n`);
+  out.push(SPEC_OF);
   return out.join('\n');
 }
 
@@ -99,3 +100,17 @@ function docComment(indent: string, text: string): string {
   if (line) lines.push(line);
   return `${indent}/**\n${lines.map((l) => `${indent} * ${l}`).join('\n')}\n${indent} */\n`;
 }
+
+/**
+ * The typed accessor every reader of a spec uses instead of a cast: the kind is checked here, the shape is
+ * the kind's schema, which every Manifest passed (validate/) and every custom resource passed at admission.
+ */
+const SPEC_OF = `/**
+ * A manifest's (or custom resource's) spec as its kind's type. The kind is checked here; the shape was checked by
+ * the kind's schema (validate/ for a manifest, the CRD at admission for a custom resource).
+ */
+export function specOf<K extends KindName>(m: { kind: string; spec?: unknown }, kind: K): SpecByKind[K] {
+  if (m.kind !== kind) throw new TypeError(\`a \${m.kind} is not a \${kind}: its spec is not a \${kind}Spec\`);
+  return m.spec as SpecByKind[K];
+}
+`;

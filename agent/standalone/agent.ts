@@ -1,5 +1,5 @@
 import type { KupenstackConfig } from '../sync/config-file.ts';
-import { ImageFollows } from '../kinds/image/oci-follow.ts';
+import { ImageMemory } from '../kinds/kit/image-memory.ts';
 import { dependencyWait, type DependencyState } from '../sync/depends-on.ts';
 import type { SyncConfig } from '../sync/settings.ts';
 import { reasons } from '../sync/conditions.ts';
@@ -46,11 +46,11 @@ export interface Readiness {
 export class Agent {
   readonly handles: Map<string, SyncHandle>;
   readonly secrets: SecretResolver;
-  /** What the Image kind remembers between runs, shared by every Sync: the registry hook marks moved tags in it. */
-  readonly images: ImageFollows;
+  /** What the Image kind remembers between runs, shared by every Sync (resolutions, registry clients). */
+  readonly images: ImageMemory;
   private readonly logger: Logger;
 
-  private constructor(handles: Map<string, SyncHandle>, secrets: SecretResolver, logger: Logger, images: ImageFollows) {
+  private constructor(handles: Map<string, SyncHandle>, secrets: SecretResolver, logger: Logger, images: ImageMemory) {
     this.handles = handles;
     this.secrets = secrets;
     this.logger = logger;
@@ -59,7 +59,7 @@ export class Agent {
 
   static async create(opts: AgentOptions): Promise<Agent> {
     const handles = new Map<string, SyncHandle>();
-    const images = new ImageFollows();
+    const images = new ImageMemory();
     for (const sync of opts.config.syncs ?? []) {
       const source = await opts.createSource(sync);
       const runner = await SyncRunner.create(sync, {

@@ -3,7 +3,7 @@ import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
 import { textLogSink } from '../events/text-log.ts';
-import { ImageFollows } from '../kinds/image/oci-follow.ts';
+import { ImageMemory } from '../kinds/kit/image-memory.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ApiCounters } from '../openstack/counters.ts';
@@ -46,7 +46,9 @@ export interface StandaloneOptions {
   /** `apply --plan`: the saved plan this run must equal. */
   plan?: Plan & { observed?: ObservedState };
   /** What the Image kind remembers between runs (the agent's, for its life); default: this run's own. */
-  images?: ImageFollows;
+  images?: ImageMemory;
+  /** Images a registry notification moved: resolved again whatever their interval (EngineDeps.refresh). */
+  refresh?: ReadonlySet<string>;
 }
 
 export interface PathOptions extends StandaloneOptions {
@@ -140,7 +142,8 @@ function engineDeps(opts: StandaloneOptions): EngineDeps {
     secrets: opts.secrets ?? noSecrets,
     counters: opts.counters,
     signal: opts.signal,
-    images: opts.images ?? new ImageFollows(),
+    images: opts.images ?? new ImageMemory(),
+    ...(opts.refresh ? { refresh: opts.refresh } : {}),
   };
 }
 

@@ -3,7 +3,7 @@ import { applyChanged, applySubset, applyValidated } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../sync/settings.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageMemory } from '../kinds/kit/image-memory.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { metricsSink } from '../telemetry/event-sinks.ts';
@@ -35,7 +35,9 @@ export interface ApplyStepContext {
   /** Drive the OpenStackCloud the revision declares before its resources (`agent --kubeconfig`). */
   cloudStep?: CloudStepOptions;
   /** What the Image kind remembers between runs: the agent's one object. */
-  images: ImageFollows;
+  images: ImageMemory;
+  /** Images a registry notification moved (the Sync runner's record): every pass of this step resolves them again. */
+  refresh?: ReadonlySet<string>;
   /** Engine events for the Sync's notify targets (drift corrected, healed, a new image version): object-notice.ts picks. */
   notices?: EventSink;
   /** The run's record in the Sync's history (the shared Sync run's). */
@@ -84,6 +86,7 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
     registry: ctx.registry,
     openstack: ctx.openstack,
     images: ctx.images,
+    ...(ctx.refresh ? { refresh: ctx.refresh } : {}),
   };
   // The cloud first (full passes, drift ones too: they correct the cloud's drift): its resources wait for it to be Ready.
   if (!only && ctx.cloudStep) {

@@ -1,9 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { DEFAULT_CLOUD_NAMESPACE, driveCloud, type DriveResult } from '../cloud/drive.ts';
+import { planCloud, planCloudBetween, type CloudPlan } from '../cloud/plan.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import type { Manifest } from '../model/manifest.ts';
-import type { OpenStackCloudSpec } from '../model/kinds.generated.ts';
+import { specOf } from '../model/kinds.generated.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
 
 /**
@@ -17,7 +18,7 @@ export interface CloudStepOptions {
   cloudNamespace?: string;
 }
 
-export const namespaceOf = (m: Manifest, opts: CloudStepOptions): string => opts.cloudNamespace ?? (m.spec as unknown as OpenStackCloudSpec).namespace ?? DEFAULT_CLOUD_NAMESPACE;
+export const namespaceOf = (m: Manifest, opts: CloudStepOptions): string => opts.cloudNamespace ?? specOf(m, 'OpenStackCloud').namespace ?? DEFAULT_CLOUD_NAMESPACE;
 
 export const cloudManifest = (manifests: readonly Manifest[]): Manifest | undefined => manifests.find((m) => m.kind === 'OpenStackCloud');
 
@@ -30,9 +31,21 @@ export async function baseDirOf(path: string): Promise<string> {
 async function applyCloud(m: Manifest, path: string, opts: CloudStepOptions, log: (line: string) => void, signal?: AbortSignal): Promise<DriveResult> {
   const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
   const namespace = namespaceOf(m, opts);
-  log(`cloud ${m.metadata.name}: release ${(m.spec as unknown as OpenStackCloudSpec).release} in namespace ${namespace}`);
+  log(`cloud ${m.metadata.name}: release ${specOf(m, 'OpenStackCloud').release} in namespace ${namespace}`);
   const pauseAt = m.metadata.annotations?.['kupenstack.io/pause-upgrade-at'];
-  return driveCloud(m.spec as unknown as OpenStackCloudSpec, { kubeConfig, cloud: m.metadata.name, namespace, ...(pauseAt ? { pauseAt } : {}), baseDir: await baseDirOf(path), log, signal });
+  return driveCloud(specOf(m, 'OpenStackCloud'), { kubeConfig, cloud: m.metadata.name, namespace, ...(pauseAt ? { pauseAt } : {}), baseDir: await baseDirOf(path), log, signal });
+}
+
+/** `plan --kubeconfig`: what driving the revision's cloud would change in that cluster (server-side-apply dry run). */
+export async function planRevisionCloud(m: Manifest, path: string, opts: CloudStepOptions): Promise<CloudPlan> {
+  const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
+  const { cloud, namespace, changes, steps } = await planCloud(specOf(m, 'OpenStackCloud'), { kubeConfig, cloud: m.metadata.name, namespace: namespaceOf(m, opts), baseDir: await baseDirOf(path) });
+  return { cloud, namespace, changes, steps };
+}
+
+/** `plan --base`: the cloud of the two revisions, their renders compared (no cluster). */
+export function planCloudBetweenRevisions(base: Manifest | undefined, head: Manifest, baseDir: string): Promise<CloudPlan> {
+  return planCloudBetween(head.metadata.name, base && specOf(base, 'OpenStackCloud'), specOf(head, 'OpenStackCloud'), baseDir);
 }
 
 /** The OpenStackCloud of a revision and, with a kubeconfig, the result of driving it. */

@@ -6,7 +6,7 @@ import { sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { serveRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
-import { ociSourceFollows } from '../kinds/image/oci-follow.ts';
+import { ociSourceFollows } from '../hooks/registry-match.ts';
 import { DeliveryLog } from '../hooks/git-webhook.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 
@@ -125,8 +125,8 @@ export class AgentServer {
       moved: (pushes) => {
         const oci = h.sync.source.oci;
         sourceMoved = oci !== undefined && ociSourceFollows(oci, pushes);
-        const addresses = this.agent.images.markMoved(h.sync.owner, pushes);
-        // The run the trigger starts applies exactly these (sync-runner.ts); the rest waits for the interval.
+        const addresses = h.runner.imagesFollowing(pushes);
+        // The run the trigger starts resolves and applies exactly these (sync-runner.ts); the rest waits for the interval.
         h.runner.noteMoved(addresses);
         return sourceMoved || addresses.length > 0;
       },

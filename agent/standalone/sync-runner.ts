@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
-import type { ImageFollows } from '../kinds/image/oci-follow.ts';
+import type { ImageMemory } from '../kinds/kit/image-memory.ts';
+import { imagesFollowing, type MovedTag } from '../hooks/registry-match.ts';
 import type { SyncConfig } from '../sync/settings.ts';
 import { Notifier } from '../notify/notifier.ts';
 import { objectNotice } from '../notify/object-notice.ts';
@@ -34,8 +35,8 @@ export interface SyncRunnerDeps {
   store?: SyncStatusStore;
   /** Drive the OpenStackCloud a revision declares before its resources (`agent --kubeconfig`). */
   cloudStep?: CloudStepOptions;
-  /** What the Image kind remembers between runs: the agent's one object (its registry hook marks moved tags in it). */
-  images: ImageFollows;
+  /** What the Image kind remembers between runs: the agent's one object (resolutions, registry clients). */
+  images: ImageMemory;
 }
 
 /**
@@ -60,8 +61,17 @@ export class SyncRunner implements SyncApplier {
   private openstack?: OpenStackCloud;
   /** Called on every OpenStack write of the current run. */
   private onWrite?: (at: number) => void;
-  /** Manifests a registry notification named (Images following a tag that moved), for the next 'registry' run. */
+  /**
+   * Manifests a registry notification named (Images following a tag that
+   * moved): the one record of what moved. The next run takes them (a
+   * 'registry' run applies only them) and hands them to the engine as
+   * `refresh`; a run that fails gives back those it did not resolve again.
+   */
   private readonly moved = new Set<string>();
+  /** The current run's share of `moved`: every engine pass of the run resolves these again. */
+  private refresh?: ReadonlySet<string>;
+  /** The revision last handed to the engine: with the last good one, what a registry notification's tags are matched against. */
+  private latest?: LoadedRevision;
   /** The last good revision as loaded: drift runs, the fast pass and registry passes take it as data. */
   private lastGood?: LoadedRevision;
   /** Engine events to the notify targets, when the Sync has any. */
@@ -112,6 +122,12 @@ export class SyncRunner implements SyncApplier {
     return this.store.status;
   }
 
+  /** A registry notification: the Images of this Sync's revisions (the last good one, the last applied) that follow one of the pushed tags. */
+  imagesFollowing(pushes: readonly MovedTag[]): string[] {
+    const revisions = [this.lastGood, this.latest].filter((r) => r !== undefined);
+    return imagesFollowing(revisions.flatMap((r) => r.validated.manifests), pushes);
+  }
+
   /** A registry notification names these manifests: the next 'registry' run applies only them. */
   noteMoved(addresses: readonly string[]): void {
     for (const a of addresses) this.moved.add(a);
@@ -119,11 +135,21 @@ export class SyncRunner implements SyncApplier {
 
   /** One run; true when the Sync ended converged on the newest revision. */
   async run(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
-    if (trigger === 'registry') {
-      const partial = await this.runMoved(Date.now(), signal);
-      if (partial !== undefined) return partial;
-    } else this.moved.clear(); // a full run resolves them again anyway (they are marked moved)
-    return this.shared.run(trigger, signal);
+    // Taken whatever the trigger: a full run resolves them again too.
+    const refresh: ReadonlySet<string> = new Set(this.moved);
+    this.moved.clear();
+    const since = Date.now();
+    this.refresh = refresh;
+    let ok = false;
+    try {
+      const partial = trigger === 'registry' ? await this.runMoved([...refresh].sort(), since, signal) : undefined;
+      ok = partial ?? (await this.shared.run(trigger, signal));
+      return ok;
+    } finally {
+      this.refresh = undefined;
+      // What this run did not resolve again: the next run asks the registry for it again.
+      if (!ok) for (const a of refresh) if (!this.deps.images.resolvedSince(a, since)) this.moved.add(a);
+    }
   }
 
   acting(): boolean {
@@ -175,9 +201,7 @@ export class SyncRunner implements SyncApplier {
    * there is nothing to do it with (no revision applied yet, nothing named,
    * or the revision no longer declares them): the caller runs the full pass.
    */
-  private async runMoved(started: number, signal: AbortSignal): Promise<boolean | undefined> {
-    const only = [...this.moved].sort();
-    this.moved.clear();
+  private async runMoved(only: string[], started: number, signal: AbortSignal): Promise<boolean | undefined> {
     if (!this.store.status.lastAppliedRevision || !this.store.status.lastGoodDir) return undefined;
     // Nothing named: a full run since the event resolved them already.
     if (only.length === 0) return true;
@@ -204,6 +228,7 @@ export class SyncRunner implements SyncApplier {
 
   /** True when applied, false when not, undefined when a partial pass found nothing of its own to do. */
   private async applyLoaded(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<boolean | undefined> {
+    this.latest = rev;
     let firstWrite = true;
     this.onWrite = (at) => {
       // The push-to-cloud latency ends here (benchmark and operators read this line).
@@ -223,6 +248,7 @@ export class SyncRunner implements SyncApplier {
       registry: this.registry,
       secrets: this.deps.secrets,
       images: this.deps.images,
+      ...(this.refresh && this.refresh.size > 0 ? { refresh: this.refresh } : {}),
       record: (...args) => this.shared.record(...args),
       ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
       ...(this.notices ? { notices: this.notices } : {}),

@@ -2,7 +2,7 @@ import type { Diagnostic } from '../diagnostic.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { diagnosticAt } from './report.ts';
 
-/** Common fields, each valid alone, that contradict each other (a kind's own combinations are its rules: kinds/<kind>.rules.ts). */
+/** Common fields, each valid alone, that contradict each other (a kind's own combinations are its rules: kinds/<kind>/rules.ts). */
 export function checkConsistency(manifests: Manifest[]): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const m of manifests) {

@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../diagnostic.ts';
-import type { KindRules } from '../kinds/rule.ts';
-import { kindRules } from '../kinds/rules.ts';
+import type { KindRules } from '../kinds/kit/rule.ts';
+import { kindRules } from '../kinds/registry.ts';
 import { addressOf, type Manifest } from '../model/manifest.ts';
 import { diagnosticAt } from './report.ts';
 

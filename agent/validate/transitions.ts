@@ -1,6 +1,6 @@
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
 import { checkTransition } from '../cloud/transition.ts';
-import type { OpenStackCloudSpec, OpenStackCloudStatus } from '../model/kinds.generated.ts';
+import { specOf, type OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { diagnosticAt } from './report.ts';
 
@@ -16,7 +16,7 @@ export function checkTransitions(base: readonly Manifest[] | undefined, head: re
   const out: Diagnostic[] = [];
   for (const m of clouds) {
     const match = before.find((b) => b.metadata.name === m.metadata.name) ?? (before.length === 1 ? before[0] : undefined);
-    const findings = checkTransition({ spec: match?.spec as unknown as OpenStackCloudSpec | undefined, status: opts.status }, m.spec as unknown as OpenStackCloudSpec);
+    const findings = checkTransition({ spec: match && specOf(match, 'OpenStackCloud'), status: opts.status }, specOf(m, 'OpenStackCloud'));
     for (const f of findings) {
       const d = diagnosticAt(m, f.code, f.path, f.message);
       out.push(opts.label ? { ...d, file: opts.label(d.file) } : d);

@@ -23,7 +23,7 @@ export interface ValidatedRevision {
 
 /**
  * Schema first, then the rules that need the whole revision: unique names,
- * references, each kind's own rules (kinds/<kind>.rules.ts) and cycles. All
+ * references, each kind's own rules (kinds/<kind>/rules.ts) and cycles. All
  * errors are collected; a revision with any error must not be applied at all.
  */
 export function validateRevision(documents: SourceDocument[], registry: SchemaRegistry): ValidatedRevision {

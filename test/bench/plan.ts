@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adapters } from '../../agent/kinds/index.ts';
+import { adapters } from '../../agent/kinds/registry.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
 import { loadSchemaRegistry } from '../../agent/schema/registry.ts';
 import { checkGitRevision } from '../../agent/validate/check-git.ts';

@@ -8,7 +8,7 @@ import { ownedProjects } from '../../agent/act/projects.ts';
 import type { EngineEvent } from '../../agent/events/events.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
 import { parseDescriptionMarker, withDescriptionMarker } from '../../agent/ownership/marker.ts';
-import { subnet } from '../../agent/kinds/subnet.ts';
+import { subnet } from '../../agent/kinds/subnet/adapter.ts';
 import { replaceHash } from '../../agent/plan/diff.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';

@@ -8,7 +8,7 @@ import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { ApiCounters } from '../../agent/openstack/counters.ts';
 import { manifestHead as head, Workspace } from '../support/apply.ts';
 import { testCloudName } from '../support/context.ts';
-import { network as networkKind } from '../../agent/kinds/network.ts';
+import { network as networkKind } from '../../agent/kinds/network/adapter.ts';
 import { withDescriptionMarker } from '../../agent/ownership/marker.ts';
 import { replaceHash } from '../../agent/plan/diff.ts';
 import type { HttpRequest } from '../../agent/openstack/transport.ts';

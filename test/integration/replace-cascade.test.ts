@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planPath } from '../../agent/standalone/apply-path.ts';
 import { ownedProjects } from '../../agent/act/projects.ts';
-import { subnet as subnetAdapter } from '../../agent/kinds/subnet.ts';
+import { subnet as subnetAdapter } from '../../agent/kinds/subnet/adapter.ts';
 import { parseDescriptionMarker } from '../../agent/ownership/marker.ts';
 import { replaceHash } from '../../agent/plan/diff.ts';
 import type { Plan } from '../../agent/plan/plan.ts';

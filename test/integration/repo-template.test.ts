@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyPairName } from '../../agent/kinds/keypair.ts';
+import { keyPairName } from '../../agent/kinds/keypair/adapter.ts';
 import { Workspace } from '../support/apply.ts';
 
 let ws: Workspace;

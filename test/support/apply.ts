@@ -8,7 +8,7 @@ import { ownedProjects } from '../../agent/act/projects.ts';
 import { defaultConfig, type AgentConfig } from '../../agent/config/config.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { ApiCounters } from '../../agent/openstack/counters.ts';
-import { ImageFollows } from '../../agent/kinds/image/oci-follow.ts';
+import { ImageMemory } from '../../agent/kinds/kit/image-memory.ts';
 import { testCloudName } from './context.ts';
 
 /** A scratch owner with its own repo folder and state dir, and a way to wipe everything it created. */
@@ -20,7 +20,7 @@ export class Workspace {
   readonly cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
   readonly log: string[] = [];
   /** What the Image kind remembers between runs (resolutions, registry clients), kept for the workspace's life as the agent keeps it for its state dir. */
-  readonly images = new ImageFollows();
+  readonly images = new ImageMemory();
 
   constructor() {
     mkdirSync(this.repo, { recursive: true });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ensureProjects } from '../../agent/act/projects.ts';
-import type { AdapterContext } from '../../agent/kinds/adapter.ts';
+import type { AdapterContext } from '../../agent/kinds/kit/adapter.ts';
 import type { Manifest } from '../../agent/model/manifest.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { SourceDocument } from '../../agent/model/manifest.ts';

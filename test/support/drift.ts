@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { KindAdapter, Remote } from '../../agent/kinds/adapter.ts';
+import type { KindAdapter, Remote } from '../../agent/kinds/kit/adapter.ts';
 import { stableJson } from '../../agent/ownership/marker.ts';
 
 /** The desired fields that differ from what OpenStack reports, as the engine compares them; every field must be declared. */

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { pack } from 'tar-stream';
 import { KupenstackError } from '../../agent/errors.ts';
 import { parseManifestFile } from '../../agent/load/parse.ts';
-import { specFollows } from '../../agent/kinds/image/oci-follow.ts';
+import { specFollows } from '../../agent/hooks/registry-match.ts';
 import { handleRegistryHook, type RegistryHookAnswer, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
 import { envelopeType } from '../../agent/hooks/registry-senders/distribution.ts';
 import { DeliveryLog, hmacHex, identify, parsePush, verify } from '../../agent/hooks/git-webhook.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BulkCreator, bulkTimeoutMs, maxBulksInFlight } from '../../agent/act/bulk.ts';
 import type { Node, Run } from '../../agent/act/run.ts';
-import type { Remote } from '../../agent/kinds/adapter.ts';
+import type { Remote } from '../../agent/kinds/kit/adapter.ts';
 import { OpenStackError } from '../../agent/openstack/errors.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { CloudApplyResult } from '../../agent/cloud/apply.ts';
-import { upgrade } from '../../agent/cloud/drive.ts';
 import { describeStep, type Step } from '../../agent/cloud/phases.ts';
 import type { RenderedChart } from '../../agent/cloud/render-cloud.ts';
 import type { RenderedObject } from '../../agent/cloud/render.ts';
+import { CloudUpgrade } from '../../agent/cloud/upgrade-run.ts';
 import type { OpenStackCloudStatus } from '../../agent/model/kinds.generated.ts';
 
 /**
@@ -21,7 +21,7 @@ const rendered = [
   chart('glance', [obj('glance', 'Deployment', 'glance-api')]),
 ];
 const spec = { release: '2025.2' };
-const opts = { kubeConfig: new KubeConfig(), cloud: 'c', namespace: 'openstack', baseDir: '.' };
+const opts = { cloud: 'c', namespace: 'openstack', steps: { kubeConfig: new KubeConfig(), cloud: 'c', namespace: 'openstack' } };
 
 /** Records every step applied, failing the one whose description matches `failOn`. */
 function recorder(failOn?: RegExp): { steps: string[]; saved: OpenStackCloudStatus[]; apply: (steps: readonly Step[]) => Promise<CloudApplyResult>; store: { save: (s: { status: OpenStackCloudStatus }) => Promise<void> } } {
@@ -44,7 +44,7 @@ function recorder(failOn?: RegExp): { steps: string[]; saved: OpenStackCloudStat
 describe('an upgrade (driveCloud\'s release change)', () => {
   it('runs the backup Job first, then one chart at a time; status records the backup before any chart starts', async () => {
     const r = recorder();
-    const out = await upgrade(spec, rendered, { inventory: [], status: { release: '2025.1' } }, r.store, opts, r.apply);
+    const out = await new CloudUpgrade(spec, rendered, { release: '2025.1' }, r.store, opts, r.apply).run();
     expect(out).toBeUndefined();
     expect(r.steps[0]).toMatch(/Job\/mariadb-backup-before-2025-2$/);
     expect(r.steps.filter((s) => s.includes('mariadb-backup-before'))).toHaveLength(1);
@@ -57,7 +57,7 @@ describe('an upgrade (driveCloud\'s release change)', () => {
 
   it('a failed backup touches no chart: the upgrade stops at the backup', async () => {
     const r = recorder(/mariadb-backup-before/);
-    const out = await upgrade(spec, rendered, { inventory: [], status: { release: '2025.1' } }, r.store, opts, r.apply);
+    const out = await new CloudUpgrade(spec, rendered, { release: '2025.1' }, r.store, opts, r.apply).run();
     expect(r.steps).toEqual([expect.stringMatching(/Job\/mariadb-backup-before-2025-2$/)]);
     expect(out?.failure?.step).toBe('backup');
     expect(out?.status.lastBackup?.result).toBe('Failed');
@@ -66,7 +66,7 @@ describe('an upgrade (driveCloud\'s release change)', () => {
   it('a resumed upgrade whose backup is done takes no second one and resumes at its chart', async () => {
     const r = recorder();
     const status: OpenStackCloudStatus = { release: '2025.1', upgrade: { from: '2025.1', to: '2025.2', phase: 'Upgrading', service: 'glance', backup: 'Job openstack/mariadb-backup-before-2025-2' } };
-    await upgrade(spec, rendered, { inventory: [], status }, r.store, opts, r.apply);
+    await new CloudUpgrade(spec, rendered, status, r.store, opts, r.apply).run();
     expect(r.steps.some((s) => s.includes('mariadb-backup-before'))).toBe(false);
     expect(r.steps.join('\n')).toContain('glance-api');
     expect(r.steps.join('\n')).not.toContain('keystone-api');

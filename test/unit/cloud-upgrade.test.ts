@@ -3,7 +3,7 @@ import type { RenderedChart } from '../../agent/cloud/render-cloud.ts';
 import type { RenderedObject } from '../../agent/cloud/render.ts';
 import { backupJob, upgradeOrder, upgradeSteps } from '../../agent/cloud/upgrade.ts';
 import { describeStep } from '../../agent/cloud/phases.ts';
-import { upgradePlan } from '../../agent/cloud/drive.ts';
+import { upgradePlan } from '../../agent/cloud/plan.ts';
 
 const obj = (chart: string, kind: string, name: string, phase: RenderedObject['phase'] = { kind: 'main' }, spec: Record<string, unknown> = {}): RenderedObject => ({ chart, apiVersion: kind === 'Job' || kind === 'CronJob' ? 'batch/v1' : 'apps/v1', kind, name, phase, object: { apiVersion: 'x', kind, metadata: { name }, spec } });
 const chart = (name: string, objects: RenderedObject[] = []): RenderedChart => ({ chart: name, version: '0.1.0', source: 'test', values: {}, objects, millis: { fetch: 0, render: 0 } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { projectItems, type ExportScope } from '../../agent/kinds/export.ts';
+import { projectItems, type ExportScope } from '../../agent/kinds/kit/export.ts';
 
 // The split alone, over a loader that records what it was asked: which list an export makes for each project.
 function scopes(projectIds: string[], cloudWide: boolean): ExportScope[] {

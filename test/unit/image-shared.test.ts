@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adapters } from '../../agent/kinds/index.ts';
+import { adapters } from '../../agent/kinds/registry.ts';
 import { beyondKeep, currentTag, useTag } from '../../agent/kinds/image/shared.ts';
 import type { GlanceImage } from '../../agent/glance/version-rules.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';

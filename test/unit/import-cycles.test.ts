@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 // project's own rules over small fixtures: one with a file cycle, one with a
 // folder cycle only, one without any; then one planted import per layer rule
 // (the front ends' pair, cli/ on top, the in-cluster loops' sub-folders), and a
-// layered tree that passes.
+// layered tree that passes; then imports past a kind's one face, and a tree that
+// uses only the faces.
 const root = join(import.meta.dirname, '..', '..');
 const fixtures = 'test/unit/import-cycles';
 
@@ -67,6 +68,28 @@ describe('npm run lint keeps the floors of the house (layer rules)', () => {
 
   it('passes a tree whose front ends stand side by side over the Sync kit and the engine, the in-cluster one a sub-folder per loop', () => {
     const r = depcruise('layers/layered');
+    expect(r.out).not.toContain('error');
+    expect(r.status, r.out).toBe(0);
+  });
+});
+
+describe("npm run lint keeps each kind behind its one face (kinds/<kind>/index.ts)", () => {
+  const planted: [string, RegExp][] = [
+    ['inside', /agent\/standalone\/agent\.ts → \S*agent\/kinds\/image\/oci-follow\.ts/],
+    ['kind-to-kind', /agent\/kinds\/port\/export\.ts → \S*agent\/kinds\/securitygroup\/export\.ts/],
+    ['kit-to-kind', /agent\/kinds\/kit\/adapter\.ts → \S*agent\/kinds\/image\/memory\.ts/],
+  ];
+  for (const [dir, edge] of planted) {
+    it(`fails on a planted import past a kind's face (${dir})`, () => {
+      const r = depcruise(`faces/${dir}`);
+      expect(r.status, r.out).not.toBe(0);
+      expect(r.out).toContain('one-face-per-kind');
+      expect(r.out).toMatch(edge);
+    });
+  }
+
+  it("passes a tree that imports kinds through their index.ts, the kit and the registry, and a kind's own files from inside it", () => {
+    const r = depcruise('faces/faced');
     expect(r.out).not.toContain('error');
     expect(r.status, r.out).toBe(0);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kindRules } from '../../agent/kinds/rules.ts';
+import { kindRules } from '../../agent/kinds/registry.ts';
 import { loadSchemaRegistry } from '../../agent/schema/registry.ts';
 
 // The validator runs a kind's rules by the kind's name: a misspelt name would

@@ -2,20 +2,20 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import type { AdapterContext } from '../../agent/kinds/adapter.ts';
-import { lookAgain } from '../../agent/kinds/look-again.ts';
+import type { AdapterContext } from '../../agent/kinds/kit/adapter.ts';
+import { lookAgain } from '../../agent/kinds/kit/look-again.ts';
 import { NotYet } from '../../lib/not-yet.ts';
 
 /**
  * Progress by requeue (issue 27): no adapter under agent/kinds waits for
- * OpenStack by itself. The one wait is kinds/look-again.ts, which looks once
+ * OpenStack by itself. The one wait is kinds/kit/look-again.ts, which looks once
  * and throws NotYet in requeue mode (the controller). Any other timer, sleep
  * or poll loop in kinds/ would hold a namespace's slot in the cluster.
  */
 
 const root = join(import.meta.dirname, '..', '..');
 const kindsDir = join(root, 'agent', 'kinds');
-const theOneWait = 'agent/kinds/look-again.ts';
+const theOneWait = 'agent/kinds/kit/look-again.ts';
 
 const timerModules = new Set(['node:timers/promises', 'timers/promises', 'node:timers', 'timers']);
 const sleepingCalls = new Set(['setTimeout', 'setInterval', 'setImmediate', 'sleep', 'poll']);
@@ -60,7 +60,7 @@ const knownWaits: Record<string, string> = {
   'agent/cli/cluster/sync-client.ts': '`kupenstack reconcile sync`, a CLI command, waits for the Sync to handle its request; no loop runs it',
   'agent/glance/versions.ts': "another worker's upload: waits standalone, throws NotYet in requeue mode",
   'agent/glance/members.ts': 'a short random back-off between two member writes that met (409), not a wait for OpenStack to work',
-  'agent/cloud/apply.ts': "a chart's gate and a Job being replaced: polls standalone, looks once and throws NotYet in requeue mode (test/integration/cloud/install.test.ts)",
+  'agent/cloud/apply.ts': "a chart's gate and a Job being replaced: polls standalone, looks once and returns a Progress in requeue mode (test/integration/cloud/install.test.ts)",
   'agent/util/poll.ts': 'the poll helper act/wait.ts uses in wait mode',
   'agent/openstack/session.ts': 'the first call waits (bounded) for a token in flight instead of asking Keystone twice',
   'agent/source/directory.ts': "the dev watcher's debounce",
@@ -79,7 +79,7 @@ describe('no adapter sleeps in requeue mode', () => {
     const files = tsFiles(kindsDir).map((f) => relative(root, f));
     expect(files.length, 'the kinds found').toBeGreaterThan(20);
     const findings = files.filter((f) => f !== theOneWait).flatMap((f) => sleepsIn(f, readFileSync(join(root, f), 'utf8')));
-    expect(findings, 'waits outside kinds/look-again.ts: use lookAgain (it looks once in requeue mode)').toEqual([]);
+    expect(findings, 'waits outside kinds/kit/look-again.ts: use lookAgain (it looks once in requeue mode)').toEqual([]);
     // The exception still is what it claims to be: the one place that sleeps.
     expect(sleepsIn(theOneWait, readFileSync(join(root, theOneWait), 'utf8')).length).toBeGreaterThan(0);
   });

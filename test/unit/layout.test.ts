@@ -21,7 +21,8 @@ function layoutRows(readme: string): Row[] {
   const rows: Row[] = [];
   for (const line of section.split('\n')) {
     const m = /^\| `agent\/([a-z-]+(?:\/[a-z-]+)?)\/` \|[^|]*\|([^|]*)\|$/.exec(line);
-    if (m) rows.push({ folder: m[1]!, mayImport: new Set([...m[2]!.matchAll(/`([a-z-]+(?:\/[a-z-]+)?)\/`/g)].map((x) => x[1]!)) });
+    // A sub-row that imports "as `agent/<folder>/`" describes a part of a folder the table does not split.
+    if (m && !/^\s*as `/.test(m[2]!)) rows.push({ folder: m[1]!, mayImport: new Set([...m[2]!.matchAll(/`([a-z-]+(?:\/[a-z-]+)?)\/`/g)].map((x) => x[1]!)) });
   }
   return rows;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AdapterContext, Remote } from '../../agent/kinds/adapter.ts';
-import { adapters } from '../../agent/kinds/index.ts';
+import type { AdapterContext, Remote } from '../../agent/kinds/kit/adapter.ts';
+import { adapters } from '../../agent/kinds/registry.ts';
 import type { Manifest } from '../../agent/model/manifest.ts';
 import type { OpenStackCloud, ProjectApis } from '../../agent/openstack/cloud.ts';
 import { decide, planErrorMessage, type Inventory } from '../../agent/plan/decide.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { textLine } from '../../agent/events/text-log.ts';
-import { adapters } from '../../agent/kinds/index.ts';
+import { adapters } from '../../agent/kinds/registry.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
 import { FileStateStore } from '../../agent/status/file-store.ts';
 import { h, revisionMaker } from '../support/revisions.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adapters } from '../../agent/kinds/index.ts';
+import { adapters } from '../../agent/kinds/registry.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
 import type { Plan } from '../../agent/plan/plan.ts';
 import { h, revisionMaker } from '../support/revisions.ts';

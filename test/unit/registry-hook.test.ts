@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ImageFollows, specFollows } from '../../agent/kinds/image/oci-follow.ts';
+import { imagesFollowing, specFollows } from '../../agent/hooks/registry-match.ts';
 import { handleRegistryHook, maxEventAgeMs, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
 import type { RegistryPush } from '../../agent/hooks/registry-senders/push.ts';
 import { DeliveryLog } from '../../agent/hooks/git-webhook.ts';
@@ -159,30 +159,29 @@ describe('registry notifications: authentication and replays', () => {
   });
 });
 
-/** A front end's own ImageFollows, its methods bound. */
-function follows(): Pick<ImageFollows, 'noteFollow' | 'markMoved' | 'movedSince' | 'markAddressesMoved'> {
-  const f = new ImageFollows();
-  return { noteFollow: f.noteFollow.bind(f), markMoved: f.markMoved.bind(f), movedSince: f.movedSince.bind(f), markAddressesMoved: f.markAddressesMoved.bind(f) };
-}
+/** An Image manifest of a Sync's revision, as the Sync runner matches it. */
+const image = (name: string, oci: Record<string, unknown>): { address: string; kind: string; spec: unknown } => ({ address: `ns/Image/${name}`, kind: 'Image', spec: { source: { oci } } });
 
-describe('which Images a push moves (oci-follow.ts)', () => {
-  it('exactly the owner\'s Images following that registry, repository and tag or a range the tag satisfies', () => {
-    const { noteFollow, markMoved, movedSince } = follows();
-    noteFollow('tag', 'o1', 'ns/Image/tag', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
-    noteFollow('range', 'o1', 'ns/Image/range', { repository: '127.0.0.1:5050/team/cirros', semver: '^1.2' });
-    noteFollow('pinned', 'o1', 'ns/Image/pinned', { repository: '127.0.0.1:5050/team/cirros', digest: `sha256:${'a'.repeat(64)}` });
-    noteFollow('other-owner', 'o2', 'ns/Image/other', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
-    noteFollow('hub', 'o1', 'ns/Image/hub', { repository: 'cirros', tag: 'latest' });
-    const t = 1000;
-    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.7' }], t)).toEqual([]);
-    expect(markMoved('o1', [{ host: '127.0.0.1:5051', repository: 'team/cirros', tag: '0.6' }], t)).toEqual([]);
-    expect(markMoved('o1', [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.6' }], t)).toEqual(['ns/Image/tag']);
-    expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t))).toEqual(['tag']);
-    expect(markMoved('o1', [{ repository: 'team/cirros', tag: 'v1.3.0' }], t + 1)).toEqual(['ns/Image/range']);
-    expect(markMoved('o1', [{ host: 'docker.io', repository: 'library/cirros', tag: 'latest' }], t + 1)).toEqual(['ns/Image/hub']);
-    expect(['tag', 'range', 'pinned', 'other-owner', 'hub'].filter((k) => movedSince(k, t + 1))).toEqual(['range', 'hub']);
-    // A resolution that started after the push is not due again.
-    expect(movedSince('range', t + 2)).toBe(false);
+describe('which Images a push moves (hooks/registry-match.ts)', () => {
+  it("exactly the Sync's Images following that registry, repository and tag or a range the tag satisfies", () => {
+    const revision = [
+      image('tag', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' }),
+      image('range', { repository: '127.0.0.1:5050/team/cirros', semver: '^1.2' }),
+      image('pinned', { repository: '127.0.0.1:5050/team/cirros', digest: `sha256:${'a'.repeat(64)}` }),
+      // Not an Image: the same source shape follows nothing.
+      { address: 'ns/Network/other', kind: 'Network', spec: { source: { oci: { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' } } } },
+      image('hub', { repository: 'cirros', tag: 'latest' }),
+    ];
+    expect(imagesFollowing(revision, [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.7' }])).toEqual([]);
+    expect(imagesFollowing(revision, [{ host: '127.0.0.1:5051', repository: 'team/cirros', tag: '0.6' }])).toEqual([]);
+    expect(imagesFollowing(revision, [{ host: '127.0.0.1:5050', repository: 'team/cirros', tag: '0.6' }])).toEqual(['ns/Image/tag']);
+    expect(imagesFollowing(revision, [{ repository: 'team/cirros', tag: 'v1.3.0' }])).toEqual(['ns/Image/range']);
+    expect(imagesFollowing(revision, [{ host: 'docker.io', repository: 'library/cirros', tag: 'latest' }])).toEqual(['ns/Image/hub']);
+    // Several pushes, and an Image in two revisions (the last good, the last applied): each once, sorted.
+    expect(imagesFollowing([...revision, ...revision], [{ host: 'docker.io', repository: 'library/cirros', tag: 'latest' }, { repository: 'team/cirros', tag: 'v1.3.0' }])).toEqual([
+      'ns/Image/hub',
+      'ns/Image/range',
+    ]);
   });
 
   it('an Image custom resource\'s spec follows a push by the same rules, before any run resolved it (the controller\'s watch cache)', () => {
@@ -197,14 +196,5 @@ describe('which Images a push moves (oci-follow.ts)', () => {
     expect(specFollows({ source: { url: { url: 'http://x/d.raw' } } }, push)).toBe(false);
     expect(specFollows({ source: { oci: { repository: 'UPPER/../x', tag: '0.6' } } }, push)).toBe(false);
     expect(specFollows(undefined, push)).toBe(false);
-  });
-
-  it('the addresses a controller resolves again are marked moved for their owner only', () => {
-    const { noteFollow, markAddressesMoved, movedSince } = follows();
-    noteFollow('a', 'o1', 'ns/Image/a', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
-    noteFollow('b', 'o1', 'ns/Image/b', { repository: '127.0.0.1:5050/team/other', tag: '0.6' });
-    noteFollow('c', 'o2', 'ns/Image/a', { repository: '127.0.0.1:5050/team/cirros', tag: '0.6' });
-    markAddressesMoved('o1', ['ns/Image/a'], 500);
-    expect(['a', 'b', 'c'].filter((k) => movedSince(k, 500))).toEqual(['a']);
   });
 });

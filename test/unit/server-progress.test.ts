@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { difference } from '../../agent/plan/diff.ts';
-import { serverHealth, type NovaServer } from '../../agent/kinds/nova-server.ts';
+import { serverHealth, type NovaServer } from '../../agent/kinds/kit/nova-server.ts';
 import { toRemote } from '../../agent/kinds/virtualmachine/remote.ts';
 import { virtualMachine } from '../../agent/kinds/virtualmachine/adapter.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressStatus, availabilityKey, poolSize } from '../../agent/kinds/subnet-availability.ts';
+import { addressStatus, availabilityKey, poolSize } from '../../agent/kinds/subnet/availability.ts';
 
 describe("a subnet's addresses as status", () => {
   it('counts the addresses of the allocation pools, IPv4 and IPv6, and none past an exact JSON integer', () => {

@@ -2,7 +2,7 @@ import type { StepFailure } from '../../cloud/apply.ts';
 import type { OpenStackCloudStatus } from '../../model/kinds.generated.ts';
 import type { ServiceEndpoint } from './cloud-endpoints.ts';
 
-/** What the status subresource of an OpenStackCloud says beyond what driveCloud keeps in the cloud's namespace. */
+/** What the status subresource of an OpenStackCloud says beyond the status driveCloud saves there. */
 export interface CloudStatusExtras {
   /** metadata.generation of the spec this run drives. */
   generation?: number;

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
-import { ImageFollows, specFollows, type MovedTag } from '../../kinds/image/oci-follow.ts';
+import { specFollows, type MovedTag } from '../../hooks/registry-match.ts';
+import { ImageMemory } from '../../kinds/kit/image-memory.ts';
 import { mergePatch } from '../../kube/client.ts';
 import { isKubeStatus } from '../../kube/errors.ts';
 import { rewatchOnError } from '../../kube/rewatch.ts';
@@ -28,7 +29,8 @@ const projectLabel = 'kupenstack.io/project';
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
 
 /**
- * The in-cluster resource loop (DESIGN §9, loop 2): list+watch the namespaced
+ * The in-cluster resource loop (ORC's job: the custom resources the Sync loop or
+ * `kubectl` wrote → OpenStack, under the same RBAC either way): list+watch the namespaced
  * kinds cluster-wide, keep a cache per namespace, and reconcile one namespace
  * at a time with the same engine as standalone (namespace = project). A
  * status-only change (our own writes) never schedules a run; a spec,
@@ -73,10 +75,15 @@ export class Controller {
   private readonly notBefore = new Map<string, number>();
   /** The run in flight per namespace: when it started and the last step it passed (the resync names a run that takes too long). */
   private readonly inFlight = new Map<string, { since: number; step: string }>();
-  /** Images a registry notification (or the resolve annotation) named, per namespace: its next run applies them first, alone. */
+  /**
+   * Images a registry notification (or the resolve annotation) named, per
+   * namespace: the one record of what moved. Its next run applies them first,
+   * alone, and hands them to the engine as `refresh`; a run that fails gives
+   * back those it did not resolve again.
+   */
   private readonly movedImages = new Map<string, Set<string>>();
-  /** What the Image kind remembers between runs (tags followed, resolutions, registry clients): this leadership's, dropped when it ends. */
-  private images = new ImageFollows();
+  /** What the Image kind remembers between runs (resolutions, registry clients): this leadership's, dropped when it ends. */
+  private images = new ImageMemory();
 
   /** What one namespace's run (namespace-run.ts) reads and writes of this controller. */
   private readonly host: NamespaceRunHost;
@@ -170,7 +177,7 @@ export class Controller {
     this.recentEvents.clear();
     this.fullyRun.clear();
     // Resolved image tags and registry clients: the next leadership resolves and authenticates afresh.
-    this.images = new ImageFollows();
+    this.images = new ImageMemory();
   }
 
   /** A shard's Lease gained: its namespaces are reconciled (what came while another held it was theirs). */
@@ -235,13 +242,12 @@ export class Controller {
 
   /**
    * Resolves these Images again now, whatever their interval. The leader
-   * marks them moved and reconciles their namespaces at once (status and
+   * notes them moved and reconciles their namespaces at once (status and
    * Events on each Image as in any run); a follower, which may not act,
    * annotates them (resolveRequestedAt) so the leader does it.
    */
   async resolveAgain(addresses: readonly string[]): Promise<void> {
     if (this.acting()) {
-      this.images.markAddressesMoved(this.opts.config.owner, addresses);
       this.noteMoved(addresses);
       for (const ns of new Set(addresses.map((a) => a.split('/')[0]!))) {
         if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
@@ -340,10 +346,7 @@ export class Controller {
       o.metadata.annotations?.[resolveRequestedAt] !== undefined &&
       old.metadata.annotations?.[resolveRequestedAt] !== o.metadata.annotations[resolveRequestedAt];
     // Asked to resolve again (a follower got a registry notification, or a user): due now whatever its interval.
-    if (requested) {
-      this.images.markAddressesMoved(this.opts.config.owner, [address]);
-      this.noteMoved([address]);
-    }
+    if (requested) this.noteMoved([address]);
     // Our own status writes change only status (generation stays): they must not schedule a run.
     const matters = requested || event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
     if (!matters) return;
@@ -416,10 +419,14 @@ export class Controller {
   private async reconcileHeld(ns: string, cleanup: boolean, leading: boolean, signal: AbortSignal): Promise<number | undefined> {
     const changedAt = this.changedAt.get(ns);
     this.changedAt.delete(ns);
+    let taken: string[] | undefined;
+    let takenAt = 0;
     const takeMoved = (): string[] | undefined => {
       const moved = this.movedImages.get(ns);
       this.movedImages.delete(ns);
-      return moved && [...moved].sort();
+      taken = moved && [...moved].sort();
+      takenAt = Date.now();
+      return taken;
     };
     const terminating = cleanup || this.namespaces.get(ns)?.metadata?.deletionTimestamp !== undefined;
     const targets = this.fullDue.has(ns) ? undefined : this.targets.get(ns);
@@ -440,8 +447,9 @@ export class Controller {
       if (after !== undefined) this.fullDue.add(ns);
       return after;
     } catch (err) {
-      // The queue's retry is a full pass.
+      // The queue's retry is a full pass; it resolves again what moved and this run did not resolve.
       this.fullDue.add(ns);
+      if (taken) this.noteMoved(taken.filter((a) => !this.images.resolvedSince(a, takenAt)));
       throw err;
     }
   }

@@ -3,7 +3,7 @@ import { planRevision, type EngineDeps } from '../../act/apply.ts';
 import { applyOnly } from '../../act/partial.ts';
 import { formatDiagnostic, type Diagnostic } from '../../diagnostic.ts';
 import { fanOut, type EventSink } from '../../events/events.ts';
-import type { ImageFollows } from '../../kinds/image/oci-follow.ts';
+import type { ImageMemory } from '../../kinds/kit/image-memory.ts';
 import type { OpenStackCloud } from '../../openstack/cloud.ts';
 import type { ApiCounters } from '../../openstack/counters.ts';
 import type { WriteGate } from '../../openstack/transport.ts';
@@ -44,7 +44,7 @@ export interface NamespaceRunHost {
   /** Namespaces whose full pass ran in this leadership: only they may have a targeted run (it trusts what the full pass saw). */
   readonly fullyRun: Set<string>;
   /** What the Image kind remembers between runs: this leadership's. */
-  images: () => ImageFollows;
+  images: () => ImageMemory;
   /** True while this replica may write for the namespace. */
   acting: (ns: string) => boolean;
   /** The step a run is at (the resync names a slow one). */
@@ -74,7 +74,8 @@ export interface NamespaceRunInput {
 }
 
 /**
- * One namespace's run in the cluster (DESIGN §9, loop 2), its steps in the
+ * One namespace's run in the cluster (the resource loop: custom
+ * resources → OpenStack, namespace = project), its steps in the
  * order an operator reads their marks in the `timing` line: `gate` (the
  * finalizers, set in the background; every write waits for them), `admit`
  * (refusals, validation: an invalid object is Stalled, never applied), `pass`
@@ -264,6 +265,8 @@ async function pass(
   const why = host.pausedBy(ns);
   if (why !== undefined) return pausedRun(host, ns, why, { revision, validated }, deps, entries, admitted.store, deps.events);
   const moved = run.takeMoved();
+  // What moved is the engine's input: both passes below resolve these again, once (they share the set).
+  if (moved) deps.refresh = new Set(moved);
   const targets = run.targets?.filter((a) => !awaiting.includes(a));
   if (awaiting.length > 0 && !moved && !terminating && targets?.length === 0) {
     opts.log(`waiting ${ns}: ${awaiting.join(', ')} reference objects not in the namespace yet; looked at again in ${opts.debounceMs} ms`);

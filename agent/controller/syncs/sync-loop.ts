@@ -60,7 +60,9 @@ export interface SyncLoopOptions {
 }
 
 /**
- * The in-cluster Sync loop (DESIGN §9, loop 1): watches the cluster-scoped
+ * The in-cluster Sync loop, the first of the two loops (Flux kustomize-controller's
+ * job: Git → custom resources, as the Sync's ServiceAccount, so Kubernetes RBAC decides
+ * what a repository may create where): watches the cluster-scoped
  * Sync resources and runs each on its own clock (agent/sync/scheduler.ts)
  * with a SyncWorker whose writes impersonate the Sync's ServiceAccount. The
  * resource loop then takes the custom resources to OpenStack. A changed spec

@@ -51,8 +51,9 @@ interface Waiting {
 }
 
 /**
- * One Sync resource's apply side in the cluster (DESIGN §9, loop 1; Flux's
- * kustomize-controller), under the shared Sync run (agent/sync/sync-run.ts):
+ * One Sync resource's apply side in the cluster (the Sync loop, Flux's
+ * kustomize-controller: writes go out as the Sync's ServiceAccount, so RBAC
+ * decides what its repository may create), under the shared Sync run (agent/sync/sync-run.ts):
  * a server-side dry-run of every object as the Sync's ServiceAccount, then
  * the real apply, prune of what left Git, and the status. A revision
  * refused at any step before the real apply writes nothing. `wait` looks at

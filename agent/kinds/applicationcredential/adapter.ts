@@ -1,7 +1,7 @@
 import { parseDescriptionMarker } from '../../ownership/marker.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
-import { bucket, type KindAdapter, type Remote } from '../adapter.ts';
+import { bucket, type KindAdapter, type Remote } from '../kit/adapter.ts';
 import { normaliseRules } from './access-rules.ts';
 import { desiredFields } from './desired.ts';
 import { formerSecrets } from './former-secrets.ts';

@@ -3,7 +3,7 @@ import { KupenstackError } from '../../errors.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { OpenStackCloud } from '../../openstack/cloud.ts';
 import { withDescriptionMarker, type Marker } from '../../ownership/marker.ts';
-import type { AdapterContext } from '../adapter.ts';
+import type { AdapterContext } from '../kit/adapter.ts';
 import { keystoneExpiry, recordAttribute, type Generation } from './generations.ts';
 import { accessRulesBody, normaliseRules } from './access-rules.ts';
 import { recordOf, specOf } from './desired.ts';

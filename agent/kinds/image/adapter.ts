@@ -2,7 +2,7 @@ import { KupenstackError } from '../../errors.ts';
 import { deleteImage, patchImage, pointer, type PatchOp } from '../../glance/image-api.ts';
 import { propTag } from '../../glance/version-rules.ts';
 import { ownerTag, ownerTagPrefix, markerFromMetadata, markerMetadata } from '../../ownership/marker.ts';
-import type { Health, KindAdapter } from '../adapter.ts';
+import type { Health, KindAdapter } from '../kit/adapter.ts';
 import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFollows, ociUpdate, ociVersionsOf, withVersions } from './oci.ts';
 import { toRemote, type RawImage } from './remote.ts';
 import { isSharedManifest, sharedCreate, sharedDelete, sharedDesired, sharedObserve, sharedSource, sharedUpdate } from './shared.ts';

@@ -9,8 +9,8 @@ import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
 import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
-import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from '../adapter.ts';
-import { ImageFollows } from './oci-follow.ts';
+import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from '../kit/adapter.ts';
+import { ImageMemory } from '../kit/image-memory.ts';
 import { readRegistrySecret } from './registry-secret.ts';
 import { resolveDue } from './oci-poll.ts';
 import { toRemote } from './remote.ts';
@@ -102,18 +102,18 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const key = stableJson(request);
   // The policy is part of the key: a remembered answer was verified under the policy it was resolved with.
   const cacheKey = `${ctx.projectId}|${m.address}|${key}|${stableJson(policyOf(m, ctx) ?? null)}`;
-  // Remembered by the front end that runs the kind (ImageFollows); without one, every run resolves afresh.
-  const images = ctx.images ?? new ImageFollows();
+  // Remembered by the front end that runs the kind (ImageMemory); without one, every run resolves afresh.
+  const images = ctx.images ?? new ImageMemory();
   const cached = images.resolved.get(cacheKey);
-  // A registry notification (oci-follow.ts) makes the answer due whatever the interval says.
+  // Named moved by a registry notification (ctx.refresh): due whatever the interval says, once per run (its passes share the set).
+  const refresh = ctx.refresh?.has(m.address) === true ? ctx.refresh : undefined;
   if (
     cached &&
     (request.digest !== undefined ||
-      (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && !images.movedSince(cacheKey, cached.at)))
+      (!resolveDue(cached.at, Date.now(), { interval: spec.interval, schedule: spec.schedule }) && (refresh === undefined || cached.refresh === refresh)))
   )
     return cached.disk;
-  images.noteFollow(cacheKey, ctx.owner, m.address, request);
-  // The time the resolution started: a push arriving while it runs makes its answer due again.
+  // The time the resolution started: the interval counts from here.
   const startedAt = Date.now();
   // The registry's API origin judged first: a refusal names the rule before the client's retries of a refused connection.
   await egressFor(ctx.namespace)?.check(registryOrigin(request));
@@ -121,7 +121,7 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
   // Before anything is made in Glance (create, upload, tag move all start from this answer).
   await verifyResolved(m, ctx, source, disk);
-  images.resolved.set(cacheKey, { disk, at: startedAt });
+  images.resolved.set(cacheKey, { address: m.address, disk, at: startedAt, ...(refresh ? { refresh } : {}) });
   return disk;
 }
 

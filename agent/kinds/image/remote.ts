@@ -1,6 +1,6 @@
 import { markerFromMetadata, ownerTagPrefix } from '../../ownership/marker.ts';
 import { bookkeepingProperties, propDigest } from '../../glance/version-rules.ts';
-import type { Remote } from '../adapter.ts';
+import type { Remote } from '../kit/adapter.ts';
 
 /**
  * A Glance image as the Image adapter's fields see it, for both sources.

@@ -10,7 +10,7 @@ import type { Manifest } from '../../model/manifest.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import { markerFromMetadata, type Marker } from '../../ownership/marker.ts';
 import { serialised } from '../../util/concurrency.ts';
-import { lookedUpId, pick, type AdapterContext, type Remote } from '../adapter.ts';
+import { lookedUpId, pick, type AdapterContext, type Remote } from '../kit/adapter.ts';
 import { resolveManifest, sourceOf, type ImageContext } from './oci.ts';
 
 /**

@@ -13,7 +13,7 @@ import type { Manifest } from '../../model/manifest.ts';
 import { OpenStackError } from '../../openstack/errors.ts';
 import { markerMetadata, ownerTag, type Marker } from '../../ownership/marker.ts';
 import { uuid5 } from '../../util/uuid5.ts';
-import { openstackName, pick, type AdapterContext, type Remote } from '../adapter.ts';
+import { openstackName, pick, type AdapterContext, type Remote } from '../kit/adapter.ts';
 import { sourceKey, sourceShaKey, toRemote, type RawImage } from './remote.ts';
 
 /**

@@ -7,7 +7,7 @@ import { KupenstackError } from '../../errors.ts';
 import type { ImageVerify } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { describeSecret, type SecretKey } from '../../secrets/resolver.ts';
-import type { AdapterContext } from '../adapter.ts';
+import type { AdapterContext } from '../kit/adapter.ts';
 
 /**
  * The signature policy of an Image (`spec.verify`, else the Sync's

@@ -1,8 +1,8 @@
 import { KupenstackError } from '../../errors.ts';
 import type { LoadBalancerSpec } from '../../model/kinds.generated.ts';
 import { markerFromTags, markerTags, ownerTag, userTags } from '../../ownership/marker.ts';
-import { bucket, isKnownAfterApply, isPlaceholderId, knownAfterApply, openstackName, type AdapterContext, type Health, type KindAdapter, type Remote } from '../adapter.ts';
-import { canonicalIp } from '../neutron.ts';
+import { bucket, isKnownAfterApply, isPlaceholderId, knownAfterApply, openstackName, type AdapterContext, type Health, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { canonicalIp } from '../kit/neutron.ts';
 import { childTags, hasOctavia, mutable, octavia, performPatiently, readTrees, treeScope, type Raw, type TreeScope } from './octavia.ts';
 import { adoptionSteps, deletionOrder, httpMonitor, nextStep, poolProtocol, shapeOf, sortByName, type ListenerShape, type MemberShape, type ObservedListener } from './tree.ts';
 

@@ -3,9 +3,9 @@ import { CloudConfigError } from '../../openstack/errors.ts';
 import { OpenStackError } from '../../openstack/errors.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import { markerFromTags, markerTags, ownerTag, type Marker } from '../../ownership/marker.ts';
-import type { AdapterContext } from '../adapter.ts';
-import { lookAgain } from '../look-again.ts';
-import { canonicalIp } from '../neutron.ts';
+import type { AdapterContext } from '../kit/adapter.ts';
+import { lookAgain } from '../kit/look-again.ts';
+import { canonicalIp } from '../kit/neutron.ts';
 import { httpMonitor, type ListenerShape, type MemberShape, type MonitorShape, type ObservedListener, type Step } from './tree.ts';
 
 /*

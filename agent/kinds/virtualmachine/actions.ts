@@ -1,7 +1,7 @@
 import { KupenstackError } from '../../errors.ts';
 import type { VirtualMachineSpec } from '../../model/kinds.generated.ts';
-import type { AdapterContext } from '../adapter.ts';
-import { isSettled, powerAction, serverAction, showServer, waitForServer, type NovaServer, type PowerState } from '../nova-server.ts';
+import type { AdapterContext } from '../kit/adapter.ts';
+import { isSettled, powerAction, serverAction, showServer, waitForServer, type NovaServer, type PowerState } from '../kit/nova-server.ts';
 import { resolveFlavor } from './flavor.ts';
 import { imageIdOf, isPortManifest } from './remote.ts';
 import { userData } from './request.ts';

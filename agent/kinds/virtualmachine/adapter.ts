@@ -1,8 +1,8 @@
 import { KupenstackError } from '../../errors.ts';
 import { markerFromMetadata, markerMetadata, ownerTag, ownerTagPrefix } from '../../ownership/marker.ts';
-import { bucket, openstackName, type KindAdapter, type Remote } from '../adapter.ts';
-import { cloudPageSize, neutronListByIds } from '../neutron.ts';
-import { resetToActive, serverAction, serverHealth, showServer, type NovaServer, type PowerState } from '../nova-server.ts';
+import { bucket, openstackName, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { cloudPageSize, neutronListByIds } from '../kit/neutron.ts';
+import { resetToActive, serverAction, serverHealth, showServer, type NovaServer, type PowerState } from '../kit/nova-server.ts';
 import { rebuildImage, resize, setPower, updateMetadata, updatePortGroups, updateVolumes } from './actions.ts';
 import { resolveFlavor } from './flavor.ts';
 import { imageIdOf, serverReport, toRemote, withPorts } from './remote.ts';

@@ -1,7 +1,7 @@
 import { KupenstackError } from '../../errors.ts';
 import type { VirtualMachineSpec } from '../../model/kinds.generated.ts';
-import { isPlaceholderId, lookedUpId, type AdapterContext } from '../adapter.ts';
-import type { NovaServer } from '../nova-server.ts';
+import { isPlaceholderId, lookedUpId, type AdapterContext } from '../kit/adapter.ts';
+import type { NovaServer } from '../kit/nova-server.ts';
 
 /** A server's flavor: the manifest's reference resolved to Nova's id and sizes, and the sizes a server shows back. */
 

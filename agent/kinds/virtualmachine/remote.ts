@@ -1,6 +1,6 @@
 import { markerFromMetadata, ownerTagPrefix, parseDescriptionMarker } from '../../ownership/marker.ts';
-import type { AdapterContext, Remote } from '../adapter.ts';
-import { powerStateOf, type NovaServer } from '../nova-server.ts';
+import type { AdapterContext, Remote } from '../kit/adapter.ts';
+import { powerStateOf, type NovaServer } from '../kit/nova-server.ts';
 import { serverFlavor } from './flavor.ts';
 import { type NeutronPort, type Nic, metaImage, sortedRecord, uniqSorted } from './shapes.ts';
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { KupenstackError } from '../../errors.ts';
 import type { VirtualMachineSpec } from '../../model/kinds.generated.ts';
 import { describeSecret } from '../../secrets/resolver.ts';
-import { lookedUpId, type AdapterContext } from '../adapter.ts';
+import { lookedUpId, type AdapterContext } from '../kit/adapter.ts';
 import type { Nic } from './shapes.ts';
 
 /** What a VirtualMachine manifest asks Nova for: user data, NICs, the boot volume, as request bodies and as plan fields. */

@@ -2,6 +2,8 @@
  * Helpers shared by the plan renderers. Renderers only format a `Plan`
  * (STYLE.md §4): nothing here decides what changes, only how it reads.
  */
+import type { CloudObjectChange } from '../../cloud/diff.ts';
+import type { CloudPlan } from '../../cloud/plan.ts';
 import type { Action, Change, FieldDiff, PlanSummary } from '../plan.ts';
 
 /** The actions a renderer shows: `noop` is planner bookkeeping, not a change. */
@@ -155,4 +157,26 @@ export function heldByReason<T extends { address: string; reason: string }>(held
     else groups.set(h.reason, [h.address]);
   }
   return [...groups.entries()];
+}
+
+/** The cloud's headline: its name, its Kubernetes namespace when planned against the cluster, how many objects change. */
+export function cloudHeadline(p: CloudPlan): string {
+  const changes = p.changes.length === 0 ? 'no changes' : `${p.changes.length} object changes`;
+  return `OpenStackCloud ${sanitize(p.cloud)}${p.namespace ? ` (Kubernetes namespace ${sanitize(p.namespace)})` : ''}: ${changes}`;
+}
+
+/** The cloud's changes by chart (`(pruned)` for what the inventory holds and no chart renders any more). */
+export function cloudChangesByChart(p: CloudPlan): Map<string, CloudObjectChange[]> {
+  const byChart = new Map<string, CloudObjectChange[]>();
+  for (const c of p.changes) byChart.set(c.chart || '(pruned)', [...(byChart.get(c.chart || '(pruned)') ?? []), c]);
+  return byChart;
+}
+
+/** `create Deployment/keystone-api [keystone]`, the first fields of an update, image changes on their own lines. */
+export function cloudChangeLines(c: CloudObjectChange): string[] {
+  const more = c.fields && c.fields.length > 6 ? ` and ${c.fields.length - 6} more` : '';
+  const fields = c.fields && c.action === 'update' ? `: ${c.fields.slice(0, 6).map(sanitize).join(', ')}${more}` : '';
+  const head = `${c.action} ${sanitize(c.kind)}/${sanitize(c.name)}${c.chart ? ` [${sanitize(c.chart)}]` : ''}${fields}`;
+  const image = (i: NonNullable<CloudObjectChange['images']>[number]): string => `    image ${sanitize(i.container)}: ${sanitize(i.from ?? '(none)')} → ${sanitize(i.to ?? '(none)')}`;
+  return [head, ...(c.action === 'create' ? [] : (c.images ?? []).map(image))];
 }

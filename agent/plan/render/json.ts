@@ -4,6 +4,7 @@
  * are full, never truncated; absent values (`undefined`) are `null`, so every
  * key is always present.
  */
+import type { CloudPlan } from '../../cloud/plan.ts';
 import type { DestructiveReason } from '../../model/impact.ts';
 import type { Action, Plan, PlanSummary } from '../plan.ts';
 import { shownChanges } from './format.ts';
@@ -24,6 +25,8 @@ export interface JsonPlan {
   held: { address: string; action: 'delete'; reason: string }[];
   images: { address: string; reference: string; from: string | null; to: string }[];
   warnings: string[];
+  /** Only with an OpenStackCloud in the revision. */
+  cloud?: CloudPlan;
 }
 
 const orNull = (v: unknown): unknown => (v === undefined ? null : v);
@@ -54,6 +57,24 @@ export function jsonPlan(plan: Plan): JsonPlan {
     held: plan.held.map((h) => ({ address: h.address, action: h.action, reason: h.reason })),
     images: plan.images.map((i) => ({ address: i.address, reference: i.reference, from: i.from ?? null, to: i.to })),
     warnings: [...plan.warnings],
+    ...(plan.cloud ? { cloud: cloudDocument(plan.cloud) } : {}),
+  };
+}
+
+/** The cloud's part, its keys picked one by one as for the changes. */
+function cloudDocument(p: CloudPlan): CloudPlan {
+  return {
+    cloud: p.cloud,
+    ...(p.namespace ? { namespace: p.namespace } : {}),
+    changes: p.changes.map((c) => ({
+      chart: c.chart,
+      kind: c.kind,
+      name: c.name,
+      action: c.action,
+      ...(c.fields ? { fields: [...c.fields] } : {}),
+      ...(c.images ? { images: c.images.map((i) => ({ container: i.container, ...(i.from !== undefined ? { from: i.from } : {}), ...(i.to !== undefined ? { to: i.to } : {}) })) } : {}),
+    })),
+    steps: [...p.steps],
   };
 }
 

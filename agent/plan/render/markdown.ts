@@ -11,6 +11,9 @@ import {
   actionSymbol,
   actionVerb,
   byNamespace,
+  cloudChangeLines,
+  cloudChangesByChart,
+  cloudHeadline,
   countChanges,
   fieldLine,
   forcesReplacement,
@@ -123,7 +126,7 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
   }
 
   // What is never dropped comes first, each part with a cap so that together they leave room for detail.
-  const omitted = { changes: 0, destructive: 0, namespaces: 0, held: 0, warnings: 0, images: 0, drift: 0 };
+  const omitted = { changes: 0, destructive: 0, namespaces: 0, held: 0, warnings: 0, images: 0, drift: 0, cloud: 0 };
   const caution = cautionBlock(changes, Math.floor(maxLength * 0.35), (n) => (omitted.destructive = n));
   const summary = changes.length > 0 || plan.held.length > 0 ? summaryBlock(plan, groups, Math.floor(maxLength * 0.15), (n) => (omitted.namespaces = n)) : [];
   const held = heldBlock(plan, Math.floor(maxLength * 0.1), (n) => (omitted.held = n));
@@ -146,8 +149,10 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
     if (block) details.push(block);
   }
 
+  const cloud = take((room) => cloudBlock(plan, room), (n) => (omitted.cloud = n));
+
   const note = truncationNote(omitted, changes.length, maxLength);
-  const parts = [head.join('\n'), ...caution, ...summary, ...(note ? [note] : []), ...held, warnings, images, ...details, drift].filter((p) => p !== '');
+  const parts = [head.join('\n'), ...caution, ...summary, ...(note ? [note] : []), ...held, warnings, images, ...details, drift, cloud].filter((p) => p !== '');
   return `${parts.join('\n\n')}\n`;
 }
 
@@ -263,6 +268,19 @@ function detailsBlock(namespace: string, group: readonly Change[], budget: numbe
   return { text: `${open}\n\n${codeBlock('diff', lines)}\n\n${close}`, omitted };
 }
 
+/** The OpenStackCloud's section: its Kubernetes object changes by chart in one block, then (when anything changes) its steps in order. */
+function cloudBlock(plan: Plan, budget: number): { text: string; omitted: number } {
+  const p = plan.cloud;
+  if (!p) return { text: '', omitted: 0 };
+  const head = `#### ${escapeMarkdown(cloudHeadline(p))}`;
+  const steps = p.changes.length > 0 && p.steps.length > 0 ? ['', 'Steps, in order:', '', ...p.steps.map((s) => `- ${escapeMarkdown(s)}`)] : [];
+  if (p.changes.length === 0) return { text: head, omitted: 0 };
+  const entries = [...cloudChangesByChart(p)].flatMap(([chart, changes]) => [`chart ${sanitize(chart)}:`, ...changes.flatMap((c) => cloudChangeLines(c).map((line) => `  ${line}`))]);
+  const overhead = head.length + steps.reduce((n, s) => n + s.length + 1, 0) + 20;
+  const { lines, omitted } = fit(entries, budget - overhead, (n) => `… and ${plural(n, 'more line')}, not shown`);
+  return { text: [head, '', codeBlock('text', lines), ...steps].join('\n'), omitted };
+}
+
 function truncationNote(omitted: Record<string, number>, changes: number, maxLength: number): string {
   const dropped = Object.values(omitted).some((n) => n > 0);
   if (!dropped) return '';
@@ -274,6 +292,7 @@ function truncationNote(omitted: Record<string, number>, changes: number, maxLen
     omitted.warnings ? plural(omitted.warnings, 'warning') : '',
     omitted.images ? plural(omitted.images, 'image tag') : '',
     omitted.drift ? plural(omitted.drift, 'drifted field') : '',
+    omitted.cloud ? plural(omitted.cloud, 'line') + ' of the OpenStackCloud\'s changes' : '',
   ].filter(Boolean);
   return `> [!NOTE]\n> This plan is too long for one comment (${maxLength} characters). Not shown here: ${what.join('; ')}. See the full plan with ${inlineCode(fullPlanCommand)}.`;
 }

@@ -4,11 +4,15 @@
  * update), then everything else by namespace, then drift, held actions,
  * warnings and the one-line summary.
  */
+import type { CloudPlan } from '../../cloud/plan.ts';
 import type { Change, Plan } from '../plan.ts';
 import {
   actionSymbol,
   actionVerb,
   byNamespace,
+  cloudChangeLines,
+  cloudChangesByChart,
+  cloudHeadline,
   fieldLine,
   forcesReplacement,
   formatValue,
@@ -85,7 +89,7 @@ export function renderText(plan: Plan, options: TextOptions): string {
     out.push('');
   }
   if (immutable.length > 0) {
-    // Immutable drift is never hidden (DESIGN §5), but changing it would mean a replace nobody asked for.
+    // Immutable drift is shown, never hidden (someone changed the cloud outside Git), but changing it would mean a replace nobody asked for.
     out.push('Drift: changed outside Git, reported, left alone (OpenStack cannot change it in place):', '');
     for (const d of immutable) out.push(`  ${paint('yellow', '≠')} ${sanitize(d.address)} ${sanitize(d.path)}: ${formatValue(d.actual)} in the cloud, ${formatValue(d.expected)} in Git`);
     out.push('');
@@ -104,7 +108,19 @@ export function renderText(plan: Plan, options: TextOptions): string {
   if (plan.warnings.length > 0) out.push('');
 
   out.push(closingLine(plan, changes.length, paint));
+  if (plan.cloud) out.push('', ...cloudLines(plan.cloud));
   return `${out.join('\n')}\n`;
+}
+
+/** The cloud's section, after the resources: its object changes by chart, then (when anything changes) its steps in order. */
+function cloudLines(p: CloudPlan): string[] {
+  const out = [cloudHeadline(p)];
+  for (const [chart, changes] of cloudChangesByChart(p)) {
+    out.push(`  chart ${sanitize(chart)}:`);
+    for (const c of changes) out.push(...cloudChangeLines(c).map((line) => `    ${line}`));
+  }
+  if (p.changes.length > 0 && p.steps.length > 0) out.push('  steps, in order:', ...p.steps.map((s) => `    ${sanitize(s)}`));
+  return out;
 }
 
 function closingLine(plan: Plan, shown: number, paint: (p: Paint, s: string) => string): string {

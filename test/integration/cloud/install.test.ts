@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applySteps } from '../../../agent/cloud/apply.ts';
 import { rolloutVerdict } from '../../../agent/cloud/gates.ts';
 import { describeStep, installSteps } from '../../../agent/cloud/phases.ts';
-import { newCloudProgress } from '../../../agent/cloud/progress.ts';
 import { renderCloud } from '../../../agent/cloud/render-cloud.ts';
+import { newRolloutMemory } from '../../../agent/cloud/rollout.ts';
 import { generateSecrets } from '../../../agent/cloud/secrets.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
-import { NotYet } from '../../../lib/not-yet.ts';
 import { charts } from '../../testbed/charts/peer.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
@@ -19,7 +18,7 @@ import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
  * (real KCM and scheduler, kwok pods): the order in which the API server saw workloads
  * appear and become ready respects the install groups and the hook phases; every gate
  * passes; a second apply changes nothing (no resourceVersion moves, no Job is rerun). First, in
- * requeue mode (the controller's), the same steps stop at the first gate not met yet.
+ * requeue mode (the controller's), the same steps stop at the first gate not met yet and say so (a Progress).
  */
 // One namespace per run: two runs at once (a clean clone beside a worktree) must not share it.
 const ns = `cloud-install-${process.pid.toString(36)}`;
@@ -79,19 +78,21 @@ const secrets = generateSecrets((n) => Buffer.alloc(n, 7));
 const render = () => renderCloud({ spec: { release: '2025.1', chart: { repository: charts.repository } }, namespace: ns, secrets, helm: charts.helm, workDir: mkdtempSync(join(work, 'r-')), baseDir: work, kubeVersion: kube.version });
 
 describe('a fresh install of the test cloud', () => {
-  it('in requeue mode looks once at the first gate not met and throws NotYet: no worker waits, no later step is applied', async () => {
+  it('in requeue mode looks once at the first gate not met and returns a Progress: no worker waits, no later step is applied', async () => {
     const steps = installSteps(await render());
-    const progress = newCloudProgress();
+    const progress = newRolloutMemory();
     const log: string[] = [];
-    // The deadline is far: a gate that waited instead of throwing would go on through the whole install.
-    const opts = { kubeConfig: kc, namespace: ns, cloud: 'cloud-install', pollMs: 300, stepDeadlineMs: 240_000, requeue: progress, log: (l: string) => log.push(l) };
-    const err = await applySteps(steps, opts).then(() => undefined, (e: unknown) => e);
-    expect(err, log.join('\n')).toBeInstanceOf(NotYet);
+    // The deadline is far: a gate that waited instead of returning would go on through the whole install.
+    const opts = { kubeConfig: kc, namespace: ns, cloud: 'cloud-install', pollMs: 300, stepDeadlineMs: 240_000, requeue: true, rollout: progress, log: (l: string) => log.push(l) };
+    const result = await applySteps(steps, opts);
+    expect(result.failure, log.join('\n')).toBeUndefined();
+    const err = result.waiting;
+    expect(err, log.join('\n')).toBeDefined();
     const stop = steps.findIndex((s) => !progress.done.has(describeStep(s)));
     // A step with a gate (hooks wait for their Jobs): -1 (every step done) has none.
     expect(['gate', 'hooks'], 'the kind of the step it stopped at').toContain(steps[stop]?.kind);
     const label = describeStep(steps[stop]!).split(' ').slice(0, 2).join(' ');
-    expect((err as NotYet).reason).toMatch(new RegExp(`^step ${label.replace(/[[\]]/g, '\\$&')}: `));
+    expect(err!.reason).toMatch(new RegExp(`^step ${label.replace(/[[\]]/g, '\\$&')}: `));
     expect([...progress.gateSince.keys()]).toEqual([label]);
     // Nothing after that step reached the API server (read from it, not from what applySteps says).
     // A later gate names objects an earlier step applied (keystone-api: applied by 1:apply, gated by 1:gate): only what no step up to the stop applies counts.

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applySteps, TEMPLATE_HASH } from '../../../agent/cloud/apply.ts';
 import type { Step } from '../../../agent/cloud/phases.ts';
-import { newCloudProgress } from '../../../agent/cloud/progress.ts';
 import type { RenderedObject } from '../../../agent/cloud/render.ts';
+import { newRolloutMemory } from '../../../agent/cloud/rollout.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
-import { NotYet } from '../../../lib/not-yet.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
 /**
  * A Job whose template changed is replaced: deleted (Foreground), then created again. In requeue
  * mode (the controller's) a delete that has not finished yet — the Job's pods still going, here a
- * finalizer holding it on the test bed's API server — is "look again later" (NotYet), never the
+ * finalizer holding it on the test bed's API server — is "look again later" (a Progress), never the
  * step's failure: seen on the real node, where an upgrade stopped at glance-db-init with "Job
  * glance-db-init is being replaced" as its failure.
  */
@@ -43,27 +42,29 @@ afterAll(async () => {
 });
 
 describe('a Job replaced in requeue mode', () => {
-  it('is looked at again while its delete is held (NotYet, not a failure), and created anew once the old one is gone', async () => {
+  it('is looked at again while its delete is held (a Progress, not a failure), and created anew once the old one is gone', async () => {
     const before = await uid();
-    const opts = { kubeConfig: kc, namespace: ns, cloud: 'job-replace', pollMs: 300, requeue: newCloudProgress() };
-    const first = await applySteps([step(rendered('/new.sh'))], opts).then((r) => r, (e: unknown) => e);
-    expect(first).toBeInstanceOf(NotYet);
-    expect((first as NotYet).reason).toBe('Job db-sync is being replaced (its template changed)');
+    const opts = { kubeConfig: kc, namespace: ns, cloud: 'job-replace', pollMs: 300, requeue: true, rollout: newRolloutMemory() };
+    const first = await applySteps([step(rendered('/new.sh'))], opts);
+    expect(first.failure).toBeUndefined();
+    expect(first.waiting).toBeDefined();
+    expect(first.waiting!.reason).toBe('Job db-sync is being replaced (its template changed)');
     // Asked to go (Foreground), still there: the finalizer holds it.
     const held = JSON.parse(await kubectlOk(['-n', ns, 'get', 'job', 'db-sync', '-o', 'json'])) as { metadata: { uid: string; deletionTimestamp?: string } };
     expect(held.metadata.uid).toBe(before);
     expect(held.metadata.deletionTimestamp).toBeTruthy();
 
     await kubectlOk(['-n', ns, 'patch', 'job', 'db-sync', '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
-    let again: unknown;
+    let again = first;
     for (let i = 0; i < 60; i++) {
-      again = await applySteps([step(rendered('/new.sh'))], opts).then((r) => r, (e: unknown) => e);
-      if (!(again instanceof NotYet) || !again.reason.includes('being replaced')) break;
+      again = await applySteps([step(rendered('/new.sh'))], opts);
+      if (!again.waiting || !again.waiting.reason.includes('being replaced')) break;
       await new Promise((r) => setTimeout(r, 1_000));
     }
-    // The new Job exists (another uid, the new command); its gate waits for it to complete: NotYet again, from the gate.
-    expect(again).toBeInstanceOf(NotYet);
-    expect((again as NotYet).reason).toMatch(/^step 0:post-hooks -4: Job\/db-sync: /);
+    // The new Job exists (another uid, the new command); its gate waits for it to complete: a Progress again, from the gate.
+    expect(again.failure).toBeUndefined();
+    expect(again.waiting).toBeDefined();
+    expect(again.waiting!.reason).toMatch(/^step 0:post-hooks -4: Job\/db-sync: /);
     expect(await uid()).not.toBe(before);
     expect(await kubectlOk(['-n', ns, 'get', 'job', 'db-sync', '-o', 'jsonpath={.spec.template.spec.containers[0].command[0]}'])).toBe('/new.sh');
   }, 120_000);

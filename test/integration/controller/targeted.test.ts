@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { network as networkKind } from '../../../agent/kinds/network.ts';
+import { network as networkKind } from '../../../agent/kinds/network/adapter.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { withDescriptionMarker } from '../../../agent/ownership/marker.ts';
 import { replaceHash } from '../../../agent/plan/diff.ts';

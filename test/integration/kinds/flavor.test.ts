@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference } from '../../../agent/plan/diff.ts';
-import { flavor, flavorId } from '../../../agent/kinds/flavor.ts';
+import { flavor, flavorId } from '../../../agent/kinds/flavor/adapter.ts';
 import { OpenStackError } from '../../../agent/openstack/errors.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';

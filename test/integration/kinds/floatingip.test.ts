@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { floatingIp } from '../../../agent/kinds/floatingip.ts';
+import { floatingIp } from '../../../agent/kinds/floatingip/adapter.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 import { drift } from '../../support/drift.ts';

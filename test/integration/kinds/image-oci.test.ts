@@ -3,12 +3,12 @@ import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/plan/diff.ts';
-import type { AdapterContext, Remote } from '../../../agent/kinds/adapter.ts';
+import type { AdapterContext, Remote } from '../../../agent/kinds/kit/adapter.ts';
 import { image } from '../../../agent/kinds/image/adapter.ts';
 import { importDisk } from '../../../agent/glance/import.ts';
 import { ociTransfers } from '../../../agent/glance/versions.ts';
 import { diskSourceFor } from '../../../agent/glance/registry-source.ts';
-import { ImageFollows } from '../../../agent/kinds/image/oci-follow.ts';
+import { ImageMemory } from '../../../agent/kinds/kit/image-memory.ts';
 import { ociImageId, versionName } from '../../../agent/glance/version-rules.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import { ownerTag } from '../../../agent/ownership/marker.ts';
@@ -81,7 +81,7 @@ async function boot(imageId: string, name: string): Promise<string> {
 }
 
 /** What the Image kind remembers between runs, as a front end owns it. */
-let images = new ImageFollows();
+let images = new ImageMemory();
 
 /** The adapter context of one run: its own memo, as the engine makes one per run. */
 function runCtx(): AdapterContext {
@@ -242,7 +242,7 @@ describe('OCI images in Glance', () => {
     const eager = manifest('Image', 'eager', t.ctx.namespace, { source: { oci: { repository: `${registry}/${repo}`, tag: 'edge', insecure: true, sharing: 'private' } } });
     expect((await image.desired(eager, runCtx())).digest).toBe(d2);
     // The hour is over (the remembered time forgotten, as after it passed): the new digest.
-    images = new ImageFollows();
+    images = new ImageMemory();
     expect((await image.desired(m, runCtx())).digest).toBe(d2);
   });
 

@@ -9,7 +9,7 @@ import { pipeline, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/plan/diff.ts';
-import type { Remote } from '../../../agent/kinds/adapter.ts';
+import type { Remote } from '../../../agent/kinds/kit/adapter.ts';
 import { putImageData } from '../../../agent/glance/image-api.ts';
 import { image } from '../../../agent/kinds/image/adapter.ts';
 import { HoldBackSha256, imageId } from '../../../agent/kinds/image/url.ts';

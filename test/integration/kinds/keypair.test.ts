@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/plan/diff.ts';
-import { keyPair, keyPairName } from '../../../agent/kinds/keypair.ts';
+import { keyPair, keyPairName } from '../../../agent/kinds/keypair/adapter.ts';
 import type { OpenStackError } from '../../../agent/openstack/errors.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 

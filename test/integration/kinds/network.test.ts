@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { network } from '../../../agent/kinds/network.ts';
+import { network } from '../../../agent/kinds/network/adapter.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { port } from '../../../agent/kinds/port.ts';
+import { port } from '../../../agent/kinds/port/adapter.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 import { drift } from '../../support/drift.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/plan/diff.ts';
-import { projectQuota } from '../../../agent/kinds/projectquota.ts';
+import { projectQuota } from '../../../agent/kinds/projectquota/adapter.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 
 let t: TestProject;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { port } from '../../../agent/kinds/port.ts';
-import { router } from '../../../agent/kinds/router.ts';
+import { port } from '../../../agent/kinds/port/adapter.ts';
+import { router } from '../../../agent/kinds/router/adapter.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 import { drift } from '../../support/drift.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Remote } from '../../../agent/kinds/adapter.ts';
-import { securityGroup } from '../../../agent/kinds/securitygroup.ts';
+import type { Remote } from '../../../agent/kinds/kit/adapter.ts';
+import { securityGroup } from '../../../agent/kinds/securitygroup/adapter.ts';
 import type { Manifest } from '../../../agent/model/manifest.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';

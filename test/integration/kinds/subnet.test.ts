@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KindAdapter } from '../../../agent/kinds/adapter.ts';
-import { subnet } from '../../../agent/kinds/subnet.ts';
+import type { KindAdapter } from '../../../agent/kinds/kit/adapter.ts';
+import { subnet } from '../../../agent/kinds/subnet/adapter.ts';
 import { specHash } from '../../../agent/ownership/marker.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 import { drift } from '../../support/drift.ts';

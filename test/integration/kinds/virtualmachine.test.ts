@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Remote } from '../../../agent/kinds/adapter.ts';
+import type { Remote } from '../../../agent/kinds/kit/adapter.ts';
 import { virtualMachine, vmUnobservedFields } from '../../../agent/kinds/virtualmachine/adapter.ts';
 import type { ServiceClient } from '../../../agent/openstack/service.ts';
 import { markerMetadata, ownerTag, specHash, stableJson, type Marker } from '../../../agent/ownership/marker.ts';

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { difference, replaceHash } from '../../../agent/plan/diff.ts';
-import type { AdapterContext, Remote } from '../../../agent/kinds/adapter.ts';
-import { volume } from '../../../agent/kinds/volume.ts';
+import type { AdapterContext, Remote } from '../../../agent/kinds/kit/adapter.ts';
+import { volume } from '../../../agent/kinds/volume/adapter.ts';
 import { manifest, testProject, type TestProject } from '../../support/context.ts';
 
 let t: TestProject;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { noSecrets } from '../../../agent/act/apply.ts';
 import type { SyncConfig } from '../../../agent/sync/settings.ts';
-import { ImageFollows } from '../../../agent/kinds/image/oci-follow.ts';
+import { ImageMemory } from '../../../agent/kinds/kit/image-memory.ts';
 import { DirectorySource } from '../../../agent/source/directory.ts';
 import { SyncRunner } from '../../../agent/standalone/sync-runner.ts';
 import { createLogger } from '../../../agent/telemetry/logger.ts';
@@ -37,7 +37,7 @@ describe('one standalone Sync run loads and validates its revision once', () => 
   it('the first run, and a new revision with the fast pass, the cloud step and the full pass', async () => {
     const sync: SyncConfig = { name: 'once', source: { directory: { path: ws.repo } }, path: '.', intervalMs: 3_600_000, retryIntervalMs: 60_000, timeoutMs: 600_000, suspend: false, prune: true, dependsOn: [], wait: false, owner: ws.owner, projectPrefix: ws.config.projectPrefix };
     // cloudStep without a kubeconfig: the revision's OpenStackCloud is only looked for, from the same loaded revision.
-    const runner = await SyncRunner.create(sync, { config: ws.config, cloud: testCloudName, source: new DirectorySource({ directory: ws.repo }), logger: createLogger('silent'), metrics: new AgentMetrics(), secrets: noSecrets, cloudStep: {}, images: new ImageFollows() });
+    const runner = await SyncRunner.create(sync, { config: ws.config, cloud: testCloudName, source: new DirectorySource({ directory: ws.repo }), logger: createLogger('silent'), metrics: new AgentMetrics(), secrets: noSecrets, cloudStep: {}, images: new ImageMemory() });
     const signal = new AbortController().signal;
 
     ws.write(net('net-a'));

@@ -10,7 +10,7 @@ import { runNamespace, type NamespaceRunHost } from '../../../agent/controller/r
 import { addressOfObject, finalizer, type KubeObject } from '../../../agent/controller/resources/objects.ts';
 import type { ControllerOptions } from '../../../agent/controller/options.ts';
 import type { NamespaceObject } from '../../../agent/controller/resources/status-store.ts';
-import { ImageFollows } from '../../../agent/kinds/image/oci-follow.ts';
+import { ImageMemory } from '../../../agent/kinds/kit/image-memory.ts';
 import { KubeApiError } from '../../../agent/kube/errors.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { sharedSchemaRegistry } from '../../../agent/schema/registry.ts';
@@ -80,7 +80,7 @@ function setUp(engine: ApplyRevision, patch: (o: KubeObject) => Promise<KubeObje
     gone: new Set(),
     runs: new Map(),
     fullyRun: new Set(),
-    images: () => new ImageFollows(),
+    images: () => new ImageMemory(),
     acting: () => true,
     step: () => undefined,
     shardOf: () => 'default',

@@ -1,0 +1,2 @@
+// Fixture: a file inside the Image kind.
+export const verify = 1;

@@ -1,0 +1,2 @@
+// Fixture: the shared kit.
+export const adapter = 1;

@@ -1,0 +1,2 @@
+// Fixture: a file inside the SecurityGroup kind.
+export const isDefaultGroup = 1;
