@@ -20,7 +20,7 @@ import { execute } from './execute.ts';
 import { afterLanding } from './landing.ts';
 import type { ApplyError, ExecuteOptions, KindCounts, RunCounts } from './run.ts';
 import { observe, type Observation } from './observe.ts';
-import type { Progressing } from './progress.ts';
+import type { Progress, Progressing } from './progress.ts';
 
 /** One revision of the desired state: the source's revision string and its validated manifests. */
 export interface RevisionInput {
@@ -87,6 +87,8 @@ export interface ApplyReport extends RunCounts {
   kinds: Record<string, KindCounts>;
   /** Objects OpenStack is still working on (requeue mode): look again after the soonest `afterMs`. */
   progressing: Progressing[];
+  /** The whole run held (requeue mode: creates a dead process sent are still landing): nothing ran, the queue looks again after `afterMs`. */
+  waiting?: Progress;
 }
 
 /** Where no secret can be read (a caller that gave no resolver): a manifest that names one fails with the reference, never a value. */
@@ -112,7 +114,10 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
   const before = calls(deps.cloud);
   const stored = await deps.state.load();
   const resources = stored.resources;
-  const { seen, decision } = await landed(input, deps, opts, resources);
+  const landing = await landed(input, deps, opts, resources);
+  // Requeue mode: creates a dead process sent are still landing; nothing is executed, the queue looks again.
+  if ('waiting' in landing) return landingReport(input.revision, landing.waiting, since(deps.cloud, before));
+  const { seen, decision } = landing;
   const observed = observedOf(seen);
   if (opts.plan) refuseStalePlan(opts.plan, input, observed, decision);
   if (decision.plan.held.length > 0)
@@ -203,8 +208,8 @@ async function recordRun(deps: EngineDeps, report: ApplyReport, started: Date): 
   });
 }
 
-/** Observe and decide once the creates a dead process sent have landed (act/landing.ts); in requeue mode it throws NotYet while they land, and nothing is executed. */
-function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
+/** Observe and decide once the creates a dead process sent have landed (act/landing.ts); in requeue mode it answers waiting while they land. */
+function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision } | { waiting: Progress }> {
   return afterLanding({
     journal: deps.journal,
     declared: new Set(input.validated.manifests.map((m) => m.address)),
@@ -275,3 +280,9 @@ const since = (cloud: OpenStackCloud, before: { read: number; write: number }): 
   read: cloud.counters.read - before.read,
   write: cloud.counters.write - before.write,
 });
+
+/** A run that executed nothing because a dead process's creates are still landing: held whole. */
+function landingReport(revision: string, waiting: Progress, apiCalls: { read: number; write: number }): ApplyReport {
+  const none = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0 };
+  return { revision, ...none, held: [], errors: [], apiCalls, drift: [], warnings: [], changes: [], images: [], observed: {}, kinds: {}, progressing: [], waiting };
+}

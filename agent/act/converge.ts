@@ -6,8 +6,8 @@ import { PendingReference } from './context.ts';
 import type { Execution } from './execution.ts';
 import { followUp, laneOf, reconcileNode } from './reconcile-node.ts';
 import { markProgressing } from './mark-progressing.ts';
-import { notYet } from './wait.ts';
 import type { Node } from './run.ts';
+import { heldWrite } from './wait.ts';
 
 /**
  * Phase B of an execution: create, update and heal in dependency order with
@@ -42,11 +42,11 @@ export async function convergePhase(x: Execution): Promise<void> {
       if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
       await run.settle(node.address, status);
     } catch (err) {
-      // An adapter that acted and looked once (a resize, an extend): the next run continues from what OpenStack shows.
-      const later = notYet(err);
-      if (later) {
-        progressing.set(node.address, later);
-        await markProgressing(run, node.address, later, node);
+      // A write the gate held (the controller's finalizers, a journal line): nothing was sent; the next run goes on.
+      const held = heldWrite(err);
+      if (held) {
+        progressing.set(node.address, held);
+        await markProgressing(run, node.address, held, node);
       } else if (err instanceof PendingReference) deferred.push(node);
       else {
         fail(node.address, err);
@@ -75,11 +75,11 @@ export async function convergePhase(x: Execution): Promise<void> {
     const node = nodes.get(address)!;
     if (!node.remote || node.imported || progressing.has(address)) continue;
     try {
-      await followUp(node, run);
-    } catch (err) {
-      const later = notYet(err);
+      // An adapter that acted and looked once: the next run continues from what OpenStack shows.
+      const later = await followUp(node, run);
       if (later) await markProgressing(run, node.address, later, node);
-      else fail(address, err);
+    } catch (err) {
+      fail(address, err);
     }
   }
 }

@@ -5,7 +5,8 @@ import { replaceHash } from '../plan/diff.ts';
 import { nextHeal } from '../plan/heal-policy.ts';
 import type { HealAttempt, ResourceState } from '../status/state.ts';
 import type { Node, Run } from './run.ts';
-import { notYet, waitGone, waitReady } from './wait.ts';
+import { heldWrite, waitGone, waitReady } from './wait.ts';
+import { waitingOf } from '../kinds/kit/adapter.ts';
 import { know } from './context.ts';
 import type { Progress } from './progress.ts';
 
@@ -36,8 +37,7 @@ export async function heal(
   let progress: Progress | undefined;
   try {
     if (step === 'recreate') {
-      await node.adapter.delete(node.pc.ctx, node.remote!);
-      progress = await waitGone(node.adapter, node.pc, node.remote!.id, run);
+      progress = waitingOf(await node.adapter.delete(node.pc.ctx, node.remote!)) ?? (await waitGone(node.adapter, node.pc, node.remote!.id, run));
       if (progress) {
         // Requeue mode: a later run creates it once the old one is gone (a create then, not a "deleted outside KupenStack").
         delete state.id;
@@ -47,6 +47,7 @@ export async function heal(
       node.remote = await create(node, desired, { owner: run.opts.owner, ref: node.ref, specHash: replaceHash(node.adapter, desired) });
       know(node.pc, node.ref, node.remote);
       state.id = node.remote.id;
+      // What the follow-up leaves for a later run (requeue mode) the next run's update finds again; the look below says whether it is ready.
       await followUp(node);
     } else {
       await node.adapter.heal!(node.pc.ctx, node.remote!, step, node.m);
@@ -66,8 +67,8 @@ export async function heal(
       state.gaveUp = undefined;
     }
   } catch (err) {
-    // An adapter that acted and looked once (requeue mode): the attempt is under way, not failed.
-    progress = notYet(err);
+    // A write the gate held (requeue mode): the attempt is under way, not failed.
+    progress = heldWrite(err);
     if (progress) return progress;
     attempt.result = 'failed';
     attempt.error = err instanceof Error ? err.message : String(err);

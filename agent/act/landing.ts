@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NotYet } from '../../lib/not-yet.ts';
+import { waiting as waitingFor, type Progress } from '../../lib/progress.ts';
 import type { EventSink } from '../events/events.ts';
 import type { CreateJournal } from '../status/create-journal.ts';
 
 /** What one observe tells the wait: the addresses whose object is there now. */
-export interface Looked<T> {
+export interface Observed<T> {
   result: T;
   owned: ReadonlySet<string>;
 }
@@ -16,22 +16,22 @@ export interface Looked<T> {
  * the killed run would have waited for the answer). Without this, a run
  * started right after a kill -9 creates again what OpenStack is still making.
  * The journal is told which of them landed. In requeue mode (the
- * controller) it looks once and throws NotYet instead of waiting, so the
+ * controller) it looks once and answers waiting instead, so the
  * namespace's queue slot is free while OpenStack makes them.
  */
 export async function afterLanding<T>(opts: {
   journal: CreateJournal | undefined;
   /** Addresses this revision declares: an entry for one it no longer declares is not waited for. */
   declared: ReadonlySet<string>;
-  look: () => Promise<Looked<T>>;
+  look: () => Promise<Observed<T>>;
   events: EventSink;
   revision: string;
   signal?: AbortSignal | undefined;
   everyMs?: number;
   now?: () => number;
-  /** Progress by requeue: look once, throw NotYet (look again in `everyMs`) while creates are still landing. */
+  /** Progress by requeue: look once, answer waiting (look again in `everyMs`) while creates are still landing. */
   requeue?: boolean;
-}): Promise<T> {
+}): Promise<T | { waiting: Progress }> {
   const now = opts.now ?? Date.now;
   const landing = (await opts.journal?.landing()) ?? new Map<string, number>();
   for (let told = false; ; ) {
@@ -52,7 +52,7 @@ export async function afterLanding<T>(opts: {
       opts.events({ type: 'held', address: opts.revision, reason: 'CreatesInFlight', message, severity: 'normal', revision: opts.revision, at: new Date().toISOString() });
       told = true;
     }
-    if (opts.requeue) throw new NotYet(`${waiting.length} creates an earlier run sent may still be landing`, everyMs);
+    if (opts.requeue) return waitingFor(`${waiting.length} creates an earlier run sent may still be landing`, everyMs);
     opts.signal?.throwIfAborted();
     await sleep(everyMs, undefined, opts.signal ? { signal: opts.signal } : undefined);
   }

@@ -3,7 +3,8 @@ import { deleteIfEmpty } from './empty-projects.ts';
 import type { Execution } from './execution.ts';
 import { laneOf } from './reconcile-node.ts';
 import { markProgressing } from './mark-progressing.ts';
-import { notYet, waitGone } from './wait.ts';
+import { heldWrite, waitGone } from './wait.ts';
+import { waitingOf } from '../kinds/kit/adapter.ts';
 
 /**
  * Phase C of an execution: prune what is no longer declared, dependents
@@ -50,8 +51,9 @@ export async function prunePhase(x: Execution): Promise<void> {
         // Requeue mode: what references this kind is still being deleted (a server still holding its port), so this deletion waits for a later run.
         const before = pruned.find((k) => k !== kind && opts.kindDeps.get(k)?.has(kind) && going.has(k));
         const waiting = before ? { reason: `waits for the deletion of its ${before} objects, still in progress`, afterMs: going.get(before)! } : undefined;
-        if (!waiting) await run.retrying(address, () => adapter.delete(pc.ctx, remote));
-        const progress = waiting ?? (await waitGone(adapter, pc, remote.id, run));
+        // A deletion of several steps (a load balancer's children, one at a time) goes on in a later run.
+        const deleting = waiting ?? waitingOf(await run.retrying(address, () => adapter.delete(pc.ctx, remote)));
+        const progress = deleting ?? (await waitGone(adapter, pc, remote.id, run));
         if (progress) {
           going.set(kind, Math.min(going.get(kind) ?? progress.afterMs, progress.afterMs));
           await markProgressing(run, address, progress);
@@ -64,11 +66,11 @@ export async function prunePhase(x: Execution): Promise<void> {
           await run.settle(address, undefined);
         }
       } catch (err) {
-        // A deletion of several steps (a load balancer's children, one at a time) goes on in a later run.
-        const later = notYet(err);
-        if (later) {
-          going.set(kind, Math.min(going.get(kind) ?? later.afterMs, later.afterMs));
-          await markProgressing(run, address, later);
+        // A write the gate held: nothing was sent; the next run deletes it.
+        const held = heldWrite(err);
+        if (held) {
+          going.set(kind, Math.min(going.get(kind) ?? held.afterMs, held.afterMs));
+          await markProgressing(run, address, held);
         } else fail(address, err);
       }
     },

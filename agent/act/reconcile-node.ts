@@ -1,4 +1,4 @@
-import type { KindAdapter, Remote } from '../kinds/kit/adapter.ts';
+import { waitingOf, type KindAdapter, type Remote, type Waiting } from '../kinds/kit/adapter.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { Marker } from '../ownership/marker.ts';
 import { adopts } from '../plan/decide.ts';
@@ -50,10 +50,12 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
 }
 
 /** Taken over in this run: the ownership marker is its only write. */
-async function adoptNode(node: Node, remote: Remote, desired: Record<string, unknown>, state: ResourceState, run: Run): Promise<undefined> {
+async function adoptNode(node: Node, remote: Remote, desired: Record<string, unknown>, state: ResourceState, run: Run): Promise<Progress | undefined> {
   const { adapter, m } = node;
   const { opts } = run;
-  await run.retrying(node.address, () => adapter.remark!(node.pc.ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
+  // Requeue mode: a remark of several steps (a load balancer's children) goes on in a later run.
+  const remarking = waitingOf(await run.retrying(node.address, () => adapter.remark!(node.pc.ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m)));
+  if (remarking) return remarking;
   node.remote = { ...remote, marker: { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) } };
   node.adopting = false;
   state.id = remote.id;
@@ -87,12 +89,12 @@ async function createNode(node: Node, desired: Record<string, unknown>, state: R
 /** There and settled: the declared fields that differ are updated (drift corrected, a tag followed, a heal by field), then waited for. */
 async function updateNode(node: Node, desired: Record<string, unknown>, state: ResourceState, run: Run): Promise<Progress | undefined> {
   const { adapter, m } = node;
-  const { opts } = run;
   const ctx = node.pc.ctx;
   const diff = difference(adapter, desired, node.remote!);
   if (Object.keys(diff.updates).length === 0) {
     // The manifest dropped a `replace` field: nothing to change, but the marker must carry the hash of what is declared now.
-    if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
+    const remarking = diff.staleHash && adapter.remark ? await remark(node, desired, run) : undefined;
+    if (remarking) return remarking;
     run.count(node.address, 'unchanged');
     return undefined;
   }
@@ -101,7 +103,11 @@ async function updateNode(node: Node, desired: Record<string, unknown>, state: R
   // A moving reference (an OCI tag) that points elsewhere now: the update follows it, it corrects no drift.
   const follows = adapter.follows?.(m, desired, node.remote);
   const tagMoved = follows !== undefined && follows.from !== undefined && follows.from !== follows.to;
-  moved(node, await run.retrying(node.address, () => adapter.update(ctx, node.remote!, diff.updates, m)), run);
+  const updated = await run.retrying(node.address, () => adapter.update(ctx, node.remote!, diff.updates, m));
+  // An adapter that acted and looked once (a resize, an extend): the next run continues from what OpenStack shows.
+  const later = waitingOf(updated);
+  if (later) return later;
+  moved(node, updated, run);
   if (tagMoved) run.emit('updated', node.address, 'TagMoved', `${follows.reference} moved from ${follows.from} to ${follows.to} (${fields.join(', ')})`);
   else run.emit('updated', node.address, diff.drift.some((d) => !d.immutable) && !heals ? 'DriftCorrected' : 'Updated', fields.join(', '));
   const corrected = diff.drift.filter((d) => !d.immutable).map((d) => d.path);
@@ -116,8 +122,8 @@ async function updateNode(node: Node, desired: Record<string, unknown>, state: R
   } else {
     run.count(node.address, 'updated');
   }
-  if (diff.staleHash && adapter.remark) await run.retrying(node.address, () => adapter.remark!(ctx, node.remote!, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m));
-  return waitReady(node, run);
+  const remarking = diff.staleHash && adapter.remark ? await remark(node, desired, run) : undefined;
+  return remarking ?? waitReady(node, run);
 }
 
 /**
@@ -178,13 +184,22 @@ export async function followUp(node: Node, run: Run): Promise<Progress | undefin
   }
   const desired = await node.adapter.desired(node.m, node.pc.ctx);
   const diff = difference(node.adapter, desired, node.remote!);
-  if (Object.keys(diff.updates).length > 0) moved(node, await run.retrying(node.address, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m)), run);
-  return undefined;
+  if (Object.keys(diff.updates).length === 0) return undefined;
+  const updated = await run.retrying(node.address, () => node.adapter.update(node.pc.ctx, node.remote!, diff.updates, node.m));
+  moved(node, updated, run);
+  return waitingOf(updated);
+}
+
+/** The marker rewritten with the hash of what is declared now (a dropped `replace` field); waiting when a remark of several steps goes on later. */
+async function remark(node: Node, desired: Record<string, unknown>, run: Run): Promise<Progress | undefined> {
+  const { adapter, m } = node;
+  const marker = { owner: run.opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) };
+  return waitingOf(await run.retrying(node.address, () => adapter.remark!(node.pc.ctx, node.remote!, marker, m)));
 }
 
 /** An update that gave the manifest a new object (an OCI tag move): ids and state follow it. */
-function moved(node: Node, next: void | Remote, run: Run): void {
-  if (!next) return;
+function moved(node: Node, next: void | Remote | Waiting, run: Run): void {
+  if (!next || 'waiting' in next) return;
   node.remote = next;
   know(node.pc, node.ref, next);
   (run.opts.resources[node.address] ??= {}).id = next.id;

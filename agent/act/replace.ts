@@ -1,6 +1,7 @@
 import type { Execution } from './execution.ts';
 import { markProgressing } from './mark-progressing.ts';
 import { waitGone } from './wait.ts';
+import { waitingOf } from '../kinds/kit/adapter.ts';
 
 /**
  * Phase A of an execution: what uses a replaced object is detached from it,
@@ -26,8 +27,8 @@ export async function replacePhase(x: Execution): Promise<void> {
   for (const node of toReplace.reverse()) {
     try {
       const old = node.remote!;
-      await run.retrying(node.address, () => node.adapter.delete(node.pc.ctx, old));
-      const going = await waitGone(node.adapter, node.pc, old.id, run);
+      const deleting = waitingOf(await run.retrying(node.address, () => node.adapter.delete(node.pc.ctx, old)));
+      const going = deleting ?? (await waitGone(node.adapter, node.pc, old.id, run));
       if (going) {
         // Requeue mode: created again by a later run, once OpenStack shows the old object gone (a create then, not a "deleted outside KupenStack").
         delete (run.opts.resources[node.address] ??= {}).id;

@@ -1,8 +1,8 @@
 import { KupenstackError } from '../errors.ts';
 import type { KindAdapter } from '../kinds/kit/adapter.ts';
+import { WriteHeld } from '../openstack/errors.ts';
 import { poll } from '../util/poll.ts';
 import type { ProjectContext } from './context.ts';
-import { NotYet } from '../../lib/not-yet.ts';
 import { defaultLookAgainMs, progressOf, type Progress } from './progress.ts';
 import type { Node, Run } from './run.ts';
 
@@ -66,7 +66,7 @@ export async function waitGone(adapter: KindAdapter, pc: ProjectContext, id: str
   return undefined;
 }
 
-/** What an adapter's NotYet (kinds/kit/look-again.ts) stands for in the engine. */
-export function notYet(err: unknown): Progress | undefined {
-  return err instanceof NotYet ? { reason: err.reason, afterMs: err.afterMs } : undefined;
+/** A write the cloud client's gate held (openstack/transport.ts): not sent, so its object is progressing, not failed. */
+export function heldWrite(err: unknown): Progress | undefined {
+  return err instanceof WriteHeld ? err.progress : undefined;
 }

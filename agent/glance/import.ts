@@ -3,6 +3,7 @@ import type { SignaturePolicy, VerifiedSignature } from '../../oci/signature-pol
 import { KupenstackError } from '../errors.ts';
 import { findOrCreateVersion, ociTransfers, uploadVersion, type GlanceTarget, type TransferProgress } from './versions.ts';
 import { ociTag, versionProperties, type GlanceImage } from './version-rules.ts';
+import type { Looked } from '../../lib/progress.ts';
 
 /**
  * One import of an OCI reference into a project, outside any manifest
@@ -49,9 +50,16 @@ export async function importDisk(g: GlanceTarget, source: DiskSource, request: D
     tags: disk.tag !== undefined && request.digest === undefined ? [ociTag(disk.tag)] : [],
   };
   const before = ociTransfers.blobBytes;
-  const found = await findOrCreateVersion(g, disk, look, { hidden: false });
+  // Not in requeue mode: another worker's upload is waited for, never answered as waiting.
+  const found = done(await findOrCreateVersion(g, disk, look, { hidden: false }));
   let image = found.image;
   const reused = image.status !== 'queued';
-  if (!reused) image = await uploadVersion(g, image, disk, source, options.onProgress);
+  if (!reused) image = done(await uploadVersion(g, image, disk, source, options.onProgress));
   return { image, manifestDigest: disk.manifestDigest, reused, blobBytes: ociTransfers.blobBytes - before };
+}
+
+/** The value: an import never runs in requeue mode, so it is never waiting. */
+function done<T>(looked: Looked<T>): T {
+  if ('waiting' in looked) throw new KupenstackError('internal', `an import is waited for, yet it answered waiting: ${looked.waiting.reason}`);
+  return looked.done;
 }

@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NotYet } from '../../lib/not-yet.ts';
+import { isWaiting, waiting, type Looked } from '../../lib/progress.ts';
 import type { DiskSource, OpenedDisk, ResolvedDisk } from '../../oci/disk-source.ts';
 import { KupenstackError } from '../errors.ts';
 import { OpenStackError } from '../openstack/errors.ts';
@@ -36,7 +36,7 @@ export interface GlanceTarget {
   compute?: ServiceClient;
   projectId: string;
   signal?: AbortSignal | undefined;
-  /** Progress by requeue (the controller): another worker's upload is looked at once, never waited for (lib/not-yet.ts). */
+  /** Progress by requeue (the controller): another worker's upload is looked at once and answered as waiting (lib/progress.ts), never waited for. */
   requeue?: boolean | undefined;
   log?: (line: string) => void;
 }
@@ -88,22 +88,23 @@ class LostUploadRace extends Error {}
 
 /**
  * Waits while another worker stores the image: the image once it is usable,
- * undefined when it is queued again (that upload failed: ours may run).
+ * undefined when it is queued again (that upload failed: ours may run);
+ * in requeue mode one look, then waiting.
  * Anything else, or no end within otherUploadWaitMs, is an error that
  * deletes nothing: the image is the other worker's to finish or clean up.
  */
-async function awaitOtherUpload(g: GlanceTarget, id: string, digest: string): Promise<GlanceImage | undefined> {
+async function awaitOtherUpload(g: GlanceTarget, id: string, digest: string): Promise<Looked<GlanceImage | undefined>> {
   const deadline = Date.now() + otherUploadWaitMs;
   for (;;) {
     const now = await g.image.find<GlanceImage>(`/images/${id}`);
-    if (now && usable.has(now.status)) return now;
-    if (now?.status === 'queued') return undefined;
+    if (now && usable.has(now.status)) return { done: now };
+    if (now?.status === 'queued') return { done: undefined };
     if (!now || !inFlight.has(now.status))
       throw new KupenstackError(
         'image.oci-upload',
         `Glance image ${id} of ${digest}, stored by another worker, ended ${now ? now.status : 'deleted'}; the next run imports it again`,
       );
-    if (g.requeue) throw new NotYet(`Glance image ${id} is receiving ${digest} from another worker (status ${now.status})`, otherUploadPollMs * 5);
+    if (g.requeue) return waiting(`Glance image ${id} is receiving ${digest} from another worker (status ${now.status})`, otherUploadPollMs * 5);
     if (Date.now() > deadline)
       throw new KupenstackError(
         'image.oci-busy',
@@ -137,15 +138,16 @@ function age(img: GlanceImage): number {
  * digest that Glance already holds: this is what makes the same digest
  * transfer once.
  */
-export async function findOrCreateVersion(g: GlanceTarget, disk: ResolvedDisk, look: VersionLook, options: { hidden: boolean }): Promise<{ image: GlanceImage; created: boolean }> {
+export async function findOrCreateVersion(g: GlanceTarget, disk: ResolvedDisk, look: VersionLook, options: { hidden: boolean }): Promise<Looked<{ image: GlanceImage; created: boolean }>> {
   if (look.diskFormat) checkDeclaredFormat(look.diskFormat, disk.diskFormat);
   for (const img of (await versionsByDigest(g, disk.manifestDigest)).filter((i) => compatible(i, look.marker))) {
-    if (usable.has(img.status) || img.status === 'queued') return { image: await adopt(g, img, look.marker), created: false };
+    if (usable.has(img.status) || img.status === 'queued') return { done: { image: await adopt(g, img, look.marker), created: false } };
     if (inFlight.has(img.status)) {
       if (age(img) < stalledAfterMs) {
         // Another worker is storing this digest right now: its image is awaited, never a second one made.
-        const done = await awaitOtherUpload(g, img.id, disk.manifestDigest);
-        if (done) return { image: await adopt(g, done, look.marker), created: false };
+        const other = await awaitOtherUpload(g, img.id, disk.manifestDigest);
+        if (isWaiting(other)) return other;
+        if (other.done) return { done: { image: await adopt(g, other.done, look.marker), created: false } };
         continue;
       }
       await deleteVersion(g, img.id);
@@ -173,13 +175,13 @@ export async function findOrCreateVersion(g: GlanceTarget, disk: ResolvedDisk, l
   for (let attempt = 0; attempt < maxIdAttempts; attempt++) {
     const id = ociImageId(g.projectId, disk.manifestDigest, attempt);
     try {
-      return { image: await g.image.post<GlanceImage>('/images', { ...body, id }, [201]), created: true };
+      return { done: { image: await g.image.post<GlanceImage>('/images', { ...body, id }, [201]), created: true } };
     } catch (err) {
       if (!(err instanceof OpenStackError && err.conflict)) throw err;
       const there = await g.image.find<GlanceImage>(`/images/${id}`);
       // A retried create (a crash, a lost answer): the same image, adopt it.
       if (there && there[propDigest] === disk.manifestDigest && compatible(there, look.marker) && (usable.has(there.status) || there.status === 'queued'))
-        return { image: await adopt(g, there, look.marker), created: false };
+        return { done: { image: await adopt(g, there, look.marker), created: false } };
       // Deleted (Glance keeps the id taken forever) or someone else's: the next id in the sequence.
     }
   }
@@ -217,7 +219,7 @@ function retryable(err: unknown): boolean {
  * the image `queued`, never `active` with wrong content. After the retry
  * budget (or at once for a refusal) the queued image is deleted.
  */
-export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk, source: DiskSource, onProgress?: (p: TransferProgress) => void): Promise<GlanceImage> {
+export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk, source: DiskSource, onProgress?: (p: TransferProgress) => void): Promise<Looked<GlanceImage>> {
   if (img.status !== 'queued') throw new KupenstackError('image.data-immutable', `Glance image ${img.id} is ${img.status}: image data is written once`);
   let lastError: unknown;
   // Worth another attempt: decided after each failure, from what Glance holds now.
@@ -226,9 +228,9 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
   let theirs = false;
   try {
     return await retry(
-      async () => {
+      async (): Promise<Looked<GlanceImage>> => {
         try {
-          return await uploadOnce(g, img, disk, source, onProgress);
+          return { done: await uploadOnce(g, img, disk, source, onProgress) };
         } catch (err) {
           theirs = false;
           again = false;
@@ -240,9 +242,11 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
           // refusal) is not this case: its image is deleted below whatever Glance says.
           if (err instanceof LostUploadRace || (err instanceof OpenStackError && now !== undefined && (inFlight.has(now.status) || usable.has(now.status)))) {
             theirs = true;
-            const done = await awaitOtherUpload(g, img.id, disk.manifestDigest);
+            const other = await awaitOtherUpload(g, img.id, disk.manifestDigest);
             theirs = false;
-            if (done) return done;
+            // Requeue mode: the other worker's upload is looked at again by a later run.
+            if (isWaiting(other)) return other;
+            if (other.done) return { done: other.done };
             again = true;
             throw err;
           }

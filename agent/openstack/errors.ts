@@ -1,4 +1,5 @@
 import { KupenstackError } from '../errors.ts';
+import type { Progress } from '../../lib/progress.ts';
 
 /** A bad or missing clouds.yaml entry: says which file and what to change. Never carries a secret. */
 export class CloudConfigError extends KupenstackError {
@@ -86,4 +87,17 @@ function findMessage(value: unknown, depth: number): string | undefined {
     if (found) return found;
   }
   return undefined;
+}
+
+/**
+ * A write the client's gate held (openstack/transport.ts WriteGate): nothing was sent. An error of the
+ * call, since the call did not happen; the engine reads its progress as "progressing, look again", never
+ * as a failure of the object.
+ */
+export class WriteHeld extends KupenstackError {
+  readonly progress: Progress;
+  constructor(progress: Progress) {
+    super('openstack.write-held', `write held, not sent: ${progress.reason}; looked at again in ${Math.ceil(progress.afterMs / 1000)} s`);
+    this.progress = progress;
+  }
 }

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { Agent, fetch, type Dispatcher, type RequestInit } from 'undici';
-import { NotYet } from '../../lib/not-yet.ts';
 import type { Progress } from '../../lib/progress.ts';
 import { retry } from '../../lib/retry.ts';
 import type { ApiCounters } from './counters.ts';
-import { errorDetail, OpenStackError } from './errors.ts';
+import { errorDetail, OpenStackError, WriteHeld } from './errors.ts';
 
 export interface TransportOptions {
   counters: ApiCounters;
@@ -42,7 +41,7 @@ export interface HttpResponse {
 
 /**
  * What a write waits for before it leaves: the controller's finalizers, a create's journal line (act/journaled.ts).
- * Undefined lets the write go; a Progress holds it: nothing is sent and the request fails with NotYet (the engine
+ * Undefined lets the write go; a Progress holds it: nothing is sent and the request fails with WriteHeld (the engine
  * records its object as progressing, the queue looks again). A rejection fails the request with that error, unsent.
  */
 export type WriteGate = () => Promise<Progress | undefined>;
@@ -145,7 +144,7 @@ export class Transport {
   private async passGates(): Promise<void> {
     for (const gate of this.gates) {
       const held = await gate();
-      if (held) throw new NotYet(held.reason, held.afterMs);
+      if (held) throw new WriteHeld(held);
     }
   }
 

@@ -1,5 +1,5 @@
-import type { ApplyReport } from '../act/apply.ts';
-import { applyChanged, applySubset, applyValidated } from './apply-path.ts';
+import type { ApplyReport, RevisionInput } from '../act/apply.ts';
+import { applyChanged, applySubset, applyValidated, type StandaloneOptions } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../sync/settings.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
@@ -14,10 +14,11 @@ import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { resourceCounts } from './resource-counts.ts';
 import { cloudNotReady, driveRevisionCloud, type CloudStepOptions } from './revision-cloud.ts';
 import type { Trigger } from '../sync/scheduler.ts';
-import type { RunResult, SyncStatusStore } from '../sync/status.ts';
+import type { SyncStatusStore } from '../sync/status.ts';
+import type { SyncOutcome } from '../sync/outcome.ts';
 import type { LoadedRevision } from '../sync/sync-run.ts';
 import type { ValidatedRevision } from '../validate/validate.ts';
-import { applyFailed, held, progressing, succeeded } from '../sync/conditions.ts';
+import { progressing } from '../sync/conditions.ts';
 
 export interface ApplyStepContext {
   sync: SyncConfig;
@@ -40,11 +41,7 @@ export interface ApplyStepContext {
   refresh?: ReadonlySet<string>;
   /** Engine events for the Sync's notify targets (drift corrected, healed, a new image version): object-notice.ts picks. */
   notices?: EventSink;
-  /** The run's record in the Sync's history (the shared Sync run's). */
-  record: (started: number, revision: string, trigger: Trigger, result: RunResult, message?: string, counts?: Record<string, number>) => void;
 }
-
-export type ApplyResult = 'applied' | 'failed';
 
 export interface ApplyStepOptions {
   drift: boolean;
@@ -54,25 +51,66 @@ export interface ApplyStepOptions {
   base?: ValidatedRevision;
 }
 
+type Writes = Pick<ApplyReport, 'created' | 'updated' | 'replaced'>;
+
 /**
  * The standalone apply step (Flux's kustomize side): apply one validated
- * revision with the source's revision string, record the run, and turn the
- * outcome into Ready/Stalled. `drift` runs re-apply the last good revision;
- * they never hide why the newest revision was rejected. One function (~115
- * lines): the cloud step, the fast pass and the full pass share the run's
- * record and conditions.
+ * revision with the source's revision string and say what it came to; the
+ * Sync run records it. `drift` runs re-apply the last good revision. The
+ * cloud first, then the fast pass (what changed), then the full pass.
  */
-export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, opts: ApplyStepOptions): Promise<ApplyResult | 'skipped'> {
-  const st = ctx.store;
+export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, opts: ApplyStepOptions): Promise<SyncOutcome | 'skipped'> {
   const { revision } = rev;
+  const { drift, only } = opts;
   const input = { revision, validated: rev.validated };
-  const started = Date.now();
-  const only = opts.only;
-  progressing(st, only ? `resolving ${only.join(', ')} again at ${revision}` : `${opts.drift ? 'correcting drift with' : 'applying'} ${revision}`);
-  await st.save();
+  const failed = (reason: string, message: string, counts?: Record<string, number>): SyncOutcome => ({ result: 'Failed', revision, drift, reason, message, ...(counts ? { counts } : {}) });
+  progressing(ctx.store, only ? `resolving ${only.join(', ')} again at ${revision}` : `${drift ? 'correcting drift with' : 'applying'} ${revision}`);
+  await ctx.store.save();
   if (only) ctx.log.info({ revision, trigger, only }, 'applying only what the event names');
-  else ctx.log.info({ revision, trigger, drift: opts.drift }, opts.drift ? 'correcting drift' : 'applying revision');
-  const how = {
+  else ctx.log.info({ revision, trigger, drift }, drift ? 'correcting drift' : 'applying revision');
+  const how = engineOptions(ctx, revision, signal);
+  // The cloud first (full passes, drift ones too: they correct the cloud's drift): its resources wait for it to be Ready.
+  if (!only && ctx.cloudStep) {
+    const waiting = await cloudFirst(ctx, rev, signal);
+    if (waiting) return failed('CloudNotReady', waiting);
+  }
+  // Sub-second push: what changed since the last applied revision first, then the full pass below (prune, drift).
+  const fast = !only && !drift && opts.base ? await fastPass(ctx, input, opts.base, how, signal) : { created: 0, updated: 0, replaced: 0 };
+  let r: ApplyReport;
+  try {
+    if (only) {
+      const subset = await applySubset(input, only, how);
+      if ('skipped' in subset) {
+        ctx.log.info({ revision, trigger, reason: subset.skipped }, 'partial pass skipped');
+        return 'skipped';
+      }
+      r = subset.report;
+    } else r = await applyValidated(input, { ...how, prune: ctx.sync.prune });
+  } catch (err) {
+    return failed(signal.aborted ? abortReason(signal) : 'ApplyFailed', asError(err, signal).message);
+  }
+  // What the fast pass wrote counts in this run (the full pass then found those objects unchanged).
+  const fastWritten = fast.created + fast.updated + fast.replaced;
+  const counts = {
+    created: r.created + fast.created,
+    updated: r.updated + fast.updated,
+    replaced: r.replaced + fast.replaced,
+    deleted: r.deleted,
+    healed: r.healed,
+    unchanged: Math.max(0, r.unchanged - fastWritten),
+    failed: r.errors.length,
+  };
+  // A partial pass counts only its part: the gauges keep the last full pass's totals.
+  if (!only) ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
+  if (r.errors.length > 0) return failed('ApplyFailed', `${r.errors.length} errors: ${r.errors.slice(0, 3).map((e) => e.message).join('; ')}`, counts);
+  if (r.held.length > 0) return { result: 'Held', revision, drift, counts, held: r.held.length };
+  const summary = `${counts.created} created, ${counts.updated} updated, ${counts.replaced} replaced, ${counts.deleted} deleted, ${counts.healed} healed, ${counts.unchanged} unchanged`;
+  return { result: 'Succeeded', revision, drift, counts, summary };
+}
+
+/** The engine's options of one run of this Sync. */
+function engineOptions(ctx: ApplyStepContext, revision: string, signal: AbortSignal): StandaloneOptions {
+  return {
     cloud: ctx.cloud,
     cloudsFile: ctx.cloudsFile,
     config: ctx.config,
@@ -88,93 +126,33 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
     images: ctx.images,
     ...(ctx.refresh ? { refresh: ctx.refresh } : {}),
   };
-  // The cloud first (full passes, drift ones too: they correct the cloud's drift): its resources wait for it to be Ready.
-  if (!only && ctx.cloudStep) {
-    let waiting: string | undefined;
-    try {
-      const declared = await driveRevisionCloud(rev, ctx.cloudStep, (line) => ctx.log.info({ revision }, line), signal);
-      if (declared?.driven && !declared.driven.ready) waiting = cloudNotReady(declared);
-    } catch (err) {
-      waiting = `OpenStackCloud: ${asError(err, signal).message}`;
-    }
-    if (waiting) {
-      ctx.log.warn({ revision }, waiting);
-      ctx.record(started, revision, trigger, 'Failed', waiting);
-      applyFailed(st, 'CloudNotReady', `${revision}: ${waiting}`);
-      return 'failed';
-    }
-  }
-  /** What the fast pass wrote: part of this run's counts (the full pass then finds those objects unchanged). */
-  let fastWrites = { created: 0, updated: 0, replaced: 0 };
-  if (!only && !opts.drift && opts.base) {
-    // Sub-second push: what changed since the last applied revision first, then the full pass below (prune, drift).
-    try {
-      const fast = await applyChanged(input, opts.base, how);
-      if ('skipped' in fast) ctx.log.debug({ revision, reason: fast.skipped }, 'fast pass skipped');
-      else {
-        ctx.log.info(
-          { revision, changed: fast.changed, created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced, errors: fast.report.errors.length },
-          'fast pass applied the changed manifests',
-        );
-        fastWrites = { created: fast.report.created, updated: fast.report.updated, replaced: fast.report.replaced };
-      }
-    } catch (err) {
-      // The full pass does it all again and reports what is wrong.
-      ctx.log.warn({ revision, error: asError(err, signal).message }, 'fast pass failed; the full pass follows');
-    }
-  }
-  let r: ApplyReport;
+}
+
+/** The OpenStackCloud the revision declares: why its resources cannot go yet, or undefined when they can. */
+async function cloudFirst(ctx: ApplyStepContext, rev: LoadedRevision, signal: AbortSignal): Promise<string | undefined> {
   try {
-    if (only) {
-      const subset = await applySubset(input, only, how);
-      if ('skipped' in subset) {
-        ctx.log.info({ revision, trigger, reason: subset.skipped }, 'partial pass skipped');
-        return 'skipped';
-      }
-      r = subset.report;
-    } else r = await applyValidated(input, { ...how, prune: ctx.sync.prune });
+    const declared = await driveRevisionCloud(rev, ctx.cloudStep!, (line) => ctx.log.info({ revision: rev.revision }, line), signal);
+    return declared?.driven && !declared.driven.ready ? cloudNotReady(declared) : undefined;
   } catch (err) {
-    const e = asError(err, signal);
-    const reason = signal.aborted ? abortReason(signal) : 'ApplyFailed';
-    ctx.log.error({ revision, reason, error: e.message }, 'apply failed');
-    ctx.record(started, revision, trigger, 'Failed', e.message);
-    if (!opts.drift || st.get('Ready')?.status === 'True') applyFailed(st, reason, `${revision}: ${e.message}`);
-    return 'failed';
+    return `OpenStackCloud: ${asError(err, signal).message}`;
   }
+}
 
-  const fastWritten = fastWrites.created + fastWrites.updated + fastWrites.replaced;
-  const counts = {
-    created: r.created + fastWrites.created,
-    updated: r.updated + fastWrites.updated,
-    replaced: r.replaced + fastWrites.replaced,
-    deleted: r.deleted,
-    healed: r.healed,
-    unchanged: Math.max(0, r.unchanged - fastWritten),
-    failed: r.errors.length,
-  };
-  // A partial pass counts only its part: the gauges keep the last full pass's totals.
-  if (!only) ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
-  const summary = `${counts.created} created, ${counts.updated} updated, ${counts.replaced} replaced, ${counts.deleted} deleted, ${counts.healed} healed, ${counts.unchanged} unchanged`;
-  if (r.errors.length > 0) {
-    const message = `${r.errors.length} errors applying ${revision}: ${r.errors.slice(0, 3).map((e) => e.message).join('; ')}`;
-    ctx.log.error({ revision, ...counts }, message);
-    ctx.record(started, revision, trigger, 'Failed', message, counts);
-    if (!st.status.rejectedRevision || !opts.drift) applyFailed(st, 'ApplyFailed', message);
-    return 'failed';
+/** The manifests changed since `base`, applied first; what it wrote (nothing when it was skipped or failed: the full pass does it all again). */
+async function fastPass(ctx: ApplyStepContext, input: RevisionInput, base: ValidatedRevision, how: StandaloneOptions, signal: AbortSignal): Promise<Writes> {
+  const { revision } = input;
+  try {
+    const fast = await applyChanged(input, base, how);
+    if ('skipped' in fast) {
+      ctx.log.debug({ revision, reason: fast.skipped }, 'fast pass skipped');
+      return { created: 0, updated: 0, replaced: 0 };
+    }
+    const { created, updated, replaced } = fast.report;
+    ctx.log.info({ revision, changed: fast.changed, created, updated, replaced, errors: fast.report.errors.length }, 'fast pass applied the changed manifests');
+    return { created, updated, replaced };
+  } catch (err) {
+    // The full pass does it all again and reports what is wrong.
+    ctx.log.warn({ revision, error: asError(err, signal).message }, 'fast pass failed; the full pass follows');
+    return { created: 0, updated: 0, replaced: 0 };
   }
-
-  st.status.lastAppliedRevision = revision;
-  st.status.lastGoodDir = rev.dir;
-  ctx.metrics.setLastApplied(ctx.sync.name, revision);
-  const isHeld = r.held.length > 0;
-  ctx.record(started, revision, trigger, isHeld ? 'Held' : 'Succeeded', isHeld ? `${r.held.length} deletions held by the mass-delete guard` : summary, counts);
-  ctx.log.info({ revision, trigger, ...counts, durationMs: Date.now() - started }, isHeld ? 'applied, deletions held' : 'applied');
-  if (!opts.drift) {
-    st.status.rejectedRevision = undefined;
-    st.status.rejectedBecause = undefined;
-  }
-  if (st.status.rejectedRevision) return 'applied'; // the newest revision is still rejected: its conditions stay.
-  if (isHeld) held(st, revision, r.held.length);
-  else succeeded(st, revision, summary);
-  return 'applied';
 }

@@ -18,6 +18,7 @@ import type { Trigger } from '../sync/scheduler.ts';
 import { Snapshots } from './snapshot.ts';
 import { StatusStore, type SyncStatus, type SyncStatusStore } from '../sync/status.ts';
 import { SyncRun, type LoadedRevision, type SyncApplier } from '../sync/sync-run.ts';
+import type { SyncOutcome } from '../sync/outcome.ts';
 import { metricsSink } from '../telemetry/event-sinks.ts';
 import { checkPath } from '../validate/check-path.ts';
 
@@ -135,6 +136,9 @@ export class SyncRunner implements SyncApplier {
 
   /** One run; true when the Sync ended converged on the newest revision. */
   async run(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    const { lastAppliedRevision, lastGoodDir } = this.store.status;
+    // A registry run with nothing named: a full run since the event resolved them already.
+    if (trigger === 'registry' && this.moved.size === 0 && lastAppliedRevision && lastGoodDir) return true;
     // Taken whatever the trigger: a full run resolves them again too.
     const refresh: ReadonlySet<string> = new Set(this.moved);
     this.moved.clear();
@@ -142,8 +146,7 @@ export class SyncRunner implements SyncApplier {
     this.refresh = refresh;
     let ok = false;
     try {
-      const partial = trigger === 'registry' ? await this.runMoved([...refresh].sort(), since, signal) : undefined;
-      ok = partial ?? (await this.shared.run(trigger, signal));
+      ok = await this.shared.run(trigger, signal);
       return ok;
     } finally {
       this.refresh = undefined;
@@ -169,27 +172,30 @@ export class SyncRunner implements SyncApplier {
   }
 
   /** The standalone agent applies a fetched revision as new (not as drift): its fast pass compares it with the last good one. */
-  async apply(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
-    return (await this.applyLoaded(rev, trigger, signal, false)) === true;
+  async apply(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal): Promise<SyncOutcome> {
+    // Only a partial pass is ever skipped: a full one always comes to an outcome.
+    return (await this.applyLoaded(rev, trigger, signal, false)) ?? { result: 'Failed', revision: rev.revision, drift: false, reason: 'ApplyFailed', message: 'nothing was applied' };
   }
 
-  async applyLastGood(trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+  async applyLastGood(trigger: Trigger, signal: AbortSignal): Promise<SyncOutcome | undefined> {
     const rev = await this.lastGoodRevision();
-    return rev !== undefined && (await this.applyLoaded(rev, trigger, signal, true)) === true;
+    return rev && (await this.applyLoaded(rev, trigger, signal, true));
   }
 
-  /** Counted like the engine's own rejections (kupenstack_engine_events_total). */
-  refused(revision: string, lines: string[]): void {
+  /** A rejection is counted like the engine's own (kupenstack_engine_events_total). */
+  said(o: SyncOutcome): void {
+    if (o.result !== 'Rejected') return;
+    const lines = o.refusals;
     metricsSink(
       this.name,
       this.deps.metrics,
     )({
       type: 'rejected',
-      address: revision,
+      address: o.revision,
       reason: 'ValidationFailed',
       message: `${lines.length} validation errors, the first: ${lines[0] ?? ''}; nothing was applied`,
       severity: 'warning',
-      revision,
+      revision: o.revision,
       at: new Date().toISOString(),
     });
   }
@@ -198,18 +204,14 @@ export class SyncRunner implements SyncApplier {
    * A registry notification: the Images it named are resolved again and
    * applied from the last good revision, nothing else (no fetch, no other
    * kind, no prune); the full pass stays on the interval. Undefined when
-   * there is nothing to do it with (no revision applied yet, nothing named,
-   * or the revision no longer declares them): the caller runs the full pass.
+   * there is nothing to do it with (no revision applied yet, or the revision
+   * no longer declares them): the run is a full one.
    */
-  private async runMoved(only: string[], started: number, signal: AbortSignal): Promise<boolean | undefined> {
-    if (!this.store.status.lastAppliedRevision || !this.store.status.lastGoodDir) return undefined;
-    // Nothing named: a full run since the event resolved them already.
-    if (only.length === 0) return true;
+  async registryRun(signal: AbortSignal): Promise<SyncOutcome | undefined> {
+    const only = [...(this.refresh ?? [])].sort();
+    if (only.length === 0 || !this.store.status.lastAppliedRevision || !this.store.status.lastGoodDir) return undefined;
     const rev = await this.lastGoodRevision();
-    if (!rev) return undefined;
-    const ok = await this.applyLoaded(rev, 'registry', signal, true, only);
-    if (ok === undefined) return undefined;
-    return this.shared.finish(started, 'registry', ok, { partial: true });
+    return rev && (await this.applyLoaded(rev, 'registry', signal, true, only));
   }
 
   /** The last good revision: in memory since it was applied, or read once from its copy after a restart. */
@@ -226,8 +228,8 @@ export class SyncRunner implements SyncApplier {
     return this.lastGood;
   }
 
-  /** True when applied, false when not, undefined when a partial pass found nothing of its own to do. */
-  private async applyLoaded(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<boolean | undefined> {
+  /** What the apply came to; undefined when a partial pass found nothing of its own to do. */
+  private async applyLoaded(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<SyncOutcome | undefined> {
     this.latest = rev;
     let firstWrite = true;
     this.onWrite = (at) => {
@@ -249,20 +251,21 @@ export class SyncRunner implements SyncApplier {
       secrets: this.deps.secrets,
       images: this.deps.images,
       ...(this.refresh && this.refresh.size > 0 ? { refresh: this.refresh } : {}),
-      record: (...args) => this.shared.record(...args),
       ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
       ...(this.notices ? { notices: this.notices } : {}),
     };
     // The fast pass compares with the last good revision, when it is another one.
     const base = !only && !drift && this.store.status.lastGoodDir !== undefined && this.store.status.lastGoodDir !== rev.dir ? (await this.lastGoodRevision())?.validated : undefined;
-    const result = await applyStep(ctx, rev, trigger, signal, { drift, ...(only ? { only } : {}), ...(base ? { base } : {}) });
-    if (result === 'skipped') return undefined;
-    if (result !== 'applied') return false;
+    const outcome = await applyStep(ctx, rev, trigger, signal, { drift, ...(only ? { only } : {}), ...(base ? { base } : {}) });
+    if (outcome === 'skipped') return undefined;
+    if (outcome.result !== 'Succeeded' && outcome.result !== 'Held') return outcome;
+    // Applied: drift correction re-applies this copy, even after a bad revision was fetched.
+    this.store.status.lastGoodDir = rev.dir;
     // A partial pass corrects no drift: the interval's full pass stays due.
-    if (only) return true;
+    if (only) return outcome;
     this.lastGood = rev;
     this.reconciledOnce = true;
-    return true;
+    return outcome;
   }
 
   /** One OpenStack client per Sync for the agent's life: tokens and the catalog are reused, calls are counted for /metrics. */

@@ -75,12 +75,13 @@ export function applyFailed(st: SyncStatusStore, reason: string, message: string
   st.condition('Stalled', 'False', reasons.retrying, 'retrying with backoff');
 }
 
-export function held(st: SyncStatusStore, revision: string, count: number): void {
+/** `message`: the front end's own word on which objects and how to confirm them (the cluster's annotation). */
+export function held(st: SyncStatusStore, revision: string, count: number, message?: string): void {
   st.condition(
     'Ready',
     'False',
     reasons.deletionHeld,
-    `${revision} applied except ${count} deletions held by the mass-delete guard (massDeleteThreshold); apply them with kupenstack apply --prune --allow-mass-delete`,
+    message ?? `${revision} applied except ${count} deletions held by the mass-delete guard (massDeleteThreshold); apply them with kupenstack apply --prune --allow-mass-delete`,
   );
   st.condition('Stalled', 'True', reasons.deletionHeld, 'waiting for a person to confirm the deletions');
 }

@@ -4,12 +4,11 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import type { AdapterContext } from '../../agent/kinds/kit/adapter.ts';
 import { lookAgain } from '../../agent/kinds/kit/look-again.ts';
-import { NotYet } from '../../lib/not-yet.ts';
 
 /**
  * Progress by requeue (issue 27): no adapter under agent/kinds waits for
  * OpenStack by itself. The one wait is kinds/kit/look-again.ts, which looks once
- * and throws NotYet in requeue mode (the controller). Any other timer, sleep
+ * and answers waiting in requeue mode (the controller). Any other timer, sleep
  * or poll loop in kinds/ would hold a namespace's slot in the cluster.
  */
 
@@ -50,15 +49,15 @@ const ctx = (requeue: boolean): AdapterContext => ({ requeue }) as AdapterContex
 /**
  * Every other file of agent/ that waits by itself, and why that holds no
  * namespace's slot: a new wait anywhere fails the test until it is looked at
- * here. The dual-mode ones (wait standalone, NotYet in requeue mode) have
+ * here. The dual-mode ones (wait standalone, waiting answered in requeue mode) have
  * their own test of the requeue side.
  */
 const knownWaits: Record<string, string> = {
-  'agent/act/landing.ts': 'creates a dead process sent: waits standalone, throws NotYet in requeue mode (test/unit/landing.test.ts)',
+  'agent/act/landing.ts': 'creates a dead process sent: waits standalone, answers waiting in requeue mode (test/unit/landing.test.ts)',
   'agent/act/bulk.ts': 'one tick (setImmediate) gathers the creates that start together into one bulk POST',
   'agent/act/wait.ts': "the engine's Ready/gone wait: polls standalone, looks once in requeue mode",
   'agent/cli/cluster/sync-client.ts': '`kupenstack reconcile sync`, a CLI command, waits for the Sync to handle its request; no loop runs it',
-  'agent/glance/versions.ts': "another worker's upload: waits standalone, throws NotYet in requeue mode",
+  'agent/glance/versions.ts': "another worker's upload: waits standalone, answers waiting in requeue mode",
   'agent/glance/members.ts': 'a short random back-off between two member writes that met (409), not a wait for OpenStack to work',
   'agent/cloud/apply.ts': "a chart's gate and a Job being replaced: polls standalone, looks once and returns a Progress in requeue mode (test/integration/cloud/install.test.ts)",
   'agent/util/poll.ts': 'the poll helper act/wait.ts uses in wait mode',
@@ -108,17 +107,15 @@ describe('no adapter sleeps in requeue mode', () => {
     ]);
   });
 
-  it('lookAgain looks once and throws NotYet in requeue mode, and looks until done otherwise', async () => {
+  it('lookAgain looks once and answers waiting in requeue mode, and looks until done otherwise', async () => {
     let looks = 0;
     const look = () => Promise.resolve(++looks >= 2 ? { done: 'ACTIVE' } : { why: 'still BUILD' });
     const opts = { look, what: 'server s1 waits for ACTIVE', timeoutMs: 60_000, onTimeout: (why: string) => new Error(why) };
-    const err = await lookAgain(ctx(true), opts).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(NotYet);
-    expect((err as NotYet).reason).toBe('server s1 waits for ACTIVE: still BUILD');
-    expect((err as NotYet).afterMs).toBe(5_000);
+    const seen = await lookAgain(ctx(true), opts);
+    expect(seen).toEqual({ waiting: { reason: 'server s1 waits for ACTIVE: still BUILD', afterMs: 5_000 } });
     expect(looks).toBe(1);
     looks = 0;
-    await expect(lookAgain(ctx(false), opts)).resolves.toBe('ACTIVE');
+    await expect(lookAgain(ctx(false), opts)).resolves.toEqual({ done: 'ACTIVE' });
     expect(looks).toBe(2);
   });
 });

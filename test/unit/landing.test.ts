@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { afterLanding } from '../../agent/act/landing.ts';
 import type { EngineEvent } from '../../agent/events/events.ts';
 import { FileCreateJournal } from '../../agent/status/create-journal.ts';
-import { NotYet } from '../../lib/not-yet.ts';
 
 /*
  * The journal wait (audit M4): a run after a kill -9 observes again until the
@@ -68,14 +67,13 @@ describe('a run waits for the creates a dead process sent', () => {
     expect(looks).toBe(2);
   });
 
-  it('in requeue mode (the controller) looks once and throws NotYet instead of waiting; the journal keeps the entry', async () => {
+  it('in requeue mode (the controller) looks once and answers waiting instead of waiting; the journal keeps the entry', async () => {
     const j = journal();
     await j.begin(['ns/Network/a'], Date.now() + 60_000);
     let looks = 0;
     const events: EngineEvent[] = [];
-    const held = await afterLanding({ journal: j, declared: new Set(['ns/Network/a']), look: () => Promise.resolve({ result: looks++, owned: new Set<string>() }), events: (e) => void events.push(e), revision: 'r4', requeue: true }).catch((e: unknown) => e);
-    expect(held).toBeInstanceOf(NotYet);
-    expect((held as NotYet).afterMs).toBe(2_000);
+    const held = await afterLanding({ journal: j, declared: new Set(['ns/Network/a']), look: () => Promise.resolve({ result: looks++, owned: new Set<string>() }), events: (e) => void events.push(e), revision: 'r4', requeue: true });
+    expect(held).toMatchObject({ waiting: { afterMs: 2_000 } });
     expect(looks).toBe(1);
     expect(events.map((e) => e.reason)).toEqual(['CreatesInFlight']);
     expect([...(await j.landing()).keys()]).toEqual(['ns/Network/a']);

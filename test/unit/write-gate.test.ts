@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journaled } from '../../agent/act/journaled.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { CreateJournal } from '../../agent/status/create-journal.ts';
-import { NotYet } from '../../lib/not-yet.ts';
+import { WriteHeld } from '../../agent/openstack/errors.ts';
 import type { Progress } from '../../lib/progress.ts';
 
 /**
@@ -65,7 +65,7 @@ describe('a gated cloud', () => {
     expect(gated.gated(noting('third')).base).toBe(plain);
   });
 
-  it('sends nothing while a gate holds: the write fails with NotYet carrying the hold', async () => {
+  it('sends nothing while a gate holds: the write fails with WriteHeld carrying the hold', async () => {
     log.length = 0;
     let asked = 0;
     const hold = (): Promise<Progress> => {
@@ -78,8 +78,8 @@ describe('a gated cloud', () => {
       .client('network')
       .call('PUT', '/networks/x', { json: {} })
       .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(NotYet);
-    expect(err).toMatchObject({ reason: 'the finalizers are not set', afterMs: 1500 });
+    expect(err).toBeInstanceOf(WriteHeld);
+    expect(err).toMatchObject({ progress: { reason: 'the finalizers are not set', afterMs: 1500 } });
     // Asked once (a hold is not a network failure: not retried), the gate after it never, nothing sent but the token.
     expect(asked).toBe(1);
     expect(log).toEqual(['token']);
@@ -131,7 +131,7 @@ describe('a journaled create', () => {
     log.length = 0;
     const run = cloud().gated(() => Promise.resolve({ reason: 'held', afterMs: 1000 }));
     const err = await journaled(notingJournal(), run, ['ns/Network/b'], () => 60_000, (c) => c.client('network').post('/networks', {})).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(NotYet);
+    expect(err).toBeInstanceOf(WriteHeld);
     expect(log).toEqual(['token']);
   });
 

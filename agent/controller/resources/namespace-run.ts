@@ -25,7 +25,6 @@ import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { isAdminNamespace, memberRefusals } from '../../policy/member-policy.ts';
 import { subjectsOf } from '../../policy/subjects.ts';
-import { NotYet } from '../../../lib/not-yet.ts';
 import { isWaiting, soonest, waiting, type Looked, type Progress } from '../../../lib/progress.ts';
 
 /** What one namespace's run reads and writes of the controller that owns it; each step below takes only the part it reads. */
@@ -280,9 +279,12 @@ async function pass(
   try {
     const first = moved && !terminating ? await imagesFirst(opts, ns, { revision, validated }, moved, deps, held, clock.mark) : undefined;
     if (first) return { waiting: first };
-    return { done: { report: await enginePass(opts, ns, { revision, validated }, targeted, early ? { ...deps, journal: early } : deps), targeted } };
+    const report = await enginePass(opts, ns, { revision, validated }, targeted, early ? { ...deps, journal: early } : deps);
+    // Held whole (creates a dead process sent still landing, act/landing.ts): nothing ran, no finalizer is released; the queue looks again.
+    if (report.waiting && !signal.aborted) return { waiting: report.waiting };
+    return { done: { report, targeted } };
   } catch (err) {
-    const hold = signal.aborted ? undefined : (held() ?? landingHold(err));
+    const hold = signal.aborted ? undefined : held();
     if (hold) return { waiting: hold };
     throw err;
   } finally {
@@ -290,13 +292,6 @@ async function pass(
   }
 }
 
-/**
- * The engine's hold of a whole run while creates a dead process sent may still land (act/landing.ts,
- * requeue mode): thrown by the engine today, a value from here up to the queue.
- */
-function landingHold(err: unknown): Progress | undefined {
-  return err instanceof NotYet ? { reason: err.reason, afterMs: err.afterMs } : undefined;
-}
 
 /**
  * release: the finalizers of the deleted objects the engine is done with (what failed, or what OpenStack
@@ -501,6 +496,7 @@ async function imagesFirst(
       return undefined;
     }
     const r = pass.report;
+    if (r.waiting) return r.waiting;
     mark('images first');
     opts.log(
       `images  ${ns}: ${addresses.join(', ')} applied first (registry notification): ${r.created} created, ${r.updated} updated, ` +
@@ -509,7 +505,7 @@ async function imagesFirst(
     return undefined;
   } catch (err) {
     if (deps.signal?.aborted) throw err;
-    const hold = held() ?? landingHold(err);
+    const hold = held();
     if (hold) return hold;
     opts.log(`images  ${ns}: applying ${addresses.join(', ')} first failed, the full pass follows: ${(err as Error).message}`);
     return undefined;

@@ -9,7 +9,7 @@ import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
 import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
-import { lookedUpId, openstackName, pick, type AdapterContext, type Remote } from '../kit/adapter.ts';
+import { lookedUpId, openstackName, pick, type AdapterContext, type Remote, type Waiting } from '../kit/adapter.ts';
 import { ImageMemory } from '../kit/image-memory.ts';
 import { readRegistrySecret } from './registry-secret.ts';
 import { resolveDue } from './oci-poll.ts';
@@ -239,7 +239,10 @@ export async function ociCreate(ctx: ImageContext, m: Manifest, marker: Marker):
   const disk = await resolveManifest(m, ctx);
   const look = lookOf(m, disk, marker);
   const g = targetOf(ctx);
-  const { image, created } = await findOrCreateVersion(g, disk, look, { hidden: false });
+  const found = await findOrCreateVersion(g, disk, look, { hidden: false });
+  // A create never waits (kinds/adapter.ts): another worker storing the digest (requeue mode) fails it for this run; the next run adopts its image.
+  if ('waiting' in found) throw new KupenstackError('image.oci-busy', `${found.waiting.reason}; the next run uses it`);
+  const { image, created } = found.done;
   return toRemote(created ? image : await promote(g, image, look));
 }
 
@@ -248,7 +251,7 @@ export async function ociCreate(ctx: ImageContext, m: Manifest, marker: Marker):
  * the digest the reference points to now (returned: the manifest's new
  * object). Fields left for the generic PATCH path: undefined is returned.
  */
-export async function ociUpdate(ctx: ImageContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<Remote | undefined> {
+export async function ociUpdate(ctx: ImageContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<Remote | Waiting | undefined> {
   if (!isOciManifest(m)) return undefined;
   const g = targetOf(ctx);
   const marker = remote.marker ?? markerFromMetadata(remote.raw);
@@ -256,7 +259,11 @@ export async function ociUpdate(ctx: ImageContext, remote: Remote, changes: Reco
   const disk = await resolveManifest(m, ctx);
   const look = lookOf(m, disk, marker);
   if ('digest' in changes && remote.raw[propDigest] === disk.manifestDigest) {
-    if (remote.status === 'queued') remote.raw = await uploadVersion(g, remote.raw as GlanceImage, disk, await sourceOf(m, ctx));
+    if (remote.status === 'queued') {
+      const stored = await uploadVersion(g, remote.raw as GlanceImage, disk, await sourceOf(m, ctx));
+      if ('waiting' in stored) return stored;
+      remote.raw = stored.done;
+    }
   } else if ('digest' in changes) {
     return moveTag(ctx, g, remote, marker, disk, look, m);
   }
@@ -268,10 +275,16 @@ export async function ociUpdate(ctx: ImageContext, remote: Remote, changes: Reco
 }
 
 /** Step 3 and 4 of a tag move (adapter.ts): the new digest's version takes the name and tag, the old ones are hidden, retention runs. */
-async function moveTag(ctx: ImageContext, g: GlanceTarget, remote: Remote, marker: Marker, disk: ResolvedDisk, look: VersionLook, m: Manifest): Promise<Remote> {
+async function moveTag(ctx: ImageContext, g: GlanceTarget, remote: Remote, marker: Marker, disk: ResolvedDisk, look: VersionLook, m: Manifest): Promise<Remote | Waiting> {
   // Hidden and under its version name until its data is verified and stored: the image name never shows a half-made image.
-  let { image: next } = await findOrCreateVersion(g, disk, look, { hidden: true });
-  if (next.status === 'queued') next = await uploadVersion(g, next, disk, await sourceOf(m, ctx));
+  const found = await findOrCreateVersion(g, disk, look, { hidden: true });
+  if ('waiting' in found) return found;
+  let next = found.done.image;
+  if (next.status === 'queued') {
+    const stored = await uploadVersion(g, next, disk, await sourceOf(m, ctx));
+    if ('waiting' in stored) return stored;
+    next = stored.done;
+  }
   // Add before remove: the new version takes the name and tag, then the old ones let go of them.
   next = await promote(g, next, look);
   const before = await listVersions(ctx, marker);

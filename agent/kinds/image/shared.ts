@@ -10,7 +10,8 @@ import type { Manifest } from '../../model/manifest.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import { markerFromMetadata, type Marker } from '../../ownership/marker.ts';
 import { serialised } from '../../util/concurrency.ts';
-import { lookedUpId, pick, type AdapterContext, type Remote } from '../kit/adapter.ts';
+import { lookedUpId, pick, type AdapterContext, type Remote, type Waiting } from '../kit/adapter.ts';
+import type { Looked } from '../../../lib/progress.ts';
 import { resolveManifest, sourceOf, type ImageContext } from './oci.ts';
 
 /**
@@ -213,14 +214,14 @@ function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null,
 }
 
 /** Versions of one digest in flight in this process: two projects' runs wait for one transfer, never race two. */
-const inflight = new Map<string, Promise<GlanceImage>>();
+const inflight = new Map<string, Promise<Looked<GlanceImage>>>();
 
 /**
  * The digest's shared image, found (no byte moves) or made and uploaded.
  * Found by digest and marker before any create, and created under
  * uuid5(images project, digest): kill -9 anywhere makes no second image.
  */
-async function sharedVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk): Promise<GlanceImage> {
+async function sharedVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk): Promise<Looked<GlanceImage>> {
   const project = await sharedImagesProject(ctx.cloud, ctx.owner);
   const key = `${project}|${disk.manifestDigest}`;
   let p = inflight.get(key);
@@ -233,7 +234,7 @@ async function sharedVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk)
   return p;
 }
 
-async function makeVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk, project: string): Promise<GlanceImage> {
+async function makeVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk, project: string): Promise<Looked<GlanceImage>> {
   const spec = specOf(m);
   const g: GlanceTarget = { image: adminImage(ctx), projectId: project, signal: ctx.signal, requeue: ctx.requeue };
   const base = disk.repository.slice(disk.repository.lastIndexOf('/') + 1);
@@ -249,8 +250,11 @@ async function makeVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk, p
     marker: { owner: ctx.owner, ref: sharedRef, specHash: '' },
     owner: project,
   };
-  const { image } = await findOrCreateVersion(g, disk, look, { hidden: false });
-  if (image.status !== 'queued') return image;
+  const found = await findOrCreateVersion(g, disk, look, { hidden: false });
+  // Requeue mode: another worker is storing this digest; a later run uses its image.
+  if ('waiting' in found) return found;
+  const { image } = found.done;
+  if (image.status !== 'queued') return { done: image };
   return uploadVersion(g, image, disk, await sourceOf(m, ctx));
 }
 
@@ -271,20 +275,25 @@ const dropCurrent = (ctx: AdapterContext, id: string, ref: string): Promise<void
 export async function sharedCreate(ctx: ImageContext, m: Manifest, marker: Marker): Promise<Remote> {
   refusePerImageFields(m);
   const disk = await resolveManifest(m, ctx);
-  const img = await sharedVersion(ctx, m, disk);
+  const version = await sharedVersion(ctx, m, disk);
+  // A create never waits (kinds/adapter.ts): another worker storing the digest fails it for this run.
+  if ('waiting' in version) throw new KupenstackError('image.oci-busy', `${version.waiting.reason}; the next run uses it`);
+  const img = version.done;
   await use(ctx, m, img, marker);
   return toSharedRemote(img, marker, 'accepted', []);
 }
 
 /** A moved tag (a new digest: its version found or imported, then used), a missing membership, versions still marked current. */
-export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<Remote | undefined> {
+export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<Remote | Waiting | undefined> {
   const marker = remote.marker;
   if (!marker) throw new KupenstackError('internal', `shared Glance image ${remote.id} carries no marker`);
   const admin = adminImage(ctx);
   const versions = groups.get(remote) ?? [remote.raw as GlanceImage];
   const disk = await resolveManifest(m, ctx);
   if ('digest' in changes && remote.raw[propDigest] !== disk.manifestDigest) {
-    const next = await sharedVersion(ctx, m, disk);
+    const version = await sharedVersion(ctx, m, disk);
+    if ('waiting' in version) return version;
+    const next = version.done;
     await use(ctx, m, next, marker);
     for (const old of versions.filter((v) => v.id !== next.id && isCurrentFor(v, ctx.projectId, marker.ref))) await dropCurrent(ctx, old.id, marker.ref);
     await retain(ctx, versions.filter((v) => v.id !== next.id), marker, specOf(m).keep ?? 3);
@@ -292,7 +301,8 @@ export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: R
   }
   if ('digest' in changes) {
     // The current version is still queued (a transfer cut short): the shared path finishes it.
-    await sharedVersion(ctx, m, disk);
+    const version = await sharedVersion(ctx, m, disk);
+    if ('waiting' in version) return version;
   }
   if ('member' in changes) await onImage(remote.id, () => share(admin, remote.id, ctx.projectId, ctx.signal));
   if ('stale_versions' in changes) {

@@ -6,12 +6,19 @@ import type { Marker } from '../../ownership/marker.ts';
 import type { DestructiveReason } from '../../model/impact.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
 import type { ImageMemory } from './image-memory.ts';
+import type { Progress } from '../../../lib/progress.ts';
 
 /**
  * What one kind knows about OpenStack, and nothing else: API paths, the field
  * mapping, which fields change in place and which force a replacement, and
  * what "healthy" means. The engine holds everything generic (ordering,
  * adoption, retries, prune, status) and never asks which kind it is handling.
+ *
+ * Progress by requeue (`ctx.requeue`, the controller): a method that would
+ * wait for OpenStack (a resize, an extend, a pending load balancer, another
+ * worker's upload) looks once and returns `Waiting` instead (kinds/look-again.ts);
+ * the engine records the object as progressing and a later run goes on from
+ * what OpenStack shows then. Update, delete and remark may; create never waits.
  */
 export interface KindAdapter {
   readonly kind: string;
@@ -115,7 +122,7 @@ export interface KindAdapter {
    * another id (an OCI tag move makes a new Glance image and keeps the old
    * one); references to the manifest follow it.
    */
-  update(ctx: AdapterContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<void | Remote>;
+  update(ctx: AdapterContext, remote: Remote, changes: Record<string, unknown>, m: Manifest): Promise<void | Remote | Waiting>;
 
   /**
    * A moving reference the object follows (an OCI tag) and the version it
@@ -131,7 +138,7 @@ export interface KindAdapter {
   follows?(m: Manifest, desired: Record<string, unknown>, remote: Remote | undefined): { reference: string; from?: string; to: string } | undefined;
 
   /** Deletes; "already gone" is success. */
-  delete(ctx: AdapterContext, remote: Remote): Promise<void>;
+  delete(ctx: AdapterContext, remote: Remote): Promise<void | Waiting>;
 
   /** One object by id (import by id, polling after create). Undefined when it does not exist. */
   get?(ctx: AdapterContext, id: string): Promise<Remote | undefined>;
@@ -182,10 +189,18 @@ export interface KindAdapter {
    * without KupenStack, with what the kind records beside it from the
    * manifest `m` (a VM's image manifest name).
    */
-  remark?(ctx: AdapterContext, remote: Remote, marker: Marker, m: Manifest): Promise<void>;
+  remark?(ctx: AdapterContext, remote: Remote, marker: Marker, m: Manifest): Promise<void | Waiting>;
 }
 
 export type FieldChange = 'update' | 'replace';
+
+/** What a method returns in requeue mode instead of waiting for OpenStack (lib/progress.ts's Looked). */
+export type Waiting = { waiting: Progress };
+
+/** The progress a method returned instead of its result, or undefined for a result. */
+export function waitingOf(value: void | Remote | Waiting): Progress | undefined {
+  return value && 'waiting' in value ? value.waiting : undefined;
+}
 
 /** Which token a create needs (KindAdapter.bulkCreate.scope). */
 export type BulkScope = 'admin' | 'project';
@@ -288,7 +303,7 @@ export interface AdapterContext {
   signal?: AbortSignal;
   /**
    * Progress by requeue (the controller): an adapter never waits for OpenStack;
-   * it looks once and throws NotYet (kinds/kit/look-again.ts). Absent = it waits (standalone apply).
+   * it looks once and returns `Waiting` (kinds/kit/look-again.ts). Absent = it waits (standalone apply).
    */
   requeue?: boolean;
   /** Secret values a manifest names (VM user data); absent where none can be read (plan --base). */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NotYet } from '../../../lib/not-yet.ts';
+import { waiting, type Looked } from '../../../lib/progress.ts';
 import type { AdapterContext } from './adapter.ts';
 
 export interface LookOptions<T> {
@@ -16,16 +16,16 @@ export interface LookOptions<T> {
 /**
  * The one place an adapter waits (a unit test holds kinds/ to it): polls in
  * wait mode (standalone apply); in requeue mode (ctx.requeue, the
- * controller) looks once and throws NotYet, so no slot is held while
- * OpenStack works.
+ * controller) looks once and returns the waiting, so no slot is held while
+ * OpenStack works; its callers hand it up (kinds/adapter.ts `Waiting`).
  */
-export async function lookAgain<T>(ctx: AdapterContext, opts: LookOptions<T>): Promise<T> {
+export async function lookAgain<T>(ctx: AdapterContext, opts: LookOptions<T>): Promise<Looked<T>> {
   const maxDelayMs = opts.maxDelayMs ?? 5_000;
   const end = Date.now() + opts.timeoutMs;
   for (let delay = 500; ; delay = Math.min(delay * 2, maxDelayMs)) {
     const seen = await opts.look();
-    if ('done' in seen) return seen.done;
-    if (ctx.requeue) throw new NotYet(`${opts.what}: ${seen.why}`, maxDelayMs);
+    if ('done' in seen) return seen;
+    if (ctx.requeue) return waiting(`${opts.what}: ${seen.why}`, maxDelayMs);
     if (Date.now() > end) throw opts.onTimeout(seen.why);
     await sleep(delay, undefined, ctx.signal ? { signal: ctx.signal } : undefined);
   }

@@ -2,6 +2,7 @@ import { KupenstackError } from '../../errors.ts';
 import { OpenStackError } from '../../openstack/errors.ts';
 import type { AdapterContext, Health } from './adapter.ts';
 import { lookAgain } from './look-again.ts';
+import type { Looked } from '../../../lib/progress.ts';
 
 /**
  * What the VirtualMachine adapter needs to know about a Nova server's state
@@ -112,8 +113,8 @@ export async function showServer(ctx: AdapterContext, id: string): Promise<NovaS
   return (await ctx.apis.compute.find<{ server: NovaServer }>(`/servers/${id}`))?.server;
 }
 
-/** Bounded poll until `done` (one look in requeue mode); ERROR or the server vanishing ends it with an error. */
-export async function waitForServer(ctx: AdapterContext, id: string, what: string, done: (s: NovaServer) => boolean, timeoutMs = 15 * 60_000): Promise<NovaServer> {
+/** Bounded poll until `done` (one look in requeue mode, which may answer waiting); ERROR or the server vanishing ends it with an error. */
+export async function waitForServer(ctx: AdapterContext, id: string, what: string, done: (s: NovaServer) => boolean, timeoutMs = 15 * 60_000): Promise<Looked<NovaServer>> {
   return lookAgain<NovaServer>(ctx, {
     what: `server ${id} waits for ${what}`,
     timeoutMs,

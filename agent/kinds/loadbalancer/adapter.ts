@@ -1,7 +1,7 @@
 import { KupenstackError } from '../../errors.ts';
 import type { LoadBalancerSpec } from '../../model/kinds.generated.ts';
 import { markerFromTags, markerTags, ownerTag, userTags } from '../../ownership/marker.ts';
-import { bucket, isKnownAfterApply, isPlaceholderId, knownAfterApply, openstackName, type AdapterContext, type Health, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { bucket, isKnownAfterApply, isPlaceholderId, knownAfterApply, openstackName, type AdapterContext, type Health, type KindAdapter, type Remote, type Waiting } from '../kit/adapter.ts';
 import { canonicalIp } from '../kit/neutron.ts';
 import { childTags, hasOctavia, mutable, octavia, performPatiently, readTrees, treeScope, type Raw, type TreeScope } from './octavia.ts';
 import { adoptionSteps, deletionOrder, httpMonitor, nextStep, poolProtocol, shapeOf, sortByName, type ListenerShape, type MemberShape, type ObservedListener } from './tree.ts';
@@ -18,7 +18,7 @@ import { adoptionSteps, deletionOrder, httpMonitor, nextStep, poolProtocol, shap
  *   nextStep), each after the load balancer left PENDING_*: Octavia takes one
  *   change per load balancer at a time. A child is found again by its tags
  *   and name, so a kill -9 after any call repeats none of them. In requeue
- *   mode a pending load balancer is a NotYet, so no run waits for it.
+ *   mode a pending load balancer is returned as waiting, so no run waits for it.
  * - Prune deletes our children first (members, monitors, pools, listeners),
  *   then the load balancer, without cascade: another's listener stops it.
  * The no-op drivers of the test bed do not exercise what happens in Neutron
@@ -123,15 +123,17 @@ async function desiredListeners(ctx: AdapterContext, spec: LoadBalancerSpec): Pr
   return sortByName(out);
 }
 
-/** Walks the tree to what is desired, one Octavia change at a time. */
-async function converge(ctx: AdapterContext, remote: Remote, desired: ListenerShape[]): Promise<void> {
+/** Walks the tree to what is desired, one Octavia change at a time; in requeue mode a later run goes on while the load balancer is pending. */
+async function converge(ctx: AdapterContext, remote: Remote, desired: ListenerShape[]): Promise<void | Waiting> {
   const marker = remote.marker ?? { owner: ctx.owner, ref: '' };
   for (;;) {
-    await mutable(ctx, remote.id);
+    const lb = await mutable(ctx, remote.id);
+    if ('waiting' in lb) return lb;
     const tree = (await readTrees(treeScope(ctx), new Map([[remote.id, marker.ref]]))).get(remote.id) ?? [];
     const step = nextStep(tree, desired);
     if (!step) return;
-    await performPatiently(ctx, remote.id, step, marker);
+    const done = await performPatiently(ctx, remote.id, step, marker);
+    if ('waiting' in done) return done;
   }
 }
 
@@ -255,10 +257,11 @@ export const loadBalancer: KindAdapter = {
     if ('name' in changes) body.name = changes.name;
     if ('description' in changes) body.description = changes.description;
     if (Object.keys(body).length > 0) {
-      await mutable(ctx, remote.id);
+      const lb = await mutable(ctx, remote.id);
+      if ('waiting' in lb) return lb;
       await octavia(ctx).put(`/lbaas/loadbalancers/${remote.id}`, { loadbalancer: body });
     }
-    if ('listeners' in changes) await converge(ctx, remote, changes.listeners as ListenerShape[]);
+    if ('listeners' in changes) return converge(ctx, remote, changes.listeners as ListenerShape[]);
   },
 
   /** Our children first, one at a time, then the load balancer itself; without cascade, so a child we did not make stops it. */
@@ -268,11 +271,13 @@ export const loadBalancer: KindAdapter = {
     for (;;) {
       const current = await api.find<{ loadbalancer: Raw }>(`/lbaas/loadbalancers/${remote.id}`);
       if (!current || current.loadbalancer.provisioning_status === 'PENDING_DELETE' || current.loadbalancer.provisioning_status === 'DELETED') return;
-      await mutable(ctx, remote.id);
+      const lb = await mutable(ctx, remote.id);
+      if ('waiting' in lb) return lb;
       const tree = (await readTrees(treeScope(ctx), new Map([[remote.id, ref]]))).get(remote.id) ?? [];
       const step = deletionOrder(tree)[0];
       if (!step) break;
-      await performPatiently(ctx, remote.id, step, { owner: ctx.owner, ref });
+      const done = await performPatiently(ctx, remote.id, step, { owner: ctx.owner, ref });
+      if ('waiting' in done) return done;
     }
     await api.remove(`/lbaas/loadbalancers/${remote.id}`);
   },
@@ -300,11 +305,14 @@ export const loadBalancer: KindAdapter = {
     if (markerFromTags(remote.raw.tags)?.ref !== marker.ref) {
       const tree = (await readTrees({ ...treeScope(ctx), everything: true }, new Map([[remote.id, '']]))).get(remote.id) ?? [];
       for (const step of adoptionSteps(tree, ctx.owner, childTags(marker))) {
-        await mutable(ctx, remote.id);
-        await performPatiently(ctx, remote.id, step, marker);
+        const lb = await mutable(ctx, remote.id);
+        if ('waiting' in lb) return lb;
+        const done = await performPatiently(ctx, remote.id, step, marker);
+        if ('waiting' in done) return done;
       }
     }
-    await mutable(ctx, remote.id);
+    const ready = await mutable(ctx, remote.id);
+    if ('waiting' in ready) return ready;
     await octavia(ctx).put(`/lbaas/loadbalancers/${remote.id}`, { loadbalancer: { tags: [...userTags(remote.raw.tags), ...markerTags(marker)] } });
   },
 

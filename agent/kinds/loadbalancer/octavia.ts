@@ -6,6 +6,7 @@ import { markerFromTags, markerTags, ownerTag, type Marker } from '../../ownersh
 import type { AdapterContext } from '../kit/adapter.ts';
 import { lookAgain } from '../kit/look-again.ts';
 import { canonicalIp } from '../kit/neutron.ts';
+import type { Looked } from '../../../lib/progress.ts';
 import { httpMonitor, type ListenerShape, type MemberShape, type MonitorShape, type ObservedListener, type Step } from './tree.ts';
 
 /*
@@ -141,9 +142,9 @@ export async function readTrees(scope: TreeScope, lbs: ReadonlyMap<string, strin
 /**
  * Until the load balancer takes a change: Octavia refuses one while any of
  * its objects is PENDING_*. Wait mode polls; requeue mode looks once and
- * throws NotYet, so no run is held while Octavia's worker works.
+ * may answer waiting, so no run is held while Octavia's worker works.
  */
-export async function mutable(ctx: AdapterContext, id: string): Promise<Raw> {
+export async function mutable(ctx: AdapterContext, id: string): Promise<Looked<Raw>> {
   return lookAgain<Raw>(ctx, {
     what: `LoadBalancer ${id}`,
     timeoutMs: 600_000,
@@ -206,10 +207,10 @@ export class Busy extends KupenstackError {
 
 /**
  * perform(), with Octavia's "immutable" refusals waited out: polled in wait
- * mode (an error naming the refusal after 5 minutes), a NotYet in requeue mode.
+ * mode (an error naming the refusal after 5 minutes), waiting in requeue mode.
  */
-export async function performPatiently(ctx: AdapterContext, lbId: string, step: Step, marker: Pick<Marker, 'owner' | 'ref'>): Promise<void> {
-  await lookAgain<true>(ctx, {
+export async function performPatiently(ctx: AdapterContext, lbId: string, step: Step, marker: Pick<Marker, 'owner' | 'ref'>): Promise<Looked<true>> {
+  return lookAgain<true>(ctx, {
     what: `LoadBalancer ${lbId}`,
     timeoutMs: 300_000,
     maxDelayMs: 2_000,

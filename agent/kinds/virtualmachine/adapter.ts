@@ -158,10 +158,19 @@ export const virtualMachine: KindAdapter = {
     if ('volumes' in changes) await updateVolumes(ctx, id, strings(remote.fields.volumes), spec);
     // State-changing steps last, each waiting for Nova where the next one needs it.
     let current = remote.raw as unknown as NovaServer;
-    if ('flavor' in changes) current = await resize(ctx, current, spec);
+    if ('flavor' in changes) {
+      const resized = await resize(ctx, current, spec);
+      // Requeue mode: Nova is still at it; a later run goes on from what it shows then.
+      if ('waiting' in resized) return resized;
+      current = resized.done;
+    }
     // A rebuild runs on after this returns; the power state follows on the next step.
-    if (('image' in changes || 'image_id' in changes) && (await rebuildImage(ctx, id, spec))) return;
-    if ('power_state' in changes && typeof changes.power_state === 'string') await setPower(ctx, current, changes.power_state as PowerState);
+    if ('image' in changes || 'image_id' in changes) {
+      const rebuilt = await rebuildImage(ctx, id, spec);
+      if ('waiting' in rebuilt) return rebuilt;
+      if (rebuilt.done) return;
+    }
+    if ('power_state' in changes && typeof changes.power_state === 'string') return setPower(ctx, current, changes.power_state as PowerState);
   },
 
   async delete(ctx, remote) {

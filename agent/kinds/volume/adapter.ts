@@ -3,6 +3,7 @@ import { markerMetadata } from '../../ownership/marker.ts';
 import { cinderRemote, deleteCinder, findCinder, observeCinder, observeCinderCloud } from '../kit/cinder.ts';
 import { lookAgain } from '../kit/look-again.ts';
 import { openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import type { Looked } from '../../../lib/progress.ts';
 
 /**
  * Cinder volumes. The marker is volume metadata, written by the create call;
@@ -119,7 +120,11 @@ export const volume: KindAdapter = {
     }
     if ('volume_type' in changes) {
       // One action at a time: Cinder refuses a retype while the volume is extending.
-      if ('size' in changes) await settle(ctx, remote.id);
+      if ('size' in changes) {
+        const settled = await settle(ctx, remote.id);
+        // Requeue mode: still extending; a later run retypes it.
+        if ('waiting' in settled) return settled;
+      }
       await volumes.post(`/volumes/${remote.id}/action`, { 'os-retype': { new_type: changes.volume_type, migration_policy: 'on-demand' } });
     }
   },
@@ -148,9 +153,9 @@ export const volume: KindAdapter = {
   },
 };
 
-/** Until the volume leaves a transitional status (extending), within a bound; one look in requeue mode. */
-async function settle(ctx: AdapterContext, id: string): Promise<void> {
-  await lookAgain(ctx, {
+/** Until the volume leaves a transitional status (extending), within a bound; one look in requeue mode, which may answer waiting. */
+function settle(ctx: AdapterContext, id: string): Promise<Looked<true>> {
+  return lookAgain<true>(ctx, {
     what: `volume ${id} extends before its retype`,
     timeoutMs: settleTimeoutMs,
     look: async () => {

@@ -14,7 +14,6 @@ import { ImageMemory } from '../../../agent/kinds/kit/image-memory.ts';
 import { KubeApiError } from '../../../agent/kube/errors.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { sharedSchemaRegistry } from '../../../agent/schema/registry.ts';
-import { NotYet } from '../../../lib/not-yet.ts';
 
 /**
  * One namespace's run hands the engine its cloud gated by the run's finalizers (no hook found at run
@@ -137,7 +136,7 @@ describe("a namespace's run", () => {
 
   it("answers the engine's own hold (creates a dead process sent still landing) as the look-again", async () => {
     const t = setUp(
-      () => Promise.reject(new NotYet('1 creates an earlier run sent may still be landing', 2_000)),
+      () => Promise.resolve(report({ waiting: { reason: '1 creates an earlier run sent may still be landing', afterMs: 2_000 } })),
       (o) => Promise.resolve({ ...o, metadata: { ...o.metadata, finalizers: [finalizer] } }),
     );
     expect(await runNamespace(t.host, run(t.entries))).toBe(2_000);
