@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type AgentConfig } from '../config/config.ts';
+import { loadConfig, type KupenstackConfig } from '../sync/config-file.ts';
 import { UsageError } from '../errors.ts';
 
 /** The options every command that talks to a cloud shares. */
@@ -19,7 +19,7 @@ export function withCloudOptions(command: Command): Command {
 }
 
 /** The configuration with the command line's overrides, and the cloud to use. */
-export function resolveCloud(opts: CloudOptions): { config: AgentConfig; cloud: string; cloudsFile?: string } {
+export function resolveCloud(opts: CloudOptions): { config: KupenstackConfig; cloud: string; cloudsFile?: string } {
   const config = loadConfig(opts.config);
   if (opts.owner) config.owner = opts.owner;
   const cloud = cloudName(opts.cloud, config.cloud);

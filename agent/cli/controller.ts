@@ -1,8 +1,8 @@
 import { Command } from 'commander';
-import { runController } from '../controller/process.ts';
+import { runController, type ControllerSettings } from '../controller/process.ts';
 import { chooseLoops } from '../controller/loops.ts';
-import { checkShardName, parseShards, preferredShard } from '../controller/shards.ts';
-import { loadConfig } from '../config/config.ts';
+import { checkShardName, parseShards, preferredShard } from '../controller/leases/shards.ts';
+import { loadConfig } from '../sync/config-file.ts';
 import { cloudName as cloudNameOf } from './cloud-options.ts';
 import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
@@ -46,18 +46,24 @@ interface ControllerCliOptions extends EgressOptions, LogOptions {
 }
 
 /**
- * One piece on purpose (~125 lines): it is the table of the command's
- * options, one `.option` a flag, and the action only checks them and hands
- * them to runController (controller/process.ts) as its settings.
- *
  * `kupenstack controller`: the in-cluster loops. The Sync loop applies each
  * Sync resource's Git repository as custom resources, impersonating the
  * Sync's ServiceAccount; the resource loop keeps the custom resources of
  * every namespace that opts in equal in OpenStack (namespace = project),
- * with status, Events and finalizers on the CRs.
+ * with status, Events and finalizers on the CRs. The flags (withControllerFlags)
+ * are checked (settingsOf) and handed to runController (controller/process.ts).
  */
 export function controllerCommand(): Command {
-  return withLogOptions(withEgressOptions(new Command('controller'), true), { format: defaultLogFormat(process.stderr), shown: 'json, text when stderr is a terminal' })
+  const command = withLogOptions(withEgressOptions(new Command('controller'), true), { format: defaultLogFormat(process.stderr), shown: 'json, text when stderr is a terminal' });
+  return withControllerFlags(command).action(async (opts: ControllerCliOptions) => {
+    const settings = settingsOf(opts);
+    await runLogged(opts, (logger) => runController({ ...settings, logger, egress: (labelsOf) => configureEgressFrom(opts, labelsOf) }));
+  });
+}
+
+/** The command's own flags, one `.option` each (the log and egress flags are shared with `kupenstack agent`). */
+function withControllerFlags(command: Command): Command {
+  return command
     .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
     .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
@@ -113,75 +119,75 @@ export function controllerCommand(): Command {
       (v: string, all: string[]) => [...all, v],
       [],
     )
-    .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)')
-    .action(async (opts: ControllerCliOptions) => {
-      const config = loadConfig(opts.config);
-      if (opts.owner) config.owner = opts.owner;
-      if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
-      if (opts.stateDir !== undefined) config.stateDir = opts.stateDir;
-      const cloudName = cloudNameOf(opts.cloud, config.cloud);
-      const loops = chooseLoops({ ...(cloudName ? { cloudName } : {}), syncs: opts.syncs, cloudLifecycle: opts.cloudLifecycle });
-      if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
-      if (!isDuration(opts.cloudResync)) throw new UsageError(`--cloud-resync ${opts.cloudResync}: not a duration (e.g. 10m)`);
-      if (!isDuration(opts.apiStaleAfter) || parseDuration(opts.apiStaleAfter) < 5_000)
-        throw new UsageError(`--api-stale-after ${opts.apiStaleAfter}: expected a duration of at least 5s (e.g. 60s)`);
-      if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
-      for (const [flag, value] of [
-        ['--lease-duration', opts.leaseDuration],
-        ['--renew-deadline', opts.renewDeadline],
-        ['--retry-period', opts.retryPeriod],
-      ] as const) {
-        if (!isDuration(value)) throw new UsageError(`${flag} ${value}: not a duration (e.g. 15s)`);
-      }
-      const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
-      if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
-      const hookSecret = opts.registryHookSecret === undefined ? undefined : /^(?:([^/:]+)\/)?([^/:]+)(?::(.+))?$/.exec(opts.registryHookSecret);
-      if (hookSecret === null) throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
-      const workers = opts.namespaceWorkers === undefined ? undefined : Number(opts.namespaceWorkers);
-      if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 64))
-        throw new UsageError(`--namespace-workers ${opts.namespaceWorkers}: expected an integer from 1 to 64`);
-      const resyncMs = parseDuration(opts.resync);
-      const debounceMs = parseDuration(opts.debounce);
-      const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
-      if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
-      const shards = opts.shards === undefined ? undefined : parseShards(opts.shards);
-      if (shards && opts.leaderElect) throw new UsageError('--shards and --leader-elect: pick one; with --shards each shard has its own Lease (<leader-election-id>-shard-<name>)');
-      checkShardName(opts.defaultShard, '--default-shard');
-      if (opts.shardGrace !== undefined && !isDuration(opts.shardGrace)) throw new UsageError(`--shard-grace ${opts.shardGrace}: not a duration (e.g. 15s)`);
-      const preferred = shards ? preferredShard(shards, { preferred: opts.preferredShard, podName: process.env.POD_NAME }) : undefined;
-      const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
-      if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs))
-        throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
-      await runLogged(opts, (logger) => runController({
-        logger,
-        config,
-        ...(cloudName ? { cloudName } : {}),
-        loops,
-        ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
-        ...(opts.clouds !== undefined ? { clouds: opts.clouds } : {}),
-        ...(opts.cloudsSecret !== undefined ? { cloudsSecret: opts.cloudsSecret } : {}),
-        namespaces: opts.namespace,
-        optInLabel: { key: label[1]!, value: label[2]! },
-        resyncMs,
-        debounceMs,
-        ...(workers !== undefined ? { namespaceWorkers: workers } : {}),
-        apiStaleAfterMs: parseDuration(opts.apiStaleAfter),
-        cloudResyncMs: parseDuration(opts.cloudResync),
-        leaderElect: opts.leaderElect === true,
-        leaderElectionId: opts.leaderElectionId,
-        timings,
-        ...(shards ? { shards } : {}),
-        defaultShard: opts.defaultShard,
-        ...(preferred !== undefined ? { preferred } : {}),
-        ...(opts.shardGrace !== undefined ? { shardGraceMs: parseDuration(opts.shardGrace) } : {}),
-        ...(listen ? { listen: { host: listen[1]!.replace(/^\[|\]$/g, ''), port: Number(listen[2]) } } : {}),
-        ...(hookSecret ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } } : {}),
-        ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
-        ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
-        memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
-        egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
-      }));
-    });
+    .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)');
+}
+
+/** The flags checked (a UsageError names the flag and an example) and turned into the process's settings. */
+function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logger' | 'egress'> {
+  const config = loadConfig(opts.config);
+  if (opts.owner) config.owner = opts.owner;
+  if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
+  if (opts.stateDir !== undefined) config.stateDir = opts.stateDir;
+  const cloudName = cloudNameOf(opts.cloud, config.cloud);
+  const loops = chooseLoops({ ...(cloudName ? { cloudName } : {}), syncs: opts.syncs, cloudLifecycle: opts.cloudLifecycle });
+  if (!isDuration(opts.resync)) throw new UsageError(`--resync ${opts.resync}: not a duration (e.g. 5m)`);
+  if (!isDuration(opts.cloudResync)) throw new UsageError(`--cloud-resync ${opts.cloudResync}: not a duration (e.g. 10m)`);
+  if (!isDuration(opts.apiStaleAfter) || parseDuration(opts.apiStaleAfter) < 5_000)
+    throw new UsageError(`--api-stale-after ${opts.apiStaleAfter}: expected a duration of at least 5s (e.g. 60s)`);
+  if (!isDuration(opts.debounce)) throw new UsageError(`--debounce ${opts.debounce}: not a duration (e.g. 200ms)`);
+  for (const [flag, value] of [
+    ['--lease-duration', opts.leaseDuration],
+    ['--renew-deadline', opts.renewDeadline],
+    ['--retry-period', opts.retryPeriod],
+  ] as const) {
+    if (!isDuration(value)) throw new UsageError(`${flag} ${value}: not a duration (e.g. 15s)`);
+  }
+  const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
+  if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
+  const hookSecret = opts.registryHookSecret === undefined ? undefined : /^(?:([^/:]+)\/)?([^/:]+)(?::(.+))?$/.exec(opts.registryHookSecret);
+  if (hookSecret === null) throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
+  const workers = opts.namespaceWorkers === undefined ? undefined : Number(opts.namespaceWorkers);
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 64))
+    throw new UsageError(`--namespace-workers ${opts.namespaceWorkers}: expected an integer from 1 to 64`);
+  const resyncMs = parseDuration(opts.resync);
+  const debounceMs = parseDuration(opts.debounce);
+  const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
+  if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
+  const shards = opts.shards === undefined ? undefined : parseShards(opts.shards);
+  if (shards && opts.leaderElect) throw new UsageError('--shards and --leader-elect: pick one; with --shards each shard has its own Lease (<leader-election-id>-shard-<name>)');
+  checkShardName(opts.defaultShard, '--default-shard');
+  if (opts.shardGrace !== undefined && !isDuration(opts.shardGrace)) throw new UsageError(`--shard-grace ${opts.shardGrace}: not a duration (e.g. 15s)`);
+  const preferred = shards ? preferredShard(shards, { preferred: opts.preferredShard, podName: process.env.POD_NAME }) : undefined;
+  const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
+  if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs))
+    throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
+  return {
+    config,
+    ...(cloudName ? { cloudName } : {}),
+    loops,
+    ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.clouds !== undefined ? { clouds: opts.clouds } : {}),
+    ...(opts.cloudsSecret !== undefined ? { cloudsSecret: opts.cloudsSecret } : {}),
+    namespaces: opts.namespace,
+    optInLabel: { key: label[1]!, value: label[2]! },
+    resyncMs,
+    debounceMs,
+    ...(workers !== undefined ? { namespaceWorkers: workers } : {}),
+    apiStaleAfterMs: parseDuration(opts.apiStaleAfter),
+    cloudResyncMs: parseDuration(opts.cloudResync),
+    leaderElect: opts.leaderElect === true,
+    leaderElectionId: opts.leaderElectionId,
+    timings,
+    ...(shards ? { shards } : {}),
+    defaultShard: opts.defaultShard,
+    ...(preferred !== undefined ? { preferred } : {}),
+    ...(opts.shardGrace !== undefined ? { shardGraceMs: parseDuration(opts.shardGrace) } : {}),
+    ...(listen ? { listen: { host: listen[1]!.replace(/^\[|\]$/g, ''), port: Number(listen[2]) } } : {}),
+    ...(hookSecret ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } } : {}),
+    ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
+    ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
+    memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
+  };
 }
 
 /**

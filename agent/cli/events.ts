@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { stringify } from 'yaml';
-import { listEvents } from '../gitops/event-client.ts';
+import { listEvents } from './cluster/event-client.ts';
 import { addKubeOptions, addNamespaceOptions, kubeConfigFor, namespaceOf, type KubeFlags, type NamespaceFlags } from './kube-options.ts';
 import { columns, printJson } from './output.ts';
 

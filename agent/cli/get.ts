@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { KupenstackError } from '../errors.ts';
-import { listResources, type ResourceRow } from '../gitops/resource-client.ts';
-import { listSyncs, rowOf, type SyncRow } from '../gitops/sync-client.ts';
+import { listResources, type ResourceRow } from './cluster/resource-client.ts';
+import { listSyncs, rowOf, type SyncRow } from './cluster/sync-client.ts';
 import { sharedSchemaRegistry } from '../schema/registry.ts';
 import { addKubeOptions, addNamespaceOptions, kubeConfigFor, namespaceOf, type KubeFlags, type NamespaceFlags } from './kube-options.ts';
 import { columns, printJson } from './output.ts';

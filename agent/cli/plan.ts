@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { planPath } from '../standalone/apply-path.ts';
-import { loadConfig, secretsDirOf } from '../config/config.ts';
+import { secretsDirOf } from '../config/config.ts';
+import { loadConfig } from '../sync/config-file.ts';
 import { formatDiagnostic, type Diagnostic } from '../diagnostic.ts';
 import { UsageError } from '../errors.ts';
 import { adapters } from '../kinds/registry.ts';

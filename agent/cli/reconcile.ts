@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { KupenstackError } from '../errors.ts';
-import { reconcileSync } from '../gitops/sync-client.ts';
+import { reconcileSync } from './cluster/sync-client.ts';
 import { parseDuration } from '../util/duration.ts';
 import { addKubeOptions, kubeConfigFor, type KubeFlags } from './kube-options.ts';
 import { printJson } from './output.ts';

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { KupenstackError } from '../errors.ts';
-import { setSuspended } from '../gitops/sync-client.ts';
+import { setSuspended } from './cluster/sync-client.ts';
 import { addKubeOptions, kubeConfigFor, type KubeFlags } from './kube-options.ts';
 
 /** `kupenstack resume sync NAME` (Flux's `flux resume kustomization`): spec.suspend: false. */

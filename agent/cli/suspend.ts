@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { KupenstackError } from '../errors.ts';
-import { setSuspended } from '../gitops/sync-client.ts';
+import { setSuspended } from './cluster/sync-client.ts';
 import { addKubeOptions, kubeConfigFor, type KubeFlags } from './kube-options.ts';
 
 /** `kupenstack suspend sync NAME` (Flux's `flux suspend kustomization`): spec.suspend: true. */

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { stringify } from 'yaml';
 import { KupenstackError } from '../errors.ts';
-import { syncTree, type SyncTree } from '../gitops/resource-client.ts';
+import { syncTree, type SyncTree } from './cluster/resource-client.ts';
 import { sharedSchemaRegistry } from '../schema/registry.ts';
 import { addKubeOptions, kubeConfigFor, type KubeFlags } from './kube-options.ts';
 import { printJson } from './output.ts';

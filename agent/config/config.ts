@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { isDnsLabel } from '../util/dns-label.ts';
 import { ConfigError } from './config-error.ts';
-import { locator } from './locate.ts';
-import { parseSyncs, type SyncConfig } from './syncs.ts';
+import { locator, type Locate } from './locate.ts';
 import type { ImageVerify } from '../model/kinds.generated.ts';
 
-/** The standalone configuration (`kupenstack.yaml`): where the cloud is and how the agent names and owns things. */
+/**
+ * The engine's settings from `kupenstack.yaml`: where the cloud is and how the agent names and owns
+ * things. The file's `syncs:` list is the Sync kit's (sync/settings.ts, read with sync/config-file.ts).
+ */
 export interface AgentConfig {
   /** clouds.yaml entry to use. */
   cloud?: string;
@@ -34,8 +36,13 @@ export interface AgentConfig {
   secretsDir?: string;
   /** The running Sync's default signature policy of OCI Images (SyncConfig.imageVerify). */
   imageVerify?: ImageVerify;
-  /** `kupenstack agent`: the sources to keep applied (empty for apply/plan). */
-  syncs?: SyncConfig[];
+}
+
+/** kupenstack.yaml as read here: the engine's settings checked, and the `syncs:` list as written, for the Sync kit to parse where `at` says. */
+export interface ConfigFile {
+  config: AgentConfig;
+  syncs?: unknown;
+  at?: Locate;
 }
 
 export const defaultConfig: AgentConfig = {
@@ -58,8 +65,8 @@ export function secretsDirOf(config: AgentConfig): string {
   return config.secretsDir ?? join(config.stateDir, 'secrets');
 }
 
-export function loadConfig(file: string | undefined): AgentConfig {
-  if (!file) return { ...defaultConfig };
+export function readConfigFile(file: string | undefined): ConfigFile {
+  if (!file) return { config: { ...defaultConfig } };
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -74,7 +81,7 @@ export function loadConfig(file: string | undefined): AgentConfig {
     throw new ConfigError(`${file}:${line}:${col}: ${e.message.split('\n')[0]}`);
   }
   const raw: unknown = doc.toJS();
-  if (raw === null || raw === undefined) return { ...defaultConfig };
+  if (raw === null || raw === undefined) return { config: { ...defaultConfig } };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${file}: expected a mapping of settings`);
   const at = locator(file, doc, lines);
   const config: AgentConfig = { ...defaultConfig };
@@ -90,9 +97,7 @@ export function loadConfig(file: string | undefined): AgentConfig {
     (config as unknown as Record<string, unknown>)[key] = value;
   }
   checkConfig(config, file);
-  // Relative paths (stateDir, credential files) are relative to the working directory, as for apply.
-  if (syncs !== undefined) config.syncs = parseSyncs(syncs, { at, owner: config.owner, projectPrefix: config.projectPrefix });
-  return config;
+  return { config, ...(syncs !== undefined ? { syncs, at } : {}) };
 }
 
 function checkConfig(config: AgentConfig, where = 'configuration'): AgentConfig {

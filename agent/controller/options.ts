@@ -36,10 +36,10 @@ export interface ControllerOptions {
    * which the Sync loop sets on everything in its inventory): its notify targets hear of drift, heals, new image versions.
    */
   syncEvents?: (sync: string, event: EngineEvent) => void;
-  /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leader.ts). */
+  /** With several replicas: only the Lease holder acts; asked before each batch of writes (agent/controller/leases/leader.ts). */
   leader?: { isLeader(): boolean };
   /**
-   * Sharding (agent/controller/shard-set.ts): this replica acts on a namespace
+   * Sharding (agent/controller/leases/shard-set.ts): this replica acts on a namespace
    * only while it holds the Lease of the namespace's shard (label
    * kupenstack.io/shard, else defaultShard). A namespace relabelled into a
    * shard held here waits handoverMs before its first run, the time the old
@@ -50,6 +50,6 @@ export interface ControllerOptions {
   kubeCalls?: KubeCalls;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
   memberPolicy?: MemberPolicyOptions;
-  /** Where creates in flight are recorded (controller/create-journal.ts): a run after a kill -9 or a Lease handover waits for what the dead process sent. */
+  /** Where creates in flight are recorded (controller/resources/create-journal.ts): a run after a kill -9 or a Lease handover waits for what the dead process sent. */
   journal?: CreateJournal;
 }

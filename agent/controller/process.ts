@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { applyRevision } from '../act/apply.ts';
 import type { AgentConfig } from '../config/config.ts';
-import { syncHttpHandler } from '../gitops/hooks.ts';
-import { SyncLoop } from '../gitops/sync-loop.ts';
+import { SyncLoop } from './syncs/sync-loop.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
@@ -12,18 +10,16 @@ import { KubeSecretResolver } from '../secrets/kubernetes.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import { AgentMetrics } from '../telemetry/metrics.ts';
 import { ApiContact } from './api-contact.ts';
-import { ClockedCounters, countKubeCalls } from './call-counts.ts';
-import { cloudFromSecret } from './cloud-from-secret.ts';
-import { CloudLoop } from './cloud-loop.ts';
+import { ClockedCounters, countKubeCalls, type KubeCalls } from './call-counts.ts';
+import { cloudFromSecret } from './clouds/cloud-from-secret.ts';
+import { CloudLoop } from './clouds/cloud-loop.ts';
 import type { MemberPolicyOptions } from '../policy/member-policy.ts';
-import { Controller } from './controller.ts';
-import { ConfigMapCreateJournal, createJournalName } from './create-journal.ts';
-import { serveHealth } from './health.ts';
-import { holderIdentity, LeaderElector } from './leader.ts';
+import { Controller } from './resources/controller.ts';
+import { ConfigMapCreateJournal, createJournalName } from './resources/create-journal.ts';
+import { leadershipOf, type Leadership, type LeadershipHooks } from './leadership.ts';
 import type { Loops } from './loops.ts';
-import { registryHookHandler } from './registry-hook.ts';
-import { ShardSet } from './shard-set.ts';
-import { shardLeaseName } from './shards.ts';
+import { serveRoutes } from './routes.ts';
+import { shardLeaseName } from './leases/shards.ts';
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -67,20 +63,74 @@ export interface ControllerSettings {
 }
 
 /**
- * One piece on purpose (~175 lines): it is the wiring of one process, each
- * step a constructor call read top to bottom, and the leadership callbacks
- * name the loops made after them; cut, a dozen locals would travel between
- * the pieces.
- *
+ * What every part of the process shares: the API server's client (its calls counted), the controller's own
+ * namespace, Secrets, metrics, the create journal, the OpenStack client.
+ */
+interface Clients {
+  kc: KubeConfig;
+  ownNamespace: string;
+  secrets: KubeSecretResolver;
+  kubeCalls: KubeCalls;
+  /** Undefined without a cloud (--cloud): the resource loop is off (loops.ts). */
+  cloud?: () => Promise<OpenStackCloud>;
+  metrics: AgentMetrics;
+  journal: ConfigMapCreateJournal;
+  /** The resource and cloud loops, leases and shards write plain lines: each is one message. */
+  log: (line: string) => void;
+}
+
+/** The three loops of the in-cluster front end; only the resource loop is always made (it starts only with a cloud). */
+interface InClusterLoops {
+  controller: Controller;
+  syncs?: SyncLoop;
+  clouds?: CloudLoop;
+}
+
+/**
  * The in-cluster front end as one process, the twin of standalone/agent.ts:
- * the clients, the create journal, leadership (one Lease, or a Lease per
- * shard) and what gaining or losing it starts and stops, the three loops
- * (resources, Syncs, the OpenStackCloud) and the HTTP side (probes,
- * /metrics, the Git and registry hooks). Runs until the process is stopped.
+ * the clients, leadership (one Lease, or a Lease per shard: leadership.ts)
+ * and what gaining or losing it starts and stops, the three loops
+ * (resources, Syncs, the OpenStackCloud) and the HTTP side (routes.ts:
+ * probes, /metrics, the Git and registry hooks). Runs until the process is stopped.
  */
 export async function runController(s: ControllerSettings): Promise<never> {
-  const { config, cloudName, loops, resyncMs, debounceMs, shards, preferred, timings, logger } = s;
-  // The resource and cloud loops, leases and shards write plain lines: each is one message.
+  const c = clientsOf(s);
+  const { log } = c;
+  // The hooks name the loops made after the Leases (they need `acting`); a Lease is only sought once they started.
+  const leadership = leadershipOf({ ...s, kc: c.kc, namespace: c.ownNamespace, metrics: c.metrics, log }, leading(s, c, () => loops));
+  const loops = loopsOf(s, c, leadership);
+  stopOnSignals(c, leadership, loops);
+  let started = false;
+  // Listing one namespace: the controller's role allows it in every mode, and it needs the API server, its token and its RBAC.
+  const core = c.kc.makeApiClient(CoreV1Api);
+  const apiContact = new ApiContact({
+    check: async () => void (await core.listNamespace({ limit: 1 })),
+    periodMs: Math.min(10_000, Math.max(1_000, s.apiStaleAfterMs / 4)),
+    staleAfterMs: s.apiStaleAfterMs,
+  });
+  apiContact.start();
+  if (s.listen) {
+    const hook = s.registryHookSecret;
+    const registryHookSecret = hook ? { namespace: hook.namespace ?? c.ownNamespace, name: hook.name, key: hook.key } : undefined;
+    const routes = { listen: s.listen, ...(registryHookSecret ? { registryHookSecret } : {}), ...loops, secrets: c.secrets, metrics: c.metrics, logger: s.logger };
+    const address = await serveRoutes({ ...routes, apiContact, leadership, ready: () => started });
+    log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
+  }
+  log(s.egress((ns) => loops.controller.labelsOf(ns)));
+  if (s.loops.resources) await loops.controller.start();
+  else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
+  await loops.syncs?.start();
+  await loops.clouds?.start();
+  started = true;
+  leadership.elector?.start();
+  leadership.shardSet?.start();
+  log(`controller started${leadershipText(s, c, leadership)}`);
+  return new Promise<never>(() => {});
+}
+
+/** The clients, in the order they are made: the API server first (logged: which one, and how it was reached). */
+function clientsOf(s: ControllerSettings): Clients {
+  const { logger } = s;
   const log = (line: string): void => logger.info(line);
   const kc = loadKubeConfig({ kubeconfig: s.kubeconfig });
   // Which API server, and whether from a kubeconfig or the pod's service account ("inCluster").
@@ -91,172 +141,115 @@ export async function runController(s: ControllerSettings): Promise<never> {
   const secrets = new KubeSecretResolver(kc, ownNamespace);
   const counters = new ClockedCounters();
   const kubeCalls = countKubeCalls(kc);
-  const cloud = cloudName ? openStackOf(s, cloudName, secrets, ownNamespace, counters) : undefined;
-  let elector: LeaderElector | undefined;
-  let shardSet: ShardSet | undefined;
+  const cloud = s.cloudName ? openStackOf(s, s.cloudName, secrets, ownNamespace, counters) : undefined;
   const metrics = new AgentMetrics();
   // Read again whenever this replica starts acting: the replica it took over from may have written it last.
   const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(s.leaderElectionId), (err) => log(`journal ${err.message}`));
-  if (shards) {
-    shardSet = new ShardSet({
-      coordination: kc.makeApiClient(CoordinationV1Api),
-      namespace: ownNamespace,
-      leasePrefix: s.leaderElectionId,
-      shards,
-      preferred,
-      identity: holderIdentity(),
-      ...timings,
-      graceMs: s.shardGraceMs ?? timings.leaseDurationMs,
-      log,
-      onGained: (shard) => {
-        journal.refresh();
-        if (loops.resources) controller.shardGained(shard);
-        // Syncs are run by the holder of the default shard (README: Sharding).
-        if (shard === s.defaultShard) syncs?.startedLeading();
-        // So is the cloud lifecycle: one replica drives the OpenStackCloud.
-        if (shard === s.defaultShard) clouds?.startedLeading();
-      },
-      onLost: (shard) => {
-        if (loops.resources) controller.shardLost(shard);
-        if (shard === s.defaultShard) clouds?.stoppedLeading();
-      },
-      onChange: (held) => {
-        log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
-      },
-    });
-    metrics.shards = shardSet;
-  }
-  if (s.leaderElect) {
-    elector = new LeaderElector({
-      coordination: kc.makeApiClient(CoordinationV1Api),
-      namespace: ownNamespace,
-      name: s.leaderElectionId,
-      identity: holderIdentity(),
-      ...timings,
-      log,
-      onStartedLeading: () => {
-        journal.refresh();
-        if (loops.resources) controller.startedLeading();
-        syncs?.startedLeading();
-        clouds?.startedLeading();
-      },
-      onStoppedLeading: () => {
-        if (loops.resources) controller.stoppedLeading();
-        clouds?.stoppedLeading();
-      },
-    });
-  }
-  const acting = (): boolean => (shardSet ? shardSet.holds(s.defaultShard) : !elector || elector.isLeader());
+  return { kc, ownNamespace, secrets, kubeCalls, ...(cloud ? { cloud } : {}), metrics, journal, log };
+}
+
+/**
+ * What a Lease starts and stops. The one Lease (shard undefined) leads everything; with shards, each
+ * shard's namespaces, and the default shard's holder runs the Syncs (README: Sharding) and drives the
+ * OpenStackCloud (one replica does). Syncs are not stopped on a loss: they ask `acting` before each run.
+ */
+function leading(s: ControllerSettings, c: Clients, loops: () => InClusterLoops): LeadershipHooks {
+  const all = (shard: string | undefined): boolean => shard === undefined || shard === s.defaultShard;
+  return {
+    gained: (shard) => {
+      const { controller, syncs, clouds } = loops();
+      c.journal.refresh();
+      if (s.loops.resources) {
+        if (shard === undefined) controller.startedLeading();
+        else controller.shardGained(shard);
+      }
+      if (all(shard)) syncs?.startedLeading();
+      if (all(shard)) clouds?.startedLeading();
+    },
+    lost: (shard) => {
+      const { controller, clouds } = loops();
+      if (s.loops.resources) {
+        if (shard === undefined) controller.stoppedLeading();
+        else controller.shardLost(shard);
+      }
+      if (all(shard)) clouds?.stoppedLeading();
+    },
+  };
+}
+
+/** The loops, made but not started; each asks `acting` (or its shard's Lease) before it writes. */
+function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InClusterLoops {
+  const { config, loops, debounceMs } = s;
+  const { kc, secrets, log } = c;
+  const { acting } = leadership;
   const syncs = loops.syncs
-    ? new SyncLoop({
-        kc,
-        registry: loadSchemaRegistry(),
-        config,
-        secrets,
-        namespace: ownNamespace,
-        metrics,
-        logger,
-        acting,
-        selector: s.syncSelector,
-      })
+    ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: c.ownNamespace, metrics: c.metrics, logger: s.logger, acting, selector: s.syncSelector })
     : undefined;
   const workers = s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {};
   // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
   const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
+  const { elector, shardSet } = leadership;
   const controller = new Controller({
     kc,
     registry: loadSchemaRegistry(),
     config,
-    cloud: cloud ?? noCloud,
+    cloud: c.cloud ?? noCloud,
     secrets,
     engine: applyRevision,
     memberPolicy: s.memberPolicy,
     allowNamespaces: s.namespaces,
     syncEvents: (sync, e) => syncs?.objectEvent(sync, e),
     optInLabel: s.optInLabel,
-    resyncMs,
+    resyncMs: s.resyncMs,
     debounceMs,
     ...workers,
     log,
     leader: elector,
-    kubeCalls,
-    journal,
-    ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (s: string) => shardSet.holds(s), handoverMs: timings.leaseDurationMs } } : {}),
+    kubeCalls: c.kubeCalls,
+    journal: c.journal,
+    ...(shardSet ? { sharding: { defaultShard: s.defaultShard, holds: (shard: string) => shardSet.holds(shard), handoverMs: s.timings.leaseDurationMs } } : {}),
   });
   // A relative spec.chart.path of the CR starts at the working directory (charts baked into the image, or a volume).
   const clouds = loops.cloudLifecycle
     ? new CloudLoop({
         kc,
         registry: loadSchemaRegistry(),
-        ...(cloud ? { openstack: cloud } : {}),
+        ...(c.cloud ? { openstack: c.cloud } : {}),
         resyncMs: s.cloudResyncMs,
         debounceMs,
         acting,
         log,
         baseDir: process.cwd(),
-        syncEvents: (sync, e, c) => syncs?.objectEvent(sync, e, c),
+        syncEvents: (sync, e, cloud) => syncs?.objectEvent(sync, e, cloud),
         ...(s.cloudSelector ? { selector: s.cloudSelector } : {}),
       })
     : undefined;
+  return { controller, ...(syncs ? { syncs } : {}), ...(clouds ? { clouds } : {}) };
+}
+
+/** SIGINT and SIGTERM: the Leases are released first, so another replica takes over at once; then the loops stop. */
+function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, syncs, clouds }: InClusterLoops): void {
   const stop = (): void => {
-    log('stopping');
-    // The Lease is released first, so the other replica takes over at once.
+    c.log('stopping');
     void Promise.all([elector?.stop(), shardSet?.stop()]).then(() => Promise.all([controller.stop(), syncs?.stop(), clouds?.stop()])).then(() => {
-      secrets.stop();
+      c.secrets.stop();
       process.exit(0);
     });
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  let started = false;
-  // Listing one namespace: the controller's role allows it in every mode, and it needs the API server, its token and its RBAC.
-  const core = kc.makeApiClient(CoreV1Api);
-  const apiContact = new ApiContact({
-    check: async () => void (await core.listNamespace({ limit: 1 })),
-    periodMs: Math.min(10_000, Math.max(1_000, s.apiStaleAfterMs / 4)),
-    staleAfterMs: s.apiStaleAfterMs,
-  });
-  apiContact.start();
-  if (s.listen) {
-    const registryHook = registryHookHandler(
-      controller,
-      secrets,
-      s.registryHookSecret ? { namespace: s.registryHookSecret.namespace ?? ownNamespace, name: s.registryHookSecret.name, key: s.registryHookSecret.key } : undefined,
-      metrics,
-      logger,
-      syncs,
-    );
-    const syncHooks = syncs ? syncHttpHandler(syncs, secrets, metrics, logger) : undefined;
-    // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
-    const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
-      if (path === '/metrics') return metrics.serve(res).then(() => true);
-      return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
-    };
-    const { address } = await serveHealth(s.listen.host, s.listen.port, {
-      ready: () => started,
-      live: () => apiContact.verdict(),
-      leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()),
-      ...(shardSet ? { shards: () => shardSet.held() } : {}),
-      extra,
-    });
-    log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
-  }
-  log(s.egress((ns) => controller.labelsOf(ns)));
-  if (loops.resources) await controller.start();
-  else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
-  await syncs?.start();
-  await clouds?.start();
-  started = true;
-  elector?.start();
-  shardSet?.start();
-  const leaderElection = elector ? ` (leader election: ${elector.identity} on Lease ${ownNamespace}/${s.leaderElectionId})` : '';
+}
+
+/** The started line's account of leadership: which Lease, or which shards and their Leases. */
+function leadershipText(s: ControllerSettings, c: Clients, { elector, shardSet }: Leadership): string {
+  const { shards, preferred } = s;
+  const leaderElection = elector ? ` (leader election: ${elector.identity} on Lease ${c.ownNamespace}/${s.leaderElectionId})` : '';
   const sharding =
     shardSet && shards
       ? ` (shards ${shards.join(', ')} as ${shardSet.identity}${preferred ? `, preferring ${preferred}` : ''}; ` +
-        `Leases ${ownNamespace}/${shardLeaseName(s.leaderElectionId, '<shard>')}; default shard ${s.defaultShard})`
+        `Leases ${c.ownNamespace}/${shardLeaseName(s.leaderElectionId, '<shard>')}; default shard ${s.defaultShard})`
       : '';
-  log(`controller started${leaderElection}${sharding}`);
-  return new Promise<never>(() => {});
+  return `${leaderElection}${sharding}`;
 }
 
 /** The OpenStack client: from a clouds.yaml Secret (read again when it changes) or from a clouds.yaml file. */

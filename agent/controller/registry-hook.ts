@@ -1,17 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { KupenstackError } from '../errors.ts';
-import { readBody, sendJson } from '../hooks/http-json.ts';
+import { sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
-import { handleRegistryHook } from '../hooks/registry-hook.ts';
-import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
+import { serveRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
+import { DeliveryLog } from '../hooks/git-webhook.ts';
 import type { SecretKey, SecretResolver } from '../secrets/resolver.ts';
-import type { SyncLoop } from '../gitops/sync-loop.ts';
+import type { SyncLoop } from './syncs/sync-loop.ts';
 import { ociSourceFollows } from '../hooks/registry-match.ts';
-import type { Controller } from './controller.ts';
+import type { Controller } from './resources/controller.ts';
 
 /** How answers, logs and metrics name the controller as a follower of registry notifications. */
-const follower = 'controller';
+const label = 'controller';
 
 /**
  * `POST /hooks/registry` on the controller's `--listen` server: the same
@@ -41,50 +40,33 @@ export function registryHookHandler(
         error:
           'registry notifications are refused: the controller has no shared secret for them; start it with --registry-hook-secret [namespace/]name[:key] (chart: registryHook.secretName)',
       });
-    let body: Buffer;
-    try {
-      body = await readBody(req);
-    } catch (err) {
-      return answer(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
-    }
     let moved: string[] = [];
     let movedSyncs: string[] = [];
-    const query = new URL(req.url ?? '/', 'http://controller').searchParams;
-    let result;
-    try {
-      result = await handleRegistryHook(
-        { body, headers: req.headers, query },
-        [
-          {
-            name: follower,
-            secret: () => secrets.get(secret),
-            moved: (pushes) => {
-              moved = controller.imagesFollowing(pushes);
-              movedSyncs = syncs?.syncsFollowing((oci) => ociSourceFollows(oci, pushes)) ?? [];
-              return moved.length > 0 || movedSyncs.length > 0;
-            },
-            trigger: () => undefined,
-          },
-        ],
-        deliveries,
-      );
-    } catch (err) {
-      if (!(err instanceof KupenstackError)) throw err;
-      // A Secret that cannot be read: the operator's problem, named without any value.
-      logger.warn({ error: err.message }, 'registry notification rejected');
-      return answer(res, 500, { error: err.message });
-    }
-    if (result.result === 'triggered') {
-      await controller.resolveAgain(moved);
-      for (const name of movedSyncs) await syncs?.requestRun(name);
-    }
-    const sender = result.sender ?? 'unknown';
-    metrics.webhooks.inc({ sync: follower, provider: `registry-${sender}`, result: result.result });
-    const pushes = result.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}${p.digest ? `@${p.digest}` : ''}`);
-    if (result.result === 'rejected') logger.warn({ sender, status: result.status, error: result.body.error }, 'registry notification rejected');
-    else if (result.result === 'triggered') logger.info({ sender, pushes, images: moved, syncs: movedSyncs }, 'registry notification: tag moved, resolving now');
-    else logger.info({ sender, pushes, result: result.result, message: result.body.message }, 'registry notification ignored');
-    return answer(res, result.status, result.result === 'triggered' ? { ...result.body, images: moved, ...(movedSyncs.length > 0 ? { ociSyncs: movedSyncs } : {}) } : result.body);
+    const follower: RegistryHookFollower = {
+      name: label,
+      secret: () => secrets.get(secret),
+      moved: (pushes) => {
+        moved = controller.imagesFollowing(pushes);
+        movedSyncs = syncs?.syncsFollowing((oci) => ociSourceFollows(oci, pushes)) ?? [];
+        return moved.length > 0 || movedSyncs.length > 0;
+      },
+      trigger: async () => {
+        await controller.resolveAgain(moved);
+        for (const name of movedSyncs) await syncs?.requestRun(name);
+      },
+    };
+    const served = await serveRegistryHook(req, {
+      followers: () => [follower],
+      deliveries,
+      metrics,
+      logger,
+      label,
+      moved: () => ({
+        log: { images: moved, syncs: movedSyncs },
+        body: { images: moved, ...(movedSyncs.length > 0 ? { ociSyncs: movedSyncs } : {}) },
+      }),
+    });
+    return answer(res, served.status, served.body);
   };
 }
 

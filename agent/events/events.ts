@@ -10,7 +10,7 @@ export type EngineEventType =
   | 'deleted'
   | 'healed'
   | 'drift-corrected'
-  /** Drift seen and left alone: the namespace is paused (controller/paused.ts). */
+  /** Drift seen and left alone: the namespace is paused (controller/resources/paused.ts). */
   | 'drift-detected'
   | 'held'
   | 'rejected'

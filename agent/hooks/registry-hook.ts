@@ -1,20 +1,25 @@
 import { createHash } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { KupenstackError } from '../errors.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { distribution } from './registry-senders/distribution.ts';
 import { dockerhub } from './registry-senders/dockerhub.ts';
 import { github } from './registry-senders/github.ts';
 import { harbor } from './registry-senders/harbor.ts';
 import { header, RegistryHookError, type RegistryDelivery, type RegistryPush, type Sender, type SenderParser } from './registry-senders/push.ts';
 import { quay } from './registry-senders/quay.ts';
-import { hmacHex, sameSecret, type DeliveryLog } from './git-webhook.ts';
+import { hmacHex, sameSecret, WebhookError, type DeliveryLog } from './git-webhook.ts';
+import { readBody } from './http-json.ts';
 
 /**
  * `POST /hooks/registry`: a registry says a tag moved; the Images that
  * follow that repository and tag (or a semver range the tag satisfies) are
- * resolved again at once, whatever their interval. Whoever mounts it (the
- * agent's server, the controller's) hands in the body, the headers and the
- * query, and the followers it knows; this module authenticates, refuses
- * replays and stale events, and tells each follower what moved.
+ * resolved again at once, whatever their interval. Both front ends mount it
+ * (the agent's server, the controller's) with the followers they know, the
+ * twin of git-hook.ts: serveRegistryHook reads the body, counts and logs;
+ * handleRegistryHook, its core, authenticates, refuses replays and stale
+ * events, and tells each follower what moved.
  */
 
 /** GitHub first: its headers name it; the others are told apart by their payload's shape. */
@@ -33,7 +38,7 @@ export interface RegistryHookFollower {
   /** Marks what it follows among the pushes as due now; true when anything matched. Makes no registry request. */
   moved(pushes: RegistryPush[]): boolean;
   /** Resolves again now (or right after its current run). */
-  trigger(): void;
+  trigger(): Promise<void> | void;
 }
 
 export interface RegistryHookRequest {
@@ -156,6 +161,52 @@ export async function handleRegistryHook(req: RegistryHookRequest, followers: Re
   const moved = verified.filter((f) => f.moved(delivery.pushes));
   const named = delivery.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}`).join(', ');
   if (moved.length === 0) return answer(200, 'ignored', `no Image follows ${named}`);
-  for (const f of moved) f.trigger();
+  for (const f of moved) await f.trigger();
   return answer(202, 'triggered', `${named}: resolving again`, moved.map((f) => f.name));
+}
+
+export interface RegistryHookOptions {
+  /** The followers of this delivery (`/hooks/registry/<sync>` names one); `unknown`: the URL names none, answered 404 with that message. */
+  followers(): RegistryHookFollower[] | { unknown: string };
+  deliveries: DeliveryLog;
+  metrics: AgentMetrics;
+  logger: Logger;
+  /** How metrics name a delivery that triggered no follower: the Sync the URL names, `*`, the controller. */
+  label: string;
+  /** What a triggered delivery's log line and answer say it moved; default: the followers triggered, as `syncs`. */
+  moved?(answer: RegistryHookAnswer): { log: Record<string, unknown>; body: Record<string, unknown> };
+}
+
+/** One POSTed delivery, as a front end's server hands it over: read, answered, counted per follower, logged (never a secret: the URL's ?token= stays out). */
+export async function serveRegistryHook(req: IncomingMessage, o: RegistryHookOptions): Promise<{ status: number; body: Record<string, unknown> }> {
+  let body: Buffer;
+  try {
+    body = await readBody(req);
+  } catch (err) {
+    return { status: err instanceof WebhookError ? err.status : 400, body: { error: (err as Error).message } };
+  }
+  const followers = o.followers();
+  if (!Array.isArray(followers)) return { status: 404, body: { error: followers.unknown } };
+  const query = new URL(req.url ?? '/', 'http://hooks').searchParams;
+  let answer: RegistryHookAnswer;
+  try {
+    answer = await handleRegistryHook({ body, headers: req.headers, query }, followers, o.deliveries);
+  } catch (err) {
+    if (!(err instanceof KupenstackError)) throw err;
+    // A secret that cannot be read: the operator's problem, named without any value.
+    o.logger.warn({ error: err.message }, 'registry notification rejected');
+    return { status: 500, body: { error: err.message } };
+  }
+  const sender = answer.sender ?? 'unknown';
+  const counted = answer.triggered.length > 0 ? answer.triggered : [o.label];
+  for (const sync of counted) o.metrics.webhooks.inc({ sync, provider: `registry-${sender}`, result: answer.result });
+  const pushes = answer.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}${p.digest ? `@${p.digest}` : ''}`);
+  if (answer.result === 'rejected') o.logger.warn({ sender, status: answer.status, error: answer.body.error }, 'registry notification rejected');
+  else if (answer.result !== 'triggered') o.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
+  else {
+    const moved = o.moved?.(answer) ?? { log: { syncs: answer.triggered }, body: {} };
+    o.logger.info({ sender, pushes, ...moved.log }, 'registry notification: tag moved, resolving now');
+    return { status: answer.status, body: { ...answer.body, ...moved.body } };
+  }
+  return { status: answer.status, body: answer.body };
 }

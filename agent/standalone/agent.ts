@@ -1,7 +1,7 @@
-import type { AgentConfig } from '../config/config.ts';
+import type { KupenstackConfig } from '../sync/config-file.ts';
 import { ImageMemory } from '../kinds/kit/image-memory.ts';
-import { dependencyWait, type DependencyState } from '../config/depends-on.ts';
-import type { SyncConfig } from '../config/syncs.ts';
+import { dependencyWait, type DependencyState } from '../sync/depends-on.ts';
+import type { SyncConfig } from '../sync/settings.ts';
 import { reasons } from '../sync/conditions.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Source } from '../source/source.ts';
@@ -12,7 +12,7 @@ import { Scheduler, type Trigger } from '../sync/scheduler.ts';
 import { SyncRunner } from './sync-runner.ts';
 
 export interface AgentOptions {
-  config: AgentConfig;
+  config: KupenstackConfig;
   cloud: string;
   cloudsFile?: string;
   logger: Logger;
@@ -172,7 +172,7 @@ export class Agent {
 
 /**
  * dependsOn in the standalone agent (the cluster's twin is in
- * gitops/sync-loop.ts): a Sync runs once each Sync it depends on is Ready at
+ * controller/syncs/sync-loop.ts): a Sync runs once each Sync it depends on is Ready at
  * its newest revision; until then its status says what it waits for. A run
  * of a dependency wakes the Syncs that wait for it. Cycles and unknown names
  * were refused when kupenstack.yaml was read.

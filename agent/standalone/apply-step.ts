@@ -1,7 +1,7 @@
 import type { ApplyReport, RevisionInput } from '../act/apply.ts';
 import { applyChanged, applySubset, applyValidated, type StandaloneOptions } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
-import type { SyncConfig } from '../config/syncs.ts';
+import type { SyncConfig } from '../sync/settings.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
 import type { ImageMemory } from '../kinds/kit/image-memory.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';

@@ -1,14 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KupenstackError } from '../errors.ts';
 import { SecretNotFoundError } from '../secrets/env-file.ts';
 import type { Agent, SyncHandle } from './agent.ts';
-import { readBody, sendJson } from '../hooks/http-json.ts';
+import { sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
-import { handleRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
+import { serveRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
 import { ociSourceFollows } from '../hooks/registry-match.ts';
-import { DeliveryLog, WebhookError } from '../hooks/git-webhook.ts';
+import { DeliveryLog } from '../hooks/git-webhook.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 
 
@@ -98,7 +97,7 @@ export class AgentServer {
       });
     if (path === '/hooks/registry' || path.startsWith('/hooks/registry/')) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'registry notifications are POSTed' });
-      return this.registryHook(req, res, url.searchParams, path === '/hooks/registry' ? undefined : decodeURIComponent(path.slice('/hooks/registry/'.length)));
+      return this.registryHook(req, res, path === '/hooks/registry' ? undefined : decodeURIComponent(path.slice('/hooks/registry/'.length)));
     }
     if (path === '/hooks' || path.startsWith('/hooks/')) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'webhooks are POSTed' });
@@ -109,52 +108,31 @@ export class AgentServer {
   }
 
   /** A registry says a tag moved: the Syncs whose Images follow it (and whose secret the sender knows) run now. */
-  private async registryHook(req: IncomingMessage, res: ServerResponse, query: URLSearchParams, name: string | undefined): Promise<void> {
-    let body: Buffer;
-    try {
-      body = await readBody(req);
-    } catch (err) {
-      return sendJson(res, err instanceof WebhookError ? err.status : 400, { error: (err as Error).message });
-    }
-    let handles = [...this.agent.handles.values()];
-    if (name !== undefined) {
-      handles = handles.filter((h) => h.sync.name === name);
-      if (handles.length === 0) return sendJson(res, 404, { error: `no Sync named "${name}"` });
-    }
-    const followers: RegistryHookFollower[] = handles.map((h) => {
-      let sourceMoved = false;
-      return {
-        name: h.sync.name,
-        secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
-        moved: (pushes) => {
-          const oci = h.sync.source.oci;
-          sourceMoved = oci !== undefined && ociSourceFollows(oci, pushes);
-          const addresses = h.runner.imagesFollowing(pushes);
-          // The run the trigger starts resolves and applies exactly these (sync-runner.ts); the rest waits for the interval.
-          h.runner.noteMoved(addresses);
-          return sourceMoved || addresses.length > 0;
-        },
-        // The Sync's own artifact moved: a new revision, so a whole run (fetch, apply, prune) as for a Git push.
-        trigger: () => void h.scheduler.trigger(sourceMoved ? 'webhook' : 'registry'),
-      };
-    });
-    let answer;
-    try {
-      answer = await handleRegistryHook({ body, headers: req.headers, query }, followers, this.deliveries);
-    } catch (err) {
-      if (!(err instanceof KupenstackError)) throw err;
-      // A secret that cannot be read: the operator's problem, named without any value.
-      this.logger.warn({ error: err.message }, 'registry notification rejected');
-      return sendJson(res, 500, { error: err.message });
-    }
-    const sender = answer.sender ?? 'unknown';
-    const counted = answer.triggered.length > 0 ? answer.triggered : [name ?? '*'];
-    for (const sync of counted) this.metrics.webhooks.inc({ sync, provider: `registry-${sender}`, result: answer.result });
-    const pushes = answer.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}${p.digest ? `@${p.digest}` : ''}`);
-    if (answer.result === 'rejected') this.logger.warn({ sender, status: answer.status, error: answer.body.error }, 'registry notification rejected');
-    else if (answer.result === 'triggered') this.logger.info({ sender, pushes, syncs: answer.triggered }, 'registry notification: tag moved, resolving now');
-    else this.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
+  private async registryHook(req: IncomingMessage, res: ServerResponse, name: string | undefined): Promise<void> {
+    const followers = (): RegistryHookFollower[] | { unknown: string } => {
+      const handles = [...this.agent.handles.values()].filter((h) => name === undefined || h.sync.name === name);
+      return name !== undefined && handles.length === 0 ? { unknown: `no Sync named "${name}"` } : handles.map((h) => this.registryFollower(h));
+    };
+    const answer = await serveRegistryHook(req, { followers, deliveries: this.deliveries, metrics: this.metrics, logger: this.logger, label: name ?? '*' });
     return sendJson(res, answer.status, answer.body);
+  }
+
+  private registryFollower(h: SyncHandle): RegistryHookFollower {
+    let sourceMoved = false;
+    return {
+      name: h.sync.name,
+      secret: async () => (h.sync.webhook ? this.webhookSecret(h) : undefined),
+      moved: (pushes) => {
+        const oci = h.sync.source.oci;
+        sourceMoved = oci !== undefined && ociSourceFollows(oci, pushes);
+        const addresses = h.runner.imagesFollowing(pushes);
+        // The run the trigger starts resolves and applies exactly these (sync-runner.ts); the rest waits for the interval.
+        h.runner.noteMoved(addresses);
+        return sourceMoved || addresses.length > 0;
+      },
+      // The Sync's own artifact moved: a new revision, so a whole run (fetch, apply, prune) as for a Git push.
+      trigger: () => void h.scheduler.trigger(sourceMoved ? 'webhook' : 'registry'),
+    };
   }
 }
 

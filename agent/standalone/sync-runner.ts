@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
 import type { ImageMemory } from '../kinds/kit/image-memory.ts';
 import { imagesFollowing, type MovedTag } from '../hooks/registry-match.ts';
-import type { SyncConfig } from '../config/syncs.ts';
+import type { SyncConfig } from '../sync/settings.ts';
 import { Notifier } from '../notify/notifier.ts';
 import { objectNotice } from '../notify/object-notice.ts';
 import type { EventSink } from '../events/events.ts';

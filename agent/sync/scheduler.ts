@@ -1,5 +1,5 @@
 import cron, { type ScheduledTask } from 'node-cron';
-import { cronExpression } from '../config/syncs.ts';
+import { cronExpression } from './settings.ts';
 
 /** Why a run started: shown in logs, status history and metrics. */
 /**

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { AgentConfig } from '../config/config.ts';
-import type { SyncConfig } from '../config/syncs.ts';
+import type { SyncConfig } from './settings.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import { createSource } from '../source/create-source.ts';
 import { gitCredentials } from '../source/credentials.ts';

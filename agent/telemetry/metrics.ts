@@ -17,7 +17,7 @@ export class AgentMetrics {
   readonly webhooks: Counter<'sync' | 'provider' | 'result'>;
   readonly engineEvents: Counter<'sync' | 'type' | 'kind'>;
   readonly shardHeld: Gauge<'shard'>;
-  /** With --shards: the shards served and whether this replica holds each (agent/controller/shard-set.ts). */
+  /** With --shards: the shards served and whether this replica holds each (agent/controller/leases/shard-set.ts). */
   shards?: { shards: string[]; holds(shard: string): boolean };
   private readonly revisions = new Map<string, string>();
   private readonly resourceKeys = new Map<string, Set<string>>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { table } from '../../agent/cli/get.ts';
-import { age, rowOf } from '../../agent/gitops/sync-client.ts';
+import { age, rowOf } from '../../agent/cli/cluster/sync-client.ts';
 
 describe('kupenstack get syncs', () => {
   it('one row per Sync with the columns kubectl get syncs prints (the CRD printer columns); -o wide adds the reason', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CloudsSecretMissingError, cloudFromSecret } from '../../agent/controller/cloud-from-secret.ts';
+import { CloudsSecretMissingError, cloudFromSecret } from '../../agent/controller/clouds/cloud-from-secret.ts';
 import { KubeSecretNotFoundError } from '../../agent/secrets/kubernetes.ts';
 import type { SecretKey, SecretResolver } from '../../agent/secrets/resolver.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../agent/config/config-error.ts';
-import { loadConfig } from '../../agent/config/config.ts';
+import { loadConfig } from '../../agent/sync/config-file.ts';
 import { readSecret } from '../../agent/secrets/env-file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ks-config-'));

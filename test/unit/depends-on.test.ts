@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../agent/config/config-error.ts';
-import { loadConfig } from '../../agent/config/config.ts';
-import { dependencyWait, findCycle } from '../../agent/config/depends-on.ts';
+import { loadConfig } from '../../agent/sync/config-file.ts';
+import { dependencyWait, findCycle } from '../../agent/sync/depends-on.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ks-depends-'));
 function error(text: string): string {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { agentCommand } from '../../agent/cli/agent.ts';
-import { loadConfig } from '../../agent/config/config.ts';
+import { loadConfig } from '../../agent/sync/config-file.ts';
 
 /** deploy/agent must stay in step with the agent it runs: its config loads, its flags exist, its probes are served. */
 

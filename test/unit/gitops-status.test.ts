@@ -1,6 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeSyncStatusStore } from '../../agent/gitops/status-store.ts';
+import { KubeSyncStatusStore } from '../../agent/controller/syncs/status-store.ts';
 import { rejected, succeeded } from '../../agent/sync/conditions.ts';
 
 /** The store's writes are not exercised here (the integration test reads them from the API server): only the mapping. */

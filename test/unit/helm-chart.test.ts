@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { LeaderElector } from '../../agent/controller/leader.ts';
+import { LeaderElector } from '../../agent/controller/leases/leader.ts';
 import type { CoordinationV1Api } from '@kubernetes/client-node';
 
 /** deploy/chart/kupenstack without helm: its defaults fit its schema, and the schema refuses what helm must refuse. */

@@ -4,9 +4,10 @@ import { describe, expect, it } from 'vitest';
 
 // The import half of `npm run lint` (package.json "lint:cycles"), run with the
 // project's own rules over small fixtures: one with a file cycle, one with a
-// folder cycle only, one without any; then one planted import per layer rule,
-// and a layered tree that passes; then imports past a kind's one face, and a
-// tree that uses only the faces.
+// folder cycle only, one without any; then one planted import per layer rule
+// (the front ends' pair, cli/ on top, the in-cluster loops' sub-folders), and a
+// layered tree that passes; then imports past a kind's one face, and a tree that
+// uses only the faces.
 const root = join(import.meta.dirname, '..', '..');
 const fixtures = 'test/unit/import-cycles';
 
@@ -40,12 +41,21 @@ describe('npm run lint refuses import cycles', () => {
 
 describe('npm run lint keeps the floors of the house (layer rules)', () => {
   const planted: [string, string, RegExp][] = [
-    ['peers', 'front-ends-are-peers', /agent\/gitops\/hooks\.ts → \S*agent\/standalone\/agent\.ts/],
-    ['peers-back', 'front-ends-are-peers', /agent\/standalone\/server\.ts → \S*agent\/controller\/controller\.ts/],
-    ['kinds-up', 'engine-below-front-ends', /agent\/kinds\/image\.ts → \S*agent\/gitops\/sync-loop\.ts/],
+    ['peers', 'front-ends-are-peers', /agent\/controller\/syncs\/hooks\.ts → \S*agent\/standalone\/agent\.ts/],
+    ['peers-back', 'front-ends-are-peers', /agent\/standalone\/server\.ts → \S*agent\/controller\/resources\/controller\.ts/],
+    ['cli-up', 'cli-on-top', /agent\/controller\/process\.ts → \S*agent\/cli\/main\.ts/],
+    ['kinds-up', 'engine-below-front-ends', /agent\/kinds\/image\.ts → \S*agent\/controller\/syncs\/sync-loop\.ts/],
     ['sync-up', 'engine-below-front-ends', /agent\/sync\/sync-run\.ts → \S*agent\/standalone\/sync-runner\.ts/],
     ['engine-sync', 'engine-below-sync-kit', /agent\/act\/apply\.ts → \S*agent\/sync\/status\.ts/],
+    ['engine-notify', 'engine-below-sync-kit', /agent\/act\/apply\.ts → \S*agent\/notify\/notifier\.ts/],
+    ['engine-via-config', 'engine-below-sync-kit', /agent\/act\/apply\.ts → \S*agent\/notify\/target\.ts\s+\S*agent\/config\/config\.ts →/],
     ['door', 'engine-door-takes-data', /agent\/act\/apply\.ts → \S*agent\/load\/load\.ts/],
+    ['syncs-alone', 'in-cluster-loops-stand-alone', /agent\/controller\/syncs\/sync-loop\.ts → \S*agent\/controller\/resources\/objects\.ts/],
+    ['leases-alone', 'in-cluster-loops-stand-alone', /agent\/controller\/leases\/leader\.ts → \S*agent\/controller\/options\.ts/],
+    ['resources-clouds', 'resources-below-clouds', /agent\/controller\/resources\/controller\.ts → \S*agent\/controller\/clouds\/cloud-loop\.ts/],
+    ['clouds-loop', 'clouds-borrow-the-kit-not-the-loop', /agent\/controller\/clouds\/cloud-loop\.ts → \S*agent\/controller\/resources\/namespace-run\.ts/],
+    ['process-up', 'in-cluster-process-on-top', /agent\/controller\/resources\/namespace-run\.ts → \S*agent\/controller\/process\.ts/],
+    ['cli-cluster', 'cli-cluster-reads-syncs', /agent\/cli\/cluster\/sync-client\.ts → \S*agent\/controller\/resources\/status-store\.ts/],
   ];
   for (const [dir, rule, edge] of planted) {
     it(`fails on a planted ${dir} import (${rule})`, () => {
@@ -56,7 +66,7 @@ describe('npm run lint keeps the floors of the house (layer rules)', () => {
     });
   }
 
-  it('passes a tree whose front ends stand side by side over the Sync kit and the engine', () => {
+  it('passes a tree whose front ends stand side by side over the Sync kit and the engine, the in-cluster one a sub-folder per loop', () => {
     const r = depcruise('layers/layered');
     expect(r.out).not.toContain('error');
     expect(r.status, r.out).toBe(0);

@@ -56,7 +56,7 @@ const knownWaits: Record<string, string> = {
   'agent/act/landing.ts': 'creates a dead process sent: waits standalone, answers waiting in requeue mode (test/unit/landing.test.ts)',
   'agent/act/bulk.ts': 'one tick (setImmediate) gathers the creates that start together into one bulk POST',
   'agent/act/wait.ts': "the engine's Ready/gone wait: polls standalone, looks once in requeue mode",
-  'agent/gitops/sync-client.ts': '`kupenstack reconcile sync`, a CLI command, waits for the Sync to handle its request; no loop runs it',
+  'agent/cli/cluster/sync-client.ts': '`kupenstack reconcile sync`, a CLI command, waits for the Sync to handle its request; no loop runs it',
   'agent/glance/versions.ts': "another worker's upload: waits standalone, answers waiting in requeue mode",
   'agent/glance/members.ts': 'a short random back-off between two member writes that met (409), not a wait for OpenStack to work',
   'agent/cloud/apply.ts': "a chart's gate and a Job being replaced: polls standalone, looks once and returns a Progress in requeue mode (test/integration/cloud/install.test.ts)",
@@ -66,10 +66,10 @@ const knownWaits: Record<string, string> = {
   'agent/sync/scheduler.ts': "the Sync's interval timer and its stop grace",
   'agent/secrets/kubernetes.ts': 'rewatch after a watch error',
   'agent/kube/rewatch.ts': 'rewatch after a watch error',
-  'agent/controller/work-queue.ts': "the queue's debounce and look-again timers (what requeue schedules)",
-  'agent/controller/controller.ts': "a namespace's hand-over delay between shards, through the queue",
-  'agent/controller/cloud-loop.ts': 'the maintenance window timer, through the queue',
-  'agent/controller/leader.ts': "the Lease's renew timer",
+  'agent/controller/resources/work-queue.ts': "the queue's debounce and look-again timers (what requeue schedules)",
+  'agent/controller/resources/controller.ts': "a namespace's hand-over delay between shards, through the queue",
+  'agent/controller/clouds/cloud-loop.ts': 'the maintenance window timer, through the queue',
+  'agent/controller/leases/leader.ts': "the Lease's renew timer",
   'agent/controller/api-contact.ts': "the API server contact's check timer",
 };
 

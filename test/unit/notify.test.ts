@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../agent/config/config-error.ts';
-import { loadConfig } from '../../agent/config/config.ts';
+import { loadConfig } from '../../agent/sync/config-file.ts';
 import { configureEgress } from '../../agent/net/egress.ts';
 import { makePolicy, parseAllowRule } from '../../agent/net/egress-policy.ts';
 import { commitOf, linkFree, makeNotice } from '../../agent/notify/notice.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { objectHealth, summarize } from '../../agent/gitops/health.ts';
+import { objectHealth, summarize } from '../../agent/controller/syncs/health.ts';
 
 const cond = (type: string, status: string, reason = 'R', message = ''): { type: string; status: string; reason: string; message: string } => ({ type, status, reason, message });
 

@@ -4,7 +4,7 @@ import type { RequestContext } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyRevision, type RevisionInput } from '../../../agent/act/apply.ts';
 import { defaultConfig } from '../../../agent/config/config.ts';
-import { Controller } from '../../../agent/controller/controller.ts';
+import { Controller } from '../../../agent/controller/resources/controller.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';

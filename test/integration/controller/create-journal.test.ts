@@ -9,7 +9,7 @@ import { parse, stringify } from 'yaml';
 import { applyPath } from '../../../agent/standalone/apply-path.ts';
 import { defaultConfig } from '../../../agent/config/config.ts';
 import { countKubeCalls } from '../../../agent/controller/call-counts.ts';
-import { ConfigMapCreateJournal, createJournalName, journalKey } from '../../../agent/controller/create-journal.ts';
+import { ConfigMapCreateJournal, createJournalName, journalKey } from '../../../agent/controller/resources/create-journal.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { Workspace, manifestHead as head } from '../../support/apply.ts';

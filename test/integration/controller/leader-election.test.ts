@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { createJournalName } from '../../../agent/controller/create-journal.ts';
+import { createJournalName } from '../../../agent/controller/resources/create-journal.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { OpenStackFaultProxy, type ProxiedRequest } from '../../testbed/faults/openstack-proxy.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { createJournalName } from '../../../agent/controller/create-journal.ts';
+import { createJournalName } from '../../../agent/controller/resources/create-journal.ts';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { OpenStackFaultProxy } from '../../testbed/faults/openstack-proxy.ts';

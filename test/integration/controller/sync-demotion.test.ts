@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../../agent/config/config.ts';
-import { SyncLoop } from '../../../agent/gitops/sync-loop.ts';
+import { SyncLoop } from '../../../agent/controller/syncs/sync-loop.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
 import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';
 import { KubeSecretResolver } from '../../../agent/secrets/kubernetes.ts';

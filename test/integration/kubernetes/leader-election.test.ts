@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaderElector } from '../../../agent/controller/leader.ts';
+import { LeaderElector } from '../../../agent/controller/leases/leader.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
 /**
- * agent/controller/leader.ts on the real API server: electors in child processes (so a leader can be
+ * agent/controller/leases/leader.ts on the real API server: electors in child processes (so a leader can be
  * killed with SIGKILL) contend for one Lease; every line they print is timestamped, and the test
  * checks from those timestamps that two never act at once.
  */

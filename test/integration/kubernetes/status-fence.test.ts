@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../agent/controller/objects.ts';
-import { writeFencedStatus } from '../../../agent/controller/status-fence.ts';
-import { KubeStatusStore, type NamespaceObject } from '../../../agent/controller/status-store.ts';
+import type { KubeObject } from '../../../agent/controller/resources/objects.ts';
+import { writeFencedStatus } from '../../../agent/controller/resources/status-fence.ts';
+import { KubeStatusStore, type NamespaceObject } from '../../../agent/controller/resources/status-store.ts';
 import { serverSideApply } from '../../../agent/kube/client.ts';
 import { kube, kubectl, kubectlOk } from '../../testbed/kubernetes/peer.ts';
 
 /**
- * agent/controller/status-fence.ts on the real API server. The race it closes: a replica passes its
+ * agent/controller/resources/status-fence.ts on the real API server. The race it closes: a replica passes its
  * leadership check, is paused (SIGSTOP, a long GC, a partitioned node) before its status write leaves,
  * the new leader writes, and the old replica's write lands late and undoes the newer status (the
  * OpenStackCloud SIGSTOP test in controller/cloud.test.ts met it in CI). Here the pause is a promise

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { noSecrets } from '../../../agent/act/apply.ts';
-import type { SyncConfig } from '../../../agent/config/syncs.ts';
+import type { SyncConfig } from '../../../agent/sync/settings.ts';
 import { ImageMemory } from '../../../agent/kinds/kit/image-memory.ts';
 import { DirectorySource } from '../../../agent/source/directory.ts';
 import { SyncRunner } from '../../../agent/standalone/sync-runner.ts';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../agent/config/config.ts';
+import { loadConfig } from '../../../agent/sync/config-file.ts';
 import { EnvFileSecretResolver } from '../../../agent/secrets/env-file.ts';
 import { DirectorySource } from '../../../agent/source/directory.ts';
 import { SyncRunner } from '../../../agent/standalone/sync-runner.ts';

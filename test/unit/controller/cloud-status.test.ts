@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { serviceEndpoints } from '../../../agent/controller/cloud-endpoints.ts';
-import { cloudStatusBody } from '../../../agent/controller/cloud-status.ts';
-import { documentsOf } from '../../../agent/controller/revision.ts';
-import { validateNamespace } from '../../../agent/controller/validate-namespace.ts';
+import { serviceEndpoints } from '../../../agent/controller/clouds/cloud-endpoints.ts';
+import { cloudStatusBody } from '../../../agent/controller/clouds/cloud-status.ts';
+import { documentsOf } from '../../../agent/controller/resources/revision.ts';
+import { validateNamespace } from '../../../agent/controller/resources/validate-namespace.ts';
 import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';
 
 /** The OpenStackCloud CR's status as the in-cluster controller writes it, and the CR checked as `kupenstack validate` checks a manifest. */

@@ -1,6 +1,6 @@
 import { ApiException, type CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ConfigMapCreateJournal, journalKey } from '../../../agent/controller/create-journal.ts';
+import { ConfigMapCreateJournal, journalKey } from '../../../agent/controller/resources/create-journal.ts';
 
 /**
  * An in-memory ConfigMap store with the API server's compare-and-swap on

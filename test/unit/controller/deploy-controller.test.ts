@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { controllerCommand } from '../../../agent/cli/controller.ts';
-import { validateNamespace } from '../../../agent/controller/validate-namespace.ts';
-import { documentsOf } from '../../../agent/controller/revision.ts';
+import { validateNamespace } from '../../../agent/controller/resources/validate-namespace.ts';
+import { documentsOf } from '../../../agent/controller/resources/revision.ts';
 import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';
 
 /** deploy/controller must stay in step with the controller it runs and with `kupenstack validate`. */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EarlyJournal, earlyJournal } from '../../../agent/controller/early-journal.ts';
+import { EarlyJournal, earlyJournal } from '../../../agent/controller/resources/early-journal.ts';
 import { FileCreateJournal, type CreateJournal, type JournalLine } from '../../../agent/status/create-journal.ts';
 
 const dirs: string[] = [];

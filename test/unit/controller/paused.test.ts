@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pausedBy, pendingWork, reportPaused } from '../../../agent/controller/paused.ts';
+import { pausedBy, pendingWork, reportPaused } from '../../../agent/controller/resources/paused.ts';
 import type { EngineEvent } from '../../../agent/events/events.ts';
 import type { Plan } from '../../../agent/plan/plan.ts';
 import type { ResourceStatus, StoredState } from '../../../agent/status/store.ts';

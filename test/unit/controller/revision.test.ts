@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../../../agent/diagnostic.ts';
-import { documentsOf, revisionOf } from '../../../agent/controller/revision.ts';
-import { validateNamespace } from '../../../agent/controller/validate-namespace.ts';
-import type { KubeObject } from '../../../agent/controller/objects.ts';
+import { documentsOf, revisionOf } from '../../../agent/controller/resources/revision.ts';
+import { validateNamespace } from '../../../agent/controller/resources/validate-namespace.ts';
+import type { KubeObject } from '../../../agent/controller/resources/objects.ts';
 import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';
 
 const registry = loadSchemaRegistry();

@@ -1,8 +1,8 @@
 import { ApiException, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { heldPreferredAnnotation, LeaderElector, wantedByAnnotation } from '../../../agent/controller/leader.ts';
-import { ShardSet } from '../../../agent/controller/shard-set.ts';
-import { mayAcquire, parseShards, preferredShard, shardLeaseName, shardOf } from '../../../agent/controller/shards.ts';
+import { heldPreferredAnnotation, LeaderElector, wantedByAnnotation } from '../../../agent/controller/leases/leader.ts';
+import { ShardSet } from '../../../agent/controller/leases/shard-set.ts';
+import { mayAcquire, parseShards, preferredShard, shardLeaseName, shardOf } from '../../../agent/controller/leases/shards.ts';
 import { UsageError } from '../../../agent/errors.ts';
 
 describe('shard selection', () => {

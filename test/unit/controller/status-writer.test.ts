@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sameStatus, statusBody } from '../../../agent/controller/status-writer.ts';
+import { sameStatus, statusBody } from '../../../agent/controller/resources/status-writer.ts';
 
 const vmFields = new Set(['observedGeneration', 'conditions', 'id', 'observed', 'lastSyncTime', 'serverStatus', 'powerState', 'imageID', 'addresses', 'heal']);
 const ready = { type: 'Ready' as const, status: 'True' as const, reason: 'Reconciled', message: 'ok', lastTransitionTime: '2026-11-23T12:00:00.000Z' };

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../../agent/controller/work-queue.ts';
+import { WorkQueue } from '../../../agent/controller/resources/work-queue.ts';
 
 const opts = { debounceMs: 30, backoffBaseMs: 40, backoffMaxMs: 200, concurrency: 2, random: () => 0.5 };
 

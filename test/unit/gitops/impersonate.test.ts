@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { impersonating, serviceAccountUser } from '../../../agent/gitops/impersonate.ts';
-import { applyOne, dryRunApply, type DesiredObject } from '../../../agent/gitops/cluster-apply.ts';
+import { impersonating, serviceAccountUser } from '../../../agent/controller/syncs/impersonate.ts';
+import { applyOne, dryRunApply, type DesiredObject } from '../../../agent/controller/syncs/cluster-apply.ts';
 import { manifest } from '../../support/context.ts';
 
 /*

@@ -1,4 +1,4 @@
 // Fixture: a kind imports a front end.
-import { loop } from '../gitops/sync-loop.ts';
+import { loop } from '../controller/syncs/sync-loop.ts';
 
 export const image = loop + 1;

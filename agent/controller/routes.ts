@@ -1,0 +1,54 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { SecretResolver } from '../secrets/resolver.ts';
+import type { Logger } from '../telemetry/logger.ts';
+import type { AgentMetrics } from '../telemetry/metrics.ts';
+import type { ApiContact } from './api-contact.ts';
+import { serveHealth } from './health.ts';
+import type { Leadership } from './leadership.ts';
+import { registryHookHandler } from './registry-hook.ts';
+import type { Controller } from './resources/controller.ts';
+import { syncHttpHandler } from './syncs/hooks.ts';
+import type { SyncLoop } from './syncs/sync-loop.ts';
+
+/** What the controller's `--listen` server answers from. */
+export interface RouteSettings {
+  listen: { host: string; port: number };
+  /** The registry hook's shared secret, its namespace filled in (the controller's own by default); undefined: registry notifications are refused. */
+  registryHookSecret?: { namespace: string; name: string; key: string };
+  controller: Controller;
+  syncs?: SyncLoop;
+  secrets: SecretResolver;
+  metrics: AgentMetrics;
+  logger: Logger;
+  apiContact: ApiContact;
+  leadership: Leadership;
+  /** Every loop has started (/readyz). */
+  ready: () => boolean;
+}
+
+/**
+ * The in-cluster front end's HTTP side: `/healthz` (the API server answers
+ * this replica) and `/readyz` (health.ts), `/metrics`, registry notifications
+ * (`POST /hooks/registry`, registry-hook.ts) and the Syncs' Git hooks
+ * (`POST /hooks/<sync>`, syncs/hooks.ts).
+ */
+export async function serveRoutes(o: RouteSettings): Promise<AddressInfo> {
+  const { metrics, logger } = o;
+  const registryHook = registryHookHandler(o.controller, o.secrets, o.registryHookSecret, metrics, logger, o.syncs);
+  const syncHooks = o.syncs ? syncHttpHandler(o.syncs, o.secrets, metrics, logger) : undefined;
+  // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
+  const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
+    if (path === '/metrics') return metrics.serve(res).then(() => true);
+    return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
+  };
+  const { elector, shardSet } = o.leadership;
+  const { address } = await serveHealth(o.listen.host, o.listen.port, {
+    ready: o.ready,
+    live: () => o.apiContact.verdict(),
+    leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()),
+    ...(shardSet ? { shards: () => shardSet.held() } : {}),
+    extra,
+  });
+  return address;
+}

@@ -1,0 +1,346 @@
+import * as k8s from '@kubernetes/client-node';
+import type { AgentConfig } from '../../config/config.ts';
+import { dependencyWait, findCycle, type DependencyState } from '../../sync/depends-on.ts';
+import { syncConfigOf, type SyncConfig } from '../../sync/settings.ts';
+import { KupenstackError } from '../../errors.ts';
+import { mergePatch } from '../../kube/client.ts';
+import { rewatchOnError } from '../../kube/rewatch.ts';
+import type { SyncSpec } from '../../model/kinds.generated.ts';
+import type { Logger } from '../../telemetry/logger.ts';
+import type { AgentMetrics } from '../../telemetry/metrics.ts';
+import { Scheduler, type Trigger } from '../../sync/scheduler.ts';
+import { sourceForSync } from '../../sync/sync-source.ts';
+import { reasons } from '../../sync/conditions.ts';
+import { group, version, type SchemaRegistry } from '../../schema/registry.ts';
+import { Notifier } from '../../notify/notifier.ts';
+import { objectNotice, type CloudContext } from '../../notify/object-notice.ts';
+import type { EngineEvent } from '../../events/events.ts';
+import type { SecretResolver } from '../../secrets/resolver.ts';
+import type { Source } from '../../source/source.ts';
+import { impersonating, serviceAccountUser } from './impersonate.ts';
+import { KubeSyncStatusStore, statusManager, type SyncResourceStatus } from './status-store.ts';
+import { SyncWorker } from './sync-worker.ts';
+
+/** Set by a webhook delivery (on whichever replica the Service chose); the leader's watch sees it and runs the Sync. Flux's reconcile.fluxcd.io/requestedAt. */
+export const requestedAtAnnotation = 'kupenstack.io/reconcile-requested-at';
+
+interface SyncObject extends k8s.KubernetesObject {
+  metadata: k8s.V1ObjectMeta & { name: string };
+  spec: SyncSpec;
+  status?: SyncResourceStatus;
+}
+
+interface Running {
+  generation?: number;
+  store?: KubeSyncStatusStore;
+  requestedAt?: string;
+  scheduler?: Scheduler;
+  source?: Source;
+  sync?: SyncConfig;
+  object: SyncObject;
+  /** What the last gated run waited for (dependsOn), so a change of a dependency starts this Sync, and an Event is sent once per reason. */
+  waiting?: string;
+  /** The Sync's notify targets (spec.notify); also told of what happens to its objects between runs (objectEvent). */
+  notifier?: Notifier;
+}
+
+export interface SyncLoopOptions {
+  kc: k8s.KubeConfig;
+  registry: SchemaRegistry;
+  config: AgentConfig;
+  /** Resolves Secrets in the controller's namespace: Git credentials, webhook secrets. */
+  secrets: SecretResolver;
+  /** The controller's namespace: default namespace of spec.serviceAccountName. */
+  namespace: string;
+  metrics: AgentMetrics;
+  logger: Logger;
+  acting: () => boolean;
+  /** Only Syncs matching this label selector (several controllers on one cluster, tests). */
+  selector?: string;
+}
+
+/**
+ * The in-cluster Sync loop, the first of the two loops (Flux kustomize-controller's
+ * job: Git → custom resources, as the Sync's ServiceAccount, so Kubernetes RBAC decides
+ * what a repository may create where): watches the cluster-scoped
+ * Sync resources and runs each on its own clock (agent/sync/scheduler.ts)
+ * with a SyncWorker whose writes impersonate the Sync's ServiceAccount. The
+ * resource loop then takes the custom resources to OpenStack. A changed spec
+ * starts the Sync afresh; deleting a Sync leaves its objects in place
+ * (like Flux's `prune: false` on delete; delete them with
+ * `kubectl delete … -l kupenstack.io/sync=<name>`).
+ */
+export class SyncLoop {
+  private readonly o: SyncLoopOptions;
+  private readonly custom: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
+  private readonly running = new Map<string, Running>();
+  private informer?: k8s.Informer<SyncObject> & k8s.ObjectCache<SyncObject>;
+  private stopped = false;
+
+  constructor(opts: SyncLoopOptions) {
+    this.o = opts;
+    this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+  }
+
+  async start(): Promise<void> {
+    const informer = k8s.makeInformer<SyncObject>(
+      this.o.kc,
+      `/apis/${group}/${version}/syncs`,
+      async () =>
+        (await this.custom.listClusterCustomObject({
+          group,
+          version,
+          plural: 'syncs',
+          labelSelector: this.o.selector,
+        })) as k8s.KubernetesListObject<SyncObject>,
+      this.o.selector,
+    );
+    informer.on('add', (s) => void this.onSync(s));
+    informer.on('update', (s) => void this.onSync(s));
+    informer.on('delete', (s) => void this.forget(s.metadata.name));
+    rewatchOnError(informer, 'syncs', (line) => this.o.logger.warn(line), () => this.stopped);
+    this.informer = informer;
+    await informer.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.informer?.stop().catch(() => {});
+    await Promise.all([...this.running.keys()].map((name) => this.forget(name)));
+  }
+
+  /** Leadership gained: every Sync runs now (what came while following was not applied). */
+  startedLeading(): void {
+    for (const [name, r] of this.running) {
+      void this.custom
+        .getClusterCustomObject({ group, version, plural: 'syncs', name })
+        .then((fresh) => r.store?.reload((fresh as SyncObject).status))
+        .catch(() => r.store?.reload(r.object.status))
+        .finally(() => r.scheduler?.trigger('startup'));
+    }
+  }
+
+  /** What a webhook needs of a Sync: its settings, once its spec is valid. */
+  /**
+   * An engine or cloud event about an object this Sync applied (the resource and cloud loops find the Sync by the
+   * object's label kupenstack.io/sync, and its inventory confirms it): a notice to its targets, under its last applied revision. Runs on the replica
+   * that runs Syncs; a shard held elsewhere tells nothing (README: Notifications).
+   */
+  objectEvent(sync: string, event: EngineEvent, cloud?: CloudContext): void {
+    const r = this.running.get(sync);
+    if (!r?.notifier || !r.store) return;
+    // The label alone is the object's word (a tenant may set it): only what the Sync's inventory holds tells its targets.
+    if (!r.store.inventory.some((e) => `${e.namespace ?? ''}/${e.kind}/${e.name}` === event.address)) return;
+    const n = objectNotice(sync, r.store.status.lastAppliedRevision ?? '', event, cloud);
+    if (n) r.notifier.notify(n);
+  }
+
+  syncConfig(name: string): SyncConfig | undefined {
+    return this.running.get(name)?.sync;
+  }
+
+  /** The Syncs with an OCI source this predicate accepts (a registry notification names their repository and tag). */
+  syncsFollowing(follows: (oci: { url: string; ref: { tag?: string; semver?: string; digest?: string } }) => boolean): string[] {
+    return [...this.running.entries()].flatMap(([name, r]) => (r.sync?.source.oci && follows(r.sync.source.oci) ? [name] : [])).sort();
+  }
+
+  /** A verified push for this Sync: recorded on the resource, so the leader runs it whichever replica received the push. */
+  async requestRun(name: string): Promise<void> {
+    await this.custom.patchClusterCustomObject({ group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: new Date().toISOString() } } } }, mergePatch);
+  }
+
+  private async onSync(s: SyncObject): Promise<void> {
+    const name = s.metadata.name;
+    const r = this.running.get(name);
+    const requestedAt = s.metadata.annotations?.[requestedAtAnnotation];
+    if (r && r.generation === s.metadata.generation) {
+      r.object = s;
+      if (requestedAt && requestedAt !== r.requestedAt) {
+        r.requestedAt = requestedAt;
+        // Acknowledged but not run; the log says so, so an operator sees the request arrived.
+        if (r.scheduler?.suspended) this.o.logger.info({ sync: name, requestedAt, reason: 'Suspended' }, 'reconcile request not run: the Sync is suspended');
+        else r.scheduler?.trigger('webhook');
+      }
+      this.wakeDependents(name);
+      return;
+    }
+    await this.forget(name);
+    const next: Running = { generation: s.metadata.generation, requestedAt, object: s };
+    this.running.set(name, next);
+    try {
+      await this.begin(next);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.o.logger.error({ sync: name, error: message }, 'Sync cannot run');
+      if (this.o.acting()) await this.stall(s, 'InvalidSpec', message).catch(() => {});
+    }
+  }
+
+  private async begin(r: Running): Promise<void> {
+    const s = r.object;
+    const name = s.metadata.name;
+    const spec = s.spec;
+    const fail = (key: (string | number)[], message: string): Error => new KupenstackError('sync.invalid', `Sync ${name} spec.${key.join('.')}: ${message}`);
+    const sync = syncConfigOf(name, spec, { owner: this.o.config.owner, projectPrefix: this.o.config.projectPrefix, single: false }, fail);
+    if (!spec.serviceAccountName)
+      throw fail(
+        ['serviceAccountName'],
+        `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`,
+      );
+    if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git or source.oci');
+    if (sync.source.oci?.dockerConfigFile !== undefined) {
+      throw fail(['source', 'oci', 'dockerConfigFile'], `in the cluster the registry credentials are a Secret in ${this.o.namespace}: use secretRef (kubectl create secret docker-registry)`);
+    }
+    if (spec.webhook && !spec.webhook.secretRef) throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
+    spec.notify?.forEach((n, i) => {
+      if (n.secretEnv !== undefined || n.secretFile !== undefined) throw fail(['notify', i], `in the cluster a notification secret is a Secret in ${this.o.namespace}: use secretRef (key "token")`);
+    });
+    r.sync = sync;
+    const saNamespace = spec.serviceAccountNamespace ?? this.o.namespace;
+    const writer = impersonating(this.o.kc, serviceAccountUser(saNamespace, spec.serviceAccountName)).makeApiClient(k8s.CustomObjectsApi);
+    const source = await sourceForSync(sync, this.o.config, this.o.secrets);
+    r.source = source;
+    // The status as stored now, not as the watch last showed it: the previous worker's last write (its inventory) may not have arrived yet.
+    const fresh = (await this.custom.getClusterCustomObject({ group, version, plural: 'syncs', name })) as SyncObject;
+    const store = new KubeSyncStatusStore(this.custom, this.o.acting, name, source.description, sync.suspend, fresh.status);
+    store.generation = s.metadata.generation;
+    r.store = store;
+    const log = this.o.logger.child({ sync: name });
+    r.notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets: this.o.secrets, log, egressNamespace: `(Sync ${name})` }) : undefined;
+    const worker = new SyncWorker({
+      sync,
+      massDeleteThreshold: spec.massDeleteThreshold ?? 50,
+      source,
+      store,
+      writer,
+      registry: this.o.registry,
+      metrics: this.o.metrics,
+      log,
+      acting: this.o.acting,
+      event: (type, reason, message) => this.event(r.object, type, reason, message),
+      annotations: () => r.object.metadata.annotations ?? {},
+      lookAgain: (afterMs) => r.scheduler?.lookAgain(afterMs),
+      ...(r.notifier ? { notifier: r.notifier } : {}),
+    });
+    r.scheduler = new Scheduler(
+      { intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend },
+      (t: Trigger, signal) => this.runAfterDependencies(r, worker, t, signal),
+      (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),
+    );
+    log.info({ source: source.description, serviceAccount: `${saNamespace}/${spec.serviceAccountName}`, interval: spec.interval ?? 'default' }, 'watching Sync');
+    if (sync.suspend && this.o.acting()) {
+      store.condition('Reconciling', 'False', 'Suspended', 'suspend: true — no fetch, no apply, no drift correction');
+      await store.save();
+    }
+    r.scheduler.start();
+  }
+
+  /**
+   * dependsOn (Flux's Kustomization dependsOn): the run starts only once every
+   * Sync depended on is Ready at its newest revision, read from the watch
+   * cache. Until then the Sync says what it waits for (DependencyNotReady) and
+   * retries with backoff; a dependency's status change wakes it at once. A
+   * cycle through this Sync stalls it (DependencyCycle).
+   */
+  private async runAfterDependencies(r: Running, worker: SyncWorker, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    // The request this run answers is the one known when it starts (`kupenstack reconcile sync` waits for it).
+    const request = r.requestedAt;
+    const ok = await this.gatedRun(r, worker, trigger, signal);
+    if (request && r.store && r.store.lastHandledReconcileAt !== request && this.o.acting()) {
+      r.store.lastHandledReconcileAt = request;
+      await r.store.save();
+    }
+    return ok;
+  }
+
+  private async gatedRun(r: Running, worker: SyncWorker, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+    const deps = r.sync?.dependsOn ?? [];
+    if (deps.length === 0) return worker.run(trigger, signal);
+    const name = r.object.metadata.name;
+    const edges = new Map((this.informer?.list() ?? []).map((s) => [s.metadata.name, (s.spec.dependsOn ?? []).map((d) => d.name)]));
+    const cycle = findCycle(edges, name);
+    const own = cycle?.includes(name) ? cycle : undefined;
+    const why = own ? undefined : deps.map((d) => dependencyWait(d, this.dependencyState(d))).find((w) => w !== undefined);
+    if (!own && why === undefined) {
+      r.waiting = undefined;
+      return worker.run(trigger, signal);
+    }
+    if (!this.o.acting() || !r.store) return false;
+    const st = r.store;
+    const reason = own ? reasons.dependencyCycle : reasons.dependencyNotReady;
+    const message = own ? `dependsOn forms a cycle ${own.join(' → ')}: each waits for the other forever; remove one of these dependencies` : `waiting: ${why ?? ''}`;
+    st.condition('Ready', 'False', reason, message);
+    st.condition('Stalled', own ? 'True' : 'False', own ? reason : reasons.retrying, own ? 'fix spec.dependsOn' : 'checking again when a dependency changes, and with backoff');
+    st.condition('Reconciling', 'False', reason, message);
+    await st.save();
+    if (r.waiting !== message) this.event(r.object, own ? 'Warning' : 'Normal', reason, message);
+    r.waiting = message;
+    this.o.logger.info({ sync: name, trigger, reason }, message);
+    return false;
+  }
+
+  /** A dependency's status as the watch cache has it; a spec not acted on yet is not Ready. */
+  private dependencyState(name: string): DependencyState | undefined {
+    const s = this.informer?.get(name);
+    if (!s) return undefined;
+    const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
+    const current = s.status?.observedGeneration === undefined || s.status.observedGeneration === s.metadata.generation;
+    return {
+      ready: current
+        ? ready
+          ? { status: ready.status, reason: ready.reason, message: ready.message }
+          : undefined
+        : { status: 'Unknown', reason: 'NewSpec', message: 'its new spec is not acted on yet' },
+      lastFetchedRevision: s.status?.lastFetchedRevision,
+      lastAppliedRevision: s.status?.lastAppliedRevision,
+    };
+  }
+
+  /** Syncs waiting for `name` look again now (its status changed). */
+  private wakeDependents(name: string): void {
+    for (const other of this.running.values()) if (other.waiting !== undefined && other.sync?.dependsOn.includes(name)) other.scheduler?.trigger('dependency');
+  }
+
+  private async forget(name: string): Promise<void> {
+    const r = this.running.get(name);
+    if (!r) return;
+    this.running.delete(name);
+    await r.scheduler?.stop(5_000);
+    await r.source?.close().catch(() => {});
+  }
+
+  /** A spec the loop cannot run: Stalled, with the message saying what to change. */
+  private async stall(s: SyncObject, reason: string, message: string): Promise<void> {
+    const store = new KubeSyncStatusStore(this.custom, this.o.acting, s.metadata.name, '', false, s.status);
+    store.generation = s.metadata.generation;
+    store.condition('Ready', 'False', reason, message);
+    store.condition('Stalled', 'True', reason, 'fix the Sync spec');
+    store.condition('Reconciling', 'False', reasons.retryScheduled, 'waiting for a new spec');
+    await store.save();
+    this.event(s, 'Warning', reason, message);
+  }
+
+  /** Events of a cluster-scoped object live in `default`, where `kubectl describe sync` looks. Fire and forget. */
+  private event(s: SyncObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    if (!this.o.acting()) return;
+    const now = new Date();
+    const body: k8s.CoreV1Event = {
+      metadata: { generateName: `${s.metadata.name}.`, namespace: 'default' },
+      involvedObject: { apiVersion: `${group}/${version}`, kind: 'Sync', name: s.metadata.name, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion },
+      reason,
+      message: message.slice(0, 1024),
+      type,
+      source: { component: statusManager },
+      reportingComponent: statusManager,
+      reportingInstance: statusManager,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    void this.core
+      .createNamespacedEvent({ namespace: 'default', body })
+      .catch((err: unknown) => this.o.logger.warn({ sync: s.metadata.name, reason, code: (err as { code?: number }).code }, 'could not record an Event'));
+  }
+}

@@ -1,0 +1,2 @@
+// Fixture: the resource loop's status store.
+export const store = 1;

@@ -1,0 +1,2 @@
+// Fixture: the command line.
+export const main = 1;

@@ -1,0 +1,2 @@
+// Fixture: one namespace's run.
+export const run = 1;

@@ -1,0 +1,2 @@
+// Fixture: the notifier of a Sync's outcomes.
+export const notifier = 1;

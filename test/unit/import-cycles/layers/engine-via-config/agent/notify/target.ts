@@ -1,0 +1,2 @@
+// Fixture: a notification target.
+export const target = 1;

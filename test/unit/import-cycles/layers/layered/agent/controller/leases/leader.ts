@@ -1,0 +1,2 @@
+// Fixture: the Lease.
+export const leader = 1;

@@ -1,0 +1,2 @@
+// Fixture: the controller's options, read by its loops.
+export const options = 1;

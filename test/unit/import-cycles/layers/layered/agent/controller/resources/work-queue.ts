@@ -1,0 +1,2 @@
+// Fixture: the work queue both loops use.
+export const queue = 1;

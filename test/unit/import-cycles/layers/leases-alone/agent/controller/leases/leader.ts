@@ -1,0 +1,4 @@
+// Fixture: the Lease reads the controller's options.
+import { options } from '../options.ts';
+
+export const leader = options + 1;

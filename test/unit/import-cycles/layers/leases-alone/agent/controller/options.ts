@@ -1,0 +1,2 @@
+// Fixture: the controller's options.
+export const options = 1;

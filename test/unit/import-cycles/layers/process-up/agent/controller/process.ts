@@ -1,0 +1,2 @@
+// Fixture: the in-cluster process.
+export const process = 1;

@@ -1,0 +1,2 @@
+// Fixture: the OpenStackCloud loop.
+export const clouds = 1;

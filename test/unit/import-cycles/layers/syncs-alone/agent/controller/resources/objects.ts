@@ -1,0 +1,2 @@
+// Fixture: the resource loop's objects.
+export const objects = 1;
