@@ -16,14 +16,7 @@ export interface Diagnostic {
 
 /** Deterministic order: file, then position, then code, then message. */
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
-  return (
-    cmp(a.file, b.file) ||
-    a.line - b.line ||
-    a.column - b.column ||
-    cmp(a.code, b.code) ||
-    cmp(a.path, b.path) ||
-    cmp(a.message, b.message)
-  );
+  return cmp(a.file, b.file) || a.line - b.line || a.column - b.column || cmp(a.code, b.code) || cmp(a.path, b.path) || cmp(a.message, b.message);
 }
 
 function cmp(a: string, b: string): number {

@@ -46,7 +46,12 @@ interface Pull {
   etag: string | undefined;
 }
 
-async function* blobChunks(client: RegistryClient, repository: string, descriptor: Pick<Descriptor, 'digest' | 'size'>, options: BlobOptions): AsyncGenerator<Buffer> {
+async function* blobChunks(
+  client: RegistryClient,
+  repository: string,
+  descriptor: Pick<Descriptor, 'digest' | 'size'>,
+  options: BlobOptions,
+): AsyncGenerator<Buffer> {
   const { digest, size } = descriptor;
   const where = `blob ${digest} of ${client.registry}/${repository}`;
   const p: Pull = { client, repository, digest, size, where, options, hash: newHash(digest), received: 0, failures: 0, lastProblem: '', etag: undefined };
@@ -101,7 +106,12 @@ async function request(p: Pull): Promise<RegistryResponse | string> {
   }
   let res: RegistryResponse;
   try {
-    res = await p.client.send('GET', blobPath(p.repository, p.digest), { scopes: [pullScope(p.repository)], headers, signal: p.options.signal, accept: (s) => s === 200 || s === 206 || s >= 500 });
+    res = await p.client.send('GET', blobPath(p.repository, p.digest), {
+      scopes: [pullScope(p.repository)],
+      headers,
+      signal: p.options.signal,
+      accept: (s) => s === 200 || s === 206 || s >= 500,
+    });
   } catch (err) {
     if (p.options.signal?.aborted || !(err instanceof OciError) || err.code !== 'oci.network') throw err;
     return err.message;
@@ -117,7 +127,10 @@ function skipOf(res: RegistryResponse, p: Pull): number {
   const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(header(res, 'content-range') ?? '');
   if (!m || Number(m[1]) !== p.received) {
     res.body.destroy();
-    throw new OciError('oci.registry', `${p.where}: asked to resume at byte ${p.received}, the registry answered Content-Range "${header(res, 'content-range') ?? ''}"`);
+    throw new OciError(
+      'oci.registry',
+      `${p.where}: asked to resume at byte ${p.received}, the registry answered Content-Range "${header(res, 'content-range') ?? ''}"`,
+    );
   }
   return 0;
 }
@@ -148,7 +161,12 @@ async function* bodyChunks(res: RegistryResponse, skip: number, p: Pull): AsyncG
 
 /** The first `length` bytes of a blob (pre-flight sniffing), not verified (the full read is). */
 export async function readBlobHead(client: RegistryClient, repository: string, digest: string, length: number, signal?: AbortSignal): Promise<Buffer> {
-  const res = await client.send('GET', blobPath(repository, digest), { scopes: [pullScope(repository)], headers: { range: `bytes=0-${length - 1}` }, signal, accept: (s) => s === 200 || s === 206 });
+  const res = await client.send('GET', blobPath(repository, digest), {
+    scopes: [pullScope(repository)],
+    headers: { range: `bytes=0-${length - 1}` },
+    signal,
+    accept: (s) => s === 200 || s === 206,
+  });
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of res.body as AsyncIterable<Buffer>) {

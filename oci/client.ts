@@ -160,7 +160,10 @@ export class RegistryClient {
         if (++redirects > 5) throw new OciError('oci.registry', `${method} ${describe(url)}: more than 5 redirects`);
         const next = new URL(header(response, 'location')!, url);
         if (next.protocol !== 'https:' && !(next.protocol === 'http:' && new URL(url).protocol === 'http:')) {
-          throw new OciError('oci.registry', `${describe(url)} redirects to ${next.protocol} ${next.host}; only https (or http from an http registry) is followed`);
+          throw new OciError(
+            'oci.registry',
+            `${describe(url)} redirects to ${next.protocol} ${next.host}; only https (or http from an http registry) is followed`,
+          );
         }
         url = next.toString();
         continue;
@@ -192,7 +195,13 @@ export class RegistryClient {
    * 5xx itself (the blob reader resumes) gets it at once: no nested retries.
    * The last busy answer is handed back as it is, for its error body.
    */
-  private async request(method: string, url: string, headers: Record<string, string>, options: SendOptions, accept: (status: number) => boolean): Promise<Dispatcher.ResponseData> {
+  private async request(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    options: SendOptions,
+    accept: (status: number) => boolean,
+  ): Promise<Dispatcher.ResponseData> {
     const retries = idempotent.has(method) ? this.retries : 0;
     return retry(
       async (attempt) => {
@@ -256,10 +265,17 @@ export class RegistryClient {
         );
       }
       const basic = basicAuthorization(credential);
-      if (!basic) throw new OciError('oci.auth', `${this.registry} asks for Basic auth, but its docker config entry holds an identity token; give a username and password`);
+      if (!basic)
+        throw new OciError(
+          'oci.auth',
+          `${this.registry} asks for Basic auth, but its docker config entry holds an identity token; give a username and password`,
+        );
       // Basic sends the password itself: only over https or to a loopback host.
       if (this.origin.startsWith('http:') && !isLoopbackHost(new URL(this.origin).hostname)) {
-        throw new OciError('oci.auth', `${this.registry} is plain http and not on loopback; KupenStack does not send a password over it: serve the registry over https`);
+        throw new OciError(
+          'oci.auth',
+          `${this.registry} is plain http and not on loopback; KupenStack does not send a password over it: serve the registry over https`,
+        );
       }
       this.basic = basic;
       return;
@@ -289,7 +305,10 @@ export function describe(url: string): string {
 function authDetail(text: string, challenge: string | undefined): string {
   const summary = registryErrorSummary(text);
   const error = parseChallenges(challenge).find((c) => c.params.error)?.params.error;
-  return [summary, error].filter(Boolean).map((s) => `, ${s}`).join('');
+  return [summary, error]
+    .filter(Boolean)
+    .map((s) => `, ${s}`)
+    .join('');
 }
 
 /** A plain-HTTP answer to https: a connection failure (`oci.network`) that no retry can fix. */
@@ -299,6 +318,7 @@ class PlainHttpError extends OciError {}
 function isPlainHttp(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
   if (!e) return false;
-  if (e.code === 'ERR_SSL_WRONG_VERSION_NUMBER' || (typeof e.message === 'string' && /wrong version number|packet length too long/.test(e.message))) return true;
+  if (e.code === 'ERR_SSL_WRONG_VERSION_NUMBER' || (typeof e.message === 'string' && /wrong version number|packet length too long/.test(e.message)))
+    return true;
   return e.cause !== undefined && e.cause !== err && isPlainHttp(e.cause);
 }

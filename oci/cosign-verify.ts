@@ -33,8 +33,16 @@ import { findSignatures, type FoundSignature } from './signatures.ts';
  * the index's when the platform was picked from one: cosign signs what the
  * tag names). Throws `oci.signature` naming `reference` and every reason.
  */
-export async function verifyCosign(client: RegistryClient, repository: string, reference: string, digests: string[], policy: SignaturePolicy, signal?: AbortSignal): Promise<VerifiedSignature> {
-  if (policy.keys.length === 0 && !policy.keyless) throw new OciError('oci.signature', `${reference}: the signature policy names no public key and no keyless signer`);
+export async function verifyCosign(
+  client: RegistryClient,
+  repository: string,
+  reference: string,
+  digests: string[],
+  policy: SignaturePolicy,
+  signal?: AbortSignal,
+): Promise<VerifiedSignature> {
+  if (policy.keys.length === 0 && !policy.keyless)
+    throw new OciError('oci.signature', `${reference}: the signature policy names no public key and no keyless signer`);
   const reasons: string[] = [];
   const looked: string[] = [];
   for (const digest of digests) {
@@ -47,7 +55,10 @@ export async function verifyCosign(client: RegistryClient, repository: string, r
     }
   }
   if (reasons.length === 0) {
-    throw new OciError('oci.signature', `${reference} is not signed: no cosign signature in ${looked.join(', ')}; sign it (cosign sign --key …) or remove spec.verify`);
+    throw new OciError(
+      'oci.signature',
+      `${reference} is not signed: no cosign signature in ${looked.join(', ')}; sign it (cosign sign --key …) or remove spec.verify`,
+    );
   }
   const trusted = policy.keyless ? `the trusted signer (${describeSigner(policy.keyless)})` : `the trusted key (${policy.keys.map((k) => k.name).join(', ')})`;
   throw new OciError('oci.signature', `${reference}: refused, no signature verifies with ${trusted}: ${reasons.join('; ')}`);
@@ -60,7 +71,10 @@ export type Verdict = { ok: true; key: string } | { ok: false; reason: string };
 
 /** One found signature against the policy's keys (or keyless signer) and the digest being imported (exported for the unit tests). */
 export function checkSignature(sig: FoundSignature, digest: string, keys: TrustedKey[], keyless?: KeylessPolicy): Verdict {
-  if (keyless) return sig.kind === 'simple-signing' ? checkSimpleSigningKeyless(sig.payload, sig.signature, sig.certificate, digest, keyless) : checkBundleKeyless(sig.bundle, digest, keyless);
+  if (keyless)
+    return sig.kind === 'simple-signing'
+      ? checkSimpleSigningKeyless(sig.payload, sig.signature, sig.certificate, digest, keyless)
+      : checkBundleKeyless(sig.bundle, digest, keyless);
   return sig.kind === 'simple-signing' ? checkSimpleSigning(sig.payload, sig.signature, digest, keys) : checkBundle(sig.bundle, digest, keys);
 }
 
@@ -74,7 +88,9 @@ function checkSimpleSigning(payload: Buffer, signature: Buffer, digest: string, 
 function payloadCovers(payload: Buffer, digest: string, signer: string): Verdict {
   let signed: unknown;
   try {
-    signed = (JSON.parse(payload.toString('utf8')) as { critical?: { image?: { 'docker-manifest-digest'?: unknown } } }).critical?.image?.['docker-manifest-digest'];
+    signed = (JSON.parse(payload.toString('utf8')) as { critical?: { image?: { 'docker-manifest-digest'?: unknown } } }).critical?.image?.[
+      'docker-manifest-digest'
+    ];
   } catch {
     return { ok: false, reason: 'the signed payload is not JSON' };
   }
@@ -161,8 +177,8 @@ function checkSimpleSigningKeyless(payload: Buffer, signature: Buffer, certifica
     return {
       ok: false,
       reason:
-        "a classic keyless signature (the sha256-….sig tag), whose transparency-log entry KupenStack does not check; " +
-          "sign with cosign v3's default sigstore bundle, or set keyless.transparencyLog: false",
+        'a classic keyless signature (the sha256-….sig tag), whose transparency-log entry KupenStack does not check; ' +
+        "sign with cosign v3's default sigstore bundle, or set keyless.transparencyLog: false",
     };
   }
   let der: Buffer;
@@ -177,7 +193,10 @@ function checkSimpleSigningKeyless(payload: Buffer, signature: Buffer, certifica
     bundle = bundleFromJSON({
       mediaType: 'application/vnd.dev.sigstore.bundle.v0.3+json',
       verificationMaterial: { certificate: { rawBytes: der.toString('base64') }, tlogEntries: [], timestampVerificationData: { rfc3161Timestamps: [] } },
-      messageSignature: { messageDigest: { algorithm: 'SHA2_256', digest: createHash('sha256').update(payload).digest('base64') }, signature: signature.toString('base64') },
+      messageSignature: {
+        messageDigest: { algorithm: 'SHA2_256', digest: createHash('sha256').update(payload).digest('base64') },
+        signature: signature.toString('base64'),
+      },
     });
   } catch (err) {
     return { ok: false, reason: `the classic signature cannot be read as a certificate signature (${err instanceof Error ? err.message : String(err)})` };
@@ -203,7 +222,9 @@ function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
     };
   }
   const checked: SignedEntity = policy.transparencyLog ? entity : { ...entity, tlogEntries: [], timestamps: [nowStamp()] };
-  const thresholds = policy.transparencyLog ? { tlogThreshold: 1, ctlogThreshold: 1, timestampThreshold: 1 } : { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 1 };
+  const thresholds = policy.transparencyLog
+    ? { tlogThreshold: 1, ctlogThreshold: 1, timestampThreshold: 1 }
+    : { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 1 };
   let identity: { san?: string; issuer?: string };
   try {
     const signer = new Verifier(policy.trust, thresholds).verify(checked);
@@ -217,7 +238,8 @@ function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
       };
     return { ok: false, reason: `the keyless signature does not verify against ${policy.name} (${detail})` };
   }
-  if (!matches(policy.identity, identity.san)) return { ok: false, reason: `signed by ${identity.san ?? 'a certificate without an identity'}, not ${expected(policy.identity)}` };
+  if (!matches(policy.identity, identity.san))
+    return { ok: false, reason: `signed by ${identity.san ?? 'a certificate without an identity'}, not ${expected(policy.identity)}` };
   if (!matches(policy.issuer, identity.issuer))
     return {
       ok: false,
@@ -228,7 +250,11 @@ function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
 
 /** A timestamp of "now" in the shape @sigstore/verify reads from a log entry's inclusion promise (its time only; no log is checked with it). */
 function nowStamp(): SignedEntity['timestamps'][number] {
-  const tlogEntry = { inclusionPromise: { signedEntryTimestamp: Buffer.alloc(0) }, integratedTime: String(Math.floor(Date.now() / 1000)), logId: { keyId: Buffer.from('kupenstack-now') } };
+  const tlogEntry = {
+    inclusionPromise: { signedEntryTimestamp: Buffer.alloc(0) },
+    integratedTime: String(Math.floor(Date.now() / 1000)),
+    logId: { keyId: Buffer.from('kupenstack-now') },
+  };
   return { $case: 'transparency-log', tlogEntry } as unknown as SignedEntity['timestamps'][number];
 }
 
@@ -249,9 +275,13 @@ function bundleSubject(bundle: Bundle): { sha256: string[]; other?: string } {
   const content = bundle.content;
   if (content.$case === 'dsseEnvelope') {
     try {
-      const statement = JSON.parse(content.dsseEnvelope.payload.toString('utf8')) as { predicateType?: unknown; subject?: Array<{ digest?: Record<string, unknown> }> };
+      const statement = JSON.parse(content.dsseEnvelope.payload.toString('utf8')) as {
+        predicateType?: unknown;
+        subject?: Array<{ digest?: Record<string, unknown> }>;
+      };
       // An attestation (SBOM, provenance) by the same key is not a signature of the image.
-      if (statement.predicateType !== cosignSignPredicate) return { sha256: [], other: `an attestation (${String(statement.predicateType)}), not a cosign signature` };
+      if (statement.predicateType !== cosignSignPredicate)
+        return { sha256: [], other: `an attestation (${String(statement.predicateType)}), not a cosign signature` };
       return { sha256: (statement.subject ?? []).map((s) => s.digest?.sha256).filter((h): h is string => typeof h === 'string') };
     } catch {
       return { sha256: [] };

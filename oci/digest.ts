@@ -26,7 +26,10 @@ export function sha256Of(data: Buffer | string): string {
 export function verifyBuffer(body: Buffer, expected: string, what: string): void {
   const actual = `${parseDigest(expected).algorithm}:${newHash(expected).update(body).digest('hex')}`;
   if (actual !== expected) {
-    throw new OciError('oci.digest', `${what} hashes to ${actual}, not ${expected}: the registry served other bytes than the digest names (corrupted storage or a tampering proxy); nothing was used`);
+    throw new OciError(
+      'oci.digest',
+      `${what} hashes to ${actual}, not ${expected}: the registry served other bytes than the digest names (corrupted storage or a tampering proxy); nothing was used`,
+    );
   }
 }
 

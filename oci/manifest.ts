@@ -79,7 +79,11 @@ function parseDescriptor(v: unknown, where: string): Descriptor {
   if (isRecord(v.platform)) {
     const p = v.platform;
     if (typeof p.architecture === 'string') {
-      d.platform = { architecture: p.architecture, ...(typeof p.os === 'string' ? { os: p.os } : {}), ...(typeof p.variant === 'string' ? { variant: p.variant } : {}) };
+      d.platform = {
+        architecture: p.architecture,
+        ...(typeof p.os === 'string' ? { os: p.os } : {}),
+        ...(typeof p.variant === 'string' ? { variant: p.variant } : {}),
+      };
     }
   }
   return d;
@@ -138,7 +142,10 @@ export async function fetchManifest(client: RegistryClient, repository: string, 
   const length = Number(header(res, 'content-length') ?? '0');
   if (length > maxManifestBytes) {
     await res.body.dump();
-    throw new OciError('oci.too-large', `${client.registry}/${repository}:${reference}: the manifest is ${length} bytes (limit ${maxManifestBytes}); not a manifest KupenStack reads`);
+    throw new OciError(
+      'oci.too-large',
+      `${client.registry}/${repository}:${reference}: the manifest is ${length} bytes (limit ${maxManifestBytes}); not a manifest KupenStack reads`,
+    );
   }
   const chunks: Buffer[] = [];
   let total = 0;
@@ -146,7 +153,10 @@ export async function fetchManifest(client: RegistryClient, repository: string, 
     total += chunk.length;
     if (total > maxManifestBytes) {
       res.body.destroy();
-      throw new OciError('oci.too-large', `${client.registry}/${repository}:${reference}: the manifest is over ${maxManifestBytes} bytes; not a manifest KupenStack reads`);
+      throw new OciError(
+        'oci.too-large',
+        `${client.registry}/${repository}:${reference}: the manifest is over ${maxManifestBytes} bytes; not a manifest KupenStack reads`,
+      );
     }
     chunks.push(chunk);
   }
@@ -160,14 +170,22 @@ export async function fetchManifest(client: RegistryClient, repository: string, 
     digest = sha256Of(raw);
     const claimed = header(res, 'docker-content-digest');
     if (claimed && claimed.startsWith('sha256:') && claimed !== digest) {
-      throw new OciError('oci.digest', `the manifest ${where} hashes to ${digest} but the registry says ${claimed}; refused (corrupted storage or a tampering proxy)`);
+      throw new OciError(
+        'oci.digest',
+        `the manifest ${where} hashes to ${digest} but the registry says ${claimed}; refused (corrupted storage or a tampering proxy)`,
+      );
     }
   }
   return { digest, raw, manifest: parseManifest(raw, header(res, 'content-type'), where) };
 }
 
 /** HEAD a manifest: its digest without the body (null when the tag or digest is unknown). */
-export async function headManifest(client: RegistryClient, repository: string, reference: string, signal?: AbortSignal): Promise<{ digest: string; mediaType: string; size: number } | null> {
+export async function headManifest(
+  client: RegistryClient,
+  repository: string,
+  reference: string,
+  signal?: AbortSignal,
+): Promise<{ digest: string; mediaType: string; size: number } | null> {
   const res = await client.send('HEAD', manifestPath(repository, reference), {
     scopes: [pullScope(repository)],
     headers: { accept: manifestAccept },

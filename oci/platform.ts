@@ -61,5 +61,8 @@ export function selectPlatform(index: ImageIndex, wanted: Platform, where: strin
   }
   if (candidates.length === 1 && !candidates[0]!.platform) return candidates[0]!;
   const offered = candidates.map((m) => (m.platform ? formatPlatform(m.platform) : 'no platform')).join(', ');
-  throw new OciError('oci.platform', `${where} is a multi-platform index without ${formatPlatform(wanted)} (it has: ${offered || 'nothing'}); ask for one of those platforms`);
+  throw new OciError(
+    'oci.platform',
+    `${where} is a multi-platform index without ${formatPlatform(wanted)} (it has: ${offered || 'nothing'}); ask for one of those platforms`,
+  );
 }

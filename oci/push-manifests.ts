@@ -37,10 +37,16 @@ const config = Buffer.from('{}');
 
 export async function pushManifests(dir: string, ref: string, options: PushManifestsOptions = {}): Promise<PushManifestsResult> {
   const target = parseReference(ref);
-  if (target.tag === undefined) throw new OciError('oci.reference', `"${ref}" names no tag; push manifests to a tag (registry/repository:tag), so a Sync can follow it`);
+  if (target.tag === undefined)
+    throw new OciError('oci.reference', `"${ref}" names no tag; push manifests to a tag (registry/repository:tag), so a Sync can follow it`);
   const packed = await packFolder(dir);
   if (packed.files.length === 0) throw new OciError('oci.reference', `${dir} holds no file; give the folder of manifests`);
-  const client = new RegistryClient({ ...options.client, registry: target.registry, insecure: options.insecure === true, ...(options.credentials ? { credentials: options.credentials } : {}) });
+  const client = new RegistryClient({
+    ...options.client,
+    registry: target.registry,
+    insecure: options.insecure === true,
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+  });
   const { repository } = target;
   const layer = await uploadBuffer(client, repository, packed.data, options.signal);
   const cfg = await uploadBuffer(client, repository, config, options.signal);
@@ -53,5 +59,11 @@ export async function pushManifests(dir: string, ref: string, options: PushManif
   };
   const raw = Buffer.from(JSON.stringify(manifest));
   const manifestDigest = await putManifest(client, repository, target.tag, raw, ociManifest, options.signal);
-  return { reference: formatReference({ registry: target.registry, repository, digest: manifestDigest }), tag: target.tag, manifestDigest, layer, files: packed.files };
+  return {
+    reference: formatReference({ registry: target.registry, repository, digest: manifestDigest }),
+    tag: target.tag,
+    manifestDigest,
+    layer,
+    files: packed.files,
+  };
 }

@@ -100,7 +100,10 @@ async function sha256File(file: string, onBytes: (n: number) => void): Promise<s
 
 /** The artifact's manifest annotations: what the user passed over what the disk says; the format must stay the disk's. */
 function diskAnnotations(format: string, virtualSize: number | undefined, options: PushOptions): Record<string, string> {
-  const annotations: Record<string, string> = { [createdAnnotation]: options.created ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), [vmimage.diskFormat]: format };
+  const annotations: Record<string, string> = {
+    [createdAnnotation]: options.created ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    [vmimage.diskFormat]: format,
+  };
   if (virtualSize !== undefined) annotations[vmimage.virtualSize] = String(virtualSize);
   if (options.arch) annotations[vmimage.architecture] = glanceArchitecture(options.arch);
   if (options.osType) annotations[vmimage.osType] = options.osType;
@@ -111,7 +114,10 @@ function diskAnnotations(format: string, virtualSize: number | undefined, option
   if (options.minRamMb !== undefined) annotations[vmimage.minRam] = String(options.minRamMb);
   Object.assign(annotations, options.annotations);
   if (annotations[vmimage.diskFormat] !== format) {
-    throw new OciError('oci.format-mismatch', `--annotation ${vmimage.diskFormat}=${annotations[vmimage.diskFormat]} contradicts the file, which is ${format}; leave it out`);
+    throw new OciError(
+      'oci.format-mismatch',
+      `--annotation ${vmimage.diskFormat}=${annotations[vmimage.diskFormat]} contradicts the file, which is ${format}; leave it out`,
+    );
   }
   return annotations;
 }
@@ -159,7 +165,12 @@ export interface StreamPushOptions extends PushOptions {
  */
 export async function pushDiskStream(source: Readable, ref: string, options: StreamPushOptions): Promise<PushResult> {
   const target = parseReference(ref);
-  const client = new RegistryClient({ ...options.client, registry: target.registry, insecure: options.insecure === true, ...(options.credentials ? { credentials: options.credentials } : {}) });
+  const client = new RegistryClient({
+    ...options.client,
+    registry: target.registry,
+    insecure: options.insecure === true,
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+  });
   const check = new DiskHeadCheck(options.format, formatReference(target));
   source.on('error', (e) => check.destroy(e));
   let read = 0;
@@ -243,7 +254,12 @@ export async function pushDisk(file: string, ref: string, options: PushOptions =
   // The same checks a pull makes: no compressed input, no qcow2 pointing outside itself.
   const format = sniffDiskFormat(head);
   const virtualSize = format === 'qcow2' ? qcow2VirtualSize(head) : format === 'raw' ? size : undefined;
-  const client = new RegistryClient({ ...options.client, registry: target.registry, insecure: options.insecure === true, ...(options.credentials ? { credentials: options.credentials } : {}) });
+  const client = new RegistryClient({
+    ...options.client,
+    registry: target.registry,
+    insecure: options.insecure === true,
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+  });
   const { repository } = target;
   const signal = options.signal;
   let read = 0;
@@ -262,7 +278,13 @@ export async function pushDisk(file: string, ref: string, options: PushOptions =
   const { digest: layerDigest, size: layerSize, uploaded } = layer;
 
   const annotations = diskAnnotations(format, virtualSize, options);
-  const manifestDigest = await putDiskManifest(client, target, { mediaType, digest: layerDigest, size: layerSize, annotations: layerAnnotations }, annotations, signal);
+  const manifestDigest = await putDiskManifest(
+    client,
+    target,
+    { mediaType, digest: layerDigest, size: layerSize, annotations: layerAnnotations },
+    annotations,
+    signal,
+  );
   return {
     reference: formatReference({ registry: target.registry, repository, digest: manifestDigest }),
     ...(target.tag ? { tag: target.tag } : {}),
@@ -311,11 +333,19 @@ async function pushRaw(u: LayerUpload, alreadyThere: () => void): Promise<Pushed
     return { digest, size, uploaded: 0 };
   }
   const changed = (detail: string, cause?: unknown): OciError =>
-    new OciError('oci.digest', `${file} changed while it was pushed (hashed ${digest}, ${detail}); push it again when it is not being written`, cause === undefined ? undefined : { cause });
+    new OciError(
+      'oci.digest',
+      `${file} changed while it was pushed (hashed ${digest}, ${detail}); push it again when it is not being written`,
+      cause === undefined ? undefined : { cause },
+    );
   // Hashed once (above): the registry checks the bytes it got against the digest and refuses others.
   let sent: { digest: string; size: number };
   try {
-    sent = await uploadStream(client, repository, createReadStream(file, { highWaterMark: 1 << 20 }), { ...(signal ? { signal } : {}), onBytes: u.progress, digest });
+    sent = await uploadStream(client, repository, createReadStream(file, { highWaterMark: 1 << 20 }), {
+      ...(signal ? { signal } : {}),
+      onBytes: u.progress,
+      digest,
+    });
   } catch (err) {
     if (err instanceof OciError && /DIGEST_INVALID/.test(err.message)) throw changed('the registry found other bytes', err);
     throw err;

@@ -9,7 +9,12 @@ import { ociIndex } from './media-types.ts';
  * (distribution 2.8 has no referrers route: 404 text/plain; ghcr.io neither).
  * Filtered by artifactType here when the registry did not filter.
  */
-export async function listReferrers(client: RegistryClient, repository: string, digest: string, options: { artifactType?: string; signal?: AbortSignal } = {}): Promise<Descriptor[]> {
+export async function listReferrers(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  options: { artifactType?: string; signal?: AbortSignal } = {},
+): Promise<Descriptor[]> {
   const { algorithm, hex } = parseDigest(digest);
   const query = options.artifactType ? `?artifactType=${encodeURIComponent(options.artifactType)}` : '';
   const res = await client.send('GET', `/v2/${repository}/referrers/${digest}${query}`, {
@@ -25,7 +30,10 @@ export async function listReferrers(client: RegistryClient, repository: string, 
     const raw = Buffer.from(await res.body.arrayBuffer());
     const index = parseManifest(raw, contentType, `referrers of ${digest}`);
     descriptors = index.kind === 'index' ? index.manifests : [];
-    filtered = (header(res, 'oci-filters-applied') ?? '').split(',').map((s) => s.trim()).includes('artifactType');
+    filtered = (header(res, 'oci-filters-applied') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .includes('artifactType');
   } else {
     await res.body.dump();
     const tag = `${algorithm}-${hex}`;

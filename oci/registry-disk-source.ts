@@ -145,16 +145,21 @@ export class RegistryDiskSource implements DiskSource {
       const entry = selectPlatform(top.manifest, wanted, where);
       platform = entry.platform ?? wanted;
       const child: FetchedManifest = await fetchManifest(client, repository, entry.digest, signal);
-      if (child.manifest.kind === 'index') throw new OciError('oci.format', `${where}: the index entry for the platform is itself an index; nested indexes are not supported`);
+      if (child.manifest.kind === 'index')
+        throw new OciError('oci.format', `${where}: the index entry for the platform is itself an index; nested indexes are not supported`);
       top = child;
     }
     const manifest = top.manifest;
     if (manifest.kind !== 'manifest') throw new OciError('oci.format', `${where} is not an image manifest`);
     const detected = detectDisk(manifest, where);
-    if (detected.packaging === 'containerdisk') await this.checkContainerConfig(client, repository, manifest.config, request.platform ?? platform, where, signal);
+    if (detected.packaging === 'containerdisk')
+      await this.checkContainerConfig(client, repository, manifest.config, request.platform ?? platform, where, signal);
     const meta = glanceMetadata(manifest.annotations, platform?.architecture);
     if (meta.declaredFormat !== undefined && detected.declaredFormat !== undefined && meta.declaredFormat !== detected.declaredFormat) {
-      throw new OciError('oci.format-mismatch', `${where}: ${vmimage.diskFormat} says ${meta.declaredFormat} but the layer says ${detected.declaredFormat}; make them agree`);
+      throw new OciError(
+        'oci.format-mismatch',
+        `${where}: ${vmimage.diskFormat} says ${meta.declaredFormat} but the layer says ${detected.declaredFormat}; make them agree`,
+      );
     }
     const layer = detected.layer;
     const resolved: ResolvedDisk = {
@@ -203,7 +208,14 @@ export class RegistryDiskSource implements DiskSource {
    * for (a single-arch image of another architecture would boot nowhere),
    * and bootable-container (bootc/ostree) images are not disks.
    */
-  private async checkContainerConfig(client: RegistryClient, repository: string, config: Descriptor, wanted: Platform | undefined, where: string, signal: AbortSignal | undefined): Promise<void> {
+  private async checkContainerConfig(
+    client: RegistryClient,
+    repository: string,
+    config: Descriptor,
+    wanted: Platform | undefined,
+    where: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     if (config.size > maxConfigBytes) throw new OciError('oci.too-large', `${where}: the image config is ${config.size} bytes (limit ${maxConfigBytes})`);
     const chunks: Buffer[] = [];
     for await (const c of openBlob(client, repository, config, { signal }) as AsyncIterable<Buffer>) chunks.push(c);
@@ -215,11 +227,17 @@ export class RegistryDiskSource implements DiskSource {
     }
     const labels = doc.config?.Labels ?? {};
     if (labels['containers.bootc'] === '1' || labels['ostree.bootable'] === '1' || labels['ostree.bootable'] === 'true') {
-      throw new OciError('oci.format', `${where} is a bootable container (bootc/ostree), not a containerDisk; build a disk image from it (bootc-image-builder) and push that`);
+      throw new OciError(
+        'oci.format',
+        `${where} is a bootable container (bootc/ostree), not a containerDisk; build a disk image from it (bootc-image-builder) and push that`,
+      );
     }
     const wantedArch = ociArchitecture((wanted ?? defaultPlatform).architecture);
     if (typeof doc.architecture === 'string' && ociArchitecture(doc.architecture) !== wantedArch) {
-      throw new OciError('oci.platform', `${where} is a containerDisk for ${doc.architecture}, not ${wantedArch}; ask for platform ${doc.architecture} or use an image built for ${wantedArch}`);
+      throw new OciError(
+        'oci.platform',
+        `${where} is a containerDisk for ${doc.architecture}, not ${wantedArch}; ask for platform ${doc.architecture} or use an image built for ${wantedArch}`,
+      );
     }
   }
 
@@ -229,7 +247,10 @@ export class RegistryDiskSource implements DiskSource {
     const tags = await listTags(client, repository, signal);
     const best = chooseSemverTag(tags, range);
     if (best === undefined) {
-      throw new OciError('oci.not-found', `${client.registry}/${repository} has no tag matching ${range} (${tags.filter((t) => semver.valid(t) !== null).length} semver tags of ${tags.length})`);
+      throw new OciError(
+        'oci.not-found',
+        `${client.registry}/${repository} has no tag matching ${range} (${tags.filter((t) => semver.valid(t) !== null).length} semver tags of ${tags.length})`,
+      );
     }
     return best;
   }
@@ -278,7 +299,11 @@ export class RegistryDiskSource implements DiskSource {
     const client = this.client(registry, disk.insecure === true);
     const where = disk.reference;
     let fromRegistry = 0;
-    const blobOptions = { signal, onBytes: (n: number) => (fromRegistry += n), ...(this.options.retries !== undefined ? { retries: this.options.retries } : {}) };
+    const blobOptions = {
+      signal,
+      onBytes: (n: number) => (fromRegistry += n),
+      ...(this.options.retries !== undefined ? { retries: this.options.retries } : {}),
+    };
     const limit = this.options.maxDiskBytes ?? defaultMaxDiskBytes;
     const stages: Duplex[] = [];
     let source: Readable;
@@ -295,7 +320,8 @@ export class RegistryDiskSource implements DiskSource {
     const out = new HoldBackLast(undefined, 0, { highWaterMark: 1 << 20 });
     // A plain layer (its reader stops at the descriptor's size) or a digest-checked decompressed disk (VerifyingStream
     // stops at diskSize) cannot outgrow a size already checked against the limit: no stage counting bytes again.
-    const bounded = disk.packaging !== 'containerdisk' && (!disk.compression || disk.diskDigest !== undefined) && disk.diskSize !== undefined && disk.diskSize <= limit;
+    const bounded =
+      disk.packaging !== 'containerdisk' && (!disk.compression || disk.diskDigest !== undefined) && disk.diskSize !== undefined && disk.diskSize <= limit;
     const streams = [source, ...stages, ...(bounded ? [] : [new ByteLimit(limit, where)]), gate, out] as const;
     pipeline(streams as unknown as [Readable, ...Duplex[]], (err) => {
       if (err && !out.destroyed) out.destroy(toOciError(err, where));
@@ -339,5 +365,8 @@ async function* containerDiskChunks(
     yield* diskFromTar(blob, decompressor(tarLayerCompression(layer.mediaType)), `${where} layer ${layer.digest}`, state);
     if (state.entry !== undefined) return;
   }
-  throw new OciError('oci.format', `${where} is a container image without a disk/<file> entry in any layer; a KubeVirt containerDisk has its disk at /disk/<name>`);
+  throw new OciError(
+    'oci.format',
+    `${where} is a container image without a disk/<file> entry in any layer; a KubeVirt containerDisk has its disk at /disk/<name>`,
+  );
 }

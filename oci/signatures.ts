@@ -69,14 +69,26 @@ function isSignatureReferrer(d: Descriptor): boolean {
 
 const emptyConfigType = 'application/vnd.oci.empty.v1+json';
 
-async function fromManifest(client: RegistryClient, repository: string, manifest: ImageManifest, where: string, signal: AbortSignal | undefined): Promise<FoundSignature[]> {
+async function fromManifest(
+  client: RegistryClient,
+  repository: string,
+  manifest: ImageManifest,
+  where: string,
+  signal: AbortSignal | undefined,
+): Promise<FoundSignature[]> {
   const out: FoundSignature[] = [];
   for (const layer of manifest.layers) {
     if (layer.mediaType === simpleSigningType) {
       const encoded = layer.annotations?.[signatureAnnotation];
       if (!encoded) continue;
       const certificate = layer.annotations?.[certificateAnnotation];
-      out.push({ kind: 'simple-signing', where, payload: await readSmallBlob(client, repository, layer, signal), signature: Buffer.from(encoded, 'base64'), ...(certificate ? { certificate } : {}) });
+      out.push({
+        kind: 'simple-signing',
+        where,
+        payload: await readSmallBlob(client, repository, layer, signal),
+        signature: Buffer.from(encoded, 'base64'),
+        ...(certificate ? { certificate } : {}),
+      });
     } else if (layer.mediaType.startsWith(bundleTypePrefix)) {
       const raw = await readSmallBlob(client, repository, layer, signal);
       let bundle: unknown;
@@ -92,7 +104,8 @@ async function fromManifest(client: RegistryClient, repository: string, manifest
 }
 
 async function readSmallBlob(client: RegistryClient, repository: string, d: Descriptor, signal: AbortSignal | undefined): Promise<Buffer> {
-  if (d.size > maxSignatureBytes) throw new OciError('oci.too-large', `${client.registry}/${repository}: blob ${d.digest} (a signature) is ${d.size} bytes (limit ${maxSignatureBytes})`);
+  if (d.size > maxSignatureBytes)
+    throw new OciError('oci.too-large', `${client.registry}/${repository}: blob ${d.digest} (a signature) is ${d.size} bytes (limit ${maxSignatureBytes})`);
   const chunks: Buffer[] = [];
   for await (const c of openBlob(client, repository, d, { signal }) as AsyncIterable<Buffer>) chunks.push(c);
   return Buffer.concat(chunks);

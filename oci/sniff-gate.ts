@@ -92,7 +92,12 @@ export class ByteLimit extends Transform {
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limit) {
-      callback(new OciError('oci.too-large', `${this.where}: the disk is larger than the limit of ${this.limit} bytes; refused (raise the limit if this disk is expected)`));
+      callback(
+        new OciError(
+          'oci.too-large',
+          `${this.where}: the disk is larger than the limit of ${this.limit} bytes; refused (raise the limit if this disk is expected)`,
+        ),
+      );
       return;
     }
     callback(null, chunk);

@@ -20,7 +20,8 @@ export async function listTags(client: RegistryClient, repository: string, signa
     } catch {
       throw new OciError('oci.registry', `${client.registry}/${repository}: the tag list is not JSON`);
     }
-    if (tags !== null && tags !== undefined && !Array.isArray(tags)) throw new OciError('oci.registry', `${client.registry}/${repository}: the tag list has no tags array`);
+    if (tags !== null && tags !== undefined && !Array.isArray(tags))
+      throw new OciError('oci.registry', `${client.registry}/${repository}: the tag list has no tags array`);
     const before = seen.size;
     for (const t of (tags ?? []) as unknown[]) if (typeof t === 'string') seen.add(t);
     const link = /<([^>]+)>\s*;\s*rel="?next"?/.exec(header(res, 'link') ?? '');

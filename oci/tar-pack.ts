@@ -40,7 +40,10 @@ async function walk(dir: string, rel: string, out: { path: string; type: 'direct
     } else if (info.isFile()) {
       out.push({ path, type: 'file' });
     } else {
-      throw new OciError('oci.unsafe', `${join(dir, path)} is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; push a folder of regular files (copy the link's target in)`);
+      throw new OciError(
+        'oci.unsafe',
+        `${join(dir, path)} is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; push a folder of regular files (copy the link's target in)`,
+      );
     }
   }
 }
@@ -74,7 +77,8 @@ export async function packFolder(dir: string): Promise<PackedFolder> {
     }
     const body = await readFile(join(dir, e.path));
     total += body.length;
-    if (total > maxPackBytes) throw new OciError('oci.too-large', `${dir} holds more than ${maxPackBytes} bytes; a manifests artifact is a folder of manifests, not of data`);
+    if (total > maxPackBytes)
+      throw new OciError('oci.too-large', `${dir} holds more than ${maxPackBytes} bytes; a manifests artifact is a folder of manifests, not of data`);
     tar.entry({ ...header, size: body.length }, body);
     files.push(e.path);
   }

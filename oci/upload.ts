@@ -48,7 +48,12 @@ export async function blobExists(client: RegistryClient, repository: string, dig
 }
 
 async function startSession(client: RegistryClient, repository: string, signal: AbortSignal | undefined): Promise<string> {
-  const res = await client.send('POST', `/v2/${repository}/blobs/uploads/`, { scopes: pushScopes(repository), headers: { 'content-length': '0' }, signal, accept: (s) => s === 202 });
+  const res = await client.send('POST', `/v2/${repository}/blobs/uploads/`, {
+    scopes: pushScopes(repository),
+    headers: { 'content-length': '0' },
+    signal,
+    accept: (s) => s === 202,
+  });
   await res.body.dump();
   const location = header(res, 'location');
   if (!location) throw new OciError('oci.registry', `${client.registry}/${repository}: the upload session has no Location`);
@@ -117,7 +122,14 @@ export async function uploadStream(
 }
 
 /** PUT a manifest under a tag (or its digest); answers the digest of the bytes sent. */
-export async function putManifest(client: RegistryClient, repository: string, reference: string, raw: Buffer, mediaType: string, signal?: AbortSignal): Promise<string> {
+export async function putManifest(
+  client: RegistryClient,
+  repository: string,
+  reference: string,
+  raw: Buffer,
+  mediaType: string,
+  signal?: AbortSignal,
+): Promise<string> {
   const digest = sha256Of(raw);
   const res = await client.send('PUT', manifestPath(repository, reference), {
     scopes: pushScopes(repository),
@@ -128,6 +140,7 @@ export async function putManifest(client: RegistryClient, repository: string, re
   });
   await res.body.dump();
   const claimed = header(res, 'docker-content-digest');
-  if (claimed && claimed !== digest) throw new OciError('oci.digest', `${client.registry}/${repository}: the registry stored the manifest as ${claimed}, but its bytes hash to ${digest}`);
+  if (claimed && claimed !== digest)
+    throw new OciError('oci.digest', `${client.registry}/${repository}: the registry stored the manifest as ${claimed}, but its bytes hash to ${digest}`);
   return digest;
 }

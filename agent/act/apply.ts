@@ -106,7 +106,12 @@ export const noSecrets: SecretResolver = {
 export async function planRevision(input: RevisionInput, deps: EngineDeps, opts: EngineOptions): Promise<PlannedRevision> {
   const before = calls(deps.cloud);
   const { seen, decision } = await observeAndDecide(input, deps, opts, (await deps.state.load()).resources);
-  return { ...decision.plan, observed: observedOf(seen), errors: decision.errors.map((e) => applyError(e.address, e.error)), apiCalls: since(deps.cloud, before) };
+  return {
+    ...decision.plan,
+    observed: observedOf(seen),
+    errors: decision.errors.map((e) => applyError(e.address, e.error)),
+    apiCalls: since(deps.cloud, before),
+  };
 }
 
 /**
@@ -115,7 +120,11 @@ export async function planRevision(input: RevisionInput, deps: EngineDeps, opts:
  * objects, same changes — or nothing is written (Terraform's "inconsistent
  * final plan"). State goes through `deps.state`, progress through `deps.events`.
  */
-export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts: EngineOptions & { plan?: Plan & { observed?: ObservedState } }): Promise<ApplyReport> {
+export async function applyRevision(
+  input: RevisionInput,
+  deps: EngineDeps,
+  opts: EngineOptions & { plan?: Plan & { observed?: ObservedState } },
+): Promise<ApplyReport> {
   const started = new Date();
   const before = calls(deps.cloud);
   const stored = await deps.state.load();
@@ -137,7 +146,8 @@ export async function applyRevision(input: RevisionInput, deps: EngineDeps, opts
       at: new Date().toISOString(),
     });
   const out = await execute(input.validated, decision, seen, executeOptions(input, deps, opts, resources));
-  for (const m of decision.declared) if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
+  for (const m of decision.declared)
+    if (!out.kinds[m.kind]) out.kinds[m.kind] = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0, errors: 0 };
   const report: ApplyReport = {
     revision: input.revision,
     created: out.created,
@@ -215,7 +225,12 @@ async function recordRun(deps: EngineDeps, report: ApplyReport, started: Date): 
 }
 
 /** Observe and decide once the creates a dead process sent have landed (act/landing.ts); in requeue mode it answers waiting while they land. */
-function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision } | { waiting: Progress }> {
+function landed(
+  input: RevisionInput,
+  deps: EngineDeps,
+  opts: EngineOptions,
+  res: Record<string, ResourceStatus>,
+): Promise<{ seen: Observation; decision: Decision } | { waiting: Progress }> {
   return afterLanding({
     journal: deps.journal,
     declared: new Set(input.validated.manifests.map((m) => m.address)),
@@ -230,7 +245,12 @@ function landed(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res
   });
 }
 
-async function observeAndDecide(input: RevisionInput, deps: EngineDeps, opts: EngineOptions, res: Record<string, ResourceStatus>): Promise<{ seen: Observation; decision: Decision }> {
+async function observeAndDecide(
+  input: RevisionInput,
+  deps: EngineDeps,
+  opts: EngineOptions,
+  res: Record<string, ResourceStatus>,
+): Promise<{ seen: Observation; decision: Decision }> {
   const seen = await observe(input.validated.manifests, {
     cloud: deps.cloud,
     adapters,
@@ -291,5 +311,19 @@ const since = (cloud: OpenStackCloud, before: { read: number; write: number }): 
 /** A run that executed nothing because a dead process's creates are still landing: held whole. */
 function landingReport(revision: string, waiting: Progress, apiCalls: { read: number; write: number }): ApplyReport {
   const none = { created: 0, updated: 0, replaced: 0, deleted: 0, healed: 0, unchanged: 0 };
-  return { revision, ...none, held: [], errors: [], apiCalls, drift: [], warnings: [], changes: [], images: [], observed: {}, kinds: {}, progressing: [], waiting };
+  return {
+    revision,
+    ...none,
+    held: [],
+    errors: [],
+    apiCalls,
+    drift: [],
+    warnings: [],
+    changes: [],
+    images: [],
+    observed: {},
+    kinds: {},
+    progressing: [],
+    waiting,
+  };
 }

@@ -110,7 +110,13 @@ export class BulkCreator {
           maxMs: 15_000,
           retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict && !(err instanceof LostCreate),
           onRetry: (err, _attempt, delay) => {
-            for (const p of pending) this.run.emit('retrying', p.node.address, 'TransientError', `${(err as Error).message} (bulk of ${pending.length}, in ${(delay / 1000).toFixed(1)} s)`);
+            for (const p of pending)
+              this.run.emit(
+                'retrying',
+                p.node.address,
+                'TransientError',
+                `${(err as Error).message} (bulk of ${pending.length}, in ${(delay / 1000).toFixed(1)} s)`,
+              );
           },
           signal: this.run.opts.signal,
         },
@@ -149,7 +155,8 @@ export class BulkCreator {
         ctx.cloud,
         items.map((p) => p.node.address),
         () => timeoutMs,
-        (cloud) => cloud.client('network').call<Record<string, Record<string, unknown>[]>>('POST', `/${bulk.collection}`, { json: { [key]: bodies }, timeoutMs }),
+        (cloud) =>
+          cloud.client('network').call<Record<string, Record<string, unknown>[]>>('POST', `/${bulk.collection}`, { json: { [key]: bodies }, timeoutMs }),
       );
     });
     const raws = res.body[key] ?? [];
@@ -167,7 +174,9 @@ export class BulkCreator {
   /** The objects of a failed bulk that exist anyway (its answer was lost) are adopted; the others are returned. */
   private async adopt(items: Pending[]): Promise<Pending[]> {
     const first = items[0]!.node;
-    const found = new Map((await first.adapter.observe(first.pc.ctx)).flatMap((r) => (r.marker?.owner === this.run.opts.owner ? [[r.marker.ref, r] as const] : [])));
+    const found = new Map(
+      (await first.adapter.observe(first.pc.ctx)).flatMap((r) => (r.marker?.owner === this.run.opts.owner ? [[r.marker.ref, r] as const] : [])),
+    );
     return items.filter((p) => {
       const remote = found.get(p.node.ref);
       if (!remote) return true;

@@ -68,7 +68,7 @@ export async function projectContext(
     },
     remoteOf: (kind, name) => remotes.get(`${kind}/${name}`),
     imported: (kind, name) => imports.get(`${kind}/${name}`),
-    memo: <T,>(key: string, load: () => Promise<T>): Promise<T> => {
+    memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
       let p = memos.get(key);
       if (!p) {
         p = load();

@@ -27,19 +27,28 @@ export async function convergePhase(x: Execution): Promise<void> {
       // Its old object is still being deleted (replace phase): marked there already.
       if (progressing.has(node.address)) return;
       const waitingFor = dependsOn(node.address).find((d) => progressing.has(d));
-      const progress = waitingFor ? { reason: `waits for ${waitingFor}, which is progressing`, afterMs: progressing.get(waitingFor)!.afterMs } : await reconcileNode(node, run);
+      const progress = waitingFor
+        ? { reason: `waits for ${waitingFor}, which is progressing`, afterMs: progressing.get(waitingFor)!.afterMs }
+        : await reconcileNode(node, run);
       if (progress) {
         progressing.set(node.address, progress);
         await markProgressing(run, node.address, progress, node);
         return;
       }
       const status = (opts.resources[node.address] ??= {});
-      if (status.ready !== false) status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'True', reason: 'Reconciled', message: `applied at ${opts.revision}` });
+      if (status.ready !== false)
+        status.conditions = setCondition(status.conditions ?? [], {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Reconciled',
+          message: `applied at ${opts.revision}`,
+        });
       status.conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Reconciled', message: '' });
       status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Reconciled', message: '' });
       status.lastSyncTime = new Date().toISOString();
       // What an operator looks for, as the kind reports it (power state, addresses, digest…).
-      if (node.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
+      if (node.remote)
+        status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
       await run.settle(node.address, status);
     } catch (err) {
       // A write the gate held (the controller's finalizers, a journal line): nothing was sent; the next run goes on.
@@ -90,7 +99,12 @@ async function settleImport(node: Node, run: Execution['run']): Promise<void> {
   const remote = node.remote;
   if (!remote) return;
   const known = opts.resources[node.address] ?? {};
-  let conditions = setCondition(known.conditions ?? [], { type: 'Ready', status: 'True', reason: 'Imported', message: `imported ${remote.id} at ${opts.revision}` });
+  let conditions = setCondition(known.conditions ?? [], {
+    type: 'Ready',
+    status: 'True',
+    reason: 'Imported',
+    message: `imported ${remote.id} at ${opts.revision}`,
+  });
   conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: 'Imported', message: '' });
   conditions = setCondition(conditions, { type: 'Stalled', status: 'False', reason: 'Imported', message: '' });
   const observed = { id: remote.id, ...(remote.status ? { status: remote.status } : {}), ...node.adapter.report?.(remote) };

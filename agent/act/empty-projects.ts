@@ -16,7 +16,9 @@ async function leftInProject(cloud: OpenStackCloud, projectId: string): Promise<
   };
   await Promise.all([
     ...['networks', 'subnets', 'ports', 'routers', 'floatingips'].map((c) => count(c, () => apis.network.list(`/${c}`, c, { project_id: projectId }))),
-    count('security groups', async () => (await apis.network.list<{ name?: unknown }>('/security-groups', 'security_groups', { project_id: projectId })).filter((g) => g.name !== 'default')),
+    count('security groups', async () =>
+      (await apis.network.list<{ name?: unknown }>('/security-groups', 'security_groups', { project_id: projectId })).filter((g) => g.name !== 'default'),
+    ),
     count('servers', () => apis.compute.list('/servers', 'servers', { all_tenants: 1, project_id: projectId })),
     count('volumes', () => apis.volume.list('/volumes', 'volumes', { all_tenants: 1, project_id: projectId })),
     count('images', () => apis.image.list('/images', 'images', { owner: projectId })),
@@ -33,7 +35,8 @@ export async function deleteIfEmpty(cloud: OpenStackCloud, project: Project): Pr
   const left = await leftInProject(cloud, project.id);
   if (left.length > 0) return { deleted: false, left };
   const network = cloud.client('network');
-  for (const g of await network.list<{ id: string }>('/security-groups', 'security_groups', { project_id: project.id, name: 'default' })) await network.remove(`/security-groups/${g.id}`);
+  for (const g of await network.list<{ id: string }>('/security-groups', 'security_groups', { project_id: project.id, name: 'default' }))
+    await network.remove(`/security-groups/${g.id}`);
   await cloud.identity.remove(`/projects/${project.id}`);
   return { deleted: true };
 }

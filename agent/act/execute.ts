@@ -69,7 +69,17 @@ function runOf(opts: ExecuteOptions, out: Outcome): Run {
       const kind = address.split('/')[1];
       const warning = type === 'failed' || type === 'gave-up' || type === 'held' || type === 'retrying';
       const at = new Date().toISOString();
-      opts.events({ type, address, reason, message, severity: warning ? 'warning' : 'normal', revision: opts.revision, at, ...(kind ? { kind } : {}), ...extra });
+      opts.events({
+        type,
+        address,
+        reason,
+        message,
+        severity: warning ? 'warning' : 'normal',
+        revision: opts.revision,
+        at,
+        ...(kind ? { kind } : {}),
+        ...extra,
+      });
     },
     settle: (address, status) => opts.state.putResource(address, status),
     retrying: (address, action) => {
@@ -80,7 +90,8 @@ function runOf(opts: ExecuteOptions, out: Outcome): Run {
         baseMs: 1000,
         maxMs: 15_000,
         retryable: (err) => err instanceof OpenStackError && err.transient && !err.conflict,
-        onRetry: (err, _attempt, delay) => run.emit('retrying', address ?? '', 'TransientError', `${(err as Error).message} (in ${(delay / 1000).toFixed(1)} s)`),
+        onRetry: (err, _attempt, delay) =>
+          run.emit('retrying', address ?? '', 'TransientError', `${(err as Error).message} (in ${(delay / 1000).toFixed(1)} s)`),
         signal: opts.signal,
       });
     },
@@ -103,12 +114,25 @@ function failure(run: Run, opts: ExecuteOptions): (address: string, err: unknown
   return (address, err) => {
     // A refusal (egress policy, import) is Stalled with its own reason; the egress policy's words even when a client wrapped them.
     const refused = refusalOf(err);
-    const e = refused?.error ?? (err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err }));
-    run.out.errors.push({ address, code: e.code, message: `${address}: ${e.message}`, ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}) });
+    const e =
+      refused?.error ??
+      (err instanceof KupenstackError ? err : new KupenstackError('internal', err instanceof Error ? err.message : String(err), { cause: err }));
+    run.out.errors.push({
+      address,
+      code: e.code,
+      message: `${address}: ${e.message}`,
+      ...(err instanceof OpenStackError && err.requestId ? { requestId: err.requestId } : {}),
+    });
     run.count(address, 'errors');
     const status = (opts.resources[address] ??= {});
-    status.conditions = setCondition(status.conditions ?? [], { type: 'Ready', status: 'False', reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed', message: e.message });
-    if (e.code === 'heal.gave-up') status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
+    status.conditions = setCondition(status.conditions ?? [], {
+      type: 'Ready',
+      status: 'False',
+      reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed',
+      message: e.message,
+    });
+    if (e.code === 'heal.gave-up')
+      status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
     // Retrying cannot fix a refusal: Stalled until the spec or the admin's rules change.
     if (refused) {
       status.conditions = setCondition(status.conditions, { type: 'Ready', status: 'False', reason: refused.reason, message: e.message });
@@ -119,7 +143,13 @@ function failure(run: Run, opts: ExecuteOptions): (address: string, err: unknown
 }
 
 /** One node per declared object (a failed import has none), with what observe found of it; its id is in its status from the start. */
-function nodesOf(decision: Decision, seen: Observation, opts: ExecuteOptions, scopes: ReadonlyMap<string, ProjectContext>, failed: ReadonlySet<string>): Map<string, Node> {
+function nodesOf(
+  decision: Decision,
+  seen: Observation,
+  opts: ExecuteOptions,
+  scopes: ReadonlyMap<string, ProjectContext>,
+  failed: ReadonlySet<string>,
+): Map<string, Node> {
   const nodes = new Map<string, Node>();
   for (const m of decision.declared) {
     if (failed.has(m.address) && m.spec.import !== undefined) continue;
@@ -162,7 +192,18 @@ async function withProjects(decision: Decision, seen: Observation, opts: Execute
   for (const ns of future) {
     const p = projects.get(ns)!;
     const before = seen.scopes.get(ns)!;
-    const pc = await projectContext(opts.cloud, p, opts.owner, opts.signal, p.id, before.ctx.secrets, before.ctx.imageVerify, before.ctx.trustKnown, before.ctx.images, before.ctx.refresh);
+    const pc = await projectContext(
+      opts.cloud,
+      p,
+      opts.owner,
+      opts.signal,
+      p.id,
+      before.ctx.secrets,
+      before.ctx.imageVerify,
+      before.ctx.trustKnown,
+      before.ctx.images,
+      before.ctx.refresh,
+    );
     for (const [ref, id] of before.ids) pc.ids.set(ref, id);
     for (const [ref, remote] of before.remotes) pc.remotes.set(ref, remote);
     for (const [ref, remote] of before.imports) pc.imports.set(ref, remote);

@@ -34,7 +34,7 @@ export async function afterLanding<T>(opts: {
 }): Promise<T | { waiting: Progress }> {
   const now = opts.now ?? Date.now;
   const landing = (await opts.journal?.landing()) ?? new Map<string, number>();
-  for (let told = false; ; ) {
+  for (let told = false; ;) {
     const { result, owned } = await opts.look();
     const at = now();
     const waiting = [...landing].filter(([address, until]) => until > at && opts.declared.has(address) && !owned.has(address));
@@ -45,11 +45,22 @@ export async function afterLanding<T>(opts: {
     const everyMs = opts.everyMs ?? (opts.requeue ? 2000 : 1000);
     if (!told) {
       const last = Math.max(...waiting.map(([, until]) => until));
-      const shown = `${waiting.slice(0, 3).map(([a]) => a).join(', ')}${waiting.length > 3 ? ', …' : ''}`;
+      const shown = `${waiting
+        .slice(0, 3)
+        .map(([a]) => a)
+        .join(', ')}${waiting.length > 3 ? ', …' : ''}`;
       const message =
         `waiting up to ${Math.ceil((last - at) / 1000)} s for ${waiting.length} creates an earlier run sent and never saw answered (${shown}): ` +
         'OpenStack may still be making them';
-      opts.events({ type: 'held', address: opts.revision, reason: 'CreatesInFlight', message, severity: 'normal', revision: opts.revision, at: new Date().toISOString() });
+      opts.events({
+        type: 'held',
+        address: opts.revision,
+        reason: 'CreatesInFlight',
+        message,
+        severity: 'normal',
+        revision: opts.revision,
+        at: new Date().toISOString(),
+      });
       told = true;
     }
     if (opts.requeue) return waitingFor(`${waiting.length} creates an earlier run sent may still be landing`, everyMs);

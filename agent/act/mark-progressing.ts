@@ -14,7 +14,8 @@ export async function markProgressing(run: Run, address: string, progress: Progr
   const again = `${progress.reason}; looked at again in ${Math.ceil(progress.afterMs / 1000)} s`;
   status.conditions = setCondition(status.conditions, { type: 'Reconciling', status: 'True', reason: 'Progressing', message: again });
   status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' });
-  if (node?.remote) status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
+  if (node?.remote)
+    status.observed = { id: node.remote.id, ...(node.remote.status ? { status: node.remote.status } : {}), ...node.adapter.report?.(node.remote) };
   run.out.progressing.push({ address, ...progress });
   await run.settle(address, status);
 }

@@ -75,12 +75,22 @@ export interface Observation {
 }
 
 /** The catalog type of each adapter's service. */
-const catalogType = { network: 'network', compute: 'compute', image: 'image', volume: 'volumev3' } as const satisfies Record<NonNullable<KindAdapter['service']>, ServiceType>;
+const catalogType = { network: 'network', compute: 'compute', image: 'image', volume: 'volumev3' } as const satisfies Record<
+  NonNullable<KindAdapter['service']>,
+  ServiceType
+>;
 
 /** The agent's admin view of these projects, for a kind listed cloud-wide (KindAdapter.observeCloud). */
 async function cloudContextOf(needed: readonly Project[], opts: ObserveOptions): Promise<CloudContext> {
   const projects = new Map(needed.map((p) => [p.id, { namespace: p.namespace, name: p.name }]));
-  return { cloud: opts.cloud, apis: await opts.cloud.adminApis(), owner: opts.owner, projects, signal: opts.signal, ...(opts.secrets ? { secrets: opts.secrets } : {}) };
+  return {
+    cloud: opts.cloud,
+    apis: await opts.cloud.adminApis(),
+    owner: opts.owner,
+    projects,
+    signal: opts.signal,
+    ...(opts.secrets ? { secrets: opts.secrets } : {}),
+  };
 }
 
 /**
@@ -102,7 +112,14 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const { owned, duplicates, total } = await listOwned(resources, projects, scopes, trusted, opts);
   const { imports, importErrors } = await resolveImports(resources, scopes, adapters);
   // A project made now could not hold what the namespace adopts: no project, and each adoption says why and what to write.
-  const blocked = await blockedNamespaces(resources, creates, importErrors, (ns) => scopes.get(ns)!.ctx, adapters, (ns) => projectNameOf(ns, opts.projectPrefix, opts.projectNames));
+  const blocked = await blockedNamespaces(
+    resources,
+    creates,
+    importErrors,
+    (ns) => scopes.get(ns)!.ctx,
+    adapters,
+    (ns) => projectNameOf(ns, opts.projectPrefix, opts.projectNames),
+  );
   const inventory: Inventory = {
     owned,
     duplicates,
@@ -159,10 +176,16 @@ async function scopesOf(
     const existing = adopting.has(ns) ? await untaggedProject(cloud, name) : undefined;
     if (existing === undefined) creates.add(ns);
     const future: Project = { namespace: ns, id: existing ?? knownAfterApply(`project ${name}`), name };
-    scopes.set(ns, { ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)), future: true });
+    scopes.set(ns, {
+      ...(await projectContext(cloud, future, owner, opts.signal, own, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)),
+      future: true,
+    });
   }
   for (const p of projects.values())
-    scopes.set(p.namespace, { ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)), future: false });
+    scopes.set(p.namespace, {
+      ...(await projectContext(cloud, p, owner, opts.signal, p.id, opts.secrets, opts.imageVerify, opts.trustKnownProjects, opts.images, opts.refresh)),
+      future: false,
+    });
   return { scopes, creates };
 }
 
@@ -202,7 +225,8 @@ async function listOwned(
   for (const a of adapters.values()) {
     const needed = [...projects.values()].filter((p) => opts.prune || declaredKinds.get(p.namespace)?.has(a.kind));
     if (needed.length > 0 && !(await listable(cloud, a, needed, declaredKinds))) continue;
-    if (trusted && !opts.prune && a.observeSome) work.push(...needed.map((p) => observeSomeOf(a, p, resources, opts.resources, scopes.get(p.namespace)!.ctx, keep)));
+    if (trusted && !opts.prune && a.observeSome)
+      work.push(...needed.map((p) => observeSomeOf(a, p, resources, opts.resources, scopes.get(p.namespace)!.ctx, keep)));
     else if (needed.length > 1 && a.observeCloud) {
       work.push(async () => {
         const byId = new Map(needed.map((p) => [p.id, p]));
@@ -244,7 +268,12 @@ async function resolveImports(
  * A service the catalog does not list (a cloud installed without Cinder) holds nothing of ours: its kinds
  * are listed only when declared, whose calls then name the missing endpoint.
  */
-async function listable(cloud: OpenStackCloud, a: KindAdapter, needed: readonly Project[], declaredKinds: ReadonlyMap<string, ReadonlySet<string>>): Promise<boolean> {
+async function listable(
+  cloud: OpenStackCloud,
+  a: KindAdapter,
+  needed: readonly Project[],
+  declaredKinds: ReadonlyMap<string, ReadonlySet<string>>,
+): Promise<boolean> {
   if (!a.service || needed.some((p) => declaredKinds.get(p.namespace)?.has(a.kind))) return true;
   return cloud.hasService(catalogType[a.service]);
 }
@@ -285,13 +314,24 @@ async function resolveImport(m: Manifest, adapter: KindAdapter, adapters: Readon
   }
   if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
   const matches = await adapter.find(pc.ctx, spec.filter ?? {});
-  if (matches.length !== 1) throw new KupenstackError('import.ambiguous', `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`);
+  if (matches.length !== 1)
+    throw new KupenstackError(
+      'import.ambiguous',
+      `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`,
+    );
   await refuseForeign(m.kind, matches[0]!, adapter, adapters, pc, adopt);
   return matches[0]!;
 }
 
 /** Another project's object is refused unless it is shared, or the object that shares it is (a subnet's network); an adoption, always. */
-async function refuseForeign(kind: string, found: Remote, adapter: KindAdapter, adapters: ReadonlyMap<string, KindAdapter>, pc: ProjectContext, adopt: boolean): Promise<void> {
+async function refuseForeign(
+  kind: string,
+  found: Remote,
+  adapter: KindAdapter,
+  adapters: ReadonlyMap<string, KindAdapter>,
+  pc: ProjectContext,
+  adopt: boolean,
+): Promise<void> {
   const foreign = foreignImport(kind, found.raw, pc.ctx.projectId, { adopt });
   if (!foreign) return;
   if (adopt) throw foreign;

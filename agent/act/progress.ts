@@ -17,4 +17,3 @@ export function progressOf(health: Health | undefined): Progress | undefined {
   if (health?.state !== 'progressing' || health.waitsForUpdate) return undefined;
   return { reason: health.reason, afterMs: health.afterMs ?? defaultLookAgainMs };
 }
-

@@ -40,7 +40,12 @@ const namespaceTag = (ns: string): string => `kupenstack-namespace:${ns}`;
  * and makes sure the agent's user holds `role` in each (one list of its
  * role assignments, then a PUT only where missing), so later calls run with a token scoped to the project.
  */
-export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[], opts: ProjectOptions, known?: readonly Project[]): Promise<Map<string, Project>> {
+export async function ensureProjects(
+  cloud: OpenStackCloud,
+  namespaces: string[],
+  opts: ProjectOptions,
+  known?: readonly Project[],
+): Promise<Map<string, Project>> {
   const identity = cloud.identity;
   const byNamespace = new Map<string, Project>();
   // `known`: the owner's projects as just listed (observe); a project created since is adopted on the create's conflict.
@@ -56,7 +61,10 @@ export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[]
   // Where the agent holds the role already: one list for every project, not one probe per project;
   // none when every project is about to be made (a new project has no assignment: a first apply).
   const existing = wanted.filter((ns) => byNamespace.has(ns));
-  const assignments = existing.length === 0 ? [] : await identity.list<{ scope?: { project?: { id?: string } } }>('/role_assignments', 'role_assignments', { 'user.id': me.userId, 'role.id': roleId });
+  const assignments =
+    existing.length === 0
+      ? []
+      : await identity.list<{ scope?: { project?: { id?: string } } }>('/role_assignments', 'role_assignments', { 'user.id': me.userId, 'role.id': roleId });
   const granted = new Set(assignments.flatMap((a) => (a.scope?.project?.id ? [a.scope.project.id] : [])));
   for (const ns of wanted) {
     let project = byNamespace.get(ns);
@@ -66,7 +74,11 @@ export async function ensureProjects(cloud: OpenStackCloud, namespaces: string[]
     }
     if (!granted.has(project.id)) await identity.put(`/projects/${project.id}/users/${me.userId}/roles/${roleId}`, undefined, [204]);
   }
-  rememberGrants(cloud, opts.owner, wanted.map((ns) => byNamespace.get(ns)!));
+  rememberGrants(
+    cloud,
+    opts.owner,
+    wanted.map((ns) => byNamespace.get(ns)!),
+  );
   return byNamespace;
 }
 
@@ -106,7 +118,8 @@ async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOpt
       // Created by an earlier run that died before listing it, by this call whose answer was lost, or a name clash with a project we do not own.
       const [existing] = await cloud.identity.list<KeystoneProject>('/projects', 'projects', { name, domain_id: opts.domainId });
       if (existing?.tags?.includes(ownerTag(opts.owner))) return { namespace: ns, id: existing.id, name };
-      if (err.conflict && existing && opts.adopt?.has(ns) && !existing.tags?.some((t) => t.startsWith(ownerTagPrefix))) return takeOver(cloud, existing, ns, opts.owner);
+      if (err.conflict && existing && opts.adopt?.has(ns) && !existing.tags?.some((t) => t.startsWith(ownerTagPrefix)))
+        return takeOver(cloud, existing, ns, opts.owner);
       if (err.conflict) {
         throw new KupenstackError(
           'project.name-taken',
@@ -122,7 +135,8 @@ async function createProject(cloud: OpenStackCloud, ns: string, opts: ProjectOpt
 
 /** A project made without KupenStack, taken over as its objects are: the owner's tags are the only change. */
 async function takeOver(cloud: OpenStackCloud, existing: KeystoneProject, ns: string, owner: string): Promise<Project> {
-  for (const tag of [namespaceTag(ns), ownerTag(owner)]) await cloud.identity.put(`/projects/${existing.id}/tags/${encodeURIComponent(tag)}`, undefined, [201, 204]);
+  for (const tag of [namespaceTag(ns), ownerTag(owner)])
+    await cloud.identity.put(`/projects/${existing.id}/tags/${encodeURIComponent(tag)}`, undefined, [201, 204]);
   return { namespace: ns, id: existing.id, name: existing.name };
 }
 

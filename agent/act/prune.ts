@@ -86,8 +86,21 @@ export async function deleteEmptyProjects(x: Execution): Promise<void> {
     if (out.errors.some((e) => e.address.startsWith(`${p.namespace}/`))) continue;
     try {
       const result = await run.retrying(p.namespace, () => deleteIfEmpty(opts.cloud, p));
-      if (result.deleted) run.emit('deleted', p.namespace, 'ProjectDeleted', `deleted project ${p.name} (${p.id}): namespace ${p.namespace} left the revision and nothing is left in it`, { id: p.id });
-      else run.emit('held', p.namespace, 'ProjectNotEmpty', `kept project ${p.name} (${p.id}) of namespace ${p.namespace}, which left the revision: it still holds ${result.left.join(', ')}`);
+      if (result.deleted)
+        run.emit(
+          'deleted',
+          p.namespace,
+          'ProjectDeleted',
+          `deleted project ${p.name} (${p.id}): namespace ${p.namespace} left the revision and nothing is left in it`,
+          { id: p.id },
+        );
+      else
+        run.emit(
+          'held',
+          p.namespace,
+          'ProjectNotEmpty',
+          `kept project ${p.name} (${p.id}) of namespace ${p.namespace}, which left the revision: it still holds ${result.left.join(', ')}`,
+        );
     } catch (err) {
       fail(p.namespace, err);
     }

@@ -38,7 +38,13 @@ export async function reconcileNode(node: Node, run: Run): Promise<Progress | un
     health = adapter.health?.(node.remote);
   }
   if (health?.state === 'failed' && adapter.heal) {
-    return heal(node, health.reason, run, (n) => followUp(n, run), (n, d, mk) => createOnce(n, d, mk, run));
+    return heal(
+      node,
+      health.reason,
+      run,
+      (n) => followUp(n, run),
+      (n, d, mk) => createOnce(n, d, mk, run),
+    );
   }
   // Settled now (a server a run before saw building, in requeue mode): Ready again even when nothing is left to change.
   if (health?.state === 'ready') state.ready = true;
@@ -54,7 +60,11 @@ async function adoptNode(node: Node, remote: Remote, desired: Record<string, unk
   const { adapter, m } = node;
   const { opts } = run;
   // Requeue mode: a remark of several steps (a load balancer's children) goes on in a later run.
-  const remarking = waitingOf(await run.retrying(node.address, () => adapter.remark!(node.pc.ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m)));
+  const remarking = waitingOf(
+    await run.retrying(node.address, () =>
+      adapter.remark!(node.pc.ctx, remote, { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) }, m),
+    ),
+  );
   if (remarking) return remarking;
   node.remote = { ...remote, marker: { owner: opts.owner, ref: node.ref, specHash: replaceHash(adapter, desired) } };
   node.adopting = false;
@@ -72,7 +82,9 @@ async function createNode(node: Node, desired: Record<string, unknown>, state: R
   const remote = run.create ? await run.create(node, desired, marker) : await createOnce(node, desired, marker, run);
   // An object this resource had before that is gone now was deleted outside KupenStack: say so, not just "created".
   if (knownBefore && !node.replacing && previousId !== remote.id)
-    run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, { id: remote.id });
+    run.emit('created', node.address, 'Recreated', `${m.kind} ${previousId} was deleted outside KupenStack; created ${remote.id} in its place`, {
+      id: remote.id,
+    });
   else run.emit('created', node.address, 'Created', `created ${m.kind} ${remote.id}`, { id: remote.id });
   know(node.pc, node.ref, remote);
   state.id = remote.id;
@@ -116,7 +128,12 @@ async function updateNode(node: Node, desired: Record<string, unknown>, state: R
     run.count(node.address, 'healed');
     recordHeal(
       state,
-      { step: adapter.impact!.fields![heals]!.heal!, at: new Date().toISOString(), reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote!.fields[heals])}`, result: 'done' },
+      {
+        step: adapter.impact!.fields![heals]!.heal!,
+        at: new Date().toISOString(),
+        reason: `${heals.replace(/_/g, ' ')} was ${String(node.remote!.fields[heals])}`,
+        result: 'done',
+      },
       false,
     );
   } else {
@@ -141,7 +158,9 @@ export async function createOnce(node: Node, desired: Record<string, unknown>, m
       try {
         const { ctx } = node.pc;
         const timeoutMs = (): number => ctx.cloud.session.transport.timeoutMs;
-        return await journaled(run.opts.journal, ctx.cloud, [node.address], timeoutMs, async (cloud) => node.adapter.create(await sentWith(ctx, cloud), node.m, desired, marker));
+        return await journaled(run.opts.journal, ctx.cloud, [node.address], timeoutMs, async (cloud) =>
+          node.adapter.create(await sentWith(ctx, cloud), node.m, desired, marker),
+        );
       } catch (err) {
         if (!(err instanceof OpenStackError) || !(err.conflict || err.transient || node.adapter.refusedByTwin?.(err))) throw err;
         let found: Remote[];

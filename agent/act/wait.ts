@@ -20,12 +20,17 @@ export async function waitReady(node: Node, run: Run, tolerateFailed = false): P
   const look = async (): Promise<true | Progress> => {
     const current = await adapter.get!(node.pc.ctx, node.remote!.id);
     // Deleted under our feet: waiting longer cannot help; the next run creates it again.
-    if (current === undefined) throw new KupenstackError('resource.gone', `${node.m.kind} ${node.remote!.id} disappeared while waiting for it to become ready; the next run creates it again`);
+    if (current === undefined)
+      throw new KupenstackError(
+        'resource.gone',
+        `${node.m.kind} ${node.remote!.id} disappeared while waiting for it to become ready; the next run creates it again`,
+      );
     node.remote = current;
     const health = adapter.health!(node.remote);
     const state = (run.opts.resources[node.address] ??= {});
     state.ready = health.state === 'ready';
-    if (health.state === 'failed' && !tolerateFailed) throw new KupenstackError('resource.failed', `${node.m.kind} ${node.remote.id} failed: ${health.reason}; the next run heals it by its policy`);
+    if (health.state === 'failed' && !tolerateFailed)
+      throw new KupenstackError('resource.failed', `${node.m.kind} ${node.remote.id} failed: ${health.reason}; the next run heals it by its policy`);
     const progress = progressOf(health);
     if (progress) lastReason = progress.reason;
     return progress ?? true;

@@ -97,10 +97,7 @@ async function serve(agent: Agent, metrics: AgentMetrics, logger: Logger, listen
   const server = new AgentServer(agent, metrics, logger);
   const [, host = '127.0.0.1', port = '9090'] = listen;
   const address = await server.listen(host.replace(/^\[|\]$/g, ''), Number(port));
-  logger.info(
-    { listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version },
-    'agent started',
-  );
+  logger.info({ listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version }, 'agent started');
   agent.start();
 
   await new Promise<void>((resolve) => {

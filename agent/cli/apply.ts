@@ -21,11 +21,13 @@ interface ApplyOptions extends CloudOptions, CloudStepOptions {
 
 /** `kupenstack apply [PATH]`: validate, then make the cloud equal to PATH. Exit 0 when converged, 1 otherwise. */
 export function applyCommand(): Command {
-  return withCloudStepOptions(withCloudOptions(
-    new Command('apply')
-      .description('validate PATH and make the OpenStack cloud equal to it: create, update, heal and (with --prune) delete what this owner created')
-      .argument('[path]', 'a folder of manifests or one manifest file (default: the current folder, or the saved plan\'s)'),
-  ))
+  return withCloudStepOptions(
+    withCloudOptions(
+      new Command('apply')
+        .description('validate PATH and make the OpenStack cloud equal to it: create, update, heal and (with --prune) delete what this owner created')
+        .argument('[path]', "a folder of manifests or one manifest file (default: the current folder, or the saved plan's)"),
+    ),
+  )
     .option('--prune', 'delete objects this owner created that are no longer declared', false)
     .option('--allow-mass-delete', 'apply a revision that deletes more than the configured share of the owned objects', false)
     .option('--plan <file>', 'apply exactly a plan saved by plan --save; refused when the manifests or the cloud changed since')
@@ -94,7 +96,9 @@ function reportInvalid(diagnostics: readonly Diagnostic[], output: OutputFormat)
 /** The revision's OpenStackCloud, validated only or driven; false when it is not Ready (exit 1: its resources wait). */
 function reportCloud(declared: RevisionCloud | undefined): boolean {
   if (declared && !declared.driven) {
-    process.stderr.write(`note: OpenStackCloud ${declared.manifest.metadata.name} (${declared.manifest.source.file}) is validated only; pass --kubeconfig to drive it in a Kubernetes cluster\n`);
+    process.stderr.write(
+      `note: OpenStackCloud ${declared.manifest.metadata.name} (${declared.manifest.source.file}) is validated only; pass --kubeconfig to drive it in a Kubernetes cluster\n`,
+    );
   } else if (declared?.driven) {
     const driven = declared.driven;
     if (!driven.ready) {
@@ -138,8 +142,10 @@ function reportApplied(r: ApplyReport, output: OutputFormat): void {
 
 /** A saved plan fixes the cloud, the owner and prune: the command line may repeat them, not change them. */
 function checkSavedOptions(opts: ApplyOptions, saved: SavedPlan): void {
-  if (opts.cloud && opts.cloud !== saved.cloud) throw new UsageError(`the plan was made for cloud "${saved.cloud}", not "${opts.cloud}"; plan again for that cloud`);
+  if (opts.cloud && opts.cloud !== saved.cloud)
+    throw new UsageError(`the plan was made for cloud "${saved.cloud}", not "${opts.cloud}"; plan again for that cloud`);
   if (opts.owner && opts.owner !== saved.owner) throw new UsageError(`the plan was made for owner "${saved.owner}", not "${opts.owner}"; plan again`);
   if (opts.prune && !saved.prune) throw new UsageError('the plan was made without --prune; plan again with --prune');
-  if (opts.allowMassDelete) throw new UsageError('--allow-mass-delete cannot widen a saved plan: its held deletions stay held; plan and apply without a saved plan to confirm them');
+  if (opts.allowMassDelete)
+    throw new UsageError('--allow-mass-delete cannot widen a saved plan: its held deletions stay held; plan and apply without a saved plan to confirm them');
 }

@@ -13,7 +13,10 @@ export interface CloudOptions {
 export function withCloudOptions(command: Command): Command {
   return command
     .option('--cloud <name>', 'clouds.yaml entry of the cloud (default: $OS_CLOUD, else "cloud" in the config file)')
-    .option('--clouds <file>', 'clouds.yaml to read (default: OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/clouds.yaml, /etc/openstack/clouds.yaml)')
+    .option(
+      '--clouds <file>',
+      'clouds.yaml to read (default: OS_CLIENT_CONFIG_FILE, ./clouds.yaml, ~/.config/openstack/clouds.yaml, /etc/openstack/clouds.yaml)',
+    )
     .option('-c, --config <file>', 'standalone configuration (kupenstack.yaml)')
     .option('--owner <name>', 'ownership identity written into every object (overrides the config)');
 }

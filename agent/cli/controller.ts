@@ -54,7 +54,10 @@ interface ControllerCliOptions extends EgressOptions, LogOptions {
  * are checked (settingsOf) and handed to runController (controller/process.ts).
  */
 export function controllerCommand(): Command {
-  const command = withLogOptions(withEgressOptions(new Command('controller'), true), { format: defaultLogFormat(process.stderr), shown: 'json, text when stderr is a terminal' });
+  const command = withLogOptions(withEgressOptions(new Command('controller'), true), {
+    format: defaultLogFormat(process.stderr),
+    shown: 'json, text when stderr is a terminal',
+  });
   return withControllerFlags(command).action(async (opts: ControllerCliOptions) => {
     const settings = settingsOf(opts);
     await runLogged(opts, (logger) => runController({ ...settings, logger, egress: (labelsOf) => configureEgressFrom(opts, labelsOf) }));
@@ -64,7 +67,9 @@ export function controllerCommand(): Command {
 /** The command's own flags, one `.option` each (the log and egress flags are shared with `kupenstack agent`). */
 function withControllerFlags(command: Command): Command {
   return command
-    .description('reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects')
+    .description(
+      'reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects',
+    )
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)')
     .option('--namespace <name>', 'reconcile this namespace even without the label (repeatable)', (v: string, all: string[]) => [...all, v], [])
     .option('--cloud <name>', 'clouds.yaml entry of the cloud (default: $OS_CLOUD, else "cloud" in the config file)')
@@ -75,7 +80,11 @@ function withControllerFlags(command: Command): Command {
     .option('--project-prefix <prefix>', 'Keystone project name = prefix + namespace (overrides the config)')
     .option('--opt-in-label <key=value>', 'the namespace label that opts a namespace in', 'kupenstack.io/project=enabled')
     .option('--resync <duration>', 'drift correction and self-heal interval per namespace', '5m')
-    .option('--debounce <duration>', 'changes within this window after a run started (the rest of one kubectl apply -f dir/) collapse into one more run', '100ms')
+    .option(
+      '--debounce <duration>',
+      'changes within this window after a run started (the rest of one kubectl apply -f dir/) collapse into one more run',
+      '100ms',
+    )
     .option(
       '--namespace-workers <n>',
       "namespaces reconciled at once (default: the config's concurrency, at most 4); a namespace whose objects OpenStack is still making frees its worker and runs again when they are due",
@@ -96,20 +105,29 @@ function withControllerFlags(command: Command): Command {
       'the shard this replica claims first (default: the ordinal of a StatefulSet pod name, modulo the shards); ' +
         'it takes other shards only once their Lease expired, and gets its own back from a replica that does not prefer it',
     )
-    .option('--shard-grace <duration>', 'how long after start a replica leaves the shards it does not prefer to their preferred replicas (default: --lease-duration)')
+    .option(
+      '--shard-grace <duration>',
+      'how long after start a replica leaves the shards it does not prefer to their preferred replicas (default: --lease-duration)',
+    )
     .option(
       '--api-stale-after <duration>',
       '/healthz fails (and the kubelet restarts the container) once the API server has not answered this replica for this long: revoked credentials, a deleted RBAC binding, a wedged connection',
       '60s',
     )
-    .option('--listen <host:port>', 'serve /healthz and /readyz (probes), /metrics, POST /hooks/<sync> (Git push webhooks) and POST /hooks/registry (registry notifications) on this address')
+    .option(
+      '--listen <host:port>',
+      'serve /healthz and /readyz (probes), /metrics, POST /hooks/<sync> (Git push webhooks) and POST /hooks/registry (registry notifications) on this address',
+    )
     .option(
       '--registry-hook-secret <[namespace/]name[:key]>',
       'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused',
     )
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
-    .option('--no-cloud-lifecycle', 'do not drive OpenStackCloud resources (install and upgrade of the OpenStack-Helm charts); only OpenStack resources and Syncs')
+    .option(
+      '--no-cloud-lifecycle',
+      'do not drive OpenStackCloud resources (install and upgrade of the OpenStack-Helm charts); only OpenStack resources and Syncs',
+    )
     .option('--cloud-resync <duration>', 'a Ready OpenStackCloud is driven again this often (drift in its namespace corrected)', '10m')
     .option('--cloud-selector <selector>', "drive only the OpenStackCloud resources matching this label selector (default: the cluster's one)")
     .option(
@@ -145,7 +163,8 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
   const listen = opts.listen === undefined ? undefined : /^(.*):(\d+)$/.exec(opts.listen);
   if (listen === null) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
   const hookSecret = opts.registryHookSecret === undefined ? undefined : /^(?:([^/:]+)\/)?([^/:]+)(?::(.+))?$/.exec(opts.registryHookSecret);
-  if (hookSecret === null) throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
+  if (hookSecret === null)
+    throw new UsageError(`--registry-hook-secret ${opts.registryHookSecret}: expected [namespace/]name[:key], e.g. kupenstack-system/registry-hook:token`);
   const workers = opts.namespaceWorkers === undefined ? undefined : Number(opts.namespaceWorkers);
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 64))
     throw new UsageError(`--namespace-workers ${opts.namespaceWorkers}: expected an integer from 1 to 64`);
@@ -154,13 +173,20 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
   const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
   if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
   const shards = opts.shards === undefined ? undefined : parseShards(opts.shards);
-  if (shards && opts.leaderElect) throw new UsageError('--shards and --leader-elect: pick one; with --shards each shard has its own Lease (<leader-election-id>-shard-<name>)');
+  if (shards && opts.leaderElect)
+    throw new UsageError('--shards and --leader-elect: pick one; with --shards each shard has its own Lease (<leader-election-id>-shard-<name>)');
   checkShardName(opts.defaultShard, '--default-shard');
   if (opts.shardGrace !== undefined && !isDuration(opts.shardGrace)) throw new UsageError(`--shard-grace ${opts.shardGrace}: not a duration (e.g. 15s)`);
   const preferred = shards ? preferredShard(shards, { preferred: opts.preferredShard, podName: process.env.POD_NAME }) : undefined;
-  const timings = { leaseDurationMs: parseDuration(opts.leaseDuration), renewDeadlineMs: parseDuration(opts.renewDeadline), retryPeriodMs: parseDuration(opts.retryPeriod) };
+  const timings = {
+    leaseDurationMs: parseDuration(opts.leaseDuration),
+    renewDeadlineMs: parseDuration(opts.renewDeadline),
+    retryPeriodMs: parseDuration(opts.retryPeriod),
+  };
   if ((opts.leaderElect || shards) && (timings.renewDeadlineMs >= timings.leaseDurationMs || timings.retryPeriodMs >= timings.renewDeadlineMs))
-    throw new UsageError(`leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`);
+    throw new UsageError(
+      `leader election needs --retry-period < --renew-deadline < --lease-duration (got ${opts.retryPeriod}, ${opts.renewDeadline}, ${opts.leaseDuration})`,
+    );
   return {
     config,
     ...(cloudName ? { cloudName } : {}),
@@ -183,7 +209,9 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
     ...(preferred !== undefined ? { preferred } : {}),
     ...(opts.shardGrace !== undefined ? { shardGraceMs: parseDuration(opts.shardGrace) } : {}),
     ...(listen ? { listen: { host: listen[1]!.replace(/^\[|\]$/g, ''), port: Number(listen[2]) } } : {}),
-    ...(hookSecret ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } } : {}),
+    ...(hookSecret
+      ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } }
+      : {}),
     ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
     ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
     memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },

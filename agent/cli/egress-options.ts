@@ -44,7 +44,8 @@ export function configureEgressFrom(opts: EgressOptions, labelsOf: (namespace: s
     configureEgress(undefined);
     return 'egress policy off: manifests may name any address';
   }
-  for (const c of [...opts.egressServiceCidr, ...opts.egressPodCidr]) if (!isCidr(c)) throw new UsageError(`--egress-service-cidr/--egress-pod-cidr ${c}: not a CIDR`);
+  for (const c of [...opts.egressServiceCidr, ...opts.egressPodCidr])
+    if (!isCidr(c)) throw new UsageError(`--egress-service-cidr/--egress-pod-cidr ${c}: not a CIDR`);
   let allow: AllowRule[];
   try {
     allow = opts.egressAllow.map(parseAllowRule);

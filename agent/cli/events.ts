@@ -21,7 +21,12 @@ export function eventsCommand(): Command {
     if (rows.length === 0) return void process.stdout.write(`No events found${namespace ? ` in ${namespace} namespace` : ''}.\n`);
     const all = namespace === undefined;
     const head = [...(all ? ['NAMESPACE'] : []), 'LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'];
-    process.stdout.write(columns(head, rows.map((r) => [...(all ? [r.namespace] : []), r.lastSeen, r.type, r.reason, r.object, r.message])));
+    process.stdout.write(
+      columns(
+        head,
+        rows.map((r) => [...(all ? [r.namespace] : []), r.lastSeen, r.type, r.reason, r.object, r.message]),
+      ),
+    );
   });
   return cmd;
 }

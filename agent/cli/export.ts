@@ -18,7 +18,11 @@ interface ExportOptions extends CloudOptions {
 /** The command to run next, with the cloud options this export was given: the manifests name their projects, so no prefix is needed. */
 function nextCommand(verb: 'plan' | 'apply', dir: string, opts: ExportOptions, cloud: string): string {
   const q = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-  const extra = [...(opts.clouds ? ['--clouds', opts.clouds] : []), ...(opts.config ? ['-c', opts.config] : []), ...(opts.owner ? ['--owner', opts.owner] : [])];
+  const extra = [
+    ...(opts.clouds ? ['--clouds', opts.clouds] : []),
+    ...(opts.config ? ['-c', opts.config] : []),
+    ...(opts.owner ? ['--owner', opts.owner] : []),
+  ];
   return ['kupenstack', verb, dir, '--cloud', cloud, ...extra].map(q).join(' ');
 }
 
@@ -28,11 +32,16 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 export function exportCommand(): Command {
   return withCloudOptions(
     new Command('export')
-      .description('write existing OpenStack projects as manifests (one namespace per project) that adopt their objects: plan shows only adopt, apply writes only ownership markers')
+      .description(
+        'write existing OpenStack projects as manifests (one namespace per project) that adopt their objects: plan shows only adopt, apply writes only ownership markers',
+      )
       .argument('<dir>', 'the folder to write (created; must be empty or absent)')
       .option('--project <name-or-id>', 'a Keystone project to export (repeatable)', collect, [])
       .option('--namespace <project=namespace>', 'the namespace of a project (repeatable); default: its name without the project prefix', collect, [])
-      .option('--project-prefix <prefix>', 'the prefix stripped from project names to make the namespace (default: the config\'s projectPrefix); apply needs none: each manifest names its project')
+      .option(
+        '--project-prefix <prefix>',
+        "the prefix stripped from project names to make the namespace (default: the config's projectPrefix); apply needs none: each manifest names its project",
+      )
       .addOption(new Option('--layout <layout>', 'one file per kind or per object').choices(['kind', 'object']).default('kind'))
       .addOption(outputOption()),
   ).action(async (dir: string, opts: ExportOptions) => {
@@ -57,12 +66,15 @@ export function exportCommand(): Command {
       }
     }
     const files = await writeExport(dir, counted(), opts.layout);
-    if (opts.output === 'json') printJson({ dir, projectPrefix: prefix, namespaces: counts, files, skipped: result.skipped, notes: result.notes, calls: result.calls });
+    if (opts.output === 'json')
+      printJson({ dir, projectPrefix: prefix, namespaces: counts, files, skipped: result.skipped, notes: result.notes, calls: result.calls });
     else {
       for (const n of counts) process.stdout.write(`${n.namespace}: ${n.manifests} manifests from project ${n.project.name} (${n.project.id})\n`);
       for (const s of result.skipped) process.stdout.write(`skipped ${s}\n`);
       for (const n of result.notes) process.stdout.write(`note    ${n}\n`);
-      process.stdout.write(`wrote ${files.length} files to ${dir}; next: ${nextCommand('plan', dir, opts, cloudName)} (one adopt per object), then ${nextCommand('apply', dir, opts, cloudName)}\n`);
+      process.stdout.write(
+        `wrote ${files.length} files to ${dir}; next: ${nextCommand('plan', dir, opts, cloudName)} (one adopt per object), then ${nextCommand('apply', dir, opts, cloudName)}\n`,
+      );
     }
   });
 }

@@ -22,23 +22,29 @@ export function getCommand(): Command {
     .argument('<kind>', 'what to list: syncs or resources')
     .option('-l, --selector <selector>', 'label selector, as kubectl -l (syncs)');
   cmd.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'wide', 'json', 'yaml']).default('text'));
-  addNamespaceOptions(addKubeOptions(cmd)).action(async (kind: string, opts: KubeFlags & NamespaceFlags & { selector?: string; output: 'text' | 'wide' | 'json' | 'yaml' }) => {
-    const kc = kubeConfigFor(opts);
-    let rows: SyncRow[] | ResourceRow[];
-    let text: () => string;
-    if (['syncs', 'sync', 'kssync'].includes(kind)) {
-      const syncs = (await listSyncs(kc, opts.selector)).map((s) => rowOf(s));
-      [rows, text] = [syncs, () => (syncs.length === 0 ? 'No Syncs found.\n' : table(syncs, opts.output === 'wide'))];
-    } else if (['resources', 'resource', 'all'].includes(kind)) {
-      const namespace = namespaceOf(opts, kc);
-      const resources = await listResources(kc, sharedSchemaRegistry(), namespace);
-      const none = `No KupenStack resources found${namespace ? ` in ${namespace} namespace` : ''}.\n`;
-      [rows, text] = [resources, () => (resources.length === 0 ? none : resourceTable(resources, namespace === undefined, opts.output === 'wide'))];
-    } else throw new KupenstackError('cli.usage', `kupenstack get: unknown kind "${kind}"; use: kupenstack get syncs, or kupenstack get resources [-n NAMESPACE | -A]`);
-    if (opts.output === 'json') return printJson(rows);
-    if (opts.output === 'yaml') return void process.stdout.write(stringify(rows));
-    process.stdout.write(text());
-  });
+  addNamespaceOptions(addKubeOptions(cmd)).action(
+    async (kind: string, opts: KubeFlags & NamespaceFlags & { selector?: string; output: 'text' | 'wide' | 'json' | 'yaml' }) => {
+      const kc = kubeConfigFor(opts);
+      let rows: SyncRow[] | ResourceRow[];
+      let text: () => string;
+      if (['syncs', 'sync', 'kssync'].includes(kind)) {
+        const syncs = (await listSyncs(kc, opts.selector)).map((s) => rowOf(s));
+        [rows, text] = [syncs, () => (syncs.length === 0 ? 'No Syncs found.\n' : table(syncs, opts.output === 'wide'))];
+      } else if (['resources', 'resource', 'all'].includes(kind)) {
+        const namespace = namespaceOf(opts, kc);
+        const resources = await listResources(kc, sharedSchemaRegistry(), namespace);
+        const none = `No KupenStack resources found${namespace ? ` in ${namespace} namespace` : ''}.\n`;
+        [rows, text] = [resources, () => (resources.length === 0 ? none : resourceTable(resources, namespace === undefined, opts.output === 'wide'))];
+      } else
+        throw new KupenstackError(
+          'cli.usage',
+          `kupenstack get: unknown kind "${kind}"; use: kupenstack get syncs, or kupenstack get resources [-n NAMESPACE | -A]`,
+        );
+      if (opts.output === 'json') return printJson(rows);
+      if (opts.output === 'yaml') return void process.stdout.write(stringify(rows));
+      process.stdout.write(text());
+    },
+  );
   return cmd;
 }
 

@@ -21,7 +21,9 @@ export function imageExportCommand(): Command {
   return withRegistryOptions(
     withCloudOptions(
       new Command('export')
-        .description('export a Glance image to an OCI registry as a KupenStack disk artifact (the reverse of import); the data is checked against Glance\'s checksum and os_hash_value')
+        .description(
+          "export a Glance image to an OCI registry as a KupenStack disk artifact (the reverse of import); the data is checked against Glance's checksum and os_hash_value",
+        )
         .argument('<glance-image>', 'Glance image id, or its name in the project')
         .argument('<ref>', 'registry/repository:tag to push to'),
     ),

@@ -38,7 +38,7 @@ export function imageImportCommand(): Command {
     .option(
       '--verify <file>',
       "import only when a cosign signature meets this policy: a YAML/JSON file holding what an Image's spec.verify holds (publicKey: {file: " +
-        "cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …})",
+        'cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …})',
     )
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {

@@ -36,7 +36,9 @@ export interface NamespaceFlags {
 
 /** kubectl's `-n` and `-A`, for the commands that read namespaced objects. */
 export function addNamespaceOptions(cmd: Command): Command {
-  return cmd.option('-n, --namespace <name>', "the namespace (default: the context's namespace, else default)").option('-A, --all-namespaces', 'every namespace');
+  return cmd
+    .option('-n, --namespace <name>', "the namespace (default: the context's namespace, else default)")
+    .option('-A, --all-namespaces', 'every namespace');
 }
 
 /** The namespace a command reads, as kubectl picks it: -A for all (undefined), -n, the context's namespace, else `default`. */

@@ -100,7 +100,8 @@ export function planCommand(): Command {
 
 async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
   if (opts.save) throw new UsageError('--save needs a live plan (--cloud): a plan between revisions knows nothing of the cloud, so it cannot be applied');
-  if (opts.cloud) throw new UsageError('--base plans between Git revisions without any cloud; leave out --cloud (or leave out --base to plan against the cloud)');
+  if (opts.cloud)
+    throw new UsageError('--base plans between Git revisions without any cloud; leave out --cloud (or leave out --base to plan against the cloud)');
   const config = loadConfig(opts.config);
   const registry = loadSchemaRegistry();
   const [base, head] = await Promise.all([checkGitRevision(opts.repo, opts.base!, path, registry), checkGitRevision(opts.repo, opts.head, path, registry)]);
@@ -116,7 +117,10 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
   // The cloud: two renders of its charts compared, no cluster needed (helm renders locally).
   const headCloud = cloudManifest(head.validated.manifests);
   const baseCloud = cloudManifest(base.validated.manifests);
-  const cloudPlan = headCloud && (!baseCloud || stableJson(baseCloud.spec) !== stableJson(headCloud.spec)) ? await planCloudBetweenRevisions(baseCloud, headCloud, resolve(opts.repo)) : undefined;
+  const cloudPlan =
+    headCloud && (!baseCloud || stableJson(baseCloud.spec) !== stableJson(headCloud.spec))
+      ? await planCloudBetweenRevisions(baseCloud, headCloud, resolve(opts.repo))
+      : undefined;
   const { plan, errors } = await planBetweenRevisions(base.validated, head.validated, {
     adapters,
     prune: opts.prune,
@@ -135,7 +139,12 @@ async function planRevisions(path: string, opts: PlanOptions): Promise<void> {
 }
 
 function print(plan: Plan, output: PlanOptions['output']): void {
-  const rendered = output === 'json' ? renderJson(plan) : output === 'markdown' ? renderMarkdown(plan, {}) : renderText(plan, { color: process.stdout.isTTY === true && !process.env.NO_COLOR });
+  const rendered =
+    output === 'json'
+      ? renderJson(plan)
+      : output === 'markdown'
+        ? renderMarkdown(plan, {})
+        : renderText(plan, { color: process.stdout.isTTY === true && !process.env.NO_COLOR });
   process.stdout.write(rendered.endsWith('\n') ? rendered : `${rendered}\n`);
 }
 

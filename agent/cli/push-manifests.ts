@@ -30,6 +30,8 @@ export function pushManifestsCommand(): Command {
         client: { userAgent },
         ...(credentials ? { credentials } : {}),
       });
-      process.stdout.write(`pushed ${result.files.length} files (layer ${result.layer.digest}, ${result.layer.size} bytes) as ${result.tag ?? ''}\n${result.reference}\n`);
+      process.stdout.write(
+        `pushed ${result.files.length} files (layer ${result.layer.digest}, ${result.layer.size} bytes) as ${result.tag ?? ''}\n${result.reference}\n`,
+      );
     });
 }

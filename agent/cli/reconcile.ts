@@ -19,7 +19,8 @@ export function reconcileCommand(): Command {
     .option('--timeout <duration>', 'how long to wait for the run', '5m')
     .option('-o, --output <format>', 'text or json', 'text');
   addKubeOptions(cmd).action(async (kind: string, name: string, opts: KubeFlags & { timeout: string; output: string }) => {
-    if (kind !== 'sync' && kind !== 'syncs') throw new KupenstackError('cli.usage', `kupenstack reconcile: unknown kind "${kind}"; use: kupenstack reconcile sync NAME`);
+    if (kind !== 'sync' && kind !== 'syncs')
+      throw new KupenstackError('cli.usage', `kupenstack reconcile: unknown kind "${kind}"; use: kupenstack reconcile sync NAME`);
     const timeoutMs = parseDuration(opts.timeout);
     process.stderr.write(`► annotating Sync ${name} in the cluster\n◎ waiting for the run (timeout ${opts.timeout})\n`);
     const { row, ok } = await reconcileSync(kubeConfigFor(opts), name, { timeoutMs });

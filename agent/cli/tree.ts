@@ -37,7 +37,9 @@ function render(tree: SyncTree): string {
     lines.push(`${lastNs ? '└──' : '├──'} ${ns ? `Namespace/${ns}` : '(cluster)'}`);
     objects.forEach((o, j) => {
       const state = o.ready === 'True' ? 'Ready' : o.ready === 'Missing' ? 'Missing' : `not Ready${o.reason ? ` (${o.reason})` : ''}`;
-      lines.push(`${lastNs ? '    ' : '│   '}${j === objects.length - 1 ? '└──' : '├──'} ${o.kind}/${o.name}  ${state}  ${o.id ? `openstack ${o.id}` : 'no OpenStack id yet'}`);
+      lines.push(
+        `${lastNs ? '    ' : '│   '}${j === objects.length - 1 ? '└──' : '├──'} ${o.kind}/${o.name}  ${state}  ${o.id ? `openstack ${o.id}` : 'no OpenStack id yet'}`,
+      );
     });
   });
   if (tree.objects.length === 0) lines.push('└── (no objects applied)');

@@ -19,7 +19,10 @@ export function validateCommand(): Command {
   return new Command('validate')
     .description('check manifests against the schemas and the rules between them (references, cycles, CIDRs); exit 1 on any error')
     .argument('[path]', 'a folder of manifests or one manifest file', '.')
-    .option('--base <ref>', 'also check the changes since this Git revision (the one the cloud is at): an OpenStackCloud release change must be one step forward, alone, with no pinned images')
+    .option(
+      '--base <ref>',
+      'also check the changes since this Git revision (the one the cloud is at): an OpenStackCloud release change must be one step forward, alone, with no pinned images',
+    )
     .option('--repo <dir>', 'with --base: the Git repository (default: the current folder)', '.')
     .addOption(outputOption())
     .action(async (path: string, opts: ValidateOptions) => {
@@ -48,7 +51,9 @@ export function validateCommand(): Command {
         });
       } else {
         for (const d of diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
-        process.stdout.write(valid ? `${documents} documents valid\n` : `${diagnostics.length} error${diagnostics.length === 1 ? '' : 's'} in ${documents} documents\n`);
+        process.stdout.write(
+          valid ? `${documents} documents valid\n` : `${diagnostics.length} error${diagnostics.length === 1 ? '' : 's'} in ${documents} documents\n`,
+        );
       }
       process.exitCode = valid ? 0 : 1;
     });

@@ -23,9 +23,11 @@ export async function loadVerifyPolicy(file: string): Promise<SignaturePolicy> {
     );
   }
   const known = new Set(['provider', 'publicKey', 'keyless']);
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UsageError(`--verify ${file}: expected a mapping with publicKey or keyless, as under an Image's spec.verify`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new UsageError(`--verify ${file}: expected a mapping with publicKey or keyless, as under an Image's spec.verify`);
   const unknown = Object.keys(doc).filter((k) => !known.has(k));
-  if (unknown.length > 0) throw new UsageError(`--verify ${file}: unknown key ${unknown.join(', ')}; an Image's spec.verify has provider, publicKey and keyless`);
+  if (unknown.length > 0)
+    throw new UsageError(`--verify ${file}: unknown key ${unknown.join(', ')}; an Image's spec.verify has provider, publicKey and keyless`);
   const secrets = new EnvFileSecretResolver({ secretsDir: join('.kupenstack', 'secrets') });
   return signaturePolicy({ where: `--verify ${file}`, read: (ref) => secrets.get(ref) }, doc, 'kupenstack-system');
 }

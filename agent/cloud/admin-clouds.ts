@@ -51,7 +51,15 @@ export function internalUrl(defaults: Values, values: Values, type: string, name
 export function adminAccess(cloud: string, spec: OpenStackCloudSpec, identityUrl: string | undefined, secrets: CloudSecrets): AdminAccess | undefined {
   if (!identityUrl) return undefined;
   // The names values.ts wires into endpoints.identity.auth.admin (keystone's bootstrap makes that user).
-  return { cloud, authUrl: identityUrl, region: spec.region ?? 'RegionOne', username: 'admin', password: secrets.identityAdmin, project: 'admin', domain: 'default' };
+  return {
+    cloud,
+    authUrl: identityUrl,
+    region: spec.region ?? 'RegionOne',
+    username: 'admin',
+    password: secrets.identityAdmin,
+    project: 'admin',
+    domain: 'default',
+  };
 }
 
 /** openstacksdk's clouds.yaml for that admin: what `openstack --os-cloud` and `kupenstack --clouds` read. */

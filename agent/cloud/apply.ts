@@ -168,7 +168,10 @@ async function ensureJob(api: KubernetesObjectApi, o: RenderedObject, opts: Clou
       });
     }
     for (;;) {
-      const gone = await api.read(header).then(() => false, (err: unknown) => isKubeStatus(err, 404));
+      const gone = await api.read(header).then(
+        () => false,
+        (err: unknown) => isKubeStatus(err, 404),
+      );
       if (gone) break;
       if (opts.requeue) return waiting(`Job ${o.name} is being replaced (its template changed)`, opts.pollMs ?? 2_000);
       await sleep(opts.pollMs ?? 500, undefined, { signal: opts.signal });

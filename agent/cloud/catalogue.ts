@@ -15,7 +15,13 @@ export interface ChartInfo {
   needs: readonly string[];
 }
 
-const svc = (chart: string, serviceType: string, needs: string[], enabledByDefault = false): ChartInfo => ({ chart, infrastructure: false, enabledByDefault, serviceType, needs });
+const svc = (chart: string, serviceType: string, needs: string[], enabledByDefault = false): ChartInfo => ({
+  chart,
+  infrastructure: false,
+  enabledByDefault,
+  serviceType,
+  needs,
+});
 const infra = (chart: string, enabledByDefault: boolean, needs: string[] = []): ChartInfo => ({ chart, infrastructure: true, enabledByDefault, needs });
 
 export const CHARTS: readonly ChartInfo[] = [
@@ -49,4 +55,16 @@ export const chartInfo = (chart: string): ChartInfo | undefined => CHARTS.find((
  * Upgrade order of a release change (Rockoon's OPENSTACK_SERVICES_UPGRADE_ORDER, by service
  * type), infrastructure first. Charts not listed come after, in catalogue order.
  */
-export const UPGRADE_ORDER: readonly string[] = ['identity', 'placement', 'image', 'network', 'compute', 'volumev3', 'load-balancer', 'dns', 'key-manager', 'orchestration', 'dashboard'];
+export const UPGRADE_ORDER: readonly string[] = [
+  'identity',
+  'placement',
+  'image',
+  'network',
+  'compute',
+  'volumev3',
+  'load-balancer',
+  'dns',
+  'key-manager',
+  'orchestration',
+  'dashboard',
+];

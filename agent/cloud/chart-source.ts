@@ -44,7 +44,9 @@ export async function fetchChart(opts: FetchOptions): Promise<FetchedChart> {
   if (source.path !== undefined) {
     const dir = isAbsolute(source.path) ? join(source.path, chart) : resolve(opts.baseDir, source.path, chart);
     const meta = await readChartYaml(dir).catch((err: unknown) => {
-      throw new ChartError('chart.missing', chart, `no Chart.yaml in ${dir}; chart.path must hold one folder per chart (<path>/${chart}/Chart.yaml)`, { cause: err });
+      throw new ChartError('chart.missing', chart, `no Chart.yaml in ${dir}; chart.path must hold one folder per chart (<path>/${chart}/Chart.yaml)`, {
+        cause: err,
+      });
     });
     if (source.version !== undefined && meta.version !== source.version)
       throw new ChartError('chart.version', chart, `${dir} is version ${meta.version}, the spec pins ${source.version}; update chart.version or the folder`);
@@ -71,7 +73,12 @@ async function fetchFromIndex(opts: FetchOptions, repository: string, pin: strin
     source.version !== undefined
       ? entries.find((e) => e.version === source.version)
       : [...entries].sort((a, b) => semver.rcompare(semver.coerce(a.version) ?? '0.0.0', semver.coerce(b.version) ?? '0.0.0'))[0];
-  if (!entry) throw new ChartError('chart.version', chart, `${indexUrl} has no version ${source.version} of ${chart} (it has ${entries.map((e) => e.version).join(', ')})`);
+  if (!entry)
+    throw new ChartError(
+      'chart.version',
+      chart,
+      `${indexUrl} has no version ${source.version} of ${chart} (it has ${entries.map((e) => e.version).join(', ')})`,
+    );
   if (pin !== undefined && entry.digest !== pin)
     throw new ChartError(
       'chart.digest',
@@ -102,7 +109,14 @@ async function fetchOci(opts: FetchOptions, repository: string, pin: string | un
   const ref = `${repository}/${chart}`;
   const pullDir = join(opts.workDir, `pull-${chart}`);
   await mkdir(pullDir, { recursive: true });
-  const args = ['pull', ref, '--destination', pullDir, ...(source.version !== undefined ? ['--version', source.version] : []), ...(source.insecure ? ['--plain-http'] : [])];
+  const args = [
+    'pull',
+    ref,
+    '--destination',
+    pullDir,
+    ...(source.version !== undefined ? ['--version', source.version] : []),
+    ...(source.insecure ? ['--plain-http'] : []),
+  ];
   let out;
   try {
     out = await runHelm(opts.helm, args, { signal: opts.signal });

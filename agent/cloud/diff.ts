@@ -49,25 +49,31 @@ export async function diffLive(rendered: readonly RenderedChart[], inventory: re
   const wanted = new Set<string>();
   for (const chart of rendered) {
     const t0 = performance.now();
-    const perChart = await Promise.all(chart.objects.filter((o) => o.phase.kind !== 'delete').map(async (o): Promise<CloudObjectChange | undefined> => {
-      wanted.add(entryKey(o));
-      const want = desired(o, opts);
-      const header = { apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: opts.namespace } };
-      const live = await api.read(header).catch((err: unknown) => {
-        if (isKubeStatus(err, 404)) return undefined;
-        throw kubeApiError(`read ${o.kind}/${o.name} of chart ${o.chart}`, err);
-      });
-      const base = { chart: o.chart, kind: o.kind, name: o.name };
-      if (!live) return { ...base, action: 'create', images: imageChanges(undefined, want) };
-      if (o.kind === 'Job') {
-        return live.metadata?.annotations?.[TEMPLATE_HASH] === jobTemplateHash(o) ? undefined : { ...base, action: 'replace', images: imageChanges(live, want) };
-      }
-      const dry = await api.patch(want, undefined, 'All', opts.fieldManager ?? 'kupenstack', true, PatchStrategy.ServerSideApply).catch((err: unknown) => {
-        throw kubeApiError(`dry-run apply ${o.kind}/${o.name} of chart ${o.chart}`, err);
-      });
-      const fields = changedPaths(normalise(live), normalise(dry), '');
-      return fields.length === 0 ? undefined : { ...base, action: 'update', fields, images: imageChanges(live, dry) };
-    }));
+    const perChart = await Promise.all(
+      chart.objects
+        .filter((o) => o.phase.kind !== 'delete')
+        .map(async (o): Promise<CloudObjectChange | undefined> => {
+          wanted.add(entryKey(o));
+          const want = desired(o, opts);
+          const header = { apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.name, namespace: opts.namespace } };
+          const live = await api.read(header).catch((err: unknown) => {
+            if (isKubeStatus(err, 404)) return undefined;
+            throw kubeApiError(`read ${o.kind}/${o.name} of chart ${o.chart}`, err);
+          });
+          const base = { chart: o.chart, kind: o.kind, name: o.name };
+          if (!live) return { ...base, action: 'create', images: imageChanges(undefined, want) };
+          if (o.kind === 'Job') {
+            return live.metadata?.annotations?.[TEMPLATE_HASH] === jobTemplateHash(o)
+              ? undefined
+              : { ...base, action: 'replace', images: imageChanges(live, want) };
+          }
+          const dry = await api.patch(want, undefined, 'All', opts.fieldManager ?? 'kupenstack', true, PatchStrategy.ServerSideApply).catch((err: unknown) => {
+            throw kubeApiError(`dry-run apply ${o.kind}/${o.name} of chart ${o.chart}`, err);
+          });
+          const fields = changedPaths(normalise(live), normalise(dry), '');
+          return fields.length === 0 ? undefined : { ...base, action: 'update', fields, images: imageChanges(live, dry) };
+        }),
+    );
     changes.push(...perChart.filter((c): c is CloudObjectChange => c !== undefined));
     millis[chart.chart] = performance.now() - t0;
   }
@@ -77,7 +83,8 @@ export async function diffLive(rendered: readonly RenderedChart[], inventory: re
 
 /** Two renders compared, without a cluster: what the head would change relative to the base. */
 export function diffRenders(base: readonly RenderedChart[], head: readonly RenderedChart[]): CloudObjectChange[] {
-  const index = (rs: readonly RenderedChart[]): Map<string, RenderedObject> => new Map(rs.flatMap((c) => c.objects.filter((o) => o.phase.kind !== 'delete').map((o) => [entryKey(o), o] as const)));
+  const index = (rs: readonly RenderedChart[]): Map<string, RenderedObject> =>
+    new Map(rs.flatMap((c) => c.objects.filter((o) => o.phase.kind !== 'delete').map((o) => [entryKey(o), o] as const)));
   const before = index(base);
   const after = index(head);
   const out: CloudObjectChange[] = [];
@@ -86,7 +93,12 @@ export function diffRenders(base: readonly RenderedChart[], head: readonly Rende
     const b = { chart: o.chart, kind: o.kind, name: o.name };
     if (!old) out.push({ ...b, action: 'create', images: imageChanges(undefined, o.object) });
     else if (JSON.stringify(old.object) !== JSON.stringify(o.object)) {
-      out.push({ ...b, action: o.kind === 'Job' ? 'replace' : 'update', fields: changedPaths(old.object, o.object, ''), images: imageChanges(old.object, o.object) });
+      out.push({
+        ...b,
+        action: o.kind === 'Job' ? 'replace' : 'update',
+        fields: changedPaths(old.object, o.object, ''),
+        images: imageChanges(old.object, o.object),
+      });
     }
   }
   for (const [key, o] of before) if (!after.has(key)) out.push({ chart: o.chart, kind: o.kind, name: o.name, action: 'delete' });
@@ -120,7 +132,9 @@ function containersOf(o: KubernetesObject | undefined): Container[] {
 
 function imageChanges(from: KubernetesObject | undefined, to: KubernetesObject): ImageChange[] | undefined {
   const was = new Map(containersOf(from).map((c) => [c.name, c.image]));
-  const out = containersOf(to).filter((c) => was.get(c.name) !== c.image).map((c) => ({ container: c.name, from: was.get(c.name), to: c.image }));
+  const out = containersOf(to)
+    .filter((c) => was.get(c.name) !== c.image)
+    .map((c) => ({ container: c.name, from: was.get(c.name), to: c.image }));
   return out.length > 0 ? out : undefined;
 }
 

@@ -68,12 +68,20 @@ export async function driveCloud(spec: OpenStackCloudSpec, opts: DriveOptions): 
   const { home, status: stored } = await homeOf(store, kept, { home: opts.home, kubeConfig: opts.kubeConfig, log: opts.log ?? (() => undefined) });
   // The release rules against what is deployed (downgrade, skip-level, a second upgrade): nothing is applied when one fails.
   const refused = checkTransition({ status: stored }, spec);
-  if (refused.length > 0) throw new KupenstackError(refused[0]!.code, `OpenStackCloud ${opts.cloud} ${refused[0]!.path.join('.')}: ${refused[0]!.message}; nothing was applied`);
+  if (refused.length > 0)
+    throw new KupenstackError(refused[0]!.code, `OpenStackCloud ${opts.cloud} ${refused[0]!.path.join('.')}: ${refused[0]!.message}; nothing was applied`);
   const rendered = await renderOnce(spec, store, opts);
-  const inventory = rendered.flatMap((c) => c.objects.filter((o) => o.phase.kind !== 'delete').map((o): InventoryEntry => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name })));
+  const inventory = rendered.flatMap((c) =>
+    c.objects.filter((o) => o.phase.kind !== 'delete').map((o): InventoryEntry => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name })),
+  );
   const widened = [...kept.inventory, ...inventory];
   if (!sameEntries(widened, kept.inventory)) await store.save({ inventory: widened });
-  const applying = { type: 'Reconciling', status: 'True' as const, reason: 'Applying', message: `applying ${rendered.length} charts of release ${spec.release}` };
+  const applying = {
+    type: 'Reconciling',
+    status: 'True' as const,
+    reason: 'Applying',
+    message: `applying ${rendered.length} charts of release ${spec.release}`,
+  };
   let status: OpenStackCloudStatus = { ...stored, conditions: setCondition(stored.conditions ?? [], applying) };
   await home.save({ status });
   const stepLog: StepEntry[] = [];
@@ -125,9 +133,17 @@ function settled(spec: OpenStackCloudSpec, rendered: RenderedChart[], steps: Ste
   for (const c of rendered) {
     const group = groupOf.get(c.chart) ?? 0;
     const ready = group < failedGroup;
-    const failing = f && group === failedGroup && steps.some((s) => s.group === group && s.charts.includes(c.chart) && s.objects.some((o) => o.chart === c.chart && o.name === f.name));
+    const failing =
+      f &&
+      group === failedGroup &&
+      steps.some((s) => s.group === group && s.charts.includes(c.chart) && s.objects.some((o) => o.chart === c.chart && o.name === f.name));
     const why = failing ? failureText(f) : group === failedGroup ? 'its group did not pass its gate' : 'waits for an earlier group';
-    services[c.chart] = { ready, release: ready ? spec.release : at.before.services?.[c.chart]?.release, chartVersion: c.version, ...(ready ? {} : { message: why }) };
+    services[c.chart] = {
+      ready,
+      release: ready ? spec.release : at.before.services?.[c.chart]?.release,
+      chartVersion: c.version,
+      ...(ready ? {} : { message: why }),
+    };
   }
   const now = new Date();
   const reconciling = f ? { reason: 'Failed', message: 'stopped on a failure' } : { reason: 'Applied', message: `release ${spec.release} applied` };
@@ -209,10 +225,23 @@ async function renderOnce(spec: OpenStackCloudSpec, store: CloudStore, opts: Dri
 type RenderOptions = Pick<DriveOptions, 'kubeConfig' | 'namespace' | 'baseDir' | 'helm' | 'signal'>;
 export async function renderWith(spec: OpenStackCloudSpec, store: CloudStore, opts: RenderOptions, create = true): Promise<RenderedChart[]> {
   const secrets = (create ? await store.secrets() : await store.readSecrets()) ?? generateSecrets((n) => Buffer.alloc(n));
-  const kubeVersion = await opts.kubeConfig.makeApiClient(VersionApi).getCode().then((v) => v.gitVersion).catch(() => undefined);
+  const kubeVersion = await opts.kubeConfig
+    .makeApiClient(VersionApi)
+    .getCode()
+    .then((v) => v.gitVersion)
+    .catch(() => undefined);
   const workDir = await mkdtemp(join(tmpdir(), 'kupenstack-cloud-'));
   try {
-    return await renderCloud({ spec, namespace: opts.namespace, secrets, helm: opts.helm ?? helmBinary(), workDir, baseDir: opts.baseDir, kubeVersion, signal: opts.signal });
+    return await renderCloud({
+      spec,
+      namespace: opts.namespace,
+      secrets,
+      helm: opts.helm ?? helmBinary(),
+      workDir,
+      baseDir: opts.baseDir,
+      kubeVersion,
+      signal: opts.signal,
+    });
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }

@@ -40,7 +40,8 @@ export function rolloutVerdict(o: Live, expectUid?: string): Verdict {
   const observed = (st.observedGeneration ?? 0) >= gen;
   switch (o.kind) {
     case 'Job': {
-      if (expectUid !== undefined && o.metadata?.uid !== expectUid) return { state: 'waiting', reason: `Job ${o.metadata?.name} is not the one created in this step` };
+      if (expectUid !== undefined && o.metadata?.uid !== expectUid)
+        return { state: 'waiting', reason: `Job ${o.metadata?.name} is not the one created in this step` };
       const failed = cond(o, 'Failed') ?? cond(o, 'FailureTarget');
       if (failed) return { state: 'failed', reason: failed.reason ?? 'Failed' };
       return cond(o, 'Complete') ? { state: 'ready' } : { state: 'waiting', reason: 'Job not complete' };
@@ -51,15 +52,18 @@ export function rolloutVerdict(o: Live, expectUid?: string): Verdict {
       const want = o.spec?.replicas ?? 1;
       if (!observed) return { state: 'waiting', reason: 'new generation not observed yet' };
       if ((st.updatedReplicas ?? 0) < want) return { state: 'waiting', reason: `${st.updatedReplicas ?? 0} of ${want} replicas updated` };
-      if ((st.replicas ?? 0) > (st.updatedReplicas ?? 0)) return { state: 'waiting', reason: `${(st.replicas ?? 0) - (st.updatedReplicas ?? 0)} old replicas pending termination` };
-      if ((st.availableReplicas ?? 0) < (st.updatedReplicas ?? 0)) return { state: 'waiting', reason: `${st.availableReplicas ?? 0} of ${st.updatedReplicas ?? 0} updated replicas available` };
+      if ((st.replicas ?? 0) > (st.updatedReplicas ?? 0))
+        return { state: 'waiting', reason: `${(st.replicas ?? 0) - (st.updatedReplicas ?? 0)} old replicas pending termination` };
+      if ((st.availableReplicas ?? 0) < (st.updatedReplicas ?? 0))
+        return { state: 'waiting', reason: `${st.availableReplicas ?? 0} of ${st.updatedReplicas ?? 0} updated replicas available` };
       return { state: 'ready' };
     }
     case 'StatefulSet': {
       const want = o.spec?.replicas ?? 1;
       if ((st.observedGeneration ?? 0) === 0 || !observed) return { state: 'waiting', reason: 'new generation not observed yet' };
       if ((st.readyReplicas ?? 0) < want) return { state: 'waiting', reason: `${st.readyReplicas ?? 0} of ${want} pods ready` };
-      if (st.updateRevision !== undefined && st.currentRevision !== st.updateRevision && (st.updatedReplicas ?? 0) < want) return { state: 'waiting', reason: 'rolling update in progress' };
+      if (st.updateRevision !== undefined && st.currentRevision !== st.updateRevision && (st.updatedReplicas ?? 0) < want)
+        return { state: 'waiting', reason: 'rolling update in progress' };
       return { state: 'ready' };
     }
     case 'DaemonSet': {
@@ -78,13 +82,16 @@ export function rolloutVerdict(o: Live, expectUid?: string): Verdict {
 export async function imagesVerdict(core: CoreV1Api, namespace: string, o: Live, rendered: { name: string; image: string }[]): Promise<Verdict> {
   const labels = o.spec?.selector?.matchLabels;
   if (!labels || o.kind === 'Job') return { state: 'ready' };
-  const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+  const selector = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   const pods = await core.listNamespacedPod({ namespace, labelSelector: selector });
   const want = new Map(rendered.map((c) => [c.name, c.image]));
   for (const pod of pods.items) {
     if (pod.metadata?.deletionTimestamp) continue;
     for (const c of pod.status?.containerStatuses ?? []) {
-      if (want.has(c.name) && want.get(c.name) !== c.image) return { state: 'waiting', reason: `pod ${pod.metadata?.name} runs ${c.image}, the render asks ${want.get(c.name)}` };
+      if (want.has(c.name) && want.get(c.name) !== c.image)
+        return { state: 'waiting', reason: `pod ${pod.metadata?.name} runs ${c.image}, the render asks ${want.get(c.name)}` };
     }
   }
   return { state: 'ready' };

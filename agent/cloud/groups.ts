@@ -20,7 +20,11 @@ export function installGroups(charts: readonly ChartInfo[]): string[][] {
   const layerOf = (i: number): number => {
     const known = layer.get(i);
     if (known !== undefined) return known;
-    const deps = new Set(sccs[i]!.flatMap((n) => needs.get(n)!).map((d) => sccOf.get(d)!).filter((j) => j !== i));
+    const deps = new Set(
+      sccs[i]!.flatMap((n) => needs.get(n)!)
+        .map((d) => sccOf.get(d)!)
+        .filter((j) => j !== i),
+    );
     const l = deps.size === 0 ? 0 : 1 + Math.max(...[...deps].map(layerOf));
     layer.set(i, l);
     return l;

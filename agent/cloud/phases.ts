@@ -16,7 +16,19 @@ export type Step =
   | { kind: 'gate'; group: number; charts: string[]; objects: RenderedObject[] };
 
 /** Kinds applied first inside a step: what others mount or reference. */
-const KIND_ORDER = ['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'Secret', 'ConfigMap', 'PersistentVolumeClaim', 'Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding', 'Service'];
+const KIND_ORDER = [
+  'Namespace',
+  'CustomResourceDefinition',
+  'ServiceAccount',
+  'Secret',
+  'ConfigMap',
+  'PersistentVolumeClaim',
+  'Role',
+  'ClusterRole',
+  'RoleBinding',
+  'ClusterRoleBinding',
+  'Service',
+];
 const kindRank = (k: string): number => (KIND_ORDER.includes(k) ? KIND_ORDER.indexOf(k) : KIND_ORDER.length);
 export const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Job']);
 
@@ -30,7 +42,10 @@ export function installSteps(rendered: readonly RenderedChart[]): Step[] {
     const main = all.filter((o) => o.phase.kind === 'main');
     const pre = all.filter((o) => o.phase.kind === 'hook' && o.phase.when === 'pre');
     const post = all.filter((o) => o.phase.kind === 'hook' && o.phase.when === 'post');
-    for (const [when, hooks] of [['pre', pre], ['post', post]] as const) {
+    for (const [when, hooks] of [
+      ['pre', pre],
+      ['post', post],
+    ] as const) {
       if (when === 'post') steps.push({ kind: 'apply', group, charts, objects: [...main].sort((a, b) => kindRank(a.kind) - kindRank(b.kind)) });
       const weights = [...new Set(hooks.map((o) => (o.phase as { weight: number }).weight))].sort((a, b) => a - b);
       for (const weight of weights) {

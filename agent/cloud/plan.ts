@@ -24,7 +24,10 @@ export interface CloudPlan {
 }
 
 /** What driveCloud would change, against the live cluster, changing nothing (dry-run server-side apply); with the time each chart took. */
-export async function planCloud(spec: OpenStackCloudSpec, opts: DriveOptions): Promise<CloudPlan & { millis: { render: Record<string, number>; diff: Record<string, number> } }> {
+export async function planCloud(
+  spec: OpenStackCloudSpec,
+  opts: DriveOptions,
+): Promise<CloudPlan & { millis: { render: Record<string, number>; diff: Record<string, number> } }> {
   const store = new CloudStore(opts.kubeConfig, opts.namespace, opts.cloud);
   const rendered = await renderWith(spec, store, opts, false);
   const kept = await store.load();
@@ -60,6 +63,8 @@ export function upgradePlan(spec: OpenStackCloudSpec, rendered: RenderedChart[],
   const start = Math.max(0, order.indexOf(up?.service ?? order[0]!));
   const job = backupJob(rendered, spec.release)?.name ?? '(none: the mariadb chart renders no backup CronJob; the upgrade would be refused)';
   const backup = up?.backup ? `backup: done (${up.backup}), not repeated` : `backup: Job ${job} runs to completion first`;
-  const charts = order.slice(start).map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, workloads gated, contract Jobs last`);
+  const charts = order
+    .slice(start)
+    .map((chart, i) => `${start + i + 1}. ${chart}: configuration, Jobs by phase and weight, workloads gated, contract Jobs last`);
   return [`upgrade ${status.release} → ${spec.release}`, describeWindow(windowAt(spec.maintenanceWindow, now)), backup, ...charts];
 }

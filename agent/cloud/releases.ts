@@ -35,11 +35,7 @@ export function findRelease(name: string): Release | undefined {
 
 const indexOf = (r: Release): number => RELEASES.indexOf(r);
 
-export type ReleaseStep =
-  | { kind: 'same' }
-  | { kind: 'upgrade'; slurp: boolean }
-  | { kind: 'downgrade' }
-  | { kind: 'skip-level'; allowed: string[] };
+export type ReleaseStep = { kind: 'same' } | { kind: 'upgrade'; slurp: boolean } | { kind: 'downgrade' } | { kind: 'skip-level'; allowed: string[] };
 
 /** What going from `from` to `to` is: the same release, one allowed upgrade step, a downgrade, or a skip. */
 export function releaseStep(from: Release, to: Release): ReleaseStep {
@@ -95,8 +91,8 @@ export const FAST_FORWARD: readonly FastForward[] = [
       placement: "alembic chain unbroken from 2022.2's head (placement-manage db sync)",
       neutron: "expand and contract branches unbroken from 2022.2's heads (neutron-db-manage upgrade --expand, --contract)",
       nova:
-        "alembic chains unbroken from 2022.2 (nova-manage api_db sync, db sync, online_data_migrations); nova 2025.1 refuses a 2022.2 nova-compute " +
-        '(service version 64 < Caracal 66) until it re-registers: its values set [workarounds] disable_compute_service_check_for_ffu, nova\'s switch for a fast-forward upgrade',
+        'alembic chains unbroken from 2022.2 (nova-manage api_db sync, db sync, online_data_migrations); nova 2025.1 refuses a 2022.2 nova-compute ' +
+        "(service version 64 < Caracal 66) until it re-registers: its values set [workarounds] disable_compute_service_check_for_ffu, nova's switch for a fast-forward upgrade",
     },
     refused: {
       cinder: 'not checked: upgrade through 2023.1 and 2024.1',

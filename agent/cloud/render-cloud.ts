@@ -43,14 +43,38 @@ export async function renderCloud(input: RenderCloudInput): Promise<RenderedChar
   return allSettledOrThrow(
     enabledCharts(input.spec).map(async (chart) => {
       const t0 = performance.now();
-      const fetched = await fetchChart({ source: input.spec.chart ?? {}, chart: chart.chart, helm: input.helm, workDir: input.workDir, baseDir: input.baseDir, signal: input.signal });
+      const fetched = await fetchChart({
+        source: input.spec.chart ?? {},
+        chart: chart.chart,
+        helm: input.helm,
+        workDir: input.workDir,
+        baseDir: input.baseDir,
+        signal: input.signal,
+      });
       const t1 = performance.now();
       const { defaults, releaseOverride } = await chartDefaults(fetched.dir, release);
       const values = chartValues({ spec: input.spec, chart, defaults, releaseOverride, secrets: input.secrets, namespace: input.namespace });
-      const objects = await renderChart({ helm: input.helm, dir: fetched.dir, chart: chart.chart, namespace: input.namespace, values, kubeVersion: input.kubeVersion, signal: input.signal });
+      const objects = await renderChart({
+        helm: input.helm,
+        dir: fetched.dir,
+        chart: chart.chart,
+        namespace: input.namespace,
+        values,
+        kubeVersion: input.kubeVersion,
+        signal: input.signal,
+      });
       const identityUrl = chart.serviceType === 'identity' ? internalUrl(defaults, values, 'identity', input.namespace) : undefined;
       const millis = { fetch: t1 - t0, render: performance.now() - t1 };
-      return { chart: chart.chart, version: fetched.version, digest: fetched.digest, source: fetched.source, values, objects, ...(identityUrl ? { identityUrl } : {}), millis };
+      return {
+        chart: chart.chart,
+        version: fetched.version,
+        digest: fetched.digest,
+        source: fetched.source,
+        values,
+        objects,
+        ...(identityUrl ? { identityUrl } : {}),
+        millis,
+      };
     }),
   );
 }

@@ -81,7 +81,16 @@ export function parseRendered(stdout: string, chart: string): RenderedObject[] {
       for (const k of Object.keys(metadata.annotations)) if (k.startsWith('helm.sh/hook')) delete metadata.annotations[k];
       if (Object.keys(metadata.annotations).length === 0) delete metadata.annotations;
     }
-    out.push({ chart, apiVersion: String(object.apiVersion), kind: String(object.kind), name: String(metadata.name), namespace: metadata.namespace, phase, template, object });
+    out.push({
+      chart,
+      apiVersion: String(object.apiVersion),
+      kind: String(object.kind),
+      name: String(metadata.name),
+      namespace: metadata.namespace,
+      phase,
+      template,
+      object,
+    });
   }
   return out;
 }

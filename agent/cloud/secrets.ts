@@ -22,6 +22,8 @@ export function generateSecrets(random: (n: number) => Buffer = randomBytes): Cl
     messagingAdmin: token(24, random),
     identityAdmin: token(24, random),
     memcacheSecretKey: token(48, random),
-    services: Object.fromEntries(CHARTS.filter((c) => !c.infrastructure).map((c) => [c.chart, { database: token(24, random), messaging: token(24, random), identity: token(24, random) }])),
+    services: Object.fromEntries(
+      CHARTS.filter((c) => !c.infrastructure).map((c) => [c.chart, { database: token(24, random), messaging: token(24, random), identity: token(24, random) }]),
+    ),
   };
 }

@@ -48,7 +48,8 @@ export async function homeOf(store: CloudStore, kept: CloudState, opts: HomeOpti
     if (!empty) return { home, status: kept.status };
     const taken = await statusOnTheResource(opts.kubeConfig, store.cloud);
     const where = `ConfigMap ${store.namespace}/${store.stateName}`;
-    if (taken.release !== undefined) log(`cloud ${store.cloud}: status read from the OpenStackCloud in the cluster (the controller drove it); kept in ${where} from now on`);
+    if (taken.release !== undefined)
+      log(`cloud ${store.cloud}: status read from the OpenStackCloud in the cluster (the controller drove it); kept in ${where} from now on`);
     return { home, status: taken };
   }
   if (empty) return { home: given, status: given.status };

@@ -120,7 +120,10 @@ export class CloudStore {
   async load(): Promise<CloudState> {
     try {
       const cm = await this.core.readNamespacedConfigMap({ name: this.stateName, namespace: this.namespace });
-      return { inventory: JSON.parse(cm.data?.['inventory.json'] ?? '[]') as InventoryEntry[], status: JSON.parse(cm.data?.['status.json'] ?? '{}') as OpenStackCloudStatus };
+      return {
+        inventory: JSON.parse(cm.data?.['inventory.json'] ?? '[]') as InventoryEntry[],
+        status: JSON.parse(cm.data?.['status.json'] ?? '{}') as OpenStackCloudStatus,
+      };
     } catch (err) {
       if (isKubeStatus(err, 404)) return { inventory: [], status: {} };
       throw kubeApiError(`read ConfigMap ${this.namespace}/${this.stateName}`, err);

@@ -31,7 +31,8 @@ export function checkTransition(base: TransitionBase, head: OpenStackCloudSpec):
     out.push({
       code: 'cloud.upgrade-running',
       path: ['spec', 'release'],
-      message: `an upgrade ${running.from ?? '?'} → ${running.to} is ` +
+      message:
+        `an upgrade ${running.from ?? '?'} → ${running.to} is ` +
         `${running.phase === 'Failed' ? 'stopped on a failure' : 'running'}${running.step ? ` (at ${running.step})` : ''}; ` +
         `a new release can be declared once it finished: keep release: ${running.to} until then`,
     });
@@ -80,7 +81,8 @@ export function checkTransition(base: TransitionBase, head: OpenStackCloudSpec):
       out.push({
         code: 'cloud.release-with-changes',
         path,
-        message: `${path.join('.')} changes in the same revision as release ${from.series} → ${to.series}; an upgrade changes the release only: ` +
+        message:
+          `${path.join('.')} changes in the same revision as release ${from.series} → ${to.series}; an upgrade changes the release only: ` +
           `move this change to a revision of its own (before or after the upgrade)`,
       });
     }
@@ -91,7 +93,8 @@ export function checkTransition(base: TransitionBase, head: OpenStackCloudSpec):
       out.push({
         code: 'cloud.pinned-images',
         path: [...chartPath(chart), 'images'],
-        message: `${chart.chart} pins images (${Object.keys(pins).join(', ')}) in the revision that upgrades to ${to.series}; ` +
+        message:
+          `${chart.chart} pins images (${Object.keys(pins).join(', ')}) in the revision that upgrades to ${to.series}; ` +
           `the release decides the images of an upgrade: remove the pins for the upgrade, pin again afterwards`,
       });
     }

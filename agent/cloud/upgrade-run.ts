@@ -53,7 +53,14 @@ export class CloudUpgrade {
   /** The status as last saved. */
   status: OpenStackCloudStatus;
 
-  constructor(spec: OpenStackCloudSpec, rendered: RenderedChart[], stored: OpenStackCloudStatus, home: Pick<CloudStatusHome, 'save'>, opts: UpgradeOptions, apply: ApplyFn = applySteps) {
+  constructor(
+    spec: OpenStackCloudSpec,
+    rendered: RenderedChart[],
+    stored: OpenStackCloudStatus,
+    home: Pick<CloudStatusHome, 'save'>,
+    opts: UpgradeOptions,
+    apply: ApplyFn = applySteps,
+  ) {
     this.spec = spec;
     this.rendered = rendered;
     this.home = home;
@@ -88,7 +95,8 @@ export class CloudUpgrade {
     await this.save();
     const job = backupJob(this.rendered, this.to);
     if (!job) {
-      const reason = "the mariadb chart renders no backup CronJob; an upgrade needs a backup first: enable the mariadb chart's backup (manifests.cron_job_mariadb_backup)";
+      const reason =
+        "the mariadb chart renders no backup CronJob; an upgrade needs a backup first: enable the mariadb chart's backup (manifests.cron_job_mariadb_backup)";
       return this.stop({ step: 'backup', kind: 'CronJob', name: 'mariadb-backup', reason }, 'BackupFailed');
     }
     this.log(`upgrade ${this.from} → ${this.to}: backup Job ${job.name} first`);
@@ -151,7 +159,9 @@ export class CloudUpgrade {
     if (w.open) return undefined;
     if (next) this.up = { ...this.up, service: next, step: next };
     const message = `upgrade ${this.from} → ${this.to} waits before ${this.up.step ?? 'its first step'}: ${describeWindow(w)}`;
-    await this.save({ conditions: setCondition(this.status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'OutsideMaintenanceWindow', message }) });
+    await this.save({
+      conditions: setCondition(this.status.conditions ?? [], { type: 'Ready', status: 'False', reason: 'OutsideMaintenanceWindow', message }),
+    });
     this.log(`upgrade waits: ${describeWindow(w)}`);
     return { status: this.status, waitUntil: w.opensAt };
   }

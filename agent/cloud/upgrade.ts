@@ -32,11 +32,19 @@ export function upgradeSteps(chart: RenderedChart, group: number): Step[] {
   // A contract migration drops what the old code still reads: it runs once the new API is rolled out.
   const isContract = (o: RenderedObject): boolean => o.name.endsWith('-contract');
   const hooks = live.filter((o) => o.phase.kind === 'hook');
-  const hookSteps = (of: RenderedObject[]): Step[] => (['pre', 'post'] as const).flatMap((when) => {
-    const at = of.filter((o) => o.phase.kind === 'hook' && o.phase.when === when);
-    const weights = [...new Set(at.map((o) => (o.phase as { weight: number }).weight))].sort((a, b) => a - b);
-    return weights.map((weight): Step => ({ kind: 'hooks', group, charts, weight, when, objects: at.filter((o) => (o.phase as { weight: number }).weight === weight) }));
-  });
+  const hookSteps = (of: RenderedObject[]): Step[] =>
+    (['pre', 'post'] as const).flatMap((when) => {
+      const at = of.filter((o) => o.phase.kind === 'hook' && o.phase.when === when);
+      const weights = [...new Set(at.map((o) => (o.phase as { weight: number }).weight))].sort((a, b) => a - b);
+      return weights.map((weight): Step => ({
+        kind: 'hooks',
+        group,
+        charts,
+        weight,
+        when,
+        objects: at.filter((o) => (o.phase as { weight: number }).weight === weight),
+      }));
+    });
   return [
     { kind: 'apply', group, charts, objects: config },
     ...hookSteps(hooks.filter((o) => !isContract(o))),

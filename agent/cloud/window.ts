@@ -47,5 +47,7 @@ export function windowAt(w: Window | undefined, now: Date): WindowState {
 
 export function describeWindow(s: WindowState): string {
   if (s.open) return s.closesAt ? `maintenance window open until ${s.closesAt.toISOString()}` : 'no maintenance window: steps may start at any time';
-  return s.opensAt ? `outside the maintenance window; the next one opens at ${s.opensAt.toISOString()}` : 'outside the maintenance window; none opens within a year';
+  return s.opensAt
+    ? `outside the maintenance window; the next one opens at ${s.opensAt.toISOString()}`
+    : 'outside the maintenance window; none opens within a year';
 }

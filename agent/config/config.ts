@@ -101,8 +101,10 @@ export function readConfigFile(file: string | undefined): ConfigFile {
 }
 
 function checkConfig(config: AgentConfig, where = 'configuration'): AgentConfig {
-  if (!isDnsLabel(config.owner, 40)) throw new ConfigError(`${where}: owner "${config.owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)`);
-  if (!Number.isInteger(config.concurrency) || config.concurrency < 1 || config.concurrency > 64) throw new ConfigError(`${where}: concurrency must be an integer from 1 to 64`);
+  if (!isDnsLabel(config.owner, 40))
+    throw new ConfigError(`${where}: owner "${config.owner}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)`);
+  if (!Number.isInteger(config.concurrency) || config.concurrency < 1 || config.concurrency > 64)
+    throw new ConfigError(`${where}: concurrency must be an integer from 1 to 64`);
   if (config.massDeleteThreshold < 1 || config.massDeleteThreshold > 100) throw new ConfigError(`${where}: massDeleteThreshold is a percentage from 1 to 100`);
   return config;
 }

@@ -22,10 +22,13 @@ export interface HealthState {
  * over, and readiness is not leadership (`/readyz` says which in its body).
  */
 export async function serveHealth(host: string, port: number, state: HealthState): Promise<{ server: Server; address: AddressInfo }> {
-  const server = createServer((req, res) => void answer(req, res).catch(() => {
-    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-    res.end('{"error":"internal error"}\n');
-  }));
+  const server = createServer(
+    (req, res) =>
+      void answer(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end('{"error":"internal error"}\n');
+      }),
+  );
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     const send = (code: number, body: Record<string, unknown>): void => {

@@ -51,7 +51,9 @@ export function leadershipOf(s: LeadershipSettings, on: LeadershipHooks): Leader
       onGained: (shard) => on.gained(shard),
       onLost: (shard) => on.lost(shard),
       onChange: (held) => {
-        log(`shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`);
+        log(
+          `shards  held by ${shardSet?.identity ?? 'this replica'}: ${held.length ? held.join(', ') : 'none'} (of ${shards.join(', ')}${preferred ? `; prefers ${preferred}` : ''})`,
+        );
       },
     });
     s.metrics.shards = shardSet;

@@ -97,7 +97,10 @@ export async function runController(s: ControllerSettings): Promise<never> {
   const c = clientsOf(s);
   const { log } = c;
   // The hooks name the loops made after the Leases (they need `acting`); a Lease is only sought once they started.
-  const leadership = leadershipOf({ ...s, kc: c.kc, namespace: c.ownNamespace, metrics: c.metrics, log }, leading(s, c, () => loops));
+  const leadership = leadershipOf(
+    { ...s, kc: c.kc, namespace: c.ownNamespace, metrics: c.metrics, log },
+    leading(s, c, () => loops),
+  );
   const loops = loopsOf(s, c, leadership);
   stopOnSignals(c, leadership, loops);
   let started = false;
@@ -112,7 +115,14 @@ export async function runController(s: ControllerSettings): Promise<never> {
   if (s.listen) {
     const hook = s.registryHookSecret;
     const registryHookSecret = hook ? { namespace: hook.namespace ?? c.ownNamespace, name: hook.name, key: hook.key } : undefined;
-    const routes = { listen: s.listen, ...(registryHookSecret ? { registryHookSecret } : {}), ...loops, secrets: c.secrets, metrics: c.metrics, logger: s.logger };
+    const routes = {
+      listen: s.listen,
+      ...(registryHookSecret ? { registryHookSecret } : {}),
+      ...loops,
+      secrets: c.secrets,
+      metrics: c.metrics,
+      logger: s.logger,
+    };
     const address = await serveRoutes({ ...routes, apiContact, leadership, ready: () => started });
     log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
   }
@@ -144,7 +154,9 @@ function clientsOf(s: ControllerSettings): Clients {
   const cloud = s.cloudName ? openStackOf(s, s.cloudName, secrets, ownNamespace, counters) : undefined;
   const metrics = new AgentMetrics();
   // Read again whenever this replica starts acting: the replica it took over from may have written it last.
-  const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(s.leaderElectionId), (err) => log(`journal ${err.message}`));
+  const journal = new ConfigMapCreateJournal(kc.makeApiClient(CoreV1Api), ownNamespace, createJournalName(s.leaderElectionId), (err) =>
+    log(`journal ${err.message}`),
+  );
   return { kc, ownNamespace, secrets, kubeCalls, ...(cloud ? { cloud } : {}), metrics, journal, log };
 }
 
@@ -183,7 +195,17 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
   const { kc, secrets, log } = c;
   const { acting } = leadership;
   const syncs = loops.syncs
-    ? new SyncLoop({ kc, registry: loadSchemaRegistry(), config, secrets, namespace: c.ownNamespace, metrics: c.metrics, logger: s.logger, acting, selector: s.syncSelector })
+    ? new SyncLoop({
+        kc,
+        registry: loadSchemaRegistry(),
+        config,
+        secrets,
+        namespace: c.ownNamespace,
+        metrics: c.metrics,
+        logger: s.logger,
+        acting,
+        selector: s.syncSelector,
+      })
     : undefined;
   const workers = s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {};
   // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
@@ -231,10 +253,12 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
 function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, syncs, clouds }: InClusterLoops): void {
   const stop = (): void => {
     c.log('stopping');
-    void Promise.all([elector?.stop(), shardSet?.stop()]).then(() => Promise.all([controller.stop(), syncs?.stop(), clouds?.stop()])).then(() => {
-      c.secrets.stop();
-      process.exit(0);
-    });
+    void Promise.all([elector?.stop(), shardSet?.stop()])
+      .then(() => Promise.all([controller.stop(), syncs?.stop(), clouds?.stop()]))
+      .then(() => {
+        c.secrets.stop();
+        process.exit(0);
+      });
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -253,7 +277,13 @@ function leadershipText(s: ControllerSettings, c: Clients, { elector, shardSet }
 }
 
 /** The OpenStack client: from a clouds.yaml Secret (read again when it changes) or from a clouds.yaml file. */
-function openStackOf(s: ControllerSettings, cloudName: string, secrets: KubeSecretResolver, ownNamespace: string, counters: ClockedCounters): () => Promise<OpenStackCloud> {
+function openStackOf(
+  s: ControllerSettings,
+  cloudName: string,
+  secrets: KubeSecretResolver,
+  ownNamespace: string,
+  counters: ClockedCounters,
+): () => Promise<OpenStackCloud> {
   if (s.cloudsSecret) {
     const [namespace, name] = s.cloudsSecret.includes('/') ? s.cloudsSecret.split('/', 2) : [ownNamespace, s.cloudsSecret];
     return cloudFromSecret(secrets, { namespace, name: name!, key: 'clouds.yaml' }, cloudName, counters);

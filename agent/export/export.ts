@@ -136,7 +136,11 @@ async function* namespacesOf(opts: ExportOptions, tally: ExportTally): AsyncGene
 /** A project's namespace: mapped, or its name without the prefix; two projects never share one. */
 function namespaceOf(project: { id: string; name: string }, opts: ExportOptions, seen: Set<string>): string {
   const namespace = opts.namespaces?.get(project.name) ?? opts.namespaces?.get(project.id) ?? namespaceName(project.name, opts.projectPrefix);
-  if (!namespace) throw new ExportError('export.namespace', `project ${project.name} (${project.id}) gives no valid namespace name; map it with --namespace ${project.name}=NAME`);
+  if (!namespace)
+    throw new ExportError(
+      'export.namespace',
+      `project ${project.name} (${project.id}) gives no valid namespace name; map it with --namespace ${project.name}=NAME`,
+    );
   if (seen.has(namespace))
     throw new ExportError(
       'export.namespace',
@@ -222,7 +226,8 @@ async function resolveProjects(opts: ExportOptions): Promise<{ id: string; name:
     const byId = all.find((x) => x.id === p);
     if (byId) return { id: byId.id, name: byId.name };
     const byName = all.filter((x) => x.name === p);
-    if (byName.length === 0) throw new ExportError('export.project-not-found', `no Keystone project has the name or id "${p}"; list them with \`openstack project list\``);
+    if (byName.length === 0)
+      throw new ExportError('export.project-not-found', `no Keystone project has the name or id "${p}"; list them with \`openstack project list\``);
     if (byName.length > 1) throw new ExportError('export.project-ambiguous', `${byName.length} projects are named "${p}" (in different domains); give its id`);
     return { id: byName[0]!.id, name: byName[0]!.name };
   });

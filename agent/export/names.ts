@@ -30,5 +30,8 @@ function dnsName(text: string, max: number): string {
 }
 
 function shortId(id: string): string {
-  return id.replace(/[^a-z0-9]/gi, '').slice(0, 8).toLowerCase();
+  return id
+    .replace(/[^a-z0-9]/gi, '')
+    .slice(0, 8)
+    .toLowerCase();
 }

@@ -14,7 +14,11 @@ const projectAnnotation = 'kupenstack.io/project';
  * (`network-app-net.yaml`). Each namespace is written as it arrives (an
  * export streams them). Every manifest names its Keystone project (annotation `kupenstack.io/project`). Returns the files written, relative to `dir`.
  */
-export async function writeExport(dir: string, namespaces: Iterable<ExportedNamespace> | AsyncIterable<ExportedNamespace>, layout: ExportLayout): Promise<string[]> {
+export async function writeExport(
+  dir: string,
+  namespaces: Iterable<ExportedNamespace> | AsyncIterable<ExportedNamespace>,
+  layout: ExportLayout,
+): Promise<string[]> {
   const written: string[] = [];
   for await (const ns of namespaces) {
     await mkdir(join(dir, ns.namespace), { recursive: true });
@@ -29,7 +33,12 @@ export async function writeExport(dir: string, namespaces: Iterable<ExportedName
         .map((m) =>
           yaml.dump(
             // The project by name (act/project-names.ts): apply takes it over whatever its projectPrefix, never making a new one.
-            { apiVersion: 'kupenstack.io/v1alpha1', kind: m.kind, metadata: { name: m.name, namespace: m.namespace, annotations: { [projectAnnotation]: ns.project.name } }, spec: m.spec },
+            {
+              apiVersion: 'kupenstack.io/v1alpha1',
+              kind: m.kind,
+              metadata: { name: m.name, namespace: m.namespace, annotations: { [projectAnnotation]: ns.project.name } },
+              spec: m.spec,
+            },
             { lineWidth: 160, noRefs: true },
           ),
         )

@@ -38,12 +38,24 @@ type GlanceImage = Record<string, unknown> & { id: string; status: string };
 /** Annotations from Glance fields: the ones import maps back (vmimage-annotations.ts), nothing Glance or KupenStack keeps for itself. */
 export function annotationsOf(image: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
-  const direct: Record<string, string> = { architecture: vmimage.architecture, os_type: vmimage.osType, os_distro: vmimage.osDistro, os_version: vmimage.osVersion };
+  const direct: Record<string, string> = {
+    architecture: vmimage.architecture,
+    os_type: vmimage.osType,
+    os_distro: vmimage.osDistro,
+    os_version: vmimage.osVersion,
+  };
   for (const [key, annotation] of Object.entries(direct)) if (typeof image[key] === 'string' && image[key] !== '') out[annotation] = image[key];
   if (typeof image.min_disk === 'number' && image.min_disk > 0) out[vmimage.minDisk] = String(image.min_disk);
   if (typeof image.min_ram === 'number' && image.min_ram > 0) out[vmimage.minRam] = String(image.min_ram);
   for (const [key, value] of Object.entries(image)) {
-    if (key in direct || typeof value !== 'string' || key.startsWith('kupenstack_') || key === 'owner_specified.openstack.md5' || key.startsWith('owner_specified.')) continue;
+    if (
+      key in direct ||
+      typeof value !== 'string' ||
+      key.startsWith('kupenstack_') ||
+      key === 'owner_specified.openstack.md5' ||
+      key.startsWith('owner_specified.')
+    )
+      continue;
     if (isAllowedProperty(key)) out[`${vmimage.property}${key}`] = value;
   }
   return out;
@@ -59,9 +71,11 @@ class GlanceHashCheck extends Transform {
     this.where = where;
     const algo = image.os_hash_algo;
     const value = image.os_hash_value;
-    if (typeof algo === 'string' && typeof value === 'string' && value !== '') this.checks.push({ name: `os_hash_value (${algo})`, hash: createHash(algo), expected: value.toLowerCase() });
+    if (typeof algo === 'string' && typeof value === 'string' && value !== '')
+      this.checks.push({ name: `os_hash_value (${algo})`, hash: createHash(algo), expected: value.toLowerCase() });
     // md5 only where Glance kept no multihash (images from before Rocky): a third hash of every byte cost a third of the export's CPU.
-    else if (typeof image.checksum === 'string' && image.checksum !== '') this.checks.push({ name: 'checksum (md5)', hash: createHash('md5'), expected: image.checksum.toLowerCase() });
+    else if (typeof image.checksum === 'string' && image.checksum !== '')
+      this.checks.push({ name: 'checksum (md5)', hash: createHash('md5'), expected: image.checksum.toLowerCase() });
   }
 
   get verified(): string[] {
@@ -103,7 +117,8 @@ export async function findGlanceImage(image: ServiceClient, idOrName: string, pr
 
 export async function exportImage(image: ServiceClient, found: GlanceImage, ref: string, options: ExportOptions = {}): Promise<ExportResult> {
   const where = `Glance image ${found.id}`;
-  if (found.status !== 'active') throw new KupenstackError('image.export-state', `${where} is ${found.status}, not active: only an image with data can be exported`);
+  if (found.status !== 'active')
+    throw new KupenstackError('image.export-state', `${where} is ${found.status}, not active: only an image with data can be exported`);
   const format = typeof found.disk_format === 'string' ? found.disk_format : '';
   if (!format) throw new KupenstackError('image.export-state', `${where} has no disk_format; set one (openstack image set --disk-format …)`);
   const size = typeof found.size === 'number' ? found.size : undefined;

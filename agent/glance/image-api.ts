@@ -62,7 +62,12 @@ function dispatcherFor(cloud: CloudConfig): Dispatcher | undefined {
  * refused by undici and by Glance (the image stays queued).
  * Counted like every other call; a failure is the usual OpenStackError.
  */
-export async function putImageData(image: ServiceClient, id: string, body: Readable, options: { timeoutMs: number; signal?: AbortSignal | undefined; length?: number | undefined }): Promise<void> {
+export async function putImageData(
+  image: ServiceClient,
+  id: string,
+  body: Readable,
+  options: { timeoutMs: number; signal?: AbortSignal | undefined; length?: number | undefined },
+): Promise<void> {
   const token = await image.session.token(image.scope);
   const url = `${await image.base()}/images/${id}/file`;
   const where = { service: 'image', method: 'PUT' as const, url };

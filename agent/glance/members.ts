@@ -50,7 +50,12 @@ async function removeTag(image: ServiceClient, imageId: string, tag: string, sig
  * tag call on the same image at the same moment can undo ours: Glance
  * writes whole tag sets). Bounded: a change still lost is made by the next run.
  */
-export async function settleTags(image: ServiceClient, imageId: string, change: { add?: readonly string[]; remove?: readonly string[] }, signal?: AbortSignal): Promise<void> {
+export async function settleTags(
+  image: ServiceClient,
+  imageId: string,
+  change: { add?: readonly string[]; remove?: readonly string[] },
+  signal?: AbortSignal,
+): Promise<void> {
   const add = change.add ?? [];
   const remove = change.remove ?? [];
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -84,7 +84,9 @@ async function findOrCreate(cloud: OpenStackCloud, owner: string): Promise<strin
     );
   const mine = await identity.get<{ project: KeystoneProject }>(`/projects/${me.projectId}`);
   const name = sharedImagesProjectName(owner);
-  const body = { project: { name, domain_id: mine.project.domain_id, description: `Images shared between the projects of KupenStack (${owner})`, enabled: true, tags } };
+  const body = {
+    project: { name, domain_id: mine.project.domain_id, description: `Images shared between the projects of KupenStack (${owner})`, enabled: true, tags },
+  };
   try {
     return (await identity.post<{ project: KeystoneProject }>('/projects', body, [201])).project.id;
   } catch (err) {

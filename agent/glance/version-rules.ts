@@ -55,7 +55,12 @@ export function versionName(name: string, manifestDigest: string): string {
 
 /** `hw_*`, `os_distro`: shell-style globs (only `*` is special). */
 export function globMatch(pattern: string, key: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return re.test(key);
 }
 
@@ -91,7 +96,8 @@ const lastCurrent = (v: GlanceImage): number => Math.max(time(v[propPromotedAt])
  * Newest first: by when a version was last current, then Glance's created_at, then the id. created_at
  * alone has whole seconds and cannot order two versions of a fast tag-move loop.
  */
-export const newestFirst = (a: GlanceImage, b: GlanceImage): number => lastCurrent(b) - lastCurrent(a) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1);
+export const newestFirst = (a: GlanceImage, b: GlanceImage): number =>
+  lastCurrent(b) - lastCurrent(a) || time(b.created_at) - time(a.created_at) || (a.id < b.id ? -1 : 1);
 
 /**
  * The version that stands for the manifest: the shown one that took the
@@ -117,5 +123,7 @@ export function staleVersions(versions: readonly GlanceImage[], currentId: strin
  */
 export function retentionVictims(versions: readonly GlanceImage[], currentId: string, keep: number, inUse: ReadonlySet<string>): GlanceImage[] {
   const others = versions.filter((v) => v.id !== currentId).sort(newestFirst);
-  return others.slice(Math.max(0, keep - 1)).filter((v) => v.os_hidden === true && !(v.tags ?? []).some((t) => t.startsWith(ociTagPrefix)) && v.protected !== true && !inUse.has(v.id));
+  return others
+    .slice(Math.max(0, keep - 1))
+    .filter((v) => v.os_hidden === true && !(v.tags ?? []).some((t) => t.startsWith(ociTagPrefix)) && v.protected !== true && !inUse.has(v.id));
 }

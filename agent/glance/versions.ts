@@ -117,7 +117,10 @@ async function awaitOtherUpload(g: GlanceTarget, id: string, digest: string): Pr
 /** Every image of the project carrying this manifest digest, shown and hidden (Glance lists them apart). */
 async function versionsByDigest(g: GlanceTarget, digest: string): Promise<GlanceImage[]> {
   const query = { owner: g.projectId, visibility: 'all', [propDigest]: digest };
-  const [shown, hidden] = await Promise.all([g.image.list<GlanceImage>('/images', 'images', query), g.image.list<GlanceImage>('/images', 'images', { ...query, os_hidden: true })]);
+  const [shown, hidden] = await Promise.all([
+    g.image.list<GlanceImage>('/images', 'images', query),
+    g.image.list<GlanceImage>('/images', 'images', { ...query, os_hidden: true }),
+  ]);
   return [...shown, ...hidden];
 }
 
@@ -138,7 +141,12 @@ function age(img: GlanceImage): number {
  * digest that Glance already holds: this is what makes the same digest
  * transfer once.
  */
-export async function findOrCreateVersion(g: GlanceTarget, disk: ResolvedDisk, look: VersionLook, options: { hidden: boolean }): Promise<Looked<{ image: GlanceImage; created: boolean }>> {
+export async function findOrCreateVersion(
+  g: GlanceTarget,
+  disk: ResolvedDisk,
+  look: VersionLook,
+  options: { hidden: boolean },
+): Promise<Looked<{ image: GlanceImage; created: boolean }>> {
   if (look.diskFormat) checkDeclaredFormat(look.diskFormat, disk.diskFormat);
   for (const img of (await versionsByDigest(g, disk.manifestDigest)).filter((i) => compatible(i, look.marker))) {
     if (usable.has(img.status) || img.status === 'queued') return { done: { image: await adopt(g, img, look.marker), created: false } };
@@ -219,7 +227,13 @@ function retryable(err: unknown): boolean {
  * the image `queued`, never `active` with wrong content. After the retry
  * budget (or at once for a refusal) the queued image is deleted.
  */
-export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk, source: DiskSource, onProgress?: (p: TransferProgress) => void): Promise<Looked<GlanceImage>> {
+export async function uploadVersion(
+  g: GlanceTarget,
+  img: GlanceImage,
+  disk: ResolvedDisk,
+  source: DiskSource,
+  onProgress?: (p: TransferProgress) => void,
+): Promise<Looked<GlanceImage>> {
   if (img.status !== 'queued') throw new KupenstackError('image.data-immutable', `Glance image ${img.id} is ${img.status}: image data is written once`);
   let lastError: unknown;
   // Worth another attempt: decided after each failure, from what Glance holds now.
@@ -281,7 +295,13 @@ export async function uploadVersion(g: GlanceTarget, img: GlanceImage, disk: Res
   );
 }
 
-async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk, source: DiskSource, onProgress?: (p: TransferProgress) => void): Promise<GlanceImage> {
+async function uploadOnce(
+  g: GlanceTarget,
+  img: GlanceImage,
+  disk: ResolvedDisk,
+  source: DiskSource,
+  onProgress?: (p: TransferProgress) => void,
+): Promise<GlanceImage> {
   const controller = new AbortController();
   const signal = g.signal ? AbortSignal.any([g.signal, controller.signal]) : controller.signal;
   let opened: OpenedDisk | undefined;
@@ -311,7 +331,10 @@ async function uploadOnce(g: GlanceTarget, img: GlanceImage, disk: ResolvedDisk,
     if (sourceError) throw sourceError;
     const stored = await g.image.get<GlanceImage>(`/images/${img.id}`);
     if (stored.status !== 'active' || stored.size !== counter.bytes) {
-      throw new KupenstackError('image.oci-stored', `Glance image ${img.id} is ${stored.status} with ${String(stored.size)} bytes after an upload of ${counter.bytes}`);
+      throw new KupenstackError(
+        'image.oci-stored',
+        `Glance image ${img.id} is ${stored.status} with ${String(stored.size)} bytes after an upload of ${counter.bytes}`,
+      );
     }
     ociTransfers.uploads++;
     return stored;

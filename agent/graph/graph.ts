@@ -104,7 +104,10 @@ function cyclePath(graph: DependencyGraph, component: string[]): string[] {
 export function createOrder(graph: DependencyGraph): string[] {
   const remaining = new Map<string, number>();
   for (const [a, deps] of graph.dependsOn) remaining.set(a, deps.size);
-  const ready = [...remaining].filter(([, n]) => n === 0).map(([a]) => a).sort();
+  const ready = [...remaining]
+    .filter(([, n]) => n === 0)
+    .map(([a]) => a)
+    .sort();
   const order: string[] = [];
   while (ready.length > 0) {
     const next = ready.shift()!;

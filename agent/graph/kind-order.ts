@@ -24,6 +24,7 @@ export function kindOrder(registry: SchemaRegistry): string[] {
 /** The kinds each kind references or is created after (weak, objects-only and same-kind references left out). */
 export function kindDependencies(registry: SchemaRegistry): Map<string, Set<string>> {
   const deps = new Map<string, Set<string>>();
-  for (const info of registry.kinds.values()) deps.set(info.kind, new Set([...info.refs.filter((r) => !r.weak && !r.objectsOnly && r.target !== info.kind).map((r) => r.target), ...info.after]));
+  for (const info of registry.kinds.values())
+    deps.set(info.kind, new Set([...info.refs.filter((r) => !r.weak && !r.objectsOnly && r.target !== info.kind).map((r) => r.target), ...info.after]));
   return deps;
 }

@@ -67,11 +67,18 @@ export async function handleGitHook(req: IncomingMessage, name: string | undefin
       return { status: 200, body: { result: 'ignored', message: `event "${delivery.event}" is not a push` } };
     }
     const moved = verified.filter((f) => !f.git || refMatches(push.ref, f.git.ref));
-    count(verified.filter((f) => !moved.includes(f)), 'ignored');
-    if (moved.length === 0) return { status: 200, body: { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((f) => f.name).join(', ')}` } };
+    count(
+      verified.filter((f) => !moved.includes(f)),
+      'ignored',
+    );
+    if (moved.length === 0)
+      return { status: 200, body: { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((f) => f.name).join(', ')}` } };
     for (const f of moved) await f.trigger();
     count(moved, 'triggered');
-    o.logger.info({ provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((f) => f.name) }, 'webhook: push received, fetching now');
+    o.logger.info(
+      { provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((f) => f.name) },
+      'webhook: push received, fetching now',
+    );
     return { status: 202, body: { result: 'triggered', syncs: moved.map((f) => f.name) } };
   } catch (err) {
     if (!(err instanceof KupenstackError)) throw err;
@@ -97,7 +104,13 @@ function byRepository(o: GitHookOptions, repoUrls: string[]): GitHookFollower[] 
 }
 
 /** The candidates whose secret verifies the delivery; none: the precise reason of the first, without revealing anything of the secret. */
-async function verifiedAmong(candidates: GitHookFollower[], req: IncomingMessage, body: Buffer, delivery: ReturnType<typeof identify>, o: GitHookOptions): Promise<GitHookFollower[]> {
+async function verifiedAmong(
+  candidates: GitHookFollower[],
+  req: IncomingMessage,
+  body: Buffer,
+  delivery: ReturnType<typeof identify>,
+  o: GitHookOptions,
+): Promise<GitHookFollower[]> {
   const out: GitHookFollower[] = [];
   for (const f of candidates) {
     if (!f.hasSecret) continue;

@@ -35,7 +35,11 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 export function identify(headers: IncomingHttpHeaders, body: Buffer): Delivery {
   const bodyId = `sha256:${createHash('sha256').update(body).digest('hex')}`;
   // Gitea also sends X-GitHub-* headers for compatibility: look at its own first.
-  if (header(headers, 'x-gitea-event') !== undefined || header(headers, 'x-gitea-signature') !== undefined || header(headers, 'x-forgejo-signature') !== undefined)
+  if (
+    header(headers, 'x-gitea-event') !== undefined ||
+    header(headers, 'x-gitea-signature') !== undefined ||
+    header(headers, 'x-forgejo-signature') !== undefined
+  )
     return {
       provider: 'gitea',
       id: header(headers, 'x-gitea-delivery') ?? header(headers, 'x-forgejo-delivery') ?? bodyId,
@@ -71,16 +75,19 @@ export function hmacHex(secret: string, body: Buffer): string {
 export function verify(delivery: Delivery, headers: IncomingHttpHeaders, body: Buffer, secret: string): void {
   if (delivery.provider === 'gitlab') {
     const token = header(headers, 'x-gitlab-token');
-    if (token === undefined) throw new WebhookError(401, 'GitLab webhook without X-Gitlab-Token: set the secret token of the webhook to the Sync\'s webhook secret');
-    if (!sameSecret(token, secret)) throw new WebhookError(401, 'GitLab webhook: X-Gitlab-Token does not match the Sync\'s webhook secret');
+    if (token === undefined)
+      throw new WebhookError(401, "GitLab webhook without X-Gitlab-Token: set the secret token of the webhook to the Sync's webhook secret");
+    if (!sameSecret(token, secret)) throw new WebhookError(401, "GitLab webhook: X-Gitlab-Token does not match the Sync's webhook secret");
     return;
   }
-  const name = delivery.provider === 'github' ? 'x-hub-signature-256' : header(headers, 'x-gitea-signature') !== undefined ? 'x-gitea-signature' : 'x-forgejo-signature';
+  const name =
+    delivery.provider === 'github' ? 'x-hub-signature-256' : header(headers, 'x-gitea-signature') !== undefined ? 'x-gitea-signature' : 'x-forgejo-signature';
   const given = header(headers, name);
   const label = delivery.provider === 'github' ? 'GitHub' : 'Gitea';
   if (given === undefined) throw new WebhookError(401, `${label} webhook without ${name}: give the webhook a secret equal to the Sync's webhook secret`);
   const expected = (delivery.provider === 'github' ? 'sha256=' : '') + hmacHex(secret, body);
-  if (!sameSecret(given.trim().toLowerCase(), expected)) throw new WebhookError(401, `${label} webhook: ${name} does not match the HMAC-SHA256 of the body under the Sync's webhook secret`);
+  if (!sameSecret(given.trim().toLowerCase(), expected))
+    throw new WebhookError(401, `${label} webhook: ${name} does not match the HMAC-SHA256 of the body under the Sync's webhook secret`);
 }
 
 export interface Push {
@@ -95,7 +102,8 @@ export interface Push {
 /** The push (or tag push) in a payload; undefined for other events (ping, issues…). */
 export function parsePush(delivery: Delivery, body: Buffer): Push | undefined {
   const event = delivery.event.toLowerCase();
-  const isPush = delivery.provider === 'gitlab' ? event === 'push hook' || event === 'tag push hook' : event === 'push' || event === 'create' || event === 'delete';
+  const isPush =
+    delivery.provider === 'gitlab' ? event === 'push hook' || event === 'tag push hook' : event === 'push' || event === 'create' || event === 'delete';
   if (!isPush) return undefined;
   let parsed: unknown;
   try {
@@ -108,7 +116,8 @@ export function parsePush(delivery: Delivery, body: Buffer): Push | undefined {
   const payload = parsed;
   let ref = typeof payload.ref === 'string' ? payload.ref : '';
   // GitHub/Gitea create/delete events name the ref without its prefix.
-  if ((event === 'create' || event === 'delete') && typeof payload.ref_type === 'string' && !ref.startsWith('refs/')) ref = `refs/${payload.ref_type === 'tag' ? 'tags' : 'heads'}/${ref}`;
+  if ((event === 'create' || event === 'delete') && typeof payload.ref_type === 'string' && !ref.startsWith('refs/'))
+    ref = `refs/${payload.ref_type === 'tag' ? 'tags' : 'heads'}/${ref}`;
   if (!ref) throw new WebhookError(400, 'push payload without "ref"');
   const repo = isRecord(payload.repository) ? payload.repository : {};
   const project = isRecord(payload.project) ? payload.project : {};

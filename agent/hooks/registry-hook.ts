@@ -85,11 +85,16 @@ function authentic(sender: Sender, req: RegistryHookRequest, secret: string): bo
 
 function howToAuthenticate(sender: Sender): string {
   return sender === 'github'
-    ? 'the GitHub webhook\'s secret must be the Sync\'s webhook secret (X-Hub-Signature-256 did not verify)'
+    ? "the GitHub webhook's secret must be the Sync's webhook secret (X-Hub-Signature-256 did not verify)"
     : 'send the Sync\'s webhook secret as "Authorization: Bearer <secret>" (distribution: notifications.endpoints[].headers; Harbor: Auth Header) or as ?token=<secret> in the URL (Quay, Docker Hub)';
 }
 
-export async function handleRegistryHook(req: RegistryHookRequest, followers: RegistryHookFollower[], deliveries: DeliveryLog, now = Date.now()): Promise<RegistryHookAnswer> {
+export async function handleRegistryHook(
+  req: RegistryHookRequest,
+  followers: RegistryHookFollower[],
+  deliveries: DeliveryLog,
+  now = Date.now(),
+): Promise<RegistryHookAnswer> {
   let payload: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(req.body.toString('utf8'));
@@ -162,7 +167,12 @@ export async function handleRegistryHook(req: RegistryHookRequest, followers: Re
   const named = delivery.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}`).join(', ');
   if (moved.length === 0) return answer(200, 'ignored', `no Image follows ${named}`);
   for (const f of moved) await f.trigger();
-  return answer(202, 'triggered', `${named}: resolving again`, moved.map((f) => f.name));
+  return answer(
+    202,
+    'triggered',
+    `${named}: resolving again`,
+    moved.map((f) => f.name),
+  );
 }
 
 export interface RegistryHookOptions {
@@ -202,7 +212,8 @@ export async function serveRegistryHook(req: IncomingMessage, o: RegistryHookOpt
   for (const sync of counted) o.metrics.webhooks.inc({ sync, provider: `registry-${sender}`, result: answer.result });
   const pushes = answer.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}${p.digest ? `@${p.digest}` : ''}`);
   if (answer.result === 'rejected') o.logger.warn({ sender, status: answer.status, error: answer.body.error }, 'registry notification rejected');
-  else if (answer.result !== 'triggered') o.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
+  else if (answer.result !== 'triggered')
+    o.logger.info({ sender, pushes, result: answer.result, message: answer.body.message }, 'registry notification ignored');
   else {
     const moved = o.moved?.(answer) ?? { log: { syncs: answer.triggered }, body: {} };
     o.logger.info({ sender, pushes, ...moved.log }, 'registry notification: tag moved, resolving now');

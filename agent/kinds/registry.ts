@@ -53,7 +53,21 @@ export const kinds: readonly KindRow[] = [
 ];
 
 /** The order `kupenstack export` writes kinds in: the order a person reads them, not the engine's. */
-const exportOrder = ['Network', 'Subnet', 'SecurityGroup', 'Port', 'Router', 'FloatingIP', 'Flavor', 'KeyPair', 'Image', 'Volume', 'VirtualMachine', 'LoadBalancer', 'ProjectQuota'];
+const exportOrder = [
+  'Network',
+  'Subnet',
+  'SecurityGroup',
+  'Port',
+  'Router',
+  'FloatingIP',
+  'Flavor',
+  'KeyPair',
+  'Image',
+  'Volume',
+  'VirtualMachine',
+  'LoadBalancer',
+  'ProjectQuota',
+];
 
 /** One adapter per kind that lives in OpenStack. */
 export const adapters: ReadonlyMap<string, KindAdapter> = new Map(kinds.flatMap((r) => (r.adapter ? [[r.kind, r.adapter] as const] : [])));

@@ -1,11 +1,5 @@
 import { existsSync } from 'node:fs';
-import {
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-  type ConfigurationOptions,
-  type ObservableMiddleware,
-} from '@kubernetes/client-node';
+import { KubeConfig, PatchStrategy, setHeaderOptions, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { KubeConfigError } from './errors.ts';
 
 export interface KubeConfigOptions {
@@ -36,7 +30,9 @@ export function loadKubeConfig(opts: KubeConfigOptions = {}): KubeConfig {
   let source: string;
   if (file) {
     if (!existsSync(file)) {
-      throw new KubeConfigError(`kubeconfig ${file} does not exist${opts.kubeconfig ? '' : ' (named by $KUBECONFIG)'}: give the path of a readable kubeconfig file`);
+      throw new KubeConfigError(
+        `kubeconfig ${file} does not exist${opts.kubeconfig ? '' : ' (named by $KUBECONFIG)'}: give the path of a readable kubeconfig file`,
+      );
     }
     try {
       kc.loadFromFile(file);
@@ -45,7 +41,14 @@ export function loadKubeConfig(opts: KubeConfigOptions = {}): KubeConfig {
     }
     if (opts.context) {
       if (!kc.getContextObject(opts.context)) {
-        throw new KubeConfigError(`kubeconfig ${file} has no context "${opts.context}"; it has: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'}`);
+        throw new KubeConfigError(
+          `kubeconfig ${file} has no context "${opts.context}"; it has: ${
+            kc
+              .getContexts()
+              .map((c) => c.name)
+              .join(', ') || 'none'
+          }`,
+        );
       }
       kc.setCurrentContext(opts.context);
     }

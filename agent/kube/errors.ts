@@ -35,15 +35,23 @@ function statusOf(body: unknown): StatusBody {
   if (typeof body === 'string') {
     try {
       const parsed: unknown = JSON.parse(body);
-      return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
+      return typeof parsed === 'object' && parsed !== null ? parsed : {};
     } catch {
       return { message: body.slice(0, 500) };
     }
   }
-  return typeof body === 'object' && body !== null ? (body) : {};
+  return typeof body === 'object' && body !== null ? body : {};
 }
 
-const reasonByStatus: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 410: 'Expired', 422: 'Invalid', 429: 'TooManyRequests' };
+const reasonByStatus: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  410: 'Expired',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+};
 
 /** Any error of a client-node call as a KubeApiError that says what was being done. */
 export function kubeApiError(what: string, error: unknown): KubeApiError {

@@ -97,7 +97,12 @@ async function walk(r: Reading, tree: { rootReal: string; ig: Ignore; visited: S
         continue;
       }
       if (target !== rootReal && !target.startsWith(rootReal + sep)) {
-        problem(r, rel, 'file.symlink-escape', 'the symbolic link points outside the repository root; manifests must live inside it. Replace the link with the file itself');
+        problem(
+          r,
+          rel,
+          'file.symlink-escape',
+          'the symbolic link points outside the repository root; manifests must live inside it. Replace the link with the file itself',
+        );
         continue;
       }
       isDir = (await lstat(target)).isDirectory();

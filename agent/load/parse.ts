@@ -61,11 +61,13 @@ export function parseManifestFile(input: ManifestFile): { documents: SourceDocum
   if (fast) {
     // Positions are only needed for errors: the precise parse happens then, once per file.
     let precise: Document[] | undefined;
-    const positionOf = (index: number): SourceDocument['position'] => (path, at) => {
-      precise ??= parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false }) as Document[];
-      const doc = precise[index];
-      return doc ? positionIn(doc, lines, path, at) : { line: 1, column: 1 };
-    };
+    const positionOf =
+      (index: number): SourceDocument['position'] =>
+      (path, at) => {
+        precise ??= parseAllDocuments(text, { uniqueKeys: true, prettyErrors: false }) as Document[];
+        const doc = precise[index];
+        return doc ? positionIn(doc, lines, path, at) : { line: 1, column: 1 };
+      };
     fast.forEach((value, index) => {
       if (value === null || value === undefined) return;
       if (typeof value !== 'object' || Array.isArray(value)) {
@@ -97,7 +99,11 @@ export function parseManifestFile(input: ManifestFile): { documents: SourceDocum
       value = doc.toJS({ maxAliasCount });
     } catch (err) {
       nonEmpty++;
-      problem('yaml.aliases', doc.range[0], `the document expands too many aliases (${err instanceof Error ? err.message : String(err)}); write the values out`);
+      problem(
+        'yaml.aliases',
+        doc.range[0],
+        `the document expands too many aliases (${err instanceof Error ? err.message : String(err)}); write the values out`,
+      );
       continue;
     }
     if (value === null || value === undefined) continue; // an empty document between `---` separators

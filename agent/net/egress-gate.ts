@@ -67,7 +67,10 @@ export class EgressGate {
   /** The one address a connection to host:port may use, or EgressRefused naming the rule. */
   private async address(protocol: string, hostname: string, port: number): Promise<string> {
     if (protocol !== 'http:' && protocol !== 'https:') {
-      throw new EgressRefused(`the egress policy of namespace ${this.namespace} refuses ${protocol} URLs (rule: scheme); only http and https are fetched`, 'scheme');
+      throw new EgressRefused(
+        `the egress policy of namespace ${this.namespace} refuses ${protocol} URLs (rule: scheme); only http and https are fetched`,
+        'scheme',
+      );
     }
     const host = hostname.replace(/^\[|\]$/g, '');
     let addresses: string[];

@@ -64,8 +64,8 @@ const builtIn: [string, string][] = [
 /** The policy with the built-in ranges, the cluster's ranges and the agent's own addresses refused. */
 export function makePolicy(opts: { serviceCidrs?: string[]; podCidrs?: string[]; ownAddresses?: string[]; allow?: AllowRule[] }): EgressPolicy {
   const denied: DeniedRange[] = builtIn.map(([c, rule]) => ({ cidr: mustCidr(c), rule }));
-  for (const c of opts.serviceCidrs ?? []) denied.push({ cidr: mustCidr(c), rule: 'the cluster\'s Service CIDR (--egress-service-cidr)' });
-  for (const c of opts.podCidrs ?? []) denied.push({ cidr: mustCidr(c), rule: 'the cluster\'s pod CIDR (--egress-pod-cidr)' });
+  for (const c of opts.serviceCidrs ?? []) denied.push({ cidr: mustCidr(c), rule: "the cluster's Service CIDR (--egress-service-cidr)" });
+  for (const c of opts.podCidrs ?? []) denied.push({ cidr: mustCidr(c), rule: "the cluster's pod CIDR (--egress-pod-cidr)" });
   for (const a of opts.ownAddresses ?? ownAddresses()) {
     const ip = parseIp(a);
     if (ip) denied.push({ cidr: mustCidr(`${a}/${ip.version === 4 ? 32 : 128}`), rule: 'an address of the agent itself' });
@@ -104,7 +104,11 @@ export function parseAllowRule(text: string): AllowRule {
   }
   const cidrs: Cidr[] = [];
   const hosts: string[] = [];
-  for (const target of text.slice(arrow + 2).split(',').map((t) => t.trim()).filter(Boolean)) {
+  for (const target of text
+    .slice(arrow + 2)
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)) {
     if (target.includes('/')) {
       const c = parseCidr(target);
       if (!c) throw new Error(`${text}: ${target} is not a CIDR`);

@@ -96,7 +96,12 @@ export class OpenStackCloud {
   /** Every service with the agent's own (admin) scope: cloud-wide lists across projects. */
   async adminApis(): Promise<Omit<ProjectApis, 'projectId'>> {
     const scope = { default: true } as const;
-    return { compute: await this.adminCompute(), network: this.client('network', scope), image: this.client('image', scope), volume: this.client('volumev3', scope) };
+    return {
+      compute: await this.adminCompute(),
+      network: this.client('network', scope),
+      image: this.client('image', scope),
+      volume: this.client('volumev3', scope),
+    };
   }
 
   forProject(projectId: string): Promise<ProjectApis> {
@@ -125,7 +130,9 @@ export class OpenStackCloud {
     const max = doc.version?.version ?? doc.versions?.find((v) => v.id === 'v2.1')?.version ?? '';
     const [major = 0, minor = 0] = max.split('.').map(Number);
     if (major < minimumComputeVersion[0] || (major === minimumComputeVersion[0] && minor < minimumComputeVersion[1])) {
-      throw new CloudConfigError(`Nova of cloud "${this.config.name}" supports microversions up to ${max || 'unknown'}; KupenStack needs ${minimumComputeVersion.join('.')} or later`);
+      throw new CloudConfigError(
+        `Nova of cloud "${this.config.name}" supports microversions up to ${max || 'unknown'}; KupenStack needs ${minimumComputeVersion.join('.')} or later`,
+      );
     }
     const chosen = minor < wantedComputeVersion[1] ? minor : wantedComputeVersion[1];
     return `2.${chosen}`;

@@ -6,7 +6,16 @@ import { CloudConfigError } from './errors.ts';
 
 export type Credentials =
   | { type: 'password'; username?: string; userId?: string; password: string; userDomainName?: string; userDomainId?: string }
-  | { type: 'application-credential'; id?: string; name?: string; secret: string; username?: string; userId?: string; userDomainName?: string; userDomainId?: string };
+  | {
+      type: 'application-credential';
+      id?: string;
+      name?: string;
+      secret: string;
+      username?: string;
+      userId?: string;
+      userDomainName?: string;
+      userDomainId?: string;
+    };
 
 /** One cloud of a clouds.yaml (openstacksdk format), resolved and checked. */
 export interface CloudConfig {
@@ -28,7 +37,9 @@ export interface CloudConfig {
 /** Where openstacksdk looks, in its order; an explicit file comes first. */
 function cloudsFileCandidates(explicit?: string): string[] {
   const env = process.env.OS_CLIENT_CONFIG_FILE;
-  return [explicit, env, join(process.cwd(), 'clouds.yaml'), join(homedir(), '.config/openstack/clouds.yaml'), '/etc/openstack/clouds.yaml'].filter((f): f is string => Boolean(f));
+  return [explicit, env, join(process.cwd(), 'clouds.yaml'), join(homedir(), '.config/openstack/clouds.yaml'), '/etc/openstack/clouds.yaml'].filter(
+    (f): f is string => Boolean(f),
+  );
 }
 
 export function loadCloud(name: string, explicitFile?: string): CloudConfig {
@@ -107,7 +118,12 @@ function resolveCloud(name: string, file: string, raw: Record<string, unknown>):
     credentials,
     project:
       projectId || projectName
-        ? { id: projectId, name: projectName, domainId: str(auth.project_domain_id) ?? user.userDomainId, domainName: str(auth.project_domain_name) ?? user.userDomainName }
+        ? {
+            id: projectId,
+            name: projectName,
+            domainId: str(auth.project_domain_id) ?? user.userDomainId,
+            domainName: str(auth.project_domain_name) ?? user.userDomainName,
+          }
         : undefined,
     regionName: str(raw.region_name),
     interface: iface,
@@ -121,7 +137,10 @@ function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Reco
   const out: Record<string, unknown> = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
-    out[k] = prev && typeof prev === 'object' && v && typeof v === 'object' && !Array.isArray(v) ? deepMerge(prev as Record<string, unknown>, v as Record<string, unknown>) : v;
+    out[k] =
+      prev && typeof prev === 'object' && v && typeof v === 'object' && !Array.isArray(v)
+        ? deepMerge(prev as Record<string, unknown>, v as Record<string, unknown>)
+        : v;
   }
   return out;
 }

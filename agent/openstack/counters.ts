@@ -44,7 +44,9 @@ export class ApiCounters {
   }
 
   sum(filter: (e: { service: string; method: string; status: number }) => boolean): number {
-    return this.entries().filter(filter).reduce((n, e) => n + e.count, 0);
+    return this.entries()
+      .filter(filter)
+      .reduce((n, e) => n + e.count, 0);
   }
 
   reset(): void {

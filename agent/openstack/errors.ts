@@ -22,7 +22,10 @@ export class OpenStackError extends KupenstackError {
   /** No answer within the client's timeout: unlike a closed connection, the service may still be working on the request. */
   readonly timedOut: boolean;
 
-  constructor(init: { status: number; service: string; method: string; path: string; requestId?: string | undefined; detail: string; timedOut?: boolean }, options?: { cause?: unknown }) {
+  constructor(
+    init: { status: number; service: string; method: string; path: string; requestId?: string | undefined; detail: string; timedOut?: boolean },
+    options?: { cause?: unknown },
+  ) {
     const rid = init.requestId ? ` (request ${init.requestId})` : '';
     super(openstackCode(init.status), `${init.service} ${init.method} ${init.path} answered ${init.status || 'no response'}${rid}: ${init.detail}`, options);
     this.status = init.status;
@@ -71,7 +74,10 @@ export function errorDetail(body: string): string {
   } catch {
     // Not JSON: Glance and some proxies answer with text or HTML.
   }
-  const text = body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+  const text = body
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return text.length > 300 ? `${text.slice(0, 297)}...` : text || 'no details';
 }
 

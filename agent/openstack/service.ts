@@ -106,7 +106,8 @@ export class ServiceClient {
       if (page > 10_000) throw new OpenStackError({ status: 0, service: this.service, method: 'GET', path, detail: 'pagination does not end' });
       const body: Record<string, unknown> = await this.get<Record<string, unknown>>(next);
       const batch = body[key];
-      if (!Array.isArray(batch)) throw toError({ service: this.service, method: 'GET', url: path }, { status: 200, headers: new Headers(), text: `no "${key}" list in the answer` });
+      if (!Array.isArray(batch))
+        throw toError({ service: this.service, method: 'GET', url: path }, { status: 200, headers: new Headers(), text: `no "${key}" list in the answer` });
       next = nextLink(body, key, await this.base());
       yield batch as T[];
     }
@@ -142,6 +143,9 @@ function queryString(query: CallOptions['query']): string {
 /** `/ports?…`, `/routers/ID/add_router_interface`, a full next link → `/ports`, `/routers`: what a call is counted under. */
 function collectionOf(path: string, base: string): string {
   const rel = /^https?:/.test(path) ? new URL(path).pathname.slice(new URL(base).pathname.replace(/\/$/, '').length) : path;
-  const first = rel.split('?')[0]!.split('/').find((x) => x !== '');
+  const first = rel
+    .split('?')[0]!
+    .split('/')
+    .find((x) => x !== '');
   return first ? `/${first}` : '/';
 }

@@ -49,7 +49,8 @@ export class Session {
   constructor(cloud: CloudConfig, counters = new ApiCounters(), options: { timeoutMs?: number; retries?: number } = {}, from?: Shared) {
     this.cloud = cloud;
     this.transport =
-      from?.transport ?? new Transport({ counters, verify: cloud.verify, cacert: cloud.cacert, ...(cloud.timeoutMs ? { timeoutMs: cloud.timeoutMs } : {}), ...options });
+      from?.transport ??
+      new Transport({ counters, verify: cloud.verify, cacert: cloud.cacert, ...(cloud.timeoutMs ? { timeoutMs: cloud.timeoutMs } : {}), ...options });
     this.tokens = from?.tokens ?? new Map<string, Promise<Token>>();
     this.firstCalls = from?.firstCalls ?? new WeakMap<Token, Map<string, Promise<void> | 'answered'>>();
   }
@@ -91,7 +92,8 @@ export class Session {
         : { methods: ['application_credential'], application_credential: c.id ? { id: c.id, secret: c.secret } : { name: c.name, secret: c.secret, user } };
     let scopeBody: unknown;
     if ('projectId' in scope) scopeBody = { project: { id: scope.projectId } };
-    else if (c.type === 'application-credential') scopeBody = undefined; // bound to its project
+    else if (c.type === 'application-credential')
+      scopeBody = undefined; // bound to its project
     else if (this.cloud.project?.id) scopeBody = { project: { id: this.cloud.project.id } };
     else if (this.cloud.project?.name) {
       const p = this.cloud.project;
@@ -107,14 +109,33 @@ export class Session {
     };
     const res = await this.transport.send(req);
     if (res.status === 401) {
-      throw new CloudConfigError(`Keystone at ${this.cloud.authUrl} refused the credentials of cloud "${this.cloud.name}" (${this.cloud.file}); check the user, password or application credential`);
+      throw new CloudConfigError(
+        `Keystone at ${this.cloud.authUrl} refused the credentials of cloud "${this.cloud.name}" (${this.cloud.file}); check the user, password or application credential`,
+      );
     }
     expectStatus(req, res, [201]);
     const value = res.headers.get('x-subject-token');
-    if (!value) throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'no X-Subject-Token header in the answer' });
-    if (res.json === undefined) throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'the answer has no JSON body' });
-    const body = res.json as { token: { expires_at: string; user: { id: string }; project?: { id: string }; roles?: { id: string; name: string }[]; catalog?: CatalogEntry[] } };
-    return { value, expiresAt: Date.parse(body.token.expires_at), userId: body.token.user.id, projectId: body.token.project?.id, roles: body.token.roles ?? [], catalog: body.token.catalog ?? [] };
+    if (!value)
+      throw new OpenStackError({
+        status: res.status,
+        service: 'identity',
+        method: 'POST',
+        path: '/auth/tokens',
+        detail: 'no X-Subject-Token header in the answer',
+      });
+    if (res.json === undefined)
+      throw new OpenStackError({ status: res.status, service: 'identity', method: 'POST', path: '/auth/tokens', detail: 'the answer has no JSON body' });
+    const body = res.json as {
+      token: { expires_at: string; user: { id: string }; project?: { id: string }; roles?: { id: string; name: string }[]; catalog?: CatalogEntry[] };
+    };
+    return {
+      value,
+      expiresAt: Date.parse(body.token.expires_at),
+      userId: body.token.user.id,
+      projectId: body.token.project?.id,
+      roles: body.token.roles ?? [],
+      catalog: body.token.catalog ?? [],
+    };
   }
 
   /** The endpoint of a service type, for the cloud's interface and region. */
@@ -122,7 +143,10 @@ export class Session {
     const entry = token.catalog.find((e) => e.type === type);
     const region = this.cloud.regionName;
     const ep = entry?.endpoints.find((e) => e.interface === this.cloud.interface && (!region || e.region === region || e.region_id === region));
-    if (!ep) throw new CloudConfigError(`the catalog of cloud "${this.cloud.name}" has no ${this.cloud.interface} ${type} endpoint${region ? ` in region ${region}` : ''}`);
+    if (!ep)
+      throw new CloudConfigError(
+        `the catalog of cloud "${this.cloud.name}" has no ${this.cloud.interface} ${type} endpoint${region ? ` in region ${region}` : ''}`,
+      );
     return ep.url.replace(/\/+$/, '');
   }
 

@@ -40,7 +40,8 @@ export function markerTags(marker: Marker): string[] {
 
 export function markerFromTags(tags: unknown): Marker | undefined {
   if (!Array.isArray(tags)) return undefined;
-  const value = (prefix: string): string | undefined => (tags as unknown[]).find((t): t is string => typeof t === 'string' && t.startsWith(prefix))?.slice(prefix.length);
+  const value = (prefix: string): string | undefined =>
+    (tags as unknown[]).find((t): t is string => typeof t === 'string' && t.startsWith(prefix))?.slice(prefix.length);
   const owner = value(ownerTagPrefix);
   const ref = value(tagRef);
   if (owner === undefined || ref === undefined) return undefined;
@@ -49,7 +50,9 @@ export function markerFromTags(tags: unknown): Marker | undefined {
 
 /** Tags that are not the marker's: the user's own. */
 export function userTags(tags: unknown): string[] {
-  return Array.isArray(tags) ? (tags as unknown[]).filter((t): t is string => typeof t === 'string' && ![ownerTagPrefix, tagRef, tagSpec].some((p) => t.startsWith(p))) : [];
+  return Array.isArray(tags)
+    ? (tags as unknown[]).filter((t): t is string => typeof t === 'string' && ![ownerTagPrefix, tagRef, tagSpec].some((p) => t.startsWith(p)))
+    : [];
 }
 
 const descriptionMarker = /\s*\[kupenstack ([a-z0-9][a-z0-9-]*) ([A-Za-z]+\/[a-z0-9.-]+) ([0-9a-f]{8})\]$/;

@@ -59,14 +59,22 @@ function offlineContext(namespace: string, idOf: (kind: string, name: string) =>
 const ofScope = (m: Manifest, adapters: ReadonlyMap<string, KindAdapter>): boolean => adapters.has(m.kind) && m.metadata.namespace !== undefined;
 
 /** The base revision as if it were the cloud: each managed manifest exists with the fields it declares. */
-async function offlineInventory(base: ValidatedRevision, head: ValidatedRevision, adapters: ReadonlyMap<string, KindAdapter>, errors: string[]): Promise<Inventory> {
+async function offlineInventory(
+  base: ValidatedRevision,
+  head: ValidatedRevision,
+  adapters: ReadonlyMap<string, KindAdapter>,
+  errors: string[],
+): Promise<Inventory> {
   const owned = new Map<string, Remote>();
   const detached = new Set<string>();
   for (const m of base.manifests.filter((x) => ofScope(x, adapters) && x.spec.import === undefined)) {
     const adapter = adapters.get(m.kind)!;
     const ref = `${m.kind}/${m.metadata.name}`;
     try {
-      const desired = await adapter.desired(m, offlineContext(m.metadata.namespace!, (kind, name) => declaredId(`${kind}/${name}`)));
+      const desired = await adapter.desired(
+        m,
+        offlineContext(m.metadata.namespace!, (kind, name) => declaredId(`${kind}/${name}`)),
+      );
       const fields: Record<string, unknown> = Object.fromEntries(Object.keys(adapter.fields).map((k) => [k, notDeclared]));
       Object.assign(fields, desired);
       owned.set(m.address, { id: declaredId(ref), marker: { owner: 'plan', ref, specHash: replaceHash(adapter, desired) }, fields, raw: {} });
@@ -76,7 +84,8 @@ async function offlineInventory(base: ValidatedRevision, head: ValidatedRevision
     }
   }
   const imports = new Map<string, Remote>();
-  for (const m of head.manifests.filter((x) => ofScope(x, adapters) && x.spec.import !== undefined)) imports.set(m.address, { id: declaredId(`${m.kind}/${m.metadata.name}`), fields: {}, raw: {} });
+  for (const m of head.manifests.filter((x) => ofScope(x, adapters) && x.spec.import !== undefined))
+    imports.set(m.address, { id: declaredId(`${m.kind}/${m.metadata.name}`), fields: {}, raw: {} });
   return {
     owned,
     duplicates: [],
@@ -90,7 +99,11 @@ async function offlineInventory(base: ValidatedRevision, head: ValidatedRevision
   };
 }
 
-export async function planBetweenRevisions(base: ValidatedRevision, head: ValidatedRevision, opts: RevisionPlanOptions): Promise<{ plan: Plan; errors: string[] }> {
+export async function planBetweenRevisions(
+  base: ValidatedRevision,
+  head: ValidatedRevision,
+  opts: RevisionPlanOptions,
+): Promise<{ plan: Plan; errors: string[] }> {
   const errors: string[] = [];
   const inventory = await offlineInventory(base, head, opts.adapters, errors);
   const decision = await decide(head, inventory, {

@@ -97,7 +97,12 @@ export async function decide(rev: ValidatedRevision, inv: Inventory, opts: Decid
   const held = prune(declared, inv, opts, d);
   const ordered = orderChanges(d.changes);
   const { drift, images, warnings, errors, unchanged } = d;
-  return { plan: { revision: opts.revision, against: opts.against, summary: summarize(ordered), changes: ordered, drift, held, images, warnings }, errors, unchanged, declared };
+  return {
+    plan: { revision: opts.revision, against: opts.against, summary: summarize(ordered), changes: ordered, drift, held, images, warnings },
+    errors,
+    unchanged,
+    declared,
+  };
 }
 
 /** The plan as the walk builds it: each step appends, in revision order. */
@@ -137,7 +142,8 @@ function importSettled(m: Manifest, adapter: KindAdapter, ctx: AdapterContext, i
     return false;
   }
   if (!adopts(m)) {
-    if (m.spec.managementPolicy !== 'unmanaged') d.warnings.push(`${address}: import is observe-only; KupenStack never changes or deletes an object it did not create`);
+    if (m.spec.managementPolicy !== 'unmanaged')
+      d.warnings.push(`${address}: import is observe-only; KupenStack never changes or deletes an object it did not create`);
     return true;
   }
   const found = inv.imports.get(address)!;
@@ -167,7 +173,12 @@ async function planManaged(m: Manifest, adapter: KindAdapter, ctx: AdapterContex
   const follows = inv.offline ? undefined : adapter.follows?.(m, desired, remote);
   if (follows && follows.from !== follows.to) d.images.push({ address, ...follows });
   if (remote) return compare(m, adapter, desired, remote, inv, d, now);
-  const created = changeOf(address, adapter, 'create', Object.entries(desired).map(([path, after]) => ({ path, before: null, after, forcesReplacement: false })));
+  const created = changeOf(
+    address,
+    adapter,
+    'create',
+    Object.entries(desired).map(([path, after]) => ({ path, before: null, after, forcesReplacement: false })),
+  );
   const sharing = adapter.sharedAction?.('create', desired);
   if (sharing) created.sharing = sharing;
   d.changes.push(created);
@@ -198,7 +209,9 @@ function compare(m: Manifest, adapter: KindAdapter, desired: Record<string, unkn
   for (const x of diff.drift.filter((y) => !y.immutable)) d.drift.push({ address, ...x });
   d.changes.push(changeOf(address, adapter, 'update', diff.fields, remote.id));
   // The update makes a new object (an OCI tag move): what references it sees a new id.
-  for (const f of diff.fields.filter((x) => adapter.impact?.fields?.[x.path]?.newId && x.before !== null && x.before !== undefined && x.before !== notDeclared)) {
+  for (const f of diff.fields.filter(
+    (x) => adapter.impact?.fields?.[x.path]?.newId && x.before !== null && x.before !== undefined && x.before !== notDeclared,
+  )) {
     d.changing.add(address);
     // Offline there is no registry to follow: the declared versions are the image line.
     if (inv.offline) d.images.push({ address, reference: String(f.after), from: String(f.before), to: String(f.after) });
@@ -215,7 +228,8 @@ function heal(m: Manifest, adapter: KindAdapter, remote: Remote, inv: Inventory,
   if (decision.step) {
     const change = changeOf(address, adapter, 'heal', [], remote.id);
     change.heal = { step: decision.step, attempt: decision.attempt, reason: health.reason };
-    if (decision.step !== 'reboot') change.reasons.push(adapter.impact?.onDelete ?? { code: 'object-deleted', message: `${decision.step} starts the object again` });
+    if (decision.step !== 'reboot')
+      change.reasons.push(adapter.impact?.onDelete ?? { code: 'object-deleted', message: `${decision.step} starts the object again` });
     change.destructive = decision.step !== 'reboot';
     d.changes.push(change);
   } else d.warnings.push(`${address}: failed (${health.reason}); ${decision.giveUp ?? decision.wait ?? ''}`);
@@ -226,12 +240,16 @@ function heal(m: Manifest, adapter: KindAdapter, remote: Remote, inv: Inventory,
 function prune(declared: readonly Manifest[], inv: Inventory, opts: DecideOptions, d: Draft): Held[] {
   const declaredSet = new Set(declared.map((m) => m.address));
   const undeclared = [...inv.owned.entries()].filter(([address]) => !declaredSet.has(address));
-  for (const [address] of undeclared.filter(([a]) => inv.detached(a))) d.warnings.push(`${address}: no longer declared and left in OpenStack (onDelete: detach)`);
+  for (const [address] of undeclared.filter(([a]) => inv.detached(a)))
+    d.warnings.push(`${address}: no longer declared and left in OpenStack (onDelete: detach)`);
   const prunable = undeclared.filter(([a]) => !inv.detached(a));
   const held: Held[] = [];
   const deletions: [string, Remote][] = [];
   if (!opts.prune) {
-    if (inv.offline && prunable.length > 0) d.warnings.push(`${prunable.length} manifests were removed; their objects are deleted only by a Sync that prunes (plan with --prune to see the deletions)`);
+    if (inv.offline && prunable.length > 0)
+      d.warnings.push(
+        `${prunable.length} manifests were removed; their objects are deleted only by a Sync that prunes (plan with --prune to see the deletions)`,
+      );
   } else if (prunable.length > 0 && !opts.allowMassDelete && inv.total > 0 && prunable.length / inv.total > opts.massDeleteThreshold) {
     const pct = Math.round(opts.massDeleteThreshold * 100);
     const reason = inv.offline
@@ -271,13 +289,19 @@ function cascade(replaced: ReadonlyMap<string, Change>, changes: Change[], inv: 
       if (!uses) continue;
       if (other.action === 'update') {
         other.detachFrom = [...(other.detachFrom ?? []), address];
-        other.reasons.push({ code: 'fixed-ip-changes', message: `detached from ${kind}/${name} while it is replaced, then attached to the new one: its addresses there change` });
+        other.reasons.push({
+          code: 'fixed-ip-changes',
+          message: `detached from ${kind}/${name} while it is replaced, then attached to the new one: its addresses there change`,
+        });
         other.destructive = true;
         detached.push(`${other.kind}/${other.name}`);
       } else if (other.action === 'replace') followers.push(`${other.kind}/${other.name}`);
     }
     if (detached.length + followers.length === 0) continue;
-    const parts = [detached.length ? `detaches ${detached.sort().join(', ')} first` : '', followers.length ? `replaces ${followers.sort().join(', ')} with it` : ''].filter(Boolean);
+    const parts = [
+      detached.length ? `detaches ${detached.sort().join(', ')} first` : '',
+      followers.length ? `replaces ${followers.sort().join(', ')} with it` : '',
+    ].filter(Boolean);
     change.reasons.push({ code: 'dependents-deleted', message: `replacing it ${parts.join(' and ')}` });
     change.destructive = true;
   }

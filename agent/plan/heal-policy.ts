@@ -25,10 +25,15 @@ export function nextHeal(m: Manifest, attempts: HealAttempt[], now: number): Hea
   const ceiling = escalation.indexOf(heal.strategy ?? 'recreate');
   const attempt = attempts.length + 1;
   if (max === 0) return { attempt, giveUp: 'healing is disabled (heal.maxAttempts: 0)' };
-  if (attempts.length >= max) return { attempt, giveUp: `still failed after ${attempts.length} heal attempts (heal.maxAttempts: ${max}); fix the cause and raise maxAttempts or change the manifest` };
+  if (attempts.length >= max)
+    return {
+      attempt,
+      giveUp: `still failed after ${attempts.length} heal attempts (heal.maxAttempts: ${max}); fix the cause and raise maxAttempts or change the manifest`,
+    };
   const last = attempts[attempts.length - 1];
   const backoffMs = durationOrZero(heal.backoff ?? '30s') * 2 ** Math.max(0, attempts.length - 1);
-  if (last && now - Date.parse(last.at) < backoffMs) return { attempt, wait: `next heal attempt after ${new Date(Date.parse(last.at) + backoffMs).toISOString()}` };
+  if (last && now - Date.parse(last.at) < backoffMs)
+    return { attempt, wait: `next heal attempt after ${new Date(Date.parse(last.at) + backoffMs).toISOString()}` };
   const step = escalation[Math.min(attempts.length, ceiling)] ?? 'recreate';
   return { step, attempt };
 }

@@ -21,7 +21,10 @@ export class StalePlanError extends KupenstackError {
   constructor(differences: string[]) {
     const shown = differences.slice(0, 10).join('; ');
     const more = differences.length > 10 ? ` and ${differences.length - 10} more` : '';
-    super('plan.stale', `the plan is stale: OpenStack changed since it was computed (${shown}${more}); nothing was applied. Run plan again and review the new plan`);
+    super(
+      'plan.stale',
+      `the plan is stale: OpenStack changed since it was computed (${shown}${more}); nothing was applied. Run plan again and review the new plan`,
+    );
     this.differences = differences;
   }
 }

@@ -43,12 +43,17 @@ export async function readSavedPlan(file: string): Promise<SavedPlan> {
   try {
     raw = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new SavedPlanError(file, `cannot read the saved plan (${err instanceof Error ? err.message : String(err)}); write one with kupenstack plan --save FILE`, { cause: err });
+    throw new SavedPlanError(
+      file,
+      `cannot read the saved plan (${err instanceof Error ? err.message : String(err)}); write one with kupenstack plan --save FILE`,
+      { cause: err },
+    );
   }
   const p = raw as Partial<SavedPlan> | null;
   if (!p || typeof p !== 'object' || p.kind !== 'SavedPlan' || p.apiVersion !== 'kupenstack.io/v1alpha1')
     throw new SavedPlanError(file, 'not a saved plan (kind SavedPlan, apiVersion kupenstack.io/v1alpha1); write one with kupenstack plan --save FILE');
-  for (const key of ['path', 'cloud', 'owner'] as const) if (typeof p[key] !== 'string') throw new SavedPlanError(file, `"${key}" is missing; the file is damaged: plan again`);
+  for (const key of ['path', 'cloud', 'owner'] as const)
+    if (typeof p[key] !== 'string') throw new SavedPlanError(file, `"${key}" is missing; the file is damaged: plan again`);
   if (
     typeof p.prune !== 'boolean' ||
     !p.observed ||
@@ -73,7 +78,9 @@ let compiled: ValidateFunction | undefined;
 
 /** schemas/plan.schema.json, the one description of a plan document, compiled once. */
 function planValidator(): ValidateFunction {
-  compiled ??= new Ajv2020({ allErrors: false, strictSchema: true, strictTypes: false }).compile(JSON.parse(readFileSync(join(schemasDir, 'plan.schema.json'), 'utf8')) as Record<string, unknown>);
+  compiled ??= new Ajv2020({ allErrors: false, strictSchema: true, strictTypes: false }).compile(
+    JSON.parse(readFileSync(join(schemasDir, 'plan.schema.json'), 'utf8')) as Record<string, unknown>,
+  );
   return compiled;
 }
 

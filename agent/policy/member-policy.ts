@@ -62,7 +62,9 @@ function onOwnNetwork(field: string, present: (spec: Record<string, unknown>) =>
     const net = refName(spec.networkRef);
     const network = net ? view.find('Network', net) : undefined;
     // An adopted network (`import.adopt`, what `kupenstack export` writes) is the project's own: adoption refuses another project's object.
-    return network && network.spec.import !== undefined && obj(network.spec.import).adopt !== true ? `${field} on Network "${net}", which is imported (another project's network)` : undefined;
+    return network && network.spec.import !== undefined && obj(network.spec.import).adopt !== true
+      ? `${field} on Network "${net}", which is imported (another project's network)`
+      : undefined;
   };
 }
 
@@ -165,7 +167,9 @@ export const memberRules: readonly MemberRule[] = [
       'and an admin role on any project is admin of the whole cloud for most services',
     check: (spec) => {
       const extra = (Array.isArray(spec.roles) ? (spec.roles as unknown[]) : []).filter((r) => !memberRoles.includes(String(r)));
-      return extra.length ? `roles ${extra.map((r) => JSON.stringify(r)).join(', ')} (a tenant namespace may delegate ${memberRoles.join(' and ')})` : undefined;
+      return extra.length
+        ? `roles ${extra.map((r) => JSON.stringify(r)).join(', ')} (a tenant namespace may delegate ${memberRoles.join(' and ')})`
+        : undefined;
     },
     cel: `!has(object.spec.roles) || object.spec.roles.all(r, r in [${memberRoles.map((r) => `'${r}'`).join(', ')}])`,
   },

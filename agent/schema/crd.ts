@@ -83,10 +83,7 @@ export function crdFor(info: KindInfo, registry: SchemaRegistry): CustomResource
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [
-            ...info.printerColumns.map((c) => ({ ...c })),
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
+          additionalPrinterColumns: [...info.printerColumns.map((c) => ({ ...c })), { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
           schema: { openAPIV3Schema },
         },
       ],
@@ -132,7 +129,14 @@ function celRules(node: JsonSchema): { rule: string; message: string }[] {
     const branches = node[c];
     if (!branches?.every(onlyRequired)) return [];
     const factors = c === 'oneOf' ? productFactors(branches) : undefined;
-    return factors ? factors.map((f) => celRule('oneOf', f.map((field) => ({ required: [field] })))) : [celRule(c, branches)];
+    return factors
+      ? factors.map((f) =>
+          celRule(
+            'oneOf',
+            f.map((field) => ({ required: [field] })),
+          ),
+        )
+      : [celRule(c, branches)];
   });
 }
 
@@ -183,7 +187,10 @@ function celField(name: string): string {
 function branchOf(branch: JsonSchema): { cel: string; words: string; negated: string[] } {
   const set = branch.required ?? [];
   const unset = branch.not?.required ?? [];
-  const cel = [...set.map((f) => `has(self.${celField(f)})`), ...(unset.length ? [`!(${unset.map((f) => `has(self.${celField(f)})`).join(' && ')})`] : [])].join(' && ');
+  const cel = [
+    ...set.map((f) => `has(self.${celField(f)})`),
+    ...(unset.length ? [`!(${unset.map((f) => `has(self.${celField(f)})`).join(' && ')})`] : []),
+  ].join(' && ');
   return { cel: set.length + (unset.length ? 1 : 0) > 1 ? `(${cel})` : cel, words: set.map((f) => `\`${f}\``).join(' and '), negated: unset };
 }
 
@@ -220,7 +227,9 @@ function celRule(combinator: 'oneOf' | 'anyOf', branches: JsonSchema[]): { rule:
 }
 
 function onlyRequired(branch: JsonSchema): boolean {
-  return Object.keys(branch).every((k) => k === 'required' || (k === 'not' && branch.not !== undefined && Object.keys(branch.not).every((n) => n === 'required')));
+  return Object.keys(branch).every(
+    (k) => k === 'required' || (k === 'not' && branch.not !== undefined && Object.keys(branch.not).every((n) => n === 'required')),
+  );
 }
 
 function inferType(node: JsonSchema): NonNullable<JsonSchema['type']> {

@@ -54,7 +54,16 @@ export function loadSchemaRegistry(dir: string = schemasDir): SchemaRegistry {
   const read = (file: string): JsonSchema => JSON.parse(readFileSync(join(dir, file), 'utf8')) as JsonSchema;
   const common = read(commonFile);
   // strictRequired is off: the `oneOf: [{required: [a]}, {required: [b]}]` idiom names properties defined one level up.
-  const ajv = new Ajv2020({ allErrors: true, strictSchema: true, strictNumbers: true, strictTuples: true, strictTypes: false, strictRequired: false, verbose: true, validateFormats: true });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strictSchema: true,
+    strictNumbers: true,
+    strictTuples: true,
+    strictTypes: false,
+    strictRequired: false,
+    verbose: true,
+    validateFormats: true,
+  });
   addFormats.default(ajv, ['ipv4', 'ipv6', 'uuid', 'date-time', 'uri', 'hostname']);
   ajv.addFormat('ip', isIp);
   ajv.addFormat('cidr', isCidr);
@@ -73,7 +82,9 @@ export function loadSchemaRegistry(dir: string = schemasDir): SchemaRegistry {
   };
 
   const kinds = new Map<string, KindInfo>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.schema.json') && !notKinds.has(f)).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.schema.json') && !notKinds.has(f))
+    .sort()) {
     const schema = read(file);
     const kind = schema.title;
     const scope = schema['x-kupenstack-scope'];
@@ -119,7 +130,15 @@ function collectRefs(node: JsonSchema, root: JsonSchema, resolve: SchemaRegistry
   if (seen.has(node)) return [];
   const target = node['x-kupenstack-ref'];
   // A reference is a leaf: `{name}` for one, an array of them for many.
-  if (target) return [{ path: node.items ? [...path, '*'] : path, target, weak: node['x-kupenstack-ref-weak'] === true, objectsOnly: node['x-kupenstack-ref-objects-only'] === true }];
+  if (target)
+    return [
+      {
+        path: node.items ? [...path, '*'] : path,
+        target,
+        weak: node['x-kupenstack-ref-weak'] === true,
+        objectsOnly: node['x-kupenstack-ref-objects-only'] === true,
+      },
+    ];
   const inner = new Set(seen).add(node);
   const out: RefPath[] = [];
   if (node.$ref) {

@@ -2,11 +2,41 @@ import type { JsonSchema } from './json-schema.ts';
 
 /** Keywords of apiextensions.k8s.io/v1 JSONSchemaProps that a CRD may use. */
 const allowedKeywords = new Set([
-  'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'multipleOf', 'enum', 'maxProperties', 'minProperties',
-  'required', 'items', 'allOf', 'oneOf', 'anyOf', 'not', 'properties', 'additionalProperties', 'example', 'nullable',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-embedded-resource',
-  'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
+  'description',
+  'type',
+  'format',
+  'title',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'multipleOf',
+  'enum',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'items',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'properties',
+  'additionalProperties',
+  'example',
+  'nullable',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-validations',
 ]);
 const validTypes = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
 const forbiddenInJunctors = ['description', 'type', 'default', 'additionalProperties', 'nullable'];
@@ -28,7 +58,8 @@ export function structuralProblems(root: JsonSchema): string[] {
     if (node.type && !validTypes.has(node.type)) problems.push(`${path}: invalid type ${String(node.type)}`);
     if (node.properties && node.additionalProperties !== undefined) problems.push(`${path}: properties and additionalProperties are mutually exclusive`);
     if (node.additionalProperties === false) problems.push(`${path}: additionalProperties: false is not allowed (unknown fields are pruned)`);
-    if (typeof node.exclusiveMinimum === 'number' || typeof node.exclusiveMaximum === 'number') problems.push(`${path}: exclusiveMinimum/Maximum must be booleans in OpenAPI v3.0`);
+    if (typeof node.exclusiveMinimum === 'number' || typeof node.exclusiveMaximum === 'number')
+      problems.push(`${path}: exclusiveMinimum/Maximum must be booleans in OpenAPI v3.0`);
     if (node.required && node.properties && !inJunctor) {
       for (const r of node.required) if (!(r in node.properties)) problems.push(`${path}: required field "${r}" is not among the properties`);
     }

@@ -31,7 +31,8 @@ export function typescriptFor(registry: SchemaRegistry): string {
         break;
     }
     if (node.properties) return objectLiteral(node, root, localPrefix, indent);
-    if (node.additionalProperties && typeof node.additionalProperties === 'object') return `Record<string, ${typeOf(node.additionalProperties, root, localPrefix, indent)}>`;
+    if (node.additionalProperties && typeof node.additionalProperties === 'object')
+      return `Record<string, ${typeOf(node.additionalProperties, root, localPrefix, indent)}>`;
     if (node.type === 'object' || node['x-kubernetes-preserve-unknown-fields']) return 'Record<string, unknown>';
     if (node['x-kubernetes-int-or-string']) return 'number | string';
     return 'unknown';

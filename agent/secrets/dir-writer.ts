@@ -58,7 +58,8 @@ export class DirSecretWriter implements SecretWriter {
         return;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'ENOENT' || dirname(dir) === dir) throw new SecretWriteError(`cannot write the Secret folder ${this.#dir(place)}: ${dir} is not writable (${code ?? 'error'})`, { cause: err });
+        if (code !== 'ENOENT' || dirname(dir) === dir)
+          throw new SecretWriteError(`cannot write the Secret folder ${this.#dir(place)}: ${dir} is not writable (${code ?? 'error'})`, { cause: err });
         dir = dirname(dir);
       }
     }
@@ -94,7 +95,10 @@ export class DirSecretWriter implements SecretWriter {
       await chmod(dir, 0o700);
     } catch (err) {
       if (err instanceof SecretWriteError) throw err;
-      throw new SecretWriteError(`cannot write the Secret folder ${dir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); check that the agent may write under ${this.secretsDir}`, { cause: err });
+      throw new SecretWriteError(
+        `cannot write the Secret folder ${dir} (${(err as NodeJS.ErrnoException).code ?? 'error'}); check that the agent may write under ${this.secretsDir}`,
+        { cause: err },
+      );
     }
   }
 
@@ -103,7 +107,13 @@ export class DirSecretWriter implements SecretWriter {
     const dir = this.#dir(place);
     const mark = await readFile(join(dir, ownerFile), 'utf8').catch(() => undefined);
     if (mark?.trim() === owner) return;
-    if (await access(join(dir, acceptFile)).then(() => true, () => false)) return;
+    if (
+      await access(join(dir, acceptFile)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     throw new SecretWriteError(
       `the Secret folder ${dir} exists and KupenStack did not make it: name a Secret that does not exist yet in secretRef, ` +
         `or create the file ${join(dir, acceptFile)} to let the agent write the credential's keys into it`,
@@ -113,7 +123,13 @@ export class DirSecretWriter implements SecretWriter {
   async owned(place: SecretPlace, owner: string): Promise<boolean> {
     const dir = this.#dir(place);
     const mark = await readFile(join(dir, ownerFile), 'utf8').catch(() => undefined);
-    return mark?.trim() === owner && !(await access(join(dir, acceptFile)).then(() => true, () => false));
+    return (
+      mark?.trim() === owner &&
+      !(await access(join(dir, acceptFile)).then(
+        () => true,
+        () => false,
+      ))
+    );
   }
 
   async removeOwned(place: SecretPlace, owner: string): Promise<void> {
@@ -122,7 +138,8 @@ export class DirSecretWriter implements SecretWriter {
 
   #dir(place: SecretPlace): string {
     for (const part of [place.namespace, place.name])
-      if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(part) || part.includes('..')) throw new SecretWriteError(`"${part}" is not a Kubernetes name (Secret ${place.namespace}/${place.name})`);
+      if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(part) || part.includes('..'))
+        throw new SecretWriteError(`"${part}" is not a Kubernetes name (Secret ${place.namespace}/${place.name})`);
     return join(this.secretsDir, place.namespace, place.name);
   }
 }

@@ -60,7 +60,9 @@ export class EnvFileSecretResolver implements SecretResolver {
       // `..data` and its timestamped twin are how kubelet swaps a Secret atomically; they are not keys.
       keys = readdirSync(dir).filter((k) => !k.startsWith('.'));
     } catch (err) {
-      throw new SecretNotFoundError(ref, 'missing', `${describeSecret(ref)} not found: no directory ${dir} (${errno(err)}); create it with one file per key`, { cause: err });
+      throw new SecretNotFoundError(ref, 'missing', `${describeSecret(ref)} not found: no directory ${dir} (${errno(err)}); create it with one file per key`, {
+        cause: err,
+      });
     }
     return Object.fromEntries(keys.sort().map((key) => [key, this.getSync({ ...ref, key })]));
   }
@@ -97,10 +99,16 @@ function readValue(ref: SecretKey, path: string): string {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = errno(err);
-    throw new SecretNotFoundError(ref, code === 'ENOENT' ? 'missing' : 'unreadable', `cannot read ${path}: ${code}${ref.file === undefined ? ` (${describeSecret(ref)})` : ''}`, { cause: err });
+    throw new SecretNotFoundError(
+      ref,
+      code === 'ENOENT' ? 'missing' : 'unreadable',
+      `cannot read ${path}: ${code}${ref.file === undefined ? ` (${describeSecret(ref)})` : ''}`,
+      { cause: err },
+    );
   }
   const value = text.replace(/\r?\n$/, '');
-  if (value === '') throw new SecretNotFoundError(ref, 'empty', `${path} is empty${ref.file === undefined ? ` (${describeSecret(ref)})` : ''}; write the value into it`);
+  if (value === '')
+    throw new SecretNotFoundError(ref, 'empty', `${path} is empty${ref.file === undefined ? ` (${describeSecret(ref)})` : ''}; write the value into it`);
   return value;
 }
 
@@ -112,7 +120,11 @@ function errno(err: unknown): string {
  * Reads one secret now, the message prefixed with what it is for
  * (`Sync main webhook secret: environment variable HOOK is not set`).
  */
-export function readSecret(ref: SecretKey, what: string, resolver: EnvFileSecretResolver = new EnvFileSecretResolver({ secretsDir: '.kupenstack/secrets' })): string {
+export function readSecret(
+  ref: SecretKey,
+  what: string,
+  resolver: EnvFileSecretResolver = new EnvFileSecretResolver({ secretsDir: '.kupenstack/secrets' }),
+): string {
   try {
     return resolver.getSync(ref);
   } catch (err) {

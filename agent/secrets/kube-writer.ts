@@ -60,7 +60,11 @@ export class KubeSecretWriter implements SecretWriter {
       if (!before) {
         await this.core.createNamespacedSecret({
           namespace: place.namespace,
-          body: { metadata: { name: place.name, namespace: place.namespace, labels: { [secretOwnerLabel]: owner, 'app.kubernetes.io/managed-by': 'kupenstack' } }, type: 'Opaque', data: encoded },
+          body: {
+            metadata: { name: place.name, namespace: place.namespace, labels: { [secretOwnerLabel]: owner, 'app.kubernetes.io/managed-by': 'kupenstack' } },
+            type: 'Opaque',
+            data: encoded,
+          },
         });
         return;
       }
@@ -127,6 +131,6 @@ function forbidden(verb: 'read' | 'write' | 'delete', place: SecretPlace): KubeS
   const where = `Secret ${place.namespace}/${place.name}`;
   return new KubeSecretWriteError(
     `the controller may not ${verb} ${where}: bind the ClusterRole kupenstack-controller-credentials to it in namespace ${place.namespace} ` +
-    `(kubectl create rolebinding kupenstack-credentials -n ${place.namespace} --clusterrole kupenstack-controller-credentials --serviceaccount kupenstack-system:kupenstack-controller)`,
+      `(kubectl create rolebinding kupenstack-credentials -n ${place.namespace} --clusterrole kupenstack-controller-credentials --serviceaccount kupenstack-system:kupenstack-controller)`,
   );
 }

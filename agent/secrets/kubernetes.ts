@@ -6,7 +6,10 @@ import { describeSecret, type SecretKey, type SecretName, type SecretResolver } 
 /** A Secret or key that does not exist; the message names the reference, never a value. */
 export class KubeSecretNotFoundError extends KupenstackError {
   constructor(ref: SecretKey, why: string) {
-    super('secret.not-found', `${describeSecret(ref)} ${why}; create it (kubectl create secret generic … -n ${ref.namespace ?? '<namespace>'}) or fix the reference`);
+    super(
+      'secret.not-found',
+      `${describeSecret(ref)} ${why}; create it (kubectl create secret generic … -n ${ref.namespace ?? '<namespace>'}) or fix the reference`,
+    );
   }
 }
 

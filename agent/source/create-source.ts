@@ -40,7 +40,8 @@ export interface SourceContext {
 /** Builds the Source a Sync names. Configuration that can never work throws a SourceConfigError. */
 export async function createSource(spec: SourceSpec, context: SourceContext): Promise<Source> {
   const { git, oci, directory } = spec.source;
-  if ([git, oci, directory].filter((s) => s !== undefined).length !== 1) throw new SourceConfigError('the source must name exactly one of git, oci or directory');
+  if ([git, oci, directory].filter((s) => s !== undefined).length !== 1)
+    throw new SourceConfigError('the source must name exactly one of git, oci or directory');
   if (directory) return new DirectorySource({ directory: directory.path, path: spec.path, debounceMs: context.debounceMs });
   if (oci) {
     const credentials = ociCredentials(oci, context.secrets);
@@ -60,7 +61,8 @@ export async function createSource(spec: SourceSpec, context: SourceContext): Pr
   if (!git) throw new SourceConfigError('the source must name exactly one of git, oci or directory');
   const keys = context.publicKeys;
   let verifier: GitSourceOptions['verifier'];
-  if (git.verify?.mode === 'head') verifier = typeof keys === 'function' ? async () => CommitVerifier.fromArmored(await keys()) : await CommitVerifier.fromArmored(keys ?? []);
+  if (git.verify?.mode === 'head')
+    verifier = typeof keys === 'function' ? async () => CommitVerifier.fromArmored(await keys()) : await CommitVerifier.fromArmored(keys ?? []);
   return new GitSource({
     url: git.url,
     ref: checkGitRef(git.ref),

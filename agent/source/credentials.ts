@@ -81,7 +81,11 @@ export function checkCredentialSettings(settings: CredentialSettings): { key: ke
  * now (so a rotated token is picked up by the next fetch). Returns undefined
  * when nothing is configured (anonymous access).
  */
-export async function gitCredentials(settings: CredentialSettings | undefined, secrets: SecretResolver, env: NodeJS.ProcessEnv = process.env): Promise<GitCredentials | undefined> {
+export async function gitCredentials(
+  settings: CredentialSettings | undefined,
+  secrets: SecretResolver,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<GitCredentials | undefined> {
   if (!settings?.secretRef) return resolveCredentials(settings, env);
   const problem = checkCredentialSettings(settings);
   if (problem) throw new CredentialsError(problem.message);
@@ -99,7 +103,8 @@ export async function gitCredentials(settings: CredentialSettings | undefined, s
 }
 
 function credentialsOf(username: string, password: string): GitCredentials {
-  if (username.includes(':')) throw new CredentialsError('the Git user name contains ":", which Basic authentication cannot carry; check the user name setting');
+  if (username.includes(':'))
+    throw new CredentialsError('the Git user name contains ":", which Basic authentication cannot carry; check the user name setting');
   return new GitCredentials(username, password);
 }
 
@@ -116,7 +121,7 @@ export function resolveCredentials(settings: CredentialSettings | undefined, env
   if (!settings) return undefined;
   const problem = checkCredentialSettings(settings);
   if (problem) throw new CredentialsError(problem.message);
-  if (settings.secretRef) throw new CredentialsError('a Git secretRef is read through the agent\'s secret resolver; use gitCredentials');
+  if (settings.secretRef) throw new CredentialsError("a Git secretRef is read through the agent's secret resolver; use gitCredentials");
   if (settings.passwordEnv === undefined && settings.passwordFile === undefined) return undefined;
   const secrets = new EnvFileSecretResolver({ secretsDir: '.', env });
   const read = (ref: SecretKey, what: string): string => {

@@ -51,7 +51,7 @@ interface CheckoutState {
 async function readState(layout: CacheLayout): Promise<CheckoutState> {
   try {
     const parsed: unknown = JSON.parse(await readFile(join(layout.checkouts, 'state.json'), 'utf8'));
-    return parsed && typeof parsed === 'object' ? (parsed) : {};
+    return parsed && typeof parsed === 'object' ? parsed : {};
   } catch {
     return {};
   }
@@ -75,7 +75,8 @@ export async function promoteCheckout(layout: CacheLayout, commit: string): Prom
   await writeFileAtomic(join(layout.checkouts, 'state.json'), JSON.stringify(next));
   for (const entry of await readdir(layout.checkouts)) {
     if (entry === 'state.json' || keep.has(entry.replace(/\.meta\.json$/, ''))) continue;
-    if (entry.startsWith('rev-') || entry.startsWith('.tmp-rev-') || entry.startsWith('state.json.')) await rm(join(layout.checkouts, entry), { recursive: true, force: true });
+    if (entry.startsWith('rev-') || entry.startsWith('.tmp-rev-') || entry.startsWith('state.json.'))
+      await rm(join(layout.checkouts, entry), { recursive: true, force: true });
   }
 }
 

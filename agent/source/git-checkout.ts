@@ -37,7 +37,12 @@ const concurrency = 16;
  * Files whose content did not change since `previous` are hard-linked from it
  * (checkouts are never modified after they are made, so sharing is safe).
  */
-export async function checkoutTree(gitdir: string, commit: string, dir: string, options: { signal?: AbortSignal; previous?: PreviousCheckout } = {}): Promise<CheckoutResult> {
+export async function checkoutTree(
+  gitdir: string,
+  commit: string,
+  dir: string,
+  options: { signal?: AbortSignal; previous?: PreviousCheckout } = {},
+): Promise<CheckoutResult> {
   // The cache object keeps pack indexes loaded across reads; without it every read reopens the packs.
   const cache = {};
   const entries = await listTree(gitdir, commit, cache, options.signal);
@@ -109,7 +114,8 @@ async function listTree(gitdir: string, commit: string, cache: object, signal?: 
     signal?.throwIfAborted();
     const { tree } = await git.readTree({ fs, gitdir, oid: treeOid, cache });
     for (const entry of tree) {
-      if (!safeName(entry.path)) throw new SourceError('path', `commit ${commit} holds an unsafe file name ${JSON.stringify(`${prefix}${entry.path}`)}; the revision is refused`);
+      if (!safeName(entry.path))
+        throw new SourceError('path', `commit ${commit} holds an unsafe file name ${JSON.stringify(`${prefix}${entry.path}`)}; the revision is refused`);
       const path = `${prefix}${entry.path}`;
       out.push({ path, oid: entry.oid, mode: entry.mode, type: entry.type });
       if (entry.type === 'tree') await walk(entry.oid, `${path}/`);

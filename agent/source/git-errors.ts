@@ -3,9 +3,23 @@ import { redactText } from './git-url.ts';
 
 /** Network error codes that mean "the server cannot be reached right now". */
 const unreachableCodes = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_ABORTED',
-  'EmptyServerResponseError', 'SmartHttpError',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ECONNABORTED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_ABORTED',
+  'EmptyServerResponseError',
+  'SmartHttpError',
 ]);
 
 const tlsCodes = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_TLS_|ERR_SSL_)/;
@@ -49,14 +63,18 @@ function chain(err: unknown): ErrorLike[] {
  */
 export function classifyRemoteError(err: unknown, where: string, signal?: AbortSignal): SourceError | undefined {
   if (err instanceof SourceError) return err;
-  if (signal?.aborted) return new SourceError('unreachable', `fetching ${where} was stopped before it finished (${abortReason(signal)}); it is retried on the next run`, { cause: safeCause(err) });
+  if (signal?.aborted)
+    return new SourceError('unreachable', `fetching ${where} was stopped before it finished (${abortReason(signal)}); it is retried on the next run`, {
+      cause: safeCause(err),
+    });
   for (const e of chain(err)) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (code === 'HttpError' || typeof e.data?.statusCode === 'number') {
       const status = e.data?.statusCode ?? 0;
       return httpFailure(status, where, err);
     }
-    if (e.name === 'AbortError' || code === 'ABORT_ERR') return new SourceError('unreachable', `fetching ${where} was aborted; it is retried on the next run`, { cause: safeCause(err) });
+    if (e.name === 'AbortError' || code === 'ABORT_ERR')
+      return new SourceError('unreachable', `fetching ${where} was aborted; it is retried on the next run`, { cause: safeCause(err) });
     if (tlsCodes.test(code))
       return new SourceError(
         'unreachable',

@@ -10,14 +10,16 @@ const fullSha256 = /^[0-9a-f]{64}$/;
 /** Checks a ref as it comes from the configuration; throws a SourceConfigError that says how to fix it. */
 export function checkGitRef(ref: Partial<Record<'branch' | 'tag' | 'semver' | 'commit', unknown>>): GitRef {
   const given = (['branch', 'tag', 'semver', 'commit'] as const).filter((k) => ref[k] !== undefined);
-  if (given.length !== 1) throw new SourceConfigError(`the Git ref must name exactly one of branch, tag, semver or commit (got ${given.length === 0 ? 'none' : given.join(', ')})`);
+  if (given.length !== 1)
+    throw new SourceConfigError(`the Git ref must name exactly one of branch, tag, semver or commit (got ${given.length === 0 ? 'none' : given.join(', ')})`);
   const key = given[0] ?? 'branch';
   const value = ref[key];
   if (typeof value !== 'string' || value === '') throw new SourceConfigError(`the Git ref ${key} must be a non-empty string`);
   switch (key) {
     case 'branch':
     case 'tag':
-      if (!validRefName(value)) throw new SourceConfigError(`the Git ${key} "${value}" is not a valid ref name (no spaces, "..", "~^:?*[\\", leading "-" or trailing "/" or ".lock")`);
+      if (!validRefName(value))
+        throw new SourceConfigError(`the Git ${key} "${value}" is not a valid ref name (no spaces, "..", "~^:?*[\\", leading "-" or trailing "/" or ".lock")`);
       return key === 'branch' ? { branch: value.replace(/^refs\/heads\//, '') } : { tag: value.replace(/^refs\/tags\//, '') };
     case 'semver':
       if (validRange(value) === null) throw new SourceConfigError(`the semver range "${value}" is not valid; write it like ">=1.2.0 <2.0.0", "^1.2" or "1.x"`);

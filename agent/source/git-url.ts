@@ -33,8 +33,12 @@ export function checkGitUrl(url: string): URL {
   } catch {
     throw new SourceConfigError(`the Git URL ${redactUrl(url)} is not a valid URL; write it as https://host/org/repo.git`);
   }
-  if (parsed.protocol === 'ssh:') throw new SourceConfigError(`the Git URL ${redactUrl(url)} uses ssh://, which this agent does not support yet; use the https:// URL of the repository with a token`);
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new SourceConfigError(`the Git URL ${redactUrl(url)} must start with https:// (or http:// for a server on a trusted network)`);
+  if (parsed.protocol === 'ssh:')
+    throw new SourceConfigError(
+      `the Git URL ${redactUrl(url)} uses ssh://, which this agent does not support yet; use the https:// URL of the repository with a token`,
+    );
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new SourceConfigError(`the Git URL ${redactUrl(url)} must start with https:// (or http:// for a server on a trusted network)`);
   if (parsed.username !== '' || parsed.password !== '') {
     throw new SourceConfigError(
       `the Git URL ${redactUrl(url)} contains a user name or password; remove them from the URL and give them as credentials (secretRef, or usernameEnv/passwordEnv/passwordFile)`,

@@ -174,7 +174,8 @@ export class GitSource implements Source {
       return await given();
     } catch (err) {
       // An unreadable or wrong key file is the user's to fix, like an unsigned commit.
-      if (err instanceof KupenstackError && !(err instanceof SourceError)) throw new SourceError('signature', `${this.description}: ${err.message}`, { cause: err });
+      if (err instanceof KupenstackError && !(err instanceof SourceError))
+        throw new SourceError('signature', `${this.description}: ${err.message}`, { cause: err });
       throw err;
     }
   }
@@ -300,7 +301,8 @@ export class GitSource implements Source {
       try {
         // Files unchanged since the current checkout are shared with it (hard links).
         const current = await currentCheckout(this.#layout);
-        const previous = current && (await pathExists(checkoutDir(this.#layout, current))) ? { commit: current, dir: checkoutDir(this.#layout, current) } : undefined;
+        const previous =
+          current && (await pathExists(checkoutDir(this.#layout, current))) ? { commit: current, dir: checkoutDir(this.#layout, current) } : undefined;
         const { skippedLinks } = await checkoutTree(this.#layout.gitdir, target.commit, tmp, { signal, previous });
         await writeCheckoutMeta(this.#layout, target.commit, { skippedLinks });
         await rename(tmp, finalDir);

@@ -47,7 +47,8 @@ export function ociSignaturePolicy(oci: OciSpec, secrets: SecretResolver | undef
         {
           where,
           read: (ref) => {
-            if (!secrets) throw new KupenstackError('image.signature', `${where}: the signature policy is in ${describeSecret(ref)}, but this agent reads no secrets`);
+            if (!secrets)
+              throw new KupenstackError('image.signature', `${where}: the signature policy is in ${describeSecret(ref)}, but this agent reads no secrets`);
             return secrets.get(inAgentNamespace(ref));
           },
         },

@@ -78,7 +78,8 @@ export async function unpackTarGz(layer: Readable, dir: string, where: string, l
       const name = entryName(header, where);
       const parts = name?.split('/') ?? [];
       // A name under a link would be written wherever the link points.
-      for (let i = 1; i < parts.length; i++) if (links.has(parts.slice(0, i).join('/'))) throw refuse(where, `the entry ${name ?? ''} is written through the link ${parts.slice(0, i).join('/')}`);
+      for (let i = 1; i < parts.length; i++)
+        if (links.has(parts.slice(0, i).join('/'))) throw refuse(where, `the entry ${name ?? ''} is written through the link ${parts.slice(0, i).join('/')}`);
       const target = name === null ? dir : join(dir, ...parts);
       if (header.type === 'directory') {
         await mkdir(target, { recursive: true });

@@ -78,7 +78,8 @@ export class OciSource implements Source {
   constructor(options: OciSourceOptions) {
     this.options = options;
     const ref = options.ref;
-    if ([ref.tag, ref.semver, ref.digest].filter((v) => v !== undefined).length !== 1) throw new SourceConfigError('source.oci.ref must name exactly one of tag, semver or digest');
+    if ([ref.tag, ref.semver, ref.digest].filter((v) => v !== undefined).length !== 1)
+      throw new SourceConfigError('source.oci.ref must name exactly one of tag, semver or digest');
     if (!options.url.startsWith('oci://')) throw new SourceConfigError(`source.oci.url "${options.url}" must start with oci://`);
     try {
       ({ registry: this.registry, repository: this.repository } = parseRepository(options.url.slice('oci://'.length)));
@@ -121,7 +122,8 @@ export class OciSource implements Source {
     const advice = 'push the folder with kupenstack push manifests (or flux push artifact)';
     if (manifest.kind !== 'manifest') throw new SourceError('artifact', `${where} is an image index, not a manifests artifact; ${advice}`);
     const layer = manifest.layers[contentLayerIndex(manifest.layers)];
-    if (!layer) throw new SourceError('artifact', `${where} has no ${fluxContentMediaType} layer (nor one tar+gzip layer), so it is not a manifests artifact; ${advice}`);
+    if (!layer)
+      throw new SourceError('artifact', `${where} has no ${fluxContentMediaType} layer (nor one tar+gzip layer), so it is not a manifests artifact; ${advice}`);
     // Checked before any byte of the content is read: an unsigned revision is never unpacked.
     const policy = await options.signaturePolicy?.();
     if (policy) await verifyCosign(client, repository, where, [digest], policy, signal);
@@ -137,13 +139,22 @@ export class OciSource implements Source {
     const chosen = chooseSemverTag(await listTags(client, this.repository, signal), semver);
     const repo = `${this.registry}/${this.repository}`;
     if (chosen === undefined) {
-      throw new SourceError('ref-not-found', `no tag of oci://${repo} matches the semver range "${semver}"; push one (kupenstack push manifests DIR ${repo}:<version>) or widen the range`);
+      throw new SourceError(
+        'ref-not-found',
+        `no tag of oci://${repo} matches the semver range "${semver}"; push one (kupenstack push manifests DIR ${repo}:<version>) or widen the range`,
+      );
     }
     return chosen;
   }
 
   /** The content of `digest`, unpacked once into the cache: a folder named by the digest is complete (it appears by a rename). */
-  private async unpacked(client: RegistryClient, digest: string, layer: { digest: string; size: number }, where: string, signal: AbortSignal | undefined): Promise<string> {
+  private async unpacked(
+    client: RegistryClient,
+    digest: string,
+    layer: { digest: string; size: number },
+    where: string,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
     const { algorithm, hex } = parseDigest(digest);
     const base = this.options.cacheDir;
     const dir = join(base, `${algorithm}-${hex}`);
@@ -154,7 +165,10 @@ export class OciSource implements Source {
     try {
       const limits = this.options.limits ?? defaultUnpackLimits;
       if (layer.size > limits.maxBytes) {
-        throw new SourceError('artifact', `${where}: its content layer is ${layer.size} bytes (limit ${limits.maxBytes}); a manifests artifact holds manifests, not data`);
+        throw new SourceError(
+          'artifact',
+          `${where}: its content layer is ${layer.size} bytes (limit ${limits.maxBytes}); a manifests artifact holds manifests, not data`,
+        );
       }
       await unpackTarGz(openBlob(client, this.repository, layer, { signal }), temporary, where, limits);
       await rename(temporary, dir).catch(async (err: NodeJS.ErrnoException) => {

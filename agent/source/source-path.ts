@@ -9,7 +9,8 @@ import { SourceError } from './source.ts';
  */
 export function normalizeSourcePath(path: string | undefined): string {
   const raw = (path ?? '').replaceAll('\\', '/');
-  if (raw.startsWith('/') || /^[a-zA-Z]:/.test(raw)) throw new SourceError('path', `path "${path}" is absolute; give it relative to the repository root, e.g. "./clusters/prod"`);
+  if (raw.startsWith('/') || /^[a-zA-Z]:/.test(raw))
+    throw new SourceError('path', `path "${path}" is absolute; give it relative to the repository root, e.g. "./clusters/prod"`);
   if (raw.split('/').includes('..')) throw new SourceError('path', `path "${path}" contains "..", which would leave the repository; give a folder inside it`);
   const normalized = posix.normalize(raw === '' ? '.' : raw).replace(/\/+$/, '');
   return normalized === '' ? '.' : normalized;

@@ -29,7 +29,8 @@ export class CommitVerifier {
   static async fromArmored(armoredKeys: readonly string[]): Promise<CommitVerifier> {
     const keys: Key[] = [];
     for (const [index, armored] of armoredKeys.entries()) {
-      if (/-----BEGIN PGP PRIVATE KEY BLOCK-----/.test(armored)) throw new SourceConfigError(`trusted key #${index + 1} is a private key; give only the public key (gpg --armor --export <key id>)`);
+      if (/-----BEGIN PGP PRIVATE KEY BLOCK-----/.test(armored))
+        throw new SourceConfigError(`trusted key #${index + 1} is a private key; give only the public key (gpg --armor --export <key id>)`);
       if (/^(ssh-|ecdsa-sha2-|sk-)/.test(armored.trim()))
         throw new SourceConfigError(
           `trusted key #${index + 1} is an SSH public key; only OpenPGP public keys are supported for commit verification (gpg --armor --export <key id>)`,
@@ -68,7 +69,8 @@ export class CommitVerifier {
         'signature',
         `commit ${commit} carries an SSH signature; only OpenPGP signatures are supported. Sign with a GPG key (git config gpg.format openpgp)`,
       );
-    if (!armored.includes('BEGIN PGP SIGNATURE')) throw new SourceError('signature', `commit ${commit} carries a signature that is not OpenPGP (X.509?); sign with a GPG key`);
+    if (!armored.includes('BEGIN PGP SIGNATURE'))
+      throw new SourceError('signature', `commit ${commit} carries a signature that is not OpenPGP (X.509?); sign with a GPG key`);
     let signature;
     try {
       signature = await readSignature({ armoredSignature: armored });

@@ -133,7 +133,9 @@ export class Agent {
       if (known) return known;
       const p = (async () => {
         // Cycles were refused when kupenstack.yaml was read, so this recursion ends.
-        const deps = await Promise.all(h.sync.dependsOn.map((d) => this.handles.get(d)).map((d) => (d && !d.sync.suspend ? runOf(d) : Promise.resolve(d !== undefined))));
+        const deps = await Promise.all(
+          h.sync.dependsOn.map((d) => this.handles.get(d)).map((d) => (d && !d.sync.suspend ? runOf(d) : Promise.resolve(d !== undefined))),
+        );
         if (!deps.every(Boolean)) {
           this.logger.error({ sync: h.sync.name, dependsOn: h.sync.dependsOn }, 'not run: a Sync it depends on did not converge');
           return false;
@@ -177,7 +179,14 @@ export class Agent {
  * of a dependency wakes the Syncs that wait for it. Cycles and unknown names
  * were refused when kupenstack.yaml was read.
  */
-async function runAfterDependencies(handles: Map<string, SyncHandle>, sync: SyncConfig, runner: SyncRunner, log: Logger, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
+async function runAfterDependencies(
+  handles: Map<string, SyncHandle>,
+  sync: SyncConfig,
+  runner: SyncRunner,
+  log: Logger,
+  trigger: Trigger,
+  signal: AbortSignal,
+): Promise<boolean> {
   const why = sync.dependsOn.map((d) => dependencyWait(d, stateOf(handles.get(d)))).find((w) => w !== undefined);
   if (why !== undefined) {
     runner.store.condition('Ready', 'False', reasons.dependencyNotReady, `waiting: ${why}`);

@@ -103,16 +103,29 @@ export async function applyChangedPath(opts: PathOptions & { since: string }): P
  * pass would keep. The caller runs the full pass (prune, drift) right after.
  * Skipped when nothing differs.
  */
-export async function applyChanged(head: RevisionInput, base: ValidatedRevision, opts: StandaloneOptions): Promise<{ skipped: string } | { report: ApplyReport; changed: number }> {
+export async function applyChanged(
+  head: RevisionInput,
+  base: ValidatedRevision,
+  opts: StandaloneOptions,
+): Promise<{ skipped: string } | { report: ApplyReport; changed: number }> {
   const before = new Map(base.manifests.map((m) => [m.address, declaredForm(m)]));
   const changed = head.validated.manifests.filter((m) => before.get(m.address) !== declaredForm(m));
   if (changed.length === 0) return { skipped: 'no manifest changed' };
-  const pass = await applyOnly(applyRevision, head, changed.map((m) => m.address), engineDeps(opts));
+  const pass = await applyOnly(
+    applyRevision,
+    head,
+    changed.map((m) => m.address),
+    engineDeps(opts),
+  );
   return 'skipped' in pass ? pass : { report: pass.report, changed: changed.length };
 }
 
 /** A registry notification: only the Images it named (and what they need) from the last good revision; the rest waits for the interval. */
-export function applySubset(head: RevisionInput, addresses: readonly string[], opts: StandaloneOptions): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
+export function applySubset(
+  head: RevisionInput,
+  addresses: readonly string[],
+  opts: StandaloneOptions,
+): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
   return applyOnly(applyRevision, head, addresses, engineDeps(opts));
 }
 

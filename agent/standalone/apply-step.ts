@@ -59,11 +59,24 @@ type Writes = Pick<ApplyReport, 'created' | 'updated' | 'replaced'>;
  * Sync run records it. `drift` runs re-apply the last good revision. The
  * cloud first, then the fast pass (what changed), then the full pass.
  */
-export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, opts: ApplyStepOptions): Promise<SyncOutcome | 'skipped'> {
+export async function applyStep(
+  ctx: ApplyStepContext,
+  rev: LoadedRevision,
+  trigger: Trigger,
+  signal: AbortSignal,
+  opts: ApplyStepOptions,
+): Promise<SyncOutcome | 'skipped'> {
   const { revision } = rev;
   const { drift, only } = opts;
   const input = { revision, validated: rev.validated };
-  const failed = (reason: string, message: string, counts?: Record<string, number>): SyncOutcome => ({ result: 'Failed', revision, drift, reason, message, ...(counts ? { counts } : {}) });
+  const failed = (reason: string, message: string, counts?: Record<string, number>): SyncOutcome => ({
+    result: 'Failed',
+    revision,
+    drift,
+    reason,
+    message,
+    ...(counts ? { counts } : {}),
+  });
   progressing(ctx.store, only ? `resolving ${only.join(', ')} again at ${revision}` : `${drift ? 'correcting drift with' : 'applying'} ${revision}`);
   await ctx.store.save();
   if (only) ctx.log.info({ revision, trigger, only }, 'applying only what the event names');
@@ -102,7 +115,15 @@ export async function applyStep(ctx: ApplyStepContext, rev: LoadedRevision, trig
   };
   // A partial pass counts only its part: the gauges keep the last full pass's totals.
   if (!only) ctx.metrics.setResources(ctx.sync.name, resourceCounts(r));
-  if (r.errors.length > 0) return failed('ApplyFailed', `${r.errors.length} errors: ${r.errors.slice(0, 3).map((e) => e.message).join('; ')}`, counts);
+  if (r.errors.length > 0)
+    return failed(
+      'ApplyFailed',
+      `${r.errors.length} errors: ${r.errors
+        .slice(0, 3)
+        .map((e) => e.message)
+        .join('; ')}`,
+      counts,
+    );
   if (r.held.length > 0) return { result: 'Held', revision, drift, counts, held: r.held.length };
   const summary = `${counts.created} created, ${counts.updated} updated, ${counts.replaced} replaced, ${counts.deleted} deleted, ${counts.healed} healed, ${counts.unchanged} unchanged`;
   return { result: 'Succeeded', revision, drift, counts, summary };

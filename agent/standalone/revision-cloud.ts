@@ -18,7 +18,8 @@ export interface CloudStepOptions {
   cloudNamespace?: string;
 }
 
-export const namespaceOf = (m: Manifest, opts: CloudStepOptions): string => opts.cloudNamespace ?? specOf(m, 'OpenStackCloud').namespace ?? DEFAULT_CLOUD_NAMESPACE;
+export const namespaceOf = (m: Manifest, opts: CloudStepOptions): string =>
+  opts.cloudNamespace ?? specOf(m, 'OpenStackCloud').namespace ?? DEFAULT_CLOUD_NAMESPACE;
 
 export const cloudManifest = (manifests: readonly Manifest[]): Manifest | undefined => manifests.find((m) => m.kind === 'OpenStackCloud');
 
@@ -33,13 +34,26 @@ async function applyCloud(m: Manifest, path: string, opts: CloudStepOptions, log
   const namespace = namespaceOf(m, opts);
   log(`cloud ${m.metadata.name}: release ${specOf(m, 'OpenStackCloud').release} in namespace ${namespace}`);
   const pauseAt = m.metadata.annotations?.['kupenstack.io/pause-upgrade-at'];
-  return driveCloud(specOf(m, 'OpenStackCloud'), { kubeConfig, cloud: m.metadata.name, namespace, ...(pauseAt ? { pauseAt } : {}), baseDir: await baseDirOf(path), log, signal });
+  return driveCloud(specOf(m, 'OpenStackCloud'), {
+    kubeConfig,
+    cloud: m.metadata.name,
+    namespace,
+    ...(pauseAt ? { pauseAt } : {}),
+    baseDir: await baseDirOf(path),
+    log,
+    signal,
+  });
 }
 
 /** `plan --kubeconfig`: what driving the revision's cloud would change in that cluster (server-side-apply dry run). */
 export async function planRevisionCloud(m: Manifest, path: string, opts: CloudStepOptions): Promise<CloudPlan> {
   const kubeConfig = loadKubeConfig({ kubeconfig: opts.kubeconfig });
-  const { cloud, namespace, changes, steps } = await planCloud(specOf(m, 'OpenStackCloud'), { kubeConfig, cloud: m.metadata.name, namespace: namespaceOf(m, opts), baseDir: await baseDirOf(path) });
+  const { cloud, namespace, changes, steps } = await planCloud(specOf(m, 'OpenStackCloud'), {
+    kubeConfig,
+    cloud: m.metadata.name,
+    namespace: namespaceOf(m, opts),
+    baseDir: await baseDirOf(path),
+  });
   return { cloud, namespace, changes, steps };
 }
 
@@ -78,4 +92,4 @@ export async function driveRevisionCloud(
 /** Why the resources of a revision wait: the cloud's Ready condition (paused, outside the window, a failed step). */
 export const cloudNotReady = (c: RevisionCloud): string =>
   `OpenStackCloud ${c.manifest.metadata.name} is not Ready: ` +
-    `${c.driven?.status.conditions?.find((x) => x.type === 'Ready')?.message ?? 'see its status'}; ${c.waiting} resources wait for it, nothing else was applied`;
+  `${c.driven?.status.conditions?.find((x) => x.type === 'Ready')?.message ?? 'see its status'}; ${c.waiting} resources wait for it, nothing else was applied`;

@@ -10,7 +10,6 @@ import { ociSourceFollows } from '../hooks/registry-match.ts';
 import { DeliveryLog } from '../hooks/git-webhook.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 
-
 /**
  * The agent's HTTP side: `/healthz` (the process answers), `/readyz` (every
  * Sync reconciled once since start, or why not), `/metrics` (Prometheus),
@@ -77,7 +76,8 @@ export class AgentServer {
     try {
       return await this.agent.secrets.get(h.sync.webhook!.secret);
     } catch (err) {
-      if (err instanceof SecretNotFoundError) throw new SecretNotFoundError(err.ref, err.problem, `Sync ${h.sync.name} webhook secret: ${err.message}`, { cause: err });
+      if (err instanceof SecretNotFoundError)
+        throw new SecretNotFoundError(err.ref, err.problem, `Sync ${h.sync.name} webhook secret: ${err.message}`, { cause: err });
       throw err;
     }
   }
@@ -135,5 +135,3 @@ export class AgentServer {
     };
   }
 }
-
-

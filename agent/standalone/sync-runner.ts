@@ -83,10 +83,18 @@ export class SyncRunner implements SyncApplier {
     this.store = store;
     this.deps = deps;
     this.name = sync.name;
-    this.applyConfig = { ...deps.config, owner: sync.owner, projectPrefix: sync.projectPrefix, stateDir, ...(sync.imageVerify ? { imageVerify: sync.imageVerify } : {}) };
+    this.applyConfig = {
+      ...deps.config,
+      owner: sync.owner,
+      projectPrefix: sync.projectPrefix,
+      stateDir,
+      ...(sync.imageVerify ? { imageVerify: sync.imageVerify } : {}),
+    };
     this.snapshots = new Snapshots(join(stateDir, 'revisions'));
     this.log = deps.logger.child({ sync: sync.name });
-    const notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets: deps.secrets, log: this.log, egressNamespace: `(Sync ${sync.name})` }) : undefined;
+    const notifier = sync.notify
+      ? new Notifier({ targets: sync.notify, secrets: deps.secrets, log: this.log, egressNamespace: `(Sync ${sync.name})` })
+      : undefined;
     // What happens to its objects during a run (drift corrected, healed, a new image version), under the revision applied before.
     if (notifier) {
       this.notices = (e) => {
@@ -126,7 +134,10 @@ export class SyncRunner implements SyncApplier {
   /** A registry notification: the Images of this Sync's revisions (the last good one, the last applied) that follow one of the pushed tags. */
   imagesFollowing(pushes: readonly MovedTag[]): string[] {
     const revisions = [this.lastGood, this.latest].filter((r) => r !== undefined);
-    return imagesFollowing(revisions.flatMap((r) => r.validated.manifests), pushes);
+    return imagesFollowing(
+      revisions.flatMap((r) => r.validated.manifests),
+      pushes,
+    );
   }
 
   /** A registry notification names these manifests: the next 'registry' run applies only them. */
@@ -174,7 +185,15 @@ export class SyncRunner implements SyncApplier {
   /** The standalone agent applies a fetched revision as new (not as drift): its fast pass compares it with the last good one. */
   async apply(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal): Promise<SyncOutcome> {
     // Only a partial pass is ever skipped: a full one always comes to an outcome.
-    return (await this.applyLoaded(rev, trigger, signal, false)) ?? { result: 'Failed', revision: rev.revision, drift: false, reason: 'ApplyFailed', message: 'nothing was applied' };
+    return (
+      (await this.applyLoaded(rev, trigger, signal, false)) ?? {
+        result: 'Failed',
+        revision: rev.revision,
+        drift: false,
+        reason: 'ApplyFailed',
+        message: 'nothing was applied',
+      }
+    );
   }
 
   async applyLastGood(trigger: Trigger, signal: AbortSignal): Promise<SyncOutcome | undefined> {
@@ -229,7 +248,13 @@ export class SyncRunner implements SyncApplier {
   }
 
   /** What the apply came to; undefined when a partial pass found nothing of its own to do. */
-  private async applyLoaded(rev: LoadedRevision, trigger: Trigger, signal: AbortSignal, drift: boolean, only?: readonly string[]): Promise<SyncOutcome | undefined> {
+  private async applyLoaded(
+    rev: LoadedRevision,
+    trigger: Trigger,
+    signal: AbortSignal,
+    drift: boolean,
+    only?: readonly string[],
+  ): Promise<SyncOutcome | undefined> {
     this.latest = rev;
     let firstWrite = true;
     this.onWrite = (at) => {
@@ -255,7 +280,10 @@ export class SyncRunner implements SyncApplier {
       ...(this.notices ? { notices: this.notices } : {}),
     };
     // The fast pass compares with the last good revision, when it is another one.
-    const base = !only && !drift && this.store.status.lastGoodDir !== undefined && this.store.status.lastGoodDir !== rev.dir ? (await this.lastGoodRevision())?.validated : undefined;
+    const base =
+      !only && !drift && this.store.status.lastGoodDir !== undefined && this.store.status.lastGoodDir !== rev.dir
+        ? (await this.lastGoodRevision())?.validated
+        : undefined;
     const outcome = await applyStep(ctx, rev, trigger, signal, { drift, ...(only ? { only } : {}), ...(base ? { base } : {}) });
     if (outcome === 'skipped') return undefined;
     if (outcome.result !== 'Succeeded' && outcome.result !== 'Held') return outcome;
@@ -270,7 +298,11 @@ export class SyncRunner implements SyncApplier {
 
   /** One OpenStack client per Sync for the agent's life: tokens and the catalog are reused, calls are counted for /metrics. */
   private client(): OpenStackCloud {
-    this.openstack ??= OpenStackCloud.fromCloudsYaml(this.deps.cloud, this.deps.cloudsFile, this.deps.metrics.countersFor(this.name, (at) => this.onWrite?.(at)));
+    this.openstack ??= OpenStackCloud.fromCloudsYaml(
+      this.deps.cloud,
+      this.deps.cloudsFile,
+      this.deps.metrics.countersFor(this.name, (at) => this.onWrite?.(at)),
+    );
     return this.openstack;
   }
 }

@@ -33,7 +33,9 @@ export class FileStateStore implements StateStore {
     const s = (this.#state ??= await readState(this.file, this.#owner));
     s.lastAttemptedRevision = run.revision;
     if (run.result !== 'failed') s.lastAppliedRevision = run.revision;
-    s.history = [...s.history, { revision: run.revision, startedAt: run.startedAt, durationMs: run.durationMs, result: run.result, counts: run.counts }].slice(-10);
+    s.history = [...s.history, { revision: run.revision, startedAt: run.startedAt, durationMs: run.durationMs, result: run.result, counts: run.counts }].slice(
+      -10,
+    );
     await writeJsonAtomic(this.file, s);
   }
 }

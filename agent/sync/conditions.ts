@@ -55,7 +55,12 @@ export function fetchFailed(st: SyncStatusStore, reason: string, stalled: boolea
   const keep = st.status.lastAppliedRevision ? ` The last applied revision ${st.status.lastAppliedRevision} stays applied.` : '';
   st.condition('SourceReady', 'False', reason, message);
   st.condition('Ready', 'False', reason, `${sentence(message)}${keep}`);
-  st.condition('Stalled', stalled ? 'True' : 'False', stalled ? reason : reasons.retrying, stalled ? 'fix the source settings; the agent keeps retrying' : 'retrying with backoff');
+  st.condition(
+    'Stalled',
+    stalled ? 'True' : 'False',
+    stalled ? reason : reasons.retrying,
+    stalled ? 'fix the source settings; the agent keeps retrying' : 'retrying with backoff',
+  );
 }
 
 export function artifactFailed(st: SyncStatusStore, revision: string, message: string): void {
@@ -81,7 +86,8 @@ export function held(st: SyncStatusStore, revision: string, count: number, messa
     'Ready',
     'False',
     reasons.deletionHeld,
-    message ?? `${revision} applied except ${count} deletions held by the mass-delete guard (massDeleteThreshold); apply them with kupenstack apply --prune --allow-mass-delete`,
+    message ??
+      `${revision} applied except ${count} deletions held by the mass-delete guard (massDeleteThreshold); apply them with kupenstack apply --prune --allow-mass-delete`,
   );
   st.condition('Stalled', 'True', reasons.deletionHeld, 'waiting for a person to confirm the deletions');
 }
@@ -92,5 +98,10 @@ export function succeeded(st: SyncStatusStore, revision: string, summary: string
 }
 
 export function finished(st: SyncStatusStore, ok: boolean): void {
-  st.condition('Reconciling', 'False', ok ? reasons.idle : reasons.retryScheduled, ok ? 'waiting for the next interval, schedule or webhook' : 'waiting for the retry');
+  st.condition(
+    'Reconciling',
+    'False',
+    ok ? reasons.idle : reasons.retryScheduled,
+    ok ? 'waiting for the next interval, schedule or webhook' : 'waiting for the retry',
+  );
 }

@@ -45,7 +45,9 @@ export interface DependencyState {
  */
 export function dependencyWait(name: string, state: DependencyState | undefined): string | undefined {
   if (!state) return `dependency ${name} does not exist`;
-  if (state.ready?.status !== 'True') return `dependency ${name} is not Ready${state.ready?.reason ? ` (${state.ready.reason}${state.ready.message ? `: ${state.ready.message}` : ''})` : ''}`;
-  if (state.lastFetchedRevision && state.lastAppliedRevision !== state.lastFetchedRevision) return `dependency ${name} is not Ready at its newest revision ${state.lastFetchedRevision} yet`;
+  if (state.ready?.status !== 'True')
+    return `dependency ${name} is not Ready${state.ready?.reason ? ` (${state.ready.reason}${state.ready.message ? `: ${state.ready.message}` : ''})` : ''}`;
+  if (state.lastFetchedRevision && state.lastAppliedRevision !== state.lastFetchedRevision)
+    return `dependency ${name} is not Ready at its newest revision ${state.lastFetchedRevision} yet`;
   return undefined;
 }

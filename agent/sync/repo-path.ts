@@ -9,7 +9,10 @@ import { posix, relative, sep } from 'node:path';
 export function repoPath(file: string, copyDir: string, sourcePath: string): string {
   const inside = relative(copyDir, file);
   if (inside.startsWith('..') || inside === file) return file;
-  const base = posix.normalize(sourcePath.replaceAll('\\', '/')).replace(/^\.\/?$/, '').replace(/\/+$/, '');
+  const base = posix
+    .normalize(sourcePath.replaceAll('\\', '/'))
+    .replace(/^\.\/?$/, '')
+    .replace(/\/+$/, '');
   const rel = inside.split(sep).join('/');
   return base ? posix.join(base, rel) : rel;
 }

@@ -80,7 +80,8 @@ export class Scheduler {
 
   start(): void {
     if (this.options.suspend || this.stopped) return;
-    if (this.options.schedule) this.task = cron.schedule(cronExpression(this.options.schedule), () => this.trigger('schedule'), { timezone: 'Etc/UTC', noOverlap: true });
+    if (this.options.schedule)
+      this.task = cron.schedule(cronExpression(this.options.schedule), () => this.trigger('schedule'), { timezone: 'Etc/UTC', noOverlap: true });
     this.trigger('startup');
   }
 

@@ -87,7 +87,12 @@ export function parseSyncs(raw: unknown, ctx: Context): SyncConfig[] {
   const syncs = raw.map((entry, i) => {
     const p: Path = ['syncs', i];
     const { name, spec } = checkEntry(entry, p, info, ctx);
-    return syncConfigOf(name, spec, { owner: ctx.owner, projectPrefix: ctx.projectPrefix, single: raw.length === 1 }, (key, message) => new ConfigError(`${at([...p, ...key])}: ${message}`));
+    return syncConfigOf(
+      name,
+      spec,
+      { owner: ctx.owner, projectPrefix: ctx.projectPrefix, single: raw.length === 1 },
+      (key, message) => new ConfigError(`${at([...p, ...key])}: ${message}`),
+    );
   });
   const names = new Set<string>();
   const owners = new Map<string, string>();
@@ -95,20 +100,28 @@ export function parseSyncs(raw: unknown, ctx: Context): SyncConfig[] {
     if (names.has(s.name)) throw new ConfigError(`${at(['syncs', i, 'name'])}: two Syncs are named "${s.name}"; names must be unique`);
     names.add(s.name);
     const other = owners.get(s.owner);
-    if (other) throw new ConfigError(`${at(['syncs', i, 'owner'])}: Syncs "${other}" and "${s.name}" have the same owner "${s.owner}" and would prune each other's objects; give each its own owner`);
+    if (other)
+      throw new ConfigError(
+        `${at(['syncs', i, 'owner'])}: Syncs "${other}" and "${s.name}" have the same owner "${s.owner}" and would prune each other's objects; give each its own owner`,
+      );
     owners.set(s.owner, s.name);
   });
   syncs.forEach((s, i) =>
     s.dependsOn.forEach((d, j) => {
       const at = ctx.at(['syncs', i, 'dependsOn', j, 'name']);
       if (d === s.name) throw new ConfigError(`${at}: Sync "${s.name}" depends on itself; remove this entry`);
-      if (!names.has(d)) throw new ConfigError(`${at}: Sync "${s.name}" depends on "${d}", which is not in syncs: (known: ${[...names].join(', ')}); fix the name or add that Sync`);
+      if (!names.has(d))
+        throw new ConfigError(
+          `${at}: Sync "${s.name}" depends on "${d}", which is not in syncs: (known: ${[...names].join(', ')}); fix the name or add that Sync`,
+        );
     }),
   );
   const cycle = findCycle(new Map(syncs.map((s) => [s.name, s.dependsOn])));
   if (cycle) {
     const i = syncs.findIndex((s) => s.name === cycle[0]);
-    throw new ConfigError(`${ctx.at(['syncs', i, 'dependsOn'])}: dependsOn forms a cycle ${cycle.join(' → ')}: each would wait for the other forever; remove one of these dependencies`);
+    throw new ConfigError(
+      `${ctx.at(['syncs', i, 'dependsOn'])}: dependsOn forms a cycle ${cycle.join(' → ')}: each would wait for the other forever; remove one of these dependencies`,
+    );
   }
   return syncs;
 }
@@ -117,10 +130,15 @@ export function parseSyncs(raw: unknown, ctx: Context): SyncConfig[] {
 function checkEntry(entry: unknown, p: Path, info: KindInfo, ctx: Context): { name: string; spec: SyncSpec } {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${ctx.at(p)}: expected a mapping: name, source, interval, …`);
   const { name, ...spec } = entry as Record<string, unknown>;
-  if (typeof name !== 'string' || name === '') throw new ConfigError(`${ctx.at([...p, 'name'])}: ${name === undefined ? 'missing "name"' : '"name" must be a non-empty string'}`);
+  if (typeof name !== 'string' || name === '')
+    throw new ConfigError(`${ctx.at([...p, 'name'])}: ${name === undefined ? 'missing "name"' : '"name" must be a non-empty string'}`);
   // The owner default and the state dir are made from the name: a DNS label, not the wider subdomain of metadata.name.
-  if (!isDnsLabel(name)) throw new ConfigError(`${ctx.at([...p, 'name'])}: Sync name "${name}" must be a DNS label (lower-case letters, digits, '-') of at most 63 characters`);
-  if ('cloud' in spec) throw new ConfigError(`${ctx.at([...p, 'cloud'])}: a standalone Sync uses the cloud of kupenstack.yaml (the top-level "cloud:" setting); remove "cloud" here`);
+  if (!isDnsLabel(name))
+    throw new ConfigError(`${ctx.at([...p, 'name'])}: Sync name "${name}" must be a DNS label (lower-case letters, digits, '-') of at most 63 characters`);
+  if ('cloud' in spec)
+    throw new ConfigError(
+      `${ctx.at([...p, 'cloud'])}: a standalone Sync uses the cloud of kupenstack.yaml (the top-level "cloud:" setting); remove "cloud" here`,
+    );
   // Impersonation needs a cluster: standalone applies to OpenStack with the agent's own credentials.
   for (const key of ['serviceAccountName', 'serviceAccountNamespace'])
     if (key in spec)
@@ -132,7 +150,10 @@ function checkEntry(entry: unknown, p: Path, info: KindInfo, ctx: Context): { na
   const errors = valid ? [] : relevant(info.validate.errors ?? []);
   if (errors.length === 0) return { name, spec: spec as unknown as SyncSpec };
   // Of the most telling kind of error, the one first in the file.
-  const best = errors.filter((e) => rank(e) === rank(errors[0]!)).map((e) => explain(e, info)).map((x) => ({ ...x, where: ctx.at([...p, ...x.path]) }));
+  const best = errors
+    .filter((e) => rank(e) === rank(errors[0]!))
+    .map((e) => explain(e, info))
+    .map((x) => ({ ...x, where: ctx.at([...p, ...x.path]) }));
   const { where, message } = best.sort((a, b) => compareWhere(a.where, b.where))[0]!;
   throw new ConfigError(`${where}: ${message}`);
 }
@@ -142,7 +163,12 @@ function checkEntry(entry: unknown, p: Path, info: KindInfo, ctx: Context): { na
  * ms, the owner. Semantic checks the schema cannot express throw through
  * `fail(key path inside the spec, message)`.
  */
-export function syncConfigOf(name: string, spec: SyncSpec, defaults: { owner: string; projectPrefix: string; single: boolean }, fail: (key: Path, message: string) => Error): SyncConfig {
+export function syncConfigOf(
+  name: string,
+  spec: SyncSpec,
+  defaults: { owner: string; projectPrefix: string; single: boolean },
+  fail: (key: Path, message: string) => Error,
+): SyncConfig {
   const path = spec.path ?? String(specDefault('path'));
   if (path.split(/[\\/]/).includes('..') || path.startsWith('/')) throw fail(['path'], `path "${path}" must stay inside the source: relative, without '..'`);
   const intervalMs = parseDuration(spec.interval ?? String(specDefault('interval')));
@@ -173,7 +199,11 @@ export function syncConfigOf(name: string, spec: SyncSpec, defaults: { owner: st
   if (spec.schedule !== undefined) sync.schedule = spec.schedule;
   if (spec.imageVerify !== undefined) sync.imageVerify = spec.imageVerify;
   const w = spec.webhook;
-  if (w) sync.webhook = { secret: w.secretEnv !== undefined ? { env: w.secretEnv } : w.secretFile !== undefined ? { file: w.secretFile } : { name: w.secretRef!.name, key: 'token' } };
+  if (w)
+    sync.webhook = {
+      secret:
+        w.secretEnv !== undefined ? { env: w.secretEnv } : w.secretFile !== undefined ? { file: w.secretFile } : { name: w.secretRef!.name, key: 'token' },
+    };
   if (spec.notify?.length) sync.notify = spec.notify.map((n, i) => notifyTargetOf(n, i, spec, fail));
   return sync;
 }
@@ -199,7 +229,11 @@ function notifyTargetOf(n: NonNullable<SyncSpec['notify']>[number], i: number, s
   }
   if (commitStatusProviders.includes(n.provider)) {
     const repository = n.repository ?? (spec.source.git ? repositoryOf(spec.source.git.url) : undefined);
-    if (!repository) throw fail([...p, 'repository'], `a ${n.provider} commit status needs the repository as owner/repo on the forge (source.git.url has no owner/repo path to default to)`);
+    if (!repository)
+      throw fail(
+        [...p, 'repository'],
+        `a ${n.provider} commit status needs the repository as owner/repo on the forge (source.git.url has no owner/repo path to default to)`,
+      );
     t.repository = repository;
   }
   return t;
@@ -227,8 +261,13 @@ function sourceOf(spec: SyncSpec, fail: (key: Path, message: string) => Error): 
   if (Object.keys(credentials).length > 0) out.credentials = credentials;
   if (git.verify) {
     const { mode, publicKeysFile, publicKeysSecretRef } = git.verify;
-    if (mode === 'head' && !publicKeysFile && !publicKeysSecretRef) throw fail([...gp, 'verify'], 'verify.mode head needs publicKeysFile (trusted PGP public keys) or publicKeysSecretRef');
-    out.verify = { mode, ...(publicKeysFile ? { publicKeysFile } : {}), ...(publicKeysSecretRef ? { publicKeysSecretRef: { name: publicKeysSecretRef.name } } : {}) };
+    if (mode === 'head' && !publicKeysFile && !publicKeysSecretRef)
+      throw fail([...gp, 'verify'], 'verify.mode head needs publicKeysFile (trusted PGP public keys) or publicKeysSecretRef');
+    out.verify = {
+      mode,
+      ...(publicKeysFile ? { publicKeysFile } : {}),
+      ...(publicKeysSecretRef ? { publicKeysSecretRef: { name: publicKeysSecretRef.name } } : {}),
+    };
   }
   return { git: out };
 }
@@ -272,7 +311,10 @@ const patternMessages: { test: (schema: JsonSchema, path: Path) => boolean; mess
     message: (v) => `"${v}" is not a cron schedule: five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, …`,
   },
   { test: (_, p) => p.join('.') === 'source.git.url', message: () => 'url must start with https://, http:// or ssh://' },
-  { test: (_, p) => p.join('.') === 'source.oci.url', message: (v) => `url "${v}" must be oci://HOST[:PORT]/REPOSITORY, without tag or digest (those go in ref)` },
+  {
+    test: (_, p) => p.join('.') === 'source.oci.url',
+    message: (v) => `url "${v}" must be oci://HOST[:PORT]/REPOSITORY, without tag or digest (those go in ref)`,
+  },
   { test: (_, p) => p.join('.') === 'source.git.ref.commit', message: () => 'commit must be a full SHA (40 or 64 lower-case hex digits)' },
   { test: (_, p) => p.join('.') === 'owner', message: (v) => `owner "${v}" must be a DNS label of at most 40 characters (it goes into OpenStack tags)` },
 ];
@@ -283,7 +325,8 @@ const missingFormHints: Record<string, string> = {
   'source.oci.ref': 'ref needs exactly one of tag, semver or digest',
   // The key form first (what most policies use; keyless is in the README and the schema's description).
   imageVerify: 'missing "publicKey"',
-  webhook: 'webhook needs secretEnv (an environment variable) or secretFile (a file) holding the shared secret, or secretRef (a Secret under secretsDir with a token key)',
+  webhook:
+    'webhook needs secretEnv (an environment variable) or secretFile (a file) holding the shared secret, or secretRef (a Secret under secretsDir with a token key)',
 };
 
 /** Turns the first Ajv error into a key path inside the entry and a message that says what to write. */

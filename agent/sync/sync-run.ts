@@ -154,7 +154,12 @@ export class SyncRun {
     const check = await checkPath(dir, this.d.registry);
     if (check.diagnostics.length > 0) {
       // Files as the repository names them, not as the agent's private copy does.
-      this.reject(revision, check.diagnostics.map((x) => formatDiagnostic({ ...x, file: repoPath(x.file, dir, this.d.path) })), started, trigger);
+      this.reject(
+        revision,
+        check.diagnostics.map((x) => formatDiagnostic({ ...x, file: repoPath(x.file, dir, this.d.path) })),
+        started,
+        trigger,
+      );
       this.invalid = revision;
       await lastGood();
       await this.a.settled?.(dir);
@@ -255,7 +260,13 @@ export class SyncRun {
     if (message) run.message = message.slice(0, 4096);
     if (counts) run.counts = counts;
     this.d.store.record(run);
-    if (result === 'Rejected') this.outcome = { event: 'rejected', revision, summary: `revision ${revision} rejected, nothing from it applied`, diagnostic: message?.split('\n')[0] ?? '' };
+    if (result === 'Rejected')
+      this.outcome = {
+        event: 'rejected',
+        revision,
+        summary: `revision ${revision} rejected, nothing from it applied`,
+        diagnostic: message?.split('\n')[0] ?? '',
+      };
     else if (result === 'Failed') this.outcome = { event: 'failed', revision, summary: `revision ${revision} failed to apply`, diagnostic: message ?? '' };
     else if (result === 'Held') this.outcome = { event: 'held', revision, summary: message ?? 'deletions held' };
   }

@@ -8,7 +8,6 @@ import type { Source } from '../source/source.ts';
 import { readKeyFiles } from '../source/verify-signature.ts';
 import { version } from '../version.ts';
 
-
 /**
  * The Source of one Sync, through the one source factory. Credentials and
  * trusted keys are functions of the secret resolver, read again before every

@@ -32,14 +32,24 @@ export class AgentMetrics {
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
       registers,
     });
-    this.reconciles = new Counter({ name: 'kupenstack_reconcile_total', help: 'Sync runs by result and trigger.', labelNames: ['sync', 'result', 'trigger'], registers });
+    this.reconciles = new Counter({
+      name: 'kupenstack_reconcile_total',
+      help: 'Sync runs by result and trigger.',
+      labelNames: ['sync', 'result', 'trigger'],
+      registers,
+    });
     this.apiCalls = new Counter({
       name: 'kupenstack_openstack_api_calls_total',
       help: 'OpenStack API calls by service, method and HTTP status (AUTH = token requests).',
       labelNames: ['sync', 'service', 'method', 'status'],
       registers,
     });
-    this.resources = new Gauge({ name: 'kupenstack_resources', help: 'Objects a Sync manages, by kind and state (ready, not-ready, failed).', labelNames: ['sync', 'kind', 'state'], registers });
+    this.resources = new Gauge({
+      name: 'kupenstack_resources',
+      help: 'Objects a Sync manages, by kind and state (ready, not-ready, failed).',
+      labelNames: ['sync', 'kind', 'state'],
+      registers,
+    });
     this.fetchDuration = new Histogram({
       name: 'kupenstack_source_fetch_duration_seconds',
       help: 'Duration of fetching a Sync source, by result (ok or the failure: unreachable, auth, ref-not-found, …).',
@@ -48,10 +58,30 @@ export class AgentMetrics {
       registers,
     });
     // Plain series beside the histograms: simple text-format parsers (prom2json style) merge the buckets of labelled histograms.
-    this.fetches = new Counter({ name: 'kupenstack_source_fetch_total', help: 'Source fetches by result (ok or the failure).', labelNames: ['sync', 'result'], registers });
-    this.lastDuration = new Gauge({ name: 'kupenstack_reconcile_last_duration_seconds', help: 'Duration of the last Sync run.', labelNames: ['sync'], registers });
-    this.lastApplied = new Gauge({ name: 'kupenstack_last_applied_revision_info', help: 'Last applied revision of each Sync (value 1).', labelNames: ['sync', 'revision'], registers });
-    this.ready = new Gauge({ name: 'kupenstack_sync_ready', help: 'Whether the Ready condition of a Sync is True (1) or not (0).', labelNames: ['sync'], registers });
+    this.fetches = new Counter({
+      name: 'kupenstack_source_fetch_total',
+      help: 'Source fetches by result (ok or the failure).',
+      labelNames: ['sync', 'result'],
+      registers,
+    });
+    this.lastDuration = new Gauge({
+      name: 'kupenstack_reconcile_last_duration_seconds',
+      help: 'Duration of the last Sync run.',
+      labelNames: ['sync'],
+      registers,
+    });
+    this.lastApplied = new Gauge({
+      name: 'kupenstack_last_applied_revision_info',
+      help: 'Last applied revision of each Sync (value 1).',
+      labelNames: ['sync', 'revision'],
+      registers,
+    });
+    this.ready = new Gauge({
+      name: 'kupenstack_sync_ready',
+      help: 'Whether the Ready condition of a Sync is True (1) or not (0).',
+      labelNames: ['sync'],
+      registers,
+    });
     this.engineEvents = new Counter({
       name: 'kupenstack_engine_events_total',
       help: 'What the engine did, from its typed events: created, updated, replaced, deleted, healed, held, failed, … by kind.',

@@ -41,7 +41,13 @@ export interface DagLanes {
  * first (the critical path: a network before a flavor, since subnets and
  * ports wait for it), then `order`'s order.
  */
-export async function dag(order: readonly string[], deps: (node: string) => string[], limit: number, work: (node: string) => Promise<void>, lanes: DagLanes = {}): Promise<void> {
+export async function dag(
+  order: readonly string[],
+  deps: (node: string) => string[],
+  limit: number,
+  work: (node: string) => Promise<void>,
+  lanes: DagLanes = {},
+): Promise<void> {
   const waiting = new Map(order.map((n) => [n, new Set(deps(n))]));
   const dependents = new Map<string, string[]>();
   for (const [n, ds] of waiting) for (const d of ds) dependents.set(d, [...(dependents.get(d) ?? []), n]);
@@ -72,7 +78,7 @@ export async function dag(order: readonly string[], deps: (node: string) => stri
           const batch = [q.shift()!];
           const key = lanes.batchOf?.(batch[0]!);
           if (key !== undefined) {
-            for (let i = 0; i < q.length && batch.length < (lanes.maxBatch ?? 1); ) {
+            for (let i = 0; i < q.length && batch.length < (lanes.maxBatch ?? 1);) {
               if (lanes.batchOf!(q[i]!) === key) batch.push(...q.splice(i, 1));
               else i++;
             }
@@ -153,7 +159,10 @@ export function limiter(limit: number): Limiter {
  * One limiter per key, made on first use: `limit` at a time for each key, keys independent.
  * Pass a WeakMap to key by objects that must not be kept alive by it (a cloud).
  */
-export function limiterPerKey<K>(limit: number, store: { get(key: K): Limiter | undefined; set(key: K, value: Limiter): unknown } = new Map<K, Limiter>()): (key: K) => Limiter {
+export function limiterPerKey<K>(
+  limit: number,
+  store: { get(key: K): Limiter | undefined; set(key: K, value: Limiter): unknown } = new Map<K, Limiter>(),
+): (key: K) => Limiter {
   return (key) => {
     let bound = store.get(key);
     if (!bound) store.set(key, (bound = limiter(limit)));

@@ -10,7 +10,10 @@ const kupenstackNamespace = '5f0c7a52-93d1-4b8e-9a57-0c4e1d2b6a31';
  * the Glance side (agent/glance/) both derive ids.
  */
 export function uuid5(name: string, namespace = kupenstackNamespace): string {
-  const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest();
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');

@@ -20,7 +20,13 @@ export interface GitCheck extends PathCheck {
  * whatever the working tree holds. Diagnostics name files as `REF:path/file`
  * (`origin/main:team-a/net.yaml:4:3`), like `git show` does.
  */
-export async function checkGitRevision(repoDir: string, ref: string, path: string, registry: SchemaRegistry, limits: LoadLimits = defaultLimits): Promise<GitCheck> {
+export async function checkGitRevision(
+  repoDir: string,
+  ref: string,
+  path: string,
+  registry: SchemaRegistry,
+  limits: LoadLimits = defaultLimits,
+): Promise<GitCheck> {
   const { commit } = await resolveCommit(repoDir, ref);
   const scratch = await mkdtemp(join(tmpdir(), 'kupenstack-rev-'));
   try {

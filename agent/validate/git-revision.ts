@@ -52,7 +52,10 @@ export async function resolveCommit(repoDir: string, ref: string): Promise<GitRe
     for (const parentIndex of hops) {
       const { commit: c } = await git.readCommit({ fs, dir: repoDir, gitdir, oid: commit });
       const parent = c.parent[parentIndex];
-      if (!parent) throw new GitRevisionError(`"${ref}": commit ${commit.slice(0, 12)} has no such parent in ${repoDir} (a shallow clone stops early: fetch more history)`);
+      if (!parent)
+        throw new GitRevisionError(
+          `"${ref}": commit ${commit.slice(0, 12)} has no such parent in ${repoDir} (a shallow clone stops early: fetch more history)`,
+        );
       commit = parent;
     }
   }
@@ -99,7 +102,8 @@ async function resolvePlain(repoDir: string, ref: string): Promise<GitRevision> 
  */
 export async function writeRevision(repoDir: string, commit: string, subpath: string, into: string): Promise<string> {
   const prefix = posix.normalize(subpath.split('\\').join('/')).replace(/^\.\/?|\/$/g, '');
-  if (prefix === '..' || prefix.startsWith('../') || posix.isAbsolute(prefix)) throw new GitRevisionError(`path "${subpath}" leaves the repository; give a path inside it`);
+  if (prefix === '..' || prefix.startsWith('../') || posix.isAbsolute(prefix))
+    throw new GitRevisionError(`path "${subpath}" leaves the repository; give a path inside it`);
   await checkoutTree(gitdirOf(repoDir), commit, into);
   const root = prefix === '' ? into : join(into, prefix);
   if (!fs.existsSync(root)) throw new GitRevisionError(`path "${subpath}" does not exist in commit ${commit.slice(0, 12)}`);

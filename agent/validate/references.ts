@@ -30,7 +30,10 @@ export function checkReferences(refs: Reference[], byAddress: Map<string, Manife
       );
       continue;
     }
-    const guess = closest(ref.targetName, sameKind.filter((m) => m.metadata.namespace === ns).map((m) => m.metadata.name));
+    const guess = closest(
+      ref.targetName,
+      sameKind.filter((m) => m.metadata.namespace === ns).map((m) => m.metadata.name),
+    );
     diagnostics.push(
       diagnosticAt(
         ref.from,

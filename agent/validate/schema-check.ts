@@ -23,14 +23,19 @@ export function checkDocument(doc: SourceDocument, registry: SchemaRegistry): { 
 
   if (value.apiVersion === undefined) report('apiversion.missing', [], `add "apiVersion: ${apiVersion}"`);
   else if (value.apiVersion !== apiVersion) {
-    const hint = typeof value.apiVersion === 'string' && value.apiVersion.startsWith(`${group}/`) ? 'this version is not served' : 'this is not a KupenStack manifest';
+    const hint =
+      typeof value.apiVersion === 'string' && value.apiVersion.startsWith(`${group}/`) ? 'this version is not served' : 'this is not a KupenStack manifest';
     report('apiversion.unknown', ['apiVersion'], `${JSON.stringify(value.apiVersion)}: ${hint}; use "${apiVersion}" (or add the file to .kupenstackignore)`);
   }
   const info = registry.kinds.get(kindName);
   if (value.kind === undefined) report('kind.missing', [], `add "kind:", one of ${[...registry.kinds.keys()].join(', ')}`);
   else if (!info) {
     const guess = typeof value.kind === 'string' ? closest(value.kind, registry.kinds.keys()) : undefined;
-    report('kind.unknown', ['kind'], `unknown kind ${JSON.stringify(value.kind)}; ${guess ? `did you mean "${guess}"? ` : ''}known kinds: ${[...registry.kinds.keys()].join(', ')}`);
+    report(
+      'kind.unknown',
+      ['kind'],
+      `unknown kind ${JSON.stringify(value.kind)}; ${guess ? `did you mean "${guess}"? ` : ''}known kinds: ${[...registry.kinds.keys()].join(', ')}`,
+    );
   }
   if (!info || diagnostics.length > 0) return { diagnostics };
 
@@ -87,7 +92,12 @@ function mapError(error: ErrorObject, info: KindInfo): Mapped {
     case 'type':
       return { code: 'schema.type', path, at: 'value', message: `must be ${article(String(params.type))}, not ${describe(error.data)}` };
     case 'enum':
-      return { code: 'schema.enum', path, at: 'value', message: `${shown} is not allowed; use one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        code: 'schema.enum',
+        path,
+        at: 'value',
+        message: `${shown} is not allowed; use one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     case 'pattern':
     case 'maxLength':
     case 'minLength':
@@ -117,7 +127,12 @@ function missingField(error: ErrorObject, path: (string | number)[], info: KindI
   const params: Record<string, unknown> = error.params;
   const missing = String(params.missingProperty);
   if (atMetadata(path) && missing === 'namespace')
-    return { code: 'namespace.missing', path: [...path, missing], at: 'key', message: `${info.kind} is namespaced: set metadata.namespace (the namespace is the OpenStack project)` };
+    return {
+      code: 'namespace.missing',
+      path: [...path, missing],
+      at: 'key',
+      message: `${info.kind} is namespaced: set metadata.namespace (the namespace is the OpenStack project)`,
+    };
   return { code: 'schema.required', path: [...path, missing], at: 'key', message: `the required field "${missing}" is missing; add it` };
 }
 
@@ -132,7 +147,8 @@ function unknownField(error: ErrorObject, path: (string | number)[], info: KindI
       code: 'ref.cross-namespace',
       path: [...path, extra],
       at: 'key',
-      message: 'references point to manifests in the same namespace only; remove "namespace" and declare the target in this namespace (or import the OpenStack object by id or filter)',
+      message:
+        'references point to manifests in the same namespace only; remove "namespace" and declare the target in this namespace (or import the OpenStack object by id or filter)',
     };
   const parent: JsonSchema | undefined = error.parentSchema;
   const allowed = Object.keys(parent?.properties ?? {});
@@ -154,7 +170,8 @@ function badText(error: ErrorObject, path: (string | number)[]): Mapped {
       code: `${field}.invalid`,
       path,
       at: 'value',
-      message: `${shown} is not a valid ${field}: use lower-case letters, digits and "-", starting and ending with a letter or digit, ` +
+      message:
+        `${shown} is not a valid ${field}: use lower-case letters, digits and "-", starting and ending with a letter or digit, ` +
         `${field === 'namespace' ? 'at most 63 characters (a DNS label)' : 'at most 253 characters (a DNS subdomain)'}`,
     };
   }
@@ -169,14 +186,24 @@ function badText(error: ErrorObject, path: (string | number)[]): Mapped {
 function outOfRange(error: ErrorObject, path: (string | number)[]): Mapped {
   const shown = JSON.stringify(error.data);
   const parent: JsonSchema | undefined = error.parentSchema;
-  return { code: 'schema.range', path, at: 'value', message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}` };
+  return {
+    code: 'schema.range',
+    path,
+    at: 'value',
+    message: `${shown.length > 60 ? 'the value' : shown} ${error.message ?? 'is out of range'}; change it${about(parent)}`,
+  };
 }
 
 /** `oneOf`, `anyOf`, `not`: which of the allowed forms to set, or which fields exclude each other. */
 function badForm(error: ErrorObject, path: (string | number)[]): Mapped {
   if (error.keyword === 'not') {
     const names = (error.schema as JsonSchema | undefined)?.required ?? [];
-    return { code: 'schema.conflict', path, at: 'key', message: names.length ? `the fields ${names.join(' and ')} cannot be set together; keep one` : 'this combination of fields is not allowed' };
+    return {
+      code: 'schema.conflict',
+      path,
+      at: 'key',
+      message: names.length ? `the fields ${names.join(' and ')} cannot be set together; keep one` : 'this combination of fields is not allowed',
+    };
   }
   const forms = describeBranches(error.schema);
   if (error.keyword === 'oneOf') {

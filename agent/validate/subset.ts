@@ -17,7 +17,6 @@ export function subsetOf(validatedHead: ValidatedRevision, addresses: readonly s
   return { ...validatedHead, manifests: validatedHead.manifests.filter((m) => keep.has(m.address)), order: validatedHead.order.filter((a) => keep.has(a)) };
 }
 
-
 /**
  * The named manifests and, transitively, what depends on them: a changed
  * object's replace cascades to its dependents only if they are planned with

@@ -10,7 +10,11 @@ import { diagnosticAt } from './report.ts';
  * or against the status of the cloud in the cluster. `label` turns a file of `head`
  * into the name the user knows (`HEAD:clouds/cloud.yaml`).
  */
-export function checkTransitions(base: readonly Manifest[] | undefined, head: readonly Manifest[], opts: { status?: OpenStackCloudStatus; label?: (file: string) => string } = {}): Diagnostic[] {
+export function checkTransitions(
+  base: readonly Manifest[] | undefined,
+  head: readonly Manifest[],
+  opts: { status?: OpenStackCloudStatus; label?: (file: string) => string } = {},
+): Diagnostic[] {
   const clouds = head.filter((m) => m.kind === 'OpenStackCloud');
   const before = (base ?? []).filter((m) => m.kind === 'OpenStackCloud');
   const out: Diagnostic[] = [];

@@ -15,7 +15,8 @@ export const sniffBytes = 64 * 1024;
  * store them and Nova would follow the pointer on the compute host.
  */
 export function sniffDiskFormat(head: Buffer): string {
-  const at = (offset: number, magic: string): boolean => head.length >= offset + magic.length && head.subarray(offset, offset + magic.length).toString('latin1') === magic;
+  const at = (offset: number, magic: string): boolean =>
+    head.length >= offset + magic.length && head.subarray(offset, offset + magic.length).toString('latin1') === magic;
   if (at(0, 'QFI\xfb')) {
     if (head.length >= 16 && head.readBigUInt64BE(8) !== 0n)
       throw new KupenstackError('image.unsafe', 'the qcow2 disk names a backing file; KupenStack refuses disks that read data from outside themselves');
@@ -29,7 +30,10 @@ export function sniffDiskFormat(head: Buffer): string {
   if (head.length >= 68 && head.readUInt32LE(64) === 0xbeda107f) return 'vdi';
   if (at(0x8001, 'CD001')) return 'iso';
   if (at(0, '\x1f\x8b') || at(0, '\x28\xb5\x2f\xfd') || at(0, '\xfd7zXZ\x00') || at(0, 'BZh')) {
-    throw new KupenstackError('image.compressed', 'the disk is compressed (gzip, zstd, xz or bzip2); Glance stores disks as they are: publish the uncompressed disk');
+    throw new KupenstackError(
+      'image.compressed',
+      'the disk is compressed (gzip, zstd, xz or bzip2); Glance stores disks as they are: publish the uncompressed disk',
+    );
   }
   return 'raw';
 }
@@ -45,7 +49,10 @@ export function formatsAgree(declared: string, sniffed: string): boolean {
 /** A declared format the content contradicts: refused, Glance would boot the wrong thing. */
 export function checkDeclaredFormat(declared: string, sniffed: string): void {
   if (!formatsAgree(declared, sniffed)) {
-    throw new KupenstackError('image.format-mismatch', `spec.diskFormat is ${declared} but the disk's content is ${sniffed}; fix diskFormat (or leave it out to use what the content shows)`);
+    throw new KupenstackError(
+      'image.format-mismatch',
+      `spec.diskFormat is ${declared} but the disk's content is ${sniffed}; fix diskFormat (or leave it out to use what the content shows)`,
+    );
   }
 }
 

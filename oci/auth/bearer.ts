@@ -99,7 +99,10 @@ export async function fetchToken(options: {
     );
   }
   if (res.statusCode !== 200) {
-    throw new OciError('oci.auth', `the token server ${url.origin} of ${registryHost} answered ${res.statusCode} to a token request for ${scopes.join(' ') || 'no scope'}`);
+    throw new OciError(
+      'oci.auth',
+      `the token server ${url.origin} of ${registryHost} answered ${res.statusCode} to a token request for ${scopes.join(' ') || 'no scope'}`,
+    );
   }
   let parsed: TokenResponse;
   try {

@@ -54,12 +54,16 @@ export class DockerConfigCredentials implements CredentialStore {
   constructor(file: string, json: unknown) {
     this.file = file;
     if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-      throw new OciError('oci.credentials', `${file} is not a docker config (a JSON object with "auths"); use the file docker login writes or a .dockerconfigjson Secret value`);
+      throw new OciError(
+        'oci.credentials',
+        `${file} is not a docker config (a JSON object with "auths"); use the file docker login writes or a .dockerconfigjson Secret value`,
+      );
     }
     const doc = json as Record<string, unknown>;
     const auths = doc.auths;
     if (auths !== undefined) {
-      if (typeof auths !== 'object' || auths === null || Array.isArray(auths)) throw new OciError('oci.credentials', `${file}: "auths" must be an object keyed by registry`);
+      if (typeof auths !== 'object' || auths === null || Array.isArray(auths))
+        throw new OciError('oci.credentials', `${file}: "auths" must be an object keyed by registry`);
       for (const [key, value] of Object.entries(auths as Record<string, unknown>)) {
         if (typeof value !== 'object' || value === null) continue;
         const credential = decodeEntry(file, key, value);
@@ -77,7 +81,9 @@ export class DockerConfigCredentials implements CredentialStore {
     try {
       text = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new OciError('oci.credentials', `cannot read the docker config ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}; check the path`, { cause: err });
+      throw new OciError('oci.credentials', `cannot read the docker config ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}; check the path`, {
+        cause: err,
+      });
     }
     let json: unknown;
     try {

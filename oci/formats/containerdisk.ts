@@ -32,7 +32,10 @@ export interface TarDiskState {
 function checkEntry(header: Header, where: string): string | null {
   const path = normalizeEntryPath(header.name);
   if (path === null) {
-    throw new OciError('oci.unsafe', `${where}: tar entry "${header.name}" climbs out of the image root (..); refused — a layer like this is built to attack whoever unpacks it`);
+    throw new OciError(
+      'oci.unsafe',
+      `${where}: tar entry "${header.name}" climbs out of the image root (..); refused — a layer like this is built to attack whoever unpacks it`,
+    );
   }
   const isDiskPath = diskEntryRe.test(path);
   if ((header.type === 'symlink' || header.type === 'link') && (isDiskPath || path === 'disk')) {
@@ -64,8 +67,10 @@ export async function* diskFromTar(tar: Readable, decompress: Duplex | undefined
     // tar-stream's own errors ("Unexpected end of data", "Invalid tar header") are plain Errors (found by fuzzing): typed here.
     // Anything else (the blob's own network or digest errors) goes up as it is: the caller classifies those.
     if (err instanceof KupenstackError || !(err instanceof Error)) throw err;
-    if (/unexpected end|premature close|truncated/i.test(err.message)) throw new OciError('oci.truncated', `${where}: the tar layer ended early (${err.message}); nothing was used`, { cause: err });
-    if (/tar|header|invalid/i.test(err.message)) throw new OciError('oci.format', `${where} is not a valid tar layer (${err.message}); the image is damaged or not a containerDisk`, { cause: err });
+    if (/unexpected end|premature close|truncated/i.test(err.message))
+      throw new OciError('oci.truncated', `${where}: the tar layer ended early (${err.message}); nothing was used`, { cause: err });
+    if (/tar|header|invalid/i.test(err.message))
+      throw new OciError('oci.format', `${where} is not a valid tar layer (${err.message}); the image is damaged or not a containerDisk`, { cause: err });
     throw err;
   }
 }

@@ -1,7 +1,16 @@
 import type { DiskPackaging } from '../disk-source.ts';
 import { OciError } from '../errors.ts';
 import type { Descriptor, ImageManifest } from '../manifest.ts';
-import { diskFormats, diskImagePrefix, isImageConfig, parseDiskMediaType, tarLayerCompression, titleAnnotation, vmImageArtifact, type Compression } from '../media-types.ts';
+import {
+  diskFormats,
+  diskImagePrefix,
+  isImageConfig,
+  parseDiskMediaType,
+  tarLayerCompression,
+  titleAnnotation,
+  vmImageArtifact,
+  type Compression,
+} from '../media-types.ts';
 import { vmimage } from './vmimage-annotations.ts';
 
 /**
@@ -54,7 +63,10 @@ export function detectDisk(manifest: ImageManifest, where: string): DetectedDisk
   }
   const ours = manifest.artifactType === vmImageArtifact;
   if (ours && diskLayers.length === 0) {
-    throw new OciError('oci.format', `${where} says it is a ${vmImageArtifact} but has no application/vnd.diskimage.* layer; push the disk with a media type like application/vnd.diskimage.qcow2`);
+    throw new OciError(
+      'oci.format',
+      `${where} says it is a ${vmImageArtifact} but has no application/vnd.diskimage.* layer; push the disk with a media type like application/vnd.diskimage.qcow2`,
+    );
   }
   if (diskLayers.length === 1) {
     const layer = diskLayers[0]!;
@@ -62,15 +74,27 @@ export function detectDisk(manifest: ImageManifest, where: string): DetectedDisk
     checkFormatName(parsed.format, where);
     const annotated = manifest.annotations[vmimage.diskFormat];
     if (annotated !== undefined && annotated !== parsed.format) {
-      throw new OciError('oci.format-mismatch', `${where}: the layer media type says ${parsed.format} but ${vmimage.diskFormat} says ${annotated}; make them agree`);
+      throw new OciError(
+        'oci.format-mismatch',
+        `${where}: the layer media type says ${parsed.format} but ${vmimage.diskFormat} says ${annotated}; make them agree`,
+      );
     }
-    return { packaging: ours ? 'kupenstack-artifact' : 'diskimage-artifact', layer, declaredFormat: parsed.format, ...(parsed.compression ? { compression: parsed.compression } : {}) };
+    return {
+      packaging: ours ? 'kupenstack-artifact' : 'diskimage-artifact',
+      layer,
+      declaredFormat: parsed.format,
+      ...(parsed.compression ? { compression: parsed.compression } : {}),
+    };
   }
   if (isImageConfig(manifest.config.mediaType)) {
-    if (manifest.layers.length === 0) throw new OciError('oci.format', `${where} is a container image without layers; a containerDisk has its disk under disk/ in a layer`);
+    if (manifest.layers.length === 0)
+      throw new OciError('oci.format', `${where} is a container image without layers; a containerDisk has its disk under disk/ in a layer`);
     for (const l of manifest.layers) {
       if (tarLayerCompression(l.mediaType) === undefined) {
-        throw new OciError('oci.format', `${where} is a container image with a layer of type ${l.mediaType}; a containerDisk's layers are tar, tar+gzip or tar+zstd`);
+        throw new OciError(
+          'oci.format',
+          `${where} is a container image with a layer of type ${l.mediaType}; a containerDisk's layers are tar, tar+gzip or tar+zstd`,
+        );
       }
     }
     const tarLayers = [...manifest.layers].reverse();
@@ -89,7 +113,10 @@ export function detectDisk(manifest: ImageManifest, where: string): DetectedDisk
   }
   const layer = candidates[0]!;
   if (layer.annotations?.['io.deis.oras.content.unpack'] === 'true') {
-    throw new OciError('oci.format', `${where}: the layer is a directory oras packed as tar+gzip; push the disk file itself (oras push REF disk.qcow2:application/vnd.diskimage.qcow2)`);
+    throw new OciError(
+      'oci.format',
+      `${where}: the layer is a directory oras packed as tar+gzip; push the disk file itself (oras push REF disk.qcow2:application/vnd.diskimage.qcow2)`,
+    );
   }
   const title = layer.annotations?.[titleAnnotation] ?? '';
   const byName = formatFromFileName(title);

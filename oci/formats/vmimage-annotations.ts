@@ -60,7 +60,8 @@ const allowedExact = new Set([
 /** Pass-through Glance properties an image may set for itself. Never core fields, signatures or Glance-reserved keys. */
 export function isAllowedProperty(key: string): boolean {
   if (!/^[a-z][A-Za-z0-9_:.-]{0,254}$/.test(key)) return false;
-  if (key.startsWith('os_glance') || key.startsWith('img_signature') || key.startsWith('os_hash') || key === 'os_hidden' || key.startsWith('oci_')) return false;
+  if (key.startsWith('os_glance') || key.startsWith('img_signature') || key.startsWith('os_hash') || key === 'os_hidden' || key.startsWith('oci_'))
+    return false;
   return allowedExact.has(key) || key.startsWith('hw_') || key.startsWith('img_') || key.startsWith('trait:') || key.startsWith('os_');
 }
 

@@ -50,9 +50,11 @@ export async function listResources(kc: k8s.KubeConfig, registry: SchemaRegistry
   const lists = await Promise.all(
     kinds.map(async (k) => {
       try {
-        const list = (namespace
-          ? await api.listNamespacedCustomObject({ group, version, namespace, plural: k.plural })
-          : await api.listClusterCustomObject({ group, version, plural: k.plural })) as { items: ResourceObject[] };
+        const list = (
+          namespace
+            ? await api.listNamespacedCustomObject({ group, version, namespace, plural: k.plural })
+            : await api.listClusterCustomObject({ group, version, plural: k.plural })
+        ) as { items: ResourceObject[] };
         return list.items.map((o) => resourceRowOf(k.kind, o));
       } catch (err) {
         if (isKubeStatus(err, 404)) return [];
@@ -81,14 +83,25 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
   }
   const objects = await Promise.all(
     (sync.status?.inventory ?? []).map(async (e): Promise<ResourceRow> => {
-      const missing: ResourceRow = { namespace: e.namespace ?? '', kind: e.kind, name: e.name, ready: 'Missing', reason: '', id: '', message: 'not in the cluster', age: '' };
+      const missing: ResourceRow = {
+        namespace: e.namespace ?? '',
+        kind: e.kind,
+        name: e.name,
+        ready: 'Missing',
+        reason: '',
+        id: '',
+        message: 'not in the cluster',
+        age: '',
+      };
       const plural = registry.kinds.get(e.kind)?.plural;
       if (!plural) return { ...missing, message: `kind ${e.kind} is not one of KupenStack's` };
       const [g, v] = e.apiVersion.split('/') as [string, string];
       try {
-        const o = (e.namespace
-          ? await api.getNamespacedCustomObject({ group: g, version: v, namespace: e.namespace, plural, name: e.name })
-          : await api.getClusterCustomObject({ group: g, version: v, plural, name: e.name })) as ResourceObject;
+        const o = (
+          e.namespace
+            ? await api.getNamespacedCustomObject({ group: g, version: v, namespace: e.namespace, plural, name: e.name })
+            : await api.getClusterCustomObject({ group: g, version: v, plural, name: e.name })
+        ) as ResourceObject;
         return resourceRowOf(e.kind, o);
       } catch (err) {
         if (isKubeStatus(err, 404)) return missing;

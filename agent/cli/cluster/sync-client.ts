@@ -53,7 +53,9 @@ export function rowOf(s: SyncObject, now = Date.now()): SyncRow {
     reason: ready?.reason ?? '',
     message: ready?.message ?? '',
     age: age(now - created),
-    ...(h ? { objects: `${h.ready ?? 0}/${(h.ready ?? 0) + (h.reconciling ?? 0) + (h.stalled ?? 0)}`, readyObjects: h.ready ?? 0, stalled: h.stalled ?? 0 } : {}),
+    ...(h
+      ? { objects: `${h.ready ?? 0}/${(h.ready ?? 0) + (h.reconciling ?? 0) + (h.stalled ?? 0)}`, readyObjects: h.ready ?? 0, stalled: h.stalled ?? 0 }
+      : {}),
   };
 }
 
@@ -72,7 +74,9 @@ export function age(ms: number): string {
 export async function listSyncs(kc: k8s.KubeConfig, selector?: string): Promise<SyncObject[]> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   try {
-    const list = (await api.listClusterCustomObject({ group, version, plural: 'syncs', ...(selector ? { labelSelector: selector } : {}) })) as { items: SyncObject[] };
+    const list = (await api.listClusterCustomObject({ group, version, plural: 'syncs', ...(selector ? { labelSelector: selector } : {}) })) as {
+      items: SyncObject[];
+    };
     return list.items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   } catch (err) {
     throw kubeApiError('list Syncs', err);
@@ -116,13 +120,21 @@ export interface ReconcileResult {
  * waits until the status says a run answered this request; the Sync's Ready
  * then is the result. A suspended Sync is refused: nothing would run.
  */
-export async function reconcileSync(kc: k8s.KubeConfig, name: string, opts: { timeoutMs: number; pollMs?: number; now?: () => Date }): Promise<ReconcileResult> {
+export async function reconcileSync(
+  kc: k8s.KubeConfig,
+  name: string,
+  opts: { timeoutMs: number; pollMs?: number; now?: () => Date },
+): Promise<ReconcileResult> {
   const before = await getSync(kc, name);
-  if (before.spec.suspend) throw new KupenstackError('sync.suspended', `Sync ${name} is suspended: nothing runs until kupenstack resume sync ${name} (or spec.suspend: false)`);
+  if (before.spec.suspend)
+    throw new KupenstackError('sync.suspended', `Sync ${name} is suspended: nothing runs until kupenstack resume sync ${name} (or spec.suspend: false)`);
   const requestedAt = (opts.now?.() ?? new Date()).toISOString();
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   try {
-    await api.patchClusterCustomObject({ group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: requestedAt } } } }, mergePatch);
+    await api.patchClusterCustomObject(
+      { group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: requestedAt } } } },
+      mergePatch,
+    );
   } catch (err) {
     throw kubeApiError(`annotate Sync ${name}`, err);
   }

@@ -25,7 +25,11 @@ export function serviceEndpoints(charts: readonly string[], catalog: Token['cata
     const ep = entry?.endpoints.find((e) => e.interface === 'public' && (!region || e.region === region || e.region_id === region));
     out[chart] = ep
       ? { serviceType, url: ep.url.replace(/\/+$/, ''), state: 'Listed' }
-      : { serviceType, state: 'Missing', message: `the catalog lists no public ${serviceType} endpoint${region ? ` in region ${region}` : ''}${entry ? '' : ` (no ${serviceType} service)`}` };
+      : {
+          serviceType,
+          state: 'Missing',
+          message: `the catalog lists no public ${serviceType} endpoint${region ? ` in region ${region}` : ''}${entry ? '' : ` (no ${serviceType} service)`}`,
+        };
   }
   return out;
 }

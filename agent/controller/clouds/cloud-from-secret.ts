@@ -32,7 +32,12 @@ export class CloudsSecretMissingError extends KupenstackError {
  * a new client on the next run, without a restart. The file the clouds.yaml
  * parser needs lives in a private (0700) temporary folder, mode 0600.
  */
-export function cloudFromSecret(secrets: SecretResolver, ref: { name: string; namespace?: string; key: string }, cloudName: string, counters?: ApiCounters): () => Promise<OpenStackCloud> {
+export function cloudFromSecret(
+  secrets: SecretResolver,
+  ref: { name: string; namespace?: string; key: string },
+  cloudName: string,
+  counters?: ApiCounters,
+): () => Promise<OpenStackCloud> {
   const dir = mkdtempSync(join(tmpdir(), 'kupenstack-clouds-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   let current: { hash: string; cloud: OpenStackCloud } | undefined;

@@ -165,7 +165,8 @@ export class CloudLoop {
   /** Leadership lost: the run in flight stops at its next API call or poll; the next leader resumes from the status on the CR. */
   stoppedLeading(): void {
     if (this.aborts.size > 0) this.opts.log(`cloud   not leading any more: stopping ${[...this.aborts.keys()].join(', ')}`);
-    for (const name of this.rollouts.keys()) if (!this.aborts.has(name)) this.opts.log(`cloud   ${name}: run stopped (leadership lost while it waited to look again)`);
+    for (const name of this.rollouts.keys())
+      if (!this.aborts.has(name)) this.opts.log(`cloud   ${name}: run stopped (leadership lost while it waited to look again)`);
     this.rollouts.clear();
     this.leadership.abort(new Error('leadership lost'));
     this.leadership = new AbortController();
@@ -188,7 +189,8 @@ export class CloudLoop {
       return;
     }
     // Our own status writes change neither the generation nor the annotations: they must not schedule a run.
-    const matters = !old || old.metadata.generation !== o.metadata.generation || old.metadata.annotations?.[pauseAnnotation] !== o.metadata.annotations?.[pauseAnnotation];
+    const matters =
+      !old || old.metadata.generation !== o.metadata.generation || old.metadata.annotations?.[pauseAnnotation] !== o.metadata.annotations?.[pauseAnnotation];
     if (matters) this.queue.add(name);
   }
 
@@ -212,7 +214,8 @@ export class CloudLoop {
   private async reconcile(name: string): Promise<void | number> {
     const cr = this.clouds.get(name);
     if (!cr || isDeleting(cr) || !this.opts.acting()) {
-      if (this.rollouts.delete(name)) this.opts.log(`cloud   ${name}: run stopped (${cr && !isDeleting(cr) ? 'not acting any more' : 'deleted'}, it waited to look again)`);
+      if (this.rollouts.delete(name))
+        this.opts.log(`cloud   ${name}: run stopped (${cr && !isDeleting(cr) ? 'not acting any more' : 'deleted'}, it waited to look again)`);
       return;
     }
     const pass = this.passOf(name, cr);
@@ -276,7 +279,9 @@ export class CloudLoop {
    * Stalled). The spec as validated, or undefined when it was refused (status and Event written).
    */
   private async admit(pass: CloudPass): Promise<OpenStackCloudSpec | undefined> {
-    const all = [...this.clouds.values()].filter((o) => !isDeleting(o)).sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')));
+    const all = [...this.clouds.values()]
+      .filter((o) => !isDeleting(o))
+      .sort((a, b) => String(a.metadata.creationTimestamp ?? '').localeCompare(String(b.metadata.creationTimestamp ?? '')));
     const { validated, rejected } = validateNamespace(documentsOf(all.map((object) => ({ kind, object }))), this.opts.registry);
     const refused = rejected.get(pass.address);
     // Each document's file is its object's address (revision.ts), as the rejected ones are keyed.
@@ -330,7 +335,11 @@ export class CloudLoop {
         pass.latest = status;
         if (newBackup) pass.event('BackupDone', `backup before the upgrade ${status.upgrade?.from ?? '?'} → ${status.upgrade?.to ?? '?'}: ${backup}`);
         const kept = await this.writeStatus(name, status, { generation: pass.generation, progressOver: this.written.get(name) ?? pass.before });
-        if (!kept) throw new KupenstackError('cloud.status-not-written', `OpenStackCloud ${name}: its status could not be written, so the run stops before the step it would record`);
+        if (!kept)
+          throw new KupenstackError(
+            'cloud.status-not-written',
+            `OpenStackCloud ${name}: its status could not be written, so the run stops before the step it would record`,
+          );
       },
     };
   }
@@ -389,7 +398,10 @@ export class CloudLoop {
     for (const { step, event } of stepLog) {
       if (pass.rollout.announced.has(`${step}/${event}`)) continue;
       pass.rollout.announced.add(`${step}/${event}`);
-      pass.event(event === 'started' ? 'StepStarted' : 'GatePassed', `${event === 'started' ? 'step' : 'gate of step'} ${step} ${event === 'started' ? 'started' : 'passed'}`);
+      pass.event(
+        event === 'started' ? 'StepStarted' : 'GatePassed',
+        `${event === 'started' ? 'step' : 'gate of step'} ${step} ${event === 'started' ? 'started' : 'passed'}`,
+      );
     }
   }
 
@@ -429,7 +441,10 @@ export class CloudLoop {
         acting: () => this.opts.acting() && this.clouds.has(name),
         apply: async (resourceVersion) => {
           const body = { apiVersion, kind, metadata: { name, ...(resourceVersion ? { resourceVersion } : {}) }, status };
-          const updated = (await this.custom.patchClusterCustomObjectStatus({ group, version, plural, name, fieldManager: statusManager, force: true, body }, serverSideApply)) as CloudObject;
+          const updated = (await this.custom.patchClusterCustomObjectStatus(
+            { group, version, plural, name, fieldManager: statusManager, force: true, body },
+            serverSideApply,
+          )) as CloudObject;
           return updated.metadata.resourceVersion;
         },
         read: async () => ((await this.custom.getClusterCustomObject({ group, version, plural, name })) as CloudObject).metadata.resourceVersion,

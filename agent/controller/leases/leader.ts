@@ -61,7 +61,8 @@ export const wantedByAnnotation = 'kupenstack.io/wanted-by';
 export const heldPreferredAnnotation = 'kupenstack.io/held-preferred';
 
 export class LeaderElector {
-  private readonly opts: Required<Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'>> & Pick<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'>;
+  private readonly opts: Required<Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'>> &
+    Pick<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'log'>;
   /** The request for the Lease as the holder last saw it: handed over only when it changed since (the asker is alive). */
   private seenWant?: string;
   private leading = false;
@@ -73,8 +74,10 @@ export class LeaderElector {
   private running?: Promise<void>;
 
   constructor(opts: LeaderElectionOptions) {
-    if (opts.renewDeadlineMs >= opts.leaseDurationMs) throw new RangeError(`renew deadline (${opts.renewDeadlineMs} ms) must be shorter than the lease duration (${opts.leaseDurationMs} ms)`);
-    if (opts.retryPeriodMs >= opts.renewDeadlineMs) throw new RangeError(`retry period (${opts.retryPeriodMs} ms) must be shorter than the renew deadline (${opts.renewDeadlineMs} ms)`);
+    if (opts.renewDeadlineMs >= opts.leaseDurationMs)
+      throw new RangeError(`renew deadline (${opts.renewDeadlineMs} ms) must be shorter than the lease duration (${opts.leaseDurationMs} ms)`);
+    if (opts.retryPeriodMs >= opts.renewDeadlineMs)
+      throw new RangeError(`retry period (${opts.retryPeriodMs} ms) must be shorter than the renew deadline (${opts.renewDeadlineMs} ms)`);
     this.opts = { now: Date.now, mayAcquire: () => true, preferred: false, ...opts };
   }
 

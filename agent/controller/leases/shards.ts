@@ -8,7 +8,14 @@ const shardName = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
 
 /** `--shards a,b,c`: the shards a replica serves, checked and deduplicated in order. */
 export function parseShards(list: string, flag = '--shards'): string[] {
-  const shards = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
+  const shards = [
+    ...new Set(
+      list
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (shards.length === 0) throw new UsageError(`${flag} ${JSON.stringify(list)}: name at least one shard, e.g. --shards a,b,c`);
   for (const s of shards) checkShardName(s, flag);
   return shards;

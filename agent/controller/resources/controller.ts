@@ -25,7 +25,6 @@ const resolveRequestedAt = 'kupenstack.io/resolve-requested-at';
 
 const projectLabel = 'kupenstack.io/project';
 
-
 type Informer<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
 
 /**
@@ -115,7 +114,9 @@ export class Controller {
     };
     const workers = opts.namespaceWorkers ?? Math.max(1, Math.min(4, opts.config.concurrency));
     // The leading edge (issue 33): a lone `kubectl apply` runs at once, not after the debounce window.
-    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, leadingMs: 5, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: workers }, (ns, run) => this.reconcileNamespace(ns, run.leading));
+    this.queue = new WorkQueue({ debounceMs: opts.debounceMs, leadingMs: 5, backoffBaseMs: 2_000, backoffMaxMs: 300_000, concurrency: workers }, (ns, run) =>
+      this.reconcileNamespace(ns, run.leading),
+    );
   }
 
   async start(): Promise<void> {
@@ -235,7 +236,8 @@ export class Controller {
     const out: string[] = [];
     for (const [ns, bucket] of this.objects) {
       if (!this.enabled(ns)) continue;
-      for (const [address, entry] of bucket) if (entry.kind.kind === 'Image' && !isDeleting(entry.object) && specFollows(entry.object.spec, pushes)) out.push(address);
+      for (const [address, entry] of bucket)
+        if (entry.kind.kind === 'Image' && !isDeleting(entry.object) && specFollows(entry.object.spec, pushes)) out.push(address);
     }
     return out.sort();
   }
@@ -348,7 +350,13 @@ export class Controller {
     // Asked to resolve again (a follower got a registry notification, or a user): due now whatever its interval.
     if (requested) this.noteMoved([address]);
     // Our own status writes change only status (generation stays): they must not schedule a run.
-    const matters = requested || event !== 'update' || !old || old.metadata.generation !== o.metadata.generation || isDeleting(old) !== isDeleting(o) || !o.metadata.finalizers?.includes(finalizer);
+    const matters =
+      requested ||
+      event !== 'update' ||
+      !old ||
+      old.metadata.generation !== o.metadata.generation ||
+      isDeleting(old) !== isDeleting(o) ||
+      !o.metadata.finalizers?.includes(finalizer);
     if (!matters) return;
     if (!this.changedAt.has(ns)) this.changedAt.set(ns, Date.now());
     // A spec created or changed is a targeted run's; a deletion, a finalizer or a resolve request needs the full pass.
@@ -453,5 +461,4 @@ export class Controller {
       throw err;
     }
   }
-
 }

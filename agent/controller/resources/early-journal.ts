@@ -83,7 +83,11 @@ export class EarlyJournal implements CreateJournal {
  * a burst is not what waits on latency, and after a kill its early entry would hold the next run for
  * creates never sent until a deadline that grows with the burst (40 objects: 12 min).
  */
-export function earlyJournal(journal: CreateJournal, addresses: readonly string[], timeoutMs: number): CreateJournal & { close(): Promise<void> } | undefined {
+export function earlyJournal(
+  journal: CreateJournal,
+  addresses: readonly string[],
+  timeoutMs: number,
+): (CreateJournal & { close(): Promise<void> }) | undefined {
   if (addresses.length === 0 || addresses.length > maxBulk) return undefined;
   return new EarlyJournal(journal, addresses, Date.now() + bulkTimeoutMs(timeoutMs, addresses.length) + earlyMarginMs);
 }

@@ -42,7 +42,14 @@ function eventBody(event: EngineEvent, kind: string, o: KubeObject): k8s.CoreV1E
   const now = new Date(event.at);
   return {
     metadata: { name: `${o.metadata.name}.${randomBytes(8).toString('hex')}`, namespace: o.metadata.namespace ?? clusterEventNamespace },
-    involvedObject: { apiVersion, kind, name: o.metadata.name, namespace: o.metadata.namespace, uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion },
+    involvedObject: {
+      apiVersion,
+      kind,
+      name: o.metadata.name,
+      namespace: o.metadata.namespace,
+      uid: o.metadata.uid,
+      resourceVersion: o.metadata.resourceVersion,
+    },
     reason: event.reason,
     message: event.message.slice(0, 1024),
     type: event.severity === 'warning' ? 'Warning' : 'Normal',

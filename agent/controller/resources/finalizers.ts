@@ -16,7 +16,14 @@ export async function setFinalizer(api: k8s.CustomObjectsApi, plural: string, o:
   const finalizers = present ? [...current, name] : current.filter((f) => f !== name);
   try {
     return (await api.patchNamespacedCustomObject(
-      { group, version, namespace: o.metadata.namespace!, plural, name: o.metadata.name, body: { metadata: { finalizers, resourceVersion: o.metadata.resourceVersion } } },
+      {
+        group,
+        version,
+        namespace: o.metadata.namespace!,
+        plural,
+        name: o.metadata.name,
+        body: { metadata: { finalizers, resourceVersion: o.metadata.resourceVersion } },
+      },
       mergePatch,
     )) as KubeObject;
   } catch (err) {

@@ -169,7 +169,8 @@ function gate(host: Pick<NamespaceRunHost, 'opts' | 'custom' | 'acting'>, run: N
     const result = await finalizing.done;
     if (typeof result === 'object') throw result.error;
     if (result === 'stopped') held = { reason: `this replica no longer acts for namespace ${ns}`, afterMs: host.opts.debounceMs };
-    else if (finalizing.gone.length > 0) held = { reason: `${finalizing.gone.join(', ')} left Kubernetes before its finalizer was set`, afterMs: host.opts.debounceMs };
+    else if (finalizing.gone.length > 0)
+      held = { reason: `${finalizing.gone.join(', ')} left Kubernetes before its finalizer was set`, afterMs: host.opts.debounceMs };
     return held;
   };
   return { finalizing, writes, held: () => held };
@@ -190,7 +191,8 @@ function eventsOf(host: Pick<NamespaceRunHost, 'opts' | 'core' | 'recentEvents' 
     const sync = entries.get(e.address)?.object.metadata?.labels?.[syncLabel];
     if (sync !== undefined) host.opts.syncEvents?.(sync, e);
   };
-  const objectOf = (a: string): { kind: string; object: NamespaceObject['object'] } | undefined => entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object };
+  const objectOf = (a: string): { kind: string; object: NamespaceObject['object'] } | undefined =>
+    entries.get(a) && { kind: entries.get(a)!.kind.kind, object: entries.get(a)!.object };
   return fanOut(progress, kubeEventSink(host.core, objectOf, log, host.recentEvents), toSync, ...(host.opts.events ? [host.opts.events] : []));
 }
 
@@ -221,13 +223,21 @@ async function admit(
   // A terminating namespace declares nothing any more, even before Kubernetes has marked each object deleted: its project is emptied.
   const documents = run.terminating ? [] : documentsOf([...entries.values()].map((e) => ({ kind: e.kind.kind, object: e.object })));
   const refused = memberRefusals(subjectsOf(documents), isAdminNamespace(host.labelsOf(ns)), opts.memberPolicy ?? { flavorExtraSpecs: [] });
-  const { validated, rejected } = validateNamespace(documents.filter((d) => !refused.has(d.file)), opts.registry);
+  const { validated, rejected } = validateNamespace(
+    documents.filter((d) => !refused.has(d.file)),
+    opts.registry,
+  );
   // A leading-edge run may see an object before what it references, later in the same `kubectl apply`: not rejected
   // (no Stalled flash, no Warning) but looked at again by the run after the burst, or one debounce window later.
   const awaiting = run.leading ? awaitingReferences(rejected) : [];
   for (const address of awaiting) rejected.delete(address);
-  const revision = revisionOf(ns, [...entries.values()].map((e) => e.object));
-  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, opts.log, new Set([...rejected.keys(), ...refused.keys(), ...awaiting]), () => host.acting(ns));
+  const revision = revisionOf(
+    ns,
+    [...entries.values()].map((e) => e.object),
+  );
+  const kubeStore = new KubeStatusStore(host.custom, ns, entries, host.memory, opts.log, new Set([...rejected.keys(), ...refused.keys(), ...awaiting]), () =>
+    host.acting(ns),
+  );
   // Status writes too are a leader's: a demoted replica writes nothing.
   const store: StateStore = {
     load: () => kubeStore.load(),
@@ -238,7 +248,8 @@ async function admit(
     },
     finishRun: (summary) => kubeStore.finishRun(summary),
   };
-  for (const [address, diagnostics] of rejected) await reject(host.memory, address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
+  for (const [address, diagnostics] of rejected)
+    await reject(host.memory, address, diagnostics.map(formatDiagnostic).join('; '), entries, store, events, revision);
   for (const [address, messages] of refused) await reject(host.memory, address, messages.join('; '), entries, store, events, revision, 'AdminOnly');
   return { revision, validated, rejected: rejected.size, awaiting, store };
 }
@@ -275,7 +286,14 @@ async function pass(
   // A targeted run records the creates of its new objects while it observes (early-journal.ts), not between the plan and the write.
   const isNew = (a: string): boolean => typeof entries.get(a)?.object.status?.['id'] !== 'string' && host.memory.get(a)?.id === undefined;
   const journal = opts.journal;
-  const early = targeted && journal ? earlyJournal(journal, (targets ?? []).filter((a) => targeted.includes(a) && isNew(a)), deps.cloud.session.transport.timeoutMs) : undefined;
+  const early =
+    targeted && journal
+      ? earlyJournal(
+          journal,
+          (targets ?? []).filter((a) => targeted.includes(a) && isNew(a)),
+          deps.cloud.session.transport.timeoutMs,
+        )
+      : undefined;
   try {
     const first = moved && !terminating ? await imagesFirst(opts, ns, { revision, validated }, moved, deps, held, clock.mark) : undefined;
     if (first) return { waiting: first };
@@ -292,13 +310,17 @@ async function pass(
   }
 }
 
-
 /**
  * release: the finalizers of the deleted objects the engine is done with (what failed, or what OpenStack
  * is still deleting, keeps its finalizer until a later run finds it gone) and, for a deleted namespace
  * left empty, its project. False when this replica no longer acts for the namespace: nothing is released.
  */
-async function release(host: Pick<NamespaceRunHost, 'opts' | 'custom' | 'gone' | 'acting'>, run: NamespaceRunInput, report: Report, cloud: OpenStackCloud): Promise<boolean> {
+async function release(
+  host: Pick<NamespaceRunHost, 'opts' | 'custom' | 'gone' | 'acting'>,
+  run: NamespaceRunInput,
+  report: Report,
+  cloud: OpenStackCloud,
+): Promise<boolean> {
   const { ns, entries } = run;
   const failed = new Set([...report.errors, ...report.progressing].map((e) => e.address));
   const deleting = [...entries].filter(([, e]) => isDeleting(e.object));
@@ -329,12 +351,16 @@ function reportRun(
   const { opts } = host;
   const { report, targeted } = done;
   const counts = `${report.created} created, ${report.updated} updated, ${report.deleted} deleted, ${report.healed} healed, ${report.unchanged} unchanged, ${report.errors.length} errors`;
-  const progressing = report.progressing.length ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)` : '';
+  const progressing = report.progressing.length
+    ? `, ${report.progressing.length} progressing (looked at again in ${Math.ceil(soonest(report.progressing)! / 1000)} s)`
+    : '';
   const scope = targeted ? ` (targeted: ${targeted.length} of ${done.validated.manifests.length} objects)` : '';
   const shard = opts.sharding ? ` (shard ${host.shardOf(ns)})` : '';
   opts.log(`reconciled ${ns}${shard} at ${done.revision} in ${Date.now() - clock.started} ms: ${counts}, ${done.rejected} rejected${progressing}${scope}`);
   opts.log(clock.line(run.changedAt));
-  opts.log(`calls   after ${ns}: ${formatCalls(counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`);
+  opts.log(
+    `calls   after ${ns}: ${formatCalls(counters, opts.kubeCalls ?? { list: 0, watch: 0, get: 0, write: 0 })}${opts.kubeCalls ? '' : ' (kubernetes not counted)'}`,
+  );
 }
 
 /**
@@ -374,7 +400,11 @@ class RunClock {
   firstCalls(): void {
     const firstWrite = this.#firsts.get('write answered');
     if (firstWrite === undefined) return;
-    for (const [call, label] of [['token answered', 'first token'], ['read answered', 'first read'], ['write sent', 'write sent']] as const) {
+    for (const [call, label] of [
+      ['token answered', 'first token'],
+      ['read answered', 'first read'],
+      ['write sent', 'write sent'],
+    ] as const) {
       const at = this.#firsts.get(call);
       if (at !== undefined && at <= firstWrite) this.#marks.push([label, at]);
     }
@@ -404,7 +434,13 @@ function awaitingReferences(rejected: ReadonlyMap<string, readonly Diagnostic[]>
  * OpenStack object from its last valid spec: the store marks it kept (as
  * detached), so prune deletes only what was deleted in Kubernetes.
  */
-async function enginePass(opts: ControllerOptions, ns: string, input: { revision: string; validated: ValidatedRevision }, targeted: string[] | undefined, deps: EngineDeps): Promise<Report> {
+async function enginePass(
+  opts: ControllerOptions,
+  ns: string,
+  input: { revision: string; validated: ValidatedRevision },
+  targeted: string[] | undefined,
+  deps: EngineDeps,
+): Promise<Report> {
   if (!targeted) return opts.engine(input, deps, { prune: true, allowMassDelete: true, requeue: true });
   const pass = await applyOnly(opts.engine, input, targeted, deps, true);
   if ('skipped' in pass) throw new Error(`targeted run of ${ns}: ${pass.skipped}`);
@@ -453,7 +489,9 @@ async function pausedRun(
     kindOf: (a) => entries.get(a)?.kind.kind,
     current: (a) => currentStatus(entries.get(a), host.memory.get(a)),
   });
-  host.opts.log(`paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`);
+  host.opts.log(
+    `paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`,
+  );
   return undefined;
 }
 
@@ -525,7 +563,9 @@ async function reject(
 ): Promise<void> {
   const entry = entries.get(address);
   if (!entry) return;
-  const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find((c) => c.type === 'Stalled');
+  const previous = (entry.object.status?.conditions as { type: string; message?: string; observedGeneration?: number }[] | undefined)?.find(
+    (c) => c.type === 'Stalled',
+  );
   const now = new Date();
   const known = memory.get(address) ?? {};
   let conditions = setCondition<Condition>([], { type: 'Stalled', status: 'True', reason, message }, now);

@@ -28,7 +28,8 @@ export function pendingWork(plan: Plan): Map<string, string> {
     const fields = c.fields.map((f) => `${f.path} ${JSON.stringify(f.before)} → ${JSON.stringify(f.after)}`).join(', ');
     add(c.address, `would ${c.action}${fields ? ` ${fields}` : ''}`);
   }
-  for (const d of plan.drift) if (d.immutable) add(d.address, `${d.path} is ${JSON.stringify(d.actual)} in OpenStack, ${JSON.stringify(d.expected)} declared (immutable)`);
+  for (const d of plan.drift)
+    if (d.immutable) add(d.address, `${d.path} is ${JSON.stringify(d.actual)} in OpenStack, ${JSON.stringify(d.expected)} declared (immutable)`);
   return out;
 }
 

@@ -26,7 +26,9 @@ function manifestOf(kind: string, o: KubeObject): Record<string, unknown> {
   // A cluster-scoped object (OpenStackCloud) has no namespace key at all: even an undefined one is "namespace set" to the validator.
   const metadata: Record<string, unknown> = { name: o.metadata.name, ...(o.metadata.namespace !== undefined ? { namespace: o.metadata.namespace } : {}) };
   if (o.metadata.labels) metadata.labels = o.metadata.labels;
-  const annotations = Object.fromEntries(Object.entries(o.metadata.annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'));
+  const annotations = Object.fromEntries(
+    Object.entries(o.metadata.annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'),
+  );
   if (Object.keys(annotations).length) metadata.annotations = annotations;
   return { apiVersion, kind, metadata, spec: o.spec ?? {} };
 }

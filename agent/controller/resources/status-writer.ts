@@ -38,7 +38,13 @@ function withGeneration(c: Condition, generation: number | undefined): Condition
 }
 
 function historyEntry(a: HealAttempt): Record<string, unknown> {
-  return { time: a.at, step: a.step, reason: a.reason, result: a.result === 'done' ? 'Succeeded' : 'Failed', ...(a.error ? { message: a.error.slice(0, 4096) } : {}) };
+  return {
+    time: a.at,
+    step: a.step,
+    reason: a.reason,
+    result: a.result === 'done' ? 'Succeeded' : 'Failed',
+    ...(a.error ? { message: a.error.slice(0, 4096) } : {}),
+  };
 }
 
 /** Two statuses say the same thing (lastTransitionTime and lastSyncTime aside): no write needed. */

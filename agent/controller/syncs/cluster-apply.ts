@@ -28,8 +28,19 @@ export function desiredObjects(manifests: Manifest[], registry: SchemaRegistry, 
     const metadata: Record<string, unknown> = { name: m.metadata.name, labels: { ...(raw.metadata?.labels ?? {}), [syncLabel]: sync } };
     if (info.scope === 'Namespaced') metadata.namespace = m.metadata.namespace;
     if (raw.metadata?.annotations) metadata.annotations = raw.metadata.annotations;
-    const entry: InventoryEntry = { apiVersion: m.apiVersion, kind: m.kind, name: m.metadata.name, ...(info.scope === 'Namespaced' ? { namespace: m.metadata.namespace } : {}) };
-    return { entry, plural: info.plural, body: { apiVersion: m.apiVersion, kind: m.kind, metadata, ...(raw.spec !== undefined ? { spec: raw.spec } : {}) }, manifest: m, file: fileOf(m) };
+    const entry: InventoryEntry = {
+      apiVersion: m.apiVersion,
+      kind: m.kind,
+      name: m.metadata.name,
+      ...(info.scope === 'Namespaced' ? { namespace: m.metadata.namespace } : {}),
+    };
+    return {
+      entry,
+      plural: info.plural,
+      body: { apiVersion: m.apiVersion, kind: m.kind, metadata, ...(raw.spec !== undefined ? { spec: raw.spec } : {}) },
+      manifest: m,
+      file: fileOf(m),
+    };
   });
 }
 

@@ -43,7 +43,8 @@ export function objectHealth(o: Observed | undefined): { state: 'ready' | 'recon
   const ready = conds.find((c) => c.type === 'Ready');
   const seen = ready?.observedGeneration ?? o.status?.observedGeneration;
   // A Ready for an older generation says nothing about the spec just applied.
-  if (ready?.status === 'True' && (generation === undefined || seen === undefined || seen >= generation)) return { state: 'ready', reason: ready.reason ?? 'Ready', message: ready.message ?? '' };
+  if (ready?.status === 'True' && (generation === undefined || seen === undefined || seen >= generation))
+    return { state: 'ready', reason: ready.reason ?? 'Ready', message: ready.message ?? '' };
   return { state: 'reconciling', reason: ready?.reason ?? 'Pending', message: ready?.message ?? 'no status from the resource loop yet' };
 }
 

@@ -14,7 +14,12 @@ import type { SyncLoop } from './sync-loop.ts';
  * whichever replica the Service sent the delivery to. Returns false for
  * any other path.
  */
-export function syncHttpHandler(loop: SyncLoop, secrets: SecretResolver, metrics: AgentMetrics, logger: Logger): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
+export function syncHttpHandler(
+  loop: SyncLoop,
+  secrets: SecretResolver,
+  metrics: AgentMetrics,
+  logger: Logger,
+): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
   const hook: GitHookOptions = {
     byName: (name) => {
       const sync = loop.syncConfig(name);

@@ -63,13 +63,16 @@ export class KubeSyncStatusStore extends SyncStatusBase {
         ...(h.counts ? { counts: h.counts } : {}),
       })),
     });
-    for (const key of ['lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const) if (s[key]) this.status[key] = s[key];
+    for (const key of ['lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const)
+      if (s[key]) this.status[key] = s[key];
     if (s.diagnostics?.length) this.status.rejectedBecause = s.diagnostics;
     if (s.lastSyncTime) this.status.lastSyncTime = asTime(s.lastSyncTime);
     this.inventory = s.inventory ?? [];
     this.heldRevision = s.heldRevision;
     this.lastHandledReconcileAt = s.lastHandledReconcileAt;
-    this.health = s.health ? { ready: s.health.ready ?? 0, reconciling: s.health.reconciling ?? 0, stalled: s.health.stalled ?? 0, failing: s.health.failing ?? [] } : undefined;
+    this.health = s.health
+      ? { ready: s.health.ready ?? 0, reconciling: s.health.reconciling ?? 0, stalled: s.health.stalled ?? 0, failing: s.health.failing ?? [] }
+      : undefined;
     if (!this.get('Ready')) this.condition('Ready', 'Unknown', 'Pending', 'waiting for the first run');
   }
 
@@ -77,7 +80,8 @@ export class KubeSyncStatusStore extends SyncStatusBase {
     const s = this.status;
     const out: SyncResourceStatus = { conditions: s.conditions, inventory: this.inventory };
     if (this.generation !== undefined) out.observedGeneration = this.generation;
-    for (const key of ['lastSyncTime', 'lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const) if (s[key]) out[key] = s[key];
+    for (const key of ['lastSyncTime', 'lastFetchedRevision', 'lastAppliedRevision', 'lastAttemptedRevision', 'rejectedRevision'] as const)
+      if (s[key]) out[key] = s[key];
     if (s.rejectedBecause?.length) out.diagnostics = s.rejectedBecause.slice(0, 20).map((l) => l.slice(0, 4096));
     if (this.heldRevision) out.heldRevision = this.heldRevision;
     if (this.health) out.health = this.health;
@@ -115,4 +119,3 @@ export class KubeSyncStatusStore extends SyncStatusBase {
 function asTime(v: unknown): string {
   return v instanceof Date ? v.toISOString() : String(v);
 }
-

@@ -100,7 +100,12 @@ export class SyncLoop {
     informer.on('add', (s) => void this.onSync(s));
     informer.on('update', (s) => void this.onSync(s));
     informer.on('delete', (s) => void this.forget(s.metadata.name));
-    rewatchOnError(informer, 'syncs', (line) => this.o.logger.warn(line), () => this.stopped);
+    rewatchOnError(
+      informer,
+      'syncs',
+      (line) => this.o.logger.warn(line),
+      () => this.stopped,
+    );
     this.informer = informer;
     await informer.start();
   }
@@ -148,7 +153,10 @@ export class SyncLoop {
 
   /** A verified push for this Sync: recorded on the resource, so the leader runs it whichever replica received the push. */
   async requestRun(name: string): Promise<void> {
-    await this.custom.patchClusterCustomObject({ group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: new Date().toISOString() } } } }, mergePatch);
+    await this.custom.patchClusterCustomObject(
+      { group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: new Date().toISOString() } } } },
+      mergePatch,
+    );
   }
 
   private async onSync(s: SyncObject): Promise<void> {
@@ -191,11 +199,16 @@ export class SyncLoop {
       );
     if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git or source.oci');
     if (sync.source.oci?.dockerConfigFile !== undefined) {
-      throw fail(['source', 'oci', 'dockerConfigFile'], `in the cluster the registry credentials are a Secret in ${this.o.namespace}: use secretRef (kubectl create secret docker-registry)`);
+      throw fail(
+        ['source', 'oci', 'dockerConfigFile'],
+        `in the cluster the registry credentials are a Secret in ${this.o.namespace}: use secretRef (kubectl create secret docker-registry)`,
+      );
     }
-    if (spec.webhook && !spec.webhook.secretRef) throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
+    if (spec.webhook && !spec.webhook.secretRef)
+      throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
     spec.notify?.forEach((n, i) => {
-      if (n.secretEnv !== undefined || n.secretFile !== undefined) throw fail(['notify', i], `in the cluster a notification secret is a Secret in ${this.o.namespace}: use secretRef (key "token")`);
+      if (n.secretEnv !== undefined || n.secretFile !== undefined)
+        throw fail(['notify', i], `in the cluster a notification secret is a Secret in ${this.o.namespace}: use secretRef (key "token")`);
     });
     r.sync = sync;
     const saNamespace = spec.serviceAccountNamespace ?? this.o.namespace;
@@ -229,7 +242,10 @@ export class SyncLoop {
       (t: Trigger, signal) => this.runAfterDependencies(r, worker, t, signal),
       (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),
     );
-    log.info({ source: source.description, serviceAccount: `${saNamespace}/${spec.serviceAccountName}`, interval: spec.interval ?? 'default' }, 'watching Sync');
+    log.info(
+      { source: source.description, serviceAccount: `${saNamespace}/${spec.serviceAccountName}`, interval: spec.interval ?? 'default' },
+      'watching Sync',
+    );
     if (sync.suspend && this.o.acting()) {
       store.condition('Reconciling', 'False', 'Suspended', 'suspend: true — no fetch, no apply, no drift correction');
       await store.save();
@@ -270,9 +286,16 @@ export class SyncLoop {
     if (!this.o.acting() || !r.store) return false;
     const st = r.store;
     const reason = own ? reasons.dependencyCycle : reasons.dependencyNotReady;
-    const message = own ? `dependsOn forms a cycle ${own.join(' → ')}: each waits for the other forever; remove one of these dependencies` : `waiting: ${why ?? ''}`;
+    const message = own
+      ? `dependsOn forms a cycle ${own.join(' → ')}: each waits for the other forever; remove one of these dependencies`
+      : `waiting: ${why ?? ''}`;
     st.condition('Ready', 'False', reason, message);
-    st.condition('Stalled', own ? 'True' : 'False', own ? reason : reasons.retrying, own ? 'fix spec.dependsOn' : 'checking again when a dependency changes, and with backoff');
+    st.condition(
+      'Stalled',
+      own ? 'True' : 'False',
+      own ? reason : reasons.retrying,
+      own ? 'fix spec.dependsOn' : 'checking again when a dependency changes, and with backoff',
+    );
     st.condition('Reconciling', 'False', reason, message);
     await st.save();
     if (r.waiting !== message) this.event(r.object, own ? 'Warning' : 'Normal', reason, message);
@@ -328,7 +351,13 @@ export class SyncLoop {
     const now = new Date();
     const body: k8s.CoreV1Event = {
       metadata: { generateName: `${s.metadata.name}.`, namespace: 'default' },
-      involvedObject: { apiVersion: `${group}/${version}`, kind: 'Sync', name: s.metadata.name, uid: s.metadata.uid, resourceVersion: s.metadata.resourceVersion },
+      involvedObject: {
+        apiVersion: `${group}/${version}`,
+        kind: 'Sync',
+        name: s.metadata.name,
+        uid: s.metadata.uid,
+        resourceVersion: s.metadata.resourceVersion,
+      },
       reason,
       message: message.slice(0, 1024),
       type,

@@ -63,7 +63,10 @@ export class SyncWorker implements SyncApplier {
     this.d = deps;
     const { sync, source, store, registry, metrics, log, notifier, lookAgain } = deps;
     const notify = notifier ? { notify: notifier.notify.bind(notifier) } : {};
-    this.sync = new SyncRun({ name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, lookAgain, ...notify }, this);
+    this.sync = new SyncRun(
+      { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, lookAgain, ...notify },
+      this,
+    );
   }
 
   get name(): string {
@@ -102,7 +105,11 @@ export class SyncWorker implements SyncApplier {
   said(o: SyncOutcome): void {
     if (o.result === 'Rejected') {
       const lines = o.refusals;
-      this.d.event('Warning', reasons.validationFailed, `revision ${o.revision} rejected, nothing applied: ${lines[0] ?? ''}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}`);
+      this.d.event(
+        'Warning',
+        reasons.validationFailed,
+        `revision ${o.revision} rejected, nothing applied: ${lines[0] ?? ''}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}`,
+      );
     } else if (o.result === 'Held') this.d.event('Warning', reasons.deletionHeld, `${o.held} deletions of ${o.revision} held by the mass-delete guard`);
   }
 
@@ -110,7 +117,8 @@ export class SyncWorker implements SyncApplier {
   private async applyObjects(revision: string, objects: DesiredObject[], trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<SyncOutcome> {
     const st = this.d.store;
     const manager = fieldManagerOf(this.d.sync.name);
-    const failed = (message: string, counts?: Record<string, number>, written: DesiredObject[] = []): SyncOutcome => this.failed(revision, drift, message, counts, written);
+    const failed = (message: string, counts?: Record<string, number>, written: DesiredObject[] = []): SyncOutcome =>
+      this.failed(revision, drift, message, counts, written);
     progressing(st, `${drift ? 'correcting drift with' : 'applying'} ${revision}`);
     await st.save();
     this.d.log.info({ revision, trigger, drift, objects: objects.length }, drift ? 'correcting drift' : 'applying revision');
@@ -187,7 +195,10 @@ export class SyncWorker implements SyncApplier {
     if (h.stalled === 0 && waited < this.d.sync.timeoutMs) {
       this.since = since;
       const first = h.failing[0] ? `; first: ${h.failing[0]}` : '';
-      return { waiting: { reason: `${revision} applied; ${h.ready}/${objects.length} objects Ready, waiting for the rest${first}`, afterMs: lookAgainMs(waited) }, objects: objects.length };
+      return {
+        waiting: { reason: `${revision} applied; ${h.ready}/${objects.length} objects Ready, waiting for the rest${first}`, afterMs: lookAgainMs(waited) },
+        objects: objects.length,
+      };
     }
     const counts = `${h.ready}/${objects.length} objects Ready, ${h.stalled} Stalled, ${h.reconciling} Reconciling`;
     this.d.event('Warning', reasons.healthCheckFailed, `${revision}: ${counts}; first: ${h.failing[0] ?? ''}`);

@@ -13,7 +13,7 @@ const pushTypes = new Set(['PUSH_ARTIFACT', 'harbor.artifact.pushed']);
 
 export const harbor: SenderParser = {
   sender: 'harbor',
-  recognises: (_headers, payload) => (typeof payload.type === 'string' && (payload.event_data !== undefined || payload.type.startsWith('harbor.'))),
+  recognises: (_headers, payload) => typeof payload.type === 'string' && (payload.event_data !== undefined || payload.type.startsWith('harbor.')),
   parse(_headers, payload): RegistryDelivery {
     const type = String(payload.type);
     const data = record(payload.event_data ?? payload.data);

@@ -65,7 +65,10 @@ async function delivered(secrets: SecretResolver | undefined, namespace: string,
 }
 
 /** The Remotes of one project's service users: one per manifest, its generations inside. */
-async function remotesOf(users: readonly RawUser[], o: { identity: ServiceClient; owner: string; namespace: string; secrets?: SecretResolver | undefined }): Promise<Remote[]> {
+async function remotesOf(
+  users: readonly RawUser[],
+  o: { identity: ServiceClient; owner: string; namespace: string; secrets?: SecretResolver | undefined },
+): Promise<Remote[]> {
   const byRef = new Map<string, Generation[]>();
   for (const u of users) {
     const gen = generationOf(u, o.owner);
@@ -158,7 +161,8 @@ export const applicationCredential: KindAdapter = {
     for (const [projectId, p] of ctx.projects) {
       const own = users.filter((u) => u.default_project_id === projectId);
       if (own.length === 0) continue;
-      for (const remote of await remotesOf(own, { identity: ctx.cloud.identity, owner: ctx.owner, namespace: p.namespace, secrets: ctx.secrets })) bucket(out, projectId, remote);
+      for (const remote of await remotesOf(own, { identity: ctx.cloud.identity, owner: ctx.owner, namespace: p.namespace, secrets: ctx.secrets }))
+        bucket(out, projectId, remote);
     }
     return out;
   },
@@ -192,12 +196,19 @@ export const applicationCredential: KindAdapter = {
     for (const name of former) await writer?.removeOwned({ namespace: ctx.namespace, name }, ctx.owner);
     const gone = pastGrace(all, now);
     for (const gen of gone) await deleteGeneration(ctx, gen);
-    return made ? remoteOf(all.filter((g) => !gone.includes(g)), now, true) : undefined;
+    return made
+      ? remoteOf(
+          all.filter((g) => !gone.includes(g)),
+          now,
+          true,
+        )
+      : undefined;
   },
 
   async delete(ctx, remote) {
     const gens = generationsIn(remote);
     for (const g of gens) await deleteGeneration(ctx, g);
-    for (const secret of new Set(gens.map((g) => g.record.secret))) await ctx.secrets?.writer?.removeOwned({ namespace: ctx.namespace, name: secret }, ctx.owner);
+    for (const secret of new Set(gens.map((g) => g.record.secret)))
+      await ctx.secrets?.writer?.removeOwned({ namespace: ctx.namespace, name: secret }, ctx.owner);
   },
 };

@@ -60,7 +60,14 @@ export function parseRecord(text: unknown): GenerationRecord | undefined {
   try {
     const r = JSON.parse(text) as Partial<GenerationRecord>;
     if (typeof r.made !== 'string' || typeof r.secret !== 'string') return undefined;
-    const base = { made: r.made, rotateAfter: r.rotateAfter ?? '', grace: r.grace ?? defaultGrace, expiresAt: r.expiresAt ?? '', rotation: r.rotation ?? '', secret: r.secret };
+    const base = {
+      made: r.made,
+      rotateAfter: r.rotateAfter ?? '',
+      grace: r.grace ?? defaultGrace,
+      expiresAt: r.expiresAt ?? '',
+      rotation: r.rotation ?? '',
+      secret: r.secret,
+    };
     return r.delivered === true ? { ...base, delivered: true } : base;
   } catch {
     return undefined;
@@ -110,7 +117,10 @@ export function retireTimes(newestFirst: readonly Generation[]): { gen: Generati
       out.push({ gen, at: 0 });
       continue;
     }
-    const successor = newestFirst.slice(0, i).reverse().find((g) => g.record.delivered);
+    const successor = newestFirst
+      .slice(0, i)
+      .reverse()
+      .find((g) => g.record.delivered);
     out.push({ gen, at: successor ? successor.made + parseDuration(successor.record.grace) : Infinity });
   }
   return out;

@@ -37,8 +37,14 @@ export async function roleIds(ctx: AdapterContext, names: readonly string[]): Pr
   return names.map((name) => {
     const role = global.find((r) => r.name === name);
     if (!role) {
-      const known = global.map((r) => r.name).sort().join(', ');
-      throw new CredentialSpecError('appcred.role-unknown', `spec.roles: this cloud has no role "${name}" (it has: ${known}); name one of those, or ask the cloud's admin to make it`);
+      const known = global
+        .map((r) => r.name)
+        .sort()
+        .join(', ');
+      throw new CredentialSpecError(
+        'appcred.role-unknown',
+        `spec.roles: this cloud has no role "${name}" (it has: ${known}); name one of those, or ask the cloud's admin to make it`,
+      );
     }
     return role.id;
   });
@@ -50,7 +56,10 @@ export async function roleIds(ctx: AdapterContext, names: readonly string[]): Pr
  * and a stamp.
  */
 export function serviceUserName(owner: string, projectName: string, manifestName: string, made: number): string {
-  const stamp = new Date(made).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date(made)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${serviceUserPrefix(owner, projectName)}${manifestName.slice(0, 60)}.${stamp}.${randomBytes(2).toString('hex')}`;
 }
 
@@ -77,7 +86,11 @@ export async function makeGeneration(ctx: AdapterContext, m: Manifest, marker: M
       `spec.expiresAt ${record.expiresAt} is in the past: Keystone makes no credential that has already expired; set a later time or remove expiresAt`,
     );
   const writer = ctx.secrets?.writer;
-  if (!writer) throw new KupenstackError('appcred.no-writer', 'this run cannot write Secrets (a plan): an ApplicationCredential is made by apply, the agent or the controller');
+  if (!writer)
+    throw new KupenstackError(
+      'appcred.no-writer',
+      'this run cannot write Secrets (a plan): an ApplicationCredential is made by apply, the agent or the controller',
+    );
   const place = { namespace: ctx.namespace, name: record.secret };
   // Before anything is made: a Secret that cannot be written would strand a credential nobody can ever read.
   await writer.check(place, ctx.owner);
@@ -100,22 +113,26 @@ export async function makeGeneration(ctx: AdapterContext, m: Manifest, marker: M
     },
   });
   const userId = created.user.id;
-  for (const role of roles) await ctx.cloud.identity.put(`/projects/${encodeURIComponent(ctx.projectId)}/users/${encodeURIComponent(userId)}/roles/${encodeURIComponent(role)}`);
+  for (const role of roles)
+    await ctx.cloud.identity.put(`/projects/${encodeURIComponent(ctx.projectId)}/users/${encodeURIComponent(userId)}/roles/${encodeURIComponent(role)}`);
   const asUser = new OpenStackCloud(
     { ...ctx.cloud.config, name: `service user ${userId}`, credentials: { type: 'password', userId, password }, project: { id: ctx.projectId } },
     ctx.cloud.counters,
   );
   const expiresAt = keystoneExpiry(record, now);
-  const res = await asUser.identity.post<{ application_credential: { id: string; secret: string; expires_at?: string | null } }>(`/users/${encodeURIComponent(userId)}/application_credentials`, {
-    application_credential: {
-      name: m.metadata.name.slice(0, 255),
-      description: withDescriptionMarker(`KupenStack ApplicationCredential ${ctx.namespace}/${m.metadata.name}`, marker),
-      roles: roles.map((id) => ({ id })),
-      unrestricted,
-      ...accessRulesBody(accessRules),
-      ...(expiresAt ? { expires_at: expiresAt } : {}),
+  const res = await asUser.identity.post<{ application_credential: { id: string; secret: string; expires_at?: string | null } }>(
+    `/users/${encodeURIComponent(userId)}/application_credentials`,
+    {
+      application_credential: {
+        name: m.metadata.name.slice(0, 255),
+        description: withDescriptionMarker(`KupenStack ApplicationCredential ${ctx.namespace}/${m.metadata.name}`, marker),
+        roles: roles.map((id) => ({ id })),
+        unrestricted,
+        ...accessRulesBody(accessRules),
+        ...(expiresAt ? { expires_at: expiresAt } : {}),
+      },
     },
-  });
+  );
   const cred = res.application_credential;
   await writer.put(place, secretData(ctx.cloud.config, cred.id, cred.secret), ctx.owner);
   const credential = { id: cred.id, roles: [...roleNames].sort(), accessRules, unrestricted, ...(cred.expires_at ? { expiresAt: cred.expires_at } : {}) };

@@ -67,7 +67,8 @@ function accessRuleFindings(m: Manifest, rules: readonly AccessRule[], unrestric
       manifest: m,
       code: 'appcred.unrestricted-with-rules',
       path: ['spec', 'unrestricted'],
-      message: 'unrestricted: true lets the holder make itself a new credential without these accessRules, so they would limit nothing; remove unrestricted or the accessRules',
+      message:
+        'unrestricted: true lets the holder make itself a new credential without these accessRules, so they would limit nothing; remove unrestricted or the accessRules',
     });
   return out;
 }

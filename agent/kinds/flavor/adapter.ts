@@ -86,7 +86,10 @@ export const flavor: KindAdapter = {
     const marked = all.filter((raw) => parseDescriptionMarker(raw.description).marker?.owner === ctx.owner);
     const derived = (raw: RawFlavor): boolean => raw.id === flavorId(ctx.projectId, `${ctx.namespace}/${parseDescriptionMarker(raw.description).marker!.ref}`);
     // Adopted ones: one access list per private flavor of ours with an id we did not derive (few: those an export took over).
-    const adopted = await soleAccess(compute, marked.filter((raw) => !derived(raw) && !isPublic(raw)));
+    const adopted = await soleAccess(
+      compute,
+      marked.filter((raw) => !derived(raw) && !isPublic(raw)),
+    );
     const ours = marked.filter((raw) => derived(raw) || adopted.get(String(raw.id)) === ctx.projectId);
     const visible = ours.some((raw) => !isPublic(raw)) ? await visibleToProject(ctx) : new Set<string>();
     return ours.map((raw) => toRemote(raw, ctx.projectId, visible.has(String(raw.id))));
@@ -112,8 +115,18 @@ export const flavor: KindAdapter = {
     }
     // Access of a private flavor: Nova has no list of it, so one GET per private flavor of ours (an object, not a project), a few at a time.
     await pool(ours, accessReads, async ({ raw, projectId }) => {
-      const access = isPublic(raw) ? [] : (await compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${String(raw.id)}/os-flavor-access`)).flavor_access;
-      bucket(out, projectId, toRemote(raw, projectId, access.some((a) => a.tenant_id === projectId)));
+      const access = isPublic(raw)
+        ? []
+        : (await compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${String(raw.id)}/os-flavor-access`)).flavor_access;
+      bucket(
+        out,
+        projectId,
+        toRemote(
+          raw,
+          projectId,
+          access.some((a) => a.tenant_id === projectId),
+        ),
+      );
     });
     return out;
   },
@@ -204,7 +217,9 @@ export const flavor: KindAdapter = {
     const items = await ctx.apis.compute.list<RawFlavor>('/flavors/detail', 'flavors');
     return items
       .map((raw) => toRemote(raw, ctx.projectId, true))
-      .filter((r) => (filter.name === undefined || r.name === filter.name) && (filter.description === undefined || r.fields.description === filter.description));
+      .filter(
+        (r) => (filter.name === undefined || r.name === filter.name) && (filter.description === undefined || r.fields.description === filter.description),
+      );
   },
 };
 
@@ -231,7 +246,10 @@ async function flavorAction(compute: ServiceClient, id: string, action: Record<s
   try {
     await compute.post(`/flavors/${id}/action`, action);
   } catch (err) {
-    const settled = 'addTenantAccess' in action ? err instanceof OpenStackError && err.conflict && /already exists/i.test(err.detail) : err instanceof OpenStackError && err.notFound;
+    const settled =
+      'addTenantAccess' in action
+        ? err instanceof OpenStackError && err.conflict && /already exists/i.test(err.detail)
+        : err instanceof OpenStackError && err.notFound;
     if (settled) return;
     throw err;
   }

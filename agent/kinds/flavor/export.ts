@@ -8,7 +8,12 @@ function privateFlavors(s: ExportScope): Promise<{ raw: RawFlavor; access: strin
   return s.memo('Flavor:private', async () => {
     const all = await s.compute.list<RawFlavor>('/flavors/detail', 'flavors', { is_public: 'false' });
     return Promise.all(
-      all.map(async (raw) => ({ raw, access: (await s.compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${String(raw.id)}/os-flavor-access`)).flavor_access.map((a) => a.tenant_id) })),
+      all.map(async (raw) => ({
+        raw,
+        access: (await s.compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${String(raw.id)}/os-flavor-access`)).flavor_access.map(
+          (a) => a.tenant_id,
+        ),
+      })),
     );
   });
 }

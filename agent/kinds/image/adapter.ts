@@ -67,7 +67,10 @@ export const image: KindAdapter = {
   async observe(ctx) {
     // Hidden images (older OCI versions) are left out of a plain list, and `os_hidden=true` lists only them: two lists.
     const query = { owner: ctx.projectId, tag: ownerTag(ctx.owner), visibility: 'all' };
-    const [shown, hidden] = await Promise.all([ctx.apis.image.list<RawImage>('/images', 'images', query), ctx.apis.image.list<RawImage>('/images', 'images', { ...query, os_hidden: true })]);
+    const [shown, hidden] = await Promise.all([
+      ctx.apis.image.list<RawImage>('/images', 'images', query),
+      ctx.apis.image.list<RawImage>('/images', 'images', { ...query, os_hidden: true }),
+    ]);
     // OCI versions of one manifest collapse into its current version; the others ride along for moves and retention.
     // Shared images live in the images project: the project's uses are found by their tags (shared.ts).
     return [...withVersions([...shown, ...hidden].filter((raw) => markerFromMetadata(raw)?.owner === ctx.owner)), ...(await sharedObserve(ctx))];
@@ -122,7 +125,8 @@ export const image: KindAdapter = {
       if (moved) return moved;
     }
     const ops: PatchOp[] = [];
-    for (const key of ['name', 'visibility', 'protected', 'min_disk', 'min_ram']) if (key in changes) ops.push({ op: 'replace', path: `/${key}`, value: changes[key] });
+    for (const key of ['name', 'visibility', 'protected', 'min_disk', 'min_ram'])
+      if (key in changes) ops.push({ op: 'replace', path: `/${key}`, value: changes[key] });
     if ('properties' in changes) {
       const want = (changes.properties ?? {}) as Record<string, string>;
       const have = (remote.fields.properties ?? {}) as Record<string, unknown>;

@@ -4,7 +4,16 @@ import { KupenstackError } from '../../errors.ts';
 import { DiskSources } from '../../glance/registry-source.ts';
 import { egressFor } from '../../net/egress.ts';
 import { currentVersion, ociTag, propDigest, staleVersions, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
-import { applyRetention, deleteVersion, demote, findOrCreateVersion, promote, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
+import {
+  applyRetention,
+  deleteVersion,
+  demote,
+  findOrCreateVersion,
+  promote,
+  uploadVersion,
+  type GlanceTarget,
+  type VersionLook,
+} from '../../glance/versions.ts';
 import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
@@ -172,7 +181,14 @@ function offlineDesired(m: Manifest): Record<string, unknown> {
   const oci = ociSourceOf(m);
   const out: Record<string, unknown> = {
     name: openstackName(m),
-    ...pick(spec, { diskFormat: 'disk_format', containerFormat: 'container_format', visibility: 'visibility', protected: 'protected', minDisk: 'min_disk', minRam: 'min_ram' }),
+    ...pick(spec, {
+      diskFormat: 'disk_format',
+      containerFormat: 'container_format',
+      visibility: 'visibility',
+      protected: 'protected',
+      minDisk: 'min_disk',
+      minRam: 'min_ram',
+    }),
     properties: spec.properties ?? {},
     tags: [...new Set([...(spec.tags ?? []), ...(oci.tag !== undefined && oci.digest === undefined ? [ociTag(oci.tag)] : [])])].sort(),
     source: 'oci',
@@ -182,7 +198,11 @@ function offlineDesired(m: Manifest): Record<string, unknown> {
 }
 
 /** For the plan's image lines: the reference the manifest follows, from the digest in use to the digest now. */
-export function ociFollows(m: Manifest, desired: Record<string, unknown>, remote: Remote | undefined): { reference: string; from?: string; to: string } | undefined {
+export function ociFollows(
+  m: Manifest,
+  desired: Record<string, unknown>,
+  remote: Remote | undefined,
+): { reference: string; from?: string; to: string } | undefined {
   if (!isOciManifest(m) || typeof desired.digest !== 'string') return undefined;
   const from = remote?.raw[propDigest];
   return { reference: formatRequest(ociSourceOf(m)), ...(typeof from === 'string' ? { from } : {}), to: desired.digest };
@@ -226,7 +246,10 @@ function targetOf(ctx: AdapterContext): GlanceTarget {
 /** Every version carrying the manifest's marker, shown and hidden. */
 async function listVersions(ctx: AdapterContext, marker: Marker): Promise<GlanceImage[]> {
   const query = { owner: ctx.projectId, visibility: 'all', tag: ownerTag(marker.owner), kupenstack_ref: marker.ref };
-  const [shown, hidden] = await Promise.all([ctx.apis.image.list<GlanceImage>('/images', 'images', query), ctx.apis.image.list<GlanceImage>('/images', 'images', { ...query, os_hidden: true })]);
+  const [shown, hidden] = await Promise.all([
+    ctx.apis.image.list<GlanceImage>('/images', 'images', query),
+    ctx.apis.image.list<GlanceImage>('/images', 'images', { ...query, os_hidden: true }),
+  ]);
   return [...shown, ...hidden].filter((v) => markerFromMetadata(v)?.owner === marker.owner && typeof v[propDigest] === 'string');
 }
 
@@ -275,7 +298,15 @@ export async function ociUpdate(ctx: ImageContext, remote: Remote, changes: Reco
 }
 
 /** Step 3 and 4 of a tag move (adapter.ts): the new digest's version takes the name and tag, the old ones are hidden, retention runs. */
-async function moveTag(ctx: ImageContext, g: GlanceTarget, remote: Remote, marker: Marker, disk: ResolvedDisk, look: VersionLook, m: Manifest): Promise<Remote | Waiting> {
+async function moveTag(
+  ctx: ImageContext,
+  g: GlanceTarget,
+  remote: Remote,
+  marker: Marker,
+  disk: ResolvedDisk,
+  look: VersionLook,
+  m: Manifest,
+): Promise<Remote | Waiting> {
   // Hidden and under its version name until its data is verified and stored: the image name never shows a half-made image.
   const found = await findOrCreateVersion(g, disk, look, { hidden: true });
   if ('waiting' in found) return found;

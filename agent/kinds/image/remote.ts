@@ -14,13 +14,37 @@ export const sourceKey = 'kupenstack_source';
 export const sourceShaKey = 'kupenstack_source_sha256';
 /** Image attributes Glance defines; every other key is a property. */
 const coreAttributes = new Set([
-  'id', 'name', 'status', 'visibility', 'protected', 'checksum', 'owner', 'size', 'virtual_size', 'min_ram', 'min_disk', 'disk_format', 'container_format',
-  'created_at', 'updated_at', 'tags', 'self', 'file', 'schema', 'os_hidden', 'os_hash_algo', 'os_hash_value', 'locations', 'direct_url', 'stores',
+  'id',
+  'name',
+  'status',
+  'visibility',
+  'protected',
+  'checksum',
+  'owner',
+  'size',
+  'virtual_size',
+  'min_ram',
+  'min_disk',
+  'disk_format',
+  'container_format',
+  'created_at',
+  'updated_at',
+  'tags',
+  'self',
+  'file',
+  'schema',
+  'os_hidden',
+  'os_hash_algo',
+  'os_hash_value',
+  'locations',
+  'direct_url',
+  'stores',
 ]);
 
 export function toRemote(raw: RawImage): Remote {
   const properties: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(raw)) if (!coreAttributes.has(k) && !k.startsWith('kupenstack_') && !k.startsWith('os_glance_') && !bookkeepingProperties.has(k)) properties[k] = v;
+  for (const [k, v] of Object.entries(raw))
+    if (!coreAttributes.has(k) && !k.startsWith('kupenstack_') && !k.startsWith('os_glance_') && !bookkeepingProperties.has(k)) properties[k] = v;
   const digest = typeof raw[propDigest] === 'string' ? raw[propDigest] : undefined;
   const tags = Array.isArray(raw.tags) ? (raw.tags as string[]).filter((t) => !t.startsWith(ownerTagPrefix)).sort() : [];
   const url = typeof raw[sourceKey] === 'string' ? raw[sourceKey] : undefined;

@@ -270,7 +270,8 @@ async function use(ctx: AdapterContext, m: Manifest, img: GlanceImage, marker: M
 /** One queue per shared image: its tags are read-modify-written by Glance (see the top of this file). */
 const onImage = <T>(id: string, work: () => Promise<T>): Promise<T> => serialised(`glance-image:${id}`, work);
 
-const dropCurrent = (ctx: AdapterContext, id: string, ref: string): Promise<void> => onImage(id, () => settleTags(adminImage(ctx), id, { remove: [currentTag(ctx.projectId, ref)] }, ctx.signal));
+const dropCurrent = (ctx: AdapterContext, id: string, ref: string): Promise<void> =>
+  onImage(id, () => settleTags(adminImage(ctx), id, { remove: [currentTag(ctx.projectId, ref)] }, ctx.signal));
 
 export async function sharedCreate(ctx: ImageContext, m: Manifest, marker: Marker): Promise<Remote> {
   refusePerImageFields(m);
@@ -296,7 +297,12 @@ export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: R
     const next = version.done;
     await use(ctx, m, next, marker);
     for (const old of versions.filter((v) => v.id !== next.id && isCurrentFor(v, ctx.projectId, marker.ref))) await dropCurrent(ctx, old.id, marker.ref);
-    await retain(ctx, versions.filter((v) => v.id !== next.id), marker, specOf(m).keep ?? 3);
+    await retain(
+      ctx,
+      versions.filter((v) => v.id !== next.id),
+      marker,
+      specOf(m).keep ?? 3,
+    );
     return toSharedRemote(next, marker, 'accepted', []);
   }
   if ('digest' in changes) {
@@ -330,7 +336,19 @@ async function release(ctx: AdapterContext, img: GlanceImage, ref: string): Prom
     // Read again: another manifest of this run may have changed the tags since observe.
     const before = await admin.find<GlanceImage>(`/images/${img.id}`);
     if (!before || !isOurs(before, ctx.owner)) return;
-    await settleTags(admin, img.id, { remove: [...usesBy(before, ctx.projectId).filter((x) => x.ref === ref).map((u) => u.tag), currentTag(ctx.projectId, ref)] }, ctx.signal);
+    await settleTags(
+      admin,
+      img.id,
+      {
+        remove: [
+          ...usesBy(before, ctx.projectId)
+            .filter((x) => x.ref === ref)
+            .map((u) => u.tag),
+          currentTag(ctx.projectId, ref),
+        ],
+      },
+      ctx.signal,
+    );
     const now = await admin.find<GlanceImage>(`/images/${img.id}`);
     if (!now || !isOurs(now, ctx.owner)) return;
     if (usesBy(now, ctx.projectId).length === 0) {

@@ -99,7 +99,10 @@ export async function urlCreate(ctx: AdapterContext, m: Manifest, desired: Recor
       // Deleted: Glance keeps the id taken forever; take the next one in the sequence.
     }
   }
-  throw new KupenstackError('image.ids-exhausted', `${maxIdAttempts} images of ${m.address} with this source were already created and deleted; change the source or rename the manifest`);
+  throw new KupenstackError(
+    'image.ids-exhausted',
+    `${maxIdAttempts} images of ${m.address} with this source were already created and deleted; change the source or rename the manifest`,
+  );
 }
 
 /**
@@ -133,7 +136,10 @@ export class HoldBackSha256 extends HoldBackLast {
   protected override check(): Error | undefined {
     this.digest = this.hash.digest('hex');
     if (this.expected && this.digest !== this.expected) {
-      this.mismatch = new KupenstackError('image.checksum', `the downloaded disk has sha256 ${this.digest}, not ${this.expected} as spec.source.url.sha256 says; the upload was refused`);
+      this.mismatch = new KupenstackError(
+        'image.checksum',
+        `the downloaded disk has sha256 ${this.digest}, not ${this.expected} as spec.source.url.sha256 says; the upload was refused`,
+      );
       return this.mismatch;
     }
     return undefined;
@@ -150,7 +156,10 @@ export async function urlUpload(ctx: AdapterContext, remote: Remote, m: Manifest
   const source = urlSource(m);
   if (!source) throw new KupenstackError('image.no-source', 'nothing to upload: the manifest has no spec.source.url');
   if (remote.status !== 'queued') {
-    throw new KupenstackError('image.data-immutable', `Glance image ${remote.id} is ${String(remote.status)}: image data is written once; a new source makes a new image`);
+    throw new KupenstackError(
+      'image.data-immutable',
+      `Glance image ${remote.id} is ${String(remote.status)}: image data is written once; a new source makes a new image`,
+    );
   }
   const gate = egressFor(ctx.namespace);
   await gate?.check(source.url);
@@ -160,7 +169,10 @@ export async function urlUpload(ctx: AdapterContext, remote: Remote, m: Manifest
   });
   if (!res.ok || !res.body) {
     await res.body?.cancel();
-    throw new KupenstackError('image.download', `GET ${source.url} answered ${res.status} ${res.statusText}; the image stays queued and the download is retried on the next run`);
+    throw new KupenstackError(
+      'image.download',
+      `GET ${source.url} answered ${res.status} ${res.statusText}; the image stays queued and the download is retried on the next run`,
+    );
   }
   const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
   const { head, stream } = await peek(body, sniffBytes);

@@ -49,17 +49,26 @@ async function trustedKey(reader: PolicyReader, policy: ImageVerify, namespace: 
   try {
     return { name, key: createPublicKey(pem) };
   } catch (err) {
-    throw new KupenstackError('image.signature', `${reader.where}: ${name} does not hold a PEM public key (-----BEGIN PUBLIC KEY-----, as cosign generate-key-pair writes cosign.pub)`, { cause: err });
+    throw new KupenstackError(
+      'image.signature',
+      `${reader.where}: ${name} does not hold a PEM public key (-----BEGIN PUBLIC KEY-----, as cosign generate-key-pair writes cosign.pub)`,
+      { cause: err },
+    );
   }
 }
 
 function expectedOf(exact: string | undefined, regExp: string | undefined, what: string, where: string): Expected {
-  if ((exact === undefined) === (regExp === undefined)) throw new KupenstackError('image.signature', `${where}: set exactly one of keyless.${what} or keyless.${what}RegExp`);
+  if ((exact === undefined) === (regExp === undefined))
+    throw new KupenstackError('image.signature', `${where}: set exactly one of keyless.${what} or keyless.${what}RegExp`);
   if (exact !== undefined) return { exact };
   try {
     new RegExp(regExp!);
   } catch (err) {
-    throw new KupenstackError('image.signature', `${where}: keyless.${what}RegExp is not a valid regular expression (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+    throw new KupenstackError(
+      'image.signature',
+      `${where}: keyless.${what}RegExp is not a valid regular expression (${err instanceof Error ? err.message : String(err)})`,
+      { cause: err },
+    );
   }
   return { regExp: regExp! };
 }
@@ -82,7 +91,8 @@ async function keylessOf(reader: PolicyReader, policy: ImageVerify, namespace: s
 
 /** The policy as oci/ checks it: the trusted key, or the keyless signer with its trusted root. */
 export async function signaturePolicy(reader: PolicyReader, policy: ImageVerify, namespace: string): Promise<SignaturePolicy> {
-  if ((policy.publicKey === undefined) === (policy.keyless === undefined)) throw new KupenstackError('image.signature', `${reader.where}: set exactly one of publicKey or keyless`);
+  if ((policy.publicKey === undefined) === (policy.keyless === undefined))
+    throw new KupenstackError('image.signature', `${reader.where}: set exactly one of publicKey or keyless`);
   if (policy.keyless) return { keys: [], keyless: await keylessOf(reader, policy, namespace) };
   return { keys: [await trustedKey(reader, policy, namespace)] };
 }
@@ -107,7 +117,11 @@ export async function verifyResolved(m: Manifest, ctx: AdapterContext, source: D
   const reader: PolicyReader = {
     where: where(m),
     read: async (ref) => {
-      if (!secrets) throw new KupenstackError('image.signature', `${where(m)}: the signature policy is in ${describeSecret(ref)}, but this agent reads no secrets; give it a secret resolver`);
+      if (!secrets)
+        throw new KupenstackError(
+          'image.signature',
+          `${where(m)}: the signature policy is in ${describeSecret(ref)}, but this agent reads no secrets; give it a secret resolver`,
+        );
       return secrets.get(ref);
     },
   };

@@ -84,7 +84,9 @@ export const keyPair: KindAdapter = {
   async create(ctx, _m, desired) {
     const name = String(desired.name);
     // Names with `.` (allowed in manifest names) need microversion 2.92.
-    const headers: Record<string, string> = legacyNameChars.test(name) ? {} : { 'openstack-api-version': 'compute 2.92', 'x-openstack-nova-api-version': '2.92' };
+    const headers: Record<string, string> = legacyNameChars.test(name)
+      ? {}
+      : { 'openstack-api-version': 'compute 2.92', 'x-openstack-nova-api-version': '2.92' };
     const res = await ctx.apis.compute.call<{ keypair: RawKeyPair }>('POST', '/os-keypairs', {
       json: { keypair: { name, public_key: desired.public_key, type: desired.type } },
       headers,

@@ -11,7 +11,13 @@ import type { KindExport } from '../kit/export.ts';
 export const keyPairExport: KindExport = {
   kind: 'KeyPair',
   observeOnly: 'a key pair has no place for an ownership marker',
-  list: (s) => s.memo('KeyPair:user', async () => (await s.compute.list<{ keypair: { name: string } }>('/os-keypairs', 'keypairs')).map((k) => ({ id: k.keypair.name, name: k.keypair.name }))),
-  skip: (raw, s) => (s.listed('VirtualMachine').some((vm) => vm.key_name === raw.name) ? undefined : 'no server of this project names it (key pairs belong to a user, not a project)'),
+  list: (s) =>
+    s.memo('KeyPair:user', async () =>
+      (await s.compute.list<{ keypair: { name: string } }>('/os-keypairs', 'keypairs')).map((k) => ({ id: k.keypair.name, name: k.keypair.name })),
+    ),
+  skip: (raw, s) =>
+    s.listed('VirtualMachine').some((vm) => vm.key_name === raw.name)
+      ? undefined
+      : 'no server of this project names it (key pairs belong to a user, not a project)',
   spec: () => ({}),
 };

@@ -66,7 +66,12 @@ export async function deleteCinder(ctx: AdapterContext, r: CinderResource, id: s
 }
 
 /** An import filter over Cinder's list: by name (Cinder filters), then description (it does not); no tags in Cinder. */
-export async function findCinder(ctx: AdapterContext, r: CinderResource, filter: ImportFilter, toRemote: (raw: Record<string, unknown>) => Remote): Promise<Remote[]> {
+export async function findCinder(
+  ctx: AdapterContext,
+  r: CinderResource,
+  filter: ImportFilter,
+  toRemote: (raw: Record<string, unknown>) => Remote,
+): Promise<Remote[]> {
   if (filter.tags?.length) throw new KupenstackError('import.unsupported', `Cinder ${r.collection} have no tags: import a ${r.key} by id, name or description`);
   const items = await ctx.apis.volume.list<Record<string, unknown>>(`/${r.collection}/detail`, r.collection, { name: filter.name });
   return items.map(toRemote).filter((x) => filter.description === undefined || x.fields.description === filter.description);

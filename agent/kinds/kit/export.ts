@@ -67,7 +67,12 @@ export interface ExportScope {
  * in a cloud-wide export, `load(undefined)` once for every project, split by
  * the field that names the owner (`project_id`, Nova's `tenant_id`…).
  */
-export async function projectItems(s: ExportScope, kind: string, ownerField: string, load: (projectId: string | undefined) => Promise<Record<string, unknown>[]>): Promise<Record<string, unknown>[]> {
+export async function projectItems(
+  s: ExportScope,
+  kind: string,
+  ownerField: string,
+  load: (projectId: string | undefined) => Promise<Record<string, unknown>[]>,
+): Promise<Record<string, unknown>[]> {
   if (!s.cloudWide) return load(s.projectId);
   const byProject = await s.memo(`${kind}:by-project`, async () => {
     const out = new Map<string, Record<string, unknown>[]>();

@@ -26,13 +26,11 @@ async function useOf(ctx: AdapterContext, kind: keyof typeof objectType, name: s
   const imported = ctx.imported(kind, name);
   if (!imported || imported.raw.project_id === ctx.projectId) return 'own';
   const shared = await ctx.memo(`neutron:shared:${objectType[kind]}:${imported.id}`, async () => {
-    const entries = await ctx.cloud
-      .client('network')
-      .list<{ target_tenant?: string; target_project?: string }>('/rbac-policies', 'rbac_policies', {
-        object_type: objectType[kind],
-        object_id: imported.id,
-        action: 'access_as_shared',
-      });
+    const entries = await ctx.cloud.client('network').list<{ target_tenant?: string; target_project?: string }>('/rbac-policies', 'rbac_policies', {
+      object_type: objectType[kind],
+      object_id: imported.id,
+      action: 'access_as_shared',
+    });
     return entries.some((e) => [e.target_tenant, e.target_project].some((t) => t === '*' || t === ctx.projectId));
   });
   return shared ? 'shared' : 'foreign';
@@ -45,7 +43,11 @@ async function useOf(ctx: AdapterContext, kind: keyof typeof objectType, name: s
  * `reference.not-shared`, naming the manifest's file:line, when one is another project's and not
  * shared: Neutron refuses that to the project, and nothing is sent.
  */
-export async function scopeOfUses(ctx: AdapterContext, m: Manifest, uses: readonly { kind: keyof typeof objectType; name: string; path: (string | number)[] }[]): Promise<BulkScope> {
+export async function scopeOfUses(
+  ctx: AdapterContext,
+  m: Manifest,
+  uses: readonly { kind: keyof typeof objectType; name: string; path: (string | number)[] }[],
+): Promise<BulkScope> {
   let scope: BulkScope = 'admin';
   for (const u of uses) {
     const use = await useOf(ctx, u.kind, u.name);

@@ -8,7 +8,11 @@ import { bucket, lookedUpId, openstackName, type AdapterContext, type CloudConte
  * so the marker rides in the description (written atomically with the
  * object); the user's own tags stay the user's.
  */
-export async function observeNeutron(ctx: AdapterContext, collection: string, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Remote[]> {
+export async function observeNeutron(
+  ctx: AdapterContext,
+  collection: string,
+  toRemote: (raw: Record<string, unknown>, description: string) => Remote,
+): Promise<Remote[]> {
   // The answer's key is the path with underscores (security-groups → security_groups).
   const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection.replace(/-/g, '_'), { project_id: ctx.projectId });
   const out: Remote[] = [];
@@ -51,7 +55,12 @@ async function neutronListWhere(ctx: AdapterContext, collection: string, field: 
  * filtered list, a few objects instead of the whole collection), then by id those a run recorded that
  * the names did not find (renamed since); only ours are kept.
  */
-export async function observeNeutronSome(ctx: AdapterContext, collection: string, wanted: ObserveWanted, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Remote[]> {
+export async function observeNeutronSome(
+  ctx: AdapterContext,
+  collection: string,
+  wanted: ObserveWanted,
+  toRemote: (raw: Record<string, unknown>, description: string) => Remote,
+): Promise<Remote[]> {
   const named = await neutronListWhere(ctx, collection, 'name', [...new Set(wanted.manifests.map(openstackName))]);
   const found = new Set(named.map((raw) => String(raw.id)));
   const ids = [...new Set(wanted.ids)].filter((id) => !found.has(id));
@@ -101,7 +110,11 @@ export async function neutronListByIds<T = Record<string, unknown>>(
 }
 
 /** KindAdapter.observeCloud for a Neutron kind: one paginated admin list of the owner's projects' objects (per 120 projects: idsPerList), kept per project. */
-export async function observeNeutronCloud(ctx: CloudContext, collection: string, toRemote: (raw: Record<string, unknown>, description: string) => Remote): Promise<Map<string, Remote[]>> {
+export async function observeNeutronCloud(
+  ctx: CloudContext,
+  collection: string,
+  toRemote: (raw: Record<string, unknown>, description: string) => Remote,
+): Promise<Map<string, Remote[]>> {
   const out = new Map<string, Remote[]>();
   await neutronListByIds(ctx.apis.network, collection, 'project_id', [...ctx.projects.keys()], (raw) => {
     if (!ctx.projects.has(raw.project_id as string)) return;
@@ -194,7 +207,12 @@ export function desiredFixedIps(prefix: string, entries: readonly { subnet_id?: 
  * The one object a lookup matches (an external network or subnet given by
  * filter), memoised for the run: several manifests usually name the same one.
  */
-export function lookupOne(ctx: AdapterContext, collection: string, query: Record<string, string | boolean | string[] | undefined>, what: string): Promise<Record<string, unknown>> {
+export function lookupOne(
+  ctx: AdapterContext,
+  collection: string,
+  query: Record<string, string | boolean | string[] | undefined>,
+  what: string,
+): Promise<Record<string, unknown>> {
   if (ctx.offline) return Promise.resolve({ id: lookedUpId(`${what} ${stableJson(query)}`) });
   return ctx.memo(`neutron:${collection}:${stableJson(query)}`, async () => {
     const items = await ctx.apis.network.list<Record<string, unknown>>(`/${collection}`, collection, query);
@@ -202,7 +220,8 @@ export function lookupOne(ctx: AdapterContext, collection: string, query: Record
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`)
       .join(', ');
-    if (items.length === 0) throw new KupenstackError('lookup.not-found', `no ${what} matches ${criteria}; check the name and tags, and that the project can see it`);
+    if (items.length === 0)
+      throw new KupenstackError('lookup.not-found', `no ${what} matches ${criteria}; check the name and tags, and that the project can see it`);
     if (items.length > 1) throw new KupenstackError('lookup.ambiguous', `${items.length} ${what}s match ${criteria}; add criteria (tags) or give its id`);
     return items[0]!;
   });
@@ -245,5 +264,11 @@ export async function findNeutron(ctx: AdapterContext, collection: string, filte
 
 /** A Neutron object as observed: its name and description (the marker kept out of it) first, the kind's own `fields`, its tags last. */
 export function neutronRemote(raw: Record<string, unknown>, description: string, fields: Record<string, unknown>): Remote {
-  return { id: String(raw.id), name: String(raw.name), status: String(raw.status), raw, fields: { name: raw.name, description, ...fields, tags: sortedTags(raw) } };
+  return {
+    id: String(raw.id),
+    name: String(raw.name),
+    status: String(raw.status),
+    raw,
+    fields: { name: raw.name, description, ...fields, tags: sortedTags(raw) },
+  };
 }

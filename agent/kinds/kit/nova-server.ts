@@ -83,7 +83,8 @@ export function serverHealth(s: NovaServer, now = Date.now()): Health {
     if (task) return { state: 'progressing', reason: `${s.status} (${task})` };
     const power = s['OS-EXT-STS:power_state'];
     // Nova still says ACTIVE, the hypervisor has no guest: e.g. a compute host that lost its VMs.
-    if (s.status === 'ACTIVE' && power !== undefined && noGuest[power]) return { state: 'failed', reason: `Nova reports ACTIVE but the hypervisor reports power state ${noGuest[power]}` };
+    if (s.status === 'ACTIVE' && power !== undefined && noGuest[power])
+      return { state: 'failed', reason: `Nova reports ACTIVE but the hypervisor reports power state ${noGuest[power]}` };
     return { state: 'ready' };
   }
   return { state: 'failed', reason: `server is ${s.status}${task ? ` (${task})` : ''}, not a state KupenStack keeps` };
@@ -114,7 +115,13 @@ export async function showServer(ctx: AdapterContext, id: string): Promise<NovaS
 }
 
 /** Bounded poll until `done` (one look in requeue mode, which may answer waiting); ERROR or the server vanishing ends it with an error. */
-export async function waitForServer(ctx: AdapterContext, id: string, what: string, done: (s: NovaServer) => boolean, timeoutMs = 15 * 60_000): Promise<Looked<NovaServer>> {
+export async function waitForServer(
+  ctx: AdapterContext,
+  id: string,
+  what: string,
+  done: (s: NovaServer) => boolean,
+  timeoutMs = 15 * 60_000,
+): Promise<Looked<NovaServer>> {
   return lookAgain<NovaServer>(ctx, {
     what: `server ${id} waits for ${what}`,
     timeoutMs,

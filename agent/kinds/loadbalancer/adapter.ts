@@ -1,10 +1,32 @@
 import { KupenstackError } from '../../errors.ts';
 import type { LoadBalancerSpec } from '../../model/kinds.generated.ts';
 import { markerFromTags, markerTags, ownerTag, userTags } from '../../ownership/marker.ts';
-import { bucket, isKnownAfterApply, isPlaceholderId, knownAfterApply, openstackName, type AdapterContext, type Health, type KindAdapter, type Remote, type Waiting } from '../kit/adapter.ts';
+import {
+  bucket,
+  isKnownAfterApply,
+  isPlaceholderId,
+  knownAfterApply,
+  openstackName,
+  type AdapterContext,
+  type Health,
+  type KindAdapter,
+  type Remote,
+  type Waiting,
+} from '../kit/adapter.ts';
 import { canonicalIp } from '../kit/neutron.ts';
 import { childTags, hasOctavia, mutable, octavia, performPatiently, readTrees, treeScope, type Raw, type TreeScope } from './octavia.ts';
-import { adoptionSteps, deletionOrder, httpMonitor, nextStep, poolProtocol, shapeOf, sortByName, type ListenerShape, type MemberShape, type ObservedListener } from './tree.ts';
+import {
+  adoptionSteps,
+  deletionOrder,
+  httpMonitor,
+  nextStep,
+  poolProtocol,
+  shapeOf,
+  sortByName,
+  type ListenerShape,
+  type MemberShape,
+  type ObservedListener,
+} from './tree.ts';
 
 /**
  * Octavia load balancers. One manifest is several Octavia objects: the load
@@ -190,9 +212,21 @@ export const loadBalancer: KindAdapter = {
       ...(typeof remote.raw.vip_port_id === 'string' ? { vipPortID: remote.raw.vip_port_id } : {}),
       ...(remote.status ? { provisioningStatus: remote.status } : {}),
       ...(typeof remote.raw.operating_status === 'string' ? { operatingStatus: remote.raw.operating_status } : {}),
-      listeners: tree.map((l) => ({ name: l.shape.name, id: l.id, port: l.shape.protocol_port, provisioningStatus: l.provisioning_status, operatingStatus: l.operating_status })),
+      listeners: tree.map((l) => ({
+        name: l.shape.name,
+        id: l.id,
+        port: l.shape.protocol_port,
+        provisioningStatus: l.provisioning_status,
+        operatingStatus: l.operating_status,
+      })),
       members: tree.flatMap((l) =>
-        (l.pool?.members ?? []).map((m) => ({ listener: l.shape.name, name: m.shape.name, address: m.shape.address, port: m.shape.protocol_port, operatingStatus: m.operating_status })),
+        (l.pool?.members ?? []).map((m) => ({
+          listener: l.shape.name,
+          name: m.shape.name,
+          address: m.shape.address,
+          port: m.shape.protocol_port,
+          operatingStatus: m.operating_status,
+        })),
       ),
     };
   },

@@ -30,18 +30,22 @@ const monitorTypes = new Set(['HTTP', 'HTTPS', 'TCP', 'PING', 'UDP-CONNECT', 'TL
 /** Why the tree cannot be written as a manifest, or undefined. */
 function unsayable(raw: Record<string, unknown>, tree: readonly ObservedListener[]): string | undefined {
   const vipSubnet = typeof raw.vip_subnet_id === 'string' ? raw.vip_subnet_id : null;
-  if ((strayPools.get(raw) ?? 0) > 0) return 'a pool that is no listener\'s default pool has no place in a LoadBalancer manifest';
+  if ((strayPools.get(raw) ?? 0) > 0) return "a pool that is no listener's default pool has no place in a LoadBalancer manifest";
   for (const l of tree) {
     if (!dnsLabel.test(l.shape.name)) return `listener "${l.shape.name}" has no name a manifest can give (a DNS label)`;
     if (!listenerProtocols.has(l.shape.protocol)) return `listener ${l.shape.name} uses protocol ${l.shape.protocol}, which the kind does not make`;
     const p = l.pool;
     if (!p) continue;
-    if (p.shape.protocol !== poolProtocol(l.shape.protocol)) return `the pool of listener ${l.shape.name} speaks ${p.shape.protocol}, not its listener's ${l.shape.protocol}`;
+    if (p.shape.protocol !== poolProtocol(l.shape.protocol))
+      return `the pool of listener ${l.shape.name} speaks ${p.shape.protocol}, not its listener's ${l.shape.protocol}`;
     if (!algorithms.has(p.shape.lb_algorithm)) return `the pool of listener ${l.shape.name} uses ${p.shape.lb_algorithm}`;
-    if (p.healthmonitor && !monitorTypes.has(p.healthmonitor.shape.type)) return `the monitor of listener ${l.shape.name} is of type ${p.healthmonitor.shape.type}`;
+    if (p.healthmonitor && !monitorTypes.has(p.healthmonitor.shape.type))
+      return `the monitor of listener ${l.shape.name} is of type ${p.healthmonitor.shape.type}`;
     for (const m of p.members) {
-      if (m.shape.name !== '' && !dnsLabel.test(m.shape.name)) return `member "${m.shape.name}" of listener ${l.shape.name} has no name a manifest can give (a DNS label)`;
-      if (vipSubnet && m.shape.subnet_id === null) return `member ${m.shape.address} of listener ${l.shape.name} has no subnet while the VIP has one (a manifest gives it the VIP's)`;
+      if (m.shape.name !== '' && !dnsLabel.test(m.shape.name))
+        return `member "${m.shape.name}" of listener ${l.shape.name} has no name a manifest can give (a DNS label)`;
+      if (vipSubnet && m.shape.subnet_id === null)
+        return `member ${m.shape.address} of listener ${l.shape.name} has no subnet while the VIP has one (a manifest gives it the VIP's)`;
     }
   }
   return undefined;
@@ -79,20 +83,22 @@ function listenersOf(raw: Record<string, unknown>, tree: readonly ObservedListen
     const pool: Record<string, unknown> = {};
     if (p.shape.lb_algorithm !== 'ROUND_ROBIN') pool.lbAlgorithm = p.shape.lb_algorithm;
     // By Octavia's name: the order Octavia lists members in is not stable, a manifest's should be.
-    pool.members = [...p.members].sort((a, b) => String(a.shape.name).localeCompare(String(b.shape.name))).map((m) => {
-      const member: Record<string, unknown> = {};
-      const subnet = m.shape.subnet_id;
-      // By VM when the address is that VM's on the member's subnet (what desired() reads back); else by address.
-      const vm = byAddress.get(m.shape.address)?.find((a) => subnet === null || a.subnet === subnet);
-      if (vm) member.vmRef = { name: s.ref('VirtualMachine', vm.device) };
-      else member.address = m.shape.address;
-      member.port = m.shape.protocol_port;
-      if (m.shape.weight !== 1) member.weight = m.shape.weight;
-      if (subnet !== null && subnet !== vipSubnet) member.subnetRef = { name: s.ref('Subnet', subnet) };
-      const spec = { ...member } as Parameters<typeof memberName>[0];
-      if (memberName(spec) !== m.shape.name) member.name = m.shape.name;
-      return member;
-    });
+    pool.members = [...p.members]
+      .sort((a, b) => String(a.shape.name).localeCompare(String(b.shape.name)))
+      .map((m) => {
+        const member: Record<string, unknown> = {};
+        const subnet = m.shape.subnet_id;
+        // By VM when the address is that VM's on the member's subnet (what desired() reads back); else by address.
+        const vm = byAddress.get(m.shape.address)?.find((a) => subnet === null || a.subnet === subnet);
+        if (vm) member.vmRef = { name: s.ref('VirtualMachine', vm.device) };
+        else member.address = m.shape.address;
+        member.port = m.shape.protocol_port;
+        if (m.shape.weight !== 1) member.weight = m.shape.weight;
+        if (subnet !== null && subnet !== vipSubnet) member.subnetRef = { name: s.ref('Subnet', subnet) };
+        const spec = { ...member } as Parameters<typeof memberName>[0];
+        if (memberName(spec) !== m.shape.name) member.name = m.shape.name;
+        return member;
+      });
     const hm = p.healthmonitor?.shape;
     if (hm) {
       const monitor: Record<string, unknown> = { type: hm.type, delay: hm.delay, timeout: hm.timeout, maxRetries: hm.max_retries };

@@ -57,7 +57,13 @@ export function monitorShape(raw: Raw): MonitorShape {
 
 export function memberShape(raw: Raw): MemberShape {
   const subnet = typeof raw.subnet_id === 'string' ? raw.subnet_id : null;
-  return { name: str(raw.name), address: canonicalIp(str(raw.address)), protocol_port: num(raw.protocol_port, 0), weight: num(raw.weight, 1), subnet_id: subnet };
+  return {
+    name: str(raw.name),
+    address: canonicalIp(str(raw.address)),
+    protocol_port: num(raw.protocol_port, 0),
+    weight: num(raw.weight, 1),
+    subnet_id: subnet,
+  };
 }
 
 type Status = { id: string; provisioning_status: string; operating_status: string; tags: string[] };
@@ -110,12 +116,17 @@ export async function readTrees(scope: TreeScope, lbs: ReadonlyMap<string, strin
     return id !== undefined && lbs.has(id) && mine(raw, id) ? id : undefined;
   };
   const poolById = new Map(pools.filter((p) => lbOf(p)).map((p) => [str(p.id), p]));
-  const monitorById = new Map(monitors.filter((m) => (m.pools as { id?: string }[] | undefined)?.some((p) => poolById.has(str(p.id)))).map((m) => [str(m.id), m]));
+  const monitorById = new Map(
+    monitors.filter((m) => (m.pools as { id?: string }[] | undefined)?.some((p) => poolById.has(str(p.id)))).map((m) => [str(m.id), m]),
+  );
   const members = new Map<string, Raw[]>();
   await Promise.all(
     [...poolById.keys()].map(async (id) => {
       const lb = lbOf(poolById.get(id)!)!;
-      members.set(id, (await api.list<Raw>(`/lbaas/pools/${id}/members`, 'members', { tags: scope.everything ? undefined : ownerTag(owner) })).filter((m) => mine(m, lb)));
+      members.set(
+        id,
+        (await api.list<Raw>(`/lbaas/pools/${id}/members`, 'members', { tags: scope.everything ? undefined : ownerTag(owner) })).filter((m) => mine(m, lb)),
+      );
     }),
   );
   for (const l of listeners) {
@@ -151,11 +162,13 @@ export async function mutable(ctx: AdapterContext, id: string): Promise<Looked<R
     maxDelayMs: 2_000,
     look: async () => {
       const res = await octavia(ctx).find<{ loadbalancer: Raw }>(`/lbaas/loadbalancers/${id}`);
-      if (!res) throw new KupenstackError('loadbalancer.gone', `Octavia load balancer ${id} disappeared while KupenStack was changing it; the next run makes it again`);
+      if (!res)
+        throw new KupenstackError('loadbalancer.gone', `Octavia load balancer ${id} disappeared while KupenStack was changing it; the next run makes it again`);
       const status = str(res.loadbalancer.provisioning_status);
       return status.startsWith('PENDING_') ? { why: `provisioning status ${status}` } : { done: res.loadbalancer };
     },
-    onTimeout: (why) => new KupenstackError('loadbalancer.timeout', `Octavia load balancer ${id} did not leave its pending state (${why}) in 10 minutes; check octavia-worker`),
+    onTimeout: (why) =>
+      new KupenstackError('loadbalancer.timeout', `Octavia load balancer ${id} did not leave its pending state (${why}) in 10 minutes; check octavia-worker`),
   });
 }
 
@@ -168,12 +181,18 @@ export async function perform(ctx: AdapterContext, lbId: string, step: Step, mar
   const tags = childTags(marker);
   try {
     if (step.op === 'delete') {
-      const path = step.what === 'member' ? `/lbaas/pools/${step.poolId}/members/${step.id}` : `/lbaas/${step.what === 'healthmonitor' ? 'healthmonitors' : `${step.what}s`}/${step.id}`;
+      const path =
+        step.what === 'member'
+          ? `/lbaas/pools/${step.poolId}/members/${step.id}`
+          : `/lbaas/${step.what === 'healthmonitor' ? 'healthmonitors' : `${step.what}s`}/${step.id}`;
       await api.remove(path);
       return;
     }
     if (step.op === 'update') {
-      const path = step.what === 'member' ? `/lbaas/pools/${step.poolId}/members/${step.id}` : `/lbaas/${step.what === 'healthmonitor' ? 'healthmonitors' : `${step.what}s`}/${step.id}`;
+      const path =
+        step.what === 'member'
+          ? `/lbaas/pools/${step.poolId}/members/${step.id}`
+          : `/lbaas/${step.what === 'healthmonitor' ? 'healthmonitors' : `${step.what}s`}/${step.id}`;
       await api.put(path, { [step.what]: step.body });
       return;
     }
@@ -182,7 +201,9 @@ export async function perform(ctx: AdapterContext, lbId: string, step: Step, mar
         await api.post('/lbaas/listeners', { listener: { ...listenerBody(step.listener), loadbalancer_id: lbId, tags } });
         return;
       case 'pool':
-        await api.post('/lbaas/pools', { pool: { name: step.listener, protocol: step.pool.protocol, lb_algorithm: step.pool.lb_algorithm, listener_id: step.listenerId, tags } });
+        await api.post('/lbaas/pools', {
+          pool: { name: step.listener, protocol: step.pool.protocol, lb_algorithm: step.pool.lb_algorithm, listener_id: step.listenerId, tags },
+        });
         return;
       case 'healthmonitor':
         await api.post('/lbaas/healthmonitors', { healthmonitor: { ...step.monitor, name: step.listener, pool_id: step.poolId, tags } });

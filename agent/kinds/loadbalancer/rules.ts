@@ -38,7 +38,12 @@ function checkListeners(m: Manifest, add: Add): void {
     // UDP and TCP may share a port number; two listeners of one transport may not.
     const key = `${l.protocol === 'UDP' ? 'udp' : 'tcp'}/${l.port}`;
     const samePort = ports.get(key);
-    if (samePort !== undefined) add('listener-port', [...at, 'port'], `port ${l.port} is also listeners[${samePort}]'s: Octavia takes one listener per port and transport; pick another port`);
+    if (samePort !== undefined)
+      add(
+        'listener-port',
+        [...at, 'port'],
+        `port ${l.port} is also listeners[${samePort}]'s: Octavia takes one listener per port and transport; pick another port`,
+      );
     else ports.set(key, i);
     checkPool(l, [...at, 'pool'], add);
   });
@@ -51,23 +56,41 @@ function checkPool(l: Listener, at: (string | number)[], add: Add): void {
   if (hm) {
     const allowed = monitorTypes[l.protocol]!;
     if (!allowed.includes(hm.type))
-      add('monitor-type', [...at, 'healthMonitor', 'type'], `a ${l.protocol} pool cannot be probed with a ${hm.type} monitor: use one of ${allowed.join(', ')}`);
+      add(
+        'monitor-type',
+        [...at, 'healthMonitor', 'type'],
+        `a ${l.protocol} pool cannot be probed with a ${hm.type} monitor: use one of ${allowed.join(', ')}`,
+      );
     if (hm.timeout > hm.delay)
-      add('monitor-timeout', [...at, 'healthMonitor', 'timeout'], `timeout ${hm.timeout} s is longer than delay ${hm.delay} s: a probe must end before the next starts; lower timeout or raise delay`);
+      add(
+        'monitor-timeout',
+        [...at, 'healthMonitor', 'timeout'],
+        `timeout ${hm.timeout} s is longer than delay ${hm.delay} s: a probe must end before the next starts; lower timeout or raise delay`,
+      );
     if ((hm.urlPath ?? hm.expectedCodes ?? hm.httpMethod) !== undefined && hm.type !== 'HTTP' && hm.type !== 'HTTPS')
-      add('monitor-http', [...at, 'healthMonitor'], `urlPath, expectedCodes and httpMethod are for HTTP and HTTPS monitors, not ${hm.type}: remove them or change the type`);
+      add(
+        'monitor-http',
+        [...at, 'healthMonitor'],
+        `urlPath, expectedCodes and httpMethod are for HTTP and HTTPS monitors, not ${hm.type}: remove them or change the type`,
+      );
   }
   const members = new Map<string, number>();
   const backends = new Map<string, number>();
   (pool.members ?? []).forEach((mb, j) => {
     const name = memberName(mb);
     const twin = members.get(name);
-    if (twin !== undefined) add('member-name', [...at, 'members', j], `member name "${name}" is also members[${twin}]'s in this pool: give one a name of its own`);
+    if (twin !== undefined)
+      add('member-name', [...at, 'members', j], `member name "${name}" is also members[${twin}]'s in this pool: give one a name of its own`);
     else members.set(name, j);
     if (mb.address === undefined) return;
     const key = `${mb.address}:${mb.port}`;
     const same = backends.get(key);
-    if (same !== undefined) add('member-duplicate', [...at, 'members', j, 'address'], `${key} is also members[${same}]: Octavia refuses the same address and port twice in a pool; remove one`);
+    if (same !== undefined)
+      add(
+        'member-duplicate',
+        [...at, 'members', j, 'address'],
+        `${key} is also members[${same}]: Octavia refuses the same address and port twice in a pool; remove one`,
+      );
     else backends.set(key, j);
   });
 }

@@ -179,7 +179,8 @@ export function nextStep(observed: readonly ObservedListener[], desired: readonl
       const m = members.get(want.name);
       if (!m) return { op: 'create', what: 'member', poolId: l.pool.id, listener: d.name, member: want };
       const memberBody = changed(m.shape, want, ['weight']);
-      if (Object.keys(memberBody).length) return { op: 'update', what: 'member', poolId: l.pool.id, id: m.id, body: memberBody, name: `${d.name}/${want.name}` };
+      if (Object.keys(memberBody).length)
+        return { op: 'update', what: 'member', poolId: l.pool.id, id: m.id, body: memberBody, name: `${d.name}/${want.name}` };
     }
   }
   return undefined;
@@ -189,8 +190,10 @@ export function nextStep(observed: readonly ObservedListener[], desired: readonl
 export function deletionOrder(observed: readonly ObservedListener[]): Step[] {
   const out: Step[] = [];
   const why = (what: string, l: ObservedListener): string => `${what} of listener ${l.shape.name}: its load balancer goes`;
-  for (const l of observed) for (const m of l.pool?.members ?? []) out.push({ op: 'delete', what: 'member', poolId: l.pool!.id, id: m.id, why: why(`member ${m.shape.name}`, l) });
-  for (const l of observed) if (l.pool?.healthmonitor) out.push({ op: 'delete', what: 'healthmonitor', id: l.pool.healthmonitor.id, why: why('health monitor', l) });
+  for (const l of observed)
+    for (const m of l.pool?.members ?? []) out.push({ op: 'delete', what: 'member', poolId: l.pool!.id, id: m.id, why: why(`member ${m.shape.name}`, l) });
+  for (const l of observed)
+    if (l.pool?.healthmonitor) out.push({ op: 'delete', what: 'healthmonitor', id: l.pool.healthmonitor.id, why: why('health monitor', l) });
   for (const l of observed) if (l.pool) out.push({ op: 'delete', what: 'pool', id: l.pool.id, why: why('pool', l) });
   for (const l of observed) out.push({ op: 'delete', what: 'listener', id: l.id, why: `listener ${l.shape.name}: its load balancer goes` });
   return out;

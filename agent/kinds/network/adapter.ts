@@ -1,6 +1,15 @@
 import { parseDescriptionMarker, type Marker } from '../../ownership/marker.ts';
 import { openstackName, pick, type KindAdapter, type Remote } from '../kit/adapter.ts';
-import { describedUpdate, neutronDescription, observeNeutron, observeNeutronCloud, observeNeutronSome, putTags, remarkNeutron, neutronRemote } from '../kit/neutron.ts';
+import {
+  describedUpdate,
+  neutronDescription,
+  observeNeutron,
+  observeNeutronCloud,
+  observeNeutronSome,
+  putTags,
+  remarkNeutron,
+  neutronRemote,
+} from '../kit/neutron.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote =>
   neutronRemote(raw, description, {
@@ -77,7 +86,8 @@ export const network: KindAdapter = {
     body: (_ctx, _m, desired, marker) => createBody(desired, marker),
     remote: (raw, desired) => toRemote(raw, descriptionOf(desired)),
     // Neutron lets only an admin share a network, make it external or choose its segment: such a create is judged with the project's token.
-    scope: (_ctx, _m, desired) => (desired.shared === true || desired['router:external'] === true || Object.keys(desired).some((k) => k.startsWith('provider:')) ? 'project' : 'admin'),
+    scope: (_ctx, _m, desired) =>
+      desired.shared === true || desired['router:external'] === true || Object.keys(desired).some((k) => k.startsWith('provider:')) ? 'project' : 'admin',
   },
 
   async create(ctx, _m, desired, marker) {
@@ -101,7 +111,11 @@ export const network: KindAdapter = {
   },
 
   async find(ctx, filter) {
-    const items = await ctx.apis.network.list<Record<string, unknown>>('/networks', 'networks', { name: filter.name, description: filter.description, tags: filter.tags });
+    const items = await ctx.apis.network.list<Record<string, unknown>>('/networks', 'networks', {
+      name: filter.name,
+      description: filter.description,
+      tags: filter.tags,
+    });
     return items.map((raw) => toRemote(raw, parseDescriptionMarker(raw.description).description));
   },
 };

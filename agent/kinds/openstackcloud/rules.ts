@@ -64,7 +64,11 @@ export const openStackCloudRules: KindRules = {
       }
       const tz = spec.maintenanceWindow?.timeZone;
       if (tz !== undefined && !validTimeZone(tz)) {
-        at('cloud.time-zone', ['spec', 'maintenanceWindow', 'timeZone'], `"${tz}" is not an IANA time zone this system knows; use a name such as UTC, Europe/Paris or America/New_York`);
+        at(
+          'cloud.time-zone',
+          ['spec', 'maintenanceWindow', 'timeZone'],
+          `"${tz}" is not an IANA time zone this system knows; use a name such as UTC, Europe/Paris or America/New_York`,
+        );
       }
     }
     return out;

@@ -62,12 +62,19 @@ function fixedIps(spec: PortSpec, ctx: AdapterContext): { subnet_id?: string; ip
 
 /** allowed_address_pairs as Neutron takes them: the MACs as declared. */
 function addressPairs(m: Manifest): Pair[] | undefined {
-  return (m.spec as PortSpec).allowedAddressPairs?.map((p) => (p.macAddress ? { ip_address: p.ipAddress, mac_address: p.macAddress } : { ip_address: p.ipAddress }));
+  return (m.spec as PortSpec).allowedAddressPairs?.map((p) =>
+    p.macAddress ? { ip_address: p.ipAddress, mac_address: p.macAddress } : { ip_address: p.ipAddress },
+  );
 }
 
 function createBody(ctx: AdapterContext, m: Manifest, desired: Record<string, unknown>, marker: Marker): Record<string, unknown> {
   const spec = m.spec as PortSpec;
-  const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker), network_id: desired.network_id, admin_state_up: desired.admin_state_up ?? true };
+  const body: Record<string, unknown> = {
+    name: desired.name,
+    description: neutronDescription(desired, marker),
+    network_id: desired.network_id,
+    admin_state_up: desired.admin_state_up ?? true,
+  };
   for (const key of ['mac_address', 'security_groups', 'port_security_enabled', 'binding:vnic_type']) if (desired[key] !== undefined) body[key] = desired[key];
   const ips = fixedIps(spec, ctx);
   if (ips) body.fixed_ips = ips;
@@ -112,7 +119,9 @@ export const port: KindAdapter = {
 
   report: (remote) => ({
     ...(typeof remote.raw.mac_address === 'string' ? { macAddress: remote.raw.mac_address } : {}),
-    fixedIPs: Array.isArray(remote.raw.fixed_ips) ? (remote.raw.fixed_ips as { subnet_id: string; ip_address: string }[]).map((ip) => ({ subnetID: ip.subnet_id, ipAddress: ip.ip_address })) : [],
+    fixedIPs: Array.isArray(remote.raw.fixed_ips)
+      ? (remote.raw.fixed_ips as { subnet_id: string; ip_address: string }[]).map((ip) => ({ subnetID: ip.subnet_id, ipAddress: ip.ip_address }))
+      : [],
     ...(typeof remote.raw.device_id === 'string' && remote.raw.device_id ? { deviceID: remote.raw.device_id } : {}),
     ...(typeof remote.raw.device_owner === 'string' && remote.raw.device_owner ? { deviceOwner: remote.raw.device_owner } : {}),
   }),

@@ -24,9 +24,15 @@ export const portExport: KindExport = {
     const ips = (raw.fixed_ips as { subnet_id: string; ip_address: string }[] | undefined) ?? [];
     if (ips.length > 0) spec.fixedIPs = ips.map((ip) => ({ subnetRef: { name: s.ref('Subnet', ip.subnet_id) }, ipAddress: ip.ip_address }));
     const groups = (raw.security_groups as string[] | undefined) ?? [];
-    const defaults = new Set(s.listed('SecurityGroup').filter(isDefaultGroup).map((g) => String(g.id)));
+    const defaults = new Set(
+      s
+        .listed('SecurityGroup')
+        .filter(isDefaultGroup)
+        .map((g) => String(g.id)),
+    );
     // Only the default group is what Neutron gives a port anyway: said by leaving the list out.
-    if (groups.length > 0 && !(groups.length === 1 && defaults.has(groups[0]!))) spec.securityGroupRefs = groups.map((id) => ({ name: s.ref('SecurityGroup', id) }));
+    if (groups.length > 0 && !(groups.length === 1 && defaults.has(groups[0]!)))
+      spec.securityGroupRefs = groups.map((id) => ({ name: s.ref('SecurityGroup', id) }));
     if (raw.port_security_enabled === false) spec.portSecurityEnabled = false;
     if (raw.admin_state_up === false) spec.adminStateUp = false;
     const pairs = (raw.allowed_address_pairs as { ip_address: string; mac_address?: string }[] | undefined) ?? [];

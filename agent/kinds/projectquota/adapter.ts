@@ -87,7 +87,12 @@ function flatten(section: Section, values: Record<string, unknown>): Record<stri
   return out;
 }
 
-function toRemote(ctx: Pick<AdapterContext, 'projectId' | 'owner'>, name: string, projectName: string, raw: Partial<Record<Section, Record<string, unknown>>>): Remote {
+function toRemote(
+  ctx: Pick<AdapterContext, 'projectId' | 'owner'>,
+  name: string,
+  projectName: string,
+  raw: Partial<Record<Section, Record<string, unknown>>>,
+): Remote {
   let fields: Record<string, unknown> = {};
   for (const s of sectionNames) if (raw[s]) fields = { ...fields, ...flatten(s, raw[s]) };
   // Nothing is `replace`: the hash of no fields, as the engine computes it.
@@ -169,9 +174,11 @@ export const projectQuota: KindAdapter = {
     const prefix = quotaTagPrefix(ctx.owner);
     const project = await projectTags(ctx);
     // Keystone answers 400 to a PUT of a tag the project already has (it would list it twice).
-    if (!project?.tags.includes(`${prefix}${m.metadata.name}`)) await ctx.cloud.identity.put(tagPath(ctx, `${prefix}${m.metadata.name}`), undefined, [201, 204]);
+    if (!project?.tags.includes(`${prefix}${m.metadata.name}`))
+      await ctx.cloud.identity.put(tagPath(ctx, `${prefix}${m.metadata.name}`), undefined, [201, 204]);
     // A renamed manifest takes the project's quotas over: the old name's tag goes, so its prune leaves the quotas alone.
-    for (const stale of (project?.tags ?? []).filter((t) => t.startsWith(prefix) && t !== `${prefix}${m.metadata.name}`)) await ctx.cloud.identity.remove(tagPath(ctx, stale));
+    for (const stale of (project?.tags ?? []).filter((t) => t.startsWith(prefix) && t !== `${prefix}${m.metadata.name}`))
+      await ctx.cloud.identity.remove(tagPath(ctx, stale));
     const written = await writeQuotas(ctx, desired);
     return toRemote(ctx, m.metadata.name, project?.name ?? '', written);
   },

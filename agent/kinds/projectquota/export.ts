@@ -31,7 +31,9 @@ export const projectQuotaExport: KindExport = {
       const api = endpoints(s, section);
       // The defaults are the cloud's, read once per export; Neutron lists every project's non-default quotas in one call.
       const [have, defaults] = await Promise.all([
-        section === 'network' && s.cloudWide ? neutronQuotas(s).then((all) => all.get(s.projectId) ?? {}) : api.client.get<Record<string, Record<string, unknown>>>(api.path),
+        section === 'network' && s.cloudWide
+          ? neutronQuotas(s).then((all) => all.get(s.projectId) ?? {})
+          : api.client.get<Record<string, Record<string, unknown>>>(api.path),
         s.memo(`ProjectQuota:defaults:${section}`, () => api.client.get<Record<string, Record<string, unknown>>>(api.defaults)),
       ]);
       for (const [name, key] of Object.entries(quotaSections[section])) {

@@ -104,7 +104,9 @@ async function gatewayInfo(ctx: AdapterContext, gw: Gateway): Promise<Record<str
         else if (e.subnet?.id) ip.subnet_id = e.subnet.id;
         else if (e.subnet?.filter) {
           const f = e.subnet.filter;
-          ip.subnet_id = String((await lookupOne(ctx, 'subnets', { network_id: networkId, name: f.name, description: f.description, tags: f.tags }, 'external subnet')).id);
+          ip.subnet_id = String(
+            (await lookupOne(ctx, 'subnets', { network_id: networkId, name: f.name, description: f.description, tags: f.tags }, 'external subnet')).id,
+          );
         }
         if (e.ipAddress !== undefined) ip.ip_address = canonicalIp(e.ipAddress);
         return ip;
@@ -161,7 +163,8 @@ export const router: KindAdapter = {
     for (const list of routers.values()) for (const r of list) byRouter.set(r.id, []);
     const query = new URLSearchParams({ limit: String(cloudPageSize) });
     for (const owner of interfaceOwners) query.append('device_owner', owner);
-    for await (const page of ctx.apis.network.pages<InterfacePort>(`/ports?${query.toString()}`, 'ports')) for (const p of page) byRouter.get(p.device_id)?.push(p);
+    for await (const page of ctx.apis.network.pages<InterfacePort>(`/ports?${query.toString()}`, 'ports'))
+      for (const p of page) byRouter.get(p.device_id)?.push(p);
     for (const list of routers.values()) for (const r of list) r.fields.interfaces = interfacesOf(byRouter.get(r.id)!, ctx.owner);
     return routers;
   },
@@ -180,10 +183,13 @@ export const router: KindAdapter = {
       const info = await gatewayInfo(ctx, spec.externalGateway);
       out.external_network_id = info.network_id;
       if (info.enable_snat !== undefined) out.enable_snat = info.enable_snat;
-      if (Array.isArray(info.external_fixed_ips)) Object.assign(out, desiredFixedIps('external_fixed_ip', info.external_fixed_ips as { subnet_id?: string; ip_address?: string }[]));
+      if (Array.isArray(info.external_fixed_ips))
+        Object.assign(out, desiredFixedIps('external_fixed_ip', info.external_fixed_ips as { subnet_id?: string; ip_address?: string }[]));
     }
     if (spec.interfaces) {
-      const ifaces = spec.interfaces.flatMap((i) => (i.portRef ? [`port:${ctx.idOf('Port', i.portRef.name)}`] : i.subnetRef ? [`subnet:${ctx.idOf('Subnet', i.subnetRef.name)}`] : []));
+      const ifaces = spec.interfaces.flatMap((i) =>
+        i.portRef ? [`port:${ctx.idOf('Port', i.portRef.name)}`] : i.subnetRef ? [`subnet:${ctx.idOf('Subnet', i.subnetRef.name)}`] : [],
+      );
       out.interfaces = [...new Set(ifaces)].sort();
     }
     if (spec.routes) out.routes = canonicalRoutes(spec.routes.map((r) => ({ destination: r.destination, nexthop: r.nextHop })));
@@ -197,7 +203,11 @@ export const router: KindAdapter = {
   // The gateway rides in the create call; interfaces, routes and tags are the follow-up update.
   async create(ctx, m, desired, marker) {
     const spec = m.spec as RouterSpec;
-    const body: Record<string, unknown> = { name: desired.name, description: neutronDescription(desired, marker), admin_state_up: desired.admin_state_up ?? true };
+    const body: Record<string, unknown> = {
+      name: desired.name,
+      description: neutronDescription(desired, marker),
+      admin_state_up: desired.admin_state_up ?? true,
+    };
     if (spec.externalGateway) body.external_gateway_info = await gatewayInfo(ctx, spec.externalGateway);
     for (const key of ['distributed', 'ha', 'availability_zone_hints']) if (desired[key] !== undefined) body[key] = desired[key];
     const res = await ctx.apis.network.post<{ router: Record<string, unknown> }>('/routers', { router: body });
@@ -221,7 +231,8 @@ export const router: KindAdapter = {
     const want = new Set(Array.isArray(interfaces) ? (interfaces as string[]) : have);
     for (const iface of want) if (!have.has(iface)) await addInterface(ctx, remote.id, iface);
     if ('routes' in changes) await ctx.apis.network.put(`/routers/${remote.id}`, { router: { routes } });
-    for (const iface of have) if (!want.has(iface)) await ctx.apis.network.put(`/routers/${remote.id}/remove_router_interface`, interfaceBody(iface), [200, 404]);
+    for (const iface of have)
+      if (!want.has(iface)) await ctx.apis.network.put(`/routers/${remote.id}/remove_router_interface`, interfaceBody(iface), [200, 404]);
 
     if ('tags' in changes) await putTags(ctx, 'routers', remote.id, tags);
   },

@@ -20,7 +20,8 @@ export const routerExport: KindExport = {
       if (p.device_id !== raw.id || !interfaceOwners.has(String(p.device_owner))) continue;
       for (const ip of (p.fixed_ips as { subnet_id: string }[] | undefined) ?? []) subnets.add(ip.subnet_id);
     }
-    if (subnets.size > 0) spec.interfaces = [...subnets].map((id) => ({ subnetRef: { name: s.ref('Subnet', id) } })).sort((a, b) => (a.subnetRef.name < b.subnetRef.name ? -1 : 1));
+    if (subnets.size > 0)
+      spec.interfaces = [...subnets].map((id) => ({ subnetRef: { name: s.ref('Subnet', id) } })).sort((a, b) => (a.subnetRef.name < b.subnetRef.name ? -1 : 1));
     const routes = Array.isArray(raw.routes) ? (raw.routes as { destination: string; nexthop: string }[]) : [];
     if (routes.length > 0) spec.routes = routes.map((r) => ({ destination: r.destination, nextHop: r.nexthop }));
     const tags = tagsOf(raw);

@@ -75,7 +75,15 @@ function rule(r: NeutronRule): Rule {
  * unless deleteDefaultRules, and a duplicate of one cannot be created anyway.
  */
 function allowAllEgress(r: Rule): boolean {
-  return r.direction === 'egress' && !r.protocol && r.port_range_min === undefined && r.port_range_max === undefined && !r.remote_ip_prefix && !r.remote_group_id && !r.remote_address_group_id;
+  return (
+    r.direction === 'egress' &&
+    !r.protocol &&
+    r.port_range_min === undefined &&
+    r.port_range_max === undefined &&
+    !r.remote_ip_prefix &&
+    !r.remote_group_id &&
+    !r.remote_address_group_id
+  );
 }
 
 interface RawRule extends Rule {
@@ -189,7 +197,10 @@ async function createRules(ctx: AdapterContext, remote: Remote, rules: readonly 
       if (!(err instanceof OpenStackError)) throw err;
     }
   }
-  const present = rules.length > 1 ? rawRules((await ctx.apis.network.get<{ security_group: Record<string, unknown> }>(`/security-groups/${remote.id}`)).security_group).map((r) => r.rule) : [];
+  const present =
+    rules.length > 1
+      ? rawRules((await ctx.apis.network.get<{ security_group: Record<string, unknown> }>(`/security-groups/${remote.id}`)).security_group).map((r) => r.rule)
+      : [];
   for (const r of subtract(rules, present)) await createRule(ctx, ruleBody(remote.id, r, remote.marker));
 }
 
@@ -236,7 +247,12 @@ export const securityGroup: KindAdapter = {
       if (rules) out.rules = canonicalSort(rules.filter((r) => !allowAllEgress(r)));
     }
     // Allow-all egress rules need no reference: their set is known even when the other rules wait.
-    const declared = ethertypes((spec.rules ?? []).filter((r) => !r.remoteGroupRef).map((r) => specRule(r, undefined)).filter(allowAllEgress));
+    const declared = ethertypes(
+      (spec.rules ?? [])
+        .filter((r) => !r.remoteGroupRef)
+        .map((r) => specRule(r, undefined))
+        .filter(allowAllEgress),
+    );
     if (spec.deleteDefaultRules === true) out.default_egress = declared;
     else if (declared.length > 0) out.default_egress = ['IPv4', 'IPv6'];
     if (spec.tags) out.tags = [...spec.tags].sort();

@@ -24,7 +24,8 @@ export function isDefaultGroup(raw: Record<string, unknown>): boolean {
 export const securityGroupExport: KindExport = {
   kind: 'SecurityGroup',
   list: (s) => projectItems(s, 'SecurityGroup', 'project_id', (project) => s.network.list('/security-groups', 'security_groups', { project_id: project })),
-  skip: (raw) => (isDefaultGroup(raw) ? "the project's default group, made by Neutron (exported as an observe-only import where a port or rule names it)" : undefined),
+  skip: (raw) =>
+    isDefaultGroup(raw) ? "the project's default group, made by Neutron (exported as an observe-only import where a port or rule names it)" : undefined,
   spec(raw, s) {
     const spec: Record<string, unknown> = {};
     const description = text(raw.description);

@@ -16,7 +16,8 @@ export const securityGroupRules: KindRules = {
         const path = ['spec', 'rules', i];
         const min = typeof rule.portRangeMin === 'number' ? rule.portRangeMin : undefined;
         const max = typeof rule.portRangeMax === 'number' ? rule.portRangeMax : undefined;
-        const protocol = typeof rule.protocol === 'string' ? rule.protocol.toLowerCase() : typeof rule.protocol === 'number' ? String(rule.protocol) : undefined;
+        const protocol =
+          typeof rule.protocol === 'string' ? rule.protocol.toLowerCase() : typeof rule.protocol === 'number' ? String(rule.protocol) : undefined;
         if (min !== undefined || max !== undefined) {
           if (protocol === undefined || (!portProtocols.has(protocol) && !icmpProtocols.has(protocol))) {
             at(
@@ -25,14 +26,22 @@ export const securityGroupRules: KindRules = {
               `port ranges need a protocol that has ports (tcp, udp, sctp, dccp, udplite) or icmp type/code; set protocol${protocol ? ` instead of "${protocol}"` : ''}`,
             );
           } else if (icmpProtocols.has(protocol)) {
-            for (const [field, v] of [['portRangeMin', min], ['portRangeMax', max]] as const) {
-              if (v !== undefined && v > 255) at('securitygroup.icmp-range', [...path, field], `for ${protocol}, portRangeMin is the ICMP type and portRangeMax the code: both are 0-255`);
+            for (const [field, v] of [
+              ['portRangeMin', min],
+              ['portRangeMax', max],
+            ] as const) {
+              if (v !== undefined && v > 255)
+                at('securitygroup.icmp-range', [...path, field], `for ${protocol}, portRangeMin is the ICMP type and portRangeMax the code: both are 0-255`);
             }
-            if (max !== undefined && min === undefined) at('securitygroup.icmp-range', [...path, 'portRangeMax'], 'an ICMP code (portRangeMax) needs an ICMP type (portRangeMin)');
+            if (max !== undefined && min === undefined)
+              at('securitygroup.icmp-range', [...path, 'portRangeMax'], 'an ICMP code (portRangeMax) needs an ICMP type (portRangeMin)');
           } else {
-            if (min !== undefined && max !== undefined && min > max) at('securitygroup.port-range', [...path, 'portRangeMin'], `portRangeMin ${min} is greater than portRangeMax ${max}; swap them`);
-            if (min === 0 || max === 0) at('securitygroup.port-range', [...path, min === 0 ? 'portRangeMin' : 'portRangeMax'], `port 0 is not a valid ${protocol} port; use 1-65535`);
-            if ((min === undefined) !== (max === undefined)) at('securitygroup.port-range', path, 'set both portRangeMin and portRangeMax (equal for a single port)');
+            if (min !== undefined && max !== undefined && min > max)
+              at('securitygroup.port-range', [...path, 'portRangeMin'], `portRangeMin ${min} is greater than portRangeMax ${max}; swap them`);
+            if (min === 0 || max === 0)
+              at('securitygroup.port-range', [...path, min === 0 ? 'portRangeMin' : 'portRangeMax'], `port 0 is not a valid ${protocol} port; use 1-65535`);
+            if ((min === undefined) !== (max === undefined))
+              at('securitygroup.port-range', path, 'set both portRangeMin and portRangeMax (equal for a single port)');
           }
         }
         const prefix = typeof rule.remoteIPPrefix === 'string' ? parseCidr(rule.remoteIPPrefix) : undefined;

@@ -13,7 +13,15 @@ import { bucket, openstackName, type KindAdapter, type Remote } from '../kit/ada
  * observed, `all_projects`) pages by `limit`/`offset` until a short page.
  */
 
-type RawServerGroup = { id: string; name: string; policy?: string; policies?: string[]; rules?: Record<string, unknown>; members?: string[]; project_id?: string } & Record<string, unknown>;
+type RawServerGroup = {
+  id: string;
+  name: string;
+  policy?: string;
+  policies?: string[];
+  rules?: Record<string, unknown>;
+  members?: string[];
+  project_id?: string;
+} & Record<string, unknown>;
 
 /** Nova's default `osapi_max_limit`: a page this long may have a next one. */
 const pageSize = 1000;
@@ -53,8 +61,14 @@ export const serverGroup: KindAdapter = {
   fields: { name: 'replace', policy: 'replace', rules: 'replace' },
   impact: {
     fields: {
-      policy: { code: 'dependents-deleted', note: 'Nova cannot change a server group: it is deleted and made again, and the VMs in it are recreated to join the new one' },
-      rules: { code: 'dependents-deleted', note: 'Nova cannot change a server group: it is deleted and made again, and the VMs in it are recreated to join the new one' },
+      policy: {
+        code: 'dependents-deleted',
+        note: 'Nova cannot change a server group: it is deleted and made again, and the VMs in it are recreated to join the new one',
+      },
+      rules: {
+        code: 'dependents-deleted',
+        note: 'Nova cannot change a server group: it is deleted and made again, and the VMs in it are recreated to join the new one',
+      },
     },
   },
 
@@ -95,7 +109,9 @@ export const serverGroup: KindAdapter = {
 
   async create(ctx, _m, desired, marker) {
     checkVersion(await ctx.cloud.computeHeaders());
-    const body = { server_group: { name: withDescriptionMarker(String(desired.name), marker), policy: desired.policy, ...(desired.rules ? { rules: desired.rules } : {}) } };
+    const body = {
+      server_group: { name: withDescriptionMarker(String(desired.name), marker), policy: desired.policy, ...(desired.rules ? { rules: desired.rules } : {}) },
+    };
     const res = await ctx.apis.compute.post<{ server_group: RawServerGroup }>('/os-server-groups', body);
     return toRemote(res.server_group);
   },
@@ -114,7 +130,8 @@ export const serverGroup: KindAdapter = {
   },
 
   async find(ctx, filter) {
-    if (filter.tags?.length || filter.description !== undefined) throw new KupenstackError('import.unsupported', 'Nova server groups have no tags or description: import a server group by id or name');
+    if (filter.tags?.length || filter.description !== undefined)
+      throw new KupenstackError('import.unsupported', 'Nova server groups have no tags or description: import a server group by id or name');
     const items = await ctx.apis.compute.list<RawServerGroup>('/os-server-groups', 'server_groups');
     return items.map(toRemote).filter((r) => r.name === filter.name);
   },

@@ -82,7 +82,10 @@ export const subnet: KindAdapter = {
   },
 
   async observeSome(ctx, wanted) {
-    const [found, availability] = await Promise.all([observeNeutronSome(ctx, 'subnets', wanted, toRemote), ipAvailability(ctx.cloud, ctx.projectId, ctx.signal)]);
+    const [found, availability] = await Promise.all([
+      observeNeutronSome(ctx, 'subnets', wanted, toRemote),
+      ipAvailability(ctx.cloud, ctx.projectId, ctx.signal),
+    ]);
     attachAvailability(found, availability);
     return found;
   },
@@ -91,7 +94,9 @@ export const subnet: KindAdapter = {
   observeCloud: (ctx) => observeNeutronCloud(ctx, 'subnets', toRemote),
 
   report: (remote) => {
-    const pools = Array.isArray(remote.raw.allocation_pools) ? (remote.raw.allocation_pools as { start: string; end: string }[]).map((p) => ({ start: p.start, end: p.end })) : [];
+    const pools = Array.isArray(remote.raw.allocation_pools)
+      ? (remote.raw.allocation_pools as { start: string; end: string }[]).map((p) => ({ start: p.start, end: p.end }))
+      : [];
     return { ...(typeof remote.raw.gateway_ip === 'string' ? { gatewayIP: remote.raw.gateway_ip } : {}), allocationPools: pools, ...addressStatus(remote.raw) };
   },
 

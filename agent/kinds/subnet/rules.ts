@@ -34,7 +34,8 @@ export const subnetRules: KindRules = {
               manifest: b.m,
               code: 'subnet.overlap',
               path: ['spec', 'cidr'],
-              message: `${formatCidr(b.cidr)} overlaps ${formatCidr(a.cidr)} of Subnet "${a.m.metadata.name}" on the same network; ` +
+              message:
+                `${formatCidr(b.cidr)} overlaps ${formatCidr(a.cidr)} of Subnet "${a.m.metadata.name}" on the same network; ` +
                 `Neutron refuses overlapping subnets on one network, pick a disjoint range`,
             });
           }
@@ -48,11 +49,22 @@ export const subnetRules: KindRules = {
 function checkFields(m: Manifest, out: RuleFinding[]): void {
   const spec = m.spec;
   if (spec.disableGateway === true && spec.gatewayIP !== undefined) {
-    out.push({ manifest: m, code: 'subnet.gateway-conflict', path: ['spec', 'gatewayIP'], message: 'gatewayIP is set while disableGateway is true; remove one of them' });
+    out.push({
+      manifest: m,
+      code: 'subnet.gateway-conflict',
+      path: ['spec', 'gatewayIP'],
+      message: 'gatewayIP is set while disableGateway is true; remove one of them',
+    });
   }
   if ((spec.ipVersion ?? 4) === 4) {
     for (const field of ['ipv6AddressMode', 'ipv6RAMode']) {
-      if (spec[field] !== undefined) out.push({ manifest: m, code: 'subnet.ipv6-mode', path: ['spec', field], message: `${field} applies to IPv6 subnets only; remove it or set ipVersion: 6` });
+      if (spec[field] !== undefined)
+        out.push({
+          manifest: m,
+          code: 'subnet.ipv6-mode',
+          path: ['spec', field],
+          message: `${field} applies to IPv6 subnets only; remove it or set ipVersion: 6`,
+        });
     }
   }
 }
@@ -64,7 +76,11 @@ function checkAddresses(m: Manifest, out: RuleFinding[]): Cidr | undefined {
   if (!cidr) return undefined; // the schema's format check already reported it
   const ipVersion = typeof spec.ipVersion === 'number' ? spec.ipVersion : 4;
   if (cidr.version !== ipVersion) {
-    at('subnet.ip-version', ['spec', 'cidr'], `${String(spec.cidr)} is an IPv${cidr.version} range but ipVersion is ${ipVersion}; set ipVersion: ${cidr.version} or use an IPv${ipVersion} CIDR`);
+    at(
+      'subnet.ip-version',
+      ['spec', 'cidr'],
+      `${String(spec.cidr)} is an IPv${cidr.version} range but ipVersion is ${ipVersion}; set ipVersion: ${cidr.version} or use an IPv${ipVersion} CIDR`,
+    );
     return undefined;
   }
   if (cidr.address !== cidr.network) {
@@ -76,9 +92,17 @@ function checkAddresses(m: Manifest, out: RuleFinding[]): Cidr | undefined {
   const gateway = typeof spec.gatewayIP === 'string' ? parseIp(spec.gatewayIP) : undefined;
   if (gateway) {
     if (!cidrContains(cidr, gateway)) {
-      at('subnet.gateway-outside', ['spec', 'gatewayIP'], `gateway ${String(spec.gatewayIP)} is outside ${formatCidr(cidr)}; use an address inside the subnet (usually the first one)`);
+      at(
+        'subnet.gateway-outside',
+        ['spec', 'gatewayIP'],
+        `gateway ${String(spec.gatewayIP)} is outside ${formatCidr(cidr)}; use an address inside the subnet (usually the first one)`,
+      );
     } else if (cidr.version === 4 && cidr.prefix < 31 && (gateway.value === cidr.network || gateway.value === lastAddress(cidr))) {
-      at('subnet.gateway-invalid', ['spec', 'gatewayIP'], `gateway ${String(spec.gatewayIP)} is the network or broadcast address of ${formatCidr(cidr)}; use a host address`);
+      at(
+        'subnet.gateway-invalid',
+        ['spec', 'gatewayIP'],
+        `gateway ${String(spec.gatewayIP)} is the network or broadcast address of ${formatCidr(cidr)}; use a host address`,
+      );
     }
   }
   const pools = Array.isArray(spec.allocationPools) ? (spec.allocationPools as { start?: unknown; end?: unknown }[]) : [];
@@ -87,14 +111,25 @@ function checkAddresses(m: Manifest, out: RuleFinding[]): Cidr | undefined {
     const start = typeof pool.start === 'string' ? parseIp(pool.start) : undefined;
     const end = typeof pool.end === 'string' ? parseIp(pool.end) : undefined;
     if (!start || !end) return;
-    for (const [field, ip] of [['start', start], ['end', end]] as const) {
+    for (const [field, ip] of [
+      ['start', start],
+      ['end', end],
+    ] as const) {
       if (!cidrContains(cidr, ip)) {
-        at('subnet.pool-outside', ['spec', 'allocationPools', index, field], `${formatIp(ip.version, ip.value)} is outside ${formatCidr(cidr)}; allocation pools must lie inside the subnet`);
+        at(
+          'subnet.pool-outside',
+          ['spec', 'allocationPools', index, field],
+          `${formatIp(ip.version, ip.value)} is outside ${formatCidr(cidr)}; allocation pools must lie inside the subnet`,
+        );
         return;
       }
     }
     if (start.value > end.value) {
-      at('subnet.pool-invalid', ['spec', 'allocationPools', index], `the pool starts at ${String(pool.start)} after it ends at ${String(pool.end)}; swap start and end`);
+      at(
+        'subnet.pool-invalid',
+        ['spec', 'allocationPools', index],
+        `the pool starts at ${String(pool.start)} after it ends at ${String(pool.end)}; swap start and end`,
+      );
       return;
     }
     if (gateway && gateway.value >= start.value && gateway.value <= end.value) {

@@ -30,7 +30,11 @@ export async function resize(ctx: AdapterContext, current: NovaServer, spec: Vir
     if (isWaiting(resized)) return resized;
     s = resized.done;
     // Nova puts a server whose resize could not start (no host, say) back as it was, without ERROR.
-    if (s.status !== 'VERIFY_RESIZE') throw new KupenstackError('vm.resize', `Nova did not resize server ${s.id} to flavor ${view.name}; its instance actions (openstack server event list) say why`);
+    if (s.status !== 'VERIFY_RESIZE')
+      throw new KupenstackError(
+        'vm.resize',
+        `Nova did not resize server ${s.id} to flavor ${view.name}; its instance actions (openstack server event list) say why`,
+      );
   }
   await serverAction(ctx, s.id, { confirmResize: null });
   return waitForServer(ctx, s.id, 'the resize confirmation', isSettled);
@@ -87,7 +91,8 @@ export async function updateVolumes(ctx: AdapterContext, id: string, have: strin
   const want = (spec.volumes ?? []).map((v) => ({ id: ctx.idOf('Volume', v.volumeRef.name), device: v.device }));
   // Declared order: attaching in it gives the device names the manifest expects.
   for (const v of want) {
-    if (!have.includes(v.id)) await ctx.apis.compute.post(`/servers/${id}/os-volume_attachments`, { volumeAttachment: { volumeId: v.id, ...(v.device ? { device: v.device } : {}) } });
+    if (!have.includes(v.id))
+      await ctx.apis.compute.post(`/servers/${id}/os-volume_attachments`, { volumeAttachment: { volumeId: v.id, ...(v.device ? { device: v.device } : {}) } });
   }
   for (const volumeId of have) if (!want.some((w) => w.id === volumeId)) await ctx.apis.compute.remove(`/servers/${id}/os-volume_attachments/${volumeId}`);
 }

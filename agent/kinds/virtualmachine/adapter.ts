@@ -72,8 +72,14 @@ export const virtualMachine: KindAdapter = {
 
   async observeCloud(ctx) {
     const servers = new Map<string, { projectId: string; server: NovaServer }>();
-    for await (const page of ctx.apis.compute.pages<NovaServer & { tenant_id?: string }>('/servers/detail', 'servers', { all_tenants: 1, tags: ownerTag(ctx.owner), limit: cloudPageSize })) {
-      for (const s of page) if (s.tenant_id && ctx.projects.has(s.tenant_id) && markerFromMetadata(s.metadata)?.owner === ctx.owner) servers.set(s.id, { projectId: s.tenant_id, server: s });
+    for await (const page of ctx.apis.compute.pages<NovaServer & { tenant_id?: string }>('/servers/detail', 'servers', {
+      all_tenants: 1,
+      tags: ownerTag(ctx.owner),
+      limit: cloudPageSize,
+    })) {
+      for (const s of page)
+        if (s.tenant_id && ctx.projects.has(s.tenant_id) && markerFromMetadata(s.metadata)?.owner === ctx.owner)
+          servers.set(s.id, { projectId: s.tenant_id, server: s });
     }
     const out = new Map<string, Remote[]>();
     if (servers.size === 0) return out;
@@ -103,7 +109,8 @@ export const virtualMachine: KindAdapter = {
     const bootVolume = bootVolumeOf(ctx, spec);
     if (bootVolume) out.boot_volume = bootVolume;
     if (spec.networks?.some((n) => n.fixedIP)) out.fixed_ips = spec.networks.map((n) => n.fixedIP ?? null);
-    if (spec.securityGroupRefs && spec.networks?.some((n) => n.networkRef)) out.security_groups = uniqSorted(spec.securityGroupRefs.map((r) => ctx.idOf('SecurityGroup', r.name)));
+    if (spec.securityGroupRefs && spec.networks?.some((n) => n.networkRef))
+      out.security_groups = uniqSorted(spec.securityGroupRefs.map((r) => ctx.idOf('SecurityGroup', r.name)));
     if (spec.keyPairRef) out.key_name = ctx.idOf('KeyPair', spec.keyPairRef.name);
     if (spec.serverGroupRef) out.server_group = ctx.idOf('ServerGroup', spec.serverGroupRef.name);
     const data = await userData(spec, ctx);
@@ -186,7 +193,9 @@ export const virtualMachine: KindAdapter = {
     const spec = specOf(m);
     if (!strings(remote.raw.tags).includes(ownerTag(marker.owner)))
       await ctx.apis.compute.call('PUT', `/servers/${remote.id}/tags/${encodeURIComponent(ownerTag(marker.owner))}`, { ok: [201, 204], signal: ctx.signal });
-    await ctx.apis.compute.post(`/servers/${remote.id}/metadata`, { metadata: { ...markerMetadata(marker), ...(spec.imageRef ? { [metaImage]: spec.imageRef.name } : {}) } });
+    await ctx.apis.compute.post(`/servers/${remote.id}/metadata`, {
+      metadata: { ...markerMetadata(marker), ...(spec.imageRef ? { [metaImage]: spec.imageRef.name } : {}) },
+    });
   },
 
   async get(ctx, id) {

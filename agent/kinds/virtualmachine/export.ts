@@ -44,7 +44,8 @@ function imageExists(s: ExportScope, id: string): Promise<boolean> {
  */
 export const virtualMachineExport: KindExport = {
   kind: 'VirtualMachine',
-  list: (s) => projectItems(s, 'VirtualMachine', 'tenant_id', (project) => s.compute.list('/servers/detail', 'servers', { all_tenants: 1, project_id: project })),
+  list: (s) =>
+    projectItems(s, 'VirtualMachine', 'tenant_id', (project) => s.compute.list('/servers/detail', 'servers', { all_tenants: 1, project_id: project })),
   note: (raw) =>
     typeof raw['OS-EXT-SRV-ATTR:user_data'] === 'string' && raw['OS-EXT-SRV-ATTR:user_data'] !== ''
       ? 'has user data, not written (it may hold secrets) and left as it is; to manage it, put it in a Secret and set spec.userDataSecretRef'
@@ -55,7 +56,8 @@ export const virtualMachineExport: KindExport = {
     if (typeof image !== 'object' || !image.id || (await imageExists(s, image.id))) return undefined;
     return `not adopted: its image ${image.id} was deleted from Glance, so no imageRef can name it; declare it by hand (a bootVolume, or import it observe-only with managementPolicy: unmanaged)`;
   },
-  skip: (raw) => (raw.image === '' || raw.image === undefined ? 'boots from a volume: not exported yet (declare it with bootVolume.volumeRef and import.adopt)' : undefined),
+  skip: (raw) =>
+    raw.image === '' || raw.image === undefined ? 'boots from a volume: not exported yet (declare it with bootVolume.volumeRef and import.adopt)' : undefined,
   spec(raw, s) {
     const server = raw as unknown as NovaServer;
     const spec: Record<string, unknown> = {};
@@ -66,12 +68,24 @@ export const virtualMachineExport: KindExport = {
     if (own) spec.flavorRef = { name: s.ref('Flavor', String(own.id)) };
     else spec.flavorName = flavorName;
     if (typeof server.image === 'object' && server.image.id) spec.imageRef = { name: s.ref('Image', server.image.id) };
-    const ports = nics(server, (s.listed('Port') as unknown as RawPort[]).filter((p) => p.device_id === server.id));
-    spec.networks = ports.map((p) => ({ networkRef: { name: s.ref('Network', p.network_id) }, ...(p.fixed_ips?.[0] ? { fixedIP: p.fixed_ips[0].ip_address } : {}) }));
+    const ports = nics(
+      server,
+      (s.listed('Port') as unknown as RawPort[]).filter((p) => p.device_id === server.id),
+    );
+    spec.networks = ports.map((p) => ({
+      networkRef: { name: s.ref('Network', p.network_id) },
+      ...(p.fixed_ips?.[0] ? { fixedIP: p.fixed_ips[0].ip_address } : {}),
+    }));
     const groups = [...new Set(ports.flatMap((p) => p.security_groups ?? []))].sort();
-    const defaults = new Set(s.listed('SecurityGroup').filter(isDefaultGroup).map((g) => String(g.id)));
+    const defaults = new Set(
+      s
+        .listed('SecurityGroup')
+        .filter(isDefaultGroup)
+        .map((g) => String(g.id)),
+    );
     // Only the default group is what Neutron gives a NIC anyway: said by leaving the list out.
-    if (groups.length > 0 && !(groups.length === 1 && defaults.has(groups[0]!))) spec.securityGroupRefs = groups.map((id) => ({ name: s.ref('SecurityGroup', id) }));
+    if (groups.length > 0 && !(groups.length === 1 && defaults.has(groups[0]!)))
+      spec.securityGroupRefs = groups.map((id) => ({ name: s.ref('SecurityGroup', id) }));
     if (server.key_name) {
       const key = s.listed('KeyPair').find((k) => k.name === server.key_name);
       if (key) spec.keyPairRef = { name: s.ref('KeyPair', String(key.id)) };

@@ -56,7 +56,10 @@ export async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpe
     // manifests are made): it does not depend on the project's access yet.
     const seen = ctx.remoteOf?.('Flavor', spec.flavorRef.name);
     if (seen?.id === id && isNovaFlavor(seen.raw)) return { id, view: flavorView(seen.raw) };
-    const f = await ctx.memo(`VirtualMachine:flavor:${id}`, async () => (await (await ctx.cloud.adminCompute()).get<{ flavor: NovaFlavor }>(`/flavors/${id}`)).flavor);
+    const f = await ctx.memo(
+      `VirtualMachine:flavor:${id}`,
+      async () => (await (await ctx.cloud.adminCompute()).get<{ flavor: NovaFlavor }>(`/flavors/${id}`)).flavor,
+    );
     return { id, view: flavorView(f) };
   }
   const name = spec.flavorName;
@@ -64,6 +67,10 @@ export async function resolveFlavor(ctx: AdapterContext, spec: VirtualMachineSpe
   if (ctx.offline) return { id: lookedUpId(`public flavor ${name}`), view: placeholderFlavor(name) };
   const flavors = await ctx.memo('VirtualMachine:public-flavors', () => ctx.apis.compute.list<NovaFlavor>('/flavors/detail', 'flavors', { is_public: true }));
   const f = flavors.find((x) => x.name === name);
-  if (!f) throw new KupenstackError('vm.flavor-not-found', `flavorName "${name}": no public Nova flavor has this name (for a private one, declare a Flavor manifest and use flavorRef)`);
+  if (!f)
+    throw new KupenstackError(
+      'vm.flavor-not-found',
+      `flavorName "${name}": no public Nova flavor has this name (for a private one, declare a Flavor manifest and use flavorRef)`,
+    );
   return { id: f.id, view: flavorView(f) };
 }

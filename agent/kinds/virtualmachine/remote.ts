@@ -38,7 +38,8 @@ function dataVolumes(s: NovaServer): string[] {
   return uniqSorted(imageIdOf(s) ? all : all.slice(1));
 }
 
-const userMetadata = (meta: Record<string, string> | undefined): Record<string, string> => sortedRecord(Object.fromEntries(Object.entries(meta ?? {}).filter(([k]) => !k.startsWith('kupenstack_'))));
+const userMetadata = (meta: Record<string, string> | undefined): Record<string, string> =>
+  sortedRecord(Object.fromEntries(Object.entries(meta ?? {}).filter(([k]) => !k.startsWith('kupenstack_'))));
 
 const userTags = (tags: string[] | undefined): string[] => uniqSorted((tags ?? []).filter((t) => !t.startsWith(ownerTagPrefix)));
 

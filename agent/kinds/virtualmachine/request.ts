@@ -18,7 +18,11 @@ export async function userData(spec: VirtualMachineSpec, ctx: AdapterContext): P
   if (ref) {
     const key = { name: ref.name, namespace: ctx.namespace, key: ref.key ?? 'userData' };
     if (ctx.offline) return Buffer.from(lookedUpId(`user data of ${describeSecret(key)}`), 'utf8').toString('base64');
-    if (!ctx.secrets) throw new KupenstackError('vm.user-data-secret', `spec.userDataSecretRef: ${describeSecret(key)} cannot be read here (no secret resolver); put the user data in spec.userData`);
+    if (!ctx.secrets)
+      throw new KupenstackError(
+        'vm.user-data-secret',
+        `spec.userDataSecretRef: ${describeSecret(key)} cannot be read here (no secret resolver); put the user data in spec.userData`,
+      );
     return Buffer.from(await ctx.secrets.get(key), 'utf8').toString('base64');
   }
   return spec.userData === undefined ? undefined : Buffer.from(spec.userData, 'utf8').toString('base64');
@@ -62,5 +66,11 @@ export function bootVolumeBody(ctx: AdapterContext, spec: VirtualMachineSpec): R
   if (!bv) return undefined;
   const out: Record<string, unknown> = { boot_index: 0, destination_type: 'volume', delete_on_termination: bv.deleteOnTermination ?? true };
   if (bv.volumeRef) return { ...out, source_type: 'volume', uuid: ctx.idOf('Volume', bv.volumeRef.name) };
-  return { ...out, source_type: 'image', uuid: ctx.idOf('Image', bv.imageRef?.name ?? ''), volume_size: bv.size, ...(bv.volumeType ? { volume_type: bv.volumeType } : {}) };
+  return {
+    ...out,
+    source_type: 'image',
+    uuid: ctx.idOf('Image', bv.imageRef?.name ?? ''),
+    volume_size: bv.size,
+    ...(bv.volumeType ? { volume_type: bv.volumeType } : {}),
+  };
 }

@@ -162,6 +162,7 @@ function settle(ctx: AdapterContext, id: string): Promise<Looked<true>> {
       const res = await ctx.apis.volume.get<{ volume: RawVolume }>(`/volumes/${id}`);
       return res.volume.status !== 'extending' ? { done: true } : { why: 'Cinder status extending' };
     },
-    onTimeout: () => new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`),
+    onTimeout: () =>
+      new KupenstackError('volume.busy', `volume ${id} is still extending after ${settleTimeoutMs / 1000} s; the retype is left for the next run`),
   });
 }

@@ -22,7 +22,8 @@ export const volumeExport: KindExport = {
     // The default type rides along on each object, so spec() stays synchronous.
     return items.map((raw) => ({ ...raw, '(default type)': type }));
   },
-  skip: (raw) => (String(raw.status).startsWith('error') || raw.status === 'deleting' ? `Cinder status ${String(raw.status)}: nothing to take over` : undefined),
+  skip: (raw) =>
+    String(raw.status).startsWith('error') || raw.status === 'deleting' ? `Cinder status ${String(raw.status)}: nothing to take over` : undefined,
   spec(raw, s) {
     const spec: Record<string, unknown> = { size: raw.size };
     const description = text(raw.description);

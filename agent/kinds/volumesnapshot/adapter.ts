@@ -40,7 +40,9 @@ export const volumeSnapshot: KindAdapter = {
 
   async create(ctx, m, desired, marker) {
     const { metadata, ...rest } = desired;
-    const body = { snapshot: { ...rest, force: m.spec.force === true, metadata: { ...((metadata ?? {}) as Record<string, string>), ...markerMetadata(marker) } } };
+    const body = {
+      snapshot: { ...rest, force: m.spec.force === true, metadata: { ...((metadata ?? {}) as Record<string, string>), ...markerMetadata(marker) } },
+    };
     const res = await ctx.apis.volume.post<{ snapshot: RawSnapshot }>('/snapshots', body, [202]);
     return toRemote(res.snapshot);
   },

@@ -11,5 +11,9 @@ export const gitea: Provider = (n, t) => {
   if (!s || !t.repository) return undefined;
   const headers: Record<string, string> = { ...json };
   if (t.secret !== undefined) headers.authorization = `token ${t.secret}`;
-  return { url: apiUrl(t.url, `/repos/${t.repository}/statuses/${s.sha}`), headers, body: JSON.stringify({ state: states[s.event], context: s.context, description: s.description }) };
+  return {
+    url: apiUrl(t.url, `/repos/${t.repository}/statuses/${s.sha}`),
+    headers,
+    body: JSON.stringify({ state: states[s.event], context: s.context, description: s.description }),
+  };
 };

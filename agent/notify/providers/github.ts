@@ -11,5 +11,9 @@ export const github: Provider = (n, t) => {
   if (!s || !t.repository) return undefined;
   const headers: Record<string, string> = { ...json, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' };
   if (t.secret !== undefined) headers.authorization = `Bearer ${t.secret}`;
-  return { url: apiUrl(t.url, `/repos/${t.repository}/statuses/${s.sha}`), headers, body: JSON.stringify({ state: states[s.event], context: s.context, description: s.description }) };
+  return {
+    url: apiUrl(t.url, `/repos/${t.repository}/statuses/${s.sha}`),
+    headers,
+    body: JSON.stringify({ state: states[s.event], context: s.context, description: s.description }),
+  };
 };

@@ -16,5 +16,9 @@ export const teams: Provider = (n, t) => {
   ];
   if (n.diagnostic) body.push({ type: 'TextBlock', text: n.diagnostic, wrap: true, fontType: 'Monospace' });
   const card = { $schema: 'http://adaptivecards.io/schemas/adaptive-card.json', type: 'AdaptiveCard', version: '1.4', body };
-  return { url: t.url, headers: { ...json }, body: JSON.stringify({ type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card }] }) };
+  return {
+    url: t.url,
+    headers: { ...json },
+    body: JSON.stringify({ type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card }] }),
+  };
 };

@@ -22,7 +22,9 @@ const healVerb = { reboot: 'by a reboot', rebuild: 'by a rebuild', recreate: 'by
 export function actionVerb(change: Change): string {
   switch (change.action) {
     case 'create':
-      return change.sharing === 'share' ? 'will be shared with the project (one Glance image per digest; imported only if the cloud lacks it)' : 'will be created';
+      return change.sharing === 'share'
+        ? 'will be shared with the project (one Glance image per digest; imported only if the cloud lacks it)'
+        : 'will be created';
     case 'update':
       return 'will be updated in place';
     case 'replace':
@@ -99,7 +101,8 @@ export function formatValue(value: unknown, max = 72): string {
  */
 export function fieldLine(action: ShownAction, f: FieldDiff, max = 72): { symbol: string; text: string; forces: boolean } {
   const path = sanitize(f.path);
-  if (action === 'create' || (f.before === undefined && f.after !== undefined)) return { symbol: '+', text: `${path}: ${formatValue(f.after, max)}`, forces: f.forcesReplacement };
+  if (action === 'create' || (f.before === undefined && f.after !== undefined))
+    return { symbol: '+', text: `${path}: ${formatValue(f.after, max)}`, forces: f.forcesReplacement };
   if (action === 'delete' || f.after === undefined) return { symbol: '-', text: `${path}: ${formatValue(f.before, max)}`, forces: f.forcesReplacement };
   return { symbol: '~', text: `${path}: ${formatValue(f.before, max)} → ${formatValue(f.after, max)}`, forces: f.forcesReplacement };
 }
@@ -177,6 +180,7 @@ export function cloudChangeLines(c: CloudObjectChange): string[] {
   const more = c.fields && c.fields.length > 6 ? ` and ${c.fields.length - 6} more` : '';
   const fields = c.fields && c.action === 'update' ? `: ${c.fields.slice(0, 6).map(sanitize).join(', ')}${more}` : '';
   const head = `${c.action} ${sanitize(c.kind)}/${sanitize(c.name)}${c.chart ? ` [${sanitize(c.chart)}]` : ''}${fields}`;
-  const image = (i: NonNullable<CloudObjectChange['images']>[number]): string => `    image ${sanitize(i.container)}: ${sanitize(i.from ?? '(none)')} → ${sanitize(i.to ?? '(none)')}`;
+  const image = (i: NonNullable<CloudObjectChange['images']>[number]): string =>
+    `    image ${sanitize(i.container)}: ${sanitize(i.from ?? '(none)')} → ${sanitize(i.to ?? '(none)')}`;
   return [head, ...(c.action === 'create' ? [] : (c.images ?? []).map(image))];
 }

@@ -72,7 +72,15 @@ function cloudDocument(p: CloudPlan): CloudPlan {
       name: c.name,
       action: c.action,
       ...(c.fields ? { fields: [...c.fields] } : {}),
-      ...(c.images ? { images: c.images.map((i) => ({ container: i.container, ...(i.from !== undefined ? { from: i.from } : {}), ...(i.to !== undefined ? { to: i.to } : {}) })) } : {}),
+      ...(c.images
+        ? {
+            images: c.images.map((i) => ({
+              container: i.container,
+              ...(i.from !== undefined ? { from: i.from } : {}),
+              ...(i.to !== undefined ? { to: i.to } : {}),
+            })),
+          }
+        : {}),
     })),
     steps: [...p.steps],
   };

@@ -119,10 +119,17 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
   const groups = byNamespace(changes);
   const head = [planMarker, `### KupenStack plan for ${inlineCode(plan.revision)} against ${inlineCode(plan.against)}`];
 
-  if (plan.incomplete) head.push('', `**The plan is incomplete: ${plan.incomplete} resource(s) could not be planned** (errors in the run's log); what follows is what could be planned.`);
+  if (plan.incomplete)
+    head.push(
+      '',
+      `**The plan is incomplete: ${plan.incomplete} resource(s) could not be planned** (errors in the run's log); what follows is what could be planned.`,
+    );
   else if (changes.length === 0 && plan.held.length === 0) {
     const rev = inlineCode(plan.revision);
-    head.push('', plan.drift.length > 0 ? `No changes. The cloud matches ${rev}, except for the drift reported below.` : `No changes. The cloud matches ${rev}.`);
+    head.push(
+      '',
+      plan.drift.length > 0 ? `No changes. The cloud matches ${rev}, except for the drift reported below.` : `No changes. The cloud matches ${rev}.`,
+    );
   }
 
   // What is never dropped comes first, each part with a cap so that together they leave room for detail.
@@ -140,16 +147,31 @@ export function renderMarkdown(plan: Plan, options: MarkdownOptions = {}): strin
     budget -= text.length + 2;
     return text;
   };
-  const warnings = take((room) => warningsBlock(plan.warnings, room), (n) => (omitted.warnings = n));
-  const images = take((room) => imagesBlock(plan, room), (n) => (omitted.images = n));
-  const drift = take((room) => driftBlock(plan, room), (n) => (omitted.drift = n));
+  const warnings = take(
+    (room) => warningsBlock(plan.warnings, room),
+    (n) => (omitted.warnings = n),
+  );
+  const images = take(
+    (room) => imagesBlock(plan, room),
+    (n) => (omitted.images = n),
+  );
+  const drift = take(
+    (room) => driftBlock(plan, room),
+    (n) => (omitted.drift = n),
+  );
   const details: string[] = [];
   for (const [namespace, group] of groups) {
-    const block = take((room) => detailsBlock(namespace, group, room), (n) => (omitted.changes += n));
+    const block = take(
+      (room) => detailsBlock(namespace, group, room),
+      (n) => (omitted.changes += n),
+    );
     if (block) details.push(block);
   }
 
-  const cloud = take((room) => cloudBlock(plan, room), (n) => (omitted.cloud = n));
+  const cloud = take(
+    (room) => cloudBlock(plan, room),
+    (n) => (omitted.cloud = n),
+  );
 
   const note = truncationNote(omitted, changes.length, maxLength);
   const parts = [head.join('\n'), ...caution, ...summary, ...(note ? [note] : []), ...held, warnings, images, ...details, drift, cloud].filter((p) => p !== '');
@@ -167,7 +189,11 @@ function cautionBlock(changes: readonly Change[], budget: number, count: (n: num
     return lines.join('\n');
   });
   const head = ['> [!CAUTION]', `> **${plural(destructive.length, 'destructive change')}**: they lose disks, data or addresses. Review these first.`, '>'];
-  const { lines, omitted } = fit(items, budget - head.join('\n').length, (n) => `> - … and ${plural(n, 'more destructive change')}: see the full plan with ${inlineCode(fullPlanCommand)}.`);
+  const { lines, omitted } = fit(
+    items,
+    budget - head.join('\n').length,
+    (n) => `> - … and ${plural(n, 'more destructive change')}: see the full plan with ${inlineCode(fullPlanCommand)}.`,
+  );
   count(omitted);
   return [[...head, ...lines].join('\n')];
 }
@@ -189,7 +215,10 @@ function summaryBlock(plan: Plan, groups: readonly [string, Change[]][], budget:
 
 function heldBlock(plan: Plan, budget: number, count: (n: number) => void): string[] {
   if (plan.held.length === 0) return [];
-  const head = ['> [!WARNING]', `> **${plural(plan.held.length, 'deletion')} held** by the mass-delete guard: ${plan.held.length === 1 ? 'it does' : 'they do'} not run until confirmed.`];
+  const head = [
+    '> [!WARNING]',
+    `> **${plural(plan.held.length, 'deletion')} held** by the mass-delete guard: ${plan.held.length === 1 ? 'it does' : 'they do'} not run until confirmed.`,
+  ];
   const groups = heldByReason(plan.held);
   // The reasons say the way out (--allow-mass-delete): they are kept whatever the cut.
   const reasons = groups.map(([reason]) => `> held: ${escapeMarkdown(heldReason(reason))}`);
@@ -228,7 +257,9 @@ function warningsBlock(warnings: readonly string[], budget: number): { text: str
 function imagesBlock(plan: Plan, budget: number): { text: string; omitted: number } {
   if (plan.images.length === 0) return { text: '', omitted: 0 };
   const head = '#### ⟳ Image tags that now resolve to a new digest\n\n| image | reference | from | to |\n|:--|:--|:--|:--|';
-  const rows = plan.images.map((i) => `| ${escapeMarkdown(i.address)} | ${codeCell(i.reference)} | ${codeCell(shortDigest(i.from))} | ${codeCell(shortDigest(i.to))} |`);
+  const rows = plan.images.map(
+    (i) => `| ${escapeMarkdown(i.address)} | ${codeCell(i.reference)} | ${codeCell(shortDigest(i.from))} | ${codeCell(shortDigest(i.to))} |`,
+  );
   if (budget < head.length + 120) return { text: '', omitted: plan.images.length };
   const { lines, omitted } = fit(rows, budget - head.length, (n) => `| … ${plural(n, 'more image')} | | | |`);
   return { text: [head, ...lines].join('\n'), omitted };
@@ -257,7 +288,14 @@ function driftBlock(plan: Plan, budget: number): { text: string; omitted: number
 
 function detailsBlock(namespace: string, group: readonly Change[], budget: number): { text: string; omitted: number } {
   const c = countChanges(group);
-  const counts = [c.create && `${c.create} to create`, c.update && `${c.update} to update`, c.replace && `${c.replace} to replace`, c.delete && `${c.delete} to delete`].filter(Boolean).join(', ');
+  const counts = [
+    c.create && `${c.create} to create`,
+    c.update && `${c.update} to update`,
+    c.replace && `${c.replace} to replace`,
+    c.delete && `${c.delete} to delete`,
+  ]
+    .filter(Boolean)
+    .join(', ');
   const open = `<details><summary><b>${escapeMarkdown(namespace)}</b>: ${counts}${c.destructive ? ` (<b>${c.destructive} destructive</b>)` : ''}</summary>`;
   const close = '</details>';
   const overhead = open.length + close.length + 40;
@@ -275,7 +313,10 @@ function cloudBlock(plan: Plan, budget: number): { text: string; omitted: number
   const head = `#### ${escapeMarkdown(cloudHeadline(p))}`;
   const steps = p.changes.length > 0 && p.steps.length > 0 ? ['', 'Steps, in order:', '', ...p.steps.map((s) => `- ${escapeMarkdown(s)}`)] : [];
   if (p.changes.length === 0) return { text: head, omitted: 0 };
-  const entries = [...cloudChangesByChart(p)].flatMap(([chart, changes]) => [`chart ${sanitize(chart)}:`, ...changes.flatMap((c) => cloudChangeLines(c).map((line) => `  ${line}`))]);
+  const entries = [...cloudChangesByChart(p)].flatMap(([chart, changes]) => [
+    `chart ${sanitize(chart)}:`,
+    ...changes.flatMap((c) => cloudChangeLines(c).map((line) => `  ${line}`)),
+  ]);
   const overhead = head.length + steps.reduce((n, s) => n + s.length + 1, 0) + 20;
   const { lines, omitted } = fit(entries, budget - overhead, (n) => `… and ${plural(n, 'more line')}, not shown`);
   return { text: [head, '', codeBlock('text', lines), ...steps].join('\n'), omitted };
@@ -292,7 +333,7 @@ function truncationNote(omitted: Record<string, number>, changes: number, maxLen
     omitted.warnings ? plural(omitted.warnings, 'warning') : '',
     omitted.images ? plural(omitted.images, 'image tag') : '',
     omitted.drift ? plural(omitted.drift, 'drifted field') : '',
-    omitted.cloud ? plural(omitted.cloud, 'line') + ' of the OpenStackCloud\'s changes' : '',
+    omitted.cloud ? plural(omitted.cloud, 'line') + " of the OpenStackCloud's changes" : '',
   ].filter(Boolean);
   return `> [!NOTE]\n> This plan is too long for one comment (${maxLength} characters). Not shown here: ${what.join('; ')}. See the full plan with ${inlineCode(fullPlanCommand)}.`;
 }

@@ -77,7 +77,8 @@ export function renderText(plan: Plan, options: TextOptions): string {
 
   if (plan.images.length > 0) {
     out.push('Image tags that now resolve to a new digest:', '');
-    for (const i of plan.images) out.push(`  ${paint('yellow', '⟳')} ${sanitize(i.address)} (${sanitize(i.reference)}): ${shortDigest(i.from)} → ${shortDigest(i.to)}`);
+    for (const i of plan.images)
+      out.push(`  ${paint('yellow', '⟳')} ${sanitize(i.address)} (${sanitize(i.reference)}): ${shortDigest(i.from)} → ${shortDigest(i.to)}`);
     out.push('');
   }
 
@@ -85,13 +86,17 @@ export function renderText(plan: Plan, options: TextOptions): string {
   const immutable = plan.drift.filter((d) => d.immutable);
   if (mutable.length > 0) {
     out.push('Drift: changed outside Git, will be corrected:', '');
-    for (const d of mutable) out.push(`  ${paint('yellow', '~')} ${sanitize(d.address)} ${sanitize(d.path)}: ${formatValue(d.actual)} → ${formatValue(d.expected)}`);
+    for (const d of mutable)
+      out.push(`  ${paint('yellow', '~')} ${sanitize(d.address)} ${sanitize(d.path)}: ${formatValue(d.actual)} → ${formatValue(d.expected)}`);
     out.push('');
   }
   if (immutable.length > 0) {
     // Immutable drift is shown, never hidden (someone changed the cloud outside Git), but changing it would mean a replace nobody asked for.
     out.push('Drift: changed outside Git, reported, left alone (OpenStack cannot change it in place):', '');
-    for (const d of immutable) out.push(`  ${paint('yellow', '≠')} ${sanitize(d.address)} ${sanitize(d.path)}: ${formatValue(d.actual)} in the cloud, ${formatValue(d.expected)} in Git`);
+    for (const d of immutable)
+      out.push(
+        `  ${paint('yellow', '≠')} ${sanitize(d.address)} ${sanitize(d.path)}: ${formatValue(d.actual)} in the cloud, ${formatValue(d.expected)} in Git`,
+      );
     out.push('');
   }
 
