@@ -18,6 +18,13 @@ export interface SidebarItem {
 
 const docs = join(import.meta.dirname, '..');
 
+/** Pages read in a sequence come first, in it (a tutorial builds on the one before); the rest by file name. */
+const readingOrder = ['tutorials/local-cloud.md', 'tutorials/first-repository.md', 'tutorials/first-image.md'];
+const byReadingOrder = (a: string, b: string): number => {
+  const [i, j] = [readingOrder.indexOf(a), readingOrder.indexOf(b)].map((k) => (k < 0 ? readingOrder.length : k));
+  return i! - j! || a.localeCompare(b);
+};
+
 /** Every Markdown page under docs/ (paths relative to it), hidden folders left out. */
 export function docsPages(dir = docs): string[] {
   return readdirSync(dir)
@@ -42,7 +49,7 @@ function linkOf(page: string): string {
 /** One group per section folder; a sub-folder (reference/kinds/) is a collapsed group of its own. */
 function group(dir: string, text: string): SidebarItem {
   const pages = docsPages().filter((p) => p.startsWith(`${dir}/`));
-  const direct = pages.filter((p) => !p.slice(dir.length + 1).includes('/'));
+  const direct = pages.filter((p) => !p.slice(dir.length + 1).includes('/')).sort(byReadingOrder);
   const subs = [...new Set(pages.filter((p) => !direct.includes(p)).map((p) => p.split('/').slice(0, 2).join('/')))];
   const items: SidebarItem[] = direct.map((p) => ({ text: titleOf(p), link: linkOf(p) }));
   for (const sub of subs) {
