@@ -322,3 +322,20 @@ function isPlainHttp(err: unknown): boolean {
     return true;
   return e.cause !== undefined && e.cause !== err && isPlainHttp(e.cause);
 }
+
+/** How a push is told to reach a registry: plain HTTP or not, whose credentials, the client's own settings. */
+export interface RegistryAccess {
+  insecure?: boolean;
+  credentials?: CredentialStore;
+  client?: Omit<RegistryClientOptions, 'registry' | 'insecure' | 'credentials'>;
+}
+
+/** A client for one registry, as a push is told to reach it. */
+export function clientFor(registry: string, access: RegistryAccess): RegistryClient {
+  return new RegistryClient({
+    ...access.client,
+    registry,
+    insecure: access.insecure === true,
+    ...(access.credentials ? { credentials: access.credentials } : {}),
+  });
+}

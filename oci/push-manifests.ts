@@ -1,5 +1,5 @@
 import type { CredentialStore } from './auth/credentials.ts';
-import { RegistryClient, type RegistryClientOptions } from './client.ts';
+import { clientFor, type RegistryClientOptions } from './client.ts';
 import { OciError } from './errors.ts';
 import { fluxConfigMediaType, fluxContentMediaType } from './flux-artifact.ts';
 import { ociManifest } from './media-types.ts';
@@ -41,12 +41,7 @@ export async function pushManifests(dir: string, ref: string, options: PushManif
     throw new OciError('oci.reference', `"${ref}" names no tag; push manifests to a tag (registry/repository:tag), so a Sync can follow it`);
   const packed = await packFolder(dir);
   if (packed.files.length === 0) throw new OciError('oci.reference', `${dir} holds no file; give the folder of manifests`);
-  const client = new RegistryClient({
-    ...options.client,
-    registry: target.registry,
-    insecure: options.insecure === true,
-    ...(options.credentials ? { credentials: options.credentials } : {}),
-  });
+  const client = clientFor(target.registry, options);
   const { repository } = target;
   const layer = await uploadBuffer(client, repository, packed.data, options.signal);
   const cfg = await uploadBuffer(client, repository, config, options.signal);

@@ -5,7 +5,7 @@ import { basename } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { createGzip, createZstdCompress } from 'node:zlib';
 import type { CredentialStore } from './auth/credentials.ts';
-import { RegistryClient, type RegistryClientOptions } from './client.ts';
+import { clientFor, type RegistryClient, type RegistryClientOptions } from './client.ts';
 import { sha256Of } from './digest.ts';
 import { OciError } from './errors.ts';
 import { vmimage } from './formats/vmimage-annotations.ts';
@@ -165,12 +165,7 @@ export interface StreamPushOptions extends PushOptions {
  */
 export async function pushDiskStream(source: Readable, ref: string, options: StreamPushOptions): Promise<PushResult> {
   const target = parseReference(ref);
-  const client = new RegistryClient({
-    ...options.client,
-    registry: target.registry,
-    insecure: options.insecure === true,
-    ...(options.credentials ? { credentials: options.credentials } : {}),
-  });
+  const client = clientFor(target.registry, options);
   const check = new DiskHeadCheck(options.format, formatReference(target));
   source.on('error', (e) => check.destroy(e));
   let read = 0;
@@ -254,12 +249,7 @@ export async function pushDisk(file: string, ref: string, options: PushOptions =
   // The same checks a pull makes: no compressed input, no qcow2 pointing outside itself.
   const format = sniffDiskFormat(head);
   const virtualSize = format === 'qcow2' ? qcow2VirtualSize(head) : format === 'raw' ? size : undefined;
-  const client = new RegistryClient({
-    ...options.client,
-    registry: target.registry,
-    insecure: options.insecure === true,
-    ...(options.credentials ? { credentials: options.credentials } : {}),
-  });
+  const client = clientFor(target.registry, options);
   const { repository } = target;
   const signal = options.signal;
   let read = 0;
