@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Headless Chromium from Debian's package, for the docs site's screenshots and search check
-# (test/unit/docs-site.test.ts drives it with playwright-core through executablePath: no browser
+# (test/integration/docs/site.test.ts drives it with playwright-core through executablePath: no browser
 # is downloaded at test time). Idempotent: nothing is reinstalled when present.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * folder on loopback, looked at with Debian's Chromium (headless, driven by playwright-core through
  * executablePath: nothing is downloaded). The PNGs are test artifacts in test-artifacts/docs/.
  */
-const root = join(import.meta.dirname, '../..');
+const root = join(import.meta.dirname, '../../..');
 const artifacts = join(root, 'test-artifacts/docs');
 const chromiumPath = process.env.KS_CHROMIUM ?? '/usr/bin/chromium';
 const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.woff2': 'font/woff2', '.svg': 'image/svg+xml', '.png': 'image/png' };
@@ -39,7 +39,7 @@ function serve(dir: string): Promise<Server> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install -y chromium), or set KS_CHROMIUM`);
+  if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: the test bed's browser peer installs Debian's package (bash test/testbed/browser/up.sh, or apt-get install -y chromium), or set KS_CHROMIUM`);
   out = mkdtempSync(join(tmpdir(), 'ks-docs-site-'));
   const build = spawnSync(process.execPath, [join(root, 'node_modules/vitepress/bin/vitepress.js'), 'build', 'docs', '--outDir', out], { cwd: root, encoding: 'utf8', timeout: 240_000 });
   expect(build.status, `${build.stdout}\n${build.stderr}`).toBe(0);
