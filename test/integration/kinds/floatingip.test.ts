@@ -108,8 +108,9 @@ describe('the FloatingIP adapter', () => {
       observed = await floatingIp.observe(ctx);
       expect(drift(floatingIp, desired3, observed[0]!)).toEqual({ port_id: null });
 
-      // A pinned address cannot change in place.
-      const m4 = manifest('FloatingIP', 'web-ip', ctx.namespace, { ...m3.spec, floatingIPAddress: '203.0.113.250' });
+      // A pinned address cannot change in place: pin one the reserved address is not (Neutron picked it at random from the pool).
+      const pinned = raw.floating_ip_address === '203.0.113.250' ? '203.0.113.249' : '203.0.113.250';
+      const m4 = manifest('FloatingIP', 'web-ip', ctx.namespace, { ...m3.spec, floatingIPAddress: pinned });
       const changed = drift(floatingIp, await floatingIp.desired(m4, ctx), observed[0]!);
       expect(Object.keys(changed).map((k) => `${k}:${floatingIp.fields[k]}`).sort()).toEqual(['floating_ip_address:replace', 'port_id:update']);
 
