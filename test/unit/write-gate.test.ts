@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journaled } from '../../agent/act/journaled.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { CreateJournal } from '../../agent/status/create-journal.ts';
-import { WriteHeld } from '../../agent/openstack/errors.ts';
+import { OpenStackError, WriteHeld } from '../../agent/openstack/errors.ts';
 import type { Progress } from '../../lib/progress.ts';
 
 /**
@@ -29,6 +29,10 @@ beforeAll(async () => {
       return;
     }
     log.push(`${req.method} ${path}`);
+    // A gateway that lost the service's answer, a service that refused, one that dropped the connection.
+    if (path.endsWith('/gateway-lost')) return void res.writeHead(504, { 'content-type': 'application/json' }).end('{}');
+    if (path.endsWith('/refused')) return void res.writeHead(409, { 'content-type': 'application/json' }).end('{}');
+    if (path.endsWith('/dropped')) return void res.socket?.destroy();
     res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' }).end('{"networks":[]}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -133,6 +137,25 @@ describe('a journaled create', () => {
     const err = await journaled(notingJournal(), run, ['ns/Network/b'], () => 60_000, (c) => c.client('network').post('/networks', {})).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WriteHeld);
     expect(log).toEqual(['token']);
+  });
+
+  it('keeps its line when the answer was lost (a gateway\'s 504): the service may still make it, the next run waits for it', async () => {
+    log.length = 0;
+    const err = await journaled(notingJournal(), cloud(), ['ns/Network/lost'], () => 60_000, (c) => c.client('network').post('/gateway-lost', {})).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenStackError);
+    expect(err).toMatchObject({ status: 504 });
+    expect(log).toEqual(['token', 'begin ns/Network/lost', 'POST /network/v2.0/gateway-lost']);
+  });
+
+  it('ends its line when the service answered a refusal or closed the connection: the create is over, nothing to wait for', async () => {
+    log.length = 0;
+    const refused = await journaled(notingJournal(), cloud(), ['ns/Network/r'], () => 60_000, (c) => c.client('network').post('/refused', {})).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 409 });
+    expect(log).toEqual(['token', 'begin ns/Network/r', 'POST /network/v2.0/refused', 'end e0']);
+    log.length = 0;
+    const dropped = await journaled(notingJournal(), cloud(), ['ns/Network/d'], () => 60_000, (c) => c.client('network').post('/dropped', {})).catch((e: unknown) => e);
+    expect(dropped).toMatchObject({ status: 0, timedOut: false });
+    expect(log).toEqual(['token', 'begin ns/Network/d', 'POST /network/v2.0/dropped', 'end e0']);
   });
 
   it('leaves a cloud without a journal ungated', async () => {
