@@ -62,7 +62,7 @@ describe('standalone dependsOn: runAfterDependencies', () => {
     suspended: false,
     lastFetchedRevision: fetched,
     ...(applied ? { lastAppliedRevision: applied } : {}),
-    conditions: [{ type: 'Ready', status, reason: status === 'True' ? 'Succeeded' : 'ApplyFailed', message: status === 'True' ? 'applied' : 'network quota' }],
+    conditions: [{ type: 'Ready', status, reason: status === 'True' ? 'Succeeded' : 'ApplyFailed', message: status === 'True' ? 'applied' : 'network quota', lastTransitionTime: '2026-12-01T00:00:00Z' }],
     history: [],
   });
 
