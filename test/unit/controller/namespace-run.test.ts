@@ -162,12 +162,11 @@ describe("a namespace's run", () => {
         (o) => Promise.resolve({ ...o, metadata: { ...o.metadata, finalizers: [finalizer], resourceVersion: '2' } }),
       );
       const statuses: unknown[] = [];
-      t.host.custom = Object.assign(Object.create(t.host.custom) as k8s.CustomObjectsApi, {
+      const custom = Object.assign(Object.create(t.host.custom) as k8s.CustomObjectsApi, {
         patchNamespacedCustomObjectStatus: (req: { body: unknown }) => (statuses.push(req.body), Promise.resolve({})),
       });
-      t.host.labelsOf = () => labels;
       for (const e of t.entries.values()) e.object.spec = { shared: true };
-      await runNamespace(t.host, run(t.entries));
+      await runNamespace({ ...t.host, custom, labelsOf: () => labels }, run(t.entries));
       return [...manifests, ...(JSON.stringify(statuses).includes('AdminOnly') ? ['AdminOnly'] : [])];
     };
     expect(await seen({})).toEqual(['AdminOnly']);
