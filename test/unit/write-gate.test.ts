@@ -131,6 +131,31 @@ describe('a journaled create', () => {
     expect(log).toEqual(['token', 'GET /network/v2.0/networks', 'gate finalizers', 'begin ns/Network/a', 'POST /network/v2.0/networks', 'end e0']);
   });
 
+  it('sends nothing while its line is not stored yet, however long that takes (audit 3 F1: the create never leaves before it)', async () => {
+    log.length = 0;
+    let release: () => void = () => undefined;
+    let asked: () => void = () => undefined;
+    const beginAsked = new Promise<void>((r) => (asked = r));
+    const slow: CreateJournal = {
+      ...notingJournal(),
+      begin: async (addresses) => {
+        asked();
+        await new Promise<void>((r) => (release = r));
+        log.push(`begin ${addresses.join(',')}`);
+        return 'slow';
+      },
+    };
+    let done = false;
+    const create = journaled(slow, cloud(), ['ns/Network/slow'], () => 60_000, (c) => c.client('network').post('/networks', {})).finally(() => (done = true));
+    await beginAsked;
+    // The journal's write is held for half a second: the POST (a loopback round trip) must not leave meanwhile.
+    await new Promise((r) => setTimeout(r, 500));
+    expect({ done, log: [...log] }).toEqual({ done: false, log: ['token'] });
+    release();
+    await create;
+    expect(log).toEqual(['token', 'begin ns/Network/slow', 'POST /network/v2.0/networks', 'end slow']);
+  });
+
   it('stores no line when the outer gate holds the write: nothing for the next run to wait for', async () => {
     log.length = 0;
     const run = cloud().gated(() => Promise.resolve({ reason: 'held', afterMs: 1000 }));
