@@ -238,6 +238,17 @@ function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
       };
     return { ok: false, reason: `the keyless signature does not verify against ${policy.name} (${detail})` };
   }
+  return signerVerdict(policy, identity);
+}
+
+/**
+ * The verified certificate's identity (SAN) and OIDC issuer against the policy: exact, or a regular
+ * expression matched whole (`.*@example\.test` is not satisfied by `x@example.test.attacker.example`).
+ */
+export function signerVerdict(
+  policy: Pick<KeylessPolicy, 'identity' | 'issuer'>,
+  identity: { san?: string | undefined; issuer?: string | undefined },
+): Verdict {
   if (!matches(policy.identity, identity.san))
     return { ok: false, reason: `signed by ${identity.san ?? 'a certificate without an identity'}, not ${expected(policy.identity)}` };
   if (!matches(policy.issuer, identity.issuer))

@@ -172,6 +172,13 @@ export class Agent {
   }
 }
 
+/** What runAfterDependencies reads of the other Syncs: their status, and their clock to wake them. */
+export interface DependencyHandle {
+  sync: Pick<SyncConfig, 'name' | 'dependsOn'>;
+  runner: Pick<SyncRunner, 'status'>;
+  scheduler: Pick<Scheduler, 'trigger'>;
+}
+
 /**
  * dependsOn in the standalone agent (the cluster's twin is in
  * controller/syncs/sync-loop.ts): a Sync runs once each Sync it depends on is Ready at
@@ -179,11 +186,11 @@ export class Agent {
  * of a dependency wakes the Syncs that wait for it. Cycles and unknown names
  * were refused when kupenstack.yaml was read.
  */
-async function runAfterDependencies(
-  handles: Map<string, SyncHandle>,
-  sync: SyncConfig,
-  runner: SyncRunner,
-  log: Logger,
+export async function runAfterDependencies(
+  handles: ReadonlyMap<string, DependencyHandle>,
+  sync: Pick<SyncConfig, 'name' | 'dependsOn'>,
+  runner: Pick<SyncRunner, 'store' | 'run'>,
+  log: Pick<Logger, 'info'>,
   trigger: Trigger,
   signal: AbortSignal,
 ): Promise<boolean> {
@@ -200,7 +207,7 @@ async function runAfterDependencies(
   return ok;
 }
 
-function stateOf(h: SyncHandle | undefined): DependencyState | undefined {
+function stateOf(h: DependencyHandle | undefined): DependencyState | undefined {
   if (!h) return undefined;
   const ready = h.runner.status.conditions.find((c) => c.type === 'Ready');
   return {

@@ -147,6 +147,56 @@ describe('the Notifier: egress policy, secrets never logged', () => {
   });
 });
 
+/*
+ * DNS rebinding: the gate judges the address a name resolves to, so the notice must go to THAT address
+ * through the gate's own connection (its dispatcher), not be resolved again by fetch. Emulated on
+ * loopback: the gate's resolver answers 127.0.0.2 (the only address the admin's rule opens), while the
+ * system's resolver answers 127.0.0.1 for the same name (localhost): a notice fetched without the
+ * dispatcher lands on the other listener, one the policy never judged.
+ */
+describe('the Notifier: sent where the egress gate judged', () => {
+  const judged: string[] = [];
+  const unjudged: string[] = [];
+  const listener = (into: string[]) =>
+    createServer((req, res) => {
+      req.resume();
+      into.push(req.url ?? '');
+      res.writeHead(201).end('{}');
+    });
+  const good = listener(judged);
+  const other = listener(unjudged);
+  let port = 0;
+  beforeAll(async () => {
+    await new Promise<void>((r) => good.listen(0, '127.0.0.2', r));
+    port = (good.address() as AddressInfo).port;
+    await new Promise<void>((r, j) => other.once('error', j).listen(port, '127.0.0.1', r));
+  });
+  afterAll(async () => {
+    await new Promise<void>((r) => good.close(() => r()));
+    await new Promise<void>((r) => other.close(() => r()));
+  });
+  afterEach(() => configureEgress(undefined));
+
+  it('connects to the address the gate resolved and judged, with no second lookup outside it', async () => {
+    const lookups: string[] = [];
+    const resolver = (host: string): Promise<string[]> => {
+      lookups.push(host);
+      return Promise.resolve(host === 'localhost' ? ['127.0.0.2'] : []);
+    };
+    configureEgress({ policy: makePolicy({ ownAddresses: [], allow: [parseAllowRule('*=>127.0.0.2/32')] }), labelsOf: () => ({}), resolver });
+    let out = '';
+    const sink = new Writable({ write: (c: Buffer, _e, cb) => ((out += c.toString()), cb()) });
+    const n = new Notifier({ targets: [{ provider: 'webhook', url: `http://localhost:${port}/hook`, events: [] }], secrets: { get: () => Promise.resolve('') }, log: createLogger('debug', 'json', sink), egressNamespace: '(Sync s)' });
+    n.notify(makeNotice('applied', 's', revision, 'ok'));
+    await n.idle();
+    expect(out).toContain('notice sent');
+    expect(judged).toEqual(['/hook']);
+    expect(unjudged).toEqual([]);
+    expect(lookups.length).toBeGreaterThan(0);
+    expect(new Set(lookups)).toEqual(new Set(['localhost']));
+  });
+});
+
 describe('notify: in kupenstack.yaml', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ks-notify-'));
   const load = (notify: string): ReturnType<typeof loadConfig> => {

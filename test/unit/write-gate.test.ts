@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journaled } from '../../agent/act/journaled.ts';
 import { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import type { CreateJournal } from '../../agent/status/create-journal.ts';
-import { WriteHeld } from '../../agent/openstack/errors.ts';
+import { OpenStackError, WriteHeld } from '../../agent/openstack/errors.ts';
 import type { Progress } from '../../lib/progress.ts';
 
 /**
@@ -29,6 +29,10 @@ beforeAll(async () => {
       return;
     }
     log.push(`${req.method} ${path}`);
+    // A gateway that lost the service's answer, a service that refused, one that dropped the connection.
+    if (path.endsWith('/gateway-lost')) return void res.writeHead(504, { 'content-type': 'application/json' }).end('{}');
+    if (path.endsWith('/refused')) return void res.writeHead(409, { 'content-type': 'application/json' }).end('{}');
+    if (path.endsWith('/dropped')) return void res.socket?.destroy();
     res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' }).end('{"networks":[]}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -127,12 +131,56 @@ describe('a journaled create', () => {
     expect(log).toEqual(['token', 'GET /network/v2.0/networks', 'gate finalizers', 'begin ns/Network/a', 'POST /network/v2.0/networks', 'end e0']);
   });
 
+  it('sends nothing while its line is not stored yet, however long that takes (audit 3 F1: the create never leaves before it)', async () => {
+    log.length = 0;
+    let release: () => void = () => undefined;
+    let asked: () => void = () => undefined;
+    const beginAsked = new Promise<void>((r) => (asked = r));
+    const slow: CreateJournal = {
+      ...notingJournal(),
+      begin: async (addresses) => {
+        asked();
+        await new Promise<void>((r) => (release = r));
+        log.push(`begin ${addresses.join(',')}`);
+        return 'slow';
+      },
+    };
+    let done = false;
+    const create = journaled(slow, cloud(), ['ns/Network/slow'], () => 60_000, (c) => c.client('network').post('/networks', {})).finally(() => (done = true));
+    await beginAsked;
+    // The journal's write is held for half a second: the POST (a loopback round trip) must not leave meanwhile.
+    await new Promise((r) => setTimeout(r, 500));
+    expect({ done, log: [...log] }).toEqual({ done: false, log: ['token'] });
+    release();
+    await create;
+    expect(log).toEqual(['token', 'begin ns/Network/slow', 'POST /network/v2.0/networks', 'end slow']);
+  });
+
   it('stores no line when the outer gate holds the write: nothing for the next run to wait for', async () => {
     log.length = 0;
     const run = cloud().gated(() => Promise.resolve({ reason: 'held', afterMs: 1000 }));
     const err = await journaled(notingJournal(), run, ['ns/Network/b'], () => 60_000, (c) => c.client('network').post('/networks', {})).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WriteHeld);
     expect(log).toEqual(['token']);
+  });
+
+  it('keeps its line when the answer was lost (a gateway\'s 504): the service may still make it, the next run waits for it', async () => {
+    log.length = 0;
+    const err = await journaled(notingJournal(), cloud(), ['ns/Network/lost'], () => 60_000, (c) => c.client('network').post('/gateway-lost', {})).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenStackError);
+    expect(err).toMatchObject({ status: 504 });
+    expect(log).toEqual(['token', 'begin ns/Network/lost', 'POST /network/v2.0/gateway-lost']);
+  });
+
+  it('ends its line when the service answered a refusal or closed the connection: the create is over, nothing to wait for', async () => {
+    log.length = 0;
+    const refused = await journaled(notingJournal(), cloud(), ['ns/Network/r'], () => 60_000, (c) => c.client('network').post('/refused', {})).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 409 });
+    expect(log).toEqual(['token', 'begin ns/Network/r', 'POST /network/v2.0/refused', 'end e0']);
+    log.length = 0;
+    const dropped = await journaled(notingJournal(), cloud(), ['ns/Network/d'], () => 60_000, (c) => c.client('network').post('/dropped', {})).catch((e: unknown) => e);
+    expect(dropped).toMatchObject({ status: 0, timedOut: false });
+    expect(log).toEqual(['token', 'begin ns/Network/d', 'POST /network/v2.0/dropped', 'end e0']);
   });
 
   it('leaves a cloud without a journal ungated', async () => {

@@ -1,4 +1,4 @@
-import { KubeConfig, type User } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, type User } from '@kubernetes/client-node';
 
 /** The user name Kubernetes gives a ServiceAccount; RBAC bindings name it so. */
 export function serviceAccountUser(namespace: string, name: string): string {
@@ -19,4 +19,12 @@ export function impersonating(kc: KubeConfig, user: string): KubeConfig {
   const users: User[] = kc.users.map((u) => (u.name === current.name ? { ...u, impersonateUser: user } : u));
   copy.loadFromOptions({ clusters: kc.clusters, users, contexts: kc.contexts, currentContext: kc.getCurrentContext() });
   return copy;
+}
+
+/**
+ * The client a Sync writes its revision with: as its ServiceAccount (spec.serviceAccountNamespace, by default the
+ * controller's namespace), never as the controller.
+ */
+export function syncWriter(kc: KubeConfig, serviceAccount: { namespace: string; name: string }): CustomObjectsApi {
+  return impersonating(kc, serviceAccountUser(serviceAccount.namespace, serviceAccount.name)).makeApiClient(CustomObjectsApi);
 }

@@ -17,7 +17,7 @@ import { objectNotice, type CloudContext } from '../../notify/object-notice.ts';
 import type { EngineEvent } from '../../events/events.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
 import type { Source } from '../../source/source.ts';
-import { impersonating, serviceAccountUser } from './impersonate.ts';
+import { syncWriter } from './impersonate.ts';
 import { KubeSyncStatusStore, statusManager, type SyncResourceStatus } from './status-store.ts';
 import { SyncWorker } from './sync-worker.ts';
 
@@ -212,7 +212,7 @@ export class SyncLoop {
     });
     r.sync = sync;
     const saNamespace = spec.serviceAccountNamespace ?? this.o.namespace;
-    const writer = impersonating(this.o.kc, serviceAccountUser(saNamespace, spec.serviceAccountName)).makeApiClient(k8s.CustomObjectsApi);
+    const writer = syncWriter(this.o.kc, { namespace: saNamespace, name: spec.serviceAccountName });
     const source = await sourceForSync(sync, this.o.config, this.o.secrets);
     r.source = source;
     // The status as stored now, not as the watch last showed it: the previous worker's last write (its inventory) may not have arrived yet.

@@ -289,9 +289,12 @@ describe('kupenstack controller', () => {
     const kept = `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: kept, namespace: ${nsA}}\nspec: {onDelete: detach}\n`;
     kubectlOk(['apply', '-f', '-'], { kubeconfig: tenant, input: kept });
     await until('the network to exist', async () => (await networksIn(nsA)).some((n) => n.name === 'kept'), 60_000);
+    const keptId = (await networksIn(nsA)).find((n) => n.name === 'kept')!.id;
     kubectlOk(['delete', 'network.kupenstack.io', 'kept', '-n', nsA, '--wait=true', '--timeout=60s'], { kubeconfig: tenant });
     const still = (await networksIn(nsA)).find((n) => n.name === 'kept');
     expect(still).toBeDefined();
+    // The very network the resource had, not one made again.
+    expect(still!.id).toBe(keptId);
     await network().remove(`/networks/${still!.id}`);
   });
 

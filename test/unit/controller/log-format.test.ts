@@ -76,6 +76,8 @@ describe('the controller logs in one format', () => {
     };
     walk(join(repo, 'agent'));
     // The CLI's commands print their results; schema/generate.ts is the build-time generator.
+    // The walk found the printers it allows (else it read nothing, and the check below proves nothing).
+    expect(offenders).toContain('agent/schema/generate.ts');
     expect(offenders.filter((f) => !f.startsWith('agent/cli/') && f !== 'agent/schema/generate.ts')).toEqual([]);
   });
 

@@ -151,4 +151,25 @@ describe("a namespace's run", () => {
     expect(await runNamespace(t.host, run(t.entries))).toBe(3_000);
     expect(t.log.find((l) => l.startsWith('reconciled ns '))).toMatch(/1 progressing \(looked at again in 3 s\)/);
   });
+
+  // The member policy is judged by the namespace's label: a tenant's admin-only field is refused before the
+  // engine sees it (AdminOnly); the same object in an admin namespace goes to the engine.
+  it("keeps a tenant namespace's admin-only object from the engine, and hands an admin namespace's to it", async () => {
+    const seen = async (labels: Record<string, string>): Promise<string[]> => {
+      let manifests: string[] = [];
+      const t = setUp(
+        (input) => ((manifests = input.validated.manifests.map((m) => m.address)), Promise.resolve(report())),
+        (o) => Promise.resolve({ ...o, metadata: { ...o.metadata, finalizers: [finalizer], resourceVersion: '2' } }),
+      );
+      const statuses: unknown[] = [];
+      const custom = Object.assign(Object.create(t.host.custom) as k8s.CustomObjectsApi, {
+        patchNamespacedCustomObjectStatus: (req: { body: unknown }) => (statuses.push(req.body), Promise.resolve({})),
+      });
+      for (const e of t.entries.values()) e.object.spec = { shared: true };
+      await runNamespace({ ...t.host, custom, labelsOf: () => labels }, run(t.entries));
+      return [...manifests, ...(JSON.stringify(statuses).includes('AdminOnly') ? ['AdminOnly'] : [])];
+    };
+    expect(await seen({})).toEqual(['AdminOnly']);
+    expect(await seen({ 'kupenstack.io/admin': 'true' })).toEqual(['ns/Network/net']);
+  });
 });

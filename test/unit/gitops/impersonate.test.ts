@@ -2,7 +2,15 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { impersonating, serviceAccountUser } from '../../../agent/controller/syncs/impersonate.ts';
+import { impersonating, serviceAccountUser, syncWriter } from '../../../agent/controller/syncs/impersonate.ts';
+import { KubeSyncStatusStore } from '../../../agent/controller/syncs/status-store.ts';
+import { SyncWorker } from '../../../agent/controller/syncs/sync-worker.ts';
+import { sharedSchemaRegistry } from '../../../agent/schema/registry.ts';
+import type { Source } from '../../../agent/source/source.ts';
+import type { SyncConfig } from '../../../agent/sync/settings.ts';
+import { createLogger } from '../../../agent/telemetry/logger.ts';
+import { AgentMetrics } from '../../../agent/telemetry/metrics.ts';
+import type { ValidatedRevision } from '../../../agent/validate/validate.ts';
 import { applyOne, dryRunApply, type DesiredObject } from '../../../agent/controller/syncs/cluster-apply.ts';
 import { manifest } from '../../support/context.ts';
 
@@ -76,5 +84,62 @@ describe('a Sync writes as its ServiceAccount', () => {
     expect(dry.refused).toEqual([expect.stringMatching(/^nets\/intruder\.yaml:\d+:\d+: .*cannot patch resource "networks".*team-b/)]);
     expect(seen).toHaveLength(3);
     expect(seen.every((s) => s.method === 'PATCH' && new URL(s.url, 'http://x').searchParams.get('dryRun') === 'All')).toBe(true);
+  });
+});
+
+/*
+ * The Sync worker's own use of them (the call sites; the integration twin is the Forbidden case of
+ * test/integration/controller/sync.test.ts): the client a Sync loop builds impersonates its ServiceAccount,
+ * and a revision the ServiceAccount may not fully write is refused by the dry run, so not one object of it
+ * is written, not even those before the refused one.
+ */
+describe("a Sync's revision goes out as its ServiceAccount, dry run first", () => {
+  it('syncWriter impersonates the named ServiceAccount on every request', async () => {
+    seen.length = 0;
+    const writer = syncWriter(kubeconfig(), { namespace: 'kupenstack-system', name: 'tenants' });
+    await applyOne(writer, object('n1', 'team-a'), 'kupenstack-sync-x', false);
+    expect(seen.map((s) => s.headers['impersonate-user'])).toEqual(['system:serviceaccount:kupenstack-system:tenants']);
+  });
+
+  function worker(): SyncWorker {
+    const sync: SyncConfig = { name: 'tenants', source: {}, path: '.', intervalMs: 60_000, retryIntervalMs: 10_000, timeoutMs: 60_000, suspend: false, prune: true, dependsOn: [], wait: false, owner: 'o1', projectPrefix: 'kst-' };
+    const source: Source = { kind: 'git', description: 'git (unit)', fetch: () => Promise.reject(new Error('not fetched here')), close: () => Promise.resolve() };
+    const controller = kubeconfig().makeApiClient(k8s.CustomObjectsApi);
+    return new SyncWorker({
+      sync,
+      massDeleteThreshold: 50,
+      source,
+      store: new KubeSyncStatusStore(controller, () => true, 'tenants', source.description, false, undefined),
+      writer: syncWriter(kubeconfig(), { namespace: 'team-a', name: 'gitops' }),
+      registry: sharedSchemaRegistry(),
+      metrics: new AgentMetrics(),
+      log: createLogger('silent'),
+      acting: () => true,
+      event: () => undefined,
+      annotations: () => ({}),
+      lookAgain: () => undefined,
+    });
+  }
+  const revision = (names: [string, string][]): { revision: string; dir: string; validated: ValidatedRevision } => ({
+    revision: 'main@sha1:abc',
+    dir: '/repo',
+    validated: { manifests: names.map(([name, ns]) => manifest('Network', name, ns, {})), references: [], graph: undefined as unknown as ValidatedRevision['graph'], order: [], diagnostics: [] },
+  });
+  const writes = () => seen.filter((s) => s.url.includes('/networks/')).map((s) => `${new URL(s.url, 'http://x').searchParams.get('dryRun') === 'All' ? 'dry' : 'WRITE'} ${s.url.split('?')[0]!.split('/').pop()}`);
+
+  it('a revision with one object the ServiceAccount may not write is Rejected by the dry run: nothing of it is written', async () => {
+    seen.length = 0;
+    forbidden.add('intruder');
+    const outcome = await worker().apply(revision([['n1', 'team-a'], ['intruder', 'team-b'], ['n3', 'team-a']]), 'interval', new AbortController().signal, false);
+    expect(outcome).toMatchObject({ result: 'Rejected', refusals: [expect.stringMatching(/intruder.*cannot patch resource "networks"/)] });
+    expect(writes()).toEqual(['dry n1', 'dry intruder', 'dry n3']);
+  });
+
+  it('a revision it may write is dry-run whole, then written, each write as the ServiceAccount', async () => {
+    seen.length = 0;
+    const outcome = await worker().apply(revision([['n1', 'team-a'], ['n2', 'team-a']]), 'interval', new AbortController().signal, false);
+    expect(outcome).toMatchObject({ result: 'Succeeded', revision: 'main@sha1:abc', counts: { applied: 2 } });
+    expect(writes()).toEqual(['dry n1', 'dry n2', 'WRITE n1', 'WRITE n2']);
+    expect(new Set(seen.filter((s) => s.url.includes('/networks/')).map((s) => s.headers['impersonate-user']))).toEqual(new Set(['system:serviceaccount:team-a:gitops']));
   });
 });

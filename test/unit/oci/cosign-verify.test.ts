@@ -1,6 +1,6 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkSignature } from '../../../oci/cosign-verify.ts';
+import { checkSignature, signerVerdict } from '../../../oci/cosign-verify.ts';
 
 /**
  * The verdicts on one signature, with keys made here: classic cosign
@@ -62,5 +62,36 @@ describe('checkSignature', () => {
     expect(checkSignature(bundle(digestA, other.privateKey), digestA, keys)).toEqual({ ok: false, reason: 'signed by another key' });
     expect(checkSignature(bundle(digestB, trusted.privateKey), digestA, keys)).toEqual({ ok: false, reason: `the signature is for ${digestB}, not ${digestA} (a signature copied from another image)` });
     expect(checkSignature(bundle(digestA, trusted.privateKey, 'https://spdx.dev/Document'), digestA, keys)).toEqual({ ok: false, reason: 'an attestation (https://spdx.dev/Document), not a cosign signature' });
+  });
+});
+
+/*
+ * The keyless identity check, after the chain and signature verified (test/integration/kinds/image-signatures-keyless.test.ts
+ * runs the whole path with the real cosign and a local CA): the SAN and the OIDC issuer, exact or a regular expression that
+ * must match whole, or an attacker's identity that merely contains the expected one passes.
+ */
+describe('signerVerdict', () => {
+  const policy = { identity: { regExp: '.*@example\\.test' }, issuer: { exact: 'https://issuer.example.test' } };
+
+  it('accepts the identity and issuer the policy names, and names the signer', () => {
+    expect(signerVerdict(policy, { san: 'ci@example.test', issuer: 'https://issuer.example.test' })).toEqual({ ok: true, key: 'ci@example.test (https://issuer.example.test)' });
+    expect(signerVerdict({ identity: { exact: 'ci@example.test' }, issuer: { regExp: 'https://issuer\\.example\\.(test|org)' } }, { san: 'ci@example.test', issuer: 'https://issuer.example.org' })).toMatchObject({ ok: true });
+  });
+
+  it('refuses another identity, or one without a SAN', () => {
+    expect(signerVerdict({ ...policy, identity: { exact: 'ci@example.test' } }, { san: 'mallory@example.test', issuer: 'https://issuer.example.test' })).toEqual({ ok: false, reason: 'signed by mallory@example.test, not ci@example.test' });
+    expect(signerVerdict(policy, { issuer: 'https://issuer.example.test' })).toEqual({ ok: false, reason: 'signed by a certificate without an identity, not a match of /.*@example\\.test/' });
+  });
+
+  it('matches a regular expression whole: a SAN or issuer that only contains a match is refused', () => {
+    expect(signerVerdict(policy, { san: 'x@example.test.attacker.example', issuer: 'https://issuer.example.test' })).toEqual({ ok: false, reason: 'signed by x@example.test.attacker.example, not a match of /.*@example\\.test/' });
+    const issuerRe = { identity: { exact: 'ci@example.test' }, issuer: { regExp: 'https://issuer\\.example\\.test' } };
+    expect(signerVerdict(issuerRe, { san: 'ci@example.test', issuer: 'https://issuer.example.test.attacker.example' })).toMatchObject({ ok: false });
+    expect(signerVerdict(issuerRe, { san: 'ci@example.test', issuer: 'evil-https://issuer.example.test' })).toMatchObject({ ok: false });
+  });
+
+  it('refuses another issuer, or none', () => {
+    expect(signerVerdict(policy, { san: 'ci@example.test', issuer: 'https://accounts.attacker.example' })).toEqual({ ok: false, reason: 'the certificate of ci@example.test was issued for https://accounts.attacker.example, not https://issuer.example.test' });
+    expect(signerVerdict(policy, { san: 'ci@example.test' })).toEqual({ ok: false, reason: 'the certificate of ci@example.test was issued for no OIDC issuer, not https://issuer.example.test' });
   });
 });

@@ -8,30 +8,48 @@ import { isAdminNamespace, memberRefusals, memberRules, type PolicySubject } fro
 const subject = (kind: string, name: string, spec: Record<string, unknown>): PolicySubject => ({ address: `team-a/${kind}/${name}`, kind, name, spec });
 const none = { flavorExtraSpecs: [] };
 
-/** Every admin-only field on the list, set the way a tenant would, and the rule code that must refuse it. */
-const cases: [string, PolicySubject[], string][] = [
-  ['a Flavor with pci_passthrough:alias', [subject('Flavor', 'gpu', { vcpus: 1, ram: 512, extraSpecs: { 'pci_passthrough:alias': 'a1:1' } })], 'flavor.extra-specs'],
-  ['a Flavor with aggregate_instance_extra_specs', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'aggregate_instance_extra_specs:ssd': 'true' } })], 'flavor.extra-specs'],
-  ['a Flavor with hw:cpu_policy', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'hw:cpu_policy': 'dedicated' } })], 'flavor.extra-specs'],
-  ['a Flavor with quota:cpu_shares', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'quota:cpu_shares': '4096' } })], 'flavor.extra-specs'],
-  ['a public Flavor', [subject('Flavor', 'f', { vcpus: 1, ram: 512, isPublic: true })], 'flavor.public'],
-  ['a shared Network', [subject('Network', 'n', { shared: true })], 'network.shared'],
-  ['an external Network', [subject('Network', 'n', { external: true })], 'network.external'],
-  ['provider attributes', [subject('Network', 'n', { provider: { networkType: 'vlan', physicalNetwork: 'physnet1', segmentationId: 100 } })], 'network.provider'],
-  ['a distributed Router', [subject('Router', 'r', { distributed: false })], 'router.distributed'],
-  ['an HA Router', [subject('Router', 'r', { ha: true })], 'router.ha'],
-  ['a chosen floating address', [subject('FloatingIP', 'f', { externalNetwork: { filter: { name: 'public' } }, floatingIPAddress: '172.24.4.50' })], 'floatingip.address'],
-  ['a VM forced onto a host', [subject('VirtualMachine', 'vm', { availabilityZone: 'nova:compute-1' })], 'virtualmachine.forced-host'],
-  ['a public Image', [subject('Image', 'i', { visibility: 'public', source: { url: { url: 'https://example.org/d' } } })], 'image.public'],
-  ['an application credential with the admin role', [subject('ApplicationCredential', 'ccm', { roles: ['member', 'admin'], secretRef: { name: 'ccm-cloud' } })], 'applicationcredential.roles'],
-  ['an unrestricted application credential', [subject('ApplicationCredential', 'ci', { roles: ['member'], secretRef: { name: 'ci-cloud' }, unrestricted: true })], 'applicationcredential.unrestricted'],
+/** True when `spec` sets the field named as a rule names it (`spec.a`, `spec.list[].b`). */
+function sets(spec: Record<string, unknown>, field: string): boolean {
+  const [top, inner] = field.replace(/^spec\./, '').split('[].');
+  const value = spec[top!];
+  if (inner === undefined) return value !== undefined;
+  return Array.isArray(value) && value.some((v) => (v as Record<string, unknown>)[inner] !== undefined);
+}
+
+/** Every admin-only field on the list, set the way a tenant would, the rule code that must refuse it, and the field (as the rule names it) the case sets. */
+const cases: [string, PolicySubject[], string, string][] = [
+  ['a Flavor with pci_passthrough:alias', [subject('Flavor', 'gpu', { vcpus: 1, ram: 512, extraSpecs: { 'pci_passthrough:alias': 'a1:1' } })], 'flavor.extra-specs', 'spec.extraSpecs'],
+  ['a Flavor with aggregate_instance_extra_specs', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'aggregate_instance_extra_specs:ssd': 'true' } })], 'flavor.extra-specs', 'spec.extraSpecs'],
+  ['a Flavor with hw:cpu_policy', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'hw:cpu_policy': 'dedicated' } })], 'flavor.extra-specs', 'spec.extraSpecs'],
+  ['a Flavor with quota:cpu_shares', [subject('Flavor', 'f', { vcpus: 1, ram: 512, extraSpecs: { 'quota:cpu_shares': '4096' } })], 'flavor.extra-specs', 'spec.extraSpecs'],
+  ['a public Flavor', [subject('Flavor', 'f', { vcpus: 1, ram: 512, isPublic: true })], 'flavor.public', 'spec.isPublic'],
+  ['a shared Network', [subject('Network', 'n', { shared: true })], 'network.shared', 'spec.shared'],
+  ['an external Network', [subject('Network', 'n', { external: true })], 'network.external', 'spec.external'],
+  ['provider attributes', [subject('Network', 'n', { provider: { networkType: 'vlan', physicalNetwork: 'physnet1', segmentationId: 100 } })], 'network.provider', 'spec.provider'],
+  ['a distributed Router', [subject('Router', 'r', { distributed: false })], 'router.distributed', 'spec.distributed'],
+  ['an HA Router', [subject('Router', 'r', { ha: true })], 'router.ha', 'spec.ha'],
+  ['a chosen floating address', [subject('FloatingIP', 'f', { externalNetwork: { filter: { name: 'public' } }, floatingIPAddress: '172.24.4.50' })], 'floatingip.address', 'spec.floatingIPAddress'],
+  ['a VM forced onto a host', [subject('VirtualMachine', 'vm', { availabilityZone: 'nova:compute-1' })], 'virtualmachine.forced-host', 'spec.availabilityZone'],
+  ['a public Image', [subject('Image', 'i', { visibility: 'public', source: { url: { url: 'https://example.org/d' } } })], 'image.public', 'spec.visibility'],
+  ['an application credential with the admin role', [subject('ApplicationCredential', 'ccm', { roles: ['member', 'admin'], secretRef: { name: 'ccm-cloud' } })], 'applicationcredential.roles', 'spec.roles'],
+  ['an unrestricted application credential', [subject('ApplicationCredential', 'ci', { roles: ['member'], secretRef: { name: 'ci-cloud' }, unrestricted: true })], 'applicationcredential.unrestricted', 'spec.unrestricted'],
   [
     'allowed_address_pairs 0.0.0.0/0 on an imported network',
     [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, allowedAddressPairs: [{ ipAddress: '0.0.0.0/0' }] })],
     'port.foreign-network',
+    'spec.allowedAddressPairs',
   ],
-  ['port security off on an imported network', [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, portSecurityEnabled: false })], 'port.foreign-network'],
-  ['a MAC address on an imported network', [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, macAddress: 'fa:16:3e:00:00:01' })], 'port.foreign-network'],
+  ['port security off on an imported network', [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, portSecurityEnabled: false })], 'port.foreign-network', 'spec.portSecurityEnabled'],
+  ['a MAC address on an imported network', [subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }), subject('Port', 'p', { networkRef: { name: 'theirs' }, macAddress: 'fa:16:3e:00:00:01' })], 'port.foreign-network', 'spec.macAddress'],
+  [
+    'a fixed ipAddress on an imported network',
+    [
+      subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } }),
+      subject('Port', 'p', { networkRef: { name: 'theirs' }, fixedIPs: [{ subnetRef: { name: 's' } }, { subnetRef: { name: 's' }, ipAddress: '10.0.0.1' }] }),
+    ],
+    'port.foreign-network',
+    'spec.fixedIPs[].ipAddress',
+  ],
 ];
 
 describe('OpenStack\'s admin-only fields in a tenant namespace', () => {
@@ -52,6 +70,26 @@ describe('OpenStack\'s admin-only fields in a tenant namespace', () => {
 
   it('every rule on the list has a case above', () => {
     expect(new Set(cases.map((c) => c[2]))).toEqual(new Set(memberRules.map((r) => r.code)));
+  });
+
+  // By field, not by rule: one rule (port.foreign-network) covers four fields, and each must be refused on its own.
+  it('every field of every rule has a case above, and each case sets the field it names', () => {
+    const fields = memberRules.flatMap((r) => r.field.split(', ').map((f) => `${r.code} ${f}`));
+    expect(fields.length).toBeGreaterThan(memberRules.length);
+    expect(new Set(cases.map((c) => `${c[2]} ${c[3]}`))).toEqual(new Set(fields));
+    // Only that field of its rule: a case that also set another would not prove its own field refused.
+    for (const [what, subjects, code, field] of cases) {
+      const spec = subjects[subjects.length - 1]!.spec;
+      const others = memberRules.find((r) => r.code === code)!.field.split(', ').filter((f) => f !== field);
+      expect([sets(spec, field), ...others.map((f) => sets(spec, f))], what).toEqual([true, ...others.map(() => false)]);
+    }
+  });
+
+  it('a fixed ipAddress alone is refused on an imported network; a fixed subnet without an address is not', () => {
+    const theirs = subject('Network', 'theirs', { import: { id: '6b0c0e8e-0000-4000-8000-000000000001' } });
+    const port = (fixedIPs: unknown[]) => subject('Port', 'p', { networkRef: { name: 'theirs' }, fixedIPs });
+    expect([...memberRefusals([theirs, port([{ ipAddress: '10.0.0.1' }])], false, none).keys()]).toEqual(['team-a/Port/p']);
+    expect(memberRefusals([theirs, port([{ subnetRef: { name: 's' } }])], false, none)).toEqual(new Map());
   });
 
   it('what a member may do passes: a private Flavor, its own network\'s port with 0.0.0.0/0 pairs and port security off, a zone without a host', () => {
