@@ -36,7 +36,7 @@ function sourceOf(spec: Record<string, unknown> | undefined): string {
 }
 
 function statusOf(o: KubeObject): SyncStatusView {
-  return (o.status ?? {}) as SyncStatusView;
+  return (o.status ?? {});
 }
 
 export function syncSummaryOf(o: KubeObject): SyncSummary {

@@ -12,13 +12,17 @@ import { serveStatic } from './static-files.ts';
 import type { Identity } from './user-client.ts';
 import { ViewError, viewErrorOf } from './view-error.ts';
 
-export interface ViewSettings {
+/** Where the view listens and what it serves (the --view-* flags). */
+export interface ViewPlace {
   listen: { host: string; port: number };
   /** The UI's built files (dist/view/). */
   staticDir: string;
-  backend: ViewBackend;
   /** Serve HTTPS with this certificate and key (files); without it, put TLS in front (the cookie is Secure behind an https proxy). */
   tls?: { cert: string; key: string };
+}
+
+export interface ViewSettings extends ViewPlace {
+  backend: ViewBackend;
   logger: Logger;
   sessions?: SessionStore;
 }
