@@ -3,7 +3,7 @@ import { group, version, apiVersion, type SchemaRegistry } from '../schema/regis
 import type { ObjectEvent } from './api.ts';
 import { iso, type KubeObject } from './shape.ts';
 import { may } from './user-client.ts';
-import { viewErrorOf } from './view-error.ts';
+import { ViewError, viewErrorOf } from './view-error.ts';
 
 /**
  * The reads behind the view, each made with the client it is handed (the
@@ -68,6 +68,16 @@ export async function listEvents(kc: k8s.KubeConfig, namespace: string, involved
     }))
     .sort((a, b) => b.at.localeCompare(a.at))
     .slice(0, limit);
+}
+
+/** The Events, or none where the person may not read Events (kupenstack-view grants KupenStack's kinds, not Events). */
+export async function eventsIfAllowed(kc: k8s.KubeConfig, namespace: string, involved?: { kind: string; name: string }, limit = 100): Promise<ObjectEvent[]> {
+  try {
+    return await listEvents(kc, namespace, involved, limit);
+  } catch (err) {
+    if (err instanceof ViewError && err.status === 403) return [];
+    throw err;
+  }
 }
 
 /** Where namespace names come from when the person may not list namespaces (a tenant): see readableNamespaces. */

@@ -81,8 +81,11 @@ export async function serveEvents(
     try {
       const plain = targetsOf(scope, registry, undefined);
       const started = await Promise.allSettled(plain.map((t) => watchTarget(kc, t, scope, change, abort.signal)));
-      const refused = plain.filter((_, i) => started[i]!.status === 'rejected');
-      await watchRefused(kc, registry, scope, refused, started, namespaces, change, abort.signal);
+      const refused = plain.flatMap((t, i) => {
+        const r = started[i]!;
+        return r.status === 'rejected' ? [{ target: t, error: r.reason as unknown }] : [];
+      });
+      await watchRefused(kc, registry, scope, refused, namespaces, change, abort.signal);
     } catch (err) {
       const error = viewErrorOf(`watch ${scope}`, err);
       const denied: DeniedEvent = { scope, error: error.body() };
@@ -95,28 +98,33 @@ export async function serveEvents(
   res.write('event: ready\ndata: {}\n\n');
 }
 
+const isForbidden = (err: unknown): boolean => err instanceof ViewError && err.status === 403;
+
 /**
- * The targets whose cluster-wide watch was refused: on a page that lists
- * across namespaces they are watched in each namespace the person may read
+ * The targets whose watch was refused: Events the person may not read
+ * (kupenstack-view grants KupenStack's kinds only) are left out, the objects'
+ * own changes still come; on a page that lists across namespaces a
+ * cluster-wide watch is made again in each namespace the person may read
  * (Syncs and clouds a tenant may not see are left out); on a one-namespace
- * or one-object page the refusal is the page's 403.
+ * or one-object page a refusal is the page's 403.
  */
 async function watchRefused(
   kc: k8s.KubeConfig,
   registry: SchemaRegistry,
   scope: string,
-  refused: WatchTarget[],
-  started: PromiseSettledResult<void>[],
+  refusals: { target: WatchTarget; error: unknown }[],
   namespaces: () => Promise<string[]>,
   change: (e: ChangeEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {
+  const refused = refusals.filter((r) => !(r.target.plural === 'events' && isForbidden(r.error)));
   if (refused.length === 0) return;
-  const firstError = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason as unknown;
-  if (!needsNamespaces(scope) || !(firstError instanceof ViewError && firstError.status === 403)) throw firstError;
+  const other = refused.find((r) => !isForbidden(r.error));
+  if (other) throw other.error;
+  if (!needsNamespaces(scope)) throw refused[0]!.error;
   const names = await namespaces();
-  const perNamespace = targetsOf(scope, registry, names).filter((t) => t.namespace && refused.some((r) => r.plural === t.plural && !r.namespace));
+  const perNamespace = targetsOf(scope, registry, names).filter((t) => t.namespace && refused.some((r) => r.target.plural === t.plural && !r.target.namespace));
   const results = await Promise.allSettled(perNamespace.map((t) => watchTarget(kc, t, scope, change, signal)));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed && !(failed.reason instanceof ViewError && failed.reason.status === 403)) throw failed.reason;
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !isForbidden(r.reason));
+  if (failed) throw failed.reason;
 }

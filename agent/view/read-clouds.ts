@@ -1,7 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { OpenStackCloudStatus } from '../model/kinds.generated.ts';
 import type { CloudSummary, CloudView, ObjectEvent, UpgradeStep } from './api.ts';
-import { getObject, listEvents, listKind } from './kube-lists.ts';
+import { eventsIfAllowed, getObject, listKind } from './kube-lists.ts';
 import { conditionsOf, healthOf, type KubeObject } from './shape.ts';
 
 const plural = 'openstackclouds';
@@ -87,7 +87,7 @@ export async function cloudView(kc: k8s.KubeConfig, name: string): Promise<Cloud
   return cloudViewOf(o, await cloudEvents(kc, name));
 }
 
-/** The cloud's Events (cluster-scoped: Kubernetes keeps them in `default`); none when the person may not read Events there. */
+/** The cloud's Events (cluster-scoped: Kubernetes keeps them in `default`). */
 function cloudEvents(kc: k8s.KubeConfig, name: string): Promise<ObjectEvent[]> {
-  return listEvents(kc, 'default', { kind: 'OpenStackCloud', name }, 100).catch(() => []);
+  return eventsIfAllowed(kc, 'default', { kind: 'OpenStackCloud', name }, 100);
 }

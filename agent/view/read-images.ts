@@ -1,7 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { ImageRow, ImageVersion } from './api.ts';
-import { listEvents, listKind } from './kube-lists.ts';
+import { eventsIfAllowed, listKind } from './kube-lists.ts';
 import { conditionsOf, healthOf, iso, refsOf, type KubeObject } from './shape.ts';
 
 interface ImageSource {
@@ -42,7 +42,7 @@ export async function namespaceImages(kc: k8s.KubeConfig, registry: SchemaRegist
   const [images, vms, events] = await Promise.all([
     listKind(kc, registry.kinds.get('Image')?.plural ?? 'images', namespace),
     listKind(kc, vmPlural, namespace).catch(() => []),
-    listEvents(kc, namespace).catch(() => []),
+    eventsIfAllowed(kc, namespace),
   ]);
   return images
     .map((o): ImageRow => {

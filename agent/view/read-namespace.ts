@@ -1,7 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { NamespaceSummary, NamespaceView, ObjectDetail, ObjectSummary } from './api.ts';
-import { getObject, listEvents, listKind } from './kube-lists.ts';
+import { eventsIfAllowed, getObject, listKind } from './kube-lists.ts';
 import { conditionsOf, healthOf, summaryOf, type KubeObject } from './shape.ts';
 import { ViewError } from './view-error.ts';
 
@@ -52,7 +52,7 @@ export function namespaceSummaryOf(name: string, objects: Map<string, KubeObject
 }
 
 export async function namespaceView(kc: k8s.KubeConfig, registry: SchemaRegistry, namespace: string): Promise<NamespaceView> {
-  const [objects, events] = await Promise.all([namespaceObjects(kc, registry, namespace), listEvents(kc, namespace)]);
+  const [objects, events] = await Promise.all([namespaceObjects(kc, registry, namespace), eventsIfAllowed(kc, namespace)]);
   const kinds: Record<string, ObjectSummary[]> = {};
   const held: NamespaceView['held'] = [];
   let paused: string | undefined;
@@ -82,7 +82,7 @@ export async function objectDetail(kc: k8s.KubeConfig, registry: SchemaRegistry,
   const info = registry.kinds.get(kind);
   if (!info || info.scope !== 'Namespaced') throw new ViewError(404, `${kind} is not one of KupenStack's namespaced kinds`);
   const o = await getObject(kc, info.plural, name, namespace);
-  const [objects, events] = await Promise.all([namespaceObjects(kc, registry, namespace), listEvents(kc, namespace, { kind, name }, 50)]);
+  const [objects, events] = await Promise.all([namespaceObjects(kc, registry, namespace), eventsIfAllowed(kc, namespace, { kind, name }, 50)]);
   const referencedBy = [...objects.entries()].flatMap(([k, list]) =>
     list
       .map((x) => summaryOf(x, k, registry))

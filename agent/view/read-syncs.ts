@@ -1,7 +1,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { HeldPlan, ObjectRef, ObjectSummary, SyncSummary, SyncTree } from './api.ts';
-import { getObject, listEvents, listKind } from './kube-lists.ts';
+import { eventsIfAllowed, getObject, listKind } from './kube-lists.ts';
 import { diagnosticOf, healthOf, iso, conditionsOf, revisionOf, summaryOf, type KubeObject } from './shape.ts';
 import { ViewError } from './view-error.ts';
 
@@ -36,7 +36,7 @@ function sourceOf(spec: Record<string, unknown> | undefined): string {
 }
 
 function statusOf(o: KubeObject): SyncStatusView {
-  return (o.status ?? {});
+  return o.status ?? {};
 }
 
 export function syncSummaryOf(o: KubeObject): SyncSummary {
@@ -99,7 +99,7 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
     namespaces,
     cluster,
     history: (st.history ?? []).map((h) => ({ ...h, startedAt: iso(h.startedAt) ?? '' })),
-    events: await listEvents(kc, 'default', { kind: 'Sync', name }, 50).catch(() => []),
+    events: await eventsIfAllowed(kc, 'default', { kind: 'Sync', name }, 50),
   };
 }
 
