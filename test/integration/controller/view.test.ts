@@ -87,7 +87,7 @@ beforeAll(async () => {
   view = await serveView({
     listen: { host: '127.0.0.1', port: 0 },
     staticDir: '/nonexistent-view-dir',
-    backend: kubeBackend(admin, loadSchemaRegistry(), async () => [teamA, teamB]),
+    backend: kubeBackend(admin, loadSchemaRegistry(), () => Promise.resolve([teamA, teamB])),
     logger: createLogger('debug', 'json', out),
   });
   base = `http://127.0.0.1:${view.address.port}`;
