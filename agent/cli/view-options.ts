@@ -19,7 +19,7 @@ export function withViewOptions(cmd: Command): Command {
       '--view-address <host:port>',
       'serve the read-only web view (pages and its JSON API under /api/) on this address; people sign in with a bearer token and see what their RBAC lets them read',
     )
-    .option('--view-dir <dir>', "the view's built pages (npm run build)", join(packageRoot, 'dist', 'view'))
+    .option('--view-dir <dir>', "the view's built pages (default: dist/view of the installation, which npm run build writes)")
     .option('--view-tls-cert <file>', 'serve the view over HTTPS with this certificate (PEM); without it put TLS in front of the view')
     .option('--view-tls-key <file>', 'the key of --view-tls-cert (PEM)');
 }
