@@ -167,7 +167,7 @@ describe('the web view, signed in as a tenant with kupenstack-view in team-a', (
       while (!re.test(text)) {
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`no ${re} within ${ms} ms; got: ${text}`);
-        const r = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(r, left))]);
+        const r = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), left))]);
         if (r === undefined || r.done) continue;
         text += r.value;
       }
