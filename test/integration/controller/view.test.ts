@@ -185,6 +185,22 @@ describe('the web view, signed in as a tenant with kupenstack-view in team-a', (
     expect(denied).toMatch(/event: denied\ndata: .*"status":403/);
   });
 
+  it('streams the overview to a tenant: the cluster-wide watches it may not make are made in the namespaces it may read', async () => {
+    const cookie = await signedIn();
+    const ac = new AbortController();
+    const res = await fetch(`${base}/api/events?scope=overview`, { headers: { cookie }, signal: ac.signal });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const deadline = Date.now() + 20_000;
+    while (!/event: (ready|denied)/.test(text) && Date.now() < deadline) text += (await reader.read()).value ?? '';
+    expect(text).toContain('event: ready');
+    await setStatus(teamA, 'net-a', 'a0000000-0000-4000-8000-00000000000a', 'True');
+    while (!/"name":"net-a"/.test(text) && Date.now() < deadline) text += (await reader.read()).value ?? '';
+    expect(text).toMatch(/event: change\ndata: \{"scope":"overview","type":"MODIFIED","kind":"Network","namespace":"view-a-/);
+    expect(text).not.toContain(teamB);
+    ac.abort();
+  });
+
   it("an operator who may read Syncs sees a Sync's tree (revision → namespaces → objects) and its held revision's plan", async () => {
     const sa = `view-operator-${suffix}`;
     await core.createNamespacedServiceAccount({ namespace: teamA, body: { metadata: { name: sa } } });
