@@ -10,6 +10,7 @@ import { csrfHeader, type Overview, type SyncTree } from '../../agent/view/api.t
 import { localBackend } from '../../agent/view/local-backend.ts';
 import type { LocalSync } from '../../agent/view/local-reader.ts';
 import { serveView, type ViewServer } from '../../agent/view/server.ts';
+import { cloudViewOf } from '../../agent/view/read-clouds.ts';
 import { diagnosticOf, healthOf, refsOf } from '../../agent/view/shape.ts';
 
 // The view's server on the standalone agent's state (no cluster): loopback without sign-in, a token file,
@@ -129,5 +130,25 @@ describe("the view's shapes", () => {
   it("references from the kind's schema, with the field they sit in", () => {
     const subnet = { metadata: { name: 's', namespace: 'a' }, spec: { networkRef: { name: 'net' } } };
     expect(refsOf(subnet, 'Subnet', sharedSchemaRegistry())).toEqual([{ kind: 'Network', namespace: 'a', name: 'net', field: 'networkRef' }]);
+  });
+
+  it("an upgrade's steps with their times, from the cloud loop's Events (newest first as listed)", () => {
+    const ev = (reason: string, message: string, at: string) => ({ type: 'Normal', reason, message, count: 1, at });
+    const cloud = {
+      metadata: { name: 'openstack' },
+      status: { release: '2025.1', upgrade: { from: '2025.1', to: '2025.2', phase: 'Upgrading', startedAt: '2026-01-01T00:00:00Z', step: 'nova' }, services: { keystone: { ready: true, release: '2025.2' } } },
+    };
+    const events = [
+      ev('StepStarted', 'step nova started', '2026-01-01T00:03:00Z'),
+      ev('GatePassed', 'gate of step keystone passed', '2026-01-01T00:02:00Z'),
+      ev('StepStarted', 'step keystone started', '2026-01-01T00:01:00Z'),
+      ev('BackupDone', 'backup before the upgrade 2025.1 → 2025.2: s3://b/1', '2026-01-01T00:00:30Z'),
+      ev('StepStarted', 'step old started', '2025-12-01T00:00:00Z'),
+    ];
+    expect(cloudViewOf(cloud, events).upgrade?.steps).toEqual([
+      { step: 'backup', state: 'Done', finishedAt: '2026-01-01T00:00:30Z', message: 'backup before the upgrade 2025.1 → 2025.2: s3://b/1' },
+      { step: 'keystone', state: 'Done', startedAt: '2026-01-01T00:01:00Z', finishedAt: '2026-01-01T00:02:00Z' },
+      { step: 'nova', state: 'Running', startedAt: '2026-01-01T00:03:00Z' },
+    ]);
   });
 });
