@@ -80,7 +80,8 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
       .sort(([a], [b]) => a.localeCompare(b))
       .map(async ([ns, entries]) => {
         try {
-          return { name: ns, objects: await inventoryRows(kc, registry, ns, entries) };
+          const [objects, events] = await Promise.all([inventoryRows(kc, registry, ns, entries), eventsIfAllowed(kc, ns, undefined, 20)]);
+          return { name: ns, objects, events };
         } catch (err) {
           if (err instanceof ViewError && err.status === 403) return { name: ns, objects: [], forbidden: true };
           throw err;
