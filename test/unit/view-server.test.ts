@@ -11,7 +11,7 @@ import { localBackend } from '../../agent/view/local-backend.ts';
 import type { LocalSync } from '../../agent/view/local-reader.ts';
 import { serveView, type ViewServer } from '../../agent/view/server.ts';
 import { cloudViewOf } from '../../agent/view/read-clouds.ts';
-import { diagnosticOf, healthOf, refsOf } from '../../agent/view/shape.ts';
+import { diagnosticOf, healthOf, refsOf, revisionOf } from '../../agent/view/shape.ts';
 
 // The view's server on the standalone agent's state (no cluster): loopback without sign-in, a token file,
 // the UI's files with index.html for every page, paths kept inside the folder, and the pure shapes.
@@ -120,6 +120,12 @@ describe("the view's shapes", () => {
     expect(healthOf([{ type: 'Ready', status: 'False' }, { type: 'Reconciling', status: 'True' }])).toBe('Reconciling');
     expect(healthOf([], true)).toBe('Suspended');
     expect(healthOf(undefined)).toBe('Unknown');
+  });
+
+  it('a revision names its commit or digest, with or without a ref before it', () => {
+    expect(revisionOf('main@sha1:0123abcd')).toEqual({ revision: 'main@sha1:0123abcd', commit: '0123abcd' });
+    expect(revisionOf('sha256:e3b0c442')?.commit).toBe('e3b0c442');
+    expect(revisionOf(undefined)).toBeUndefined();
   });
 
   it('a diagnostic line split into file, line, column and message', () => {
