@@ -4,6 +4,8 @@ import type { CredentialStore } from '../../oci/auth/credentials.ts';
 import type { DiskSource } from '../../oci/disk-source.ts';
 import { RegistryDiskSource } from '../../oci/registry-disk-source.ts';
 import { version } from '../version.ts';
+import type { ThroughputBreach } from '../../lib/stream/throughput.ts';
+import { BoundExceeded, bounds, formatSize } from '../util/bounds.ts';
 
 /**
  * Where the Image kind and the CLI get their registry client (the
@@ -47,12 +49,44 @@ export class DiskSources {
 /** Credentials only from a Secret the manifest names, a file the user names, or $DOCKER_CONFIG/config.json. */
 function makeDiskSource(options: SourceOptions): DiskSource {
   const credentials = options.credentials?.store ?? DockerConfigCredentials.fromEnvironment(options.dockerConfig);
+  const b = bounds();
   return new RegistryDiskSource({
     ...(credentials ? { credentials } : {}),
+    maxDiskBytes: b.imageBytes,
+    tooLarge: (where, bytes, limit) =>
+      new BoundExceeded(
+        'image-size',
+        bytes === undefined ? `more than ${formatSize(limit)}` : formatSize(bytes),
+        formatSize(limit),
+        `${where}: the disk, decompressed, is over the cluster admin's limit per image; nothing was stored`,
+      ),
+    throughput: {
+      limits: { minBytesPerSecond: b.downloadMinBytesPerSecond, windowMs: b.downloadRateWindowMs, deadlineMs: b.downloadDeadlineMs },
+      fail: (where, breach) => downloadBreach(where, breach),
+    },
     client: {
       userAgent: `kupenstack/${version}`,
       ...(options.plainHttpAdvice ? { plainHttpAdvice: options.plainHttpAdvice } : {}),
       ...(options.egress ? { dispatcher: options.egress.dispatcher } : {}),
     },
   });
+}
+
+/** A download too slow or too long, in the bound's words (shared by OCI blobs and Image URLs). */
+export function downloadBreach(where: string, breach: ThroughputBreach): BoundExceeded {
+  const b = bounds();
+  if (breach.kind === 'deadline')
+    return new BoundExceeded(
+      'download-deadline',
+      `${Math.round(breach.elapsedMs / 1000)} s`,
+      `${Math.round(b.downloadDeadlineMs / 1000)} s`,
+      `${where}: the download took too long (${formatSize(breach.bytes)} received); given up`,
+    );
+  return new BoundExceeded(
+    'download-rate',
+    `${formatSize(Math.floor(breach.bytesPerSecond))}/s`,
+    `${formatSize(b.downloadMinBytesPerSecond)}/s`,
+    `${where}: the download was slower than the minimum rate over ${Math.round(breach.windowMs / 1000)} s; given up`,
+    '<',
+  );
 }
