@@ -13,8 +13,9 @@ import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-optio
 import { withCloudStepOptions } from './cloud-step.ts';
 import { type CloudStepOptions } from '../standalone/revision-cloud.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
+import { boundsFrom, configureBoundsFrom, withBoundsOptions, type BoundsOptions } from './bounds-options.ts';
 
-interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions {
+interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions, BoundsOptions {
   listen: string;
   once: boolean;
   shutdownGrace: string;
@@ -26,7 +27,7 @@ interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions,
  * SIGTERM let the current step finish (or abandon it safely) before exiting.
  */
 export function agentCommand(): Command {
-  return withLogOptions(
+  const command = withLogOptions(
     withEgressOptions(
       withCloudStepOptions(
         withCloudOptions(
@@ -38,7 +39,8 @@ export function agentCommand(): Command {
       false,
     ),
     { format: 'json', shown: 'json' },
-  )
+  );
+  return withBoundsOptions(command, "one Sync's run")
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
     .option('--shutdown-grace <duration>', 'on SIGTERM, how long the current run may go on before it is abandoned at a safe point', '25s')
@@ -55,10 +57,13 @@ async function runAgent(opts: AgentCliOptions): Promise<void> {
   const graceMs = parseDuration(opts.shutdownGrace);
   const listen = /^(.*):(\d+)$/.exec(opts.listen);
   if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
+  const bounds = boundsFrom(opts);
 
   const logger = loggerFrom(opts, process.stdout);
   // Standalone has no namespace labels: only rules for every namespace ("*=>…") apply.
   logger.info(configureEgressFrom(opts, () => ({})));
+  // Standalone has no admin namespaces: every namespace's Flavors keep within the flavor bounds.
+  logger.info(configureBoundsFrom(bounds));
   const metrics = new AgentMetrics();
   const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
   // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).

@@ -180,3 +180,22 @@ export function flavorOver(spec: Readonly<Record<string, unknown>>, limits: Flav
   }
   return undefined;
 }
+
+/** The error of a run cut at its deadline: `what` is the namespace (controller) or the Sync (standalone). */
+export function runDeadlineExceeded(what: string, ms: number): BoundExceeded {
+  const s = Math.round(ms / 1000);
+  return new BoundExceeded(
+    'run-deadline',
+    `more than ${s} s`,
+    `${s} s`,
+    `the run of ${what} was abandoned at a safe point (what it wrote is recorded); it runs again with backoff`,
+  );
+}
+
+/** A signal aborted with `reason()` once `ms` have passed; clear() stops the clock when the work ends first. */
+export function deadlineSignal(ms: number, reason: () => Error): { signal: AbortSignal; clear: () => void } {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(reason()), ms);
+  timer.unref();
+  return { signal: ac.signal, clear: () => clearTimeout(timer) };
+}
