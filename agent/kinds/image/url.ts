@@ -18,6 +18,7 @@ import { ByteLimit } from '../../../oci/sniff-gate.ts';
 import { downloadBreach } from '../../glance/registry-source.ts';
 import { BoundExceeded, boundExceededIn, bounds, formatSize } from '../../util/bounds.ts';
 import { openstackName, pick, type AdapterContext, type Remote } from '../kit/adapter.ts';
+import { checkImageRoom } from './room.ts';
 import { sourceKey, sourceShaKey, toRemote, type RawImage } from './remote.ts';
 
 /**
@@ -78,6 +79,7 @@ export async function urlCreate(ctx: AdapterContext, m: Manifest, desired: Recor
   if (!source) throw new KupenstackError('image.no-source', 'an Image without spec.source can only be imported (spec.import)');
   // Judged before Glance holds anything for it: a refused URL leaves no queued image behind.
   await egressFor(ctx.namespace)?.check(source.url);
+  await checkImageRoom(ctx, m.address);
   const body: Record<string, unknown> = {
     ...((desired.properties ?? {}) as Record<string, string>),
     name: desired.name,
