@@ -55,8 +55,9 @@ export const defaultBounds: Bounds = {
   downloadRateWindowMs: 60_000,
   downloadDeadlineMs: 6 * 3_600_000,
   runDeadlineMs: 30 * 60_000,
-  gitFetchBytes: 1 * GiB,
-  gitBlobBytes: 100 * MiB,
+  // Below the controller pod's memory limit (chart: 512Mi): isomorphic-git holds the pack it receives.
+  gitFetchBytes: 128 * MiB,
+  gitBlobBytes: 32 * MiB,
 };
 
 /** The flag (and Helm value) of each bound, named in every refusal so the admin knows what to raise. */
