@@ -184,12 +184,11 @@ export function flavorOver(spec: Readonly<Record<string, unknown>>, limits: Flav
 
 /** The error of a run cut at its deadline: `what` is the namespace (controller) or the Sync (standalone). */
 export function runDeadlineExceeded(what: string, ms: number): BoundExceeded {
-  const s = Math.round(ms / 1000);
   return new BoundExceeded(
     'run-deadline',
-    `more than ${s} s`,
-    `${s} s`,
-    `the run of ${what} was abandoned at a safe point (what it wrote is recorded); it runs again with backoff`,
+    `the run of ${what}`,
+    `${Math.round(ms / 1000)} s`,
+    `abandoned at a safe point (what it wrote is recorded); it runs again with backoff`,
   );
 }
 
