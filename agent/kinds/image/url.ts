@@ -166,7 +166,12 @@ export async function urlUpload(ctx: AdapterContext, remote: Remote, m: Manifest
     );
   }
   const body = await download(ctx, remote, source.url);
-  const { head, stream } = await peek(body, sniffBytes);
+  const { head, stream } = await peek(body, sniffBytes).catch(async (err: unknown) => {
+    // Too slow or too large before the first 64 KiB: refused as later, nothing partial left.
+    const bound = boundExceededIn(err);
+    if (bound) await discard(ctx, remote.id);
+    throw bound ?? err;
+  });
   let format: string;
   try {
     format = sniffDiskFormat(head);
@@ -191,7 +196,7 @@ export async function urlUpload(ctx: AdapterContext, remote: Remote, m: Manifest
     // Over a bound (too slow, too long, too large) as for a refused disk: nothing partial stays in Glance.
     const refused = verifier.mismatch ?? boundExceededIn(sourceError) ?? boundExceededIn(err);
     if (refused) {
-      await deleteImage(ctx.apis.image, remote.id, ctx.signal);
+      await discard(ctx, remote.id);
       throw refused;
     }
     throw err;
@@ -207,20 +212,27 @@ async function download(ctx: AdapterContext, remote: Remote, url: string): Promi
   const b = bounds();
   const gate = egressFor(ctx.namespace);
   await gate?.check(url);
-  const deadline = AbortSignal.timeout(b.downloadDeadlineMs);
-  const signal = ctx.signal ? AbortSignal.any([ctx.signal, deadline]) : deadline;
+  // The guard's clock runs from here: headers that never come break the rate or the deadline too, and abort the request.
+  const stop = new AbortController();
+  let breach: BoundExceeded | undefined;
   const guard = new ThroughputGuard(
     { minBytesPerSecond: b.downloadMinBytesPerSecond, windowMs: b.downloadRateWindowMs, deadlineMs: b.downloadDeadlineMs },
-    (breach) => downloadBreach(`GET ${url}`, breach),
+    (found) => {
+      breach = downloadBreach(`GET ${url}`, found);
+      stop.abort(breach);
+      return breach;
+    },
   );
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
   const refuse = async (err: BoundExceeded): Promise<never> => {
     guard.destroy();
-    await deleteImage(ctx.apis.image, remote.id, ctx.signal);
+    await discard(ctx, remote.id);
     throw err;
   };
   // Through the gate's dispatcher: the socket goes to the address judged, and each redirect is judged again when it connects.
   const res = await fetch(url, { signal, ...(gate ? { dispatcher: gate.dispatcher } : {}) }).catch(async (err: unknown) => {
-    if (deadline.aborted && !ctx.signal?.aborted) return refuse(downloadBreach(`GET ${url}`, { kind: 'deadline', elapsedMs: b.downloadDeadlineMs, bytes: 0 }));
+    const bound = breach ?? boundExceededIn(err);
+    if (bound) return refuse(bound);
     throw egressRefusalIn(err) ?? err;
   });
   if (!res.ok || !res.body) {
@@ -242,6 +254,11 @@ async function download(ctx: AdapterContext, remote: Remote, url: string): Promi
     if (err && !out.destroyed) out.destroy(err);
   });
   return out;
+}
+
+/** The queued image of a refused download goes, even when the run's own deadline cut it (its signal is aborted then). */
+function discard(ctx: AdapterContext, id: string): Promise<void> {
+  return deleteImage(ctx.apis.image, id, ctx.signal?.aborted ? undefined : ctx.signal);
 }
 
 function imageTooLarge(url: string, size: string): BoundExceeded {
