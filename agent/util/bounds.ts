@@ -60,6 +60,23 @@ export const defaultBounds: Bounds = {
   gitBlobBytes: 32 * MiB,
 };
 
+/**
+ * What holds where no command set bounds (`kupenstack apply` and `plan`, the operator's own runs, and
+ * tests that drive the engine): the limits the code had before, none of a tenant's.
+ */
+export const unbounded: Bounds = {
+  namespaceImages: Infinity,
+  namespaceImageBytes: Infinity,
+  imageBytes: 1024 ** 4,
+  flavor: { vcpus: Infinity, ram: Infinity, disk: Infinity, ephemeral: Infinity, swap: Infinity, rxtxFactor: Infinity },
+  downloadMinBytesPerSecond: 0,
+  downloadRateWindowMs: 60_000,
+  downloadDeadlineMs: 12 * 3_600_000,
+  runDeadlineMs: Infinity,
+  gitFetchBytes: Infinity,
+  gitBlobBytes: Infinity,
+};
+
 /** The flag (and Helm value) of each bound, named in every refusal so the admin knows what to raise. */
 export const boundFlags = {
   'image-count': '--max-namespace-images',
@@ -146,9 +163,9 @@ interface Configured {
   exempt: (namespace: string) => boolean;
 }
 
-let configured: Configured = { bounds: defaultBounds, exempt: () => false };
+let configured: Configured = { bounds: unbounded, exempt: () => false };
 
-/** Set once by the command that runs the agent; without a call, the defaults hold. */
+/** Set once by the command that runs the agent for tenants (controller, agent); without a call, `unbounded` holds. */
 export function configureBounds(bounds: Bounds, exempt: (namespace: string) => boolean = () => false): void {
   configured = { bounds, exempt };
 }
@@ -195,6 +212,7 @@ export function runDeadlineExceeded(what: string, ms: number): BoundExceeded {
 /** A signal aborted with `reason()` once `ms` have passed; clear() stops the clock when the work ends first. */
 export function deadlineSignal(ms: number, reason: () => Error): { signal: AbortSignal; clear: () => void } {
   const ac = new AbortController();
+  if (!Number.isFinite(ms)) return { signal: ac.signal, clear: () => undefined };
   const timer = setTimeout(() => ac.abort(reason()), ms);
   timer.unref();
   return { signal: ac.signal, clear: () => clearTimeout(timer) };

@@ -13,6 +13,8 @@ import type { AdapterContext } from '../kit/adapter.ts';
  */
 export async function checkImageRoom(ctx: AdapterContext, address: string, disk?: ResolvedDisk): Promise<void> {
   const b = bounds();
+  // Unbounded (kupenstack apply): no Glance call at all.
+  if (b.namespaceImages === Infinity && b.namespaceImageBytes === Infinity) return;
   const image = ctx.apis.image;
   const [own, hidden, shared] = await Promise.all([
     image.list<GlanceImage>('/images', 'images', { owner: ctx.projectId, visibility: 'all' }),

@@ -6,6 +6,7 @@ import { UsageError } from '../../../agent/errors.ts';
 import {
   BoundExceeded,
   boundExceededIn,
+  bounds,
   configureBounds,
   deadlineSignal,
   defaultBounds,
@@ -14,7 +15,17 @@ import {
   formatSize,
   parseSize,
   runDeadlineExceeded,
+  unbounded,
 } from '../../../agent/util/bounds.ts';
+
+describe('a process that set no bounds (kupenstack apply, plan)', () => {
+  it('bounds no flavor and keeps the limits the code had before', () => {
+    expect(flavorBoundCrossed('any', { vcpus: 4096, ram: 4 * 1024 ** 2 })).toBeUndefined();
+    expect(bounds()).toEqual(unbounded);
+    expect(bounds().imageBytes).toBe(1024 ** 4);
+    expect(deadlineSignal(bounds().runDeadlineMs, () => new Error('never')).signal.aborted).toBe(false);
+  });
+});
 
 describe('sizes', () => {
   it.each([
@@ -82,7 +93,7 @@ describe('flavor sizes', () => {
       expect(flavorBoundCrossed('tenant', { vcpus: 64 })?.code).toBe('bound.flavor-vcpus');
       expect(flavorBoundCrossed('admin', { vcpus: 64 })).toBeUndefined();
     } finally {
-      configureBounds(defaultBounds);
+      configureBounds(unbounded);
     }
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ResolvedDisk } from '../../../oci/disk-source.ts';
 import { checkImageRoom } from '../../../agent/kinds/image/room.ts';
 import type { AdapterContext } from '../../../agent/kinds/kit/adapter.ts';
-import { configureBounds, defaultBounds } from '../../../agent/util/bounds.ts';
+import { configureBounds, defaultBounds, unbounded } from '../../../agent/util/bounds.ts';
 
 const GiB = 1024 ** 3;
 type Img = { id: string; owner: string; size: number | null; oci_manifest_digest?: string };
@@ -17,7 +17,7 @@ function ctxWith(own: Img[], hidden: Img[], shared: Img[]): AdapterContext {
 const disk = (digest: string, size: number): ResolvedDisk => ({ manifestDigest: digest, diskSize: size, blob: { size: 1 } }) as unknown as ResolvedDisk;
 
 describe("a namespace's images bound", () => {
-  afterEach(() => configureBounds(defaultBounds));
+  afterEach(() => configureBounds(unbounded));
 
   it('counts the shared versions the project uses, stored in the images project, with its own', async () => {
     configureBounds({ ...defaultBounds, namespaceImages: 3, namespaceImageBytes: 100 * GiB });
@@ -33,6 +33,15 @@ describe("a namespace's images bound", () => {
     await expect(checkImageRoom(ctx, 't1/Image/new', disk('sha256:n', 2 * GiB))).rejects.toThrow(
       'bound.image-bytes: 12 GiB > 10 GiB (--max-namespace-image-bytes)',
     );
+  });
+
+  it('unbounded (kupenstack apply): no Glance call at all', async () => {
+    const none = {
+      projectId: 'p1',
+      namespace: 't1',
+      apis: { image: { list: () => Promise.reject(new Error('no call expected')) } },
+    } as unknown as AdapterContext;
+    await expect(checkImageRoom(none, 't1/Image/a', disk('sha256:a', 9 * GiB))).resolves.toBeUndefined();
   });
 
   it('a digest the namespace already holds adds nothing; a new one within both bounds passes', async () => {
