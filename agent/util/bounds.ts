@@ -209,11 +209,13 @@ export function runDeadlineExceeded(what: string, ms: number): BoundExceeded {
   );
 }
 
-/** A signal aborted with `reason()` once `ms` have passed; clear() stops the clock when the work ends first. */
+/** A signal aborted with `reason()` once `ms` have passed; clear() lets it be when the work ends first. */
 export function deadlineSignal(ms: number, reason: () => Error): { signal: AbortSignal; clear: () => void } {
   const ac = new AbortController();
   if (!Number.isFinite(ms)) return { signal: ac.signal, clear: () => undefined };
-  const timer = setTimeout(() => ac.abort(reason()), ms);
-  timer.unref();
-  return { signal: ac.signal, clear: () => clearTimeout(timer) };
+  // The platform's timer (it keeps no process alive), its reason made the bound's.
+  const timeout = AbortSignal.timeout(ms);
+  const onTimeout = (): void => ac.abort(reason());
+  timeout.addEventListener('abort', onTimeout, { once: true });
+  return { signal: ac.signal, clear: () => timeout.removeEventListener('abort', onTimeout) };
 }
