@@ -29,7 +29,8 @@ const countNs = `bd-${run}-count`;
 const flavorNs = `bd-${run}-flavor`;
 const adminNs = `bd-${run}-admin`;
 const gitopsNs = `bd-${run}-gitops`;
-const namespaces = [slowNs, otherNs, countNs, flavorNs, adminNs, gitopsNs];
+const deadlineNs = `bd-${run}-deadline`;
+const namespaces = [slowNs, otherNs, countNs, flavorNs, adminNs, gitopsNs, deadlineNs];
 const syncName = `bd-${run}`;
 const gitSecret = `bd-${run}-git`;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
@@ -43,6 +44,11 @@ let drip: Server;
 const drips: { openedAt: number; closedAt?: number }[] = [];
 /** Serves a small raw disk at once. */
 let disks: Server;
+/** Sends 4 KiB a second, forever: over the minimum rate, so only the run's deadline ends it. */
+let trickle: Server;
+const trickles: { openedAt: number; closedAt?: number }[] = [];
+/** --run-deadline: longer than the drip's rate window and every other run here. */
+const runDeadlineS = 45;
 
 interface Cond {
   type: string;
@@ -103,13 +109,13 @@ const flavor = (ns: string): string =>
 const network = (ns: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {}\n`;
 const urlOf = (s: Server, path: string): string => `http://127.0.0.1:${(s.address() as AddressInfo).port}${path}`;
 
-function dripServer(): Server {
+function dripServer(log: { openedAt: number; closedAt?: number }[], bytes: number, everyMs: number): Server {
   return createServer((_req, res: ServerResponse) => {
     const entry: { openedAt: number; closedAt?: number } = { openedAt: Date.now() };
-    drips.push(entry);
+    log.push(entry);
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
-    res.write(Buffer.alloc(1));
-    const timer = setInterval(() => res.write(Buffer.alloc(1)), 2_000);
+    res.write(Buffer.alloc(bytes));
+    const timer = setInterval(() => res.write(Buffer.alloc(bytes)), everyMs);
     res.on('close', () => {
       clearInterval(timer);
       entry.closedAt = Date.now();
@@ -120,9 +126,10 @@ function dripServer(): Server {
 beforeAll(async () => {
   prepareSyncBed({ system, namespaces, optIn, gitopsIn: gitopsNs, gitSecret });
   kubectlOk(['label', 'namespace', adminNs, 'kupenstack.io/admin=true']);
-  drip = dripServer();
+  drip = dripServer(drips, 1, 2_000);
+  trickle = dripServer(trickles, 4096, 1_000);
   disks = createServer((_req, res) => res.end(Buffer.alloc(8192, 1)));
-  await Promise.all([drip, disks].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
+  await Promise.all([drip, trickle, disks].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
 
   git = await TestRepo.create('bounds');
   // One manifest and one 4 MiB file of random bytes (it compresses to no less): over --max-git-blob-bytes 1MiB.
@@ -135,7 +142,7 @@ beforeAll(async () => {
     ...['-c', config, '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '30s', '--opt-in-label', `kupenstack.io/project=${optIn}`],
     ...['--sync-selector', `kupenstack.io/test-run=${run}`, '--no-cloud-lifecycle'],
     ...['--max-namespace-images', '1', '--max-flavor-vcpus', '4', '--max-git-blob-bytes', '1MiB'],
-    ...['--download-min-rate', '1KiB', '--download-rate-window', `${windowS}s`, '--download-deadline', '2m'],
+    ...['--download-min-rate', '1KiB', '--download-rate-window', `${windowS}s`, '--download-deadline', '5m', '--run-deadline', `${runDeadlineS}s`],
   ]);
   await controller.start();
 }, 600_000);
@@ -152,8 +159,10 @@ afterAll(async () => {
     }
   }
   kubectl(['delete', 'secret', gitSecret, '-n', system]);
-  drip?.closeAllConnections();
-  drip?.close();
+  for (const s of [drip, trickle]) {
+    s?.closeAllConnections();
+    s?.close();
+  }
   disks?.close();
   await git?.dispose();
 }, 400_000);
@@ -229,4 +238,28 @@ describe('bounds on the work done for a tenant', () => {
     expect(readyCond?.message).toMatch(/^bound\.git-blob-bytes: 5\.3 MiB > 1 MiB \(--max-git-blob-bytes\): .*: a blob in the fetched pack is over the cluster admin's limit per file/);
     expect(kubectl(['get', 'networks.kupenstack.io', '-n', gitopsNs, '-o', 'name']).stdout.trim()).toBe('');
   }, 300_000);
+
+  it('a namespace whose run outlasts --run-deadline is abandoned at its deadline: a Warning Event on the Namespace, the queued image deleted', async () => {
+    kubectlOk(['apply', '-f', '-'], { input: urlImage(deadlineNs, 'trickle', urlOf(trickle, '/disk.raw')) });
+    await until('the trickle to be fetched', () => Promise.resolve(trickles.length > 0), 180_000, 200);
+    let queued: string | undefined;
+    await until('the queued image', async () => (queued = (await glanceImages(deadlineNs)).find((i) => i.name === 'trickle')?.id) !== undefined, 60_000, 500);
+    await until(
+      'the BoundExceeded Event on the Namespace',
+      () => Promise.resolve(events(deadlineNs, deadlineNs).some((e) => e.reason === 'BoundExceeded' && e.type === 'Warning')),
+      (runDeadlineS + 60) * 1000,
+      1000,
+    ).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${controller.log().slice(-3000)}`);
+    });
+    const event = events(deadlineNs, deadlineNs).find((e) => e.reason === 'BoundExceeded')!;
+    expect(event.message).toMatch(new RegExp(`^bound\\.run-deadline: the run of namespace ${deadlineNs} > ${runDeadlineS} s \\(--run-deadline\\): abandoned at a safe point`));
+    expect(controller.log()).toContain(`stalled run of ${deadlineNs}`);
+    // The download ended with the run (it was above the minimum rate: only the run's deadline could end it), and its image went.
+    await until('the first trickle to be closed', () => Promise.resolve(trickles[0]!.closedAt !== undefined), 30_000, 200);
+    const lasted = trickles[0]!.closedAt! - trickles[0]!.openedAt;
+    expect(lasted).toBeLessThan((runDeadlineS + 15) * 1000);
+    expect(lasted).toBeGreaterThan(windowS * 1000);
+    await until('the queued image to be deleted', async () => (await cloud.client('image').find(`/images/${queued!}`)) === undefined, 30_000, 500);
+  }, 600_000);
 });
