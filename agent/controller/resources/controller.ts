@@ -401,7 +401,10 @@ export class Controller {
       }
       this.runAborts.set(ns, abort);
       this.inFlight.get(ns)!.step = 'start';
-      return await this.reconcileHeld(ns, cleanup, leading, AbortSignal.any([this.leadership.signal, abort.signal]));
+      const after = await this.reconcileHeld(ns, cleanup, leading, AbortSignal.any([this.leadership.signal, abort.signal]));
+      // Cut at its deadline after its last safe point (the engine recorded the object in flight as failed): still a cut run, retried with backoff.
+      if (deadline && abort.signal.reason === deadline.reason) throw deadline.reason;
+      return after;
     } catch (err) {
       const cut = abort.signal.aborted && abort.signal.reason === deadline?.reason ? deadline?.reason : undefined;
       // The queue retries with backoff and says nothing: a run that throws before its `reconciled` line must not fail silently.
@@ -430,7 +433,8 @@ export class Controller {
     const now = new Date();
     const body: k8s.CoreV1Event = {
       metadata: { generateName: `${ns}.`, namespace: ns },
-      involvedObject: { apiVersion: 'v1', kind: 'Namespace', name: ns },
+      // The API server wants the event's namespace in involvedObject too, even for the cluster-scoped Namespace.
+      involvedObject: { apiVersion: 'v1', kind: 'Namespace', name: ns, namespace: ns },
       reason,
       message: message.slice(0, 1024),
       type: 'Warning',

@@ -250,7 +250,7 @@ describe('bounds on the work done for a tenant', () => {
       (runDeadlineS + 60) * 1000,
       1000,
     ).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\n${controller.log().slice(-3000)}`);
+      throw new Error(`${(err as Error).message}\n${controller.log().split('\n').filter((l) => l.includes(deadlineNs)).join('\n').slice(-6000)}`);
     });
     const event = events(deadlineNs, deadlineNs).find((e) => e.reason === 'BoundExceeded')!;
     expect(event.message).toMatch(new RegExp(`^bound\\.run-deadline: the run of namespace ${deadlineNs} > ${runDeadlineS} s \\(--run-deadline\\): abandoned at a safe point`));
