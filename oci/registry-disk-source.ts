@@ -20,6 +20,7 @@ import { defaultPlatform, ociArchitecture, selectPlatform } from './platform.ts'
 import { isValidDigest, isValidTag, parseRepository } from './reference.ts';
 import { formatsAgree, sniffBytes, sniffDiskFormat } from '../lib/disk/sniff.ts';
 import { ByteLimit, SniffGate } from './sniff-gate.ts';
+import { ThroughputGuard, type ThroughputBreach, type ThroughputLimits } from '../lib/stream/throughput.ts';
 import { listTags } from './tags.ts';
 
 /**
@@ -32,6 +33,10 @@ export interface RegistryDiskSourceOptions {
   credentials?: CredentialStore;
   /** Largest disk accepted, decompressed (bytes). Default 1 TiB (Glance's image_size_cap default). */
   maxDiskBytes?: number;
+  /** The error of a disk over maxDiskBytes (the caller's words for its bound); default an `oci.too-large` OciError. */
+  tooLarge?: (where: string, bytes: number | undefined, limit: number) => Error;
+  /** Every blob download's slowest rate and longest time (lib/stream/throughput.ts), with the caller's error for a breach. */
+  throughput?: { limits: ThroughputLimits; fail: (where: string, breach: ThroughputBreach) => Error };
   /** Resumptions of a broken blob download. Default 5. */
   retries?: number;
   /** Per-registry client settings (CA file, timeouts, dispatcher). */
@@ -190,6 +195,7 @@ export class RegistryDiskSource implements DiskSource {
     if (uncompressedDigest && isValidDigest(uncompressedDigest)) resolved.diskDigest = uncompressedDigest;
     const limit = this.options.maxDiskBytes ?? defaultMaxDiskBytes;
     if (resolved.diskSize !== undefined && resolved.diskSize > limit) {
+      if (this.options.tooLarge) throw this.options.tooLarge(where, resolved.diskSize, limit);
       throw new OciError('oci.too-large', `${where}: the disk is ${resolved.diskSize} bytes, over the limit of ${limit}; refused before downloading`);
     }
     await this.preflight(client, repository, resolved, where, signal);
@@ -322,7 +328,10 @@ export class RegistryDiskSource implements DiskSource {
     // stops at diskSize) cannot outgrow a size already checked against the limit: no stage counting bytes again.
     const bounded =
       disk.packaging !== 'containerdisk' && (!disk.compression || disk.diskDigest !== undefined) && disk.diskSize !== undefined && disk.diskSize <= limit;
-    const streams = [source, ...stages, ...(bounded ? [] : [new ByteLimit(limit, where)]), gate, out] as const;
+    const { throughput, tooLarge } = this.options;
+    const guard = throughput ? [new ThroughputGuard(throughput.limits, (breach) => throughput.fail(where, breach))] : [];
+    const byteLimit = bounded ? [] : [new ByteLimit(limit, where, tooLarge && ((bytes) => tooLarge(where, bytes, limit)))];
+    const streams = [source, ...guard, ...stages, ...byteLimit, gate, out] as const;
     pipeline(streams as unknown as [Readable, ...Duplex[]], (err) => {
       if (err && !out.destroyed) out.destroy(toOciError(err, where));
     });

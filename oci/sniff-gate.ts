@@ -81,17 +81,21 @@ export class SniffGate extends Transform {
 export class ByteLimit extends Transform {
   private readonly limit: number;
   private readonly where: string;
+  /** The caller's error for a disk over the limit (its bound's words); default an `oci.too-large` OciError. */
+  private readonly tooLarge: ((bytes: number) => Error) | undefined;
   bytes = 0;
 
-  constructor(limit: number, where: string) {
+  constructor(limit: number, where: string, tooLarge?: (bytes: number) => Error) {
     super();
     this.limit = limit;
     this.where = where;
+    this.tooLarge = tooLarge;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limit) {
+      if (this.tooLarge) return callback(this.tooLarge(this.bytes));
       callback(
         new OciError(
           'oci.too-large',

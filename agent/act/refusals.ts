@@ -1,5 +1,6 @@
 import { KupenstackError } from '../errors.ts';
 import { egressRefusalIn } from '../net/egress-refused.ts';
+import { boundExceededIn } from '../util/bounds.ts';
 
 /**
  * Failures no retry can fix: the object waits for a new spec (or an admin's
@@ -7,7 +8,7 @@ import { egressRefusalIn } from '../net/egress-refused.ts';
  * fail quietly run after run.
  */
 export interface Refusal {
-  /** Condition and Event reason: `EgressRefused`, `ImportRefused`. */
+  /** Condition and Event reason: `EgressRefused`, `ImportRefused`, `BoundExceeded`. */
   reason: string;
   error: KupenstackError;
 }
@@ -17,6 +18,9 @@ const importCodes = new Set(['import.foreign', 'import.no-project', 'import.not-
 export function refusalOf(err: unknown): Refusal | undefined {
   const egress = egressRefusalIn(err);
   if (egress) return { reason: 'EgressRefused', error: egress };
+  // Over a cluster admin's bound (util/bounds.ts): Stalled naming the bound, even when a client wrapped it.
+  const bound = boundExceededIn(err);
+  if (bound) return { reason: 'BoundExceeded', error: bound };
   if (err instanceof KupenstackError && importCodes.has(err.code)) return { reason: 'ImportRefused', error: err };
   return undefined;
 }

@@ -18,8 +18,9 @@ import { agentViewState } from '../standalone/view-state.ts';
 import { sharedSchemaRegistry } from '../schema/registry.ts';
 import { localBackend } from '../view/local-backend.ts';
 import { serveView, type ViewPlace } from '../view/server.ts';
+import { boundsFrom, configureBoundsFrom, withBoundsOptions, type BoundsOptions } from './bounds-options.ts';
 
-interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions, ViewOptions {
+interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions, ViewOptions, BoundsOptions {
   listen: string;
   once: boolean;
   shutdownGrace: string;
@@ -31,7 +32,7 @@ interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions,
  * SIGTERM let the current step finish (or abandon it safely) before exiting.
  */
 export function agentCommand(): Command {
-  return withLogOptions(
+  const command = withLogOptions(
     withViewOptions(
       withEgressOptions(
         withCloudStepOptions(
@@ -46,7 +47,8 @@ export function agentCommand(): Command {
       true,
     ),
     { format: 'json', shown: 'json' },
-  )
+  );
+  return withBoundsOptions(command, "one Sync's run")
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
     .option('--shutdown-grace <duration>', 'on SIGTERM, how long the current run may go on before it is abandoned at a safe point', '25s')
@@ -64,10 +66,13 @@ async function runAgent(opts: AgentCliOptions): Promise<void> {
   const listen = /^(.*):(\d+)$/.exec(opts.listen);
   if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
   const view = viewPlaceOf(opts, true);
+  const bounds = boundsFrom(opts);
 
   const logger = loggerFrom(opts, process.stdout);
   // Standalone has no namespace labels: only rules for every namespace ("*=>…") apply.
   logger.info(configureEgressFrom(opts, () => ({})));
+  // Standalone has no admin namespaces: every namespace's Flavors keep within the flavor bounds.
+  logger.info(configureBoundsFrom(bounds));
   const metrics = new AgentMetrics();
   const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
   // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).

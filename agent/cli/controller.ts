@@ -10,9 +10,10 @@ import { configureEgressFrom, withEgressOptions, type EgressOptions } from './eg
 import { viewPlaceOf, withViewOptions, type ViewOptions } from './view-options.ts';
 import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
 import { markLogged } from './logged-error.ts';
+import { boundsFrom, configureBoundsFrom, runDeadlineOf, withBoundsOptions, type BoundsOptions } from './bounds-options.ts';
 import { defaultLogFormat, type Logger } from '../telemetry/logger.ts';
 
-interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions {
+interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions, BoundsOptions {
   kubeconfig?: string;
   namespace: string[];
   namespaceWorkers?: string;
@@ -59,9 +60,18 @@ export function controllerCommand(): Command {
     format: defaultLogFormat(process.stderr),
     shown: 'json, text when stderr is a terminal',
   });
-  return withControllerFlags(command).action(async (opts: ControllerCliOptions) => {
+  return withBoundsOptions(withControllerFlags(command), "one namespace's run").action(async (opts: ControllerCliOptions) => {
     const settings = settingsOf(opts);
-    await runLogged(opts, (logger) => runController({ ...settings, logger, egress: (labelsOf) => configureEgressFrom(opts, labelsOf) }));
+    const bounds = boundsFrom(opts);
+    await runLogged(opts, (logger) =>
+      runController({
+        ...settings,
+        logger,
+        egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
+        bounds: (exempt) => configureBoundsFrom(bounds, exempt),
+        runDeadline: runDeadlineOf(bounds),
+      }),
+    );
   });
 }
 
@@ -142,7 +152,7 @@ function withControllerFlags(command: Command): Command {
 }
 
 /** The flags checked (a UsageError names the flag and an example) and turned into the process's settings. */
-function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logger' | 'egress'> {
+function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logger' | 'egress' | 'bounds'> {
   const config = loadConfig(opts.config);
   if (opts.owner) config.owner = opts.owner;
   if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;

@@ -28,6 +28,8 @@ export interface ControllerOptions {
   debounceMs: number;
   /** Namespaces run at once (default: the config's concurrency, at most 4). A namespace whose objects OpenStack still works on frees its slot (progress by requeue). */
   namespaceWorkers?: number;
+  /** A namespace's run is abandoned at a safe point after `ms` (--run-deadline), so no namespace holds a worker; `error` says so (Stalled, retried with backoff). */
+  runDeadline?: { ms: number; error: (namespace: string) => Error };
   log: (line: string) => void;
   /** Extra subscribers to engine events (metrics, tests). */
   events?: EventSink;

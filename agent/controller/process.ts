@@ -13,7 +13,7 @@ import { ApiContact } from './api-contact.ts';
 import { ClockedCounters, countKubeCalls, type KubeCalls } from './call-counts.ts';
 import { cloudFromSecret } from './clouds/cloud-from-secret.ts';
 import { CloudLoop } from './clouds/cloud-loop.ts';
-import type { MemberPolicyOptions } from '../policy/member-policy.ts';
+import { isAdminNamespace, type MemberPolicyOptions } from '../policy/member-policy.ts';
 import { Controller } from './resources/controller.ts';
 import { ConfigMapCreateJournal, createJournalName } from './resources/create-journal.ts';
 import { leadershipOf, type Leadership, type LeadershipHooks } from './leadership.ts';
@@ -64,6 +64,10 @@ export interface ControllerSettings {
   logger: Logger;
   /** Sets the egress policy (agent/net/) once the namespaces' labels can be read; returns the line to log. */
   egress: (labelsOf: (namespace: string) => Readonly<Record<string, string>>) => string;
+  /** Sets the cluster admin's bounds (agent/util/bounds.ts) once labels can be read, `exempt` naming the admin namespaces (their flavor sizes are theirs); returns the line to log. */
+  bounds: (exempt: (namespace: string) => boolean) => string;
+  /** --run-deadline: one namespace's run is abandoned at a safe point after this long, with this error. */
+  runDeadline?: { ms: number; error: (namespace: string) => Error };
 }
 
 /**
@@ -132,6 +136,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
   }
   if (s.view) await startView(s.view, s, c.kc);
   log(s.egress((ns) => loops.controller.labelsOf(ns)));
+  log(s.bounds((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
   if (s.loops.resources) await loops.controller.start();
   else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
   await loops.syncs?.start();
@@ -230,6 +235,7 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
     resyncMs: s.resyncMs,
     debounceMs,
     ...workers,
+    ...(s.runDeadline ? { runDeadline: s.runDeadline } : {}),
     log,
     leader: elector,
     kubeCalls: c.kubeCalls,

@@ -285,8 +285,9 @@ export async function uploadVersion(
     lastError = err;
   }
   if (theirs) throw lastError;
-  // Nothing unverified stays in Glance: the queued image goes (the next run starts over under the next id).
-  await deleteVersion(g, img.id);
+  // Nothing unverified stays in Glance: the queued image goes (the next run starts over under the next id), even when
+  // the run's own signal cut the upload (its deadline, util/bounds.ts).
+  await deleteVersion({ ...g, signal: g.signal?.aborted ? undefined : g.signal }, img.id);
   const detail = lastError instanceof Error ? lastError.message : String(lastError);
   throw new KupenstackError(
     lastError instanceof KupenstackError && !(lastError instanceof OpenStackError) ? lastError.code : 'image.oci-upload',

@@ -1,5 +1,6 @@
 import { SourceError, type SourceFailure } from './source.ts';
 import { redactText } from './git-url.ts';
+import { boundExceededIn } from '../util/bounds.ts';
 
 /** Network error codes that mean "the server cannot be reached right now". */
 const unreachableCodes = new Set([
@@ -63,6 +64,9 @@ function chain(err: unknown): ErrorLike[] {
  */
 export function classifyRemoteError(err: unknown, where: string, signal?: AbortSignal): SourceError | undefined {
   if (err instanceof SourceError) return err;
+  // Over a cluster admin's bound (the pack's bytes, a file in it): Stalled naming the bound, not retried as a broken cache.
+  const bound = boundExceededIn(err);
+  if (bound) return new SourceError('bound', bound.message, { cause: bound });
   if (signal?.aborted)
     return new SourceError('unreachable', `fetching ${where} was stopped before it finished (${abortReason(signal)}); it is retried on the next run`, {
       cause: safeCause(err),

@@ -1,5 +1,6 @@
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { type Dispatcher, request } from 'undici';
+import { PackLimit, type GitFetchLimits } from './git-pack-limit.ts';
 
 /**
  * isomorphic-git's HTTP transport on undici, with the caller's AbortSignal on
@@ -9,7 +10,9 @@ import { type Dispatcher, request } from 'undici';
  * Redirects are not followed: credentials are never sent to another place
  * than the configured URL. TLS certificates are verified (undici's default).
  */
-export function gitHttpClient(options: { signal?: AbortSignal; dispatcher?: Dispatcher; onRequest?: (method: string) => void } = {}): HttpClient {
+export function gitHttpClient(
+  options: { signal?: AbortSignal; dispatcher?: Dispatcher; onRequest?: (method: string) => void; limits?: GitFetchLimits & { where: string } } = {},
+): HttpClient {
   return {
     async request(req: GitHttpRequest): Promise<GitHttpResponse> {
       options.signal?.throwIfAborted();
@@ -27,16 +30,36 @@ export function gitHttpClient(options: { signal?: AbortSignal; dispatcher?: Disp
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
-      return {
-        url: req.url,
-        method,
-        statusCode: res.statusCode,
-        statusMessage: statusText(res.statusCode),
-        headers,
-        body: res.body[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>,
-      };
+      let answer = res.body[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>;
+      // The pack (an upload-pack answer): bounded as it arrives, before isomorphic-git holds all of it (git-pack-limit.ts).
+      if (options.limits && method === 'POST' && /git-upload-pack$/.test(new URL(req.url).pathname)) {
+        const limit = new PackLimit(options.limits, options.limits.where);
+        const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
+        try {
+          limit.checkLength(length);
+        } catch (err) {
+          res.body.destroy();
+          throw err;
+        }
+        answer = bounded(answer, limit, () => res.body.destroy());
+      }
+      return { url: req.url, method, statusCode: res.statusCode, statusMessage: statusText(res.statusCode), headers, body: answer };
     },
   };
+}
+
+async function* bounded(body: AsyncIterableIterator<Uint8Array>, limit: PackLimit, stop: () => void): AsyncIterableIterator<Uint8Array> {
+  for (;;) {
+    const next = await body.next();
+    if (next.done) return;
+    try {
+      limit.push(next.value);
+    } catch (err) {
+      stop();
+      throw err;
+    }
+    yield next.value;
+  }
 }
 
 function statusText(code: number): string {

@@ -19,6 +19,7 @@ import {
 import { checkoutTree } from './git-checkout.ts';
 import { classifyRemoteError, safeCause } from './git-errors.ts';
 import { gitHttpClient } from './git-http.ts';
+import { bounds } from '../util/bounds.ts';
 import { describeRef, type GitRef, gitRevision, refKey } from './git-ref.ts';
 import { chooseSemverTag } from '../../lib/semver-tag.ts';
 import { checkGitUrl, redactUrl } from './git-url.ts';
@@ -122,7 +123,9 @@ export class GitSource implements Source {
 
   async #fetchLocked(signal?: AbortSignal): Promise<GitArtifact> {
     const where = redactUrl(this.#url);
-    const http = gitHttpClient({ signal, dispatcher: this.#options.dispatcher, onRequest: this.#options.onHttpRequest });
+    const b = bounds();
+    const limits = { fetchBytes: b.gitFetchBytes, blobBytes: b.gitBlobBytes, where };
+    const http = gitHttpClient({ signal, dispatcher: this.#options.dispatcher, onRequest: this.#options.onHttpRequest, limits });
     const headers = await this.#authHeaders();
     try {
       await removeTemporaryCheckouts(this.#layout);

@@ -27,7 +27,9 @@ export type SourceFailure =
   /** `path` missing or escaping the repository. */
   | 'path'
   /** An OCI artifact that is not a manifests artifact, or whose content is unsafe (absolute names, `..`, links out, too large). */
-  | 'artifact';
+  | 'artifact'
+  /** Over a cluster admin's bound (util/bounds.ts): a Git fetch's bytes or one of its files. */
+  | 'bound';
 
 export class SourceError extends KupenstackError {
   readonly failure: SourceFailure;

@@ -1,3 +1,4 @@
+import { bounds, deadlineSignal, runDeadlineExceeded } from '../util/bounds.ts';
 import type { KupenstackConfig } from '../sync/config-file.ts';
 import { ImageMemory } from '../kinds/kit/image-memory.ts';
 import { dependencyWait, type DependencyState } from '../sync/depends-on.ts';
@@ -202,7 +203,15 @@ export async function runAfterDependencies(
     log.info({ trigger, reason: reasons.dependencyNotReady }, `waiting: ${why}`);
     return false;
   }
-  const ok = await runner.run(trigger, signal);
+  // One Sync's run is bounded (--run-deadline) whatever its own timeout: cut at a safe point, retried with backoff.
+  const deadline = deadlineSignal(bounds().runDeadlineMs, () => runDeadlineExceeded(`Sync ${sync.name}`, bounds().runDeadlineMs));
+  let ok: boolean;
+  try {
+    ok = await runner.run(trigger, AbortSignal.any([signal, deadline.signal]));
+  } finally {
+    deadline.clear();
+  }
+  if (deadline.signal.aborted) log.warn({ trigger, reason: 'BoundExceeded' }, (deadline.signal.reason as Error).message);
   for (const other of handles.values()) if (other.sync.dependsOn.includes(sync.name)) other.scheduler.trigger('dependency');
   return ok;
 }

@@ -16,6 +16,7 @@ export const sourceReasons: Record<SourceError['failure'], { reason: string; sta
   signature: { reason: 'SignatureVerificationFailed', stalled: true },
   path: { reason: 'PathNotFound', stalled: true },
   artifact: { reason: 'ArtifactRefused', stalled: true },
+  bound: { reason: 'BoundExceeded', stalled: true },
 };
 
 export const reasons = {

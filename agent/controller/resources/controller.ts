@@ -393,6 +393,7 @@ export class Controller {
     this.notBefore.delete(ns);
     this.inFlight.set(ns, { since: Date.now(), step: 'reading its shard label' });
     const abort = new AbortController();
+    const deadline = this.runDeadline(ns, abort);
     try {
       if (this.opts.sharding && !cleanup && !(await this.freshShardIsHeld(ns))) {
         this.opts.log(`shard   ${ns}: not run here, the API server says its shard is not held here`);
@@ -400,15 +401,51 @@ export class Controller {
       }
       this.runAborts.set(ns, abort);
       this.inFlight.get(ns)!.step = 'start';
-      return await this.reconcileHeld(ns, cleanup, leading, AbortSignal.any([this.leadership.signal, abort.signal]));
+      const after = await this.reconcileHeld(ns, cleanup, leading, AbortSignal.any([this.leadership.signal, abort.signal]));
+      // Cut at its deadline after its last safe point (the engine recorded the object in flight as failed): still a cut run, retried with backoff.
+      if (deadline && abort.signal.reason === deadline.reason) throw deadline.reason;
+      return after;
     } catch (err) {
+      const cut = abort.signal.aborted && abort.signal.reason === deadline?.reason ? deadline?.reason : undefined;
       // The queue retries with backoff and says nothing: a run that throws before its `reconciled` line must not fail silently.
-      this.opts.log(`failed  run of ${ns} at ${this.inFlight.get(ns)?.step ?? 'start'}: ${(err as Error).message}`);
-      throw err;
+      this.opts.log(`${cut ? 'stalled' : 'failed '} run of ${ns} at ${this.inFlight.get(ns)?.step ?? 'start'}: ${(cut ?? (err as Error)).message}`);
+      if (cut) this.namespaceEvent(ns, 'BoundExceeded', cut.message);
+      throw cut ?? err;
     } finally {
+      if (deadline) clearTimeout(deadline.timer);
       this.inFlight.delete(ns);
       if (this.runAborts.get(ns) === abort) this.runAborts.delete(ns);
     }
+  }
+
+  /** The run's deadline (--run-deadline): aborts the run with the bound's error, which the engine stops on at its next safe point. */
+  private runDeadline(ns: string, abort: AbortController): { timer: NodeJS.Timeout; reason: Error } | undefined {
+    const bound = this.opts.runDeadline;
+    if (!bound) return undefined;
+    const reason = bound.error(ns);
+    const timer = setTimeout(() => abort.abort(reason), bound.ms);
+    timer.unref();
+    return { timer, reason };
+  }
+
+  /** A Warning Event on the Namespace itself (what concerns the namespace's run, not one object); fire and forget. */
+  private namespaceEvent(ns: string, reason: string, message: string): void {
+    const now = new Date();
+    const body: k8s.CoreV1Event = {
+      metadata: { generateName: `${ns}.`, namespace: ns },
+      // The API server wants the event's namespace in involvedObject too, even for the cluster-scoped Namespace.
+      involvedObject: { apiVersion: 'v1', kind: 'Namespace', name: ns, namespace: ns },
+      reason,
+      message: message.slice(0, 1024),
+      type: 'Warning',
+      source: { component: 'kupenstack-controller' },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    void this.core
+      .createNamespacedEvent({ namespace: ns, body })
+      .catch((err: unknown) => this.opts.log(`event   ${ns}: could not record ${reason}: ${(err as Error).message}`));
   }
 
   /** The namespace's shard label as the API server has it now (not as the watch last showed it): a run starts only in the shard held here. */

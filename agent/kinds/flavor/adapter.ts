@@ -5,6 +5,7 @@ import { parseDescriptionMarker, withDescriptionMarker } from '../../ownership/m
 import { bucket, openstackName, pick, type AdapterContext, type KindAdapter, type Remote } from '../kit/adapter.ts';
 import { uuid5 } from '../../util/uuid5.ts';
 import { pool } from '../../util/concurrency.ts';
+import { flavorBoundCrossed } from '../../util/bounds.ts';
 
 /**
  * Nova flavors are cloud-wide objects, made with the agent's admin scope:
@@ -133,6 +134,9 @@ export const flavor: KindAdapter = {
 
   desired(m, ctx) {
     const spec = m.spec;
+    // Made with the admin scope, so Nova's quota never sees it: the cluster admin's size bounds, before anything is planned.
+    const over = flavorBoundCrossed(ctx.namespace, spec);
+    if (over) throw over;
     const out: Record<string, unknown> = {
       // An adopted flavor keeps the cloud-wide name it has.
       name: (spec.import as { adopt?: unknown } | undefined)?.adopt === true ? openstackName(m) : `${ctx.projectName}-${openstackName(m)}`,

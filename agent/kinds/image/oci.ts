@@ -23,6 +23,7 @@ import { ImageMemory } from '../kit/image-memory.ts';
 import { readRegistrySecret } from './registry-secret.ts';
 import { resolveDue } from './oci-poll.ts';
 import { toRemote } from './remote.ts';
+import { checkImageRoom } from './room.ts';
 import { policyOf, verifyResolved } from './verify.ts';
 
 /**
@@ -260,6 +261,7 @@ async function listVersions(ctx: AdapterContext, marker: Marker): Promise<Glance
  */
 export async function ociCreate(ctx: ImageContext, m: Manifest, marker: Marker): Promise<Remote> {
   const disk = await resolveManifest(m, ctx);
+  await checkImageRoom(ctx, m.address, disk);
   const look = lookOf(m, disk, marker);
   const g = targetOf(ctx);
   const found = await findOrCreateVersion(g, disk, look, { hidden: false });
@@ -307,6 +309,7 @@ async function moveTag(
   look: VersionLook,
   m: Manifest,
 ): Promise<Remote | Waiting> {
+  await checkImageRoom(ctx, m.address, disk);
   // Hidden and under its version name until its data is verified and stored: the image name never shows a half-made image.
   const found = await findOrCreateVersion(g, disk, look, { hidden: true });
   if ('waiting' in found) return found;

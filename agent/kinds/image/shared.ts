@@ -13,6 +13,7 @@ import { serialised } from '../../util/concurrency.ts';
 import { lookedUpId, pick, type AdapterContext, type Remote, type Waiting } from '../kit/adapter.ts';
 import type { Looked } from '../../../lib/progress.ts';
 import { resolveManifest, sourceOf, type ImageContext } from './oci.ts';
+import { checkImageRoom } from './room.ts';
 
 /**
  * The Image kind with `source.oci.sharing: shared` (the default, see
@@ -276,6 +277,7 @@ const dropCurrent = (ctx: AdapterContext, id: string, ref: string): Promise<void
 export async function sharedCreate(ctx: ImageContext, m: Manifest, marker: Marker): Promise<Remote> {
   refusePerImageFields(m);
   const disk = await resolveManifest(m, ctx);
+  await checkImageRoom(ctx, m.address, disk);
   const version = await sharedVersion(ctx, m, disk);
   // A create never waits (kinds/kit/adapter.ts): another worker storing the digest fails it for this run.
   if ('waiting' in version) throw new KupenstackError('image.oci-busy', `${version.waiting.reason}; the next run uses it`);
@@ -292,6 +294,7 @@ export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: R
   const versions = groups.get(remote) ?? [remote.raw as GlanceImage];
   const disk = await resolveManifest(m, ctx);
   if ('digest' in changes && remote.raw[propDigest] !== disk.manifestDigest) {
+    await checkImageRoom(ctx, m.address, disk);
     const version = await sharedVersion(ctx, m, disk);
     if ('waiting' in version) return version;
     const next = version.done;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { pipeline, Readable } from 'node:stream';
+import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { fetch } from 'undici';
 import { checkDeclaredFormat, sniffBytes, sniffDiskFormat } from '../../../lib/disk/sniff.ts';
@@ -13,7 +13,12 @@ import type { Manifest } from '../../model/manifest.ts';
 import { OpenStackError } from '../../openstack/errors.ts';
 import { markerMetadata, ownerTag, type Marker } from '../../ownership/marker.ts';
 import { uuid5 } from '../../util/uuid5.ts';
+import { ThroughputGuard } from '../../../lib/stream/throughput.ts';
+import { ByteLimit } from '../../../oci/sniff-gate.ts';
+import { downloadBreach } from '../../glance/registry-source.ts';
+import { BoundExceeded, boundExceededIn, bounds, formatSize } from '../../util/bounds.ts';
 import { openstackName, pick, type AdapterContext, type Remote } from '../kit/adapter.ts';
+import { checkImageRoom } from './room.ts';
 import { sourceKey, sourceShaKey, toRemote, type RawImage } from './remote.ts';
 
 /**
@@ -30,8 +35,6 @@ import { sourceKey, sourceShaKey, toRemote, type RawImage } from './remote.ts';
  * delete the next create walks on to `…#1`, `…#2`: still deterministic.
  */
 
-/** Long enough for a large disk over a slow link; the caller's signal still cancels. */
-const uploadTimeoutMs = 12 * 3600_000;
 const maxIdAttempts = 100;
 
 interface UrlSource {
@@ -76,6 +79,7 @@ export async function urlCreate(ctx: AdapterContext, m: Manifest, desired: Recor
   if (!source) throw new KupenstackError('image.no-source', 'an Image without spec.source can only be imported (spec.import)');
   // Judged before Glance holds anything for it: a refused URL leaves no queued image behind.
   await egressFor(ctx.namespace)?.check(source.url);
+  await checkImageRoom(ctx, m.address);
   const body: Record<string, unknown> = {
     ...((desired.properties ?? {}) as Record<string, string>),
     name: desired.name,
@@ -161,21 +165,13 @@ export async function urlUpload(ctx: AdapterContext, remote: Remote, m: Manifest
       `Glance image ${remote.id} is ${String(remote.status)}: image data is written once; a new source makes a new image`,
     );
   }
-  const gate = egressFor(ctx.namespace);
-  await gate?.check(source.url);
-  // Through the gate's dispatcher: the socket goes to the address judged, and each redirect is judged again when it connects.
-  const res = await fetch(source.url, { signal: ctx.signal, ...(gate ? { dispatcher: gate.dispatcher } : {}) }).catch((err: unknown) => {
-    throw egressRefusalIn(err) ?? err;
+  const body = await download(ctx, remote, source.url);
+  const { head, stream } = await peek(body, sniffBytes).catch(async (err: unknown) => {
+    // Too slow or too large before the first 64 KiB: refused as later, nothing partial left.
+    const bound = boundExceededIn(err);
+    if (bound) await discard(ctx, remote.id);
+    throw bound ?? err;
   });
-  if (!res.ok || !res.body) {
-    await res.body?.cancel();
-    throw new KupenstackError(
-      'image.download',
-      `GET ${source.url} answered ${res.status} ${res.statusText}; the image stays queued and the download is retried on the next run`,
-    );
-  }
-  const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
-  const { head, stream } = await peek(body, sniffBytes);
   let format: string;
   try {
     format = sniffDiskFormat(head);
@@ -186,19 +182,90 @@ export async function urlUpload(ctx: AdapterContext, remote: Remote, m: Manifest
     body.destroy();
     stream.destroy();
     await deleteImage(ctx.apis.image, remote.id, ctx.signal);
-    throw err;
+    throw boundExceededIn(err) ?? err;
   }
   if (!remote.fields.disk_format) await patchImage(ctx.apis.image, remote.id, [{ op: 'replace', path: '/disk_format', value: format }], ctx.signal);
   const verifier = new HoldBackSha256(source.sha256);
+  let sourceError: unknown;
+  stream.once('error', (err: Error) => (sourceError = err));
   // pipeline() forwards a download error to the verifier, which aborts the PUT.
   const data = pipeline(stream, verifier, () => undefined);
   try {
-    await putImageData(ctx.apis.image, remote.id, data, { timeoutMs: uploadTimeoutMs, signal: ctx.signal });
+    await putImageData(ctx.apis.image, remote.id, data, { timeoutMs: bounds().downloadDeadlineMs, signal: ctx.signal });
   } catch (err) {
-    if (verifier.mismatch) {
-      await deleteImage(ctx.apis.image, remote.id, ctx.signal);
-      throw verifier.mismatch;
+    // Over a bound (too slow, too long, too large) as for a refused disk: nothing partial stays in Glance.
+    const refused = verifier.mismatch ?? boundExceededIn(sourceError) ?? boundExceededIn(err);
+    if (refused) {
+      await discard(ctx, remote.id);
+      throw refused;
     }
     throw err;
   }
+}
+
+/**
+ * GET the URL through the egress gate, bounded (util/bounds.ts): the headers and the
+ * whole body within the download deadline, the body at least at the minimum rate and
+ * at most the image size. A refusal before any byte deletes the queued image.
+ */
+async function download(ctx: AdapterContext, remote: Remote, url: string): Promise<Readable> {
+  const b = bounds();
+  const gate = egressFor(ctx.namespace);
+  await gate?.check(url);
+  // The guard's clock runs from here: headers that never come break the rate or the deadline too, and abort the request.
+  const stop = new AbortController();
+  let breach: BoundExceeded | undefined;
+  const guard = new ThroughputGuard(
+    { minBytesPerSecond: b.downloadMinBytesPerSecond, windowMs: b.downloadRateWindowMs, deadlineMs: b.downloadDeadlineMs },
+    (found) => {
+      breach = downloadBreach(`GET ${url}`, found);
+      stop.abort(breach);
+      return breach;
+    },
+  );
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  const refuse = async (err: BoundExceeded): Promise<never> => {
+    guard.destroy();
+    await discard(ctx, remote.id);
+    throw err;
+  };
+  // Through the gate's dispatcher: the socket goes to the address judged, and each redirect is judged again when it connects.
+  const res = await fetch(url, { signal, ...(gate ? { dispatcher: gate.dispatcher } : {}) }).catch(async (err: unknown) => {
+    const bound = breach ?? boundExceededIn(err);
+    if (bound) return refuse(bound);
+    throw egressRefusalIn(err) ?? err;
+  });
+  if (!res.ok || !res.body) {
+    guard.destroy();
+    await res.body?.cancel();
+    throw new KupenstackError(
+      'image.download',
+      `GET ${url} answered ${res.status} ${res.statusText}; the image stays queued and the download is retried on the next run`,
+    );
+  }
+  const length = Number(res.headers.get('content-length') ?? NaN);
+  if (length > b.imageBytes) {
+    await res.body.cancel();
+    return refuse(imageTooLarge(url, formatSize(length)));
+  }
+  const limit = new ByteLimit(b.imageBytes, `GET ${url}`, () => imageTooLarge(url, `more than ${formatSize(b.imageBytes)}`));
+  const out = new PassThrough();
+  pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), guard, limit, out, (err) => {
+    if (err && !out.destroyed) out.destroy(err);
+  });
+  return out;
+}
+
+/** The queued image of a refused download goes, even when the run's own deadline cut it (its signal is aborted then). */
+function discard(ctx: AdapterContext, id: string): Promise<void> {
+  return deleteImage(ctx.apis.image, id, ctx.signal?.aborted ? undefined : ctx.signal);
+}
+
+function imageTooLarge(url: string, size: string): BoundExceeded {
+  return new BoundExceeded(
+    'image-size',
+    size,
+    formatSize(bounds().imageBytes),
+    `GET ${url}: the disk is over the cluster admin's limit per image; nothing was stored`,
+  );
 }
