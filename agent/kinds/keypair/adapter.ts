@@ -52,7 +52,9 @@ function toRemote(ctx: Pick<AdapterContext, 'projectName' | 'owner'>, raw: RawKe
  * marker to write: `adopt.unsupported` as well).
  */
 export const keyPairOwnership: Ownership = {
-  rule: "a key pair (a Keystone user's, no project field): one of the user KupenStack acts as, whose name is not another namespace's (<project>_<name>); never adoptable",
+  rule:
+    "a key pair (a Keystone user's, no project field): one of the user KupenStack acts as is usable unless its name begins with another namespace's project name and an underscore; " +
+    "one named with this namespace's project is its own (adoption is not supported: a key pair has no place for a marker)",
   standing(found, view) {
     const name = typeof found.raw.name === 'string' ? found.raw.name : found.id;
     if (manifestNameOf(view.ctx, name) !== undefined) return { is: 'own' };

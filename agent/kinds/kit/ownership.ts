@@ -32,10 +32,10 @@ export function byProjectField(keys: readonly string[], rule: string, usable: (r
 }
 
 /** Neutron's project fields; shared objects (`shared`, an external network) are usable by every project. */
-export const neutronOwnership = (what: string): Ownership =>
+export const neutronOwnership = (what: string, usableToo = 'a shared or external one'): Ownership =>
   byProjectField(
     ['project_id', 'tenant_id'],
-    `${what}: its project_id is the namespace's project (a shared or external one is usable, never adoptable)`,
+    `${what}: its project_id is the namespace's project (${usableToo} is usable, never adoptable)`,
     (raw) => raw.shared === true || raw['router:external'] === true,
   );
 

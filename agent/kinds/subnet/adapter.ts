@@ -57,7 +57,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const subnet: KindAdapter = {
   kind: 'Subnet',
-  ownership: neutronOwnership("a subnet (another project's, on a shared network: usable through it)"),
+  ownership: neutronOwnership('a subnet', "another project's on a shared or external network"),
   service: 'network',
   fields: {
     name: 'update',
