@@ -162,7 +162,7 @@ function kindAnswering(kind: string, found: Record<string, Remote>, reads: strin
 const adminApis = { admin: true } as unknown as ProjectApis;
 
 function contextOf(ns: string, v: OwnershipView): ProjectContext {
-  const ctx = { ...v.ctx, namespace: ns, owner, apis: { project: true } as unknown as ProjectApis } as AdapterContext;
+  const ctx = { ...v.ctx, namespace: ns, owner, apis: { project: true } as unknown as ProjectApis };
   return { ctx, ids: new Map(), remotes: new Map(), imports: new Map() };
 }
 
