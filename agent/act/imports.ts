@@ -49,6 +49,7 @@ async function resolveImport(m: Manifest, pc: ProjectContext, judge: ImportJudge
   const spec = m.spec.import as { id?: string; filter?: Record<string, unknown>; adopt?: boolean };
   const adapter = judge.adapters.get(m.kind)!;
   const admin = judge.adminNamespaces?.has(m.metadata.namespace ?? '') === true;
+  const at = where(m, ['spec', 'import']);
   let found: Remote;
   if (spec.id) {
     const read = admin ? { ...pc.ctx, apis: { ...(await judge.cloud.adminApis()), projectId: pc.ctx.projectId } } : pc.ctx;
@@ -56,16 +57,16 @@ async function resolveImport(m: Manifest, pc: ProjectContext, judge: ImportJudge
     if (!got)
       throw new KupenstackError(
         'import.not-found',
-        `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`,
+        `${at}: import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`,
       );
     found = got;
   } else {
-    if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
+    if (!adapter.find) throw new KupenstackError('import.unsupported', `${at}: ${m.kind} cannot be imported by filter; import it by id`);
     const matches = await adapter.find(pc.ctx, spec.filter ?? {});
     if (matches.length !== 1)
       throw new KupenstackError(
         'import.ambiguous',
-        `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`,
+        `${at}: import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`,
       );
     found = matches[0]!;
   }
