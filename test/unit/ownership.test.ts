@@ -126,11 +126,10 @@ describe('the ownership table', () => {
     }
   });
 
-  for (const [kind, cases] of Object.entries(table))
-    it.each(cases)(`${kind}: %s`, async (_what, raw, is, v) => {
-      const standing = await adapters.get(kind)!.ownership.standing(remote(raw), v ?? view());
-      expect(standing.is).toBe(is);
-    });
+  it.each(Object.entries(table).flatMap(([kind, cases]) => cases.map((c) => [kind, ...c] as const)))('%s: %s', async (kind, _what, raw, is, v) => {
+    const standing = await adapters.get(kind)!.ownership.standing(remote(raw), v ?? view());
+    expect(standing.is).toBe(is);
+  });
 
   it('a project-field kind whose answer names no project is usable (its token saw it), never adoptable', async () => {
     expect((await adapters.get('Network')!.ownership.standing(remote({ id: 'n' }), view())).is).toBe('usable');
@@ -138,6 +137,7 @@ describe('the ownership table', () => {
 
   it("docs/explanation/security.md states every kind's rule, word for word", () => {
     const page = readFileSync(join(import.meta.dirname, '../../docs/explanation/security.md'), 'utf8');
+    expect([...adapters.keys()].sort()).toEqual(Object.keys(table).sort());
     for (const [kind, a] of adapters) expect(page, kind).toContain(`| ${kind} | ${a.ownership.rule} |`);
   });
 });
@@ -209,6 +209,7 @@ describe('imports and adoptions are judged by the ownership table', () => {
     expect(errors['t/Flavor/pub']?.message).toContain(`owned means ${adapters.get('Flavor')!.ownership.rule}`);
     expect(errors['t/Flavor/theirs']?.message).toContain(`the Flavor f-theirs to adopt is private to other projects (${other})`);
     // Refusals, not failures a retry fixes: the objects are Stalled.
+    expect(Object.keys(errors).sort()).toEqual(['t/Flavor/pub', 't/Flavor/theirs']);
     for (const e of Object.values(errors)) expect(refusalOf(new KupenstackError(e.code, e.message))?.reason).toBe('ImportRefused');
   });
 
