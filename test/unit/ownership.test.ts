@@ -110,6 +110,9 @@ const table: Record<string, Case[]> = {
   ],
 };
 
+/** One row per case: the kind, then the case. */
+const rows: [string, ...Case][] = Object.entries(table).flatMap(([kind, cases]) => cases.map((c): [string, ...Case] => [kind, ...c]));
+
 describe('the ownership table', () => {
   it('has an entry for every kind, each judged both ways (own, and not)', () => {
     expect(Object.keys(table).sort()).toEqual([...adapters.keys()].sort());
@@ -126,7 +129,7 @@ describe('the ownership table', () => {
     }
   });
 
-  it.each(Object.entries(table).flatMap(([kind, cases]) => cases.map((c) => [kind, ...c] as const)))('%s: %s', async (kind, _what, raw, is, v) => {
+  it.each(rows)('%s: %s', async (kind, _what, raw, is, v) => {
     const standing = await adapters.get(kind)!.ownership.standing(remote(raw), v ?? view());
     expect(standing.is).toBe(is);
   });
