@@ -57,6 +57,8 @@ export interface EngineDeps {
    * written by export; act/project-names.ts). Off in the controller: a tenant's custom resource must not claim a project.
    */
   annotatedProjects?: boolean;
+  /** Namespaces labelled kupenstack.io/admin=true (the controller's): their imports keep the admin's reach; every other namespace imports and adopts only what its project owns (act/imports.ts). */
+  adminNamespaces?: ReadonlySet<string>;
 }
 
 export interface EngineOptions {
@@ -267,6 +269,7 @@ async function observeAndDecide(
     ...(deps.images ? { images: deps.images } : {}),
     ...(deps.refresh ? { refresh: deps.refresh } : {}),
     ...(deps.annotatedProjects ? { projectNames: annotatedProjects(input.validated.manifests) } : {}),
+    ...(deps.adminNamespaces ? { adminNamespaces: deps.adminNamespaces } : {}),
   });
   deps.step?.('observed');
   const decision = await decide(input.validated, seen.inventory, {

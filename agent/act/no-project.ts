@@ -29,7 +29,8 @@ async function ownerOf(m: Manifest, adapter: KindAdapter, ctx: AdapterContext): 
   const id = (m.spec.import as { id?: string }).id;
   const found = id ? await adapter.get?.(ctx, id).catch(() => undefined) : undefined;
   const raw = found?.raw ?? {};
-  const projectId = [raw.project_id, raw.tenant_id, raw.owner, raw['os-vol-tenant-attr:tenant_id']].find((x): x is string => typeof x === 'string' && x !== '');
+  // The kind's own project field (kinds/kit/ownership.ts): Cinder's snapshots name theirs under an extension's key.
+  const projectId = adapter.ownership.project?.(raw);
   // ProjectQuota imports the project itself by id.
   const target = projectId ?? (m.kind === 'ProjectQuota' ? id : undefined);
   if (!target) return undefined;

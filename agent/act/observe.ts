@@ -1,4 +1,4 @@
-import { KupenstackError } from '../errors.ts';
+import type { KupenstackError } from '../errors.ts';
 import { knownAfterApply, type AdapterContext, type CloudContext, type KindAdapter, type Remote } from '../kinds/kit/adapter.ts';
 import type { Manifest } from '../model/manifest.ts';
 import type { OpenStackCloud } from '../openstack/cloud.ts';
@@ -11,7 +11,7 @@ import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
 import { know, projectContext, type ProjectContext } from './context.ts';
-import { foreignImport } from './refusals.ts';
+import { resolveImports } from './imports.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects } from './projects.ts';
 import { type Project } from './project.ts';
@@ -55,6 +55,8 @@ export interface ObserveOptions {
   refresh?: ReadonlySet<string>;
   /** Namespace → Keystone project name where it is not prefix + namespace (standalone: the manifests' annotation, act/project-names.ts). */
   projectNames?: ReadonlyMap<string, string>;
+  /** Namespaces labelled kupenstack.io/admin=true (the controller's): their imports keep the admin's reach (act/imports.ts). */
+  adminNamespaces?: ReadonlySet<string>;
 }
 
 /** The live inventory plus the per-namespace contexts the executor acts through. */
@@ -110,7 +112,14 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const { projects, allProjects, trusted } = await projectsOf(namespaces, inScope, opts);
   const { scopes, creates } = await scopesOf(resources, namespaces, projects, opts);
   const { owned, duplicates, total } = await listOwned(resources, projects, scopes, trusted, opts);
-  const { imports, importErrors } = await resolveImports(resources, scopes, adapters);
+  const { imports, importErrors } = await resolveImports(resources, scopes, {
+    cloud: opts.cloud,
+    owner: opts.owner,
+    adapters,
+    ...(opts.adminNamespaces ? { adminNamespaces: opts.adminNamespaces } : {}),
+    otherProject: (name, ctx) =>
+      name !== ctx.projectName && (allProjects.some((p) => p.name === name) || (opts.projectPrefix !== '' && name.startsWith(opts.projectPrefix))),
+  });
   // A project made now could not hold what the namespace adopts: no project, and each adoption says why and what to write.
   const blocked = await blockedNamespaces(
     resources,
@@ -242,28 +251,6 @@ async function listOwned(
   return { owned, duplicates, total };
 }
 
-/** The objects declared imports name, each known to its namespace's context; or why not. */
-async function resolveImports(
-  resources: readonly Manifest[],
-  scopes: Observation['scopes'],
-  adapters: ReadonlyMap<string, KindAdapter>,
-): Promise<{ imports: Map<string, Remote>; importErrors: Map<string, unknown> }> {
-  const imports = new Map<string, Remote>();
-  const importErrors = new Map<string, unknown>();
-  for (const m of resources.filter((x) => x.spec.import !== undefined)) {
-    const pc = scopes.get(m.metadata.namespace!)!;
-    try {
-      const found = await resolveImport(m, adapters.get(m.kind)!, adapters, pc);
-      imports.set(m.address, found);
-      know(pc, `${m.kind}/${m.metadata.name}`, found);
-      pc.imports.set(`${m.kind}/${m.metadata.name}`, found);
-    } catch (err) {
-      importErrors.set(m.address, err);
-    }
-  }
-  return { imports, importErrors };
-}
-
 /**
  * A service the catalog does not list (a cloud installed without Cinder) holds nothing of ours: its kinds
  * are listed only when declared, whose calls then name the missing endpoint.
@@ -297,46 +284,4 @@ async function untaggedProject(cloud: OpenStackCloud, name: string): Promise<str
   const found = await cloud.identity.list<{ id: string; tags?: string[] }>('/projects', 'projects', { name });
   const [one] = found.filter((p) => !p.tags?.some((t) => t.startsWith(ownerTagPrefix)));
   return found.length === 1 ? one?.id : undefined;
-}
-
-async function resolveImport(m: Manifest, adapter: KindAdapter, adapters: ReadonlyMap<string, KindAdapter>, pc: ProjectContext): Promise<Remote> {
-  const spec = m.spec.import as { id?: string; filter?: Record<string, unknown>; adopt?: boolean };
-  const adopt = spec.adopt === true;
-  if (spec.id) {
-    const found = await adapter.get?.(pc.ctx, spec.id);
-    if (!found)
-      throw new KupenstackError(
-        'import.not-found',
-        `import.id ${spec.id}: no ${m.kind} with this id is visible to this namespace's project: it does not exist, or it is another project's and not shared with it; fix the id`,
-      );
-    await refuseForeign(m.kind, found, adapter, adapters, pc, adopt);
-    return found;
-  }
-  if (!adapter.find) throw new KupenstackError('import.unsupported', `${m.kind} cannot be imported by filter; import it by id`);
-  const matches = await adapter.find(pc.ctx, spec.filter ?? {});
-  if (matches.length !== 1)
-    throw new KupenstackError(
-      'import.ambiguous',
-      `import.filter matches ${matches.length} objects; it must match exactly one: narrow the filter or import by id`,
-    );
-  await refuseForeign(m.kind, matches[0]!, adapter, adapters, pc, adopt);
-  return matches[0]!;
-}
-
-/** Another project's object is refused unless it is shared, or the object that shares it is (a subnet's network); an adoption, always. */
-async function refuseForeign(
-  kind: string,
-  found: Remote,
-  adapter: KindAdapter,
-  adapters: ReadonlyMap<string, KindAdapter>,
-  pc: ProjectContext,
-  adopt: boolean,
-): Promise<void> {
-  const foreign = foreignImport(kind, found.raw, pc.ctx.projectId, { adopt });
-  if (!foreign) return;
-  if (adopt) throw foreign;
-  const through = adapter.sharedThrough?.(found.raw);
-  const parent = through ? await adapters.get(through.kind)?.get?.(pc.ctx, through.id) : undefined;
-  if (parent && !foreignImport(through!.kind, parent.raw, pc.ctx.projectId)) return;
-  throw foreign;
 }

@@ -13,7 +13,16 @@ export interface Refusal {
   error: KupenstackError;
 }
 
-const importCodes = new Set(['import.foreign', 'import.no-project', 'import.not-found', 'import.ambiguous', 'import.unsupported']);
+// An adoption refused by its marker (another owner's, another manifest's) waits for a new spec like any import.
+const importCodes = new Set([
+  'import.foreign',
+  'import.no-project',
+  'import.not-found',
+  'import.ambiguous',
+  'import.unsupported',
+  'adopt.owned-elsewhere',
+  'adopt.unsupported',
+]);
 
 export function refusalOf(err: unknown): Refusal | undefined {
   const egress = egressRefusalIn(err);
@@ -25,30 +34,57 @@ export function refusalOf(err: unknown): Refusal | undefined {
   return undefined;
 }
 
+/** The fields OpenStack names an object's project by, across the services (Cinder's snapshots under their extension's key). */
+const projectFields = ['project_id', 'tenant_id', 'owner', 'os-vol-tenant-attr:tenant_id', 'os-extended-snapshot-attributes:project_id'];
+
 /**
  * An import of an object the namespace's project neither owns nor may use
- * (another project's private network, image or volume). The agent's admin
- * role can read it, which is why this is checked here: OpenStack would let
- * the import through. Shared and external networks, public and community
- * images are usable by every project.
+ * (another project's private network, image or volume), judged by its
+ * project field alone. The agent's admin role can read it, which is why this
+ * is checked here: OpenStack would let the import through. Shared and
+ * external networks, public and community images are usable by every
+ * project. Kinds without a project field (flavors, key pairs) are judged by
+ * their ownership entry (kinds/kit/ownership.ts, `importRefusal`), not here.
  */
 export function foreignImport(kind: string, raw: unknown, projectId: string, opts: { adopt?: boolean } = {}): KupenstackError | undefined {
   const r = (raw ?? {}) as Record<string, unknown>;
-  const owner = r.project_id ?? r.tenant_id ?? r.owner ?? r['os-vol-tenant-attr:tenant_id'];
-  if (typeof owner !== 'string' || owner === '' || owner === projectId) return undefined;
+  const owner = projectFields.map((k) => r[k]).find((v) => typeof v === 'string' && v !== '');
+  if (typeof owner !== 'string' || owner === projectId) return undefined;
+  const usable = r.shared === true || r['router:external'] === true || r.visibility === 'public' || r.visibility === 'community';
+  return importRefusal({ kind, id: r.id, whose: `belongs to another project (${owner})`, projectId, adopt: opts.adopt === true, usable });
+}
+
+export interface ImportRefusal {
+  kind: string;
+  id: unknown;
+  /** Finishes "the Flavor f …": whose the object is (Standing.whose). */
+  whose: string;
+  projectId: string;
+  adopt: boolean;
+  /** The project may use it (observe only): only an adoption is refused. */
+  usable: boolean;
+  /** The kind's rule (Ownership.rule), quoted in the message. */
+  rule?: string;
+  /** Where the manifest asks for it (file:line). */
+  where?: string;
+}
+
+/** The refusal of an import or adoption (import.foreign), or undefined when an import may use what it names. */
+export function importRefusal(r: ImportRefusal): KupenstackError | undefined {
+  if (r.usable && !r.adopt) return undefined;
+  const at = r.where ? `${r.where}: ` : '';
+  const what = `the ${r.kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}`;
+  const rule = r.rule ? ` (owned means ${r.rule})` : '';
   // Adoption takes ownership (a marker written, later updates and prunes): sharing lends use, never that.
-  if (opts.adopt)
+  if (r.adopt)
     return new KupenstackError(
       'import.foreign',
-      `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to adopt belongs to another project (${owner}), ` +
-        `not this namespace's project (${projectId}): only the project's own objects can be adopted; import it without adopt (observe only) to use it`,
+      `${at}${what}to adopt ${r.whose}, not this namespace's project (${r.projectId}): only the project's own objects can be adopted${rule}; ` +
+        (r.usable ? 'import it without adopt (observe only) to use it' : 'nothing of it was changed'),
     );
-  if (r.shared === true || r['router:external'] === true) return undefined;
-  if (r.visibility === 'public' || r.visibility === 'community') return undefined;
   return new KupenstackError(
     'import.foreign',
-    `the ${kind} ${typeof r.id === 'string' ? `${r.id} ` : ''}to import belongs to another project (${owner}) ` +
-      `and is not shared with this namespace's project (${projectId}); import only objects of this project, shared or external networks, ` +
+    `${at}${what}to import ${r.whose} and is not shared with this namespace's project (${r.projectId})${rule}; import only objects of this project, shared or external networks, ` +
       `public or community images, or ask the cluster admin to share it`,
   );
 }

@@ -112,6 +112,8 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
     images: host.images(),
     step: clock.once,
     ...(journal ? { journal } : {}),
+    // The cluster admin's label: such a namespace's imports keep the admin's reach (act/imports.ts).
+    ...(isAdminNamespace(host.labelsOf(ns)) ? { adminNamespaces: new Set([ns]) } : {}),
   };
   const stopWatching = clock.watch(cloud.counters);
   let passed: Looked<Passed> | undefined;

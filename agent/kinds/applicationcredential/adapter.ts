@@ -2,6 +2,7 @@ import { parseDescriptionMarker } from '../../ownership/marker.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
 import { bucket, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { neverForeign } from '../kit/ownership.ts';
 import { normaliseRules } from './access-rules.ts';
 import { desiredFields } from './desired.ts';
 import { formerSecrets } from './former-secrets.ts';
@@ -127,6 +128,8 @@ function generationsIn(remote: Remote): Generation[] {
 
 export const applicationCredential: KindAdapter = {
   kind: 'ApplicationCredential',
+  // A credential belongs to the Keystone user KupenStack made for it: there is nothing of another's to import or adopt.
+  ownership: neverForeign('an application credential: made by the namespace for a service user of its own; never imported or adopted', () => false),
   fields: {
     roles: 'update',
     accessRules: 'update',

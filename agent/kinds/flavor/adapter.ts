@@ -2,7 +2,7 @@ import { KupenstackError } from '../../errors.ts';
 import { OpenStackError } from '../../openstack/errors.ts';
 import type { ServiceClient } from '../../openstack/service.ts';
 import { parseDescriptionMarker, withDescriptionMarker } from '../../ownership/marker.ts';
-import { bucket, openstackName, pick, type AdapterContext, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { bucket, openstackName, pick, type AdapterContext, type KindAdapter, type Ownership, type Remote } from '../kit/adapter.ts';
 import { uuid5 } from '../../util/uuid5.ts';
 import { pool } from '../../util/concurrency.ts';
 import { flavorBoundCrossed } from '../../util/bounds.ts';
@@ -64,8 +64,33 @@ async function visibleToProject(ctx: AdapterContext): Promise<Set<string>> {
   return new Set(items.map((f) => f.id));
 }
 
+/** A private flavor's access list: Nova shows it to admins only. */
+async function accessList(ctx: AdapterContext, id: string): Promise<string[]> {
+  const compute = await ctx.cloud.adminCompute();
+  const res = await compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${encodeURIComponent(id)}/os-flavor-access`);
+  return res.flavor_access.map((a) => a.tenant_id);
+}
+
+/**
+ * Flavors name no project. One is the project's own when it is private and this project alone has access
+ * (what observe and export take for the project's); a public one is the cloud's (usable, never adopted), a
+ * private one other projects also reach is usable, and one the project has no access to is another's.
+ */
+export const flavorOwnership: Ownership = {
+  rule: "a flavor (no project field): private (os-flavor-access:is_public false) with the namespace's project alone in its access list; a public one, or one shared with other projects, is usable, never adoptable",
+  async standing(found, view) {
+    if (isPublic(found.raw)) return { is: 'usable', whose: "is public: the cloud's, made by an admin for every project" };
+    const access = await accessList(view.ctx, found.id);
+    const others = access.filter((p) => p !== view.ctx.projectId);
+    if (others.length === 0 && access.length === 1) return { is: 'own' };
+    if (access.includes(view.ctx.projectId)) return { is: 'usable', whose: `is shared with other projects too (${others.join(', ')})` };
+    return { is: 'foreign', whose: `is private to other projects (${others.join(', ') || 'none has access'})` };
+  },
+};
+
 export const flavor: KindAdapter = {
   kind: 'Flavor',
+  ownership: flavorOwnership,
   service: 'compute',
   fields: {
     name: 'replace',
@@ -204,14 +229,10 @@ export const flavor: KindAdapter = {
   },
 
   async get(ctx, id) {
-    const compute = await ctx.cloud.adminCompute();
-    const res = await compute.find<{ flavor: RawFlavor }>(`/flavors/${encodeURIComponent(id)}`);
+    // With the namespace's scope: Nova shows a member the public flavors and the private ones its project has access to, nothing else.
+    const res = await ctx.apis.compute.find<{ flavor: RawFlavor }>(`/flavors/${encodeURIComponent(id)}`);
     if (!res) return undefined;
-    let accessible = false;
-    if (!isPublic(res.flavor)) {
-      const access = await compute.get<{ flavor_access: { tenant_id: string }[] }>(`/flavors/${encodeURIComponent(id)}/os-flavor-access`);
-      accessible = access.flavor_access.some((a) => a.tenant_id === ctx.projectId);
-    }
+    const accessible = !isPublic(res.flavor) && (await accessList(ctx, id)).includes(ctx.projectId);
     return toRemote(res.flavor, ctx.projectId, accessible);
   },
 

@@ -14,6 +14,7 @@ import {
   remarkNeutron,
   sortedTags,
 } from '../kit/neutron.ts';
+import { neutronOwnership } from '../kit/ownership.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote => ({
   id: String(raw.id),
@@ -59,6 +60,7 @@ async function vmPortId(ctx: AdapterContext, vm: string, fixedIp: string | undef
 export const floatingIp: KindAdapter = {
   impact: { onDelete: { code: 'fixed-ip-changes', message: 'the floating address is released and may go to someone else' } },
   kind: 'FloatingIP',
+  ownership: neutronOwnership('a floating IP'),
   service: 'network',
   fields: {
     description: 'update',

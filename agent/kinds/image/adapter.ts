@@ -7,6 +7,7 @@ import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFollows, ociUpdate,
 import { toRemote, type RawImage } from './remote.ts';
 import { isSharedManifest, sharedCreate, sharedDelete, sharedDesired, sharedObserve, sharedSource, sharedUpdate } from './shared.ts';
 import { urlCreate, urlDesired, urlUpload } from './url.ts';
+import { byProjectField } from '../kit/ownership.ts';
 
 /**
  * Glance images from an HTTP(S) URL (url.ts) or an OCI registry (oci.ts).
@@ -39,6 +40,11 @@ export const image: KindAdapter = {
     fields: { digest: { note: 'an OCI source moved: a new Glance image takes the name, the old one is hidden and kept', newId: true } },
   },
   kind: 'Image',
+  ownership: byProjectField(
+    ['owner'],
+    "an image: its owner is the namespace's project (a public or community image is usable, never adoptable)",
+    (raw) => raw.visibility === 'public' || raw.visibility === 'community',
+  ),
   service: 'image',
   fields: {
     name: 'update',

@@ -1,6 +1,6 @@
 import { KupenstackError } from '../../errors.ts';
 import { specHash, type Marker } from '../../ownership/marker.ts';
-import { bucket, type AdapterContext, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { bucket, type AdapterContext, type KindAdapter, type Ownership, type Remote } from '../kit/adapter.ts';
 
 /**
  * Nova key pairs belong to the agent's USER, not to the project, and carry
@@ -43,8 +43,32 @@ function toRemote(ctx: Pick<AdapterContext, 'projectName' | 'owner'>, raw: RawKe
   return { id: raw.name, name: raw.name, ...(marker ? { marker } : {}), fields, raw };
 }
 
+/**
+ * Key pairs belong to a Keystone user, not to a project, and Nova shows a user its own only: the ones
+ * KupenStack can read at all are those of the user it acts as (for every namespace alike). Of those, one
+ * is the namespace's when its name is not another namespace's marker (`<another project>_<name>`, the
+ * project one of this KupenStack's or named with its project prefix); a key pair named like this
+ * namespace's own is its own. Nothing else can be proven, so no key pair is adoptable (the kind has no
+ * marker to write: `adopt.unsupported` as well).
+ */
+export const keyPairOwnership: Ownership = {
+  rule:
+    "a key pair (a Keystone user's, no project field): one of the user KupenStack acts as is usable unless its name begins with another namespace's project name and an underscore; " +
+    "one named with this namespace's project is its own (adoption is not supported: a key pair has no place for a marker)",
+  standing(found, view) {
+    const name = typeof found.raw.name === 'string' ? found.raw.name : found.id;
+    if (manifestNameOf(view.ctx, name) !== undefined) return { is: 'own' };
+    const cut = name.lastIndexOf(separator);
+    const project = cut > 0 ? name.slice(0, cut) : undefined;
+    if (project !== undefined && manifestName.test(name.slice(cut + 1)) && view.otherProject(project))
+      return { is: 'foreign', whose: `is another namespace's (its name carries project ${project})` };
+    return { is: 'usable', whose: 'is a key pair of the user KupenStack acts as, named by no namespace' };
+  },
+};
+
 export const keyPair: KindAdapter = {
   kind: 'KeyPair',
+  ownership: keyPairOwnership,
   service: 'compute',
   fields: { name: 'replace', public_key: 'replace', type: 'replace' },
 

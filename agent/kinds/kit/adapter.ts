@@ -40,6 +40,12 @@ export interface KindAdapter {
   readonly fields: Readonly<Record<string, FieldChange>>;
 
   /**
+   * What makes an object of this kind the namespace's project's own (Ownership below; the kit's entries in kinds/kit/ownership.ts): an import
+   * must be its own or usable by it, an adoption its own. Every kind states it, whether or not it imports.
+   */
+  readonly ownership: Ownership;
+
+  /**
    * Every object of this kind in the project that carries `ctx.owner`'s
    * marker, in ONE list call (plus pagination): never one GET per object.
    * Objects without our marker are never returned.
@@ -371,4 +377,32 @@ export function lookedUpId(what: string): string {
 /** Any id that stands for an object instead of naming one: never sent to OpenStack. */
 export function isPlaceholderId(id: string): boolean {
   return isKnownAfterApply(id) || id.startsWith('(id of ');
+}
+
+/**
+ * What "the namespace's project owns this object" means, one entry per kind
+ * (KindAdapter.ownership; the kit's entries in kinds/kit/ownership.ts, the table in docs/explanation/security.md). An
+ * import (observe-only) needs the object to be the project's own or usable
+ * by it (shared, public); an adoption (`import.adopt`), which writes our
+ * marker and later updates and prunes it, needs it to be the project's own.
+ * A kind whose objects carry no owner field is foreign for adoption unless
+ * its entry proves otherwise.
+ */
+export interface Ownership {
+  /** The rule in words: the docs table and every refusal quote it. */
+  readonly rule: string;
+  /** Where the object stands for the namespace's project. */
+  standing(found: Remote, view: OwnershipView): Standing | Promise<Standing>;
+  /** The Keystone project the object belongs to, when its kind names one (the fix a refusal suggests). */
+  project?(raw: Record<string, unknown>): string | undefined;
+}
+
+/** `own`: the project's; `usable`: another's the project may use (never adopt); `foreign`: neither. `whose` finishes "the Flavor f …". */
+export type Standing = { is: 'own' } | { is: 'usable' | 'foreign'; whose: string };
+
+export interface OwnershipView {
+  /** The namespace's context: its project, and the clients an entry reads more with (a flavor's access list). */
+  ctx: AdapterContext;
+  /** Whether a Keystone project name is one of this KupenStack's other namespaces' (key pair names carry it). */
+  otherProject(name: string): boolean;
 }

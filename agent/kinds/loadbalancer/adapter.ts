@@ -27,6 +27,7 @@ import {
   type MemberShape,
   type ObservedListener,
 } from './tree.ts';
+import { byProjectField } from '../kit/ownership.ts';
 
 /**
  * Octavia load balancers. One manifest is several Octavia objects: the load
@@ -181,6 +182,7 @@ export function lbHealth(remote: Remote): Health {
 
 export const loadBalancer: KindAdapter = {
   kind: 'LoadBalancer',
+  ownership: byProjectField(['project_id'], "a load balancer: its project_id is the namespace's project"),
   fields: {
     name: 'update',
     description: 'update',

@@ -10,6 +10,7 @@ import {
   remarkNeutron,
   neutronRemote,
 } from '../kit/neutron.ts';
+import { neutronOwnership } from '../kit/ownership.ts';
 
 const toRemote = (raw: Record<string, unknown>, description: string): Remote =>
   neutronRemote(raw, description, {
@@ -35,6 +36,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const network: KindAdapter = {
   kind: 'Network',
+  ownership: neutronOwnership('a network'),
   service: 'network',
   fields: {
     name: 'update',

@@ -20,6 +20,7 @@ import {
   remarkNeutron,
   neutronRemote,
 } from '../kit/neutron.ts';
+import { neutronOwnership } from '../kit/ownership.ts';
 
 type Pair = { ip_address: string; mac_address?: string };
 
@@ -86,6 +87,7 @@ function createBody(ctx: AdapterContext, m: Manifest, desired: Record<string, un
 export const port: KindAdapter = {
   impact: { onDelete: { code: 'fixed-ip-changes', message: 'the port and its addresses are released' } },
   kind: 'Port',
+  ownership: neutronOwnership('a port'),
   service: 'network',
   fields: {
     name: 'update',

@@ -1,6 +1,7 @@
 import { ownerTag, specHash } from '../../ownership/marker.ts';
 import type { ServiceClient, ServiceType } from '../../openstack/service.ts';
 import type { AdapterContext, KindAdapter, Remote } from '../kit/adapter.ts';
+import { neverForeign } from '../kit/ownership.ts';
 
 /**
  * The quotas of the namespace's project: one object per project (id = the
@@ -143,6 +144,8 @@ const tagPath = (ctx: AdapterContext, tag: string): string => `/projects/${encod
 
 export const projectQuota: KindAdapter = {
   kind: 'ProjectQuota',
+  // The quotas are the project's own: get answers no other project's.
+  ownership: neverForeign("a project's quotas: the namespace's own Keystone project, no other", (found, view) => found.id === view.ctx.projectId),
   fields: Object.fromEntries(sectionNames.flatMap((s) => Object.values(quotaSections[s]).map((api) => [`${s}.${api}`, 'update' as const]))),
 
   async observe(ctx) {

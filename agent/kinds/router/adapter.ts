@@ -20,6 +20,7 @@ import {
   putTags,
   remarkNeutron,
 } from '../kit/neutron.ts';
+import { neutronOwnership } from '../kit/ownership.ts';
 
 type Gateway = NonNullable<RouterSpec['externalGateway']>;
 type Route = { destination: string; nexthop: string };
@@ -125,6 +126,7 @@ function interfaceBody(iface: string): Record<string, string> {
 
 export const router: KindAdapter = {
   kind: 'Router',
+  ownership: neutronOwnership('a router'),
   service: 'network',
   fields: {
     name: 'update',

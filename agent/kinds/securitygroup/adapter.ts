@@ -17,6 +17,7 @@ import {
   remarkNeutron,
   sortedTags,
 } from '../kit/neutron.ts';
+import { neutronOwnership } from '../kit/ownership.ts';
 
 /**
  * A rule as compared: only the keys that are set, in Neutron's words. A rule
@@ -221,6 +222,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const securityGroup: KindAdapter = {
   kind: 'SecurityGroup',
+  ownership: neutronOwnership('a security group'),
   service: 'network',
   fields: {
     name: 'update',

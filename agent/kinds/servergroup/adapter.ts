@@ -1,6 +1,7 @@
 import { KupenstackError } from '../../errors.ts';
 import { parseDescriptionMarker, withDescriptionMarker } from '../../ownership/marker.ts';
 import { bucket, openstackName, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { byProjectField } from '../kit/ownership.ts';
 
 /**
  * Nova server groups. Nova has no update call for them and they carry no
@@ -57,6 +58,7 @@ function checkVersion(headers: Record<string, string>): void {
 
 export const serverGroup: KindAdapter = {
   kind: 'ServerGroup',
+  ownership: byProjectField(['project_id'], "a server group: its project_id is the namespace's project"),
   service: 'compute',
   fields: { name: 'replace', policy: 'replace', rules: 'replace' },
   impact: {

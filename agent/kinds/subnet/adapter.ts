@@ -19,6 +19,7 @@ import {
   sortedTags,
   remarkNeutron,
 } from '../kit/neutron.ts';
+import { neutronOwnership } from '../kit/ownership.ts';
 
 type Pool = { start: string; end: string };
 type Route = { destination: string; nexthop: string };
@@ -56,6 +57,7 @@ function createBody(desired: Record<string, unknown>, marker: Marker): Record<st
 
 export const subnet: KindAdapter = {
   kind: 'Subnet',
+  ownership: neutronOwnership('a subnet', "another project's on a shared or external network"),
   service: 'network',
   fields: {
     name: 'update',

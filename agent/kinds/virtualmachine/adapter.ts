@@ -8,6 +8,7 @@ import { resolveFlavor } from './flavor.ts';
 import { imageIdOf, serverReport, toRemote, withPorts } from './remote.ts';
 import { bootVolumeBody, bootVolumeOf, desiredNics, digest, userData } from './request.ts';
 import { type NeutronPort, metaImage, record, sortedRecord, specOf, strings, uniqSorted } from './shapes.ts';
+import { byProjectField } from '../kit/ownership.ts';
 
 /**
  * Nova servers. The marker rides in the create call itself (owner tag +
@@ -38,6 +39,7 @@ export const virtualMachine: KindAdapter = {
     },
   },
   kind: 'VirtualMachine',
+  ownership: byProjectField(['tenant_id', 'project_id'], "a server: its tenant_id is the namespace's project"),
   service: 'compute',
   fields: {
     name: 'update',

@@ -4,6 +4,7 @@ import { cinderRemote, deleteCinder, findCinder, observeCinder, observeCinderClo
 import { lookAgain } from '../kit/look-again.ts';
 import { openstackName, pick, refName, type AdapterContext, type Health, type KindAdapter, type Remote } from '../kit/adapter.ts';
 import type { Looked } from '../../../lib/progress.ts';
+import { byProjectField } from '../kit/ownership.ts';
 
 /**
  * Cinder volumes. The marker is volume metadata, written by the create call;
@@ -37,6 +38,7 @@ function toRemote(raw: RawVolume): Remote {
 export const volume: KindAdapter = {
   impact: { onDelete: { code: 'data-volume-deleted', message: 'the volume and its data are deleted' } },
   kind: 'Volume',
+  ownership: byProjectField(['os-vol-tenant-attr:tenant_id'], "a volume: its os-vol-tenant-attr:tenant_id is the namespace's project"),
   service: 'volume',
   fields: {
     name: 'update',

@@ -1,6 +1,7 @@
 import { markerMetadata } from '../../ownership/marker.ts';
 import { cinderRemote, deleteCinder, findCinder, observeCinder, observeCinderCloud } from '../kit/cinder.ts';
 import { openstackName, pick, refName, type Health, type KindAdapter, type Remote } from '../kit/adapter.ts';
+import { byProjectField } from '../kit/ownership.ts';
 
 /**
  * Cinder snapshots. As for volumes, the marker is metadata written by the
@@ -18,6 +19,10 @@ const toRemote = (raw: RawSnapshot): Remote => cinderRemote(raw, { volume_id: ra
 export const volumeSnapshot: KindAdapter = {
   impact: { onDelete: { code: 'data-volume-deleted', message: 'the snapshot and the data it kept are deleted' } },
   kind: 'VolumeSnapshot',
+  ownership: byProjectField(
+    ['os-extended-snapshot-attributes:project_id'],
+    "a volume snapshot: its os-extended-snapshot-attributes:project_id is the namespace's project",
+  ),
   service: 'volume',
   fields: { name: 'update', description: 'update', volume_id: 'replace', metadata: 'update' },
 
