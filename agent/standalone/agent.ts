@@ -191,7 +191,7 @@ export async function runAfterDependencies(
   handles: ReadonlyMap<string, DependencyHandle>,
   sync: Pick<SyncConfig, 'name' | 'dependsOn'>,
   runner: Pick<SyncRunner, 'store' | 'run'>,
-  log: Pick<Logger, 'info'>,
+  log: Pick<Logger, 'info' | 'warn'>,
   trigger: Trigger,
   signal: AbortSignal,
 ): Promise<boolean> {
