@@ -188,7 +188,8 @@ describe('bounds on the work done for a tenant', () => {
     expect(drips[0]!.closedAt! - drips[0]!.openedAt).toBeLessThan((windowS + 15) * 1000);
     // The queued image of that download was deleted, not left behind.
     expect(await cloud.client('image').find(`/images/${queued!}`)).toBeUndefined();
-    expect((await glanceImages(slowNs)).filter((i) => i.status !== 'queued')).toEqual([]);
+    // No image of that namespace got bytes (a retry may have queued a new one meanwhile).
+    expect((await glanceImages(slowNs)).some((i) => i.status === 'active' || i.status === 'saving')).toBe(false);
   }, 600_000);
 
   it("a namespace's second image is over --max-namespace-images: Stalled naming the bound, not made in Glance", async () => {
