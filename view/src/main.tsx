@@ -1,0 +1,59 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, getJson, postJson } from './client.ts';
+import { Layout } from './parts/layout.tsx';
+import { NotFound } from './parts/state.tsx';
+import { href, navigate, usePlace, type Place } from './router.ts';
+import { SignIn } from './pages/sign-in.tsx';
+import './styles.css';
+
+// The web view's entry: who is signed in (a 401 anywhere sends the page to sign-in and back),
+// which page the URL names, and the frame around it.
+
+function Page(props: { place: Place; onSignedIn: (user: string) => void }) {
+  const { place } = props;
+  switch (place.page) {
+    case 'signIn':
+      return <SignIn next={place.query.get('next') ?? '/'} onSignedIn={props.onSignedIn} />;
+    default:
+      return <NotFound />;
+  }
+}
+
+function App() {
+  const place = usePlace();
+  const [user, setUser] = useState<string | undefined>(undefined);
+
+  useEffect(() => {
+    if (place.page === 'signIn') return;
+    getJson<{ user?: string; username?: string }>('/api/whoami').then(
+      (w) => setUser(w.user ?? w.username),
+      (e: unknown) => {
+        if (e instanceof ApiError && e.status === 401) navigate(href.signIn(location.pathname + location.search), true);
+      },
+    );
+  }, [place.page === 'signIn']);
+
+  useEffect(() => {
+    // After a navigation, focus the new page's heading (or main) so keyboard and screen reader users start there.
+    const h = document.querySelector<HTMLElement>('main h1') ?? document.querySelector<HTMLElement>('main');
+    h?.focus({ preventScroll: true });
+    const title = document.querySelector('main h1')?.textContent;
+    document.title = title ? `${title} · KupenStack` : 'KupenStack';
+  }, [place]);
+
+  async function signOut(): Promise<void> {
+    await postJson('/api/logout', {}).catch(() => undefined);
+    setUser(undefined);
+    navigate(href.signIn(), true);
+  }
+
+  return (
+    <Layout page={place.page} user={user} onSignOut={() => void signOut()}>
+      <Page place={place} onSignedIn={setUser} />
+    </Layout>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) render(<App />, root);
