@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { csrfHeader, routes } from '../../agent/view/api.ts';
 
 // The view's one door to its server (agent/view/): JSON reads under /api/ with the session cookie
 // that /api/login set (the bearer token itself stays on the server), and live changes over SSE.
@@ -34,7 +35,7 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
   const res = await fetch(path, {
     method: 'POST',
     credentials: 'same-origin',
-    headers: { 'content-type': 'application/json', accept: 'application/json', 'x-kupenstack-view': '1' },
+    headers: { 'content-type': 'application/json', accept: 'application/json', [csrfHeader]: '1' },
     body: JSON.stringify(body),
   });
   if (!res.ok) throw new ApiError(res.status, await messageOf(res));
@@ -49,7 +50,7 @@ export type Loaded<T> =
 
 /**
  * Reads `path` and reads it again whenever the server says something it shows changed (`live`:
- * the SSE query naming what to watch; undefined: read once). The previous data stays on screen
+ * the SSE scope naming what to watch; undefined: read once). The previous data stays on screen
  * while a re-read runs, so a live update never blanks the page.
  */
 export function useApi<T>(path: string | undefined, live?: string): Loaded<T> {
@@ -74,13 +75,16 @@ export function useApi<T>(path: string | undefined, live?: string): Loaded<T> {
   return loaded;
 }
 
-/** Calls `onChange` (at most every 200 ms) for each change event the server streams for `query`. */
-export function useLive(query: string | undefined, onChange: () => void): void {
+/**
+ * Calls `onChange` (at most every 200 ms) for each `change` event the server streams for `scope`
+ * (`overview`, `sync:<name>`, `namespace:<ns>`, `images`, `cloud:<name>`); a `denied` event ends it.
+ */
+export function useLive(scope: string | undefined, onChange: () => void): void {
   const cb = useRef(onChange);
   cb.current = onChange;
   useEffect(() => {
-    if (query === undefined || typeof EventSource === 'undefined') return;
-    const src = new EventSource(`/api/events${query ? `?${query}` : ''}`, { withCredentials: true });
+    if (scope === undefined || typeof EventSource === 'undefined') return;
+    const src = new EventSource(routes.events([scope]), { withCredentials: true });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const fire = (): void => {
       if (timer) return;
@@ -91,9 +95,10 @@ export function useLive(query: string | undefined, onChange: () => void): void {
     };
     src.onmessage = fire;
     src.addEventListener('change', fire);
+    src.addEventListener('denied', () => src.close());
     return () => {
       if (timer) clearTimeout(timer);
       src.close();
     };
-  }, [query]);
+  }, [scope]);
 }

@@ -1,10 +1,18 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { routes, type WhoAmI } from '../../agent/view/api.ts';
 import { ApiError, getJson, postJson } from './client.ts';
 import { Layout } from './parts/layout.tsx';
 import { NotFound } from './parts/state.tsx';
 import { href, navigate, usePlace, type Place } from './router.ts';
+import { CloudPage } from './pages/cloud.tsx';
+import { ImagesPage } from './pages/images.tsx';
+import { NamespacePage } from './pages/namespace.tsx';
+import { ObjectPage } from './pages/object.tsx';
+import { Overview } from './pages/overview.tsx';
+import { PlanPage } from './pages/plan.tsx';
 import { SignIn } from './pages/sign-in.tsx';
+import { SyncPage } from './pages/sync.tsx';
 import './styles.css';
 
 // The web view's entry: who is signed in (a 401 anywhere sends the page to sign-in and back),
@@ -12,10 +20,25 @@ import './styles.css';
 
 function Page(props: { place: Place; onSignedIn: (user: string) => void }) {
   const { place } = props;
+  const p = place.params;
   switch (place.page) {
     case 'signIn':
       return <SignIn next={place.query.get('next') ?? '/'} onSignedIn={props.onSignedIn} />;
-    default:
+    case 'overview':
+      return <Overview />;
+    case 'sync':
+      return <SyncPage key={p['name']} name={p['name'] ?? ''} />;
+    case 'plan':
+      return <PlanPage key={p['name']} name={p['name'] ?? ''} />;
+    case 'namespace':
+      return <NamespacePage key={p['namespace']} namespace={p['namespace'] ?? ''} />;
+    case 'object':
+      return <ObjectPage key={`${p['namespace']}/${p['kind']}/${p['name']}`} namespace={p['namespace'] ?? ''} kind={p['kind'] ?? ''} name={p['name'] ?? ''} />;
+    case 'images':
+      return <ImagesPage namespace={place.query.get('namespace') ?? undefined} />;
+    case 'cloud':
+      return <CloudPage key={p['name']} name={p['name'] ?? ''} />;
+    case 'notFound':
       return <NotFound />;
   }
 }
@@ -26,8 +49,8 @@ function App() {
 
   useEffect(() => {
     if (place.page === 'signIn') return;
-    getJson<{ user?: string; username?: string }>('/api/whoami').then(
-      (w) => setUser(w.user ?? w.username),
+    getJson<WhoAmI>(routes.whoami).then(
+      (w) => setUser(w.mode === 'loopback' ? 'local (loopback)' : w.username),
       (e: unknown) => {
         if (e instanceof ApiError && e.status === 401) navigate(href.signIn(location.pathname + location.search), true);
       },
@@ -43,7 +66,7 @@ function App() {
   }, [place]);
 
   async function signOut(): Promise<void> {
-    await postJson('/api/logout', {}).catch(() => undefined);
+    await postJson(routes.logout, {}).catch(() => undefined);
     setUser(undefined);
     navigate(href.signIn(), true);
   }

@@ -15,12 +15,12 @@ export type PageName = 'overview' | 'sync' | 'plan' | 'namespace' | 'object' | '
 const patterns: [PageName, RegExp, string[]][] = [
   ['overview', /^\/$/, []],
   ['signIn', /^\/sign-in$/, []],
-  ['sync', /^\/syncs\/([^/]+)\/([^/]+)$/, ['namespace', 'name']],
-  ['plan', /^\/syncs\/([^/]+)\/([^/]+)\/plan$/, ['namespace', 'name']],
+  ['sync', /^\/syncs\/([^/]+)$/, ['name']],
+  ['plan', /^\/syncs\/([^/]+)\/plan$/, ['name']],
   ['namespace', /^\/namespaces\/([^/]+)$/, ['namespace']],
   ['object', /^\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/, ['namespace', 'kind', 'name']],
   ['images', /^\/images$/, []],
-  ['cloud', /^\/clouds\/([^/]+)\/([^/]+)$/, ['namespace', 'name']],
+  ['cloud', /^\/clouds\/([^/]+)$/, ['name']],
 ];
 
 export function match(pathname: string, search: string): Place {
@@ -40,12 +40,12 @@ export function match(pathname: string, search: string): Place {
 export const href = {
   overview: (): string => '/',
   signIn: (next?: string): string => (next && next !== '/' ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'),
-  sync: (ns: string, name: string): string => `/syncs/${enc(ns)}/${enc(name)}`,
-  plan: (ns: string, name: string): string => `/syncs/${enc(ns)}/${enc(name)}/plan`,
+  sync: (name: string): string => `/syncs/${enc(name)}`,
+  plan: (name: string): string => `/syncs/${enc(name)}/plan`,
   namespace: (ns: string): string => `/namespaces/${enc(ns)}`,
   object: (ns: string, kind: string, name: string): string => `/namespaces/${enc(ns)}/${enc(kind)}/${enc(name)}`,
-  images: (): string => '/images',
-  cloud: (ns: string, name: string): string => `/clouds/${enc(ns)}/${enc(name)}`,
+  images: (ns?: string): string => (ns ? `/images?namespace=${enc(ns)}` : '/images'),
+  cloud: (name: string): string => `/clouds/${enc(name)}`,
 };
 
 function enc(s: string): string {

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { routes, type LoginRequest, type WhoAmI } from '../../../agent/view/api.ts';
 import { ApiError, postJson } from '../client.ts';
 import { navigate } from '../router.ts';
 
@@ -16,9 +17,10 @@ export function SignIn(props: { next: string; onSignedIn: (user: string) => void
     setBusy(true);
     setError(undefined);
     try {
-      const who = await postJson<{ user?: string; username?: string }>('/api/login', { token: token.trim() });
+      const body: LoginRequest = { token: token.trim() };
+      const who = await postJson<WhoAmI>(routes.login, body);
       setToken('');
-      props.onSignedIn(who.user ?? who.username ?? 'signed in');
+      props.onSignedIn(who.username);
       navigate(props.next.startsWith('/') && !props.next.startsWith('//') ? props.next : '/', true);
     } catch (err) {
       setError(err instanceof ApiError && err.status === 401 ? 'The API server does not accept this token (expired, or not for this cluster).' : err instanceof Error ? err.message : String(err));

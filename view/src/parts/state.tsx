@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
+import { useEffect } from 'preact/hooks';
 import type { ApiError, Loaded } from '../client.ts';
-import { href } from '../router.ts';
+import { href, navigate } from '../router.ts';
 
 // What a page shows while its data loads or when the server refuses: 403 is its own page (the
 // identity may not read this), so a URL of another team's namespace says so instead of "empty".
@@ -38,7 +39,18 @@ export function NotFound(props: { what?: string }) {
   );
 }
 
+/** 401: the session ended (or never began): to sign-in, and back here after it. */
+function SignInAgain() {
+  useEffect(() => navigate(href.signIn(location.pathname + location.search), true), []);
+  return (
+    <p role="status">
+      <a href={href.signIn(location.pathname + location.search)}>Sign in</a> to see this page.
+    </p>
+  );
+}
+
 export function Failed(props: { error: ApiError }) {
+  if (props.error.status === 401) return <SignInAgain />;
   if (props.error.status === 403) return <Forbidden message={props.error.message} />;
   if (props.error.status === 404) return <NotFound what={props.error.message} />;
   return (
