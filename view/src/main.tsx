@@ -1,10 +1,10 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { routes, type WhoAmI } from '../../agent/view/api.ts';
 import { ApiError, getJson, postJson } from './client.ts';
 import { Layout } from './parts/layout.tsx';
 import { NotFound } from './parts/state.tsx';
-import { href, navigate, usePlace, type Place } from './router.ts';
+import { href, navigate, toSignIn, usePlace, type Place } from './router.ts';
 import { CloudPage } from './pages/cloud.tsx';
 import { ImagesPage } from './pages/images.tsx';
 import { NamespacePage } from './pages/namespace.tsx';
@@ -52,17 +52,23 @@ function App() {
     getJson<WhoAmI>(routes.whoami).then(
       (w) => setUser(w.mode === 'loopback' ? 'local (loopback)' : w.username),
       (e: unknown) => {
-        if (e instanceof ApiError && e.status === 401) navigate(href.signIn(location.pathname + location.search), true);
+        if (e instanceof ApiError && e.status === 401) toSignIn();
       },
     );
   }, [place.page === 'signIn']);
 
+  const loadedOnce = useRef(false);
   useEffect(() => {
-    // After a navigation, focus the new page's heading (or main) so keyboard and screen reader users start there.
-    const h = document.querySelector<HTMLElement>('main h1') ?? document.querySelector<HTMLElement>('main');
-    h?.focus({ preventScroll: true });
     const title = document.querySelector('main h1')?.textContent;
     document.title = title ? `${title} · KupenStack` : 'KupenStack';
+    // After an in-app navigation (not the first load, where Tab starts at the skip link), focus the
+    // new page's heading (or main) so keyboard and screen reader users start there.
+    if (!loadedOnce.current) {
+      loadedOnce.current = true;
+      return;
+    }
+    const h = document.querySelector<HTMLElement>('main h1') ?? document.querySelector<HTMLElement>('main');
+    h?.focus({ preventScroll: true });
   }, [place]);
 
   async function signOut(): Promise<void> {

@@ -39,7 +39,7 @@ export function match(pathname: string, search: string): Place {
 /** Builds a page's URL from its parts (each part escaped). */
 export const href = {
   overview: (): string => '/',
-  signIn: (next?: string): string => (next && next !== '/' ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'),
+  signIn: (next?: string): string => (next && next !== '/' && !next.startsWith('/sign-in') ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'),
   sync: (name: string): string => `/syncs/${enc(name)}`,
   plan: (name: string): string => `/syncs/${enc(name)}/plan`,
   namespace: (ns: string): string => `/namespaces/${enc(ns)}`,
@@ -53,6 +53,12 @@ function enc(s: string): string {
 }
 
 const listeners = new Set<() => void>();
+
+/** To sign-in, to come back here after it (two reads refused at once both send here: once). */
+export function toSignIn(): void {
+  if (location.pathname === '/sign-in') return;
+  navigate(href.signIn(location.pathname + location.search), true);
+}
 
 /** Moves to a URL of this app without a reload (replace: no new history entry, e.g. after sign-in). */
 export function navigate(to: string, replace = false): void {

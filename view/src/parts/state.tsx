@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect } from 'preact/hooks';
 import type { ApiError, Loaded } from '../client.ts';
-import { href, navigate } from '../router.ts';
+import { href, toSignIn } from '../router.ts';
 
 // What a page shows while its data loads or when the server refuses: 403 is its own page (the
 // identity may not read this), so a URL of another team's namespace says so instead of "empty".
@@ -41,7 +41,7 @@ export function NotFound(props: { what?: string }) {
 
 /** 401: the session ended (or never began): to sign-in, and back here after it. */
 function SignInAgain() {
-  useEffect(() => navigate(href.signIn(location.pathname + location.search), true), []);
+  useEffect(() => toSignIn(), []);
   return (
     <p role="status">
       <a href={href.signIn(location.pathname + location.search)}>Sign in</a> to see this page.
@@ -66,6 +66,11 @@ export function Failed(props: { error: ApiError }) {
 /** Renders `children(data)` once loaded; the loading and error states otherwise. */
 export function Show<T>(props: { loaded: Loaded<T>; children: (data: T) => ComponentChildren }) {
   const l = props.loaded;
+  useEffect(() => {
+    // The tab's title follows the page's heading (history entries and tabs say which page).
+    const h1 = document.querySelector('main h1')?.textContent?.trim();
+    document.title = h1 ? `${h1} · KupenStack` : 'KupenStack';
+  }, [l.state]);
   if (l.state === 'loading')
     return (
       <p class="loading" role="status">
