@@ -121,6 +121,21 @@ export default {
       to: { path: kindInside, pathNot: [kindFace, '(?:^|/)agent/kinds/$1/'] },
     },
     {
+      name: 'view-reads-only',
+      severity: 'error',
+      comment:
+        "view/ (the read-only web view) reads through the person's own Kubernetes client: it imports no part of the engine or the Sync kit (nothing there could act on OpenStack or the cluster as the controller).",
+      from: { path: '(^|/)agent/view/' },
+      to: { path: '(^|/)agent/(act|plan|kinds|glance|openstack|cloud|sync|hooks|notify|secrets|source|status|export)/' },
+    },
+    {
+      name: 'view-contract-stands-alone',
+      severity: 'error',
+      comment: "view/api.ts is the contract the browser bundle imports as it is: it imports nothing.",
+      from: { path: '(^|/)agent/view/api\\.ts$' },
+      to: {},
+    },
+    {
       name: 'oci-is-a-library',
       severity: 'error',
       comment: 'oci/ is a registry library that knows nothing of the agent or Glance: it may import lib/ and npm packages only.',

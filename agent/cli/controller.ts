@@ -7,11 +7,12 @@ import { cloudName as cloudNameOf } from './cloud-options.ts';
 import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
+import { viewPlaceOf, withViewOptions, type ViewOptions } from './view-options.ts';
 import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
 import { markLogged } from './logged-error.ts';
 import { defaultLogFormat, type Logger } from '../telemetry/logger.ts';
 
-interface ControllerCliOptions extends EgressOptions, LogOptions {
+interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions {
   kubeconfig?: string;
   namespace: string[];
   namespaceWorkers?: string;
@@ -54,7 +55,7 @@ interface ControllerCliOptions extends EgressOptions, LogOptions {
  * are checked (settingsOf) and handed to runController (controller/process.ts).
  */
 export function controllerCommand(): Command {
-  const command = withLogOptions(withEgressOptions(new Command('controller'), true), {
+  const command = withLogOptions(withViewOptions(withEgressOptions(new Command('controller'), true)), {
     format: defaultLogFormat(process.stderr),
     shown: 'json, text when stderr is a terminal',
   });
@@ -173,6 +174,7 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
   const label = /^([^=]+)=(.*)$/.exec(opts.optInLabel);
   if (!label) throw new UsageError(`--opt-in-label ${opts.optInLabel}: expected key=value, e.g. kupenstack.io/project=enabled`);
   const shards = opts.shards === undefined ? undefined : parseShards(opts.shards);
+  const view = viewPlaceOf(opts);
   if (shards && opts.leaderElect)
     throw new UsageError('--shards and --leader-elect: pick one; with --shards each shard has its own Lease (<leader-election-id>-shard-<name>)');
   checkShardName(opts.defaultShard, '--default-shard');
@@ -215,6 +217,7 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
     ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
     ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
     memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
+    ...(view ? { view } : {}),
   };
 }
 

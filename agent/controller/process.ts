@@ -20,6 +20,8 @@ import { leadershipOf, type Leadership, type LeadershipHooks } from './leadershi
 import type { Loops } from './loops.ts';
 import { serveRoutes } from './routes.ts';
 import { shardLeaseName } from './leases/shards.ts';
+import type { ViewPlace } from '../view/server.ts';
+import { startView } from './view.ts';
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -56,6 +58,8 @@ export interface ControllerSettings {
   cloudSelector?: string;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
   memberPolicy: MemberPolicyOptions;
+  /** --view-address: the read-only web view (view.ts). */
+  view?: ViewPlace;
   /** Every line the process writes goes through it, in the one format of --log-format (the loops' own lines as messages at info). */
   logger: Logger;
   /** Sets the egress policy (agent/net/) once the namespaces' labels can be read; returns the line to log. */
@@ -126,6 +130,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
     const address = await serveRoutes({ ...routes, apiContact, leadership, ready: () => started });
     log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
   }
+  if (s.view) await startView(s.view, s, c.kc);
   log(s.egress((ns) => loops.controller.labelsOf(ns)));
   if (s.loops.resources) await loops.controller.start();
   else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');

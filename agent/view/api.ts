@@ -88,7 +88,8 @@ export interface WhoAmI {
 /** One condition as status holds it (kstatus: Ready, Reconciling, Stalled …). */
 export interface Condition {
   type: string;
-  status: 'True' | 'False' | 'Unknown' | string;
+  /** 'True', 'False' or 'Unknown'. */
+  status: string;
   reason?: string;
   message?: string;
   lastTransitionTime?: string;
@@ -184,7 +185,8 @@ export interface ObjectRef {
 
 /** A Kubernetes Event about an object (the controller records them: Created, Recreated, DriftCorrected …). */
 export interface ObjectEvent {
-  type: 'Normal' | 'Warning' | string;
+  /** 'Normal' or 'Warning'. */
+  type: string;
   reason: string;
   message: string;
   count: number;
