@@ -70,6 +70,23 @@ export async function firstContentMs(page: Page): Promise<number> {
   }
 }
 
+/**
+ * Records, in the open page, the wall-clock time (Date.now()) the first element matching `selector`
+ * appears; seenAt() reads it. Installed by evaluate (the view's CSP allows no eval of the page's own).
+ */
+export async function watchSeen(page: Page, selector: string): Promise<void> {
+  await page.evaluate(`(() => {
+    const sel = ${JSON.stringify(selector)};
+    window.__seen = window.__seen || {};
+    const look = () => { if (!window.__seen[sel] && document.querySelector(sel)) window.__seen[sel] = Date.now(); return !!window.__seen[sel]; };
+    if (!look()) new MutationObserver((_, obs) => { if (look()) obs.disconnect(); }).observe(document, { childList: true, subtree: true, characterData: true });
+  })()`);
+}
+
+export async function seenAt(page: Page, selector: string): Promise<number> {
+  return Number(await page.evaluate(`window.__seen && window.__seen[${JSON.stringify(selector)}]`));
+}
+
 /** A screenshot in test-artifacts/view/<name>.png (the whole page unless `fullPage` is false: 1 000 rows are tall). */
 export async function shot(page: Page, name: string, fullPage = true): Promise<string> {
   const path = join(artifacts, `${name}.png`);
