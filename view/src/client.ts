@@ -51,27 +51,44 @@ export type Loaded<T> =
 /**
  * Reads `path` and reads it again whenever the server says something it shows changed (`live`:
  * the SSE scope naming what to watch; undefined: read once). The previous data stays on screen
- * while a re-read runs, so a live update never blanks the page.
+ * while a re-read runs, so a live update never blanks the page. A change during a read never
+ * aborts it (a busy run's stream of status writes would starve the page): one more read follows.
  */
 export function useApi<T>(path: string | undefined, live?: string): Loaded<T> {
   const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
-  const [tick, setTick] = useState(0);
-  const last = useRef<string | undefined>(undefined);
+  const reader = useRef<{ again: () => void }>({ again: () => undefined });
   useEffect(() => {
     if (!path) return;
-    if (last.current !== path) setLoaded({ state: 'loading' });
-    last.current = path;
+    setLoaded({ state: 'loading' });
     const ctl = new AbortController();
-    getJson<T>(path, ctl.signal).then(
-      (data) => setLoaded({ state: 'ok', data, at: new Date() }),
-      (e: unknown) => {
-        if (ctl.signal.aborted) return;
-        setLoaded({ state: 'error', error: e instanceof ApiError ? e : new ApiError(0, e instanceof Error ? e.message : String(e)) });
+    let busy = false;
+    let pending = false;
+    const read = (): void => {
+      busy = true;
+      pending = false;
+      getJson<T>(path, ctl.signal)
+        .then(
+          (data) => setLoaded({ state: 'ok', data, at: new Date() }),
+          (e: unknown) => {
+            if (ctl.signal.aborted) return;
+            setLoaded({ state: 'error', error: e instanceof ApiError ? e : new ApiError(0, e instanceof Error ? e.message : String(e)) });
+          },
+        )
+        .finally(() => {
+          busy = false;
+          if (pending && !ctl.signal.aborted) read();
+        });
+    };
+    reader.current = {
+      again: () => {
+        if (busy) pending = true;
+        else read();
       },
-    );
+    };
+    read();
     return () => ctl.abort();
-  }, [path, tick]);
-  useLive(live, () => setTick((t) => t + 1));
+  }, [path]);
+  useLive(live, () => reader.current.again());
   return loaded;
 }
 
