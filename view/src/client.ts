@@ -43,10 +43,7 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
   return (text ? JSON.parse(text) : {}) as T;
 }
 
-export type Loaded<T> =
-  | { state: 'loading' }
-  | { state: 'ok'; data: T; at: Date }
-  | { state: 'error'; error: ApiError };
+export type Loaded<T> = { state: 'loading' } | { state: 'ok'; data: T; at: Date } | { state: 'error'; error: ApiError };
 
 /**
  * Reads `path` and reads it again whenever the server says something it shows changed (`live`:

@@ -90,7 +90,9 @@ function Image(props: { i: ImageRow }) {
 function Body(props: { v: ImagesView; ns: string | undefined; at: Date | undefined }) {
   return (
     <>
-      <Crumbs items={[{ label: 'Syncs', to: href.overview() }, ...(props.ns ? [{ label: props.ns, to: href.namespace(props.ns) }] : []), { label: 'images' }]} />
+      <Crumbs
+        items={[{ label: 'Syncs', to: href.overview() }, ...(props.ns ? [{ label: props.ns, to: href.namespace(props.ns) }] : []), { label: 'images' }]}
+      />
       <h1 tabIndex={-1}>Images{props.ns ? ` in ${props.ns}` : ''}</h1>
       <Freshness at={props.at} />
       {props.v.forbidden.length > 0 && <p class="note">Not readable by you: {props.v.forbidden.join(', ')}.</p>}

@@ -23,7 +23,13 @@ export function SignIn(props: { next: string; onSignedIn: (user: string) => void
       props.onSignedIn(who.username);
       navigate(props.next.startsWith('/') && !props.next.startsWith('//') ? props.next : '/', true);
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? 'The API server does not accept this token (expired, or not for this cluster).' : err instanceof Error ? err.message : String(err));
+      setError(
+        err instanceof ApiError && err.status === 401
+          ? 'The API server does not accept this token (expired, or not for this cluster).'
+          : err instanceof Error
+            ? err.message
+            : String(err),
+      );
     } finally {
       setBusy(false);
     }
@@ -35,8 +41,8 @@ export function SignIn(props: { next: string; onSignedIn: (user: string) => void
         Sign in
       </h1>
       <p>
-        Paste a bearer token the Kubernetes API server accepts, as <code>kubectl</code> sends it. Every page you open is read with this
-        identity: you see what Kubernetes RBAC lets it read, nothing more.
+        Paste a bearer token the Kubernetes API server accepts, as <code>kubectl</code> sends it. Every page you open is read with this identity: you see what
+        Kubernetes RBAC lets it read, nothing more.
       </p>
       <form onSubmit={(e) => void submit(e)}>
         <label for="token">Bearer token</label>

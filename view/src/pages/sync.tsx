@@ -1,4 +1,4 @@
-import { routes, type SyncTree } from '../../../agent/view/api.ts';
+import { routes, type Revision, type SyncSummary, type SyncTree } from '../../../agent/view/api.ts';
 import { useApi } from '../client.ts';
 import { Diagnostics, Events, HealthBadge, shortRevision, When } from '../parts/bits.tsx';
 import { Crumbs } from '../parts/layout.tsx';
@@ -11,6 +11,97 @@ import { href } from '../router.ts';
 // health, drift, references as links), then its runs and Events. Live: a pushed revision's new
 // objects appear here as their status changes, without a reload.
 
+function Runs(props: { history: SyncTree['history'] }) {
+  if (props.history.length === 0) return <p class="muted">No run recorded.</p>;
+  return (
+    <table>
+      <caption class="vh">Runs</caption>
+      <thead>
+        <tr>
+          <th scope="col">Started</th>
+          <th scope="col">Revision</th>
+          <th scope="col">Result</th>
+          <th scope="col">Took</th>
+          <th scope="col">Counts</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.history.map((h, i) => (
+          <tr key={i}>
+            <td>
+              <When at={h.startedAt} />
+            </td>
+            <td>
+              <code title={h.revision}>{shortRevision(h.revision)}</code>
+            </td>
+            <td>
+              {h.result}
+              {h.message && <div class="msg">{h.message}</div>}
+            </td>
+            <td>{h.duration ?? ''}</td>
+            <td>
+              {Object.entries(h.counts ?? {})
+                .map(([k, c]) => `${c} ${k}`)
+                .join(', ')}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Facts(props: { s: SyncSummary; rev: Revision | undefined }) {
+  const { s, rev } = props;
+  return (
+    <dl class="facts">
+      <dt>Source</dt>
+      <dd>
+        <code>{s.source}</code> {s.path && <span class="muted">path {s.path}</span>}
+      </dd>
+      <dt>Applied revision</dt>
+      <dd>
+        {rev ? (
+          <>
+            <code title={rev.revision}>{shortRevision(rev.revision)}</code> {rev.message && <q>{rev.message}</q>}{' '}
+            <span class="muted">
+              {rev.author ?? ''} <When at={rev.when} />
+            </span>
+          </>
+        ) : (
+          'none yet'
+        )}
+      </dd>
+      {s.message && (
+        <>
+          <dt>Status</dt>
+          <dd>
+            {s.reason ? `${s.reason}: ` : ''}
+            {s.message}
+          </dd>
+        </>
+      )}
+      {(s.held || s.rejected) && (
+        <>
+          <dt>Waiting</dt>
+          <dd>
+            <a href={href.plan(s.name)}>{s.held ? `Held revision ${shortRevision(s.held)}` : `Rejected revision ${shortRevision(s.rejected)}`}: its plan</a>
+          </dd>
+        </>
+      )}
+      {s.wait && (
+        <>
+          <dt>Wait</dt>
+          <dd>
+            {s.wait.ready} ready · {s.wait.reconciling} reconciling · {s.wait.stalled} stalled
+            {s.wait.failing.length > 0 && <span class="muted"> (first not ready: {s.wait.failing.join(', ')})</span>}
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
 function Tree(props: { t: SyncTree; at: Date | undefined }) {
   const { t } = props;
   const s = t.sync;
@@ -22,51 +113,7 @@ function Tree(props: { t: SyncTree; at: Date | undefined }) {
         Sync {s.name} <HealthBadge health={s.health} />
       </h1>
       <Freshness at={props.at} />
-      <dl class="facts">
-        <dt>Source</dt>
-        <dd>
-          <code>{s.source}</code> {s.path && <span class="muted">path {s.path}</span>}
-        </dd>
-        <dt>Applied revision</dt>
-        <dd>
-          {rev ? (
-            <>
-              <code title={rev.revision}>{shortRevision(rev.revision)}</code> {rev.message && <q>{rev.message}</q>}{' '}
-              <span class="muted">
-                {rev.author ?? ''} <When at={rev.when} />
-              </span>
-            </>
-          ) : (
-            'none yet'
-          )}
-        </dd>
-        {s.message && (
-          <>
-            <dt>Status</dt>
-            <dd>
-              {s.reason ? `${s.reason}: ` : ''}
-              {s.message}
-            </dd>
-          </>
-        )}
-        {(s.held || s.rejected) && (
-          <>
-            <dt>Waiting</dt>
-            <dd>
-              <a href={href.plan(s.name)}>{s.held ? `Held revision ${shortRevision(s.held)}` : `Rejected revision ${shortRevision(s.rejected)}`}: its plan</a>
-            </dd>
-          </>
-        )}
-        {s.wait && (
-          <>
-            <dt>Wait</dt>
-            <dd>
-              {s.wait.ready} ready · {s.wait.reconciling} reconciling · {s.wait.stalled} stalled
-              {s.wait.failing.length > 0 && <span class="muted"> (first not ready: {s.wait.failing.join(', ')})</span>}
-            </dd>
-          </>
-        )}
-      </dl>
+      <Facts s={s} rev={rev} />
       <Diagnostics diagnostics={s.diagnostics} />
       <h2>Objects</h2>
       {t.cluster.length > 0 && (
@@ -102,44 +149,7 @@ function Tree(props: { t: SyncTree; at: Date | undefined }) {
         </details>
       ))}
       <h2>Runs</h2>
-      {t.history.length > 0 ? (
-        <table>
-          <caption class="vh">Runs</caption>
-          <thead>
-            <tr>
-              <th scope="col">Started</th>
-              <th scope="col">Revision</th>
-              <th scope="col">Result</th>
-              <th scope="col">Took</th>
-              <th scope="col">Counts</th>
-            </tr>
-          </thead>
-          <tbody>
-            {t.history.map((h, i) => (
-              <tr key={i}>
-                <td>
-                  <When at={h.startedAt} />
-                </td>
-                <td>
-                  <code title={h.revision}>{shortRevision(h.revision)}</code>
-                </td>
-                <td>
-                  {h.result}
-                  {h.message && <div class="msg">{h.message}</div>}
-                </td>
-                <td>{h.duration ?? ''}</td>
-                <td>
-                  {Object.entries(h.counts ?? {})
-                    .map(([k, c]) => `${c} ${k}`)
-                    .join(', ')}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : (
-        <p class="muted">No run recorded.</p>
-      )}
+      <Runs history={t.history} />
       <h2>Events</h2>
       <Events events={t.events} label={`Events of Sync ${s.name}`} />
     </>
