@@ -13,8 +13,13 @@ import { resolveCloud, withCloudOptions, type CloudOptions } from './cloud-optio
 import { withCloudStepOptions } from './cloud-step.ts';
 import { type CloudStepOptions } from '../standalone/revision-cloud.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
+import { viewPlaceOf, withViewOptions, type ViewOptions } from './view-options.ts';
+import { agentViewState } from '../standalone/view-state.ts';
+import { sharedSchemaRegistry } from '../schema/registry.ts';
+import { localBackend } from '../view/local-backend.ts';
+import { serveView, type ViewPlace } from '../view/server.ts';
 
-interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions {
+interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions, ViewOptions {
   listen: string;
   once: boolean;
   shutdownGrace: string;
@@ -27,15 +32,18 @@ interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions,
  */
 export function agentCommand(): Command {
   return withLogOptions(
-    withEgressOptions(
-      withCloudStepOptions(
-        withCloudOptions(
-          new Command('agent').description(
-            'run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>',
+    withViewOptions(
+      withEgressOptions(
+        withCloudStepOptions(
+          withCloudOptions(
+            new Command('agent').description(
+              'run the GitOps loop: fetch each Sync of the config, validate, apply, correct drift; serve /healthz, /readyz, /metrics, /status and POST /hooks/<sync>',
+            ),
           ),
         ),
+        false,
       ),
-      false,
+      true,
     ),
     { format: 'json', shown: 'json' },
   )
@@ -55,6 +63,7 @@ async function runAgent(opts: AgentCliOptions): Promise<void> {
   const graceMs = parseDuration(opts.shutdownGrace);
   const listen = /^(.*):(\d+)$/.exec(opts.listen);
   if (!opts.once && !listen) throw new UsageError(`--listen ${opts.listen}: expected HOST:PORT, e.g. 127.0.0.1:9090`);
+  const view = viewPlaceOf(opts, true);
 
   const logger = loggerFrom(opts, process.stdout);
   // Standalone has no namespace labels: only rules for every namespace ("*=>…") apply.
@@ -74,7 +83,18 @@ async function runAgent(opts: AgentCliOptions): Promise<void> {
     createSource: (sync) => sourceForSync(sync, config, secrets),
   });
   if (opts.once) return runOnce(agent);
+  if (view) await startAgentView(agent, view, config.stateDir, logger, opts.viewTokenFile);
   await serve(agent, metrics, logger, listen!, graceMs);
+}
+
+/** `--view-address`: the web view over this agent's Syncs and state (agent/view/local-backend.ts). */
+async function startAgentView(agent: Agent, place: ViewPlace, stateDir: string, logger: Logger, tokenFile?: string): Promise<void> {
+  const v = await serveView({ ...place, backend: localBackend(agentViewState(agent, stateDir), sharedSchemaRegistry(), tokenFile), logger });
+  const how = tokenFile ? `sign in with the token in ${tokenFile}` : 'no sign-in: loopback only';
+  logger.info(
+    { address: v.address.address, port: v.address.port },
+    `serving the web view on http${place.tls ? 's' : ''}://${v.address.address}:${v.address.port}/ (${how})`,
+  );
 }
 
 /** `--once`: every Sync once, each one's Ready on stderr; exit 0 when all converged. */

@@ -1,5 +1,8 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { loadSchemaRegistry } from '../schema/registry.ts';
+import { commitInfo } from '../source/git-commit-info.ts';
+import { gitCacheDir } from '../sync/sync-source.ts';
+import type { AgentConfig } from '../config/config.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import { kubeBackend } from '../view/kube-backend.ts';
 import { serveView, type ViewPlace, type ViewServer } from '../view/server.ts';
@@ -13,7 +16,7 @@ import { serveView, type ViewPlace, type ViewServer } from '../view/server.ts';
  */
 export async function startView(
   place: ViewPlace,
-  s: { namespaces: string[]; optInLabel: { key: string; value: string }; logger: Logger },
+  s: { namespaces: string[]; optInLabel: { key: string; value: string }; logger: Logger; config: AgentConfig },
   kc: KubeConfig,
 ): Promise<ViewServer> {
   const core = kc.makeApiClient(CoreV1Api);
@@ -24,7 +27,11 @@ export async function startView(
       .catch(() => []);
     return [...new Set([...labelled.filter((n) => n !== ''), ...s.namespaces])];
   };
-  const view = await serveView({ ...place, backend: kubeBackend(kc, loadSchemaRegistry(), hints), logger: s.logger });
+  const view = await serveView({
+    ...place,
+    backend: kubeBackend(kc, loadSchemaRegistry(), hints, (url, commit) => commitInfo(gitCacheDir(s.config), url, commit)),
+    logger: s.logger,
+  });
   const { address, port } = view.address;
   s.logger.info({ address, port, tls: place.tls !== undefined }, `serving the web view on ${place.tls ? 'https' : 'http'}://${address}:${port}/`);
   return view;

@@ -35,7 +35,7 @@ export function sourceForSync(sync: SyncConfig, config: AgentConfig, secrets: Se
   );
 }
 
-function gitCacheDir(config: AgentConfig): string {
+export function gitCacheDir(config: AgentConfig): string {
   return join(config.stateDir, 'git-cache');
 }
 

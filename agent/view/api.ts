@@ -233,7 +233,8 @@ export interface SyncTree {
   sync: SyncSummary;
   /** revision → namespaces → objects. */
   revision?: Revision;
-  namespaces: { name: string; objects: ObjectSummary[]; forbidden?: boolean }[];
+  /** `events`: the namespace's last Events about KupenStack objects (newest first, at most 20; none where the person may not read Events). */
+  namespaces: { name: string; objects: ObjectSummary[]; forbidden?: boolean; events?: ObjectEvent[] }[];
   /** Cluster-scoped objects of the inventory (OpenStackCloud). */
   cluster: ObjectSummary[];
   /** Recent runs, newest first. */

@@ -7,7 +7,7 @@ import { namespaceImages } from './read-images.ts';
 import { byNamespace, namespaceObjects, namespaceSummaryOf, namespaceView, objectDetail } from './read-namespace.ts';
 import type { KubeObject } from './shape.ts';
 import { heldPlan, syncSummaries, syncTree } from './read-syncs.ts';
-import type { ViewReader } from './reader.ts';
+import type { CommitLookup, ViewReader } from './reader.ts';
 import { ViewError } from './view-error.ts';
 
 /**
@@ -21,12 +21,14 @@ export class KubeViewReader implements ViewReader {
   readonly #registry: SchemaRegistry;
   readonly #hints: NamespaceHints;
   readonly #username: string;
+  readonly #commits: CommitLookup | undefined;
 
-  constructor(kc: k8s.KubeConfig, registry: SchemaRegistry, hints: NamespaceHints, username: string) {
+  constructor(kc: k8s.KubeConfig, registry: SchemaRegistry, hints: NamespaceHints, username: string, commits?: CommitLookup) {
     this.#kc = kc;
     this.#registry = registry;
     this.#hints = hints;
     this.#username = username;
+    this.#commits = commits;
   }
 
   namespaces(): Promise<string[]> {
@@ -47,7 +49,7 @@ export class KubeViewReader implements ViewReader {
       }
     };
     const [syncs, clouds, namespaces] = await Promise.all([
-      orNone<SyncSummary>('syncs', () => syncSummaries(this.#kc)),
+      orNone<SyncSummary>('syncs', () => syncSummaries(this.#kc, this.#commits)),
       orNone<CloudSummary>('clouds', () => cloudSummaries(this.#kc)),
       this.namespaceSummaries(orNone),
     ]);
@@ -72,7 +74,7 @@ export class KubeViewReader implements ViewReader {
   }
 
   sync(name: string): Promise<SyncTree> {
-    return syncTree(this.#kc, this.#registry, name);
+    return syncTree(this.#kc, this.#registry, name, this.#commits);
   }
 
   plan(name: string): Promise<HeldPlan> {

@@ -23,28 +23,33 @@ export function cloudSummaryOf(o: KubeObject): CloudSummary {
 }
 
 /**
- * An upgrade's steps with their times: the cloud loop records one Event per
- * step (backup, each chart, Jobs, gates); oldest first, the newest one
- * Running while the upgrade's phase is, Failed when it failed.
+ * An upgrade's steps with their times, from the Events the cloud loop
+ * records (controller/clouds/cloud-loop.ts): `BackupDone`, `StepStarted`
+ * ("step <s> started"), `GatePassed` ("gate of step <s> passed") and
+ * `StepFailed` ("<s>: why"), oldest first. A step started and not passed is
+ * Running while the upgrade runs; the status's own step is added when no
+ * Event names it yet.
  */
 function upgradeSteps(st: OpenStackCloudStatus, events: ObjectEvent[]): UpgradeStep[] {
   const u = st.upgrade;
   if (!u) return [];
   const since = u.startedAt ?? '';
-  const mine = events.filter((e) => e.at >= since && /upgrade|backup|chart|gate|job/i.test(`${e.reason} ${e.message}`)).reverse();
-  const steps: UpgradeStep[] = mine.map((e, i) => ({
-    step: e.reason,
-    state: 'Done',
-    startedAt: e.at,
-    ...(mine[i + 1] ? { finishedAt: mine[i + 1]!.at } : {}),
-    message: e.message,
-  }));
-  const last = steps.at(-1);
-  if (u.phase === 'Backup' || u.phase === 'Upgrading') {
-    if (last && !last.finishedAt) last.state = 'Running';
-    else steps.push({ step: u.step ?? u.phase, state: 'Running', ...(u.startedAt ? { startedAt: u.startedAt } : {}) });
-  } else if (u.phase === 'Failed' && last) last.state = 'Failed';
-  return steps;
+  const steps = new Map<string, UpgradeStep>();
+  const running = u.phase === 'Backup' || u.phase === 'Upgrading';
+  for (const e of [...events].filter((x) => x.at >= since).reverse()) {
+    let m: RegExpExecArray | null;
+    if (e.reason === 'BackupDone') steps.set('backup', { step: 'backup', state: 'Done', finishedAt: e.at, message: e.message });
+    else if (e.reason === 'StepStarted' && (m = /^step (.+) started$/.exec(e.message)))
+      steps.set(m[1]!, { step: m[1]!, state: running ? 'Running' : 'Waiting', startedAt: e.at });
+    else if (e.reason === 'GatePassed' && (m = /^gate of step (.+) passed$/.exec(e.message)))
+      steps.set(m[1]!, { ...(steps.get(m[1]!) ?? { step: m[1]! }), state: 'Done', finishedAt: e.at });
+    else if (e.reason === 'StepFailed' && (m = /^([^:]+): (.*)$/.exec(e.message)))
+      steps.set(m[1]!, { ...(steps.get(m[1]!) ?? { step: m[1]! }), state: 'Failed', finishedAt: e.at, message: m[2]! });
+  }
+  if (u.phase === 'Backup' && !steps.has('backup'))
+    steps.set('backup', { step: 'backup', state: 'Running', ...(u.startedAt ? { startedAt: u.startedAt } : {}) });
+  if (running && u.step && !steps.has(u.step)) steps.set(u.step, { step: u.step, state: 'Running' });
+  return [...steps.values()];
 }
 
 export function cloudViewOf(o: KubeObject, events: ObjectEvent[]): CloudView {

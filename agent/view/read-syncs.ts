@@ -3,6 +3,7 @@ import type { SchemaRegistry } from '../schema/registry.ts';
 import type { HeldPlan, ObjectRef, ObjectSummary, SyncSummary, SyncTree } from './api.ts';
 import { eventsIfAllowed, getObject, listKind } from './kube-lists.ts';
 import { diagnosticOf, healthOf, iso, conditionsOf, revisionOf, summaryOf, type KubeObject } from './shape.ts';
+import type { CommitLookup } from './reader.ts';
 import { ViewError } from './view-error.ts';
 
 /** A Sync's status fields the view reads (schemas/sync.schema.json). */
@@ -68,7 +69,7 @@ export function syncSummaryOf(o: KubeObject): SyncSummary {
 }
 
 /** A Sync and its inventory as the person can read it: revision → namespaces → objects; a namespace they may not read is marked, not shown. */
-export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, name: string): Promise<SyncTree> {
+export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, name: string, commits?: CommitLookup): Promise<SyncTree> {
   const o = await getObject(kc, 'syncs', name);
   const st = statusOf(o);
   const inventory = st.inventory ?? [];
@@ -79,7 +80,8 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
       .sort(([a], [b]) => a.localeCompare(b))
       .map(async ([ns, entries]) => {
         try {
-          return { name: ns, objects: await inventoryRows(kc, registry, ns, entries) };
+          const [objects, events] = await Promise.all([inventoryRows(kc, registry, ns, entries), eventsIfAllowed(kc, ns, undefined, 20)]);
+          return { name: ns, objects, events };
         } catch (err) {
           if (err instanceof ViewError && err.status === 403) return { name: ns, objects: [], forbidden: true };
           throw err;
@@ -92,7 +94,7 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
     undefined,
     inventory.filter((e) => !e.namespace),
   ).catch(() => []);
-  const summary = syncSummaryOf(o);
+  const summary = await withCommit(o, syncSummaryOf(o), commits);
   return {
     sync: summary,
     ...(summary.applied ? { revision: summary.applied } : {}),
@@ -167,6 +169,16 @@ function heldDeletions(message: string): ObjectRef[] {
     .map((p) => (p.length >= 3 ? { kind: p[0]!, namespace: p[1]!, name: p.slice(2).join('/') } : { kind: p[0]!, name: p[1]! }));
 }
 
-export async function syncSummaries(kc: k8s.KubeConfig): Promise<SyncSummary[]> {
-  return (await listKind(kc, 'syncs')).map(syncSummaryOf).sort((a, b) => a.name.localeCompare(b.name));
+export async function syncSummaries(kc: k8s.KubeConfig, commits?: CommitLookup): Promise<SyncSummary[]> {
+  const syncs = await listKind(kc, 'syncs');
+  const rows = await Promise.all(syncs.map((o) => withCommit(o, syncSummaryOf(o), commits)));
+  return rows.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The applied revision's commit message, author and time, where the Sync follows Git and the cache holds the commit. */
+export async function withCommit(o: KubeObject, s: SyncSummary, commits?: CommitLookup): Promise<SyncSummary> {
+  const url = ((o.spec?.source ?? {}) as SourceSpec).git?.url;
+  if (!commits || !url || !s.applied?.commit) return s;
+  const c = await commits(url, s.applied.commit).catch(() => undefined);
+  return c ? { ...s, applied: { ...s.applied, message: c.message, author: c.author, when: c.when } } : s;
 }

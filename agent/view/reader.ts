@@ -19,6 +19,12 @@ export interface ViewReader {
   cloud(name: string): Promise<CloudView>;
 }
 
+/**
+ * The commit behind an applied revision (message, author, when), from the
+ * front end's local Git cache; asked only after the person read the Sync.
+ */
+export type CommitLookup = (gitUrl: string, commit: string) => Promise<{ message: string; author: string; when: string } | undefined>;
+
 /** What one person sees: the reads and the live stream, both made as them. */
 export interface PersonView {
   reader: ViewReader;

@@ -47,7 +47,7 @@ export function conditionsOf(o: KubeObject): Condition[] {
 /** `main@sha1:<sha>` (Git) or `<tag>@sha256:<digest>` (OCI): the commit or digest part. */
 export function revisionOf(revision: string | undefined, when?: string): Revision | undefined {
   if (!revision) return undefined;
-  const m = /@(?:sha1|sha256):([0-9a-f]+)$/.exec(revision);
+  const m = /(?:^|@)(?:sha1|sha256):([0-9a-f]+)$/.exec(revision);
   return { revision, ...(m ? { commit: m[1] } : {}), ...(when ? { when } : {}) };
 }
 

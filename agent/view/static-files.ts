@@ -31,7 +31,13 @@ const pageHeaders = {
  * reloaded. Paths never leave the directory.
  */
 export async function serveStatic(dir: string, res: ServerResponse, path: string): Promise<void> {
-  const clean = normalize(decodeURIComponent(path)).replace(/^([/\\])+/, '');
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    decoded = '/';
+  }
+  const clean = normalize(decoded).replace(/^([/\\])+/, '');
   const file = join(dir, clean);
   const inside = file === dir || file.startsWith(dir.endsWith(sep) ? dir : dir + sep);
   let target = join(dir, 'index.html');

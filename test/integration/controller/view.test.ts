@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadKubeConfig, serverSideApply } from '../../../agent/kube/client.ts';
 import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';
 import { createLogger } from '../../../agent/telemetry/logger.ts';
-import type { ApiError, ChangeEvent, NamespaceView, Overview, WhoAmI } from '../../../agent/view/api.ts';
+import type { ApiError, ChangeEvent, HeldPlan, NamespaceView, Overview, SyncTree, WhoAmI } from '../../../agent/view/api.ts';
 import { csrfHeader } from '../../../agent/view/api.ts';
 import { kubeBackend } from '../../../agent/view/kube-backend.ts';
 import { serveView, type ViewServer } from '../../../agent/view/server.ts';
@@ -167,7 +167,7 @@ describe('the web view, signed in as a tenant with kupenstack-view in team-a', (
       while (!re.test(text)) {
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`no ${re} within ${ms} ms; got: ${text}`);
-        const r = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(r, left))]);
+        const r = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), left))]);
         if (r === undefined || r.done) continue;
         text += r.value;
       }
@@ -183,6 +183,93 @@ describe('the web view, signed in as a tenant with kupenstack-view in team-a', (
     ac.abort();
     const denied = await (await fetch(`${base}/api/events?scope=namespace:${teamB}`, { headers: { cookie } })).text();
     expect(denied).toMatch(/event: denied\ndata: .*"status":403/);
+  });
+
+  it('streams the overview to a tenant: the cluster-wide watches it may not make are made in the namespaces it may read', async () => {
+    const cookie = await signedIn();
+    const ac = new AbortController();
+    const res = await fetch(`${base}/api/events?scope=overview`, { headers: { cookie }, signal: ac.signal });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const deadline = Date.now() + 20_000;
+    while (!/event: (ready|denied)/.test(text) && Date.now() < deadline) text += (await reader.read()).value ?? '';
+    expect(text).toContain('event: ready');
+    await setStatus(teamA, 'net-a', 'a0000000-0000-4000-8000-00000000000a', 'True');
+    while (!/"name":"net-a"/.test(text) && Date.now() < deadline) text += (await reader.read()).value ?? '';
+    expect(text).toMatch(/event: change\ndata: \{"scope":"overview","type":"MODIFIED","kind":"Network","namespace":"view-a-/);
+    expect(text).not.toContain(teamB);
+    ac.abort();
+  });
+
+  it("an operator who may read Syncs sees a Sync's tree (revision → namespaces → objects) and its held revision's plan", async () => {
+    const sa = `view-operator-${suffix}`;
+    await core.createNamespacedServiceAccount({ namespace: teamA, body: { metadata: { name: sa } } });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: sa },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'ServiceAccount', name: sa, namespace: teamA }],
+      },
+    });
+    const name = `view-sync-${suffix}`;
+    try {
+      const sync = {
+        apiVersion: `${group}/${version}`,
+        kind: 'Sync',
+        metadata: { name },
+        spec: { suspend: true, source: { git: { url: 'https://git.invalid/infra.git', ref: { branch: 'main' } } } },
+      };
+      await custom.createClusterCustomObject({ group, version, plural: 'syncs', body: sync });
+      const held = 'main@sha1:' + 'b'.repeat(40);
+      const message = `${held} applied except 1 deletions held by the mass-delete guard (massDeleteThreshold 25%): Network/${teamA}/net-a; confirm with kubectl annotate sync ${name} kupenstack.io/allow-mass-delete=${held}`;
+      const status = {
+        conditions: [{ type: 'Ready', status: 'False', reason: 'DeletionHeld', message, lastTransitionTime: new Date().toISOString() }],
+        lastAppliedRevision: 'main@sha1:' + 'a'.repeat(40),
+        heldRevision: held,
+        inventory: [
+          { apiVersion: `${group}/${version}`, kind: 'Network', namespace: teamA, name: 'net-a' },
+          { apiVersion: `${group}/${version}`, kind: 'Network', namespace: teamB, name: 'net-b' },
+        ],
+        history: [{ revision: held, startedAt: new Date().toISOString(), result: 'Held', counts: { held: 1 } }],
+      };
+      await custom.patchClusterCustomObjectStatus(
+        {
+          group,
+          version,
+          plural: 'syncs',
+          name,
+          body: { apiVersion: `${group}/${version}`, kind: 'Sync', metadata: { name }, status },
+          fieldManager: 'view-test',
+          force: true,
+        },
+        serverSideApply,
+      );
+      const tr = await core.createNamespacedServiceAccountToken({ name: sa, namespace: teamA, body: { spec: { audiences: [], expirationSeconds: 900 } } });
+      const res = await login(tr.status!.token!);
+      expect(res.status).toBe(200);
+      const cookie = /^([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
+      const tree = (await (await get(`/api/syncs/${name}`, cookie)).json()) as SyncTree;
+      expect(tree.sync).toMatchObject({ name, suspended: true, health: 'Suspended', held, applied: { commit: 'a'.repeat(40) } });
+      expect(tree.namespaces.map((n) => [n.name, n.objects.map((o) => [o.kind, o.name, o.openstackId])])).toEqual([
+        [teamA, [['Network', 'net-a', 'a0000000-0000-4000-8000-00000000000a']]],
+        [teamB, [['Network', 'net-b', 'b0000000-0000-4000-8000-00000000000b']]],
+      ]);
+      const plan = (await (await get(`/api/syncs/${name}/plan`, cookie)).json()) as HeldPlan;
+      expect(plan).toMatchObject({
+        sync: name,
+        revision: held,
+        why: 'mass-delete',
+        counts: { held: 1 },
+        deletions: [{ kind: 'Network', namespace: teamA, name: 'net-a' }],
+      });
+      expect(plan.confirm).toBe(`kubectl annotate sync ${name} kupenstack.io/allow-mass-delete=${held}`);
+      // The tenant may not read Syncs: 403, and the overview says so.
+      const tenantCookie = await signedIn();
+      expect((await get(`/api/syncs/${name}`, tenantCookie)).status).toBe(403);
+    } finally {
+      await custom.deleteClusterCustomObject({ group, version, plural: 'syncs', name }).catch(() => undefined);
+      await rbac.deleteClusterRoleBinding({ name: sa }).catch(() => undefined);
+    }
   });
 
   it('never writes the token to its logs', () => {

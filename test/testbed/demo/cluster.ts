@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
 import { buildImage, imageIsCurrent, runImage, serviceAccountMount } from '../image/image.ts';
 import { builtHelm, kube, kubectlPath, tokenKubeconfig } from '../kubernetes/peer.ts';
+import { viewerObjects, viewGuide } from './view-guide.ts';
 import { bold, gitPassword, gitUser, home, installPushHook, publishImage, root, say, seedRepository } from './shared.ts';
 
 const system = 'kupenstack-demo';
@@ -27,6 +28,7 @@ const owner = 'demo-k8s';
 const prefix = 'demo-k8s-';
 const tenants = ['team-a', 'team-b'];
 const listen = process.env.KUPENSTACK_DEMO_LISTEN ?? '127.0.0.1:9090';
+const viewAddress = process.env.KUPENSTACK_DEMO_VIEW ?? '127.0.0.1:8080';
 const foreground = process.argv.includes('--foreground');
 // The real node's taint and label (test/testbed/node/common.sh): the pods select it.
 const onRealNode = { nodeSelector: { 'kupenstack.test/real': 'true' }, tolerations: [{ key: 'kupenstack.test/real', operator: 'Equal', value: 'true', effect: 'NoSchedule' }] };
@@ -95,7 +97,7 @@ function hookCredentials(): string {
 function startController(): ChildProcess {
   const saDir = serviceAccountMount(system, 'kupenstack-controller', { duration: '24h' });
   // Only the demo's Sync: tests on the same API server keep theirs. The Git cache in a writable place (the image's is /tmp).
-  const args = ['controller', '--egress-allow', '*=>127.0.0.0/8', '--cloud', cloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--resync', '1m', '--listen', listen, '--sync-selector', 'kupenstack.io/demo=true'];
+  const args = ['controller', '--egress-allow', '*=>127.0.0.0/8', '--cloud', cloudName, '--clouds-secret', 'kupenstack-cloud', '--owner', owner, '--project-prefix', prefix, '--resync', '1m', '--listen', listen, '--view-address', viewAddress, '--sync-selector', 'kupenstack.io/demo=true'];
   if (imageIsCurrent()) {
     args.push('--state-dir', '/tmp/kupenstack');
     say(`running the image 127.0.0.1:5050/kupenstack/kupenstack as in a pod: ServiceAccount ${system}/kupenstack-controller (TokenRequest token at /var/run/secrets/kubernetes.io/serviceaccount), KUBERNETES_SERVICE_HOST=127.0.0.1`);
@@ -174,10 +176,11 @@ async function pods(url: string): Promise<void> {
   syncRepository(url, { url: serviceHook, curlArgs: hookCredentials(), who: 'controller (through its Service)' });
   const running = (): boolean => kubectl(['get', 'pods', '-n', system, '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={.items[*].status.phase}']).includes('Running');
   await converge(running);
+  kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=kupenstack-demo', '-f', '-'], viewerObjects(release).map((o) => JSON.stringify(o)).join('\n'));
   process.stdout.write(`\n${bold('KupenStack, as pods on the real node:')}\n${kubectl(['get', 'pods', '-n', system, '-o', 'wide'])}\n${bold('The cloud, as Kubernetes objects:')}\n${kubectl(['get', 'networks.kupenstack.io,virtualmachines.kupenstack.io', '-A'])}\n`);
   guide(`kubectl get pods -n ${system} -o wide                  # the controller: 2 replicas, one holds the Lease
   kubectl get lease -n ${system} ${release}-controller
-  kubectl logs -n ${system} -l app.kubernetes.io/instance=${release} --prefix --tail=20`, `The controller keeps running as pods: helm uninstall ${release} -n ${system} --kubeconfig ${kube.kubeconfig} removes it.`);
+  kubectl logs -n ${system} -l app.kubernetes.io/instance=${release} --prefix --tail=20`, `${viewGuide({ system, release })}The controller keeps running as pods: helm uninstall ${release} -n ${system} --kubeconfig ${kube.kubeconfig} removes it.`);
 }
 
 /** --foreground: the controller runs here (as in a pod), until Ctrl-C. */
@@ -202,7 +205,8 @@ async function inForeground(url: string): Promise<void> {
   }
   if (controller.exitCode === null) {
     process.stdout.write(`\n${kubectl(['get', 'networks.kupenstack.io,virtualmachines.kupenstack.io', '-A'])}\n`);
-    guide('', 'The controller keeps running here (Ctrl-C stops it).');
+    kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=kupenstack-demo', '-f', '-'], viewerObjects(release).map((o) => JSON.stringify(o)).join('\n'));
+    guide('', `${viewGuide({ system, release, direct: viewAddress })}The controller keeps running here (Ctrl-C stops it).`);
   }
   process.exitCode = (await exited) ?? 0;
 }
