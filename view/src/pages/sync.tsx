@@ -146,6 +146,12 @@ function Tree(props: { t: SyncTree; at: Date | undefined }) {
               row={(o) => <ObjectRow key={`${o.kind}/${o.name}`} o={o} ns={n.name} withKind />}
             />
           )}
+          {!n.forbidden && n.events && n.events.length > 0 && (
+            <>
+              <h3>Last Events in {n.name}</h3>
+              <Events events={n.events} label={`Last Events in ${n.name}`} withObject />
+            </>
+          )}
         </details>
       ))}
       <h2>Runs</h2>
