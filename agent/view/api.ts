@@ -211,6 +211,8 @@ export interface ObjectSummary {
   lastSyncTime?: string;
   /** References to other objects, for links. */
   refs: ObjectRef[];
+  /** Its newest Event, when the server has it at hand (the Sync tree's "last Event" column; added by the UI half). */
+  lastEvent?: ObjectEvent;
 }
 
 export interface ObjectDetail extends ObjectSummary {
