@@ -71,6 +71,9 @@ const knownWaits: Record<string, string> = {
   'agent/controller/clouds/cloud-loop.ts': 'the maintenance window timer, through the queue',
   'agent/controller/leases/leader.ts': "the Lease's renew timer",
   'agent/controller/api-contact.ts': "the API server contact's check timer",
+  'agent/view/live.ts': "the web view's event stream: changes grouped every 200 ms and a keep-alive comment; a person's page, never a namespace's run",
+  'agent/view/local-backend.ts': "the standalone view reads the agent's state once a second for its live page; it reads files, not OpenStack",
+  'agent/view/watches.ts': "the web view's watch made again after an error, with the person's token; no namespace's slot",
 };
 
 describe('no adapter sleeps in requeue mode', () => {
