@@ -39,6 +39,8 @@ interface ControllerCliOptions extends EgressOptions, LogOptions {
   syncs: boolean;
   stateDir?: string;
   registryHookSecret?: string;
+  metricsTokenFile?: string;
+  metricsOpen?: boolean;
   cloudLifecycle: boolean;
   cloudResync: string;
   cloudSelector?: string;
@@ -122,6 +124,11 @@ function withControllerFlags(command: Command): Command {
       '--registry-hook-secret <[namespace/]name[:key]>',
       'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused',
     )
+    .option(
+      '--metrics-token-file <path>',
+      '/metrics answers only "Authorization: Bearer <token>" with the token in this file (re-read on change); without it and without --metrics-open, only loopback',
+    )
+    .option('--metrics-open', 'serve /metrics to anyone who reaches --listen (a NetworkPolicy of yours decides); default: loopback only, or --metrics-token-file')
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
     .option(
@@ -211,6 +218,9 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
     ...(listen ? { listen: { host: listen[1]!.replace(/^\[|\]$/g, ''), port: Number(listen[2]) } } : {}),
     ...(hookSecret
       ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } }
+      : {}),
+    ...(opts.metricsTokenFile !== undefined || opts.metricsOpen === true
+      ? { metricsAccess: { ...(opts.metricsTokenFile !== undefined ? { tokenFile: opts.metricsTokenFile } : {}), open: opts.metricsOpen === true } }
       : {}),
     ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
     ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),

@@ -19,6 +19,7 @@ import { ConfigMapCreateJournal, createJournalName } from './resources/create-jo
 import { leadershipOf, type Leadership, type LeadershipHooks } from './leadership.ts';
 import type { Loops } from './loops.ts';
 import { serveRoutes } from './routes.ts';
+import type { MetricsAccess } from '../telemetry/metrics-access.ts';
 import { shardLeaseName } from './leases/shards.ts';
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -52,6 +53,8 @@ export interface ControllerSettings {
   shardGraceMs?: number;
   listen?: { host: string; port: number };
   registryHookSecret?: { namespace?: string; name: string; key: string };
+  /** Who may read /metrics: --metrics-token-file, --metrics-open; default loopback only. */
+  metricsAccess?: MetricsAccess;
   syncSelector?: string;
   cloudSelector?: string;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
@@ -118,6 +121,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
     const routes = {
       listen: s.listen,
       ...(registryHookSecret ? { registryHookSecret } : {}),
+      ...(s.metricsAccess ? { metricsAccess: s.metricsAccess } : {}),
       ...loops,
       secrets: c.secrets,
       metrics: c.metrics,

@@ -21,7 +21,7 @@ export class WebhookError extends KupenstackError {
 
 export interface Delivery {
   provider: Provider;
-  /** The provider's delivery id, or a hash of the body when it sends none: what replay detection remembers. */
+  /** The provider's delivery id, or a hash of the body when it sends none: for logs only (replays are told by the body, git-hook.ts). */
   id: string;
   event: string;
 }

@@ -8,6 +8,7 @@ import type { AgentMetrics } from '../telemetry/metrics.ts';
 import { serveRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
 import { ociSourceFollows } from '../hooks/registry-match.ts';
 import { DeliveryLog } from '../hooks/git-webhook.ts';
+import { HookSlots } from '../hooks/in-flight.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 
 /**
@@ -20,6 +21,7 @@ import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hoo
 export class AgentServer {
   private readonly server: Server;
   private readonly deliveries = new DeliveryLog(1000);
+  private readonly slots = new HookSlots();
 
   private readonly agent: Agent;
   private readonly metrics: AgentMetrics;
@@ -50,7 +52,7 @@ export class AgentServer {
     };
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
-        // The path only: a registry hook's ?token= must never reach a log.
+        // The path only: a query (a refused ?token=) must never reach a log.
         this.logger.error({ error: err instanceof Error ? err.message : String(err), path: (req.url ?? '').split('?')[0] }, 'http handler failed');
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
         else res.end();
@@ -95,16 +97,19 @@ export class AgentServer {
       return sendJson(res, 200, {
         syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })),
       });
+    if (path === '/hooks' || path.startsWith('/hooks/')) return this.slots.run(res, () => this.hook(req, res, path));
+    sendJson(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
+  }
+
+  /** `POST /hooks…`, in one of the slots (hooks/in-flight.ts). */
+  private async hook(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (path === '/hooks/registry' || path.startsWith('/hooks/registry/')) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'registry notifications are POSTed' });
       return this.registryHook(req, res, path === '/hooks/registry' ? undefined : decodeURIComponent(path.slice('/hooks/registry/'.length)));
     }
-    if (path === '/hooks' || path.startsWith('/hooks/')) {
-      if (req.method !== 'POST') return sendJson(res, 405, { error: 'webhooks are POSTed' });
-      const answer = await handleGitHook(req, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)), this.gitHook);
-      return sendJson(res, answer.status, answer.body);
-    }
-    sendJson(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
+    if (req.method !== 'POST') return sendJson(res, 405, { error: 'webhooks are POSTed' });
+    const answer = await handleGitHook(req, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)), this.gitHook);
+    return sendJson(res, answer.status, answer.body);
   }
 
   /** A registry says a tag moved: the Syncs whose Images follow it (and whose secret the sender knows) run now. */
