@@ -128,7 +128,10 @@ function withControllerFlags(command: Command): Command {
       '--metrics-token-file <path>',
       '/metrics answers only "Authorization: Bearer <token>" with the token in this file (re-read on change); without it and without --metrics-open, only loopback',
     )
-    .option('--metrics-open', 'serve /metrics to anyone who reaches --listen (a NetworkPolicy of yours decides); default: loopback only, or --metrics-token-file')
+    .option(
+      '--metrics-open',
+      'serve /metrics to anyone who reaches --listen (a NetworkPolicy of yours decides); default: loopback only, or --metrics-token-file',
+    )
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
     .option(

@@ -115,10 +115,7 @@ async function pushed(
     return { status: 200, body: { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((f) => f.name).join(', ')}` } };
   for (const f of moved) await f.trigger();
   count(moved, 'triggered');
-  o.logger.info(
-    { provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((f) => f.name) },
-    'webhook: push received, fetching now',
-  );
+  o.logger.info({ provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((f) => f.name) }, 'webhook: push received, fetching now');
   return { status: 202, body: { result: 'triggered', syncs: moved.map((f) => f.name) } };
 }
 

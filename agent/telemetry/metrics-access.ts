@@ -54,12 +54,10 @@ export class MetricsGate {
   private async read(file: string): Promise<string | undefined> {
     const now = Date.now();
     if (this.token && now - this.token.at < tokenTtlMs) return this.token.value || undefined;
-    let value = '';
-    try {
-      value = (await readFile(file, 'utf8')).trim();
-    } catch {
-      value = '';
-    }
+    const value = await readFile(file, 'utf8').then(
+      (text) => text.trim(),
+      () => '',
+    );
     this.token = { value, at: now };
     return value || undefined;
   }
