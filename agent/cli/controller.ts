@@ -45,6 +45,7 @@ interface ControllerCliOptions extends EgressOptions, LogOptions {
   cloudResync: string;
   cloudSelector?: string;
   flavorExtraSpec: string[];
+  agentCredentialsRegistry: string[];
 }
 
 /**
@@ -147,6 +148,13 @@ function withControllerFlags(command: Command): Command {
       (v: string, all: string[]) => [...all, v],
       [],
     )
+    .option(
+      '--agent-credentials-registry <host[:port]>',
+      "a registry (as Images name it: docker.io, registry.example:5000) whose pulls may use the controller's own credentials (its docker config) " +
+        'from any namespace; elsewhere only admin namespaces use them, and a tenant Image without credentialsSecretRef pulls anonymously; repeatable',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)');
 }
 
@@ -228,6 +236,7 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
     ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
     ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
     memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
+    agentCredentialsRegistries: opts.agentCredentialsRegistry,
   };
 }
 

@@ -17,6 +17,7 @@ import {
 import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
+import { mayUseAgentCredentials } from '../../policy/registry-credentials.ts';
 import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
 import { lookedUpId, openstackName, pick, type AdapterContext, type Remote, type Waiting } from '../kit/adapter.ts';
 import { ImageMemory } from '../kit/image-memory.ts';
@@ -73,13 +74,16 @@ const plainHttpAdvice = 'set insecure: true under spec.source.oci';
 
 /**
  * The registry client for this manifest: anonymous or the agent's docker
- * config, or the `.dockerconfigjson` Secret `credentialsSecretRef` names,
+ * config (in a tenant namespace only for the registries the cluster admin
+ * lists), or the `.dockerconfigjson` Secret `credentialsSecretRef` names,
  * read through the SecretResolver at each use (a rotated Secret takes effect).
  */
 export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSource> {
-  const ref = ociSourceOf(m).credentialsSecretRef;
+  const oci = ociSourceOf(m);
+  const ref = oci.credentialsSecretRef;
   const egress = egressFor(ctx.namespace);
-  if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice, egress });
+  // No Secret named: the agent's own credentials only where the cluster admin allows them (policy/registry-credentials.ts).
+  if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice, egress, anonymous: !mayUseAgentCredentials(ctx.namespace, parseRepository(oci.repository).registry) });
   const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };
   if (!ctx.secrets) {
     throw new KupenstackError(
