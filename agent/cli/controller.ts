@@ -127,7 +127,7 @@ function withControllerFlags(command: Command): Command {
     )
     .option(
       '--metrics-token-file <path>',
-      '/metrics answers only "Authorization: Bearer <token>" with the token in this file (re-read on change); without it and without --metrics-open, only loopback',
+      '/metrics answers other hosts than loopback only with "Authorization: Bearer <token>", the token in this file (re-read on change); without it and without --metrics-open, loopback only',
     )
     .option(
       '--metrics-open',

@@ -6,10 +6,12 @@ import { isIP } from 'node:net';
 /**
  * Who may read `/metrics`: its series name every Sync, namespace-free counts
  * of work, and the process's state, which is not every pod's business.
- * - `tokenFile`: scrapers send `Authorization: Bearer <the file's content>`
+ * - loopback always (the pod itself, `kubectl port-forward`, which needs
+ *   the right to enter the pod anyway);
+ * - `tokenFile`: other hosts send `Authorization: Bearer <the file's content>`
  *   (read again at most every few seconds: a rotated Secret needs no restart);
  * - `open`: anyone who reaches the port (the operator's NetworkPolicy decides);
- * - neither (the default): only from loopback (a sidecar, `kubectl port-forward`).
+ * - neither (the default): loopback only.
  */
 export interface MetricsAccess {
   tokenFile?: string;
@@ -34,9 +36,10 @@ export class MetricsGate {
 
   /** Undefined: serve it; else why not (never the token, nor how much of it matched). */
   async judge(req: IncomingMessage): Promise<MetricsRefusal | undefined> {
+    if (isLoopback(req.socket.remoteAddress)) return undefined;
     const file = this.access.tokenFile;
     if (file === undefined) {
-      if (this.access.open === true || isLoopback(req.socket.remoteAddress)) return undefined;
+      if (this.access.open === true) return undefined;
       return {
         status: 403,
         error: '/metrics is served to other hosts only with a bearer token (--metrics-token-file; chart: metrics.tokenSecret) or with --metrics-open',

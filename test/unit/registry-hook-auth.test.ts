@@ -1,5 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DeliveryLog } from '../../agent/hooks/git-webhook.ts';
 import { handleRegistryHook, signatureHeader, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
@@ -77,10 +80,23 @@ describe('/metrics access (telemetry/metrics-access.ts)', () => {
     expect(await new MetricsGate({ open: true }).judge(from('10.244.1.7'))).toBeUndefined();
   });
 
-  it('with a token file that cannot be read, everyone is refused, loopback too (503)', async () => {
-    const gate = new MetricsGate({ tokenFile: '/nonexistent/kupenstack-metrics-token' });
-    expect(await gate.judge(from('127.0.0.1', { authorization: 'Bearer anything' }))).toMatchObject({ status: 503 });
+  it('with a token file: another host needs its token, exactly; an unreadable file refuses them all (503)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'metrics-token-'));
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, 'metrics-token-9\n');
+    const gate = new MetricsGate({ tokenFile, open: true });
+    const pod = '10.244.1.7';
+    for (const auth of [undefined, 'Bearer wrong', 'metrics-token-9', 'Basic bWV0cmljcy10b2tlbi05', 'Bearer metrics-token-9x']) {
+      const refused = await gate.judge(from(pod, auth === undefined ? {} : { authorization: auth }));
+      expect(refused?.status, String(auth)).toBe(401);
+      expect(refused?.error).not.toContain('metrics-token-9');
+    }
+    expect(await gate.judge(from(pod, { authorization: 'Bearer metrics-token-9' }))).toBeUndefined();
+    expect(await gate.judge(from('127.0.0.1'))).toBeUndefined();
+    const unreadable = new MetricsGate({ tokenFile: join(dir, 'missing') });
+    expect(await unreadable.judge(from(pod, { authorization: 'Bearer metrics-token-9' }))).toMatchObject({ status: 503 });
     expect(isLoopback(undefined)).toBe(false);
     expect(isLoopback('localhost')).toBe(false);
   });
+
 });

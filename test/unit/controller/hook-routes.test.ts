@@ -1,8 +1,5 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serveHealth } from '../../../agent/controller/health.ts';
@@ -166,19 +163,11 @@ describe("the controller's hooks and /metrics, served (routes.ts)", () => {
     expect(m.imagesAsked).toBe(0);
   });
 
-  it('/metrics with --metrics-token-file: only the bearer of that token reads it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'metrics-token-'));
-    const tokenFile = join(dir, 'token');
-    writeFileSync(tokenFile, 'metrics-token-9\n');
-    const m = await mount({ metricsAccess: { tokenFile } });
-    const get = (auth?: string): Promise<Response> => fetch(`${m.base}/metrics`, auth === undefined ? {} : { headers: { authorization: auth } });
-    for (const auth of [undefined, 'Bearer wrong', 'metrics-token-9', 'Basic bWV0cmljcy10b2tlbi05']) {
-      const r = await get(auth);
-      expect(r.status, String(auth)).toBe(401);
-      expect(await r.text()).not.toContain('metrics-token-9');
-    }
-    const ok = await get('Bearer metrics-token-9');
+  it('/metrics with --metrics-token-file: loopback (the pod itself, a port-forward) still reads it, the token file being unread', async () => {
+    const m = await mount({ metricsAccess: { tokenFile: '/nonexistent/kupenstack-metrics-token' } });
+    const ok = await fetch(`${m.base}/metrics`);
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('kupenstack_webhook_deliveries_total');
   });
+
 });
