@@ -68,12 +68,46 @@ export function hmacHex(secret: string, body: Buffer): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
+/** How far a signed GitLab delivery's timestamp may be from now (Standard Webhooks' tolerance). */
+const signedTimestampToleranceMs = 5 * 60_000;
+
+/**
+ * GitLab's signing token (Standard Webhooks): `webhook-signature: v1,<base64>`
+ * (one or more, space-separated), the HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+ * under the token (`whsec_<base64 key>`, or the secret's bytes as given).
+ * Authenticates the body and its time, so a capture is stale after 5 minutes.
+ */
+function verifySigned(headers: IncomingHttpHeaders, body: Buffer, secret: string, now: number): void {
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  if (id === undefined || timestamp === undefined || !/^\d{1,12}$/.test(timestamp))
+    throw new WebhookError(401, 'GitLab signed webhook without webhook-id and a webhook-timestamp in seconds');
+  if (Math.abs(now - Number(timestamp) * 1000) > signedTimestampToleranceMs)
+    throw new WebhookError(401, `GitLab signed webhook: webhook-timestamp ${timestamp} is more than 5 minutes from now (a replay, or a clock to fix)`);
+  const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  const given = (header(headers, 'webhook-signature') ?? '').split(' ').filter((s) => s.startsWith('v1,'));
+  let ok = false;
+  // Every signature is compared (no early exit): the time says nothing about which one matched.
+  for (const g of given) if (sameSecret(g.slice(3), expected)) ok = true;
+  if (!ok)
+    throw new WebhookError(
+      401,
+      "GitLab signed webhook: webhook-signature does not match the HMAC-SHA256 under the Sync's webhook secret (the hook's signing token)",
+    );
+}
+
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hmac hex>`; Gitea: `X-Gitea-Signature: <hmac hex>`
- * (HMAC-SHA256 of the raw body); GitLab: `X-Gitlab-Token: <secret>` as is.
+ * (HMAC-SHA256 of the raw body); GitLab: its signing token's `webhook-signature`
+ * when it sends one (judged alone), else `X-Gitlab-Token: <secret>` as is. The
+ * token authenticates the sender, not the body: a push only tells the Sync to
+ * fetch its own ref from Git now (the payload's commit is never applied), so a
+ * forged body costs one fetch.
  */
-export function verify(delivery: Delivery, headers: IncomingHttpHeaders, body: Buffer, secret: string): void {
+export function verify(delivery: Delivery, headers: IncomingHttpHeaders, body: Buffer, secret: string, now = Date.now()): void {
   if (delivery.provider === 'gitlab') {
+    if (header(headers, 'webhook-signature') !== undefined) return verifySigned(headers, body, secret, now);
     const token = header(headers, 'x-gitlab-token');
     if (token === undefined)
       throw new WebhookError(401, "GitLab webhook without X-Gitlab-Token: set the secret token of the webhook to the Sync's webhook secret");
