@@ -5,6 +5,7 @@ import type { Agent, SyncHandle } from './agent.ts';
 import { sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { MetricsGate, type MetricsAccess } from '../telemetry/metrics-access.ts';
 import { serveRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
 import { ociSourceFollows } from '../hooks/registry-match.ts';
 import { DeliveryLog } from '../hooks/git-webhook.ts';
@@ -28,7 +29,11 @@ export class AgentServer {
   private readonly logger: Logger;
   private readonly gitHook: GitHookOptions;
 
-  constructor(agent: Agent, metrics: AgentMetrics, logger: Logger) {
+  /** Who may read /metrics (telemetry/metrics-access.ts): loopback only unless told otherwise. */
+  private readonly metricsGate: MetricsGate;
+
+  constructor(agent: Agent, metrics: AgentMetrics, logger: Logger, metricsAccess: MetricsAccess = {}) {
+    this.metricsGate = new MetricsGate(metricsAccess);
     this.agent = agent;
     this.metrics = metrics;
     this.logger = logger;
@@ -92,7 +97,10 @@ export class AgentServer {
       const r = this.agent.readiness();
       return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', syncs: r.syncs });
     }
-    if (path === '/metrics') return this.metrics.serve(res);
+    if (path === '/metrics') {
+      const refused = await this.metricsGate.judge(req);
+      return refused ? sendJson(res, refused.status, { error: refused.error }) : this.metrics.serve(res);
+    }
     if (path === '/status')
       return sendJson(res, 200, {
         syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })),
