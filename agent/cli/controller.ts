@@ -7,6 +7,7 @@ import { cloudName as cloudNameOf } from './cloud-options.ts';
 import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
+import { configureAgentCredentials, describeAgentCredentials } from '../net/registry-credentials.ts';
 import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
 import { markLogged } from './logged-error.ts';
 import { defaultLogFormat, type Logger } from '../telemetry/logger.ts';
@@ -63,7 +64,18 @@ export function controllerCommand(): Command {
   });
   return withControllerFlags(command).action(async (opts: ControllerCliOptions) => {
     const settings = settingsOf(opts);
-    await runLogged(opts, (logger) => runController({ ...settings, logger, egress: (labelsOf) => configureEgressFrom(opts, labelsOf) }));
+    await runLogged(opts, (logger) =>
+      runController({
+        ...settings,
+        logger,
+        egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
+        registryCredentials: (isAdmin) => {
+          const policy = { isAdmin, registries: opts.agentCredentialsRegistry };
+          configureAgentCredentials(policy);
+          return describeAgentCredentials(policy);
+        },
+      }),
+    );
   });
 }
 
@@ -159,7 +171,7 @@ function withControllerFlags(command: Command): Command {
 }
 
 /** The flags checked (a UsageError names the flag and an example) and turned into the process's settings. */
-function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logger' | 'egress'> {
+function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logger' | 'egress' | 'registryCredentials'> {
   const config = loadConfig(opts.config);
   if (opts.owner) config.owner = opts.owner;
   if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
@@ -236,7 +248,6 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
     ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
     ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),
     memberPolicy: { flavorExtraSpecs: opts.flavorExtraSpec },
-    agentCredentialsRegistries: opts.agentCredentialsRegistry,
   };
 }
 

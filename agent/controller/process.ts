@@ -13,8 +13,7 @@ import { ApiContact } from './api-contact.ts';
 import { ClockedCounters, countKubeCalls, type KubeCalls } from './call-counts.ts';
 import { cloudFromSecret } from './clouds/cloud-from-secret.ts';
 import { CloudLoop } from './clouds/cloud-loop.ts';
-import type { MemberPolicyOptions } from '../policy/member-policy.ts';
-import { configureAgentCredentials, describeAgentCredentials } from '../policy/registry-credentials.ts';
+import { isAdminNamespace, type MemberPolicyOptions } from '../policy/member-policy.ts';
 import { Controller } from './resources/controller.ts';
 import { ConfigMapCreateJournal, createJournalName } from './resources/create-journal.ts';
 import { leadershipOf, type Leadership, type LeadershipHooks } from './leadership.ts';
@@ -60,12 +59,12 @@ export interface ControllerSettings {
   cloudSelector?: string;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
   memberPolicy: MemberPolicyOptions;
-  /** Registries every namespace's Images may pull from with the controller's own credentials (policy/registry-credentials.ts); default none. */
-  agentCredentialsRegistries?: string[];
   /** Every line the process writes goes through it, in the one format of --log-format (the loops' own lines as messages at info). */
   logger: Logger;
   /** Sets the egress policy (agent/net/) once the namespaces' labels can be read; returns the line to log. */
   egress: (labelsOf: (namespace: string) => Readonly<Record<string, string>>) => string;
+  /** Sets whose Images may use the controller's own registry credentials (agent/net/registry-credentials.ts); returns the line to log. */
+  registryCredentials: (isAdmin: (namespace: string) => boolean) => string;
 }
 
 /**
@@ -134,9 +133,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
     log(`serving /healthz and /readyz on ${address.address}:${address.port}`);
   }
   log(s.egress((ns) => loops.controller.labelsOf(ns)));
-  const credentials = { labelsOf: (ns: string) => loops.controller.labelsOf(ns), registries: s.agentCredentialsRegistries ?? [] };
-  configureAgentCredentials(credentials);
-  log(describeAgentCredentials(credentials));
+  log(s.registryCredentials((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
   if (s.loops.resources) await loops.controller.start();
   else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
   await loops.syncs?.start();

@@ -18,7 +18,7 @@ export interface SourceOptions {
    * manifest's `credentialsSecretRef`); `key` names them for the cache, never a value.
    */
   credentials?: { key: string; store: CredentialStore } | undefined;
-  /** No credentials at all, not even the agent's docker config (a tenant's Image, policy/registry-credentials.ts). */
+  /** No credentials at all, not even the agent's docker config (a tenant's Image, net/registry-credentials.ts). */
   anonymous?: boolean | undefined;
   /** What a plain-HTTP registry reached over https is told to do: `pass --insecure` (CLI, the default) or the manifest field. */
   plainHttpAdvice?: string | undefined;

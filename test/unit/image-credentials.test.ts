@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sourceOf, type ImageContext } from '../../agent/kinds/image/oci.ts';
 import type { Manifest } from '../../agent/model/manifest.ts';
-import { configureAgentCredentials, mayUseAgentCredentials } from '../../agent/policy/registry-credentials.ts';
+import { configureAgentCredentials, mayUseAgentCredentials } from '../../agent/net/registry-credentials.ts';
 
 // Issue 47: an Image without credentialsSecretRef must not borrow the agent's own registry
 // credentials in a tenant namespace; admin namespaces and registries the admin lists keep them.
@@ -65,17 +65,17 @@ async function offersAgentPassword(namespace: string): Promise<boolean> {
 
 describe("an Image without credentialsSecretRef and the agent's own registry credentials", () => {
   it('in a tenant namespace: anonymous, the agent password is never sent', async () => {
-    configureAgentCredentials({ labelsOf: (ns) => labels[ns] ?? {}, registries: [] });
+    configureAgentCredentials({ isAdmin: (ns) => labels[ns]?.['kupenstack.io/admin'] === 'true', registries: [] });
     expect(await offersAgentPassword('tenant')).toBe(false);
   });
 
   it('in an admin namespace: the agent credentials, as before', async () => {
-    configureAgentCredentials({ labelsOf: (ns) => labels[ns] ?? {}, registries: [] });
+    configureAgentCredentials({ isAdmin: (ns) => labels[ns]?.['kupenstack.io/admin'] === 'true', registries: [] });
     expect(await offersAgentPassword('ops')).toBe(true);
   });
 
   it('a registry the cluster admin lists (--agent-credentials-registry): the agent credentials for every namespace', async () => {
-    configureAgentCredentials({ labelsOf: (ns) => labels[ns] ?? {}, registries: [registry.toUpperCase()] });
+    configureAgentCredentials({ isAdmin: (ns) => labels[ns]?.['kupenstack.io/admin'] === 'true', registries: [registry.toUpperCase()] });
     expect(await offersAgentPassword('tenant')).toBe(true);
     expect(mayUseAgentCredentials('tenant', 'docker.io')).toBe(false);
   });

@@ -3,6 +3,7 @@ import { apiHost, formatRequest, parseRepository } from '../../../oci/reference.
 import { KupenstackError } from '../../errors.ts';
 import { DiskSources } from '../../glance/registry-source.ts';
 import { egressFor } from '../../net/egress.ts';
+import { mayUseAgentCredentials } from '../../net/registry-credentials.ts';
 import { currentVersion, ociTag, propDigest, staleVersions, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import {
   applyRetention,
@@ -17,7 +18,6 @@ import {
 import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
 import { markerFromMetadata, ownerTag, stableJson, type Marker } from '../../ownership/marker.ts';
-import { mayUseAgentCredentials } from '../../policy/registry-credentials.ts';
 import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
 import { lookedUpId, openstackName, pick, type AdapterContext, type Remote, type Waiting } from '../kit/adapter.ts';
 import { ImageMemory } from '../kit/image-memory.ts';
@@ -82,7 +82,7 @@ export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSour
   const oci = ociSourceOf(m);
   const ref = oci.credentialsSecretRef;
   const egress = egressFor(ctx.namespace);
-  // No Secret named: the agent's own credentials only where the cluster admin allows them (policy/registry-credentials.ts).
+  // No Secret named: the agent's own credentials only where the cluster admin allows them (net/registry-credentials.ts).
   if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice, egress, anonymous: !mayUseAgentCredentials(ctx.namespace, parseRepository(oci.repository).registry) });
   const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };
   if (!ctx.secrets) {

@@ -1,5 +1,3 @@
-import { isAdminNamespace } from './member-policy.ts';
-
 /**
  * Whose Images may pull with the agent's own registry credentials (its
  * docker config: `$DOCKER_CONFIG/config.json` in the controller's pod). A
@@ -13,8 +11,8 @@ import { isAdminNamespace } from './member-policy.ts';
  * may use them, as before.
  */
 export interface AgentCredentialsPolicy {
-  /** The namespace's labels as the controller's watch has them. */
-  labelsOf: (namespace: string) => Readonly<Record<string, string>>;
+  /** Whether the namespace is an admin one (the member policy's label, as the controller's watch has it). */
+  isAdmin: (namespace: string) => boolean;
   /** `host[:port]` of registries every namespace's Images may pull from with the agent's credentials. */
   registries: string[];
 }
@@ -29,7 +27,7 @@ export function configureAgentCredentials(c: AgentCredentialsPolicy | undefined)
 /** Whether an Image of `namespace` without credentialsSecretRef may use the agent's credentials for `registry` (`host[:port]`). */
 export function mayUseAgentCredentials(namespace: string, registry: string): boolean {
   if (!configured) return true;
-  if (isAdminNamespace(configured.labelsOf(namespace))) return true;
+  if (configured.isAdmin(namespace)) return true;
   const r = registry.toLowerCase();
   return configured.registries.some((listed) => listed.toLowerCase() === r);
 }
