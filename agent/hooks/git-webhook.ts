@@ -191,25 +191,35 @@ export function refMatches(pushed: string, follow: { branch?: string; tag?: stri
   return false;
 }
 
-/** Delivery ids seen recently (bounded; oldest forgotten first): a replayed delivery is acknowledged and ignored. */
+/**
+ * How long a delivery is remembered: longer than a registry event's
+ * staleness window (registry-hook.ts, 15 minutes and 5 of clock skew), so a
+ * dated event is refused by one or the other. A Git push carries no date of
+ * its own (GitLab's signed ones aside): the same push body after this long
+ * (a branch moved back and forth) is a push again, and a capture replayed
+ * later can do no more than that push did, make the Sync fetch its ref.
+ */
+export const deliveryMemoryMs = 30 * 60_000;
+
+/** Deliveries seen recently (bounded; oldest forgotten first): a replayed delivery is acknowledged and ignored. */
 export class DeliveryLog {
   private readonly seen = new Map<string, number>();
 
   private readonly capacity: number;
+  private readonly memoryMs: number;
 
-  constructor(capacity = 1000) {
+  constructor(capacity = 1000, memoryMs = deliveryMemoryMs) {
     this.capacity = capacity;
+    this.memoryMs = memoryMs;
   }
 
-  /** True the first time an id is offered, false for a replay. */
-  remember(key: string): boolean {
-    if (this.seen.has(key)) {
-      // Refresh its place: a replay storm keeps the id remembered.
-      this.seen.delete(key);
-      this.seen.set(key, Date.now());
-      return false;
-    }
-    this.seen.set(key, Date.now());
+  /** True the first time a key is offered (or once it was forgotten), false for a replay. */
+  remember(key: string, now = Date.now()): boolean {
+    const at = this.seen.get(key);
+    this.seen.delete(key);
+    // Refresh its place: a replay storm keeps the key remembered.
+    this.seen.set(key, now);
+    if (at !== undefined && now - at < this.memoryMs) return false;
     while (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!);
     return true;
   }

@@ -4,8 +4,8 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DeliveryLog } from '../../agent/hooks/git-webhook.ts';
-import { handleRegistryHook, signatureHeader, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
+import { DeliveryLog, deliveryMemoryMs } from '../../agent/hooks/git-webhook.ts';
+import { handleRegistryHook, maxEventAgeMs, signatureHeader, type RegistryHookFollower } from '../../agent/hooks/registry-hook.ts';
 import { isLoopback, MetricsGate } from '../../agent/telemetry/metrics-access.ts';
 
 // Issue 47, hooks: a registry's body authenticated when the sender can sign it, a secret
@@ -99,4 +99,18 @@ describe('/metrics access (telemetry/metrics-access.ts)', () => {
     expect(isLoopback('localhost')).toBe(false);
   });
 
+});
+
+describe('the delivery log remembers for a while', () => {
+  it('a replay inside the memory is refused (a storm keeps it remembered); after it, the same body is a delivery again', () => {
+    const log = new DeliveryLog(10);
+    const t0 = Date.parse('2026-12-01T12:00:00Z');
+    expect(log.remember('k', t0)).toBe(true);
+    expect(log.remember('k', t0 + deliveryMemoryMs - 1)).toBe(false);
+    // The replay just now refreshed it: still a replay a full memory after the first delivery.
+    expect(log.remember('k', t0 + deliveryMemoryMs + 1)).toBe(false);
+    expect(log.remember('k', t0 + 3 * deliveryMemoryMs)).toBe(true);
+    // Longer than a dated registry event stays believable (15 minutes old, 5 of skew): those are refused as stale after that.
+    expect(deliveryMemoryMs).toBeGreaterThan(maxEventAgeMs + 5 * 60_000);
+  });
 });
