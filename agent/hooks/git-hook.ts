@@ -76,7 +76,7 @@ export async function handleGitHook(req: IncomingMessage, name: string | undefin
     if (!(err instanceof KupenstackError)) throw err;
     const status = err instanceof WebhookError ? err.status : 500;
     o.metrics.webhooks.inc({ sync: label, provider, result: 'rejected' });
-    o.logger.warn({ sync: name ?? '*', status, error: err.message }, 'webhook rejected');
+    o.logger.warn({ sync: (name ?? '*').slice(0, 100), status, error: err.message }, 'webhook rejected');
     return { status, body: { error: err.message } };
   }
 }
