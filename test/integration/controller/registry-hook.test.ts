@@ -275,9 +275,15 @@ spec:
     const bad = await post('Bearer not-the-secret');
     expect(bad.status).toBe(401);
     expect(await bad.text()).not.toContain(secret);
+    const from = controller.log().length;
     const good = await post(`Bearer ${secret}`);
     expect(good.status).toBe(202);
-    expect(((await good.json()) as { images: string[] }).images).toEqual([`${ns}/Image/os`]);
+    // Counts to the sender, never the Images' namespaces (issue 47); the controller's log names them.
+    const answer = await good.text();
+    expect(JSON.parse(answer)).toMatchObject({ result: 'triggered', resolving: { images: 1, syncs: 0 } });
+    expect(answer).not.toContain(ns);
+    await until('the notification logged', () => Promise.resolve(lines('registry notification: tag moved, resolving now', from).length > 0), 10_000);
+    expect(lines('registry notification: tag moved, resolving now', from)[0]!.images).toEqual([`${ns}/Image/os`]);
     expect(controller.log()).not.toContain(secret);
   }, 60_000);
 });
