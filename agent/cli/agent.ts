@@ -22,6 +22,8 @@ import { boundsFrom, configureBoundsFrom, withBoundsOptions, type BoundsOptions 
 
 interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions, ViewOptions, BoundsOptions {
   listen: string;
+  metricsTokenFile?: string;
+  metricsOpen?: boolean;
   once: boolean;
   shutdownGrace: string;
 }
@@ -50,6 +52,14 @@ export function agentCommand(): Command {
   );
   return withBoundsOptions(command, "one Sync's run")
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
+    .option(
+      '--metrics-token-file <path>',
+      '/metrics answers other hosts than loopback only with "Authorization: Bearer <token>", the token in this file (re-read on change)',
+    )
+    .option(
+      '--metrics-open',
+      'serve /metrics to anyone who reaches --listen (a NetworkPolicy of yours decides); default: loopback only, or --metrics-token-file',
+    )
     .option('--once', 'run every Sync once and exit: 0 when all converged, 1 otherwise', false)
     .option('--shutdown-grace <duration>', 'on SIGTERM, how long the current run may go on before it is abandoned at a safe point', '25s')
     .action(runAgent);
@@ -89,7 +99,8 @@ async function runAgent(opts: AgentCliOptions): Promise<void> {
   });
   if (opts.once) return runOnce(agent);
   if (view) await startAgentView(agent, view, config.stateDir, logger, opts.viewTokenFile);
-  await serve(agent, metrics, logger, listen!, graceMs);
+  const metricsAccess = { ...(opts.metricsTokenFile !== undefined ? { tokenFile: opts.metricsTokenFile } : {}), open: opts.metricsOpen === true };
+  await serve(new AgentServer(agent, metrics, logger, metricsAccess), agent, logger, listen!, graceMs);
 }
 
 /** `--view-address`: the web view over this agent's Syncs and state (agent/view/local-backend.ts). */
@@ -118,8 +129,7 @@ async function runOnce(agent: Agent): Promise<void> {
 }
 
 /** The loop and its HTTP server until SIGTERM or SIGINT: the first lets the current step finish (within the grace), a second abandons it. */
-async function serve(agent: Agent, metrics: AgentMetrics, logger: Logger, listen: RegExpExecArray, graceMs: number): Promise<void> {
-  const server = new AgentServer(agent, metrics, logger);
+async function serve(server: AgentServer, agent: Agent, logger: Logger, listen: RegExpExecArray, graceMs: number): Promise<void> {
   const [, host = '127.0.0.1', port = '9090'] = listen;
   const address = await server.listen(host.replace(/^\[|\]$/g, ''), Number(port));
   logger.info({ listen: `${address.address}:${address.port}`, syncs: [...agent.handles.keys()], version: process.env.npm_package_version }, 'agent started');

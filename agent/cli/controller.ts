@@ -8,6 +8,7 @@ import { UsageError } from '../errors.ts';
 import { isDuration, parseDuration } from '../util/duration.ts';
 import { configureEgressFrom, withEgressOptions, type EgressOptions } from './egress-options.ts';
 import { viewPlaceOf, withViewOptions, type ViewOptions } from './view-options.ts';
+import { configureAgentCredentials, describeAgentCredentials } from '../net/registry-credentials.ts';
 import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
 import { markLogged } from './logged-error.ts';
 import { boundsFrom, configureBoundsFrom, runDeadlineOf, withBoundsOptions, type BoundsOptions } from './bounds-options.ts';
@@ -41,10 +42,13 @@ interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions, B
   syncs: boolean;
   stateDir?: string;
   registryHookSecret?: string;
+  metricsTokenFile?: string;
+  metricsOpen?: boolean;
   cloudLifecycle: boolean;
   cloudResync: string;
   cloudSelector?: string;
   flavorExtraSpec: string[];
+  agentCredentialsRegistry: string[];
 }
 
 /**
@@ -70,6 +74,11 @@ export function controllerCommand(): Command {
         egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
         bounds: (exempt) => configureBoundsFrom(bounds, exempt),
         runDeadline: runDeadlineOf(bounds),
+        registryCredentials: (isAdmin) => {
+          const policy = { isAdmin, registries: opts.agentCredentialsRegistry };
+          configureAgentCredentials(policy);
+          return describeAgentCredentials(policy);
+        },
       }),
     );
   });
@@ -133,6 +142,14 @@ function withControllerFlags(command: Command): Command {
       '--registry-hook-secret <[namespace/]name[:key]>',
       'the Secret (key token unless given) holding the shared secret of registry notifications on POST /hooks/registry; without it they are refused',
     )
+    .option(
+      '--metrics-token-file <path>',
+      '/metrics answers other hosts than loopback only with "Authorization: Bearer <token>", the token in this file (re-read on change); without it and without --metrics-open, loopback only',
+    )
+    .option(
+      '--metrics-open',
+      'serve /metrics to anyone who reaches --listen (a NetworkPolicy of yours decides); default: loopback only, or --metrics-token-file',
+    )
     .option('--sync-selector <selector>', 'run only the Sync resources matching this label selector (default: every Sync)')
     .option('--no-syncs', 'do not run Sync resources (Git → custom resources); only the resource loop')
     .option(
@@ -148,11 +165,18 @@ function withControllerFlags(command: Command): Command {
       (v: string, all: string[]) => [...all, v],
       [],
     )
+    .option(
+      '--agent-credentials-registry <host[:port]>',
+      "a registry (as Images name it: docker.io, registry.example:5000) whose pulls may use the controller's own credentials (its docker config) " +
+        'from any namespace; elsewhere only admin namespaces use them, and a tenant Image without credentialsSecretRef pulls anonymously; repeatable',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option('--state-dir <dir>', 'where Sync resources keep their Git cache (overrides stateDir of the config; a writable volume in a pod)');
 }
 
 /** The flags checked (a UsageError names the flag and an example) and turned into the process's settings. */
-function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logger' | 'egress' | 'bounds'> {
+function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logger' | 'egress' | 'bounds' | 'registryCredentials'> {
   const config = loadConfig(opts.config);
   if (opts.owner) config.owner = opts.owner;
   if (opts.projectPrefix !== undefined) config.projectPrefix = opts.projectPrefix;
@@ -223,6 +247,9 @@ function settingsOf(opts: ControllerCliOptions): Omit<ControllerSettings, 'logge
     ...(listen ? { listen: { host: listen[1]!.replace(/^\[|\]$/g, ''), port: Number(listen[2]) } } : {}),
     ...(hookSecret
       ? { registryHookSecret: { ...(hookSecret[1] !== undefined ? { namespace: hookSecret[1] } : {}), name: hookSecret[2]!, key: hookSecret[3] ?? 'token' } }
+      : {}),
+    ...(opts.metricsTokenFile !== undefined || opts.metricsOpen === true
+      ? { metricsAccess: { ...(opts.metricsTokenFile !== undefined ? { tokenFile: opts.metricsTokenFile } : {}), open: opts.metricsOpen === true } }
       : {}),
     ...(opts.syncSelector !== undefined ? { syncSelector: opts.syncSelector } : {}),
     ...(opts.cloudSelector !== undefined ? { cloudSelector: opts.cloudSelector } : {}),

@@ -19,6 +19,7 @@ import { ConfigMapCreateJournal, createJournalName } from './resources/create-jo
 import { leadershipOf, type Leadership, type LeadershipHooks } from './leadership.ts';
 import type { Loops } from './loops.ts';
 import { serveRoutes } from './routes.ts';
+import type { MetricsAccess } from '../telemetry/metrics-access.ts';
 import { shardLeaseName } from './leases/shards.ts';
 import type { ViewPlace } from '../view/server.ts';
 import { startView } from './view.ts';
@@ -54,6 +55,8 @@ export interface ControllerSettings {
   shardGraceMs?: number;
   listen?: { host: string; port: number };
   registryHookSecret?: { namespace?: string; name: string; key: string };
+  /** Who may read /metrics: --metrics-token-file, --metrics-open; default loopback only. */
+  metricsAccess?: MetricsAccess;
   syncSelector?: string;
   cloudSelector?: string;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
@@ -68,6 +71,8 @@ export interface ControllerSettings {
   bounds: (exempt: (namespace: string) => boolean) => string;
   /** --run-deadline: one namespace's run is abandoned at a safe point after this long, with this error. */
   runDeadline?: { ms: number; error: (namespace: string) => Error };
+  /** Sets whose Images may use the controller's own registry credentials (agent/net/registry-credentials.ts); returns the line to log. */
+  registryCredentials: (isAdmin: (namespace: string) => boolean) => string;
 }
 
 /**
@@ -126,6 +131,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
     const routes = {
       listen: s.listen,
       ...(registryHookSecret ? { registryHookSecret } : {}),
+      ...(s.metricsAccess ? { metricsAccess: s.metricsAccess } : {}),
       ...loops,
       secrets: c.secrets,
       metrics: c.metrics,
@@ -137,6 +143,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
   if (s.view) await startView(s.view, s, c.kc);
   log(s.egress((ns) => loops.controller.labelsOf(ns)));
   log(s.bounds((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
+  log(s.registryCredentials((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
   if (s.loops.resources) await loops.controller.start();
   else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
   await loops.syncs?.start();

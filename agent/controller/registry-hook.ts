@@ -20,7 +20,8 @@ const label = 'controller';
  * objects of opted-in namespaces that follow the pushed tag are resolved
  * again at once (Controller.resolveAgain), and the Syncs whose `source.oci`
  * follows it run (a request on the resource, as `kupenstack reconcile sync`
- * makes: the leader runs it whichever replica got the notification).
+ * makes: the leader runs it whichever replica got the notification). The
+ * answer gives counts only: nothing of any namespace to the sender.
  * Returns false for any other path.
  */
 export function registryHookHandler(
@@ -61,9 +62,10 @@ export function registryHookHandler(
       metrics,
       logger,
       label,
+      // The sender learns how many, never which: the Images live in tenants' namespaces (the log, for the operator, names them).
       moved: () => ({
         log: { images: moved, syncs: movedSyncs },
-        body: { images: moved, ...(movedSyncs.length > 0 ? { ociSyncs: movedSyncs } : {}) },
+        body: { resolving: { images: moved.length, syncs: movedSyncs.length } },
       }),
     });
     return answer(res, served.status, served.body);

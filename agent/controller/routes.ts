@@ -1,7 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sendJson } from '../hooks/http-json.ts';
+import { HookSlots } from '../hooks/in-flight.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
 import type { Logger } from '../telemetry/logger.ts';
+import { MetricsGate, type MetricsAccess } from '../telemetry/metrics-access.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
 import type { ApiContact } from './api-contact.ts';
 import { serveHealth } from './health.ts';
@@ -20,6 +23,8 @@ export interface RouteSettings {
   syncs?: SyncLoop;
   secrets: SecretResolver;
   metrics: AgentMetrics;
+  /** Who may read /metrics (telemetry/metrics-access.ts); default: loopback only. */
+  metricsAccess?: MetricsAccess;
   logger: Logger;
   apiContact: ApiContact;
   leadership: Leadership;
@@ -34,21 +39,39 @@ export interface RouteSettings {
  * (`POST /hooks/<sync>`, syncs/hooks.ts).
  */
 export async function serveRoutes(o: RouteSettings): Promise<AddressInfo> {
-  const { metrics, logger } = o;
-  const registryHook = registryHookHandler(o.controller, o.secrets, o.registryHookSecret, metrics, logger, o.syncs);
-  const syncHooks = o.syncs ? syncHttpHandler(o.syncs, o.secrets, metrics, logger) : undefined;
-  // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
-  const extra = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
-    if (path === '/metrics') return metrics.serve(res).then(() => true);
-    return (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
-  };
   const { elector, shardSet } = o.leadership;
   const { address } = await serveHealth(o.listen.host, o.listen.port, {
     ready: o.ready,
     live: () => o.apiContact.verdict(),
     leader: () => (shardSet ? shardSet.held().length > 0 : elector?.isLeader()),
     ...(shardSet ? { shards: () => shardSet.held() } : {}),
-    extra,
+    extra: controllerRoutes(o),
   });
   return address;
+}
+
+/** The routes beside the probes: /metrics behind its gate, the hooks behind a cap on requests in flight (429 beyond). */
+export function controllerRoutes(
+  o: Pick<RouteSettings, 'registryHookSecret' | 'controller' | 'syncs' | 'secrets' | 'metrics' | 'metricsAccess' | 'logger'>,
+): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
+  const { metrics, logger } = o;
+  const registryHook = registryHookHandler(o.controller, o.secrets, o.registryHookSecret, metrics, logger, o.syncs);
+  const syncHooks = o.syncs ? syncHttpHandler(o.syncs, o.secrets, metrics, logger) : undefined;
+  const gate = new MetricsGate(o.metricsAccess);
+  const slots = new HookSlots();
+  return async (req, res, path) => {
+    if (path === '/metrics') {
+      const refused = await gate.judge(req);
+      if (refused) sendJson(res, refused.status, { error: refused.error });
+      else await metrics.serve(res);
+      return true;
+    }
+    if (path !== '/hooks' && !path.startsWith('/hooks/')) return false;
+    let served = false;
+    // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
+    await slots.run(res, async () => {
+      served = (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
+    });
+    return served || res.headersSent;
+  };
 }

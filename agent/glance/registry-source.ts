@@ -20,6 +20,8 @@ export interface SourceOptions {
    * manifest's `credentialsSecretRef`); `key` names them for the cache, never a value.
    */
   credentials?: { key: string; store: CredentialStore } | undefined;
+  /** No credentials at all, not even the agent's docker config (a tenant's Image, net/registry-credentials.ts). */
+  anonymous?: boolean | undefined;
   /** What a plain-HTTP registry reached over https is told to do: `pass --insecure` (CLI, the default) or the manifest field. */
   plainHttpAdvice?: string | undefined;
   /** The egress gate every connection of these clients goes through (agent/net/egress.ts); its key names its rules. */
@@ -37,7 +39,13 @@ export class DiskSources {
   private readonly sources = new Map<string, DiskSource>();
 
   get(options: SourceOptions = {}): DiskSource {
-    const key = JSON.stringify([options.dockerConfig ?? '', options.credentials?.key ?? '', options.plainHttpAdvice ?? '', options.egress?.key ?? '']);
+    const key = JSON.stringify([
+      options.dockerConfig ?? '',
+      options.credentials?.key ?? '',
+      options.anonymous === true,
+      options.plainHttpAdvice ?? '',
+      options.egress?.key ?? '',
+    ]);
     let s = this.sources.get(key);
     if (!s) {
       s = makeDiskSource(options, true);
@@ -47,9 +55,9 @@ export class DiskSources {
   }
 }
 
-/** Credentials only from a Secret the manifest names, a file the user names, or $DOCKER_CONFIG/config.json. */
+/** Credentials only from a Secret the manifest names, a file the user names, or $DOCKER_CONFIG/config.json; none when anonymous. */
 function makeDiskSource(options: SourceOptions, bounded: boolean): DiskSource {
-  const credentials = options.credentials?.store ?? DockerConfigCredentials.fromEnvironment(options.dockerConfig);
+  const credentials = options.credentials?.store ?? (options.anonymous === true ? undefined : DockerConfigCredentials.fromEnvironment(options.dockerConfig));
   return new RegistryDiskSource({
     ...(credentials ? { credentials } : {}),
     ...(bounded ? kindBounds() : {}),

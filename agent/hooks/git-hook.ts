@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { KupenstackError } from '../errors.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
-import { identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError, type DeliveryLog } from './git-webhook.ts';
+import { identify, normalizeRepoUrl, parsePush, refMatches, verify, WebhookError, type Delivery, type DeliveryLog } from './git-webhook.ts';
 import { readBody } from './http-json.ts';
 
 /**
@@ -42,9 +43,13 @@ export interface GitHookAnswer {
   body: Record<string, unknown>;
 }
 
-/** One delivery; `name` is the Sync the URL names, undefined for `POST /hooks`. */
+/**
+ * One delivery; `name` is the Sync the URL names, undefined for `POST /hooks`.
+ * Metrics name a Sync only once it is known to exist: a name from an
+ * unauthenticated URL would add a series per name (`unknown` instead).
+ */
 export async function handleGitHook(req: IncomingMessage, name: string | undefined, o: GitHookOptions): Promise<GitHookAnswer> {
-  const label = name ?? '*';
+  let label = name === undefined ? '*' : 'unknown';
   let provider = 'unknown';
   const count = (followers: GitHookFollower[], result: string): void => {
     for (const f of followers) o.metrics.webhooks.inc({ sync: f.name, provider, result });
@@ -54,39 +59,64 @@ export async function handleGitHook(req: IncomingMessage, name: string | undefin
     const delivery = identify(req.headers, body);
     provider = delivery.provider;
     const candidates = name !== undefined ? named(o, name) : byRepository(o, parsePush(delivery, body)?.repoUrls ?? []);
+    if (name !== undefined) label = name;
     const verified = await verifiedAmong(candidates, req, body, delivery, o);
-    // Remembered only once authentic, so forged deliveries cannot burn ids.
-    if (!o.deliveries.remember(`${name ?? ''}:${delivery.provider}:${delivery.id}`)) {
+    const fresh = firstDeliveries(verified, delivery, body, o.deliveries);
+    if (fresh.length === 0) {
       count(verified, 'replayed');
       o.logger.info({ provider, delivery: delivery.id, syncs: verified.map((f) => f.name) }, 'webhook: replayed delivery ignored');
-      return { status: 200, body: { result: 'replayed', message: `delivery ${delivery.id} was already received; ignored` } };
+      return { status: 200, body: { result: 'replayed', message: `this push (delivery ${delivery.id}) was already received; ignored` } };
     }
-    const push = parsePush(delivery, body);
-    if (!push) {
-      count(verified, 'ignored');
-      return { status: 200, body: { result: 'ignored', message: `event "${delivery.event}" is not a push` } };
-    }
-    const moved = verified.filter((f) => !f.git || refMatches(push.ref, f.git.ref));
     count(
-      verified.filter((f) => !moved.includes(f)),
-      'ignored',
+      verified.filter((f) => !fresh.includes(f)),
+      'replayed',
     );
-    if (moved.length === 0)
-      return { status: 200, body: { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((f) => f.name).join(', ')}` } };
-    for (const f of moved) await f.trigger();
-    count(moved, 'triggered');
-    o.logger.info(
-      { provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((f) => f.name) },
-      'webhook: push received, fetching now',
-    );
-    return { status: 202, body: { result: 'triggered', syncs: moved.map((f) => f.name) } };
+    return await pushed(fresh, delivery, body, o, count);
   } catch (err) {
     if (!(err instanceof KupenstackError)) throw err;
     const status = err instanceof WebhookError ? err.status : 500;
     o.metrics.webhooks.inc({ sync: label, provider, result: 'rejected' });
-    o.logger.warn({ sync: label, status, error: err.message }, 'webhook rejected');
+    o.logger.warn({ sync: (name ?? '*').slice(0, 100), status, error: err.message }, 'webhook rejected');
     return { status, body: { error: err.message } };
   }
+}
+
+/**
+ * The verified followers that had not received this push yet. Keyed on what
+ * the signature covers (the body's digest), never on a delivery-id header:
+ * a captured signed push resent with a new id is still a replay. Remembered
+ * only once authentic, so forged deliveries cannot burn entries.
+ */
+function firstDeliveries(verified: GitHookFollower[], delivery: Delivery, body: Buffer, deliveries: DeliveryLog): GitHookFollower[] {
+  const digest = createHash('sha256').update(body).digest('hex');
+  return verified.filter((f) => deliveries.remember(`git:${f.name}:${delivery.provider}:${digest}`));
+}
+
+/** An authentic, first-seen delivery: a push of a followed ref triggers its followers. */
+async function pushed(
+  verified: GitHookFollower[],
+  delivery: Delivery,
+  body: Buffer,
+  o: GitHookOptions,
+  count: (followers: GitHookFollower[], result: string) => void,
+): Promise<GitHookAnswer> {
+  const provider = delivery.provider;
+  const push = parsePush(delivery, body);
+  if (!push) {
+    count(verified, 'ignored');
+    return { status: 200, body: { result: 'ignored', message: `event "${delivery.event}" is not a push` } };
+  }
+  const moved = verified.filter((f) => !f.git || refMatches(push.ref, f.git.ref));
+  count(
+    verified.filter((f) => !moved.includes(f)),
+    'ignored',
+  );
+  if (moved.length === 0)
+    return { status: 200, body: { result: 'ignored', message: `${push.ref} is not followed by ${verified.map((f) => f.name).join(', ')}` } };
+  for (const f of moved) await f.trigger();
+  count(moved, 'triggered');
+  o.logger.info({ provider, delivery: delivery.id, ref: push.ref, after: push.after, syncs: moved.map((f) => f.name) }, 'webhook: push received, fetching now');
+  return { status: 202, body: { result: 'triggered', syncs: moved.map((f) => f.name) } };
 }
 
 function named(o: GitHookOptions, name: string): GitHookFollower[] {
@@ -108,7 +138,7 @@ async function verifiedAmong(
   candidates: GitHookFollower[],
   req: IncomingMessage,
   body: Buffer,
-  delivery: ReturnType<typeof identify>,
+  delivery: Delivery,
   o: GitHookOptions,
 ): Promise<GitHookFollower[]> {
   const out: GitHookFollower[] = [];

@@ -21,7 +21,7 @@ export class WebhookError extends KupenstackError {
 
 export interface Delivery {
   provider: Provider;
-  /** The provider's delivery id, or a hash of the body when it sends none: what replay detection remembers. */
+  /** The provider's delivery id, or a hash of the body when it sends none: for logs only (replays are told by the body, git-hook.ts). */
   id: string;
   event: string;
 }
@@ -68,12 +68,46 @@ export function hmacHex(secret: string, body: Buffer): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
+/** How far a signed GitLab delivery's timestamp may be from now (Standard Webhooks' tolerance). */
+const signedTimestampToleranceMs = 5 * 60_000;
+
+/**
+ * GitLab's signing token (Standard Webhooks): `webhook-signature: v1,<base64>`
+ * (one or more, space-separated), the HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+ * under the token (`whsec_<base64 key>`, or the secret's bytes as given).
+ * Authenticates the body and its time, so a capture is stale after 5 minutes.
+ */
+function verifySigned(headers: IncomingHttpHeaders, body: Buffer, secret: string, now: number): void {
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  if (id === undefined || timestamp === undefined || !/^\d{1,12}$/.test(timestamp))
+    throw new WebhookError(401, 'GitLab signed webhook without webhook-id and a webhook-timestamp in seconds');
+  if (Math.abs(now - Number(timestamp) * 1000) > signedTimestampToleranceMs)
+    throw new WebhookError(401, `GitLab signed webhook: webhook-timestamp ${timestamp} is more than 5 minutes from now (a replay, or a clock to fix)`);
+  const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  const given = (header(headers, 'webhook-signature') ?? '').split(' ').filter((s) => s.startsWith('v1,'));
+  let ok = false;
+  // Every signature is compared (no early exit): the time says nothing about which one matched.
+  for (const g of given) if (sameSecret(g.slice(3), expected)) ok = true;
+  if (!ok)
+    throw new WebhookError(
+      401,
+      "GitLab signed webhook: webhook-signature does not match the HMAC-SHA256 under the Sync's webhook secret (the hook's signing token)",
+    );
+}
+
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hmac hex>`; Gitea: `X-Gitea-Signature: <hmac hex>`
- * (HMAC-SHA256 of the raw body); GitLab: `X-Gitlab-Token: <secret>` as is.
+ * (HMAC-SHA256 of the raw body); GitLab: its signing token's `webhook-signature`
+ * when it sends one (judged alone), else `X-Gitlab-Token: <secret>` as is. The
+ * token authenticates the sender, not the body: a push only tells the Sync to
+ * fetch its own ref from Git now (the payload's commit is never applied), so a
+ * forged body costs one fetch.
  */
-export function verify(delivery: Delivery, headers: IncomingHttpHeaders, body: Buffer, secret: string): void {
+export function verify(delivery: Delivery, headers: IncomingHttpHeaders, body: Buffer, secret: string, now = Date.now()): void {
   if (delivery.provider === 'gitlab') {
+    if (header(headers, 'webhook-signature') !== undefined) return verifySigned(headers, body, secret, now);
     const token = header(headers, 'x-gitlab-token');
     if (token === undefined)
       throw new WebhookError(401, "GitLab webhook without X-Gitlab-Token: set the secret token of the webhook to the Sync's webhook secret");
@@ -157,25 +191,35 @@ export function refMatches(pushed: string, follow: { branch?: string; tag?: stri
   return false;
 }
 
-/** Delivery ids seen recently (bounded; oldest forgotten first): a replayed delivery is acknowledged and ignored. */
+/**
+ * How long a delivery is remembered: longer than a registry event's
+ * staleness window (registry-hook.ts, 15 minutes and 5 of clock skew), so a
+ * dated event is refused by one or the other. A Git push carries no date of
+ * its own (GitLab's signed ones aside): the same push body after this long
+ * (a branch moved back and forth) is a push again, and a capture replayed
+ * later can do no more than that push did, make the Sync fetch its ref.
+ */
+export const deliveryMemoryMs = 30 * 60_000;
+
+/** Deliveries seen recently (bounded; oldest forgotten first): a replayed delivery is acknowledged and ignored. */
 export class DeliveryLog {
   private readonly seen = new Map<string, number>();
 
   private readonly capacity: number;
+  private readonly memoryMs: number;
 
-  constructor(capacity = 1000) {
+  constructor(capacity = 1000, memoryMs = deliveryMemoryMs) {
     this.capacity = capacity;
+    this.memoryMs = memoryMs;
   }
 
-  /** True the first time an id is offered, false for a replay. */
-  remember(key: string): boolean {
-    if (this.seen.has(key)) {
-      // Refresh its place: a replay storm keeps the id remembered.
-      this.seen.delete(key);
-      this.seen.set(key, Date.now());
-      return false;
-    }
-    this.seen.set(key, Date.now());
+  /** True the first time a key is offered (or once it was forgotten), false for a replay. */
+  remember(key: string, now = Date.now()): boolean {
+    const at = this.seen.get(key);
+    this.seen.delete(key);
+    // Refresh its place: a replay storm keeps the key remembered.
+    this.seen.set(key, now);
+    if (at !== undefined && now - at < this.memoryMs) return false;
     while (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!);
     return true;
   }

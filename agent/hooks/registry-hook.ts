@@ -44,7 +44,7 @@ export interface RegistryHookFollower {
 export interface RegistryHookRequest {
   body: Buffer;
   headers: IncomingHttpHeaders;
-  /** The URL's query: `token` for senders that can set no header (Quay, Docker Hub). */
+  /** The URL's query: a secret there (`?token=`) is refused, never compared. */
   query: URLSearchParams;
 }
 
@@ -64,19 +64,25 @@ function reject(err: RegistryHookError, sender?: Sender): RegistryHookAnswer {
   return { status: err.status, result: 'rejected', ...(sender ? { sender } : {}), triggered: [], pushes: [], body: { error: err.message } };
 }
 
+/** The header a signing proxy (or any sender that can compute it) puts the body's HMAC in, as GitHub's: `sha256=<hex>`. */
+export const signatureHeader = 'x-kupenstack-signature-256';
+
 /**
- * What the sender presented: GitHub signs (HMAC-SHA256 of the body,
- * X-Hub-Signature-256); the others send a shared secret: `Authorization:
- * Bearer <secret>` (distribution's endpoint `headers`), `Authorization:
- * <secret>` (Harbor's "Auth Header"), or `?token=<secret>`.
+ * What the sender presented. A signature (GitHub's X-Hub-Signature-256, or
+ * X-Kupenstack-Signature-256 from any sender) authenticates the body too and
+ * is judged alone. Otherwise a shared secret: `Authorization: Bearer <secret>`
+ * (distribution's endpoint `headers`), `Authorization: <secret>` (Harbor's
+ * "Auth Header") or `X-Kupenstack-Token`; those registries can only send a
+ * fixed header, so their body is not authenticated: it is believed only as a
+ * hint of which tags to resolve again from the registry itself (a forged one
+ * costs a resolution, never a digest or content), see docs/how-to/registry-notifications.md.
  */
 function authentic(sender: Sender, req: RegistryHookRequest, secret: string): boolean {
-  if (sender === 'github') {
-    const given = header(req.headers, 'x-hub-signature-256');
-    return given !== undefined && sameSecret(given.trim().toLowerCase(), `sha256=${hmacHex(secret, req.body)}`);
-  }
+  const signature = header(req.headers, sender === 'github' ? 'x-hub-signature-256' : signatureHeader);
+  if (signature !== undefined || sender === 'github')
+    return signature !== undefined && sameSecret(signature.trim().toLowerCase(), `sha256=${hmacHex(secret, req.body)}`);
   const auth = header(req.headers, 'authorization');
-  const presented = [auth?.replace(/^Bearer\s+/i, '').trim(), header(req.headers, 'x-kupenstack-token'), req.query.get('token') ?? undefined];
+  const presented = [auth?.replace(/^Bearer\s+/i, '').trim(), header(req.headers, 'x-kupenstack-token')];
   let ok = false;
   // Every candidate is compared (no early exit): the time says nothing about which one matched.
   for (const p of presented) if (p !== undefined && sameSecret(p, secret)) ok = true;
@@ -86,8 +92,12 @@ function authentic(sender: Sender, req: RegistryHookRequest, secret: string): bo
 function howToAuthenticate(sender: Sender): string {
   return sender === 'github'
     ? "the GitHub webhook's secret must be the Sync's webhook secret (X-Hub-Signature-256 did not verify)"
-    : 'send the Sync\'s webhook secret as "Authorization: Bearer <secret>" (distribution: notifications.endpoints[].headers; Harbor: Auth Header) or as ?token=<secret> in the URL (Quay, Docker Hub)';
+    : `sign the body (${signatureHeader}: sha256=<HMAC-SHA256 of the body under the secret>) or send the secret as "Authorization: Bearer <secret>" (distribution: notifications.endpoints[].headers; Harbor: Auth Header)`;
 }
+
+/** A secret in the URL ends up in access logs, proxies and the sender's settings: refused even when right, never compared. */
+const queryTokenRefused =
+  'a secret in the URL (?token=) is refused: URLs are kept in access and proxy logs; send it as "Authorization: Bearer <secret>" or sign the body (X-Kupenstack-Signature-256); Quay and Docker Hub need a proxy that adds the header (docs/how-to/registry-notifications.md)';
 
 export async function handleRegistryHook(
   req: RegistryHookRequest,
@@ -112,6 +122,7 @@ export async function handleRegistryHook(
       ),
     );
   const sender = parser.sender;
+  if (req.query.has('token')) return reject(new RegistryHookError(401, queryTokenRefused), sender);
 
   // Not authenticated yet: nothing in the payload is believed before this.
   const verified: RegistryHookFollower[] = [];
@@ -159,9 +170,11 @@ export async function handleRegistryHook(
       );
     }
   }
-  // Remembered only once authentic, so forged deliveries cannot burn ids.
-  const id = delivery.id ?? `sha256:${createHash('sha256').update(req.body).digest('hex')}`;
-  if (!deliveries.remember(`registry:${sender}:${id}`)) return answer(200, 'replayed', `delivery ${id.slice(0, 80)} was already received; ignored`);
+  // Remembered only once authentic, so forged deliveries cannot burn entries. Keyed on the body (what a signature
+  // covers, and what the event ids live in), never on a header: the same body with a new delivery id is a replay.
+  const digest = `sha256:${createHash('sha256').update(req.body).digest('hex')}`;
+  if (!deliveries.remember(`registry:${sender}:${digest}`))
+    return answer(200, 'replayed', `delivery ${(delivery.id ?? digest).slice(0, 80)} was already received; ignored`);
   if (delivery.pushes.length === 0) return answer(200, 'ignored', `event "${delivery.event}" pushes no tag`);
   const moved = verified.filter((f) => f.moved(delivery.pushes));
   const named = delivery.pushes.map((p) => `${p.host ? `${p.host}/` : ''}${p.repository}:${p.tag}`).join(', ');

@@ -12,7 +12,8 @@ import { cidrContains, formatCidr, parseCidr, parseIp, type Cidr } from '../util
  * Default: public addresses only. Refused: loopback, link-local (cloud
  * metadata at 169.254.169.254), unspecified, multicast, reserved, the
  * private ranges, the cluster's Service and pod ranges and the agent's own
- * addresses. A cluster admin opens a range or a host for namespaces by label
+ * addresses; an IPv6 address embedding an IPv4 one (NAT64, 6to4, Teredo,
+ * IPv4-compatible) is judged by that IPv4 address too. A cluster admin opens a range or a host for namespaces by label
  * (`allow` rules); the most specific range wins, so opening 10.0.0.0/8 does
  * not open a Service range 10.96.0.0/12 inside it.
  */
@@ -57,8 +58,13 @@ const builtIn: [string, string][] = [
   ['::/128', 'unspecified'],
   ['::1/128', 'loopback'],
   ['fe80::/10', 'link-local'],
+  ['fec0::/10', 'site-local (deprecated)'],
   ['fc00::/7', 'private (unique local)'],
   ['ff00::/8', 'multicast'],
+  ['100::/64', 'discard-only'],
+  // Where a local-use NAT64 prefix puts the IPv4 address depends on the site's prefix length (RFC 6052): refused whole, an admin rule opens it.
+  ['64:ff9b:1::/48', 'local-use NAT64 (its IPv4 embedding is site-specific)'],
+  ['2001:db8::/32', 'documentation'],
 ];
 
 /** The policy with the built-in ranges, the cluster's ranges and the agent's own addresses refused. */
@@ -140,7 +146,14 @@ export function judge(policy: EgressPolicy, rules: AllowRule[], host: string, po
   const h = host.toLowerCase();
   const hostRule = rules.find((r) => r.hosts.some((t) => t === h || t === `${h}:${port}` || t === `[${h}]` || t === `[${h}]:${port}`));
   if (hostRule) return { allowed: true, by: hostRule.text };
-  const ip = parseIp(mapped(address));
+  const embedded = embeddedIPv4(address);
+  if (embedded) return judgeEmbedded(policy, rules, address, embedded);
+  return judgeAddress(policy, rules, mapped(address));
+}
+
+/** One address against the refused ranges and the CIDR rules. */
+function judgeAddress(policy: EgressPolicy, rules: AllowRule[], address: string): Verdict {
+  const ip = parseIp(address);
   if (!ip) return { allowed: false, range: address, rule: 'not an IP address' };
   let narrowest: DeniedRange | undefined;
   for (const d of policy.denied) if (cidrContains(d.cidr, ip) && (!narrowest || d.cidr.prefix > narrowest.cidr.prefix)) narrowest = d;
@@ -148,6 +161,67 @@ export function judge(policy: EgressPolicy, rules: AllowRule[], host: string, po
   const opening = rules.find((r) => r.cidrs.some((c) => cidrContains(c, ip) && c.prefix >= narrowest.cidr.prefix));
   if (opening) return { allowed: true, by: opening.text };
   return { allowed: false, range: formatCidr(narrowest.cidr), rule: narrowest.rule };
+}
+
+/**
+ * An IPv6 address that a translator or tunnel turns into IPv4 on the way is
+ * judged as that IPv4 (every candidate where the embedding is ambiguous):
+ * `64:ff9b::10.0.0.1` reaches 10.0.0.1 through NAT64. The IPv6 address is
+ * judged as well, so a refused IPv6 range around it still holds.
+ */
+function judgeEmbedded(policy: EgressPolicy, rules: AllowRule[], address: string, embedded: Embedded): Verdict {
+  let by: string | undefined;
+  for (const v4 of embedded.ipv4) {
+    const v = judgeAddress(policy, rules, v4);
+    if (!v.allowed) return { allowed: false, range: `${v.range} (${v4}, embedded in it by ${embedded.prefix})`, rule: v.rule };
+    by = by ?? v.by;
+  }
+  const own = judgeAddress(policy, rules, address);
+  if (!own.allowed) return own;
+  by = own.by ?? by;
+  return by !== undefined ? { allowed: true, by } : { allowed: true };
+}
+
+interface Embedded {
+  /** Which mechanism embeds it: `NAT64 64:ff9b::/96`, `6to4 2002::/16`, … */
+  prefix: string;
+  ipv4: string[];
+}
+
+const v4At = (bytes: number[], at: number): string => bytes.slice(at, at + 4).join('.');
+
+/**
+ * The IPv4 addresses an IPv6 address carries to the network: NAT64's
+ * well-known prefix (64:ff9b::/96, RFC 6052), 6to4 (2002::/16), Teredo (2001::/32: its server and its
+ * obfuscated client), IPv4-compatible (::/96, deprecated) and IPv4-translated
+ * (::ffff:0:0:0/96). Undefined for any other address; IPv4-mapped is `mapped`'s.
+ */
+function embeddedIPv4(address: string): Embedded | undefined {
+  if (!ipaddr.IPv6.isValid(address)) return undefined;
+  const a = ipaddr.IPv6.parse(address);
+  const bytes = a.toByteArray();
+  const p = a.parts;
+  if (a.isIPv4MappedAddress()) return undefined;
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p.slice(3, 6).every((x) => x === 0)) return { prefix: 'NAT64 64:ff9b::/96', ipv4: [v4At(bytes, 12)] };
+  if (p[0] === 0x2002) return { prefix: '6to4 2002::/16', ipv4: [v4At(bytes, 2)] };
+  if (p[0] === 0x2001 && p[1] === 0)
+    return {
+      prefix: 'Teredo 2001::/32',
+      ipv4: [
+        v4At(bytes, 4),
+        bytes
+          .slice(12, 16)
+          .map((b) => b ^ 0xff)
+          .join('.'),
+      ],
+    };
+  if (p.slice(0, 6).every((x) => x === 0)) {
+    // :: and ::1 are the unspecified and loopback rules' own (judged as IPv6).
+    if (p[6] === 0 && (p[7] === 0 || p[7] === 1)) return undefined;
+    return { prefix: 'IPv4-compatible ::/96', ipv4: [v4At(bytes, 12)] };
+  }
+  if (p.slice(0, 4).every((x) => x === 0) && p[4] === 0xffff && p[5] === 0) return { prefix: 'IPv4-translated ::ffff:0:0:0/96', ipv4: [v4At(bytes, 12)] };
+  return undefined;
 }
 
 /** `::ffff:127.0.0.1` is 127.0.0.1 on the wire: judged as IPv4. */

@@ -5,9 +5,11 @@ import type { Agent, SyncHandle } from './agent.ts';
 import { sendJson } from '../hooks/http-json.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import type { AgentMetrics } from '../telemetry/metrics.ts';
+import { MetricsGate, type MetricsAccess } from '../telemetry/metrics-access.ts';
 import { serveRegistryHook, type RegistryHookFollower } from '../hooks/registry-hook.ts';
 import { ociSourceFollows } from '../hooks/registry-match.ts';
 import { DeliveryLog } from '../hooks/git-webhook.ts';
+import { HookSlots } from '../hooks/in-flight.ts';
 import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hooks/git-hook.ts';
 
 /**
@@ -20,13 +22,18 @@ import { handleGitHook, type GitHookFollower, type GitHookOptions } from '../hoo
 export class AgentServer {
   private readonly server: Server;
   private readonly deliveries = new DeliveryLog(1000);
+  private readonly slots = new HookSlots();
 
   private readonly agent: Agent;
   private readonly metrics: AgentMetrics;
   private readonly logger: Logger;
   private readonly gitHook: GitHookOptions;
 
-  constructor(agent: Agent, metrics: AgentMetrics, logger: Logger) {
+  /** Who may read /metrics (telemetry/metrics-access.ts): loopback only unless told otherwise. */
+  private readonly metricsGate: MetricsGate;
+
+  constructor(agent: Agent, metrics: AgentMetrics, logger: Logger, metricsAccess: MetricsAccess = {}) {
+    this.metricsGate = new MetricsGate(metricsAccess);
     this.agent = agent;
     this.metrics = metrics;
     this.logger = logger;
@@ -50,7 +57,7 @@ export class AgentServer {
     };
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
-        // The path only: a registry hook's ?token= must never reach a log.
+        // The path only: a query (a refused ?token=) must never reach a log.
         this.logger.error({ error: err instanceof Error ? err.message : String(err), path: (req.url ?? '').split('?')[0] }, 'http handler failed');
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
         else res.end();
@@ -90,21 +97,27 @@ export class AgentServer {
       const r = this.agent.readiness();
       return sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', syncs: r.syncs });
     }
-    if (path === '/metrics') return this.metrics.serve(res);
+    if (path === '/metrics') {
+      const refused = await this.metricsGate.judge(req);
+      return refused ? sendJson(res, refused.status, { error: refused.error }) : this.metrics.serve(res);
+    }
     if (path === '/status')
       return sendJson(res, 200, {
         syncs: [...this.agent.handles.values()].map((h) => ({ ...h.runner.status, lastGoodDir: undefined, nextRunAt: h.scheduler.nextRunAt?.toISOString() })),
       });
+    if (path === '/hooks' || path.startsWith('/hooks/')) return this.slots.run(res, () => this.hook(req, res, path));
+    sendJson(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
+  }
+
+  /** `POST /hooks…`, in one of the slots (hooks/in-flight.ts). */
+  private async hook(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (path === '/hooks/registry' || path.startsWith('/hooks/registry/')) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'registry notifications are POSTed' });
       return this.registryHook(req, res, path === '/hooks/registry' ? undefined : decodeURIComponent(path.slice('/hooks/registry/'.length)));
     }
-    if (path === '/hooks' || path.startsWith('/hooks/')) {
-      if (req.method !== 'POST') return sendJson(res, 405, { error: 'webhooks are POSTed' });
-      const answer = await handleGitHook(req, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)), this.gitHook);
-      return sendJson(res, answer.status, answer.body);
-    }
-    sendJson(res, 404, { error: `no such endpoint ${path}; try /healthz, /readyz, /metrics, /status, POST /hooks/<sync>, POST /hooks/registry` });
+    if (req.method !== 'POST') return sendJson(res, 405, { error: 'webhooks are POSTed' });
+    const answer = await handleGitHook(req, path === '/hooks' ? undefined : decodeURIComponent(path.slice('/hooks/'.length)), this.gitHook);
+    return sendJson(res, answer.status, answer.body);
   }
 
   /** A registry says a tag moved: the Syncs whose Images follow it (and whose secret the sender knows) run now. */

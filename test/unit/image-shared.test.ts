@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adapters } from '../../agent/kinds/registry.ts';
-import { beyondKeep, currentTag, useTag } from '../../agent/kinds/image/shared.ts';
+import { beyondKeep } from '../../agent/kinds/image/shared.ts';
+import { currentTag, useTag, usesBy } from '../../agent/kinds/image/use-tags.ts';
 import type { GlanceImage } from '../../agent/glance/version-rules.ts';
 import { planBetweenRevisions } from '../../agent/plan/between-revisions.ts';
 import { jsonPlan } from '../../agent/plan/render/json.ts';
@@ -64,8 +65,10 @@ describe('Image sharing: shared, as planned', () => {
 
   it('marks each use with the project and the manifest, without a `/` (tags travel in a URL path)', () => {
     const marker = { owner: 'o', ref: 'Image/os', specHash: '1a2b3c4d' };
-    expect(useTag('p1', marker)).toBe('kupenstack-use:p1:1a2b3c4d:Image:os');
-    expect(currentTag('p1', 'Image/os')).toBe('kupenstack-current:p1:Image:os');
+    // Issue 47: sealed (a member of the shared image reads its tags: no project id, no manifest name in clear).
+    expect(useTag('p1', marker)).toMatch(/^kupenstack-use:[0-9a-f]{24}:1a2b3c4d:[A-Za-z0-9_-]+$/);
+    expect(currentTag('p1', 'Image/os')).toMatch(/^kupenstack-current:[0-9a-f]{24}:[A-Za-z0-9_-]+$/);
+    expect(usesBy({ id: 'i', status: 'active', tags: [useTag('p1', marker)] }, 'p1')).toEqual([{ ref: 'Image/os', specHash: '1a2b3c4d', tag: useTag('p1', marker), legacy: false }]);
   });
 });
 

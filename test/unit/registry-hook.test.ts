@@ -61,15 +61,13 @@ describe('registry notifications: what each sender says', () => {
       },
       {
         sender: 'quay',
-        headers: {},
-        query: `token=${secret}`,
+        headers: bearer,
         body: json({ name: 'repository', repository: 'ns/disk', namespace: 'ns', docker_url: 'quay.io/ns/disk', homepage: 'https://quay.io/repository/ns/disk', updated_tags: ['stable'] }),
         push: { host: 'quay.io', repository: 'ns/disk', tag: 'stable' },
       },
       {
         sender: 'dockerhub',
-        headers: {},
-        query: `token=${secret}`,
+        headers: bearer,
         body: json({ callback_url: 'https://registry.hub.docker.com/u/me/disk/hook/abc/', push_data: { pushed_at: now / 1000, pusher: 'me', tag: 'edge' }, repository: { repo_name: 'me/disk', namespace: 'me', name: 'disk' } }),
         push: { host: 'docker.io', repository: 'me/disk', tag: 'edge' },
       },

@@ -47,7 +47,14 @@ export function syncHttpHandler(
       sendJson(res, 405, { error: 'webhooks are POSTed' });
       return true;
     }
-    const answer = await handleGitHook(req, decodeURIComponent(path.slice('/hooks/'.length)), hook);
+    let name: string;
+    try {
+      name = decodeURIComponent(path.slice('/hooks/'.length));
+    } catch {
+      sendJson(res, 400, { error: 'the Sync name in the URL is not valid percent-encoding' });
+      return true;
+    }
+    const answer = await handleGitHook(req, name, hook);
     sendJson(res, answer.status, answer.body);
     return true;
   };

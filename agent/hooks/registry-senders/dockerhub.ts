@@ -3,8 +3,9 @@ import { record, text, type RegistryDelivery, type SenderParser } from './push.t
 /**
  * Docker Hub's repository webhook: `{callback_url, push_data: {pushed_at:
  * <unix s>, pusher, tag}, repository: {repo_name: "ns/name", namespace, name,
- * repo_url, …}}`. No signature and no custom headers: the secret travels in
- * the URL (`?token=`); the callback URL is unique per delivery (the id).
+ * repo_url, …}}`. No signature and no custom headers, and a secret in the
+ * URL is refused (registry-hook.ts): it needs a proxy that adds the
+ * Authorization header. The callback URL is unique per delivery (the id).
  */
 export const dockerhub: SenderParser = {
   sender: 'dockerhub',

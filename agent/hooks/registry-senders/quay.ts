@@ -4,7 +4,8 @@ import { splitReference, text, type RegistryDelivery, type SenderParser } from '
  * Quay's "Push to Repository" notification (webhook method):
  * `{repository: "ns/repo", namespace, name, docker_url: "quay.io/ns/repo",
  * homepage, updated_tags: ["latest", …]}`. Quay signs nothing and sets no
- * headers: its secret travels in the URL (`?token=`).
+ * headers, and a secret in the URL is refused (registry-hook.ts): it needs a
+ * proxy that adds the Authorization header.
  */
 export const quay: SenderParser = {
   sender: 'quay',

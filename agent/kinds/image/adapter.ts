@@ -60,6 +60,7 @@ export const image: KindAdapter = {
     digest: 'update',
     stale_versions: 'update',
     member: 'update',
+    use_tags: 'update',
   },
   follows: ociFollows,
   sharedAction: (action, fields) => (fields.source !== sharedSource ? undefined : action === 'create' ? 'share' : 'unshare'),

@@ -3,6 +3,7 @@ import { apiHost, formatRequest, parseRepository } from '../../../oci/reference.
 import { KupenstackError } from '../../errors.ts';
 import { DiskSources } from '../../glance/registry-source.ts';
 import { egressFor } from '../../net/egress.ts';
+import { mayUseAgentCredentials } from '../../net/registry-credentials.ts';
 import { currentVersion, ociTag, propDigest, staleVersions, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import {
   applyRetention,
@@ -74,13 +75,16 @@ const plainHttpAdvice = 'set insecure: true under spec.source.oci';
 
 /**
  * The registry client for this manifest: anonymous or the agent's docker
- * config, or the `.dockerconfigjson` Secret `credentialsSecretRef` names,
+ * config (in a tenant namespace only for the registries the cluster admin
+ * lists), or the `.dockerconfigjson` Secret `credentialsSecretRef` names,
  * read through the SecretResolver at each use (a rotated Secret takes effect).
  */
 export async function sourceOf(m: Manifest, ctx: ImageContext): Promise<DiskSource> {
-  const ref = ociSourceOf(m).credentialsSecretRef;
+  const oci = ociSourceOf(m);
+  const ref = oci.credentialsSecretRef;
   const egress = egressFor(ctx.namespace);
-  if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice, egress });
+  // No Secret named: the agent's own credentials only where the cluster admin allows them (net/registry-credentials.ts).
+  if (!ref) return sourcesOf(ctx).get({ plainHttpAdvice, egress, anonymous: !mayUseAgentCredentials(ctx.namespace, parseRepository(oci.repository).registry) });
   const secret = { name: ref.name, namespace: ctx.namespace, key: '.dockerconfigjson' };
   if (!ctx.secrets) {
     throw new KupenstackError(

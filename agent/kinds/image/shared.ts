@@ -14,6 +14,7 @@ import { lookedUpId, pick, type AdapterContext, type Remote, type Waiting } from
 import type { Looked } from '../../../lib/progress.ts';
 import { resolveManifest, sourceOf, type ImageContext } from './oci.ts';
 import { checkImageRoom } from './room.ts';
+import { currentTag, currentTags, isCurrentFor, resealing, usePrefix, usesBy, useTag } from './use-tags.ts';
 
 /**
  * The Image kind with `source.oci.sharing: shared` (the default, see
@@ -24,18 +25,18 @@ import { checkImageRoom } from './room.ts';
  * add: no blob byte moves.
  *
  * Which project's manifest uses which version is written on the image as
- * tags, each added or removed alone. Glance saves an image's whole tag set
+ * tags (use-tags.ts: no project id nor manifest name a member could read),
+ * each added or removed alone. Glance saves an image's whole tag set
  * on each tag call (read, change, write: two calls at once can undo one
  * another), so every change to one image's tags and members goes through
  * one queue per image in this process (`serialised`); between processes a
  * lost change is made again by the next run (a missing use is a create, a
  * stale one a delete):
- * - `kupenstack-use:<project>:<hash>:<Kind>:<name>`: this manifest uses this
- *   version (the marker: written before the membership, so a crash between
- *   the two leaves a version the next run sees and shares);
- * - `kupenstack-current:<project>:<Kind>:<name>`: the version the manifest
- *   stands for now (a tag move adds it to the new version, then takes it off
- *   the old ones).
+ * - a use tag: this manifest uses this version (the marker: written before
+ *   the membership, so a crash between the two leaves a version the next
+ *   run sees and shares);
+ * - a current tag: the version the manifest stands for now (a tag move adds
+ *   it to the new version, then takes it off the old ones).
  * Retention (`keep`) releases this project's older versions; a version no
  * project uses any more is deleted. The image-level marker (owner, a `ref`
  * of its own) still decides what is ours.
@@ -43,14 +44,12 @@ import { checkImageRoom } from './room.ts';
  * Fields: `source` is `oci-shared` (a switch to or from `private` replaces),
  * `digest` as for private copies, `member` the project's membership
  * (`accepted`), `stale_versions` versions still marked current besides the
- * current one.
+ * current one, `use_tags` `legacy` while tags of the first format remain.
  */
 
 export const sharedSource = 'oci-shared';
 /** The image-level marker's ref: the image belongs to the owner, not to one manifest. */
 const sharedRef = 'Image/(shared)';
-const usePrefix = 'kupenstack-use:';
-const currentPrefix = 'kupenstack-current:';
 /** Glance's limit on a tag. */
 const maxTag = 255;
 
@@ -88,31 +87,6 @@ function tagOf(m: Manifest | undefined, tag: string): string {
   return tag;
 }
 
-/** `Image/name` is written `Image:name`: a `/` in a tag would not survive the tag's URL path (PUT /images/{id}/tags/{tag}). */
-const refInTag = (ref: string): string => ref.replace('/', ':');
-const refFromTag = (s: string): string => s.replace(':', '/');
-
-export function useTag(projectId: string, marker: Marker): string {
-  return `${usePrefix}${projectId}:${marker.specHash}:${refInTag(marker.ref)}`;
-}
-
-export function currentTag(projectId: string, ref: string): string {
-  return `${currentPrefix}${projectId}:${refInTag(ref)}`;
-}
-
-/** This project's use of the version: `{ref, specHash}` per use tag. */
-function usesBy(img: GlanceImage, projectId: string): { ref: string; specHash: string; tag: string }[] {
-  const prefix = `${usePrefix}${projectId}:`;
-  return (img.tags ?? []).flatMap((tag) => {
-    if (!tag.startsWith(prefix)) return [];
-    const rest = tag.slice(prefix.length);
-    const at = rest.indexOf(':');
-    return at < 0 ? [] : [{ specHash: rest.slice(0, at), ref: refFromTag(rest.slice(at + 1)), tag }];
-  });
-}
-
-const isCurrentFor = (img: GlanceImage, projectId: string, ref: string): boolean => (img.tags ?? []).includes(currentTag(projectId, ref));
-
 function refusePerImageFields(m: Manifest): void {
   const spec = specOf(m) as Record<string, unknown>;
   const set = perImageFields.filter((k) => spec[k] !== undefined);
@@ -131,7 +105,7 @@ export async function sharedDesired(m: Manifest, ctx: ImageContext): Promise<Rec
   const base = { ...pick(spec, { diskFormat: 'disk_format', containerFormat: 'container_format' }), source: sharedSource };
   if (ctx.offline) return { ...base, digest: lookedUpId(`digest of ${formatRequest(spec.source!.oci!)}`) };
   const disk = await resolveManifest(m, ctx);
-  return { ...base, digest: disk.manifestDigest, member: 'accepted', stale_versions: [] };
+  return { ...base, digest: disk.manifestDigest, member: 'accepted', stale_versions: [], use_tags: 'sealed' };
 }
 
 /** The admin's image client: the images project is nobody's scope; an admin may act on its images and their members. */
@@ -166,6 +140,7 @@ export async function sharedObserve(ctx: SharedScope): Promise<Remote[]> {
       { owner: ctx.owner, ref, specHash: usesBy(current, ctx.projectId).find((u) => u.ref === ref)?.specHash ?? g.specHash },
       member ?? null,
       marked.filter((v) => v.id !== current.id).map((v) => v.id),
+      g.versions.some((v) => resealing(v, ctx.projectId, ref).remove.length > 0) ? 'legacy' : 'sealed',
     );
     groups.set(remote, g.versions);
     out.push(remote);
@@ -196,7 +171,8 @@ export function beyondKeep(older: readonly GlanceImage[], keep: number): GlanceI
   return [...older].sort(newestFirst).slice(Math.max(0, keep - 1));
 }
 
-function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null, stale: string[]): Remote {
+/** `use_tags`: `legacy` while a version still carries tags of the first format (project id and name in clear, use-tags.ts). */
+function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null, stale: string[], useTags: 'sealed' | 'legacy' = 'sealed'): Remote {
   return {
     id: img.id,
     name: typeof img.name === 'string' ? img.name : '',
@@ -210,6 +186,7 @@ function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null,
       digest: img.status === 'queued' ? null : (img[propDigest] ?? null),
       member,
       stale_versions: [...stale].sort(),
+      use_tags: useTags,
     },
   };
 }
@@ -263,7 +240,10 @@ async function makeVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk, p
 async function use(ctx: AdapterContext, m: Manifest, img: GlanceImage, marker: Marker): Promise<void> {
   const admin = adminImage(ctx);
   await onImage(img.id, async () => {
-    await settleTags(admin, img.id, { add: [tagOf(m, useTag(ctx.projectId, marker)), tagOf(m, currentTag(ctx.projectId, marker.ref))] }, ctx.signal);
+    // Tags of the first format (project id and name in clear) give way to sealed ones.
+    const legacy = resealing(img, ctx.projectId, marker.ref);
+    const add = [tagOf(m, useTag(ctx.projectId, marker)), tagOf(m, currentTag(ctx.projectId, marker.ref)), ...legacy.add];
+    await settleTags(admin, img.id, { add, remove: legacy.remove }, ctx.signal);
     await share(admin, img.id, ctx.projectId, ctx.signal);
   });
 }
@@ -272,7 +252,7 @@ async function use(ctx: AdapterContext, m: Manifest, img: GlanceImage, marker: M
 const onImage = <T>(id: string, work: () => Promise<T>): Promise<T> => serialised(`glance-image:${id}`, work);
 
 const dropCurrent = (ctx: AdapterContext, id: string, ref: string): Promise<void> =>
-  onImage(id, () => settleTags(adminImage(ctx), id, { remove: [currentTag(ctx.projectId, ref)] }, ctx.signal));
+  onImage(id, () => settleTags(adminImage(ctx), id, { remove: currentTags(ctx.projectId, ref) }, ctx.signal));
 
 export async function sharedCreate(ctx: ImageContext, m: Manifest, marker: Marker): Promise<Remote> {
   refusePerImageFields(m);
@@ -314,10 +294,22 @@ export async function sharedUpdate(ctx: ImageContext, remote: Remote, changes: R
     if ('waiting' in version) return version;
   }
   if ('member' in changes) await onImage(remote.id, () => share(admin, remote.id, ctx.projectId, ctx.signal));
+  if ('use_tags' in changes) for (const v of versions) await reseal(ctx, v, marker.ref);
   if ('stale_versions' in changes) {
     for (const old of versions.filter((v) => v.id !== remote.id && isCurrentFor(v, ctx.projectId, marker.ref))) await dropCurrent(ctx, old.id, marker.ref);
   }
   return undefined;
+}
+
+/** One version's tags of the first format for this manifest, replaced by sealed ones (read again: the observed tags may be old). */
+async function reseal(ctx: AdapterContext, img: GlanceImage, ref: string): Promise<void> {
+  const admin = adminImage(ctx);
+  await onImage(img.id, async () => {
+    const now = await admin.find<GlanceImage>(`/images/${img.id}`);
+    if (!now || !isOurs(now, ctx.owner)) return;
+    const change = resealing(now, ctx.projectId, ref);
+    if (change.remove.length > 0) await settleTags(admin, img.id, change, ctx.signal);
+  });
 }
 
 /** `keep` counts the project's own versions (the current one included); the older ones, unless a server of the project boots from them, are released. */
@@ -347,7 +339,7 @@ async function release(ctx: AdapterContext, img: GlanceImage, ref: string): Prom
           ...usesBy(before, ctx.projectId)
             .filter((x) => x.ref === ref)
             .map((u) => u.tag),
-          currentTag(ctx.projectId, ref),
+          ...currentTags(ctx.projectId, ref),
         ],
       },
       ctx.signal,

@@ -213,7 +213,11 @@ describe('registry notifications to the in-cluster controller', () => {
       const body = JSON.stringify({ events: [{ id: randomUUID(), timestamp: new Date().toISOString(), action: 'push', target: { repository: repo, tag: 'stable' }, request: { host: registry.host } }] });
       const res = await fetch(`http://127.0.0.1:${followerPort}/hooks/registry`, { method: 'POST', headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', authorization: `Bearer ${secret}` }, body });
       expect(res.status).toBe(202);
-      expect(((await res.json()) as { images: string[] }).images).toEqual([`${ns}/Image/os`]);
+      // The sender learns how many Images move, never which (issue 47: nothing tenant-identifying); the follower's log names it.
+      const answer = await res.text();
+      expect(JSON.parse(answer)).toMatchObject({ result: 'triggered', resolving: { images: 1, syncs: 0 } });
+      expect(answer).not.toContain(ns);
+      await until('the follower to log the Image it moved', () => Promise.resolve(follower.log().includes(`${ns}/Image/os`)), 10_000);
       // The follower wrote the request onto the Image, not to the registry or Glance.
       expect(Date.parse(imageCr()?.metadata.annotations?.['kupenstack.io/resolve-requested-at'] ?? '')).toBeGreaterThanOrEqual(postedAt - 1000);
       // The acting controller (resync an hour away, no notification of its own) asks the registry for the tag and writes the Image's status.
@@ -271,9 +275,15 @@ spec:
     const bad = await post('Bearer not-the-secret');
     expect(bad.status).toBe(401);
     expect(await bad.text()).not.toContain(secret);
+    const from = controller.log().length;
     const good = await post(`Bearer ${secret}`);
     expect(good.status).toBe(202);
-    expect(((await good.json()) as { images: string[] }).images).toEqual([`${ns}/Image/os`]);
+    // Counts to the sender, never the Images' namespaces (issue 47); the controller's log names them.
+    const answer = await good.text();
+    expect(JSON.parse(answer)).toMatchObject({ result: 'triggered', resolving: { images: 1, syncs: 0 } });
+    expect(answer).not.toContain(ns);
+    await until('the notification logged', () => Promise.resolve(lines('registry notification: tag moved, resolving now', from).length > 0), 10_000);
+    expect(lines('registry notification: tag moved, resolving now', from)[0]!.images).toEqual([`${ns}/Image/os`]);
     expect(controller.log()).not.toContain(secret);
   }, 60_000);
 });
