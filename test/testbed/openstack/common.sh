@@ -17,9 +17,11 @@ RABBIT_DIST_PORT=25672 EPMD_PORT=4369 MEMCACHED_PORT=11211
 OCTAVIA_PORT=9876 OCTAVIA_HM_PORT=5555
 # The real compute host and its dataplane (configure-real.sh, real/README.md): libvirt + QEMU (TCG)
 # under its own host name in availability zone REAL_AZ, Neutron's linuxbridge, DHCP, L3 and metadata
-# agents; the external network "public" is the host bridge PUBLIC_BRIDGE holding PUBLIC_GATEWAY
+# agents. Its external network "public-real" (flat, physical network "real") is the host bridge
+# REAL_BRIDGE holding REAL_GATEWAY in 198.18.77.0/24 (RFC 2544's benchmarking range): not the API-only
+# "public" network's 203.0.113.0/24, where this machine kind reaches its package mirror (203.0.113.80)
 REAL_HOST=aio-real REAL_AZ=real NOVA_METADATA_PORT=8775
-PUBLIC_BRIDGE=kspub0 PUBLIC_GATEWAY=203.0.113.1/24
+REAL_BRIDGE=kspub0 REAL_CIDR=198.18.77.0/24 REAL_GATEWAY=198.18.77.1/24
 
 # start order (down.sh stops in reverse tiers)
 OS_INFRA="epmd mariadb memcached rabbitmq"
@@ -143,12 +145,16 @@ os_heartbeat_sql() {
   echo "SELECT ${2//@COL@/$col} FROM $db.$table WHERE $(os_heartbeat_where "$1")${3:+ AND $col >= '$3'}"
 }
 
-# os_public_bridge: the external network's "outside", a bridge on the host with the public subnet's
-# gateway address and no physical port: the host reaches floating IPs, nothing leaves the machine
-os_public_bridge() {
-  ip link show "$PUBLIC_BRIDGE" >/dev/null 2>&1 || ip link add "$PUBLIC_BRIDGE" type bridge
-  ip -4 addr show dev "$PUBLIC_BRIDGE" | grep -q " ${PUBLIC_GATEWAY} " || ip addr add "$PUBLIC_GATEWAY" dev "$PUBLIC_BRIDGE"
-  ip link set "$PUBLIC_BRIDGE" up
+# os_real_bridge: the real external network's "outside", a bridge on the host with the gateway address
+# and no physical port: the host reaches floating IPs, nothing leaves the machine. Refuses a range the
+# host already routes elsewhere (a route other than the default one, or an address of another device).
+os_real_bridge() {
+  local other
+  other=$(ip -4 route show to match "${REAL_GATEWAY%/*}" | grep -v "^default " | grep -v " dev $REAL_BRIDGE " || true)
+  [ -z "$other" ] || tb_fail neutron-linuxbridge-agent "$REAL_CIDR is already routed on this machine ($other): the real dataplane needs a range of its own (REAL_CIDR in common.sh)"
+  ip link show "$REAL_BRIDGE" >/dev/null 2>&1 || ip link add "$REAL_BRIDGE" type bridge
+  ip -4 addr show dev "$REAL_BRIDGE" | grep -q " ${REAL_GATEWAY} " || ip addr add "$REAL_GATEWAY" dev "$REAL_BRIDGE"
+  ip link set "$REAL_BRIDGE" up
 }
 
 os_prepare() {  # directories a service needs before it starts
@@ -161,7 +167,7 @@ os_prepare() {  # directories a service needs before it starts
     glance-api) mkdir -p "$OS_STATE"/glance/images "$OS_STATE"/glance/staging "$OS_STATE"/glance/tasks_work_dir ;;
     octavia-*) mkdir -p "$OS_STATE"/octavia/tmp /var/log/octavia ;;
     libvirtd) mkdir -p /run/libvirt /var/lib/libvirt/qemu /var/log/libvirt/qemu ;;
-    neutron-linuxbridge-agent) os_public_bridge ;;
+    neutron-linuxbridge-agent) os_real_bridge ;;
   esac
   case $1 in nova-compute-real) mkdir -p "$OS_STATE"/nova-real/tmp "$OS_STATE"/nova-real/instances ;; esac
   return 0

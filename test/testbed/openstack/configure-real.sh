@@ -6,7 +6,9 @@
 #   2. renders real/conf/ into /etc (only files whose content changed are written), the zone-only DHCP
 #      and L3 schedulers onto neutron-server's PYTHONPATH, the nova-metadata-api wrapper
 #   3. sets the options the shared services need: Neutron binds with linuxbridge first, then the fake
-#      host's no-op driver, notifies DHCP agents and schedules only zone "real" networks and routers;
+#      host's no-op driver, notifies DHCP agents and schedules only zone "real" networks and routers
+#      (network_auto_schedule must stay on: Neutron schedules a new network only then; the zone-only
+#      scheduler's agent-side auto-scheduling does nothing);
 #      Nova gives a server without a zone the fake host's zone "nova", so only servers that ask for
 #      zone "real" ever land on the real host
 #   4. restarts exactly the services that run with a file written after they started (neutron-server,
@@ -39,7 +41,7 @@ put() {
 render() {  # render TEMPLATE DEST
   sed -e "s|@REAL_HOST@|$REAL_HOST|g" -e "s|@REAL_AZ@|$REAL_AZ|g" -e "s|@STATE@|$OS_STATE|g" \
       -e "s|@NOVA_METADATA_PORT@|$NOVA_METADATA_PORT|g" -e "s|@METADATA_SECRET@|$METADATA_SECRET|g" \
-      -e "s|@PUBLIC_BRIDGE@|$PUBLIC_BRIDGE|g" "$OS_DIR/real/conf/$1" > "$2.tb-new"
+      -e "s|@REAL_BRIDGE@|$REAL_BRIDGE|g" "$OS_DIR/real/conf/$1" > "$2.tb-new"
   if grep -q '@[A-Z_]*@' "$2.tb-new"; then echo "unrendered placeholder in $1" >> "$RLOG"; return 1; fi
   put "$2.tb-new" "$2"
 }
@@ -68,12 +70,12 @@ set_opts() {  # FILE SECTION KEY VALUE...: rc 0 when written, 3 when it already 
   $PY "$OS_DIR/real/ini_set.py" "$@" || rc=$?
   if [ $rc = 0 ]; then echo "$(date -Is) set $*" >> "$RLOG"; elif [ $rc != 3 ]; then return 1; fi
 }
-set_opts /etc/neutron/plugins/ml2/ml2_conf.ini ml2 mechanism_drivers linuxbridge,kupenstack_noop
+set_opts /etc/neutron/plugins/ml2/ml2_conf.ini ml2 mechanism_drivers linuxbridge,l2population,kupenstack_noop
 set_opts /etc/neutron/neutron.conf \
   DEFAULT dhcp_agent_notification true \
   DEFAULT network_scheduler_driver kupenstack_testbed_zone_schedulers.ZoneOnlyDhcpScheduler \
   DEFAULT router_scheduler_driver kupenstack_testbed_zone_schedulers.ZoneOnlyL3Scheduler \
-  DEFAULT network_auto_schedule false \
+  DEFAULT network_auto_schedule true \
   DEFAULT router_auto_schedule false \
   DEFAULT dhcp_agents_per_network 1 \
   experimental linuxbridge true

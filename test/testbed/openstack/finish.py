@@ -4,7 +4,7 @@
 1. the external provider network "public" (flat, physnet "public",
    router:external, not shared) and its subnet "public-subnet" 203.0.113.0/24
    (TEST-NET-3, no DHCP, pool .10-.250), created only if missing;
-2. the aggregate of the real compute host, availability zone TB_REAL_AZ;
+2. the real dataplane's external network "public-real" (TB_REAL_CIDR) and the aggregate of the real compute host, availability zone TB_REAL_AZ;
 3. the cloud "kupenstack-local" in the user's clouds.yaml
    (argv[1], normally ~/.config/openstack/clouds.yaml), merged: every other
    entry of an existing file is kept; the file is only rewritten if the entry
@@ -47,6 +47,25 @@ if not list(net_api.subnets(name="public-subnet", network_id=net.id)):
         is_dhcp_enabled=False,
         allocation_pools=[{"start": "203.0.113.10", "end": "203.0.113.250"}])
     print("created subnet public-subnet %s" % sub.id)
+
+# ------------------------------------------------------------ real external network
+# "public-real": the external network of the real dataplane (configure-real.sh); its "outside" is the
+# host bridge holding the gateway, so the host reaches floating IPs; nothing routes further
+real_cidr = E.get("TB_REAL_CIDR")
+if real_cidr:
+    gw = E["TB_REAL_GATEWAY"].split("/")[0]
+    base = real_cidr.split("/")[0].rsplit(".", 1)[0]
+    rnets = list(net_api.networks(name="public-real", is_router_external=True))
+    rnet = rnets[0] if rnets else net_api.create_network(
+        name="public-real", is_router_external=True, is_shared=False,
+        provider_network_type="flat", provider_physical_network="real",
+        description="KupenStack test bed: external network of the real dataplane (host bridge)")
+    if not list(net_api.subnets(name="public-real-subnet", network_id=rnet.id)):
+        net_api.create_subnet(
+            name="public-real-subnet", network_id=rnet.id, ip_version=4,
+            cidr=real_cidr, gateway_ip=gw, is_dhcp_enabled=False,
+            allocation_pools=[{"start": base + ".10", "end": base + ".250"}])
+        print("created network public-real %s (%s)" % (rnet.id, real_cidr))
 
 # ------------------------------------------------------------ real host's zone
 # The real compute host (configure-real.sh) in its aggregate, whose availability zone is the one tests

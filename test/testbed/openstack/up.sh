@@ -75,7 +75,7 @@ if [ -n "$OS_LAUNCHED" ]; then os_log "services ready after $(os_dt "$t") s (sta
 
 # 5. external network + client configuration
 TB_KEYSTONE_PORT=$KEYSTONE_PORT TB_ADMIN_PASS="$ADMIN_PASS" TB_REGION=$REGION TB_CLOUD_NAME=$CLOUD_NAME \
-TB_REAL_HOST=$REAL_HOST TB_REAL_AZ=$REAL_AZ \
+TB_REAL_HOST=$REAL_HOST TB_REAL_AZ=$REAL_AZ TB_REAL_CIDR=$REAL_CIDR TB_REAL_GATEWAY=$REAL_GATEWAY \
   $PY "$OS_DIR/finish.py" "$HOME/.config/openstack/clouds.yaml" >> "$LOG_DIR/finish.log" 2>&1 \
   || tb_fail finish "external network / clouds.yaml step failed"
 umask 077

@@ -35,7 +35,7 @@ fetch_debs() {  # the two .debs, kept in $VMI_CACHE/debs/<key>
 }
 
 # modules the virtio NIC needs that this kernel does not build in, in load order
-NIC_MODULES="virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci failover net_failover virtio_net"
+NIC_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci failover net_failover virtio_net"
 
 build_one() {  # VERSION -> $VMI_CACHE/disks/<key>-VERSION.raw
   local v=$1 out="$VMI_CACHE/disks/$key-$1.raw" root="$VMI_CACHE/debs/$key/root" w kver m f

@@ -11,7 +11,7 @@ VERSION=@VERSION@
 say() { echo "$*" > /dev/console; }
 say "kupenstack-test-image $VERSION booting"
 # the virtio NIC's modules, in dependency order (those built into the kernel are not here)
-for m in $(cat /modules.order); do insmod "/modules/$m" 2>/dev/null; done
+for m in $(cat /modules.order); do insmod "/modules/$m" 2>/tmp/insmod || say "insmod $m: $(cat /tmp/insmod)"; done
 ip link set lo up
 i=0
 while ! ip link show eth0 >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
