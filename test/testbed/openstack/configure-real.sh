@@ -60,6 +60,10 @@ render libvirtd.conf /etc/libvirt/libvirtd.conf
 # neutron-server's private PYTHONPATH (configure.sh makes it afresh from plugins/ when it runs)
 cp "$OS_DIR/real/plugins/kupenstack_testbed_zone_schedulers.py" "$OS_STATE/python/.zone.tb-new"
 put "$OS_STATE/python/.zone.tb-new" "$OS_STATE/python/kupenstack_testbed_zone_schedulers.py"
+mkdir -p "$OS_STATE/real-bin"
+cp "$OS_DIR/real/ebtables.sh" "$OS_STATE/real-bin/.eb.tb-new"
+put "$OS_STATE/real-bin/.eb.tb-new" "$OS_STATE/real-bin/ebtables"
+chmod 755 "$OS_STATE/real-bin/ebtables"
 printf '#!/usr/bin/python3\n# KupenStack test bed: nova-api-metadata from the Debian python library\nimport sys\nfrom nova.cmd.api_metadata import main\nif __name__ == "__main__":\n    sys.exit(main())\n' > "$OS_STATE/bin/.md.tb-new"
 put "$OS_STATE/bin/.md.tb-new" "$OS_STATE/bin/nova-metadata-api"
 chmod 755 "$OS_STATE/bin/nova-metadata-api"
@@ -99,7 +103,7 @@ files_of() {  # the files a service reads that this step writes
     nova-compute-real) echo /etc/nova/nova.conf /etc/nova/nova-compute-real.conf ;;
     nova-metadata-api) echo /etc/nova/nova.conf /etc/nova/nova-metadata.conf ;;
     libvirtd) echo /etc/libvirt/qemu.conf /etc/libvirt/libvirtd.conf ;;
-    neutron-*-agent) a=${1#neutron-}; echo /etc/neutron/neutron.conf /etc/neutron/real/agent-host.conf "/etc/neutron/real/${a%-agent}_agent.ini" ;;
+    neutron-*-agent) a=${1#neutron-}; echo /etc/neutron/neutron.conf /etc/neutron/real/agent-host.conf "/etc/neutron/real/${a%-agent}_agent.ini" "$OS_STATE/real-bin/ebtables" ;;
   esac
 }
 restart="" pid=""
