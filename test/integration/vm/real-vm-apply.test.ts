@@ -101,8 +101,8 @@ async function server(): Promise<{ id: string; address: string; fip: string }> {
   const servers = await compute.list<{ id: string; name: string; tenant_id: string }>('/servers/detail', 'servers', { all_tenants: 'true', name: '^vm$' });
   const mine = servers.find((x) => x.name === 'vm' && projects.has(x.tenant_id));
   if (!mine) throw new Error('no server "vm" in the workspace\'s project');
-  const [port] = await network.list<{ id: string; fixed_ips: { ip_address: string }[] }>('/v2.0/ports', 'ports', { device_id: mine.id });
-  const [fip] = port ? await network.list<{ floating_ip_address: string }>('/v2.0/floatingips', 'floatingips', { port_id: port.id }) : [];
+  const [port] = await network.list<{ id: string; fixed_ips: { ip_address: string }[] }>('/ports', 'ports', { device_id: mine.id });
+  const [fip] = port ? await network.list<{ floating_ip_address: string }>('/floatingips', 'floatingips', { port_id: port.id }) : [];
   if (!port || !fip) throw new Error(`server ${mine.id} has no port with a floating IP`);
   return { id: mine.id, address: port.fixed_ips[0]!.ip_address, fip: fip.floating_ip_address };
 }
@@ -111,7 +111,7 @@ async function consoleSays(id: string, text: string, timeoutMs: number): Promise
   return until(
     `console: ${text}`,
     async () => {
-      const out = (await compute.post<{ output: string }>(`/servers/${id}/action`, { 'os-getConsoleOutput': { length: -1 } }, [200])).output;
+      const out = (await compute.post<{ output: string }>(`/servers/${id}/action`, { 'os-getConsoleOutput': {} }, [200])).output;
       return out.includes(text) ? out : undefined;
     },
     timeoutMs,

@@ -45,7 +45,7 @@ async function answer(ip: string): Promise<string | undefined> {
 }
 
 async function consoleLog(serverId: string): Promise<string> {
-  const out = await t.ctx.apis.compute.post<{ output: string }>(`/servers/${serverId}/action`, { 'os-getConsoleOutput': { length: -1 } }, [200]);
+  const out = await t.ctx.apis.compute.post<{ output: string }>(`/servers/${serverId}/action`, { 'os-getConsoleOutput': {} }, [200]);
   return out.output;
 }
 
@@ -112,31 +112,31 @@ describe('the real compute host (zone real): a VM that boots, a network that car
     cleanup.push(() => compute.remove(`/os-keypairs/${keyName}`));
 
     // network, subnet and router in zone real (only those are wired to the real dataplane's agents)
-    const net = (await network.post<{ network: { id: string } }>('/v2.0/networks', { network: { name: 'realvm', availability_zone_hints: [REAL_AZ] } }))
+    const net = (await network.post<{ network: { id: string } }>('/networks', { network: { name: 'realvm', availability_zone_hints: [REAL_AZ] } }))
       .network;
-    cleanup.push(() => network.remove(`/v2.0/networks/${net.id}`));
+    cleanup.push(() => network.remove(`/networks/${net.id}`));
     const third = 100 + Math.floor(Math.random() * 100);
     const subnet = (
-      await network.post<{ subnet: { id: string } }>('/v2.0/subnets', { subnet: { network_id: net.id, ip_version: 4, cidr: `10.78.${third}.0/24` } })
+      await network.post<{ subnet: { id: string } }>('/subnets', { subnet: { network_id: net.id, ip_version: 4, cidr: `10.78.${third}.0/24` } })
     ).subnet;
-    cleanup.push(() => network.remove(`/v2.0/subnets/${subnet.id}`));
-    const [external] = await network.list<{ id: string }>('/v2.0/networks', 'networks', { name: REAL_EXTERNAL, 'router:external': 'true' });
+    cleanup.push(() => network.remove(`/subnets/${subnet.id}`));
+    const [external] = await network.list<{ id: string }>('/networks', 'networks', { name: REAL_EXTERNAL, 'router:external': 'true' });
     expect(external, `the test bed's external network ${REAL_EXTERNAL}`).toBeDefined();
     const router = (
-      await network.post<{ router: { id: string } }>('/v2.0/routers', {
+      await network.post<{ router: { id: string } }>('/routers', {
         router: { name: 'realvm', availability_zone_hints: [REAL_AZ], external_gateway_info: { network_id: external!.id } },
       })
     ).router;
-    cleanup.push(() => network.remove(`/v2.0/routers/${router.id}`));
-    await network.put(`/v2.0/routers/${router.id}/add_router_interface`, { subnet_id: subnet.id });
-    cleanup.push(() => network.put(`/v2.0/routers/${router.id}/remove_router_interface`, { subnet_id: subnet.id }));
+    cleanup.push(() => network.remove(`/routers/${router.id}`));
+    await network.put(`/routers/${router.id}/add_router_interface`, { subnet_id: subnet.id });
+    cleanup.push(() => network.put(`/routers/${router.id}/remove_router_interface`, { subnet_id: subnet.id }));
 
     // security group: the responder's port
-    const sg = (await network.post<{ security_group: { id: string } }>('/v2.0/security-groups', { security_group: { name: 'realvm' } })).security_group;
-    cleanup.push(() => network.remove(`/v2.0/security-groups/${sg.id}`));
+    const sg = (await network.post<{ security_group: { id: string } }>('/security-groups', { security_group: { name: 'realvm' } })).security_group;
+    cleanup.push(() => network.remove(`/security-groups/${sg.id}`));
     const openPort = async (): Promise<string> =>
       (
-        await network.post<{ security_group_rule: { id: string } }>('/v2.0/security-group-rules', {
+        await network.post<{ security_group_rule: { id: string } }>('/security-group-rules', {
           security_group_rule: {
             security_group_id: sg.id,
             direction: 'ingress',
@@ -180,14 +180,14 @@ describe('the real compute host (zone real): a VM that boots, a network that car
     );
     expect(active['OS-EXT-AZ:availability_zone']).toBe(REAL_AZ);
     const activeAt = Date.now();
-    const [port] = await network.list<{ id: string; fixed_ips: { ip_address: string }[] }>('/v2.0/ports', 'ports', { device_id: server.id });
+    const [port] = await network.list<{ id: string; fixed_ips: { ip_address: string }[] }>('/ports', 'ports', { device_id: server.id });
     const address = port!.fixed_ips[0]!.ip_address;
     const fip = (
-      await network.post<{ floatingip: { id: string; floating_ip_address: string } }>('/v2.0/floatingips', {
+      await network.post<{ floatingip: { id: string; floating_ip_address: string } }>('/floatingips', {
         floatingip: { floating_network_id: external!.id, port_id: port!.id },
       })
     ).floatingip;
-    cleanup.push(() => network.remove(`/v2.0/floatingips/${fip.id}`));
+    cleanup.push(() => network.remove(`/floatingips/${fip.id}`));
 
     // console: version, address, key, user data (the guest prints "ready" once its responder runs)
     const log = await until(
@@ -211,7 +211,7 @@ describe('the real compute host (zone real): a VM that boots, a network that car
     expect(body.trim()).toBe(`kupenstack-test-image v1 ${address}`);
 
     // removing the security group rule closes the port; adding it again opens it
-    await network.remove(`/v2.0/security-group-rules/${rule}`);
+    await network.remove(`/security-group-rules/${rule}`);
     let t1 = Date.now();
     await until('the port closed', async () => ((await answer(fip.floating_ip_address)) === undefined ? true : undefined), 90_000);
     bench('security group rule removed -> port closed', (Date.now() - t1) / 1000);
