@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,7 +83,7 @@ function manifests(sgOpen: boolean): Record<string, string> {
       doc(
         'VirtualMachine',
         'vm',
-        '  availabilityZone: real\n  flavorRef: {name: tiny}\n  imageRef: {name: test-image}\n  keyPairRef: {name: key}\n  networks:\n    - networkRef: {name: net}\n  securityGroupRefs:\n    - {name: web}\n  onImageUpdate: rebuild\n  userData: hello-from-git',
+        '  availabilityZone: real\n  flavorRef: {name: tiny}\n  imageRef: {name: test-image}\n  keyPairRef: {name: key}\n  networks:\n    - networkRef: {name: net}\n  securityGroupRefs:\n    - {name: web}\n  onImageUpdate: rebuild\n  heal: {strategy: reboot, backoff: 1s}\n  userData: hello-from-git',
       ),
       doc('FloatingIP', 'vm-fip', '  externalNetwork: {network: {filter: {name: public-real}}}\n  vmRef: {name: vm}'),
     ].join('---\n'),
@@ -172,5 +173,35 @@ describe('KupenStack on the real compute host: the promise end to end (standalon
     const body = await until('v2 on the floating IP', async () => ((await answer(vm.fip))?.includes('v2') ? await answer(vm.fip) : undefined), 120_000);
     bench('tag move -> v2 answers', (Date.now() - t0) / 1000);
     expect(body?.trim()).toBe(`kupenstack-test-image v2 ${after.address}`);
+  }, 900_000);
+
+  it('kill -9 of its QEMU process: Nova reports SHUTOFF, the engine heals it (hard reboot) and it answers again', async () => {
+    const current = await server();
+    const raw = (await compute.get<{ server: Record<string, unknown> }>(`/servers/${current.id}`)).server;
+    const domain = String(raw['OS-EXT-SRV-ATTR:instance_name']);
+    // the guest's QEMU, started by the test bed's libvirtd: its pid file names it
+    const pid = Number(readFileSync(`/run/libvirt/qemu/${domain}.pid`, 'utf8').trim());
+    expect(pid).toBeGreaterThan(1);
+    process.kill(pid, 'SIGKILL');
+    const t0 = Date.now();
+    await until(
+      'Nova reports SHUTOFF',
+      async () => ((await compute.get<{ server: { status: string } }>(`/servers/${current.id}`)).server.status === 'SHUTOFF' ? true : undefined),
+      180_000,
+    );
+    bench('kill -9 -> Nova reports SHUTOFF', (Date.now() - t0) / 1000);
+    const t1 = Date.now();
+    const body = await until(
+      'healed and answering',
+      async () => {
+        await apply();
+        return (await answer(current.fip)) ?? undefined;
+      },
+      420_000,
+      5000,
+    );
+    bench('SHUTOFF -> healed and answering (applies every ~5 s)', (Date.now() - t1) / 1000);
+    expect(body.trim()).toBe(`kupenstack-test-image v2 ${current.address}`);
+    expect(ws.log.join('\n')).toMatch(/heal/i);
   }, 900_000);
 });
