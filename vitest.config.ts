@@ -13,6 +13,8 @@ const e2e = [
   'test/integration/kubernetes/agent-pod.test.ts',
   'test/integration/kubernetes/real-pods.test.ts',
   'test/integration/controller/real-cloud.test.ts',
+  'test/integration/vm/real-vm.test.ts',
+  'test/integration/vm/real-vm-apply.test.ts',
 ];
 
 // The integration files in two lanes that `npm test` runs side by side, one file at a time

@@ -15,12 +15,21 @@ NEUTRON_PORT=9696 CINDER_PORT=8776 MARIADB_PORT=3306 RABBIT_PORT=5672
 RABBIT_DIST_PORT=25672 EPMD_PORT=4369 MEMCACHED_PORT=11211
 # Octavia (configure-octavia.sh): its API, and the health manager's UDP heartbeat port
 OCTAVIA_PORT=9876 OCTAVIA_HM_PORT=5555
+# The real compute host and its dataplane (configure-real.sh, real/README.md): libvirt + QEMU (TCG)
+# under its own host name in availability zone REAL_AZ, Neutron's linuxbridge, DHCP, L3 and metadata
+# agents. Its external network "public-real" (flat, physical network "real") is the host bridge
+# REAL_BRIDGE holding REAL_GATEWAY in 198.18.77.0/24 (RFC 2544's benchmarking range): not the API-only
+# "public" network's 203.0.113.0/24, where this machine kind reaches its package mirror (203.0.113.80)
+REAL_HOST=aio-real REAL_AZ=real NOVA_METADATA_PORT=8775
+REAL_BRIDGE=kspub0 REAL_CIDR=198.18.77.0/24 REAL_GATEWAY=198.18.77.1/24
 
 # start order (down.sh stops in reverse tiers)
 OS_INFRA="epmd mariadb memcached rabbitmq"
 os_infra() { [[ " $OS_INFRA " == *" $1 "* ]]; }  # infrastructure (no OpenStack configuration of its own)
 OCTAVIA_SERVICES="octavia-api octavia-worker octavia-health-manager octavia-housekeeping"
-OS_SERVICES="$OS_INFRA keystone glance-api placement-api neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume nova-compute $OCTAVIA_SERVICES"
+REAL_AGENTS="neutron-linuxbridge-agent neutron-dhcp-agent neutron-l3-agent neutron-metadata-agent"
+REAL_SERVICES="libvirtd nova-metadata-api $REAL_AGENTS nova-compute-real"
+OS_SERVICES="$OS_INFRA keystone glance-api placement-api neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume nova-compute $REAL_SERVICES $OCTAVIA_SERVICES"
 
 # Debian packages (no nova-compute / cinder-volume packages: they pull libvirt+qemu
 # and lvm2+tgt; the fake-driver daemons run from python3-nova / python3-cinder)
@@ -33,6 +42,11 @@ OS_PACKAGES="mariadb-server mariadb-client python3-pymysql rabbitmq-server memca
   cinder-api cinder-scheduler cinder-common python3-cinder python3-cinderclient
   python3-openstackclient python3-novaclient python3-neutronclient python3-openstacksdk
   python3-yaml qemu-utils curl iproute2 procps util-linux"
+# The real host's packages: installed by configure-real.sh (its own step). libvirt without
+# libvirt-daemon-system (whose "default" network would NAT to the outside), QEMU for TCG guests
+REAL_PACKAGES="qemu-system-x86 libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients python3-libvirt
+  neutron-linuxbridge-agent neutron-dhcp-agent neutron-l3-agent neutron-metadata-agent
+  dnsmasq-base haproxy ebtables ipset conntrack bridge-utils"
 # Octavia's packages: installed by configure-octavia.sh (its own step, its own marker)
 OCTAVIA_PACKAGES="octavia-api octavia-worker octavia-health-manager octavia-housekeeping python3-octaviaclient"
 
@@ -65,6 +79,12 @@ os_cmd() {  # command line of a service
     neutron-server) echo "env PYTHONPATH=$OS_STATE/python neutron-server --config-file /etc/neutron/neutron.conf --config-file /etc/neutron/plugins/ml2/ml2_conf.ini" ;;
     nova-api|nova-conductor|nova-scheduler) echo "$1 --config-file /etc/nova/nova.conf" ;;
     nova-compute)   echo "$OS_STATE/bin/nova-compute --config-file /etc/nova/nova.conf" ;;
+    nova-compute-real) echo "$OS_STATE/bin/nova-compute --config-file /etc/nova/nova.conf --config-file /etc/nova/nova-compute-real.conf" ;;
+    nova-metadata-api) echo "$OS_STATE/bin/nova-metadata-api --config-file /etc/nova/nova.conf --config-file /etc/nova/nova-metadata.conf" ;;
+    libvirtd)       echo "/usr/sbin/libvirtd -f /etc/libvirt/libvirtd.conf" ;;
+    neutron-linuxbridge-agent|neutron-dhcp-agent|neutron-l3-agent|neutron-metadata-agent)
+                    local ini=${1#neutron-}; ini=${ini%-agent}
+                    echo "$1 --config-file /etc/neutron/neutron.conf --config-file /etc/neutron/real/agent-host.conf --config-file /etc/neutron/real/${ini}_agent.ini" ;;
     cinder-api|cinder-scheduler) echo "$1 --config-file /etc/cinder/cinder.conf" ;;
     octavia-api)    echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$OCTAVIA_PORT --wsgi-file /usr/bin/octavia-wsgi --master --processes 1 --threads 8 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced octavia-api" ;;
     octavia-worker|octavia-health-manager|octavia-housekeeping) echo "$1 --config-file /etc/octavia/octavia.conf" ;;
@@ -79,7 +99,8 @@ os_port() {  # the port a service owns ("" for RPC-only workers)
     memcached) echo $MEMCACHED_PORT ;;
     keystone) echo $KEYSTONE_PORT ;; glance-api) echo $GLANCE_PORT ;;
     placement-api) echo $PLACEMENT_PORT ;; neutron-server) echo $NEUTRON_PORT ;;
-    nova-api) echo $NOVA_PORT ;; cinder-api) echo $CINDER_PORT ;; octavia-api) echo $OCTAVIA_PORT ;; *) echo "" ;;
+    nova-api) echo $NOVA_PORT ;; cinder-api) echo $CINDER_PORT ;; octavia-api) echo $OCTAVIA_PORT ;;
+    nova-metadata-api) echo $NOVA_METADATA_PORT ;; *) echo "" ;;
   esac
 }
 
@@ -92,16 +113,48 @@ os_url() {  # the URL probed for readiness ("" if none)
     nova-api) echo "http://127.0.0.1:$NOVA_PORT/" ;;
     cinder-api) echo "http://127.0.0.1:$CINDER_PORT/" ;;
     octavia-api) echo "http://127.0.0.1:$OCTAVIA_PORT/" ;;
+    nova-metadata-api) echo "http://127.0.0.1:$NOVA_METADATA_PORT/" ;;
     *) echo "" ;;
   esac
 }
 
 os_heartbeat_db() {  # database whose services table a worker reports to
   case $1 in
-    nova-conductor|nova-scheduler|nova-compute) echo nova ;;
+    nova-conductor|nova-scheduler|nova-compute|nova-compute-real) echo nova ;;
+    neutron-*-agent) echo neutron ;;
     cinder-scheduler|cinder-volume) echo cinder ;;
     *) echo "" ;;
   esac
+}
+
+# os_heartbeat_where SVC: the SQL condition naming SVC's rows in its heartbeat table (nova's and
+# cinder's `services`, neutron's `agents`): the fake and the real nova-compute differ by host only
+os_heartbeat_where() {
+  case $1 in
+    nova-compute)      echo "\`binary\`='nova-compute' AND host='$COMPUTE_HOST' AND deleted=0" ;;
+    nova-compute-real) echo "\`binary\`='nova-compute' AND host='$REAL_HOST' AND deleted=0" ;;
+    neutron-*-agent)   echo "\`binary\`='$1' AND host='$REAL_HOST'" ;;
+    *)                 echo "\`binary\`='$1' AND deleted=0" ;;
+  esac
+}
+# os_heartbeat_sql SVC SELECT-EXPR [SINCE]: a query over SVC's heartbeat rows (newer than SINCE, UTC)
+os_heartbeat_sql() {
+  local db table=services col=updated_at
+  db=$(os_heartbeat_db "$1")
+  if [ "$db" = neutron ]; then table=agents col=heartbeat_timestamp; fi
+  echo "SELECT ${2//@COL@/$col} FROM $db.$table WHERE $(os_heartbeat_where "$1")${3:+ AND $col >= '$3'}"
+}
+
+# os_real_bridge: the real external network's "outside", a bridge on the host with the gateway address
+# and no physical port: the host reaches floating IPs, nothing leaves the machine. Refuses a range the
+# host already routes elsewhere (a route other than the default one, or an address of another device).
+os_real_bridge() {
+  local other
+  other=$(ip -4 route show to match "${REAL_GATEWAY%/*}" | grep -v "^default " | grep -v " dev $REAL_BRIDGE " || true)
+  [ -z "$other" ] || tb_fail neutron-linuxbridge-agent "$REAL_CIDR is already routed on this machine ($other): the real dataplane needs a range of its own (REAL_CIDR in common.sh)"
+  ip link show "$REAL_BRIDGE" >/dev/null 2>&1 || ip link add "$REAL_BRIDGE" type bridge
+  ip -4 addr show dev "$REAL_BRIDGE" | grep -q " ${REAL_GATEWAY} " || ip addr add "$REAL_GATEWAY" dev "$REAL_BRIDGE"
+  ip link set "$REAL_BRIDGE" up
 }
 
 os_prepare() {  # directories a service needs before it starts
@@ -113,7 +166,10 @@ os_prepare() {  # directories a service needs before it starts
     cinder-*) mkdir -p "$OS_STATE"/cinder/tmp ;;
     glance-api) mkdir -p "$OS_STATE"/glance/images "$OS_STATE"/glance/staging "$OS_STATE"/glance/tasks_work_dir ;;
     octavia-*) mkdir -p "$OS_STATE"/octavia/tmp /var/log/octavia ;;
+    libvirtd) mkdir -p /run/libvirt /var/lib/libvirt/qemu /var/log/libvirt/qemu ;;
+    neutron-linuxbridge-agent) os_real_bridge ;;
   esac
+  case $1 in nova-compute-real) mkdir -p "$OS_STATE"/nova-real/tmp "$OS_STATE"/nova-real/instances ;; esac
   return 0
 }
 
@@ -166,6 +222,11 @@ os_ready() {
               done; return 1 ;;
     rabbitmq) tb_wait_port $RABBIT_PORT "$t"; return ;;
     memcached) tb_wait_port $MEMCACHED_PORT "$t"; return ;;
+    libvirtd) while [ $i -lt $((t * 2)) ]; do
+                tb_pid "$svc" >/dev/null || return 1
+                virsh -c qemu:///system version >/dev/null 2>&1 && return 0
+                sleep 0.5; i=$((i + 1))
+              done; return 1 ;;
     octavia-worker|octavia-health-manager|octavia-housekeeping)
               while [ $i -lt $((t * 2)) ]; do
                 tb_pid "$svc" >/dev/null || return 1
@@ -178,7 +239,7 @@ os_ready() {
   db=$(os_heartbeat_db "$svc")
   while [ $i -lt $((t * 2)) ]; do
     tb_pid "$svc" >/dev/null || return 1          # died while we waited
-    n=$(mysql -uroot -N -e "SELECT COUNT(*) FROM $db.services WHERE \`binary\`='$svc' AND deleted=0 AND updated_at >= '$since'" 2>/dev/null || echo 0)
+    n=$(mysql -uroot -N -e "$(os_heartbeat_sql "$svc" 'COUNT(*)' "$since")" 2>/dev/null || echo 0)
     [ "${n:-0}" -ge 1 ] && return 0
     sleep 0.5; i=$((i + 1))
   done
@@ -194,7 +255,8 @@ os_start_all() {
   local phases=("epmd mariadb memcached"
                 "rabbitmq keystone glance-api placement-api"
                 "neutron-server nova-api nova-conductor nova-scheduler cinder-api cinder-scheduler cinder-volume"
-                "nova-compute"
+                "nova-compute libvirtd nova-metadata-api $REAL_AGENTS"
+                "nova-compute-real"
                 "$OCTAVIA_SERVICES")
   OS_LAUNCHED=""
   for phase in "${phases[@]}"; do

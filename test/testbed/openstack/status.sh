@@ -17,8 +17,11 @@ for s in $OS_SERVICES; do
     { [ -z "$code" ] || [ "$code" = 000 ] || [ "${code:0:1}" = 5 ]; } && state=FAIL
   elif [[ " $OCTAVIA_SERVICES " == *" $s "* ]]; then
     detail=$(os_octavia_check "$s" 2>/dev/null) || state=FAIL
+  elif [ "$s" = libvirtd ]; then
+    detail="qemu:///system $(virsh -c qemu:///system list --name 2>/dev/null | grep -c . || true) guests"
+    virsh -c qemu:///system version >/dev/null 2>&1 || state=FAIL
   elif [ -n "$db" ]; then
-    age=$(mysql -uroot -N -e "SELECT TIMESTAMPDIFF(SECOND, MAX(updated_at), UTC_TIMESTAMP()) FROM $db.services WHERE \`binary\`='$s' AND deleted=0" 2>/dev/null || true)
+    age=$(mysql -uroot -N -e "$(os_heartbeat_sql "$s" 'TIMESTAMPDIFF(SECOND, MAX(@COL@), UTC_TIMESTAMP())')" 2>/dev/null || true)
     detail="heartbeat ${age:-?} s ago"
     { [ -z "$age" ] || [ "$age" = NULL ] || [ "$age" -gt 75 ]; } && state=FAIL
   else

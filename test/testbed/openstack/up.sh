@@ -10,7 +10,7 @@
 #   3. starts every service that is not running (running ones are reused)
 #   4. waits until every API answers and nova conductor/scheduler/compute and
 #      cinder scheduler/volume have heartbeated
-#   5. ensures the external network "public", writes the cloud
+#   5. ensures the external network "public", the aggregate of the real host (zone "real"), writes the cloud
 #      "kupenstack-local" into ~/.config/openstack/clouds.yaml (merged) and
 #      $TB_HOME/openstack/admin-openrc
 # On failure: the failing service's log tail on stderr, exit status 1.
@@ -59,19 +59,23 @@ bash "$OS_DIR/configure-octavia.sh" || exit 1
 # 2c. service_type in Neutron's and Nova's [keystone_authtoken], so access-ruled
 #     application credentials work (configure-service-type.sh: its own check)
 bash "$OS_DIR/configure-service-type.sh" || exit 1
+# 2d. the real compute host and its dataplane (configure-real.sh: packages, its files, the shared
+#     services' options it needs; restarts only what runs with a file written after it started)
+bash "$OS_DIR/configure-real.sh" || exit 1
 
 # 3. + 4. services
 t=$(date +%s.%N)
 os_start_all
-# map the fake compute host into cell1 (the scheduler also does it every 30 s)
-n=$(mysql -uroot -N -e "SELECT COUNT(*) FROM nova_api.host_mappings WHERE host='$COMPUTE_HOST'" 2>/dev/null || echo 0)
-if [ "${n:-0}" = 0 ]; then
+# map the fake and the real compute host into cell1 (the scheduler also does it every 30 s)
+n=$(mysql -uroot -N -e "SELECT COUNT(*) FROM nova_api.host_mappings WHERE host IN ('$COMPUTE_HOST', '$REAL_HOST')" 2>/dev/null || echo 0)
+if [ "${n:-0}" != 2 ]; then
   nova-manage cell_v2 discover_hosts >> "$LOG_DIR/nova-manage.log" 2>&1 || tb_fail nova-manage "cell_v2 discover_hosts failed"
 fi
 if [ -n "$OS_LAUNCHED" ]; then os_log "services ready after $(os_dt "$t") s (started:$OS_LAUNCHED)"; fi
 
 # 5. external network + client configuration
 TB_KEYSTONE_PORT=$KEYSTONE_PORT TB_ADMIN_PASS="$ADMIN_PASS" TB_REGION=$REGION TB_CLOUD_NAME=$CLOUD_NAME \
+TB_REAL_HOST=$REAL_HOST TB_REAL_AZ=$REAL_AZ TB_REAL_CIDR=$REAL_CIDR TB_REAL_GATEWAY=$REAL_GATEWAY \
   $PY "$OS_DIR/finish.py" "$HOME/.config/openstack/clouds.yaml" >> "$LOG_DIR/finish.log" 2>&1 \
   || tb_fail finish "external network / clouds.yaml step failed"
 umask 077
