@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
+import { pushDiskAs, qcow2Disk, registry } from '../kinds/image-oci-fixtures.ts';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
 import { kube } from '../../testbed/kubernetes/peer.ts';
 import { ControllerProcess, kubectl, kubectlOk, prepareSyncBed, serviceAccountKubeconfig, until } from '../controller/harness.ts';
@@ -34,6 +35,8 @@ const optIn = `ui-${run}`;
 const prefix = 'ks-';
 const gitSecret = `ui-${run}-git`;
 const opsRole = `ui-${run}-syncs-reader`;
+/** The OCI repository an Image follows (tag `stable`, moved by the image test). */
+const osRepo = `view-ui/os-${run}`;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 let bundle: string;
 let controller: ControllerProcess;
@@ -77,6 +80,7 @@ const stack = (port: number): Record<string, string> => ({
   'team-a/flavor.yaml': file('Flavor', 'tiny', '{vcpus: 1, ram: 64, disk: 1}'),
   'team-a/image.yaml': file('Image', 'raw', `{diskFormat: raw, source: {url: {url: "http://127.0.0.1:${port}/disk.raw"}}}`),
   'team-a/vm.yaml': file('VirtualMachine', 'web', '{flavorRef: {name: tiny}, imageRef: {name: raw}, networks: [{networkRef: {name: app}}]}'),
+  'team-a/os.yaml': file('Image', 'os', `{interval: 5s, source: {oci: {repository: "${registry}/${osRepo}", tag: stable, insecure: true, sharing: private}}}`),
 });
 
 async function personIn(token: string): Promise<BrowserContext> {
@@ -98,6 +102,7 @@ beforeAll(async () => {
 
   imageServer = createServer((_req, res) => res.end(Buffer.alloc(64 * 1024)));
   await new Promise<void>((resolve) => imageServer.listen(0, '127.0.0.1', resolve));
+  await pushDiskAs('kupenstack-artifact', osRepo, 'stable', qcow2Disk());
   git = await TestRepo.create('view-ui');
   await git.commit(stack((imageServer.address() as AddressInfo).port), 'team-a: a network, a subnet and a VM');
   git.push();
@@ -127,6 +132,7 @@ afterAll(async () => {
   await browser?.close();
   kubectl(['delete', 'sync.kupenstack.io', syncName, '--wait=false']);
   for (const kind of ['virtualmachines', 'images', 'flavors', 'subnets', 'networks']) kubectl(['delete', `${kind}.kupenstack.io`, '--all', '-n', nsA, '--wait=false']);
+  await until('the Images to be deleted', () => Promise.resolve(kubectl(['get', 'images.kupenstack.io', '-n', nsA, '-o', 'name']).stdout.trim() === ''), 120_000, 2000).catch(() => undefined);
   await until('the servers and networks to be deleted', async () => (await serversIn(nsA)).length === 0 && (await networksIn(nsA)).length === 0, 180_000, 2000).catch(() => undefined);
   await controller?.stop();
   for (const ns of [nsA, nsB]) {
@@ -192,6 +198,23 @@ describe('the web view of kupenstack controller, in Chromium', () => {
     expect(after!.id).not.toBe(before!.id);
     await page.locator('main .osid', { hasText: after!.id }).first().waitFor({ timeout: 30_000 });
     await shot(page, 'controller-vm-recreated');
+    await page.close();
+  }, 300_000);
+
+  it('shows a tag move as the new digest active on the image page, the previous one kept', async () => {
+    const page = await ops.newPage();
+    await page.goto(`${base}/images?namespace=${nsA}`);
+    const versions = page.locator(`[data-image="${nsA}/os"] table.versions tbody tr`);
+    await versions.first().waitFor({ timeout: 240_000 });
+    const first = await versions.first().getAttribute('data-digest');
+    const moved = await pushDiskAs('kupenstack-artifact', osRepo, 'stable', qcow2Disk());
+    expect(moved).not.toBe(first);
+    // Live: the page reads again when the Image's status changes (its interval is 5 s).
+    await page.locator(`[data-image="${nsA}/os"] tr.active[data-digest="${moved}"]`).waitFor({ timeout: 240_000 });
+    const previous = page.locator(`[data-image="${nsA}/os"] tr[data-digest="${first}"]`);
+    expect(await previous.textContent()).toContain('kept');
+    expect(await previous.getAttribute('class')).not.toBe('active');
+    await shot(page, 'controller-images');
     await page.close();
   }, 300_000);
 });
