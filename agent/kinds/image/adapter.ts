@@ -5,6 +5,7 @@ import { ownerTag, ownerTagPrefix, markerFromMetadata, markerMetadata } from '..
 import type { Health, KindAdapter } from '../kit/adapter.ts';
 import { isOciManifest, ociCreate, ociDelete, ociDesired, ociFollows, ociUpdate, ociVersionsOf, withVersions } from './oci.ts';
 import { toRemote, type RawImage } from './remote.ts';
+import { statusVersions } from './status-versions.ts';
 import { isSharedManifest, sharedCreate, sharedDelete, sharedDesired, sharedObserve, sharedSource, sharedUpdate } from './shared.ts';
 import { urlCreate, urlDesired, urlUpload } from './url.ts';
 import { byProjectField } from '../kit/ownership.ts';
@@ -69,6 +70,7 @@ export const image: KindAdapter = {
     // A URL image's `digest` field holds its URL: only an OCI digest is reported as one.
     ...(typeof remote.fields.digest === 'string' && remote.fields.digest.startsWith('sha256:') ? { digest: remote.fields.digest } : {}),
     ...(typeof remote.raw[propTag] === 'string' ? { resolvedTag: remote.raw[propTag] } : {}),
+    ...statusVersions(remote),
   }),
 
   async observe(ctx) {
