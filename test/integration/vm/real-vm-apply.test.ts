@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceClient } from '../../../agent/openstack/service.ts';
 import { ownedProjects } from '../../../agent/act/projects.ts';
 import { Workspace } from '../../support/apply.ts';
 import { registries, uniqueRepo } from '../../support/oci.ts';
+import { answer, PORT, until } from './guest.ts';
 
 // KupenStack end to end on the test bed's real compute host (test/testbed/openstack/real/README.md), as
 // a tenant's repository would have it: a network, subnet and router in zone real, a security group, a
@@ -14,7 +14,6 @@ import { registries, uniqueRepo } from '../../support/oci.ts';
 // by the standalone engine; then the security group rule removed and restored, and the tag moved to v2
 // with onImageUpdate: rebuild. Slow (real boots under TCG): in the e2e project.
 const exec = promisify(execFile);
-const PORT = 8080;
 const PUBLIC_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPE1q7wup0y7h3qDR+DsZXgF+eld7w0kZSWOPGSe3hoH realvm@kupenstack.test';
 
 let ws: Workspace;
@@ -23,25 +22,6 @@ let network: ServiceClient;
 const disks: Record<string, string> = {};
 const repo = `${registries.plain}/${uniqueRepo('real-vm-apply')}/test-image`;
 const ns = `realvm-${Date.now().toString(36)}`;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 2000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-async function answer(ip: string): Promise<string | undefined> {
-  try {
-    const res = await fetch(`http://${ip}:${PORT}/`, { signal: AbortSignal.timeout(3000) });
-    return res.ok ? await res.text() : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function bench(what: string, seconds: number): void {
   console.log(`bench: real-vm-apply ${what} ${seconds.toFixed(1)} s`);

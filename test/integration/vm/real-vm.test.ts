@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceClient } from '../../../agent/openstack/service.ts';
 import { testProject, type TestProject } from '../../support/context.ts';
 import { registries, uniqueRepo } from '../../support/oci.ts';
+import { answer, PORT, until } from './guest.ts';
 
 // The OpenStack-level proof of the test bed's real compute host (test/testbed/openstack/real/README.md):
 // a server in zone "real" boots the test image under QEMU (TCG), takes its address from Neutron's DHCP
@@ -16,33 +16,12 @@ import { registries, uniqueRepo } from '../../support/oci.ts';
 const exec = promisify(execFile);
 const REAL_AZ = 'real';
 const REAL_EXTERNAL = 'public-real';
-const PORT = 8080;
 
 let t: TestProject;
 let admin: ServiceClient;
 let dir: string;
 const cleanup: (() => Promise<unknown>)[] = [];
 const disks: Record<string, string> = {};
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 2000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-/** The responder's answer on ip:8080, or undefined when the connection fails or times out. */
-async function answer(ip: string): Promise<string | undefined> {
-  try {
-    const res = await fetch(`http://${ip}:${PORT}/`, { signal: AbortSignal.timeout(3000) });
-    return res.ok ? await res.text() : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function consoleLog(serverId: string): Promise<string> {
   const out = await t.ctx.apis.compute.post<{ output: string }>(`/servers/${serverId}/action`, { 'os-getConsoleOutput': {} }, [200]);
