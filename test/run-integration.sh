@@ -17,9 +17,13 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 vitest=node_modules/.bin/vitest
 start=$SECONDS
-KS_PREBUILD_IMAGES=1 "$vitest" run --project unit --project integration-others "$@" &
+# Each part's output is also kept in test-artifacts/lanes/, so the end can list every part's failures
+# together: a CI log that keeps only its tail shows them all, not just the last part's.
+logs=test-artifacts/lanes
+mkdir -p "$logs" && rm -f "$logs"/*.log
+KS_PREBUILD_IMAGES=1 "$vitest" run --project unit --project integration-others "$@" > >(tee "$logs/integration-others.log") 2>&1 &
 others=$!
-"$vitest" run --project integration-kubernetes "$@" &
+"$vitest" run --project integration-kubernetes "$@" > >(tee "$logs/integration-kubernetes.log") 2>&1 &
 kubernetes=$!
 e2e=""
 # Background jobs of a script ignore Ctrl-C: a stopped run stops every part (by their PIDs).
@@ -34,7 +38,7 @@ echo "[lanes] integration-$first ended (exit $status) after $((SECONDS - start))
 if [ "${rc[integration-$first]}" -eq 0 ]; then
   bash test/testbed/hurry-prebuild.sh
   e2e_start=$SECONDS
-  "$vitest" run --project e2e "$@" &
+  "$vitest" run --project e2e "$@" > >(tee "$logs/e2e.log") 2>&1 &
   e2e=$!
 fi
 wait "$restpid"; rc[integration-$rest]=$?
@@ -46,5 +50,11 @@ else
   echo "[lanes] e2e not run: integration-$first failed" >&2
   rc[e2e]=1
 fi
+# Every part's exit status and failed tests, last, without colours.
+echo "[lanes] summary:" >&2
+for part in integration-$first integration-$rest e2e; do
+  echo "[lanes]   $part: exit ${rc[$part]}" >&2
+  [ -f "$logs/$part.log" ] && sed 's/\x1b\[[0-9;]*m//g' "$logs/$part.log" | grep -E '^ *FAIL |^ *(Test Files|Tests) ' | sed 's/^ */[lanes]     /' >&2
+done
 for part in integration-$first integration-$rest e2e; do [ "${rc[$part]}" -ne 0 ] && exit "${rc[$part]}"; done
 exit 0

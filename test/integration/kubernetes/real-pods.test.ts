@@ -365,7 +365,8 @@ describe('KupenStack as real pods on the real node (helm install of the chart, t
     await until('2 Ready pods of the new digest', async () => { const p = await pods(); return p.length === 2 && p.every((x) => isReady(x) && x.spec.containers[0]!.image === built.pulled); }, 300_000);
     const now = (await pods()).map((p) => p.metadata.name).sort();
     expect(now.filter((n) => old.includes(n))).toEqual([]);
-    await leaderPod();
+    // The last old leader releases the Lease as it stops (holder ""); Ready pods take it on their next retry, not at once.
+    await until('a pod of the new digest to hold the Lease', async () => (await leaderPod().then((p) => now.includes(p.metadata.name), () => false)), 60_000);
     // Leadership as each replica logged it (acquired → lost/stopping), old and new: the intervals never overlap.
     const lines = [...(await Promise.all(oldLogs.map((l) => l.done))), ...(await Promise.all(now.map(async (n) => kubectlOk(['-n', system, 'logs', n]))))].join('\n');
     const terms = leadership(lines);
