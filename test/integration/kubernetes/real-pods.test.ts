@@ -97,13 +97,32 @@ const netYaml = (name: string): string => `apiVersion: kupenstack.io/v1alpha1\nk
 /** A signed Gitea push delivery POSTed to the chart's Service (port "http"), by the API server's service proxy. */
 async function announce(after: string): Promise<{ status: number; body: string }> {
   const body = Buffer.from(JSON.stringify({ ref: 'refs/heads/main', after, repository: { clone_url: git.url } }));
-  const res = await fetch(`${kube.server}/api/v1/namespaces/${system}/services/http:${release}-controller:http/proxy/hooks/${syncName}`, {
-    method: 'POST',
-    dispatcher: admin,
-    headers: { 'content-type': 'application/json', 'x-gitea-event': 'push', 'x-gitea-delivery': randomUUID(), 'x-gitea-signature': hmacHex(hookToken, body) },
-    body,
-  });
-  return { status: res.status, body: await res.text() };
+  // A sender redelivers what no controller answered: the API server's service proxy may still pick a pod that has just
+  // stopped (its Endpoints lag the deletion), and then answers itself (a Status, or this machine's egress refusal for an
+  // address that no longer exists), or has none Ready for a moment of a roll on a loaded node. Whatever a controller
+  // answers is final; a minute of redeliveries covers a roll.
+  const deadline = Date.now() + 90_000;
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(`${kube.server}/api/v1/namespaces/${system}/services/http:${release}-controller:http/proxy/hooks/${syncName}`, {
+      method: 'POST',
+      dispatcher: admin,
+      headers: { 'content-type': 'application/json', 'x-gitea-event': 'push', 'x-gitea-delivery': randomUUID(), 'x-gitea-signature': hmacHex(hookToken, body) },
+      body,
+    });
+    const answer = { status: res.status, body: await res.text() };
+    if (answeredByController(res.headers.get('content-type'), answer.body) || Date.now() > deadline) return answer;
+    console.log(`[real-pods] hook attempt ${attempt} answered by the proxy path (${answer.status}), redelivering`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+/** The controller answers JSON of its own; the API server's proxy answers a `Status`, the egress refusal plain text. */
+function answeredByController(contentType: string | null, body: string): boolean {
+  if (!contentType?.startsWith('application/json')) return false;
+  try {
+    return (JSON.parse(body) as { kind?: unknown }).kind !== 'Status';
+  } catch {
+    return false;
+  }
 }
 /** Commit one network, push, announce; resolves with ms from the push to the network in Neutron. */
 async function pushNetwork(name: string): Promise<number> {
