@@ -21,30 +21,32 @@ start=$SECONDS
 # together: a CI log that keeps only its tail shows them all, not just the last part's.
 logs=test-artifacts/lanes
 mkdir -p "$logs" && rm -f "$logs"/*.log
-KS_PREBUILD_IMAGES=1 "$vitest" run --project unit --project integration-others "$@" > >(tee "$logs/integration-others.log") 2>&1 &
+# One part: its output on ours and in its log; its status is the command's, and it ends when the log is whole.
+part() { local name=$1; shift; "$@" 2>&1 | tee "$logs/$name.log"; return "${PIPESTATUS[0]}"; }
+part integration-others env KS_PREBUILD_IMAGES=1 "$vitest" run --project unit --project integration-others "$@" &
 others=$!
-"$vitest" run --project integration-kubernetes "$@" > >(tee "$logs/integration-kubernetes.log") 2>&1 &
+part integration-kubernetes "$vitest" run --project integration-kubernetes "$@" &
 kubernetes=$!
 e2e=""
 # Background jobs of a script ignore Ctrl-C: a stopped run stops every part (by their PIDs).
-trap 'kill -TERM $others $kubernetes $e2e 2>/dev/null' INT TERM
-declare -A rc=()
+trap 'for p in $others $kubernetes $e2e; do pkill -TERM -P "$p"; kill -TERM "$p"; done 2>/dev/null' INT TERM
+declare -A rc=() took=()
 # The first lane to end (bash >= 5.1: -p names it).
 wait -n -p firstpid "$others" "$kubernetes"; status=$?
 if [ "$firstpid" = "$others" ]; then first=others; rest=kubernetes; restpid=$kubernetes
 else first=kubernetes; rest=others; restpid=$others; fi
-rc[integration-$first]=$status
+rc[integration-$first]=$status; took[integration-$first]="ended at $((SECONDS - start)) s"
 echo "[lanes] integration-$first ended (exit $status) after $((SECONDS - start)) s" >&2
 if [ "${rc[integration-$first]}" -eq 0 ]; then
   bash test/testbed/hurry-prebuild.sh
   e2e_start=$SECONDS
-  "$vitest" run --project e2e "$@" > >(tee "$logs/e2e.log") 2>&1 &
+  part e2e "$vitest" run --project e2e "$@" &
   e2e=$!
 fi
-wait "$restpid"; rc[integration-$rest]=$?
+wait "$restpid"; rc[integration-$rest]=$?; took[integration-$rest]="ended at $((SECONDS - start)) s"
 echo "[lanes] integration-$rest ended (exit ${rc[integration-$rest]}) after $((SECONDS - start)) s" >&2
 if [ -n "$e2e" ]; then
-  wait "$e2e"; rc[e2e]=$?
+  wait "$e2e"; rc[e2e]=$?; took[e2e]="ran $((SECONDS - e2e_start)) s, from $((e2e_start - start)) s to $((SECONDS - start)) s"
   echo "[lanes] e2e ended (exit ${rc[e2e]}) after $((SECONDS - e2e_start)) s, $((SECONDS - start)) s from the start" >&2
 else
   echo "[lanes] e2e not run: integration-$first failed" >&2
@@ -53,7 +55,7 @@ fi
 # Every part's exit status and failed tests, last, without colours.
 echo "[lanes] summary:" >&2
 for part in integration-$first integration-$rest e2e; do
-  echo "[lanes]   $part: exit ${rc[$part]}" >&2
+  echo "[lanes]   $part: exit ${rc[$part]}, ${took[$part]:-not run}" >&2
   [ -f "$logs/$part.log" ] && sed 's/\x1b\[[0-9;]*m//g' "$logs/$part.log" | grep -E '^ *FAIL |^ *(Test Files|Tests) ' | sed 's/^ */[lanes]     /' >&2
 done
 for part in integration-$first integration-$rest e2e; do [ "${rc[$part]}" -ne 0 ] && exit "${rc[$part]}"; done
