@@ -131,6 +131,15 @@ describe('the container image (deploy/Containerfile, built by test/testbed/image
     expect(tools.code).toBe(0);
   }, 600_000);
 
+  it('holds the web view\'s pages where --view-address serves them from: index.html and every asset it loads', async () => {
+    const r = await runToEnd(['-c', 'cat /opt/kupenstack/dist/view/index.html && echo ---assets--- && ls /opt/kupenstack/dist/view/assets'], { entrypoint: '/bin/sh' });
+    expect(r.code, r.out).toBe(0);
+    const [html, listing] = r.out.split('---assets---');
+    const loaded = [...html!.matchAll(/(?:src|href)="\/assets\/([^"]+)"/g)].map((m) => m[1]!);
+    expect(loaded.some((f) => f.endsWith('.js')), html).toBe(true);
+    expect(listing!.trim().split('\n')).toEqual(expect.arrayContaining(loaded));
+  }, 600_000);
+
   it('is in the test-bed registry under its tag, with the digest it was pulled back by', async () => {
     expect(built.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(built.pulled).toBe(`127.0.0.1:5050/kupenstack/kupenstack@${built.digest}`);

@@ -8,7 +8,8 @@
 # Prints, on stdout, `image=<name:tag>` and `id=<image id>` (with --push also
 # `digest=<sha256:…>` and `pulled=<name@digest>`).
 # The build context is staged outside the repository: the files the
-# Containerfile copies, the agent compiled by the project's tsc into dist/,
+# Containerfile copies, the agent compiled by the project's tsc into dist/ and the web view
+# bundled by its vite into dist/view/,
 # node_modules from `npm ci --omit=dev` on the project's lockfile (cached by
 # the lockfile's hash), and the test bed's helm binary.
 set -euo pipefail
@@ -21,7 +22,7 @@ version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json" | head -
 [ -n "$version" ] || { echo "image: no version in $ROOT/package.json" >&2; exit 1; }
 image="$IMAGE_REPOSITORY:$version"
 helm_bin="$(bash "$ROOT/test/testbed/kubernetes/build.sh" --dir)/helm"
-sources=(package.json package-lock.json tsconfig.json tsconfig.build.json agent oci lib schemas deploy/crds deploy/image deploy/Containerfile)
+sources=(package.json package-lock.json tsconfig.json tsconfig.build.json agent oci lib view schemas deploy/crds deploy/image deploy/Containerfile)
 # The sources' key: what the image is made of. An image with this label is current.
 key=$( (cd "$ROOT" && find "${sources[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; echo "$IMAGE_BASE"; [ -x "$helm_bin" ] && sha256sum "$helm_bin") | sha256sum | cut -c1-32)
 current() { [ "$(ib inspect --type image --format '{{index .ImageAnnotations "io.kupenstack.sources"}}' "$image" 2>/dev/null)" = "$key" ]; }
@@ -45,6 +46,11 @@ else
   [ -x "$tsc_bin" ] || { echo "image: $tsc_bin is missing: install the project's dependencies first (npm ci)" >&2; exit 1; }
   "$tsc_bin" -p "$ROOT/tsconfig.build.json" --outDir "$ctx/dist" --sourceMap false >&2 \
     || { echo "image: compiling the agent (tsc -p tsconfig.build.json) failed" >&2; exit 1; }
+  # The web view's pages (--view-address serves dist/view), bundled by the project's own vite as `npm run build` does.
+  vite_bin="$ROOT/node_modules/.bin/vite"
+  [ -x "$vite_bin" ] || { echo "image: $vite_bin is missing: install the project's dependencies first (npm ci)" >&2; exit 1; }
+  (cd "$ROOT" && "$vite_bin" build --config view/vite.config.ts --outDir "$ctx/dist/view" --emptyOutDir --logLevel warn >&2) \
+    || { echo "image: bundling the web view (vite build --config view/vite.config.ts) failed" >&2; exit 1; }
   cp "$helm_bin" "$ctx/helm"
   lock_hash=$(sha256sum "$ROOT/package-lock.json" | cut -c1-16)
   modules="$IMAGE_CACHE/node_modules-$lock_hash-r1"
