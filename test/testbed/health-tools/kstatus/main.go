@@ -1,0 +1,43 @@
+// A test program, never shipped: Flux's kstatus library (sigs.k8s.io/cli-utils/pkg/kstatus)
+// judges objects as `wait: true` on a Kustomization does. Reads a JSON array of objects on
+// stdin, prints a JSON array of {status, message} (Current, InProgress, Failed, Terminating…).
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+)
+
+type verdict struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func main() {
+	raw, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reading stdin:", err)
+		os.Exit(2)
+	}
+	var objects []map[string]interface{}
+	if err := json.Unmarshal(raw, &objects); err != nil {
+		fmt.Fprintln(os.Stderr, "stdin is not a JSON array of objects:", err)
+		os.Exit(2)
+	}
+	out := make([]verdict, 0, len(objects))
+	for _, o := range objects {
+		r, err := status.Compute(&unstructured.Unstructured{Object: o})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kstatus:", err)
+			os.Exit(1)
+		}
+		out = append(out, verdict{Status: string(r.Status), Message: r.Message})
+	}
+	b, _ := json.Marshal(out)
+	fmt.Println(string(b))
+}
