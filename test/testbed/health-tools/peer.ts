@@ -13,7 +13,13 @@ export const argocdHealthScript = join(import.meta.dirname, '../../../deploy/cha
 
 /** A Lua string literal: bytes as they are, quotes, backslashes and control characters escaped. */
 function luaString(s: string): string {
-  return `"${s.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\x00-\x1f\x7f]/g, (c) => `\\${c.charCodeAt(0).toString().padStart(3, '0')}`)}"`;
+  const escaped = [...s].map((c) => {
+    const code = c.charCodeAt(0);
+    if (c === '\\' || c === '"') return `\\${c}`;
+    // \ddd, three digits so that a digit after it is not read into it.
+    return code < 32 || code === 127 ? `\\${code.toString().padStart(3, '0')}` : c;
+  });
+  return `"${escaped.join('')}"`;
 }
 
 /** A JSON value as a Lua table constructor, as Argo CD hands `obj` to the script: arrays 1-based, null fields absent. */
