@@ -24,14 +24,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "reading stdin:", err)
 		os.Exit(2)
 	}
-	var objects []map[string]interface{}
+	// Each object through Unstructured's own decoder: integers stay int64, as kstatus reads them.
+	var objects []json.RawMessage
 	if err := json.Unmarshal(raw, &objects); err != nil {
 		fmt.Fprintln(os.Stderr, "stdin is not a JSON array of objects:", err)
 		os.Exit(2)
 	}
 	out := make([]verdict, 0, len(objects))
 	for _, o := range objects {
-		r, err := status.Compute(&unstructured.Unstructured{Object: o})
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(o); err != nil {
+			fmt.Fprintln(os.Stderr, "not a Kubernetes object:", err)
+			os.Exit(2)
+		}
+		r, err := status.Compute(u)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "kstatus:", err)
 			os.Exit(1)
