@@ -135,7 +135,7 @@ export class SyncRun {
     if (revision === st.status.rejectedRevision && (!drift || this.invalid === revision)) {
       // Already rejected: nothing new to validate; a timed run still corrects drift with the last good revision.
       await lastGood();
-      rejected(st, revision, st.status.rejectedBecause ?? []);
+      rejected(st, revision, st.status.rejectedBecause ?? [], st.get('Ready')?.reason === reasons.referencedByDependent);
       return this.finish(started, trigger, false);
     }
     if (revision === st.status.lastAppliedRevision && !drift && st.get('Ready')?.status === 'True' && this.a.upToDate(revision)) {
@@ -159,7 +159,7 @@ export class SyncRun {
     const check = await checkPath(dir, this.d.registry, undefined, provided);
     const refusals = await this.refusals(check, dir);
     if (refusals) {
-      this.reject(revision, refusals.lines, started, trigger);
+      this.reject(revision, refusals.lines, started, trigger, refusals.held);
       // Validity that hangs on other Syncs (what a dependency declares, what a dependent references) is looked at again on timed runs.
       if (!refusals.held && !provided) this.invalid = revision;
       await lastGood();
@@ -253,13 +253,13 @@ export class SyncRun {
   }
 
   /** A revision refused whole: the run's record, the conditions, and the front end's own word. */
-  private reject(revision: string, lines: string[], started: number, trigger: Trigger): void {
+  private reject(revision: string, lines: string[], started: number, trigger: Trigger, heldForDependent = false): void {
     const st = this.d.store;
     this.d.log.warn({ revision, errors: lines.length, first: lines[0] }, 'revision rejected: nothing applied');
     this.record(started, revision, trigger, 'Rejected', lines.slice(0, 5).join('\n'));
     st.status.rejectedRevision = revision;
     st.status.rejectedBecause = lines.slice(0, 20);
-    rejected(st, revision, lines);
+    rejected(st, revision, lines, heldForDependent);
     this.a.said?.({ result: 'Rejected', revision, refusals: lines });
   }
 

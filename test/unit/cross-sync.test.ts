@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { clusterCrossSync, type SyncView } from '../../agent/controller/syncs/cross-sync.ts';
 import { sharedSchemaRegistry } from '../../agent/schema/registry.ts';
 import { heldReferences } from '../../agent/sync/cross-sync.ts';
+import { dependencyWait } from '../../agent/sync/depends-on.ts';
 import { checkPath } from '../../agent/validate/check-path.ts';
 
 /* References across Syncs (issue 48, part 3): what a dependency declares may be referenced; what a dependent references may not be dropped. */
@@ -63,5 +64,11 @@ describe('references across Syncs', () => {
       'Network "base" in namespace "team" is still referenced by Sync "apps" (Subnet team/web spec.networkRef): this revision drops it; remove that reference first',
     ]);
     expect(reads).toEqual(['subnets/team/web', 'subnets/team/web']);
+  });
+
+  it('a dependency whose newest revision is held for a dependent\'s reference does not keep that dependent waiting (its last good revision is applied)', () => {
+    const held = { ready: { status: 'False', reason: 'ReferencedByDependent', message: 'revision b rejected' }, lastFetchedRevision: 'b', lastAppliedRevision: 'a' };
+    expect(dependencyWait('infra', held)).toBeUndefined();
+    expect(dependencyWait('infra', { ...held, ready: { status: 'False', reason: 'ValidationFailed' } })).toBe('dependency infra is not Ready (ValidationFailed)');
   });
 });

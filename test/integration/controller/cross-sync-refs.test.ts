@@ -14,9 +14,10 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, prepareSyncBed, service
  * the Network `base` that `infra` declares in the same namespace: `apps` waits for `infra`, then
  * applies, the subnet on that network in Neutron. A third Sync whose Subnet names a network no
  * dependency declares is refused with the file and line, naming the dependency. A revision of
- * `infra` that drops `base` while `apps` references it is held: refused naming the reference, its
- * last good revision applied, the network still in Neutron; once `apps` drops its reference, `infra`'s
- * held revision applies on its next timed run and the network goes.
+ * `infra` that drops `base` while `apps` references it is held (ReferencedByDependent): refused naming
+ * the reference, its last good revision applied, the network still in Neutron, and `apps` not kept
+ * waiting by it; once `apps` drops its reference, `infra`'s revision applies on its next timed run and
+ * the network goes.
  */
 const repo = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
@@ -119,7 +120,8 @@ describe('references across Syncs (dependsOn)', () => {
     await git.commit({ 'infra/base.yaml': null }, 'infra drops base');
     git.push();
     const dropping = `main@sha1:${git.head()}`;
-    await until("infra's new revision to be held", () => Promise.resolve(cond(infra)?.reason === 'ValidationFailed' && cond(infra)!.message.includes(dropping)), 120_000, 1000);
+    await until("infra's new revision to be held", () => Promise.resolve(cond(infra)?.reason === 'ReferencedByDependent' && cond(infra)!.message.includes(dropping)), 120_000, 1000);
+    expect(cond(infra, 'Stalled')).toMatchObject({ status: 'True', reason: 'ReferencedByDependent' });
     expect(cond(infra)?.message).toBe(
       `revision ${dropping} rejected, nothing from it applied; ${applied} stays applied: Network "base" in namespace "${ns}" is still referenced by Sync "${apps}" (Subnet ${ns}/web spec.networkRef): this revision drops it; remove that reference first`,
     );
@@ -130,6 +132,8 @@ describe('references across Syncs (dependsOn)', () => {
     await git.commit({ 'apps/web.yaml': null, 'apps/keep.yaml': network('apps-own') }, 'apps drops its subnet');
     git.push();
     const head = `main@sha1:${git.head()}`;
+    // apps is not kept waiting by infra's held revision (its last good one is applied): it drops the reference.
+    await until('apps to apply its revision without the reference', () => Promise.resolve(status(apps).lastAppliedRevision === head), 240_000, 1000);
     await until('infra to apply the revision without base', () => Promise.resolve(status(infra).lastAppliedRevision === head && cond(infra)?.status === 'True'), 240_000, 1000).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}; infra: ${JSON.stringify(status(infra))}; apps: ${JSON.stringify(status(apps))}`, { cause: err });
     });
