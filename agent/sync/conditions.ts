@@ -1,5 +1,6 @@
 import type { SourceError } from '../source/source.ts';
 import type { SyncStatusStore } from './status.ts';
+import { referencedByDependent } from './depends-on.ts';
 
 /**
  * A Sync's reasons, in one table, and how each outcome sets the conditions.
@@ -27,7 +28,7 @@ export const reasons = {
   artifactFailed: 'ArtifactFailed',
   validationFailed: 'ValidationFailed',
   /** A revision dropping an object a depending Sync still references: held, the last good revision applied (issue 48). */
-  referencedByDependent: 'ReferencedByDependent',
+  referencedByDependent,
   applyFailed: 'ApplyFailed',
   deletionHeld: 'DeletionHeld',
   succeeded: 'ReconciliationSucceeded',
