@@ -157,5 +157,7 @@ describe("Argo CD's health script and Flux's kstatus on real KupenStack objects"
     // kstatus's own word for an object with a deletionTimestamp: Flux's wait then waits for it to be gone.
     expect(verdicts.deleting?.status).toBe('Terminating');
     expect(verdicts.syncReady?.status).toBe('Current');
+    // kstatus has no suspended state: a suspended Sync whose applied revision is Ready stays Current.
+    expect(verdicts.syncSuspended?.status).toBe('Current');
   });
 });
