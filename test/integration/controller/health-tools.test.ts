@@ -138,6 +138,7 @@ describe("Argo CD's health script and Flux's kstatus on real KupenStack objects"
 
   it("Flux's kstatus (the library): our status has what it reads, and it computes Current, InProgress, Failed", () => {
     // What kstatus reads: observedGeneration equal to metadata.generation, and the three conditions with their polarities.
+    expect(Object.keys(caught)).toEqual(['ready', 'stalled', 'reconciling', 'deleting', 'syncReady', 'syncSuspended']);
     for (const [k, o] of Object.entries(caught)) {
       // Setting deletionTimestamp moves a custom resource's generation; the controller's last status is older.
       if (k === 'deleting') continue;
