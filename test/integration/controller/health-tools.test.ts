@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Watch, type KubernetesObject } from '@kubernetes/client-node';
@@ -7,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
-import { argocdHealth, kstatus } from '../../testbed/health-tools/peer.ts';
+import { argocdHealth, argocdHealthScript, kstatus } from '../../testbed/health-tools/peer.ts';
+import { builtHelm } from '../../testbed/kubernetes/peer.ts';
+import { parse } from 'yaml';
 import { adminKubeconfig, ControllerProcess, kubectl, kubectlOk, prepareSyncBed, serviceAccountKubeconfig, until } from './harness.ts';
 
 /*
@@ -160,5 +163,20 @@ describe("Argo CD's health script and Flux's kstatus on real KupenStack objects"
     expect(verdicts.syncReady?.status).toBe('Current');
     // kstatus has no suspended state: a suspended Sync whose applied revision is Ready stays Current.
     expect(verdicts.syncSuspended?.status).toBe('Current');
+  });
+
+  it("the chart ships that script under Argo CD's key for every kind of its CRDs, and nothing when argocdHealth.enabled is false", () => {
+    const chart = join(import.meta.dirname, '../../../deploy/chart/kupenstack');
+    const render = (...set: string[]) => spawnSync(builtHelm(), ['template', 'ks', chart, '--show-only', 'templates/argocd-health.yaml', ...set], { encoding: 'utf8' });
+    const r = render();
+    expect(r.status, r.stderr).toBe(0);
+    const cm = parse(r.stdout) as { kind: string; metadata: { name: string }; data: Record<string, string> };
+    expect([cm.kind, cm.metadata.name]).toEqual(['ConfigMap', 'ks-kupenstack-argocd-health']);
+    const kinds = readdirSync(join(chart, 'crds')).map((f) => (parse(readFileSync(join(chart, 'crds', f), 'utf8')) as { spec: { group: string; names: { kind: string } } }).spec);
+    expect(kinds.length).toBe(18);
+    expect(Object.keys(cm.data).sort()).toEqual(kinds.map((k) => `resource.customizations.health.${k.group}_${k.names.kind}`).sort());
+    const script = readFileSync(argocdHealthScript, 'utf8');
+    for (const [key, value] of Object.entries(cm.data)) expect(value.trimEnd(), key).toBe(script.trimEnd());
+    expect(render('--set', 'argocdHealth.enabled=false').stderr).toMatch(/could not find template templates\/argocd-health.yaml/);
   });
 });
