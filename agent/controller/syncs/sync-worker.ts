@@ -108,9 +108,11 @@ export class SyncWorker implements SyncApplier {
   said(o: SyncOutcome): void {
     if (o.result === 'Rejected') {
       const lines = o.refusals;
+      // Held for a dependent's reference, or invalid: as the Ready condition just set says.
+      const held = this.d.store.get('Ready')?.reason === reasons.referencedByDependent;
       this.d.event(
         'Warning',
-        reasons.validationFailed,
+        held ? reasons.referencedByDependent : reasons.validationFailed,
         `revision ${o.revision} rejected, nothing applied: ${lines[0] ?? ''}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}`,
       );
     } else if (o.result === 'Held') this.d.event('Warning', reasons.deletionHeld, `${o.held} deletions of ${o.revision} held by the mass-delete guard`);

@@ -122,6 +122,7 @@ describe('references across Syncs (dependsOn)', () => {
     const dropping = `main@sha1:${git.head()}`;
     await until("infra's new revision to be held", () => Promise.resolve(cond(infra)?.reason === 'ReferencedByDependent' && cond(infra)!.message.includes(dropping)), 120_000, 1000);
     expect(cond(infra, 'Stalled')).toMatchObject({ status: 'True', reason: 'ReferencedByDependent' });
+    expect(kubectlOk(['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${infra},reason=ReferencedByDependent`, '-o', 'name']).trim()).not.toBe('');
     expect(cond(infra)?.message).toBe(
       `revision ${dropping} rejected, nothing from it applied; ${applied} stays applied: Network "base" in namespace "${ns}" is still referenced by Sync "${apps}" (Subnet ${ns}/web spec.networkRef): this revision drops it; remove that reference first`,
     );
