@@ -131,12 +131,13 @@ function failure(run: Run, opts: ExecuteOptions): (address: string, err: unknown
       reason: e.code === 'heal.gave-up' ? 'HealGaveUp' : 'ApplyFailed',
       message: e.message,
     });
-    if (e.code === 'heal.gave-up')
-      status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: 'HealGaveUp', message: e.message });
-    // Retrying cannot fix a refusal: Stalled until the spec or the admin's rules change.
-    if (refused) {
-      status.conditions = setCondition(status.conditions, { type: 'Ready', status: 'False', reason: refused.reason, message: e.message });
-      status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: refused.reason, message: e.message });
+    // Retrying cannot fix a refusal: Stalled until the spec or the admin's rules change; so is a VM healing gave up on.
+    const stalled = refused?.reason ?? (e.code === 'heal.gave-up' ? 'HealGaveUp' : undefined);
+    if (stalled) {
+      status.conditions = setCondition(status.conditions, { type: 'Ready', status: 'False', reason: stalled, message: e.message });
+      status.conditions = setCondition(status.conditions, { type: 'Stalled', status: 'True', reason: stalled, message: e.message });
+      // kstatus reads all three: nothing is under way until a person acts.
+      status.conditions = setCondition(status.conditions, { type: 'Reconciling', status: 'False', reason: stalled, message: 'waiting for a person to act' });
     }
     run.emit(e.code === 'heal.gave-up' ? 'gave-up' : 'failed', address, refused?.reason ?? e.code, e.message);
   };

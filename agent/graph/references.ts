@@ -13,23 +13,26 @@ export interface Reference {
 
 /** Every reference a manifest holds, found through its kind's schema annotations. */
 export function referencesOf(m: Manifest, registry: SchemaRegistry): Reference[] {
-  const info = registry.kinds.get(m.kind);
-  if (!info) return [];
-  const out: Reference[] = [];
-  for (const ref of info.refs) collect(m, ref, m, 0, [], out);
+  return refsIn(m.kind, m, registry).map((r) => ({ from: m, ...r }));
+}
+
+/** The references in any object of a kind (a manifest, or a custom resource as the API server returns it). */
+export function refsIn(kind: string, object: unknown, registry: SchemaRegistry): Omit<Reference, 'from'>[] {
+  const out: Omit<Reference, 'from'>[] = [];
+  for (const ref of registry.kinds.get(kind)?.refs ?? []) collect(ref, object, 0, [], out);
   return out;
 }
 
-function collect(m: Manifest, ref: RefPath, node: unknown, depth: number, at: (string | number)[], out: Reference[]): void {
+function collect(ref: RefPath, node: unknown, depth: number, at: (string | number)[], out: Omit<Reference, 'from'>[]): void {
   if (depth === ref.path.length) {
     const name = (node as { name?: unknown } | null)?.name;
-    if (typeof name === 'string') out.push({ from: m, path: at, targetKind: ref.target, targetName: name, weak: ref.weak });
+    if (typeof name === 'string') out.push({ path: at, targetKind: ref.target, targetName: name, weak: ref.weak });
     return;
   }
   const seg = ref.path[depth];
   if (seg === '*') {
-    if (Array.isArray(node)) node.forEach((item, i) => collect(m, ref, item, depth + 1, [...at, i], out));
+    if (Array.isArray(node)) node.forEach((item, i) => collect(ref, item, depth + 1, [...at, i], out));
   } else if (node !== null && typeof node === 'object' && seg !== undefined && seg in node) {
-    collect(m, ref, (node as Record<string, unknown>)[seg], depth + 1, [...at, seg], out);
+    collect(ref, (node as Record<string, unknown>)[seg], depth + 1, [...at, seg], out);
   }
 }

@@ -1,5 +1,6 @@
 import type { SourceError } from '../source/source.ts';
 import type { SyncStatusStore } from './status.ts';
+import { referencedByDependent } from './depends-on.ts';
 
 /**
  * A Sync's reasons, in one table, and how each outcome sets the conditions.
@@ -26,6 +27,8 @@ export const reasons = {
   fetchFailed: 'FetchFailed',
   artifactFailed: 'ArtifactFailed',
   validationFailed: 'ValidationFailed',
+  /** A revision dropping an object a depending Sync still references: held, the last good revision applied (issue 48). */
+  referencedByDependent,
   applyFailed: 'ApplyFailed',
   deletionHeld: 'DeletionHeld',
   succeeded: 'ReconciliationSucceeded',
@@ -69,11 +72,19 @@ export function artifactFailed(st: SyncStatusStore, revision: string, message: s
 }
 
 /** A revision failed validation: nothing from it was applied; `lines` name files as the repository does. */
-export function rejected(st: SyncStatusStore, revision: string, lines: string[]): void {
+export function rejected(st: SyncStatusStore, revision: string, lines: string[], held = false): void {
   const more = lines.length > 1 ? ` (and ${lines.length - 1} more)` : '';
   const keep = st.status.lastAppliedRevision ? `; ${st.status.lastAppliedRevision} stays applied` : '';
-  st.condition('Ready', 'False', reasons.validationFailed, `revision ${revision} rejected, nothing from it applied${keep}: ${lines[0] ?? 'invalid'}${more}`);
-  st.condition('Stalled', 'True', reasons.validationFailed, 'fix the files named in Ready and push again');
+  const reason = held ? reasons.referencedByDependent : reasons.validationFailed;
+  st.condition('Ready', 'False', reason, `revision ${revision} rejected, nothing from it applied${keep}: ${lines[0] ?? 'invalid'}${more}`);
+  st.condition(
+    'Stalled',
+    'True',
+    reason,
+    held
+      ? 'remove the references named in Ready from the Syncs that depend on this one; looked at again every interval'
+      : 'fix the files named in Ready and push again',
+  );
 }
 
 export function applyFailed(st: SyncStatusStore, reason: string, message: string): void {

@@ -30,6 +30,9 @@ export function findCycle(edges: ReadonlyMap<string, readonly string[]>, from?: 
   return undefined;
 }
 
+/** The Ready reason of a Sync whose newest revision is held for a reference of a Sync depending on it (conditions.ts's reasons). */
+export const referencedByDependent = 'ReferencedByDependent';
+
 /** A dependency's status as both modes keep it: Ready, and which revision it fetched and applied. */
 export interface DependencyState {
   ready?: { status: string; reason?: string; message?: string };
@@ -45,6 +48,8 @@ export interface DependencyState {
  */
 export function dependencyWait(name: string, state: DependencyState | undefined): string | undefined {
   if (!state) return `dependency ${name} does not exist`;
+  // Its newest revision is held for a reference of a Sync depending on it, its last good one applied: that Sync runs (to drop the reference).
+  if (state.ready?.reason === referencedByDependent) return undefined;
   if (state.ready?.status !== 'True')
     return `dependency ${name} is not Ready${state.ready?.reason ? ` (${state.ready.reason}${state.ready.message ? `: ${state.ready.message}` : ''})` : ''}`;
   if (state.lastFetchedRevision && state.lastAppliedRevision !== state.lastFetchedRevision)

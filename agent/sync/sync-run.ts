@@ -14,6 +14,8 @@ import type { Trigger } from './scheduler.ts';
 import { formatDuration } from '../util/duration.ts';
 import type { RunRecord, RunResult, SyncStatusStore } from './status.ts';
 import type { ObjectsLook, SyncOutcome } from './outcome.ts';
+import type { CrossSyncLinks } from './cross-sync.ts';
+import type { PathCheck } from '../validate/check-path.ts';
 
 /** One revision, loaded and validated once, handed down as data. */
 export interface LoadedRevision {
@@ -65,6 +67,8 @@ export interface SyncRunDeps {
   notify?: (n: Notice) => void;
   /** `wait` with objects not Ready yet: run again (trigger 'health') after this delay; the run ends meanwhile (the Scheduler's lookAgain). */
   lookAgain?: (afterMs: number) => void;
+  /** References across Syncs (dependsOn): what the dependencies declare, what the dependents still reference. */
+  crossSync?: CrossSyncLinks;
 }
 
 /**
@@ -131,7 +135,7 @@ export class SyncRun {
     if (revision === st.status.rejectedRevision && (!drift || this.invalid === revision)) {
       // Already rejected: nothing new to validate; a timed run still corrects drift with the last good revision.
       await lastGood();
-      rejected(st, revision, st.status.rejectedBecause ?? []);
+      rejected(st, revision, st.status.rejectedBecause ?? [], st.get('Ready')?.reason === reasons.referencedByDependent);
       return this.finish(started, trigger, false);
     }
     if (revision === st.status.lastAppliedRevision && !drift && st.get('Ready')?.status === 'True' && this.a.upToDate(revision)) {
@@ -151,16 +155,13 @@ export class SyncRun {
     // A new revision starts: a commit status goes to pending (a drift run of the applied one says nothing).
     if (revision !== st.status.lastAppliedRevision) this.d.notify?.(makeNotice('started', this.d.name, revision, `applying ${revision}`));
     // The whole revision loads and validates, once, or nothing of it is applied.
-    const check = await checkPath(dir, this.d.registry);
-    if (check.diagnostics.length > 0) {
-      // Files as the repository names them, not as the agent's private copy does.
-      this.reject(
-        revision,
-        check.diagnostics.map((x) => formatDiagnostic({ ...x, file: repoPath(x.file, dir, this.d.path) })),
-        started,
-        trigger,
-      );
-      this.invalid = revision;
+    const provided = await this.d.crossSync?.provided();
+    const check = await checkPath(dir, this.d.registry, undefined, provided);
+    const refusals = await this.refusals(check, dir);
+    if (refusals) {
+      this.reject(revision, refusals.lines, started, trigger, refusals.held);
+      // Validity that hangs on other Syncs (what a dependency declares, what a dependent references) is looked at again on timed runs.
+      if (!refusals.held && !provided) this.invalid = revision;
       await lastGood();
       await this.a.settled?.(dir);
       return this.finish(started, trigger, false);
@@ -173,6 +174,14 @@ export class SyncRun {
     else if (st.status.rejectedRevision === revision) await lastGood();
     await this.a.settled?.(dir);
     return this.finish(started, trigger, ok);
+  }
+
+  /** Why a loaded revision must not be applied: its diagnostics (files as the repository names them), or references a depending Sync still holds. */
+  private async refusals(check: PathCheck, dir: string): Promise<{ lines: string[]; held: boolean } | undefined> {
+    if (check.diagnostics.length > 0)
+      return { lines: check.diagnostics.map((x) => formatDiagnostic({ ...x, file: repoPath(x.file, dir, this.d.path) })), held: false };
+    const held = (await this.d.crossSync?.stillReferenced(new Set(check.validated.manifests.map((m) => m.address)))) ?? [];
+    return held.length > 0 ? { lines: held, held: true } : undefined;
   }
 
   /**
@@ -244,13 +253,13 @@ export class SyncRun {
   }
 
   /** A revision refused whole: the run's record, the conditions, and the front end's own word. */
-  private reject(revision: string, lines: string[], started: number, trigger: Trigger): void {
+  private reject(revision: string, lines: string[], started: number, trigger: Trigger, heldForDependent = false): void {
     const st = this.d.store;
     this.d.log.warn({ revision, errors: lines.length, first: lines[0] }, 'revision rejected: nothing applied');
     this.record(started, revision, trigger, 'Rejected', lines.slice(0, 5).join('\n'));
     st.status.rejectedRevision = revision;
     st.status.rejectedBecause = lines.slice(0, 20);
-    rejected(st, revision, lines);
+    rejected(st, revision, lines, heldForDependent);
     this.a.said?.({ result: 'Rejected', revision, refusals: lines });
   }
 

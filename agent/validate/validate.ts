@@ -7,7 +7,7 @@ import type { SchemaRegistry } from '../schema/registry.ts';
 import { checkConsistency } from './consistency.ts';
 import { checkKindRules } from './kind-rules.ts';
 import { checkUniqueNames } from './names.ts';
-import { checkReferences } from './references.ts';
+import { checkReferences, type ProvidedObjects } from './references.ts';
 import { diagnosticAt } from './report.ts';
 import { checkDocument } from './schema-check.ts';
 
@@ -25,8 +25,9 @@ export interface ValidatedRevision {
  * Schema first, then the rules that need the whole revision: unique names,
  * references, each kind's own rules (kinds/<kind>/rules.ts) and cycles. All
  * errors are collected; a revision with any error must not be applied at all.
+ * `provided`: objects the Syncs this revision's Sync depends on declare (references may name them).
  */
-export function validateRevision(documents: SourceDocument[], registry: SchemaRegistry): ValidatedRevision {
+export function validateRevision(documents: SourceDocument[], registry: SchemaRegistry, provided?: ProvidedObjects): ValidatedRevision {
   const diagnostics: Diagnostic[] = [];
   const valid: Manifest[] = [];
   for (const doc of documents) {
@@ -39,7 +40,7 @@ export function validateRevision(documents: SourceDocument[], registry: SchemaRe
 
   const byAddress = new Map(unique.map((m) => [m.address, m]));
   const references = unique.flatMap((m) => referencesOf(m, registry));
-  diagnostics.push(...checkReferences(references, byAddress));
+  diagnostics.push(...checkReferences(references, byAddress, provided));
   diagnostics.push(...checkConsistency(unique));
   diagnostics.push(...checkKindRules(unique, byAddress));
 

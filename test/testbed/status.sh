@@ -3,7 +3,7 @@
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rc=0
-for peer in registry oci-tools browser signing git openstack kubernetes node charts; do
+for peer in registry oci-tools health-tools browser signing git openstack kubernetes node charts; do
   bash "$HERE/$peer/status.sh" || rc=1
 done
 exit $rc

@@ -13,7 +13,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 t0=$(date +%s)
-peers=${TESTBED_PEERS:-registry oci-tools browser signing git openstack kubernetes node charts}
+peers=${TESTBED_PEERS:-registry oci-tools health-tools browser signing git openstack kubernetes node charts}
 # Kubernetes' binaries and cosign each take ~25 min to build cold: built in the background beside
 # the other peers' installs (their up.sh waits for the build, lock released).
 slow=""

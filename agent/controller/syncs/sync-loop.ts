@@ -18,6 +18,7 @@ import type { EngineEvent } from '../../events/events.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
 import type { Source } from '../../source/source.ts';
 import { syncWriter } from './impersonate.ts';
+import { clusterCrossSync, type SyncView } from './cross-sync.ts';
 import { KubeSyncStatusStore, statusManager, type SyncResourceStatus } from './status-store.ts';
 import { SyncWorker } from './sync-worker.ts';
 
@@ -236,6 +237,7 @@ export class SyncLoop {
       annotations: () => r.object.metadata.annotations ?? {},
       lookAgain: (afterMs) => r.scheduler?.lookAgain(afterMs),
       ...(r.notifier ? { notifier: r.notifier } : {}),
+      crossSync: clusterCrossSync(name, () => this.syncViews(), this.custom, this.o.registry),
     });
     r.scheduler = new Scheduler(
       { intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend },
@@ -305,6 +307,15 @@ export class SyncLoop {
   }
 
   /** A dependency's status as the watch cache has it; a spec not acted on yet is not Ready. */
+  /** Every Sync as the watch cache shows it: dependsOn and inventory (references across Syncs). */
+  private syncViews(): SyncView[] {
+    return (this.informer?.list() ?? []).map((s) => ({
+      name: s.metadata.name,
+      dependsOn: (s.spec.dependsOn ?? []).map((d) => d.name),
+      inventory: s.status?.inventory ?? [],
+    }));
+  }
+
   private dependencyState(name: string): DependencyState | undefined {
     const s = this.informer?.get(name);
     if (!s) return undefined;

@@ -9,6 +9,7 @@ import type { Trigger } from '../../sync/scheduler.ts';
 import { progressing, reasons } from '../../sync/conditions.ts';
 import { SyncRun, type LoadedRevision, type SyncApplier } from '../../sync/sync-run.ts';
 import type { ObjectsLook, SyncOutcome } from '../../sync/outcome.ts';
+import type { CrossSyncLinks } from '../../sync/cross-sync.ts';
 import type { SchemaRegistry } from '../../schema/registry.ts';
 import type { Source } from '../../source/source.ts';
 import { applyOne, desiredObjects, difference, dryRunApply, pruneObjects, type DesiredObject } from './cluster-apply.ts';
@@ -40,6 +41,8 @@ export interface SyncWorkerDeps {
   notifier?: Notifier;
   /** `wait` with objects not Ready yet: run again (trigger 'health') after this delay; the run ends meanwhile (the Scheduler's lookAgain). */
   lookAgain: (afterMs: number) => void;
+  /** References across Syncs (dependsOn), from the Sync loop's watch cache. */
+  crossSync?: CrossSyncLinks;
 }
 
 /**
@@ -61,8 +64,8 @@ export class SyncWorker implements SyncApplier {
 
   constructor(deps: SyncWorkerDeps) {
     this.d = deps;
-    const { sync, source, store, registry, metrics, log, notifier, lookAgain } = deps;
-    const notify = notifier ? { notify: notifier.notify.bind(notifier) } : {};
+    const { sync, source, store, registry, metrics, log, notifier, lookAgain, crossSync } = deps;
+    const notify = { ...(notifier ? { notify: notifier.notify.bind(notifier) } : {}), ...(crossSync ? { crossSync } : {}) };
     this.sync = new SyncRun(
       { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, lookAgain, ...notify },
       this,
@@ -105,9 +108,11 @@ export class SyncWorker implements SyncApplier {
   said(o: SyncOutcome): void {
     if (o.result === 'Rejected') {
       const lines = o.refusals;
+      // Held for a dependent's reference, or invalid: as the Ready condition just set says.
+      const held = this.d.store.get('Ready')?.reason === reasons.referencedByDependent;
       this.d.event(
         'Warning',
-        reasons.validationFailed,
+        held ? reasons.referencedByDependent : reasons.validationFailed,
         `revision ${o.revision} rejected, nothing applied: ${lines[0] ?? ''}${lines.length > 1 ? ` (and ${lines.length - 1} more)` : ''}`,
       );
     } else if (o.result === 'Held') this.d.event('Warning', reasons.deletionHeld, `${o.held} deletions of ${o.revision} held by the mass-delete guard`);
