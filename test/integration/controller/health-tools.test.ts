@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadKubeConfig } from '../../../agent/kube/client.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
-import { argocdHealth, argocdHealthScript, kstatus } from '../../testbed/health-tools/peer.ts';
+import { argocdHealth, argocdHealthScript, ensureKstatus, kstatus } from '../../testbed/health-tools/peer.ts';
 import { builtHelm } from '../../testbed/kubernetes/peer.ts';
 import { parse } from 'yaml';
 import { adminKubeconfig, ControllerProcess, kubectl, kubectlOk, prepareSyncBed, serviceAccountKubeconfig, until } from './harness.ts';
@@ -53,6 +53,8 @@ let stopWatch: (() => void) | undefined;
 const caught: Record<string, Obj> = {};
 
 beforeAll(async () => {
+  // A fresh machine's run builds the kstatus check in the background (test/testbed/health-tools/up.sh): waited for here.
+  ensureKstatus();
   prepareSyncBed({ system, namespaces: [ns], optIn, gitopsIn: ns, gitSecret });
   git = await TestRepo.create('health');
   await git.commit({ 'nets/synced.yaml': `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: synced, namespace: ${ns}}\nspec: {}\n` }, 'one network');
@@ -71,7 +73,7 @@ beforeAll(async () => {
     ['-c', config, '--cloud', testCloudName, '--owner', `hl${run}`, '--project-prefix', 'ks-', '--resync', '5s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--listen', '127.0.0.1:0', '--sync-selector', `kupenstack.io/test-run=${run}`, '--log-format', 'json'],
   );
   await controller.start();
-}, 600_000);
+}, 1_200_000);
 
 afterAll(async () => {
   stopWatch?.();

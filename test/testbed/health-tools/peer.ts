@@ -52,6 +52,15 @@ export function argocdHealth(object: unknown): ArgoHealth {
   }
 }
 
+/**
+ * The kstatus check, built: under the suite's global setup a cold build runs in the background
+ * (health-tools/up.sh); build.sh waits for it (its lock), or builds. Throws when it cannot.
+ */
+export function ensureKstatus(): void {
+  const r = spawnSync('bash', [join(import.meta.dirname, 'build.sh')], { encoding: 'utf8', timeout: 30 * 60_000 });
+  if (r.status !== 0) throw new Error(`test/testbed/health-tools/build.sh failed (${r.status ?? r.signal}): ${r.stderr}${r.stdout}`);
+}
+
 /** Flux's kstatus verdicts (Current, InProgress, Failed, Terminating…) on the objects, by the library itself. */
 export function kstatus(objects: unknown[]): { status: string; message: string }[] {
   const r = spawnSync(kstatusBin, [], { encoding: 'utf8', input: JSON.stringify(objects), timeout: 30_000 });
