@@ -40,6 +40,10 @@ export interface SyncWorkerDeps {
   notifier?: Notifier;
   /** `wait` with objects not Ready yet: run again (trigger 'health') after this delay; the run ends meanwhile (the Scheduler's lookAgain). */
   lookAgain: (afterMs: number) => void;
+  /** The field manager of the applies (default kupenstack-sync-<name>; a NamespaceSync's names its namespace too). */
+  fieldManager?: string;
+  /** Refusals of the whole revision before anything is sent (a NamespaceSync: an object outside its namespace, over its namespace's limit). */
+  refuse?: (objects: DesiredObject[]) => string[];
 }
 
 /**
@@ -116,7 +120,9 @@ export class SyncWorker implements SyncApplier {
   /** Dry-run, apply, prune: what it came to (deletions held count as applied). */
   private async applyObjects(revision: string, objects: DesiredObject[], trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<SyncOutcome> {
     const st = this.d.store;
-    const manager = fieldManagerOf(this.d.sync.name);
+    const manager = this.d.fieldManager ?? fieldManagerOf(this.d.sync.name);
+    const refusals = this.d.refuse?.(objects) ?? [];
+    if (refusals.length > 0) return { result: 'Rejected', revision, refusals };
     const failed = (message: string, counts?: Record<string, number>, written: DesiredObject[] = []): SyncOutcome =>
       this.failed(revision, drift, message, counts, written);
     progressing(st, `${drift ? 'correcting drift with' : 'applying'} ${revision}`);
