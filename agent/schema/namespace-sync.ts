@@ -29,6 +29,9 @@ export function namespaceSyncInfo(registry: SchemaRegistry): KindInfo {
   const schema: JsonSchema = {
     ...sync.schema,
     title: namespaceSyncKind,
+    'x-kupenstack-scope': 'Namespaced',
+    'x-kupenstack-plural': 'namespacesyncs',
+    'x-kupenstack-shortNames': ['nssync'],
     description:
       "A tenant's Sync in its own namespace (Flux's namespaced Kustomization): pulls a Git repository or OCI artifact of KupenStack manifests and keeps " +
       'that namespace equal to it, as a ServiceAccount of the namespace, with Secrets of the namespace; a manifest for another namespace rejects the whole revision.',
@@ -57,7 +60,7 @@ export function namespaceSyncInfo(registry: SchemaRegistry): KindInfo {
       },
     },
   };
-  return { ...sync, kind: namespaceSyncKind, plural: 'namespacesyncs', scope: 'Namespaced', shortNames: ['nssync'], schema };
+  return { ...sync, kind: namespaceSyncKind, plural: 'namespacesyncs', scope: 'Namespaced', shortNames: schema['x-kupenstack-shortNames'] ?? [], schema };
 }
 
 /** The NamespaceSync's CRD: the Sync's, namespaced, with the admission rules on its spec. */
