@@ -19,7 +19,7 @@ function object(kind: string, name: string, namespace?: string): DesiredObject {
     entry: { apiVersion: 'kupenstack.io/v1alpha1', kind, name, ...(namespace ? { namespace } : {}) },
     plural: `${kind.toLowerCase()}s`,
     body: {},
-    manifest: { apiVersion: 'kupenstack.io/v1alpha1', kind, metadata: { name, ...(namespace ? { namespace } : {}) }, spec: {}, source: { file: 'x', index: 0, value: {}, position } },
+    manifest: { apiVersion: 'kupenstack.io/v1alpha1', kind, metadata: { name, ...(namespace ? { namespace } : {}) }, spec: {}, address: `${namespace ?? ''}/${kind}/${name}`, source: { file: 'x', index: 0, value: {}, position } },
     file: `apps/${name}.yaml`,
   };
 }
