@@ -30,7 +30,7 @@ export function syncHttpHandler(
         ...(sync.source.git ? { git: sync.source.git } : {}),
         hasSecret: webhook !== undefined,
         // Read on every delivery: a rotated Secret needs no restart. Errors name the Secret, never a value.
-        secret: () => secrets.get(webhook!.secret),
+        secret: () => (loop.secretsOf(name) ?? secrets).get(webhook!.secret),
         trigger: () => loop.requestRun(name),
       };
     },

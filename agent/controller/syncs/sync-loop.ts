@@ -55,6 +55,8 @@ interface Running {
   waiting?: string;
   /** The Sync's notify targets (spec.notify); also told of what happens to its objects between runs (objectEvent). */
   notifier?: Notifier;
+  /** Where its Secrets are read: the controller's namespace for a Sync, its own for a NamespaceSync. */
+  secrets?: SecretResolver;
 }
 
 export interface SyncLoopOptions {
@@ -151,12 +153,18 @@ export class SyncLoop {
    */
   objectEvent(sync: string, event: EngineEvent, cloud?: CloudContext): void {
     // A NamespaceSync's objects are in its namespace: the event's address (`namespace/Kind/name`) names it.
-    const r = this.running.get(this.kind.namespaced ? `${event.address.split('/')[0] ?? ''}/${sync}` : sync);
+    const key = this.kind.namespaced ? `${event.address.split('/')[0] ?? ''}/${sync}` : sync;
+    const r = this.running.get(key);
     if (!r?.notifier || !r.store) return;
     // The label alone is the object's word (a tenant may set it): only what the Sync's inventory holds tells its targets.
     if (!r.store.inventory.some((e) => `${e.namespace ?? ''}/${e.kind}/${e.name}` === event.address)) return;
-    const n = objectNotice(sync, r.store.status.lastAppliedRevision ?? '', event, cloud);
+    const n = objectNotice(key, r.store.status.lastAppliedRevision ?? '', event, cloud);
     if (n) r.notifier.notify(n);
+  }
+
+  /** The Secrets a Sync reads (its webhook secret): a NamespaceSync's are of its namespace. */
+  secretsOf(key: string): SecretResolver | undefined {
+    return this.running.get(key)?.secrets;
   }
 
   /** A Sync's settings by its key (`name`, or `namespace/name` for a NamespaceSync). */
@@ -270,6 +278,7 @@ export class SyncLoop {
     const spec = s.spec;
     const { sync, serviceAccount, secrets } = await this.accepted(s);
     r.sync = sync;
+    r.secrets = secrets;
     const writer = syncWriter(this.o.kc, serviceAccount);
     const source = await sourceForSync(sync, this.o.config, secrets);
     r.source = source;
@@ -299,6 +308,7 @@ export class SyncLoop {
       ...(r.notifier ? { notifier: r.notifier } : {}),
       ...(this.kind.namespaced
         ? {
+            runName: key,
             fieldManager: fieldManagerOf(`${s.metadata.namespace ?? ''}.${name}`),
             refuse: (objects: DesiredObject[]) => this.tenantRefusals(r.object, objects),
           }

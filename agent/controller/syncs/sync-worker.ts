@@ -40,6 +40,8 @@ export interface SyncWorkerDeps {
   notifier?: Notifier;
   /** `wait` with objects not Ready yet: run again (trigger 'health') after this delay; the run ends meanwhile (the Scheduler's lookAgain). */
   lookAgain: (afterMs: number) => void;
+  /** The run's name in metrics, logs and notifications (default the Sync's name; a NamespaceSync's is `namespace/name`). */
+  runName?: string;
   /** The field manager of the applies (default kupenstack-sync-<name>; a NamespaceSync's names its namespace too). */
   fieldManager?: string;
   /** Refusals of the whole revision before anything is sent (a NamespaceSync: an object outside its namespace, over its namespace's limit). */
@@ -68,7 +70,7 @@ export class SyncWorker implements SyncApplier {
     const { sync, source, store, registry, metrics, log, notifier, lookAgain } = deps;
     const notify = notifier ? { notify: notifier.notify.bind(notifier) } : {};
     this.sync = new SyncRun(
-      { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, lookAgain, ...notify },
+      { name: deps.runName ?? sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, lookAgain, ...notify },
       this,
     );
   }

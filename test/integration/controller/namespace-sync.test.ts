@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenStackCloud } from '../../../agent/openstack/cloud.ts';
+import { hmacHex } from '../../../agent/hooks/git-webhook.ts';
 import { testCloudName } from '../../support/context.ts';
 import { TestRepo } from '../../support/git-remote.ts';
 import { peers } from '../../support/peers.ts';
@@ -25,6 +26,8 @@ const system = 'kupenstack-system';
 const optIn = `nssync-${run}`;
 const prefix = 'ks-';
 const gitSecret = 'git-credentials';
+const hookSecret = 'git-hook';
+const hookToken = randomBytes(16).toString('hex');
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 let controller: ControllerProcess;
 let git: TestRepo;
@@ -73,6 +76,8 @@ beforeAll(async () => {
   kubectlOk(['create', 'serviceaccount', 'gitops', '-n', nsB]);
   // The Git credentials are a Secret of team A (the admin makes it here; kupenstack-edit grants no Secrets).
   kubectlOk(['create', 'secret', 'generic', gitSecret, '-n', nsA, `--from-literal=username=${peers.git.user}`, `--from-literal=password=${peers.git.password}`]);
+  // The webhook's shared secret, also of team A only (not in the controller's namespace).
+  kubectlOk(['create', 'secret', 'generic', hookSecret, '-n', nsA, `--from-literal=token=${hookToken}`]);
   tenant = serviceAccountKubeconfig(nsA, 'tenant');
 
   git = await TestRepo.create('nssync');
@@ -83,7 +88,7 @@ beforeAll(async () => {
   writeFileSync(config, `stateDir: ${join(config, '..', 'state')}\n`);
   controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), [
     '-c', config, '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '5s',
-    '--opt-in-label', `kupenstack.io/project=${optIn}`, '--sync-selector', `kupenstack.io/test-run=${run}`,
+    '--opt-in-label', `kupenstack.io/project=${optIn}`, '--sync-selector', `kupenstack.io/test-run=${run}`, '--listen', '127.0.0.1:0',
     '--tenant-default-service-account', 'restricted', '--tenant-min-interval', '1s',
   ]);
   await controller.start();
@@ -112,7 +117,7 @@ describe('a tenant’s NamespaceSync', () => {
   it('the tenant has no cluster-wide rights, yet creates its NamespaceSync: the manifests are applied in its namespace, as the ServiceAccount it names', async () => {
     expect(kubectl(['auth', 'can-i', 'list', 'namespacesyncs.kupenstack.io', '--all-namespaces'], { kubeconfig: tenant }).stdout.trim()).toBe('no');
     expect(kubectl(['auth', 'can-i', 'create', 'syncs.kupenstack.io'], { kubeconfig: tenant }).stdout.trim()).toBe('no');
-    kubectlOk(['create', '-f', '-'], { kubeconfig: tenant, input: nsSync('apps', 'apps', { serviceAccountName: 'gitops' }) });
+    kubectlOk(['create', '-f', '-'], { kubeconfig: tenant, input: nsSync('apps', 'apps', { serviceAccountName: 'gitops', webhook: { secretRef: { name: hookSecret } } }) });
     const first = `main@sha1:${git.head()}`;
     await until('net1 in Neutron', async () => (await neutronNetworks(nsA)).includes('net1'), 180_000, 1000);
     await until('the NamespaceSync to be Ready', () => Promise.resolve(ready(status('apps'))?.status === 'True'), 60_000);
@@ -145,6 +150,26 @@ describe('a tenant’s NamespaceSync', () => {
     git.push();
     await until('the good revision applied', () => Promise.resolve(status('apps').lastAppliedRevision === good), 90_000, 500);
     expect(crNames('networks', nsA)).toEqual(['net1', 'net2']);
+  }, 300_000);
+
+  it('a push announced to POST /hooks/<namespace>/<name>, verified with the Secret of its namespace, requests a run; another secret is refused', async () => {
+    const port = Number(/serving \/healthz and \/readyz on 127\.0\.0\.1:(\d+)/.exec(controller.log())?.[1]);
+    const sha = await git.commit({ 'apps/net5.yaml': network('net5', nsA) }, 'net5');
+    git.push();
+    const deliver = async (token: string): Promise<{ status: number; body: unknown }> => {
+      const body = Buffer.from(JSON.stringify({ ref: 'refs/heads/main', after: sha, repository: { clone_url: git.url } }));
+      const r = await fetch(`http://127.0.0.1:${port}/hooks/${nsA}/apps`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-gitea-event': 'push', 'x-gitea-delivery': randomUUID(), 'x-gitea-signature': hmacHex(token, body) },
+        body,
+      });
+      return { status: r.status, body: await r.json() };
+    };
+    expect((await deliver('not-the-secret')).status).toBe(401);
+    expect(await deliver(hookToken)).toEqual({ status: 202, body: { result: 'triggered', syncs: [`${nsA}/apps`] } });
+    const annotations = getJson<{ metadata: { annotations?: Record<string, string> } }>(['get', 'namespacesync.kupenstack.io', 'apps', '-n', nsA]).metadata.annotations;
+    expect(annotations?.['kupenstack.io/reconcile-requested-at']).toBeDefined();
+    await until('net5 applied', () => Promise.resolve(status('apps').lastAppliedRevision === `main@sha1:${sha}`), 90_000, 500);
   }, 300_000);
 
   it("a NamespaceSync naming another namespace's ServiceAccount is refused at admission", () => {
