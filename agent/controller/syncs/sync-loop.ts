@@ -117,7 +117,7 @@ export class SyncLoop {
     );
     informer.on('add', (s) => void this.onSync(s));
     informer.on('update', (s) => void this.onSync(s));
-    informer.on('delete', (s) => void this.forget(syncKey(s.metadata)));
+    informer.on('delete', (s) => void this.forget(syncKey(s.metadata)).then(() => this.roomMade(s.metadata.namespace)));
     rewatchOnError(
       informer,
       this.kind.plural,
@@ -246,6 +246,17 @@ export class SyncLoop {
         `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`,
       );
     return { sync, serviceAccount: { namespace: spec.serviceAccountNamespace ?? this.o.namespace, name: spec.serviceAccountName }, secrets: this.o.secrets };
+  }
+
+  /** A NamespaceSync deleted: those of its namespace refused (--tenant-max-syncs) are looked at again, the oldest may run now. */
+  private roomMade(namespace: string | undefined): void {
+    if (!namespace || this.o.lockdown?.maxSyncsPerNamespace === undefined) return;
+    for (const o of this.informer?.list() ?? []) {
+      const key = syncKey(o.metadata);
+      if (o.metadata.namespace !== namespace || this.running.get(key)?.scheduler) continue;
+      this.running.delete(key);
+      void this.onSync(o);
+    }
   }
 
   /** --tenant-max-syncs: the namespace's oldest NamespaceSyncs run, a later one beyond the limit is refused. */

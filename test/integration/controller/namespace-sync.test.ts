@@ -89,7 +89,7 @@ beforeAll(async () => {
   controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), [
     '-c', config, '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '5s',
     '--opt-in-label', `kupenstack.io/project=${optIn}`, '--sync-selector', `kupenstack.io/test-run=${run}`, '--listen', '127.0.0.1:0',
-    '--tenant-default-service-account', 'restricted', '--tenant-min-interval', '1s',
+    '--tenant-default-service-account', 'restricted', '--tenant-min-interval', '2s', '--tenant-max-syncs', '2',
   ]);
   await controller.start();
 }, 600_000);
@@ -191,5 +191,21 @@ describe('a tenant’s NamespaceSync', () => {
     const st = status('nosa');
     expect(st.diagnostics?.[0]).toMatch(new RegExp(`^restricted/sg\\.yaml:\\d+:\\d+: error \\[kubernetes\\.forbidden\\] SecurityGroup/sg1 .*system:serviceaccount:${nsA}:restricted`));
     expect(crNames('securitygroups', nsA)).toEqual([]);
+  }, 300_000);
+
+  it('the limits per namespace: an interval under the floor is Stalled, a third NamespaceSync waits until one of the two is deleted', async () => {
+    const stalled = (name: string): Cond | undefined => status(name).conditions?.find((c) => c.type === 'Stalled' && c.status === 'True');
+    kubectlOk(['create', '-f', '-'], { kubeconfig: tenant, input: nsSync('hasty', 'extra', { serviceAccountName: 'gitops', interval: '1s' }) });
+    await until('hasty Stalled', () => Promise.resolve(stalled('hasty') !== undefined), 60_000, 500);
+    expect(ready(status('hasty'))?.message).toContain("spec.interval: below the cluster's floor for NamespaceSyncs, 2s (--tenant-min-interval)");
+    kubectlOk(['delete', 'namespacesync.kupenstack.io', 'hasty', '-n', nsA]);
+    await git.commit({ 'extra/netx.yaml': network('netx', nsA) }, 'extra');
+    git.push();
+    kubectlOk(['create', '-f', '-'], { kubeconfig: tenant, input: nsSync('extra', 'extra', { serviceAccountName: 'gitops' }) });
+    await until('extra Stalled by the limit', () => Promise.resolve(stalled('extra') !== undefined), 60_000, 500);
+    expect(ready(status('extra'))?.message).toContain(`namespace ${nsA} already has 2 NamespaceSyncs, the cluster's limit (--tenant-max-syncs)`);
+    expect(crNames('networks', nsA)).not.toContain('netx');
+    kubectlOk(['delete', 'namespacesync.kupenstack.io', 'nosa', '-n', nsA]);
+    await until('extra applied once there is room', () => Promise.resolve(crNames('networks', nsA).includes('netx')), 90_000, 500);
   }, 300_000);
 });

@@ -85,3 +85,24 @@ describe("a tenant's NamespaceSync under the admin's lockdown", () => {
     expect(specSchema['x-kubernetes-validations']).toContainEqual(expect.objectContaining({ rule: '!has(self.serviceAccountNamespace)' }));
   });
 });
+
+describe("the roles for tenants' NamespaceSyncs", () => {
+  it('kupenstack-edit may write NamespaceSyncs, kupenstack-view read them, in kustomize and the chart; the controller reads them and writes their status only', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parseAllDocuments } = await import('yaml');
+    type Role = { kind: string; metadata: { name: string }; rules: { resources: string[]; verbs: string[] }[] };
+    const roles = parseAllDocuments(readFileSync('deploy/rbac/tenant-roles.yaml', 'utf8')).map((d) => d.toJS() as Role);
+    const rules = (name: string, resource: string) => roles.find((r) => r.metadata.name === name)!.rules.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs);
+    expect(rules('kupenstack-edit', 'namespacesyncs')).toEqual(expect.arrayContaining(['create', 'update', 'patch', 'delete']));
+    expect(rules('kupenstack-view', 'namespacesyncs')).toEqual(['get', 'list', 'watch']);
+    expect(rules('kupenstack-edit', 'namespacesyncs/status')).toEqual([]);
+    const chart = readFileSync('deploy/chart/kupenstack/templates/rbac-tenants.yaml', 'utf8');
+    expect(chart.match(/namespacesyncs/g)).toHaveLength(2);
+    const controller = parseAllDocuments(readFileSync('deploy/rbac/controller.yaml', 'utf8'))
+      .map((d) => d.toJS() as Role).find((r) => r.kind === 'ClusterRole' && r.metadata.name === 'kupenstack-controller')!;
+    const verbs = (resource: string) => controller.rules.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
+    expect(verbs('namespacesyncs')).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(verbs('namespacesyncs/status')).toEqual(['get', 'patch']);
+    expect(verbs('namespacesyncs/finalizers')).toEqual([]);
+  });
+});
