@@ -13,6 +13,8 @@ import { registryHookHandler } from './registry-hook.ts';
 import type { Controller } from './resources/controller.ts';
 import { syncHttpHandler } from './syncs/hooks.ts';
 import type { SyncLoop } from './syncs/sync-loop.ts';
+import { syncRefOf } from './syncs/sync-kind.ts';
+import { namespacedSecrets } from './syncs/tenant-lockdown.ts';
 
 /** What the controller's `--listen` server answers from. */
 export interface RouteSettings {
@@ -59,7 +61,9 @@ export function controllerRoutes(
   const { metrics, logger } = o;
   const registryHook = registryHookHandler(o.controller, o.secrets, o.registryHookSecret, metrics, logger, o.syncs);
   const syncHooks = o.syncs ? syncHttpHandler(o.syncs, o.secrets, metrics, logger) : undefined;
-  const tenantHooks = o.tenantSyncs ? syncHttpHandler(o.tenantSyncs, o.secrets, metrics, logger) : undefined;
+  // A NamespaceSync's webhook Secret is of its namespace (its key is namespace/name).
+  const tenantSecrets = (key: string): SecretResolver => namespacedSecrets(o.secrets, syncRefOf(key).namespace ?? '');
+  const tenantHooks = o.tenantSyncs ? syncHttpHandler(o.tenantSyncs, tenantSecrets, metrics, logger) : undefined;
   const gate = new MetricsGate(o.metricsAccess);
   const slots = new HookSlots();
   return async (req, res, path) => {

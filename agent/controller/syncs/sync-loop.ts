@@ -55,8 +55,6 @@ interface Running {
   waiting?: string;
   /** The Sync's notify targets (spec.notify); also told of what happens to its objects between runs (objectEvent). */
   notifier?: Notifier;
-  /** Where its Secrets are read: the controller's namespace for a Sync, its own for a NamespaceSync. */
-  secrets?: SecretResolver;
 }
 
 export interface SyncLoopOptions {
@@ -160,11 +158,6 @@ export class SyncLoop {
     if (!r.store.inventory.some((e) => `${e.namespace ?? ''}/${e.kind}/${e.name}` === event.address)) return;
     const n = objectNotice(key, r.store.status.lastAppliedRevision ?? '', event, cloud);
     if (n) r.notifier.notify(n);
-  }
-
-  /** The Secrets a Sync reads (its webhook secret): a NamespaceSync's are of its namespace. */
-  secretsOf(key: string): SecretResolver | undefined {
-    return this.running.get(key)?.secrets;
   }
 
   /** A Sync's settings by its key (`name`, or `namespace/name` for a NamespaceSync). */
@@ -289,7 +282,6 @@ export class SyncLoop {
     const spec = s.spec;
     const { sync, serviceAccount, secrets } = await this.accepted(s);
     r.sync = sync;
-    r.secrets = secrets;
     const writer = syncWriter(this.o.kc, serviceAccount);
     const source = await sourceForSync(sync, this.o.config, secrets);
     r.source = source;

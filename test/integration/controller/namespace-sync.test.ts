@@ -62,9 +62,10 @@ function nsSync(name: string, path: string, extra: Record<string, unknown> = {})
 
 beforeAll(async () => {
   prepareControllerBed({ system, namespaces: [nsA, nsB], optIn });
-  // The tenant: kupenstack-edit in team A only (a RoleBinding), nothing cluster-wide.
+  // The tenant: kupenstack-edit and kupenstack-namespacesync-edit in team A only (RoleBindings), nothing cluster-wide.
   kubectlOk(['create', 'serviceaccount', 'tenant', '-n', nsA]);
   kubectlOk(['create', 'rolebinding', 'tenant-edit', '-n', nsA, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${nsA}:tenant`]);
+  kubectlOk(['create', 'rolebinding', 'tenant-nssync', '-n', nsA, '--clusterrole', 'kupenstack-namespacesync-edit', `--serviceaccount=${nsA}:tenant`]);
   // The repository's identity the tenant names: kupenstack-edit in team A.
   kubectlOk(['create', 'serviceaccount', 'gitops', '-n', nsA]);
   kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', nsA, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${nsA}:gitops`]);

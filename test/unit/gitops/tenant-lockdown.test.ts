@@ -87,22 +87,25 @@ describe("a tenant's NamespaceSync under the admin's lockdown", () => {
 });
 
 describe("the roles for tenants' NamespaceSyncs", () => {
-  it('kupenstack-edit may write NamespaceSyncs, kupenstack-view read them, in kustomize and the chart; the controller reads them and writes their status only', async () => {
+  it('namespacesync-edit writes them (not their status) and is aggregated into edit and admin, -view reads them; the controller reads them and writes their status only', async () => {
     const { readFileSync } = await import('node:fs');
     const { parseAllDocuments } = await import('yaml');
-    type Role = { kind: string; metadata: { name: string }; rules: { resources: string[]; verbs: string[] }[] };
-    const roles = parseAllDocuments(readFileSync('deploy/rbac/tenant-roles.yaml', 'utf8')).map((d) => d.toJS() as Role);
-    const rules = (name: string, resource: string) => roles.find((r) => r.metadata.name === name)!.rules.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs);
-    expect(rules('kupenstack-edit', 'namespacesyncs')).toEqual(expect.arrayContaining(['create', 'update', 'patch', 'delete']));
-    expect(rules('kupenstack-view', 'namespacesyncs')).toEqual(['get', 'list', 'watch']);
-    expect(rules('kupenstack-edit', 'namespacesyncs/status')).toEqual([]);
-    const chart = readFileSync('deploy/chart/kupenstack/templates/rbac-tenants.yaml', 'utf8');
-    expect(chart.match(/namespacesyncs/g)).toHaveLength(2);
-    const controller = parseAllDocuments(readFileSync('deploy/rbac/controller.yaml', 'utf8'))
-      .map((d) => d.toJS() as Role).find((r) => r.kind === 'ClusterRole' && r.metadata.name === 'kupenstack-controller')!;
-    const verbs = (resource: string) => controller.rules.filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
-    expect(verbs('namespacesyncs')).toEqual(['get', 'list', 'patch', 'watch']);
-    expect(verbs('namespacesyncs/status')).toEqual(['get', 'patch']);
-    expect(verbs('namespacesyncs/finalizers')).toEqual([]);
+    type Doc = { kind: string; metadata: { name: string; labels?: Record<string, string> }; rules?: { resources: string[]; verbs: string[] }[] };
+    const docs = parseAllDocuments(readFileSync('deploy/rbac/namespace-syncs.yaml', 'utf8')).map((d) => d.toJS() as Doc);
+    const role = (name: string): Doc => docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === name)!;
+    const verbs = (name: string, resource: string): string[] => (role(name).rules ?? []).filter((r) => r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
+    expect(verbs('kupenstack-namespacesync-edit', 'namespacesyncs')).toEqual(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
+    expect(verbs('kupenstack-namespacesync-edit', 'namespacesyncs/status')).toEqual([]);
+    expect(role('kupenstack-namespacesync-edit').metadata.labels).toMatchObject({ 'rbac.authorization.k8s.io/aggregate-to-edit': 'true', 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' });
+    expect(verbs('kupenstack-namespacesync-view', 'namespacesyncs')).toEqual(['get', 'list', 'watch']);
+    expect(role('kupenstack-namespacesync-view').metadata.labels).toMatchObject({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
+    expect(verbs('kupenstack-controller-namespacesyncs', 'namespacesyncs')).toEqual(['get', 'list', 'patch', 'watch']);
+    expect(verbs('kupenstack-controller-namespacesyncs', 'namespacesyncs/status')).toEqual(['get', 'patch']);
+    const binding = docs.find((d) => d.kind === 'ClusterRoleBinding') as unknown as { roleRef: { name: string }; subjects: { name: string; namespace: string }[] };
+    expect(binding.roleRef.name).toBe('kupenstack-controller-namespacesyncs');
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'kupenstack-controller', namespace: 'kupenstack-system' }]);
+    // The chart renders the same roles (tenantSyncs.enabled), named after the release.
+    const chart = readFileSync('deploy/chart/kupenstack/templates/rbac-namespace-syncs.yaml', 'utf8');
+    for (const end of ['-namespacesync-edit', '-namespacesync-view', '-controller-namespacesyncs']) expect(chart).toContain(`{{ include "kupenstack.fullname" . }}${end}`);
   });
 });
