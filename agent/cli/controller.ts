@@ -13,8 +13,9 @@ import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
 import { markLogged } from './logged-error.ts';
 import { boundsFrom, configureBoundsFrom, runDeadlineOf, withBoundsOptions, type BoundsOptions } from './bounds-options.ts';
 import { defaultLogFormat, type Logger } from '../telemetry/logger.ts';
+import { tenantLockdownFrom, withTenantSyncOptions, type TenantSyncOptions } from './tenant-sync-options.ts';
 
-interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions, BoundsOptions {
+interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions, BoundsOptions, TenantSyncOptions {
   kubeconfig?: string;
   namespace: string[];
   namespaceWorkers?: string;
@@ -64,12 +65,14 @@ export function controllerCommand(): Command {
     format: defaultLogFormat(process.stderr),
     shown: 'json, text when stderr is a terminal',
   });
-  return withBoundsOptions(withControllerFlags(command), "one namespace's run").action(async (opts: ControllerCliOptions) => {
+  return withBoundsOptions(withTenantSyncOptions(withControllerFlags(command)), "one namespace's run").action(async (opts: ControllerCliOptions) => {
     const settings = settingsOf(opts);
+    const tenantSyncs = tenantLockdownFrom(opts);
     const bounds = boundsFrom(opts);
     await runLogged(opts, (logger) =>
       runController({
         ...settings,
+        ...(tenantSyncs ? { tenantSyncs } : {}),
         logger,
         egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
         bounds: (exempt) => configureBoundsFrom(bounds, exempt),

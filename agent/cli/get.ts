@@ -21,6 +21,7 @@ export function getCommand(): Command {
     .description('list KupenStack objects in the cluster (syncs, resources)')
     .argument('<kind>', 'what to list: syncs or resources')
     .option('-l, --selector <selector>', 'label selector, as kubectl -l (syncs)');
+  // Syncs: the cluster's, and the NamespaceSyncs of -n NAMESPACE (or every namespace with -A); without either, the cluster's only.
   cmd.addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'wide', 'json', 'yaml']).default('text'));
   addNamespaceOptions(addKubeOptions(cmd)).action(
     async (kind: string, opts: KubeFlags & NamespaceFlags & { selector?: string; output: 'text' | 'wide' | 'json' | 'yaml' }) => {
@@ -28,7 +29,8 @@ export function getCommand(): Command {
       let rows: SyncRow[] | ResourceRow[];
       let text: () => string;
       if (['syncs', 'sync', 'kssync'].includes(kind)) {
-        const syncs = (await listSyncs(kc, opts.selector)).map((s) => rowOf(s));
+        const namespaces = opts.allNamespaces ? 'all' : opts.namespace;
+        const syncs = (await listSyncs(kc, opts.selector, namespaces)).map((s) => rowOf(s));
         [rows, text] = [syncs, () => (syncs.length === 0 ? 'No Syncs found.\n' : table(syncs, opts.output === 'wide'))];
       } else if (['resources', 'resource', 'all'].includes(kind)) {
         const namespace = namespaceOf(opts, kc);
@@ -66,8 +68,22 @@ function resourceTable(rows: ResourceRow[], allNamespaces: boolean, wide: boolea
 
 export function table(rows: SyncRow[], wide: boolean): string {
   const none = '<none>';
-  const head = ['NAME', 'REVISION', 'SUSPENDED', 'READY', ...(wide ? ['REASON'] : []), 'OBJECTS READY', 'STALLED', 'MESSAGE', 'AGE'];
+  // With tenants' NamespaceSyncs listed, a NAMESPACE column as kubectl -A prints (a cluster Sync has none).
+  const namespaced = rows.some((r) => r.namespace !== undefined);
+  const head = [
+    ...(namespaced ? ['NAMESPACE'] : []),
+    'NAME',
+    'REVISION',
+    'SUSPENDED',
+    'READY',
+    ...(wide ? ['REASON'] : []),
+    'OBJECTS READY',
+    'STALLED',
+    'MESSAGE',
+    'AGE',
+  ];
   const cells = rows.map((r) => [
+    ...(namespaced ? [r.namespace ?? '(cluster)'] : []),
     r.name,
     r.revision || none,
     String(r.suspended),

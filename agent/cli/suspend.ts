@@ -1,20 +1,22 @@
 import { Command } from 'commander';
-import { KupenstackError } from '../errors.ts';
 import { setSuspended } from './cluster/sync-client.ts';
 import { addKubeOptions, kubeConfigFor, type KubeFlags } from './kube-options.ts';
+import { describeTarget, syncTargetOf, targetArgs } from './sync-target.ts';
 
-/** `kupenstack suspend sync NAME` (Flux's `flux suspend kustomization`): spec.suspend: true. */
+/** `kupenstack suspend sync NAME [-n NAMESPACE]` (Flux's `flux suspend kustomization`): spec.suspend: true. */
 export function suspendCommand(): Command {
   const cmd = new Command('suspend')
     .description('stop the applies and prunes of a Sync in the cluster (spec.suspend: true)')
-    .argument('<kind>', 'sync')
-    .argument('<name>', 'name of the Sync');
-  addKubeOptions(cmd).action(async (kind: string, name: string, opts: KubeFlags) => {
-    if (kind !== 'sync' && kind !== 'syncs')
-      throw new KupenstackError('cli.usage', `kupenstack suspend: unknown kind "${kind}"; use: kupenstack suspend sync NAME`);
-    const changed = await setSuspended(kubeConfigFor(opts), name, true);
+    .argument('<kind>', 'sync (a NamespaceSync with -n), or namespacesync')
+    .argument('<name>', 'name of the Sync')
+    .option('-n, --namespace <name>', "a tenant's NamespaceSync in this namespace");
+  addKubeOptions(cmd).action(async (kind: string, name: string, opts: KubeFlags & { namespace?: string }) => {
+    const kc = kubeConfigFor(opts);
+    const target = syncTargetOf('suspend', kind, name, opts.namespace, kc);
+    const what = describeTarget(target);
+    const changed = await setSuspended(kc, target, true);
     process.stdout.write(
-      changed ? `✔ Sync ${name} suspended: nothing is applied or pruned until kupenstack resume sync ${name}\n` : `✔ Sync ${name} already suspended\n`,
+      changed ? `✔ ${what} suspended: nothing is applied or pruned until kupenstack resume ${targetArgs(target)}\n` : `✔ ${what} already suspended\n`,
     );
   });
   return cmd;

@@ -3,6 +3,10 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { applyRevision } from '../act/apply.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { SyncLoop } from './syncs/sync-loop.ts';
+import { namespaceSyncKind } from './syncs/sync-kind.ts';
+import type { TenantLockdown } from './syncs/tenant-lockdown.ts';
+import type { EngineEvent } from '../events/events.ts';
+import type { CloudContext } from '../notify/object-notice.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
@@ -58,6 +62,8 @@ export interface ControllerSettings {
   /** Who may read /metrics: --metrics-token-file, --metrics-open; default loopback only. */
   metricsAccess?: MetricsAccess;
   syncSelector?: string;
+  /** Tenants' NamespaceSyncs run (unless --no-tenant-syncs, or --no-syncs), under the cluster admin's lockdown (--tenant-* flags). */
+  tenantSyncs?: TenantLockdown;
   cloudSelector?: string;
   /** OpenStack's admin-only fields in tenant namespaces (agent/policy/member-policy.ts): the cluster admin's allow-lists. */
   memberPolicy: MemberPolicyOptions;
@@ -96,6 +102,8 @@ interface Clients {
 interface InClusterLoops {
   controller: Controller;
   syncs?: SyncLoop;
+  /** Tenants' NamespaceSyncs: the same loop over the namespaced kind. */
+  tenantSyncs?: SyncLoop;
   clouds?: CloudLoop;
 }
 
@@ -147,6 +155,7 @@ export async function runController(s: ControllerSettings): Promise<never> {
   if (s.loops.resources) await loops.controller.start();
   else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
   await loops.syncs?.start();
+  await loops.tenantSyncs?.start();
   await loops.clouds?.start();
   started = true;
   leadership.elector?.start();
@@ -186,13 +195,14 @@ function leading(s: ControllerSettings, c: Clients, loops: () => InClusterLoops)
   const all = (shard: string | undefined): boolean => shard === undefined || shard === s.defaultShard;
   return {
     gained: (shard) => {
-      const { controller, syncs, clouds } = loops();
+      const { controller, syncs, tenantSyncs, clouds } = loops();
       c.journal.refresh();
       if (s.loops.resources) {
         if (shard === undefined) controller.startedLeading();
         else controller.shardGained(shard);
       }
       if (all(shard)) syncs?.startedLeading();
+      if (all(shard)) tenantSyncs?.startedLeading();
       if (all(shard)) clouds?.startedLeading();
     },
     lost: (shard) => {
@@ -211,19 +221,24 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
   const { config, loops, debounceMs } = s;
   const { kc, secrets, log } = c;
   const { acting } = leadership;
-  const syncs = loops.syncs
-    ? new SyncLoop({
-        kc,
-        registry: loadSchemaRegistry(),
-        config,
-        secrets,
-        namespace: c.ownNamespace,
-        metrics: c.metrics,
-        logger: s.logger,
-        acting,
-        selector: s.syncSelector,
-      })
-    : undefined;
+  const syncLoop = {
+    kc,
+    registry: loadSchemaRegistry(),
+    config,
+    secrets,
+    namespace: c.ownNamespace,
+    metrics: c.metrics,
+    logger: s.logger,
+    acting,
+    selector: s.syncSelector,
+  };
+  const syncs = loops.syncs ? new SyncLoop(syncLoop) : undefined;
+  const tenantSyncs = loops.syncs && s.tenantSyncs ? new SyncLoop({ ...syncLoop, kind: namespaceSyncKind, lockdown: s.tenantSyncs }) : undefined;
+  // An object's label names its Sync; each loop finds its own (a NamespaceSync by the object's namespace) and checks its inventory.
+  const toSyncs = (sync: string, e: EngineEvent, cloud?: CloudContext): void => {
+    syncs?.objectEvent(sync, e, cloud);
+    tenantSyncs?.objectEvent(sync, e, cloud);
+  };
   const workers = s.namespaceWorkers !== undefined ? { namespaceWorkers: s.namespaceWorkers } : {};
   // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
   const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
@@ -237,7 +252,7 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
     engine: applyRevision,
     memberPolicy: s.memberPolicy,
     allowNamespaces: s.namespaces,
-    syncEvents: (sync, e) => syncs?.objectEvent(sync, e),
+    syncEvents: toSyncs,
     optInLabel: s.optInLabel,
     resyncMs: s.resyncMs,
     debounceMs,
@@ -260,19 +275,19 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
         acting,
         log,
         baseDir: process.cwd(),
-        syncEvents: (sync, e, cloud) => syncs?.objectEvent(sync, e, cloud),
+        syncEvents: toSyncs,
         ...(s.cloudSelector ? { selector: s.cloudSelector } : {}),
       })
     : undefined;
-  return { controller, ...(syncs ? { syncs } : {}), ...(clouds ? { clouds } : {}) };
+  return { controller, ...(syncs ? { syncs } : {}), ...(tenantSyncs ? { tenantSyncs } : {}), ...(clouds ? { clouds } : {}) };
 }
 
 /** SIGINT and SIGTERM: the Leases are released first, so another replica takes over at once; then the loops stop. */
-function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, syncs, clouds }: InClusterLoops): void {
+function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, syncs, tenantSyncs, clouds }: InClusterLoops): void {
   const stop = (): void => {
     c.log('stopping');
     void Promise.all([elector?.stop(), shardSet?.stop()])
-      .then(() => Promise.all([controller.stop(), syncs?.stop(), clouds?.stop()]))
+      .then(() => Promise.all([controller.stop(), syncs?.stop(), tenantSyncs?.stop(), clouds?.stop()]))
       .then(() => {
         c.secrets.stop();
         process.exit(0);

@@ -13,6 +13,8 @@ import { registryHookHandler } from './registry-hook.ts';
 import type { Controller } from './resources/controller.ts';
 import { syncHttpHandler } from './syncs/hooks.ts';
 import type { SyncLoop } from './syncs/sync-loop.ts';
+import { syncRefOf } from './syncs/sync-kind.ts';
+import { namespacedSecrets } from './syncs/tenant-lockdown.ts';
 
 /** What the controller's `--listen` server answers from. */
 export interface RouteSettings {
@@ -21,6 +23,8 @@ export interface RouteSettings {
   registryHookSecret?: { namespace: string; name: string; key: string };
   controller: Controller;
   syncs?: SyncLoop;
+  /** Tenants' NamespaceSyncs: their Git hooks are `POST /hooks/<namespace>/<name>`. */
+  tenantSyncs?: SyncLoop;
   secrets: SecretResolver;
   metrics: AgentMetrics;
   /** Who may read /metrics (telemetry/metrics-access.ts); default: loopback only. */
@@ -52,11 +56,14 @@ export async function serveRoutes(o: RouteSettings): Promise<AddressInfo> {
 
 /** The routes beside the probes: /metrics behind its gate, the hooks behind a cap on requests in flight (429 beyond). */
 export function controllerRoutes(
-  o: Pick<RouteSettings, 'registryHookSecret' | 'controller' | 'syncs' | 'secrets' | 'metrics' | 'metricsAccess' | 'logger'>,
+  o: Pick<RouteSettings, 'registryHookSecret' | 'controller' | 'syncs' | 'tenantSyncs' | 'secrets' | 'metrics' | 'metricsAccess' | 'logger'>,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
   const { metrics, logger } = o;
   const registryHook = registryHookHandler(o.controller, o.secrets, o.registryHookSecret, metrics, logger, o.syncs);
   const syncHooks = o.syncs ? syncHttpHandler(o.syncs, o.secrets, metrics, logger) : undefined;
+  // A NamespaceSync's webhook Secret is of its namespace (its key is namespace/name).
+  const tenantSecrets = (key: string): SecretResolver => namespacedSecrets(o.secrets, syncRefOf(key).namespace ?? '');
+  const tenantHooks = o.tenantSyncs ? syncHttpHandler(o.tenantSyncs, tenantSecrets, metrics, logger) : undefined;
   const gate = new MetricsGate(o.metricsAccess);
   const slots = new HookSlots();
   return async (req, res, path) => {
@@ -70,7 +77,9 @@ export function controllerRoutes(
     let served = false;
     // /hooks/registry first: the Sync hooks would take it for a Sync named "registry".
     await slots.run(res, async () => {
-      served = (await registryHook(req, res, path)) || (syncHooks !== undefined && (await syncHooks(req, res, path)));
+      // A Sync's name has no slash: /hooks/<namespace>/<name> is a NamespaceSync's.
+      const hooks = path.slice('/hooks/'.length).includes('/') ? tenantHooks : syncHooks;
+      served = (await registryHook(req, res, path)) || (hooks !== undefined && (await hooks(req, res, path)));
     });
     return served || res.headersSent;
   };

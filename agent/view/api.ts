@@ -20,6 +20,8 @@
  * | GET    | /api/overview                                 | {@link Overview}                         |
  * | GET    | /api/syncs/:name                              | {@link SyncTree}                         |
  * | GET    | /api/syncs/:name/plan                         | {@link HeldPlan} (404 when nothing held) |
+ * | GET    | /api/namespaces/:namespace/syncs/:name        | {@link SyncTree} of a tenant's NamespaceSync |
+ * | GET    | /api/namespaces/:namespace/syncs/:name/plan   | {@link HeldPlan} of a NamespaceSync      |
  * | GET    | /api/namespaces/:namespace                    | {@link NamespaceView}                    |
  * | GET    | /api/namespaces/:namespace/:kind/:name        | {@link ObjectDetail} (kind as `Network`) |
  * | GET    | /api/images                                   | {@link ImagesView} (every readable namespace; `?namespace=` narrows) |
@@ -28,7 +30,7 @@
  * | GET    | /api/events?scope=…                           | text/event-stream of {@link ChangeEvent} |
  *
  * `scope` of /api/events is one or more (comma-separated) of `overview`,
- * `sync:<name>`, `namespace:<ns>`, `images`, `cloud:<name>`: the server
+ * `sync:<name>`, `nssync:<ns>/<name>` (a NamespaceSync), `namespace:<ns>`, `images`, `cloud:<name>`: the server
  * watches (with the person's token) what that page shows and sends one
  * `change` event per change; the page then reads its route again. A scope
  * the person may not watch ends the stream with one `denied` event.
@@ -50,8 +52,11 @@ export const routes = {
   logout: '/api/logout',
   whoami: '/api/whoami',
   overview: '/api/overview',
-  sync: (name: string) => `/api/syncs/${encodeURIComponent(name)}`,
-  syncPlan: (name: string) => `/api/syncs/${encodeURIComponent(name)}/plan`,
+  /** A cluster Sync, or with `namespace` a tenant's NamespaceSync. */
+  sync: (name: string, namespace?: string) =>
+    namespace ? `/api/namespaces/${encodeURIComponent(namespace)}/syncs/${encodeURIComponent(name)}` : `/api/syncs/${encodeURIComponent(name)}`,
+  syncPlan: (name: string, namespace?: string) =>
+    namespace ? `/api/namespaces/${encodeURIComponent(namespace)}/syncs/${encodeURIComponent(name)}/plan` : `/api/syncs/${encodeURIComponent(name)}/plan`,
   namespace: (namespace: string) => `/api/namespaces/${encodeURIComponent(namespace)}`,
   object: (namespace: string, kind: string, name: string) =>
     `/api/namespaces/${encodeURIComponent(namespace)}/${encodeURIComponent(kind)}/${encodeURIComponent(name)}`,
@@ -122,6 +127,8 @@ export interface Diagnostic {
 
 export interface SyncSummary {
   name: string;
+  /** A tenant's NamespaceSync: its namespace (a cluster Sync has none). */
+  namespace?: string;
   /** Git URL (and ref) or OCI reference the Sync follows. */
   source: string;
   /** Folder inside the source, when set. */

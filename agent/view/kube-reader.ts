@@ -6,7 +6,7 @@ import { cloudSummaries, cloudView, cloudViews } from './read-clouds.ts';
 import { namespaceImages } from './read-images.ts';
 import { byNamespace, namespaceObjects, namespaceSummaryOf, namespaceView, objectDetail } from './read-namespace.ts';
 import type { KubeObject } from './shape.ts';
-import { heldPlan, syncSummaries, syncTree } from './read-syncs.ts';
+import { heldPlan, namespaceSyncSummaries, syncSummaries, syncTree } from './read-syncs.ts';
 import type { CommitLookup, ViewReader } from './reader.ts';
 import { ViewError } from './view-error.ts';
 
@@ -48,12 +48,14 @@ export class KubeViewReader implements ViewReader {
         throw err;
       }
     };
-    const [syncs, clouds, namespaces] = await Promise.all([
+    const [syncs, tenantSyncs, clouds, namespaces] = await Promise.all([
       orNone<SyncSummary>('syncs', () => syncSummaries(this.#kc, this.#commits)),
+      // Tenants' NamespaceSyncs: every namespace's for one who may list them all, else those of the namespaces the person reads.
+      namespaceSyncSummaries(this.#kc, () => this.namespaces(), this.#commits),
       orNone<CloudSummary>('clouds', () => cloudSummaries(this.#kc)),
       this.namespaceSummaries(orNone),
     ]);
-    return { syncs, namespaces, clouds, forbidden };
+    return { syncs: [...syncs, ...tenantSyncs], namespaces, clouds, forbidden };
   }
 
   /** One who may list every kind cluster-wide: one list per kind; else (a tenant) per namespace they may read. */
@@ -73,12 +75,12 @@ export class KubeViewReader implements ViewReader {
     return per.flat();
   }
 
-  sync(name: string): Promise<SyncTree> {
-    return syncTree(this.#kc, this.#registry, name, this.#commits);
+  sync(name: string, namespace?: string): Promise<SyncTree> {
+    return syncTree(this.#kc, this.#registry, name, this.#commits, namespace);
   }
 
-  plan(name: string): Promise<HeldPlan> {
-    return heldPlan(this.#kc, name);
+  plan(name: string, namespace?: string): Promise<HeldPlan> {
+    return heldPlan(this.#kc, name, namespace);
   }
 
   namespace(namespace: string): Promise<NamespaceView> {

@@ -15,6 +15,7 @@ export function targetsOf(scope: string, registry: SchemaRegistry, namespaces: s
     case 'overview':
       return [
         { plural: 'syncs', kind: 'Sync' },
+        ...everywhere({ plural: 'namespacesyncs', kind: 'NamespaceSync' }),
         { plural: 'openstackclouds', kind: 'OpenStackCloud' },
         ...kinds.flatMap((k) => everywhere({ plural: k.plural, kind: k.kind })),
       ];
@@ -25,6 +26,16 @@ export function targetsOf(scope: string, registry: SchemaRegistry, namespaces: s
         { plural: 'events', kind: 'Event', namespace: 'default', fieldSelector: `involvedObject.kind=Sync,involvedObject.name=${name}` },
         ...kinds.flatMap((k) => everywhere({ plural: k.plural, kind: k.kind, labelSelector: `kupenstack.io/sync=${name}` })),
       ];
+    case 'nssync': {
+      // A tenant's NamespaceSync, `nssync:<namespace>/<name>`: it, its Events and what it applied, all in its namespace.
+      const [ns, sync] = (name ?? '').split('/', 2);
+      if (!ns || !sync) break;
+      return [
+        { plural: 'namespacesyncs', kind: 'NamespaceSync', namespace: ns, fieldSelector: `metadata.name=${sync}` },
+        { plural: 'events', kind: 'Event', namespace: ns, fieldSelector: `involvedObject.kind=NamespaceSync,involvedObject.name=${sync}` },
+        ...kinds.map((k) => ({ plural: k.plural, kind: k.kind, namespace: ns, labelSelector: `kupenstack.io/sync=${sync}` })),
+      ];
+    }
     case 'namespace':
       if (!name) break;
       return [...kinds.map((k) => ({ plural: k.plural, kind: k.kind, namespace: name })), { plural: 'events', kind: 'Event', namespace: name }];
@@ -37,7 +48,7 @@ export function targetsOf(scope: string, registry: SchemaRegistry, namespaces: s
         { plural: 'events', kind: 'Event', namespace: 'default', fieldSelector: `involvedObject.kind=OpenStackCloud,involvedObject.name=${name}` },
       ];
   }
-  throw new ViewError(400, `scope ${scope}: expected overview, sync:<name>, namespace:<ns>, images or cloud:<name>`);
+  throw new ViewError(400, `scope ${scope}: expected overview, sync:<name>, nssync:<namespace>/<name>, namespace:<ns>, images or cloud:<name>`);
 }
 
 /** Whether the scope's targets are cluster-wide lists a tenant cannot make: then they are watched per readable namespace. */

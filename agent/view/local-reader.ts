@@ -103,14 +103,15 @@ export class LocalViewReader implements ViewReader {
     return { syncs, namespaces: namespaces.sort((a, b) => a.name.localeCompare(b.name)), clouds: [], forbidden: [] };
   }
 
-  private async one(name: string): Promise<LocalSync> {
-    const s = (await this.#state()).find((x) => x.name === name);
+  private async one(name: string, namespace?: string): Promise<LocalSync> {
+    // The agent runs its kupenstack.yaml's Syncs: none is a tenant's NamespaceSync.
+    const s = namespace === undefined ? (await this.#state()).find((x) => x.name === name) : undefined;
     if (!s) throw new ViewError(404, `no Sync named ${name} in this agent`);
     return s;
   }
 
-  async sync(name: string): Promise<SyncTree> {
-    const s = await this.one(name);
+  async sync(name: string, namespace?: string): Promise<SyncTree> {
+    const s = await this.one(name, namespace);
     const summary = syncSummaryOf(syncObject(s));
     const rows = Object.entries(s.resources).map(([a, r]) => {
       const { kind, object } = resourceObject(a, r);
@@ -128,8 +129,8 @@ export class LocalViewReader implements ViewReader {
     };
   }
 
-  async plan(name: string): Promise<HeldPlan> {
-    const s = await this.one(name);
+  async plan(name: string, namespace?: string): Promise<HeldPlan> {
+    const s = await this.one(name, namespace);
     if (!s.status.rejectedRevision) throw new ViewError(404, `Sync ${name} holds no revision (kupenstack plan shows what the next one would do)`);
     const message = s.status.conditions.find((c) => c.type === 'Ready')?.message ?? '';
     return {

@@ -51,6 +51,7 @@ export function syncSummaryOf(o: KubeObject): SyncSummary {
   const h = st.health;
   return {
     name: o.metadata.name,
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
     source: sourceOf(o.spec),
     ...(typeof path === 'string' ? { path } : {}),
     suspended: o.spec?.suspend === true,
@@ -68,9 +69,18 @@ export function syncSummaryOf(o: KubeObject): SyncSummary {
   };
 }
 
-/** A Sync and its inventory as the person can read it: revision → namespaces → objects; a namespace they may not read is marked, not shown. */
-export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, name: string, commits?: CommitLookup): Promise<SyncTree> {
-  const o = await getObject(kc, 'syncs', name);
+/** Where a Sync's resource and Events are: a cluster Sync's in `default`, a tenant's NamespaceSync's in its namespace. */
+function syncPlace(namespace: string | undefined): { plural: string; kind: string; events: string } {
+  return namespace ? { plural: 'namespacesyncs', kind: 'NamespaceSync', events: namespace } : { plural: 'syncs', kind: 'Sync', events: 'default' };
+}
+
+/**
+ * A Sync (or with `namespace` a NamespaceSync) and its inventory as the person can read it: revision → namespaces → objects;
+ * a namespace they may not read is marked, not shown.
+ */
+export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, name: string, commits?: CommitLookup, namespace?: string): Promise<SyncTree> {
+  const place = syncPlace(namespace);
+  const o = await getObject(kc, place.plural, name, namespace);
   const st = statusOf(o);
   const inventory = st.inventory ?? [];
   const byNamespace = new Map<string, typeof inventory>();
@@ -101,7 +111,7 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
     namespaces,
     cluster,
     history: (st.history ?? []).map((h) => ({ ...h, startedAt: iso(h.startedAt) ?? '' })),
-    events: await eventsIfAllowed(kc, 'default', { kind: 'Sync', name }, 50),
+    events: await eventsIfAllowed(kc, place.events, { kind: place.kind, name }, 50),
   };
 }
 
@@ -135,8 +145,8 @@ async function inventoryRows(
  * rejected revision's plan is its diagnostics. Read-only: nothing is fetched
  * or planned again.
  */
-export async function heldPlan(kc: k8s.KubeConfig, name: string): Promise<HeldPlan> {
-  const o = await getObject(kc, 'syncs', name);
+export async function heldPlan(kc: k8s.KubeConfig, name: string, namespace?: string): Promise<HeldPlan> {
+  const o = await getObject(kc, syncPlace(namespace).plural, name, namespace);
   const st = statusOf(o);
   const ready = conditionsOf(o).find((c) => c.type === 'Ready');
   const message = ready?.message ?? '';
@@ -156,7 +166,7 @@ export async function heldPlan(kc: k8s.KubeConfig, name: string): Promise<HeldPl
   }
   if (st.rejectedRevision)
     return { sync: name, revision: st.rejectedRevision, why: 'rejected', message, deletions: [], diagnostics: (st.diagnostics ?? []).map(diagnosticOf) };
-  throw new ViewError(404, `Sync ${name} holds no revision: its newest revision was applied`);
+  throw new ViewError(404, `${syncPlace(namespace).kind} ${namespace ? `${namespace}/` : ''}${name} holds no revision: its newest revision was applied`);
 }
 
 /** `…: Kind/ns/name, Kind/name` as the controller's held message lists the first deletions (sync-worker.ts describeEntry). */
@@ -173,6 +183,26 @@ export async function syncSummaries(kc: k8s.KubeConfig, commits?: CommitLookup):
   const syncs = await listKind(kc, 'syncs');
   const rows = await Promise.all(syncs.map((o) => withCommit(o, syncSummaryOf(o), commits)));
   return rows.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * Tenants' NamespaceSyncs the person may read: one list for who may list them everywhere, else one per namespace
+ * they read (a namespace refused, or a cluster without the kind, adds none).
+ */
+export async function namespaceSyncSummaries(kc: k8s.KubeConfig, namespaces: () => Promise<string[]>, commits?: CommitLookup): Promise<SyncSummary[]> {
+  const quiet = (err: unknown): KubeObject[] => {
+    if (err instanceof ViewError && (err.status === 403 || err.status === 404)) return [];
+    throw err;
+  };
+  let all: KubeObject[] | undefined;
+  try {
+    all = await listKind(kc, 'namespacesyncs');
+  } catch (err) {
+    if (!(err instanceof ViewError && err.status === 403)) all = quiet(err);
+  }
+  const objects = all ?? (await Promise.all((await namespaces()).map((n) => listKind(kc, 'namespacesyncs', n).catch(quiet)))).flat();
+  const rows = await Promise.all(objects.map((o) => withCommit(o, syncSummaryOf(o), commits)));
+  return rows.sort((a, b) => `${a.namespace ?? ''}/${a.name}`.localeCompare(`${b.namespace ?? ''}/${b.name}`));
 }
 
 /** The applied revision's commit message, author and time, where the Sync follows Git and the cache holds the commit. */

@@ -10,8 +10,9 @@ import type { CloudView, HeldPlan, ImagesView, NamespaceView, ObjectDetail, Over
  */
 export interface ViewReader {
   overview(): Promise<Overview>;
-  sync(name: string): Promise<SyncTree>;
-  plan(name: string): Promise<HeldPlan>;
+  /** A cluster Sync, or with `namespace` a tenant's NamespaceSync. */
+  sync(name: string, namespace?: string): Promise<SyncTree>;
+  plan(name: string, namespace?: string): Promise<HeldPlan>;
   namespace(namespace: string): Promise<NamespaceView>;
   object(namespace: string, kind: string, name: string): Promise<ObjectDetail>;
   images(namespace?: string): Promise<ImagesView>;

@@ -76,6 +76,8 @@ async function read(
   if (path === '/api/overview') return r.overview();
   if ((m = /^\/api\/syncs\/([^/]+)\/plan$/.exec(path))) return r.plan(seg(1, m));
   if ((m = /^\/api\/syncs\/([^/]+)$/.exec(path))) return r.sync(seg(1, m));
+  if ((m = /^\/api\/namespaces\/([^/]+)\/syncs\/([^/]+)\/plan$/.exec(path))) return r.plan(seg(2, m), seg(1, m));
+  if ((m = /^\/api\/namespaces\/([^/]+)\/syncs\/([^/]+)$/.exec(path))) return r.sync(seg(2, m), seg(1, m));
   if ((m = /^\/api\/namespaces\/([^/]+)$/.exec(path))) return r.namespace(seg(1, m));
   if ((m = objectPath.exec(path))) return r.object(seg(1, m), seg(2, m), seg(3, m));
   if (path === '/api/images') return r.images(q.get('namespace') ?? undefined);

@@ -27,9 +27,9 @@ function Page(props: { place: Place; onSignedIn: (user: string) => void }) {
     case 'overview':
       return <Overview />;
     case 'sync':
-      return <SyncPage key={p['name']} name={p['name'] ?? ''} />;
+      return <SyncPage key={`${p['namespace'] ?? ''}/${p['name']}`} name={p['name'] ?? ''} namespace={p['namespace']} />;
     case 'plan':
-      return <PlanPage key={p['name']} name={p['name'] ?? ''} />;
+      return <PlanPage key={`${p['namespace'] ?? ''}/${p['name']}`} name={p['name'] ?? ''} namespace={p['namespace']} />;
     case 'namespace':
       return <NamespacePage key={p['namespace']} namespace={p['namespace'] ?? ''} />;
     case 'object':

@@ -17,6 +17,9 @@ const patterns: [PageName, RegExp, string[]][] = [
   ['signIn', /^\/sign-in$/, []],
   ['sync', /^\/syncs\/([^/]+)$/, ['name']],
   ['plan', /^\/syncs\/([^/]+)\/plan$/, ['name']],
+  // A tenant's NamespaceSync: before the object pattern, which `syncs` as a kind would match.
+  ['sync', /^\/namespaces\/([^/]+)\/syncs\/([^/]+)$/, ['namespace', 'name']],
+  ['plan', /^\/namespaces\/([^/]+)\/syncs\/([^/]+)\/plan$/, ['namespace', 'name']],
   ['namespace', /^\/namespaces\/([^/]+)$/, ['namespace']],
   ['object', /^\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/, ['namespace', 'kind', 'name']],
   ['images', /^\/images$/, []],
@@ -40,13 +43,19 @@ export function match(pathname: string, search: string): Place {
 export const href = {
   overview: (): string => '/',
   signIn: (next?: string): string => (next && next !== '/' && !next.startsWith('/sign-in') ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'),
-  sync: (name: string): string => `/syncs/${enc(name)}`,
-  plan: (name: string): string => `/syncs/${enc(name)}/plan`,
+  /** A cluster Sync's page, or with `ns` a tenant's NamespaceSync's. */
+  sync: (name: string, ns?: string): string => (ns ? `/namespaces/${enc(ns)}/syncs/${enc(name)}` : `/syncs/${enc(name)}`),
+  plan: (name: string, ns?: string): string => (ns ? `/namespaces/${enc(ns)}/syncs/${enc(name)}/plan` : `/syncs/${enc(name)}/plan`),
   namespace: (ns: string): string => `/namespaces/${enc(ns)}`,
   object: (ns: string, kind: string, name: string): string => `/namespaces/${enc(ns)}/${enc(kind)}/${enc(name)}`,
   images: (ns?: string): string => (ns ? `/images?namespace=${enc(ns)}` : '/images'),
   cloud: (name: string): string => `/clouds/${enc(name)}`,
 };
+
+/** A Sync page's live scope (api.ts, /api/events): a cluster Sync's, or a tenant's NamespaceSync's. */
+export function syncScope(name: string, namespace?: string): string {
+  return namespace ? `nssync:${namespace}/${name}` : `sync:${name}`;
+}
 
 function enc(s: string): string {
   return encodeURIComponent(s);

@@ -16,7 +16,8 @@ import type { SyncLoop } from './sync-loop.ts';
  */
 export function syncHttpHandler(
   loop: SyncLoop,
-  secrets: SecretResolver,
+  /** Where the webhook Secret is read: the controller's namespace, or per Sync (a NamespaceSync's own namespace). */
+  secrets: SecretResolver | ((name: string) => SecretResolver),
   metrics: AgentMetrics,
   logger: Logger,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
@@ -30,7 +31,7 @@ export function syncHttpHandler(
         ...(sync.source.git ? { git: sync.source.git } : {}),
         hasSecret: webhook !== undefined,
         // Read on every delivery: a rotated Secret needs no restart. Errors name the Secret, never a value.
-        secret: () => secrets.get(webhook!.secret),
+        secret: () => (typeof secrets === 'function' ? secrets(name) : secrets).get(webhook!.secret),
         trigger: () => loop.requestRun(name),
       };
     },

@@ -1,7 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
-import { serverSideApply } from '../../kube/client.ts';
 import { SyncStatusBase, type SyncStatus } from '../../sync/status.ts';
-import { group, version } from '../../schema/registry.ts';
+import { clusterSyncKind, SyncResources, type SyncKind } from './sync-kind.ts';
 import type { ObjectsHealth } from './health.ts';
 import type { InventoryEntry } from './inventory.ts';
 import type { SyncStatus as GeneratedSyncStatus } from '../../model/kinds.generated.ts';
@@ -30,12 +29,23 @@ export class KubeSyncStatusStore extends SyncStatusBase {
   /** The reconcile request (annotation value) the last finished run answered. */
   lastHandledReconcileAt?: string;
   generation?: number;
-  private readonly custom: k8s.CustomObjectsApi;
+  private readonly resources: SyncResources;
   private readonly acting: () => boolean;
+  /** A NamespaceSync's namespace; undefined for a cluster Sync. */
+  private readonly namespace?: string;
 
-  constructor(custom: k8s.CustomObjectsApi, acting: () => boolean, name: string, source: string, suspended: boolean, saved: SyncResourceStatus | undefined) {
+  constructor(
+    custom: k8s.CustomObjectsApi,
+    acting: () => boolean,
+    name: string,
+    source: string,
+    suspended: boolean,
+    saved: SyncResourceStatus | undefined,
+    where: { kind: SyncKind; namespace?: string } = { kind: clusterSyncKind },
+  ) {
     super();
-    this.custom = custom;
+    this.resources = new SyncResources(custom, where.kind);
+    this.namespace = where.namespace;
     this.acting = acting;
     this.status = { name, source, suspended, conditions: [], history: [] };
     this.inventory = [];
@@ -100,18 +110,8 @@ export class KubeSyncStatusStore extends SyncStatusBase {
   /** Server-side apply of the whole status: a field left out (a cleared rejectedRevision) is removed. */
   async save(): Promise<void> {
     if (!this.acting()) return;
-    await this.custom.patchClusterCustomObjectStatus(
-      {
-        group,
-        version,
-        plural: 'syncs',
-        name: this.status.name,
-        fieldManager: statusManager,
-        force: true,
-        body: { apiVersion: `${group}/${version}`, kind: 'Sync', metadata: { name: this.status.name }, status: this.body() },
-      },
-      serverSideApply,
-    );
+    const ref = this.namespace ? { namespace: this.namespace, name: this.status.name } : { name: this.status.name };
+    await this.resources.applyStatus(ref, this.body(), statusManager);
   }
 }
 

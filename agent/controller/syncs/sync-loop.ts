@@ -3,7 +3,6 @@ import type { AgentConfig } from '../../config/config.ts';
 import { dependencyWait, findCycle, type DependencyState } from '../../sync/depends-on.ts';
 import { syncConfigOf, type SyncConfig } from '../../sync/settings.ts';
 import { KupenstackError } from '../../errors.ts';
-import { mergePatch } from '../../kube/client.ts';
 import { rewatchOnError } from '../../kube/rewatch.ts';
 import type { SyncSpec } from '../../model/kinds.generated.ts';
 import type { Logger } from '../../telemetry/logger.ts';
@@ -19,6 +18,19 @@ import type { SecretResolver } from '../../secrets/resolver.ts';
 import type { Source } from '../../source/source.ts';
 import { syncWriter } from './impersonate.ts';
 import { clusterCrossSync, type SyncView } from './cross-sync.ts';
+import { clusterSyncKind, SyncResources, syncKey, syncRefOf, type SyncKind } from './sync-kind.ts';
+import {
+  checkSourceEgress,
+  namespacedSecrets,
+  noLockdown,
+  outsideNamespace,
+  overObjectLimit,
+  tenantServiceAccount,
+  tenantSpecProblem,
+  type TenantLockdown,
+} from './tenant-lockdown.ts';
+import type { DesiredObject } from './cluster-apply.ts';
+import { fieldManagerOf } from './inventory.ts';
 import { KubeSyncStatusStore, statusManager, type SyncResourceStatus } from './status-store.ts';
 import { SyncWorker } from './sync-worker.ts';
 
@@ -26,6 +38,7 @@ import { SyncWorker } from './sync-worker.ts';
 export const requestedAtAnnotation = 'kupenstack.io/reconcile-requested-at';
 
 interface SyncObject extends k8s.KubernetesObject {
+  /** A NamespaceSync's namespace is set; a Sync has none. */
   metadata: k8s.V1ObjectMeta & { name: string };
   spec: SyncSpec;
   status?: SyncResourceStatus;
@@ -58,6 +71,10 @@ export interface SyncLoopOptions {
   acting: () => boolean;
   /** Only Syncs matching this label selector (several controllers on one cluster, tests). */
   selector?: string;
+  /** Which kind this loop runs: the cluster's Syncs (default) or tenants' NamespaceSyncs. */
+  kind?: SyncKind;
+  /** For NamespaceSyncs: the cluster admin's lockdown (tenant-lockdown.ts). */
+  lockdown?: TenantLockdown;
 }
 
 /**
@@ -75,6 +92,9 @@ export class SyncLoop {
   private readonly o: SyncLoopOptions;
   private readonly custom: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
+  private readonly resources: SyncResources;
+  private readonly kind: SyncKind;
+  /** Keyed by syncKey: `name`, or `namespace/name` for a NamespaceSync. */
   private readonly running = new Map<string, Running>();
   private informer?: k8s.Informer<SyncObject> & k8s.ObjectCache<SyncObject>;
   private stopped = false;
@@ -83,27 +103,23 @@ export class SyncLoop {
     this.o = opts;
     this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.kind = opts.kind ?? clusterSyncKind;
+    this.resources = new SyncResources(this.custom, this.kind);
   }
 
   async start(): Promise<void> {
     const informer = k8s.makeInformer<SyncObject>(
       this.o.kc,
-      `/apis/${group}/${version}/syncs`,
-      async () =>
-        (await this.custom.listClusterCustomObject({
-          group,
-          version,
-          plural: 'syncs',
-          labelSelector: this.o.selector,
-        })) as k8s.KubernetesListObject<SyncObject>,
+      `/apis/${group}/${version}/${this.kind.plural}`,
+      async () => (await this.resources.list(this.o.selector)) as k8s.KubernetesListObject<SyncObject>,
       this.o.selector,
     );
     informer.on('add', (s) => void this.onSync(s));
     informer.on('update', (s) => void this.onSync(s));
-    informer.on('delete', (s) => void this.forget(s.metadata.name));
+    informer.on('delete', (s) => void this.forget(syncKey(s.metadata)).then(() => this.roomMade(s.metadata.namespace)));
     rewatchOnError(
       informer,
-      'syncs',
+      this.kind.plural,
       (line) => this.o.logger.warn(line),
       () => this.stopped,
     );
@@ -119,9 +135,9 @@ export class SyncLoop {
 
   /** Leadership gained: every Sync runs now (what came while following was not applied). */
   startedLeading(): void {
-    for (const [name, r] of this.running) {
-      void this.custom
-        .getClusterCustomObject({ group, version, plural: 'syncs', name })
+    for (const [key, r] of this.running) {
+      void this.resources
+        .get(syncRefOf(key))
         .then((fresh) => r.store?.reload((fresh as SyncObject).status))
         .catch(() => r.store?.reload(r.object.status))
         .finally(() => r.scheduler?.trigger('startup'));
@@ -135,16 +151,19 @@ export class SyncLoop {
    * that runs Syncs; a shard held elsewhere tells nothing (README: Notifications).
    */
   objectEvent(sync: string, event: EngineEvent, cloud?: CloudContext): void {
-    const r = this.running.get(sync);
+    // A NamespaceSync's objects are in its namespace: the event's address (`namespace/Kind/name`) names it.
+    const key = this.kind.namespaced ? `${event.address.split('/')[0] ?? ''}/${sync}` : sync;
+    const r = this.running.get(key);
     if (!r?.notifier || !r.store) return;
     // The label alone is the object's word (a tenant may set it): only what the Sync's inventory holds tells its targets.
     if (!r.store.inventory.some((e) => `${e.namespace ?? ''}/${e.kind}/${e.name}` === event.address)) return;
-    const n = objectNotice(sync, r.store.status.lastAppliedRevision ?? '', event, cloud);
+    const n = objectNotice(key, r.store.status.lastAppliedRevision ?? '', event, cloud);
     if (n) r.notifier.notify(n);
   }
 
-  syncConfig(name: string): SyncConfig | undefined {
-    return this.running.get(name)?.sync;
+  /** A Sync's settings by its key (`name`, or `namespace/name` for a NamespaceSync). */
+  syncConfig(key: string): SyncConfig | undefined {
+    return this.running.get(key)?.sync;
   }
 
   /** The Syncs with an OCI source this predicate accepts (a registry notification names their repository and tag). */
@@ -153,15 +172,12 @@ export class SyncLoop {
   }
 
   /** A verified push for this Sync: recorded on the resource, so the leader runs it whichever replica received the push. */
-  async requestRun(name: string): Promise<void> {
-    await this.custom.patchClusterCustomObject(
-      { group, version, plural: 'syncs', name, body: { metadata: { annotations: { [requestedAtAnnotation]: new Date().toISOString() } } } },
-      mergePatch,
-    );
+  async requestRun(key: string): Promise<void> {
+    await this.resources.patch(syncRefOf(key), { metadata: { annotations: { [requestedAtAnnotation]: new Date().toISOString() } } });
   }
 
   private async onSync(s: SyncObject): Promise<void> {
-    const name = s.metadata.name;
+    const name = syncKey(s.metadata);
     const r = this.running.get(name);
     const requestedAt = s.metadata.annotations?.[requestedAtAnnotation];
     if (r && r.generation === s.metadata.generation) {
@@ -187,42 +203,99 @@ export class SyncLoop {
     }
   }
 
-  private async begin(r: Running): Promise<void> {
-    const s = r.object;
-    const name = s.metadata.name;
+  /** The spec checked for the cluster (and, for a NamespaceSync, the lockdown): its settings and whom it writes as. */
+  private async accepted(s: SyncObject): Promise<{ sync: SyncConfig; serviceAccount: { namespace: string; name: string }; secrets: SecretResolver }> {
+    const { name, namespace } = s.metadata;
     const spec = s.spec;
-    const fail = (key: (string | number)[], message: string): Error => new KupenstackError('sync.invalid', `Sync ${name} spec.${key.join('.')}: ${message}`);
+    const what = `${this.kind.kind} ${syncKey(s.metadata)}`;
+    const fail = (key: (string | number)[], message: string): Error => new KupenstackError('sync.invalid', `${what} spec.${key.join('.')}: ${message}`);
     const sync = syncConfigOf(name, spec, { owner: this.o.config.owner, projectPrefix: this.o.config.projectPrefix, single: false }, fail);
+    // A NamespaceSync's Secrets are of its namespace; a Sync's of the controller's.
+    const home = this.kind.namespaced && namespace ? namespace : this.o.namespace;
+    if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git or source.oci');
+    if (sync.source.oci?.dockerConfigFile !== undefined) {
+      throw fail(
+        ['source', 'oci', 'dockerConfigFile'],
+        `in the cluster the registry credentials are a Secret in ${home}: use secretRef (kubectl create secret docker-registry)`,
+      );
+    }
+    if (spec.webhook && !spec.webhook.secretRef)
+      throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${home}: use webhook.secretRef (key "token")`);
+    spec.notify?.forEach((n, i) => {
+      if (n.secretEnv !== undefined || n.secretFile !== undefined)
+        throw fail(['notify', i], `in the cluster a notification secret is a Secret in ${home}: use secretRef (key "token")`);
+    });
+    if (this.kind.namespaced && namespace) {
+      const lockdown = this.o.lockdown ?? noLockdown;
+      const problem = tenantSpecProblem(spec, sync, lockdown);
+      if (problem) throw fail(...problem);
+      const over = this.overSyncLimit(s, lockdown);
+      if (over) throw fail(['source'], over);
+      await checkSourceEgress(sync, namespace, lockdown);
+      return { sync, serviceAccount: tenantServiceAccount(spec, namespace, lockdown), secrets: namespacedSecrets(this.o.secrets, namespace) };
+    }
     if (!spec.serviceAccountName)
       throw fail(
         ['serviceAccountName'],
         `set the ServiceAccount whose RBAC decides what this repository may create (the controller writes nothing with its own identity), e.g. serviceAccountName: ${name}`,
       );
-    if (sync.source.directory) throw fail(['source', 'directory'], 'a directory source is for standalone runs; in the cluster use source.git or source.oci');
-    if (sync.source.oci?.dockerConfigFile !== undefined) {
-      throw fail(
-        ['source', 'oci', 'dockerConfigFile'],
-        `in the cluster the registry credentials are a Secret in ${this.o.namespace}: use secretRef (kubectl create secret docker-registry)`,
-      );
+    return { sync, serviceAccount: { namespace: spec.serviceAccountNamespace ?? this.o.namespace, name: spec.serviceAccountName }, secrets: this.o.secrets };
+  }
+
+  /** A NamespaceSync deleted: those of its namespace refused (--tenant-max-syncs) are looked at again, the oldest may run now. */
+  private roomMade(namespace: string | undefined): void {
+    if (!namespace || this.o.lockdown?.maxSyncsPerNamespace === undefined) return;
+    for (const o of this.informer?.list() ?? []) {
+      const key = syncKey(o.metadata);
+      if (o.metadata.namespace !== namespace || this.running.get(key)?.scheduler) continue;
+      this.running.delete(key);
+      void this.onSync(o);
     }
-    if (spec.webhook && !spec.webhook.secretRef)
-      throw fail(['webhook'], `in the cluster the webhook secret is a Secret in ${this.o.namespace}: use webhook.secretRef (key "token")`);
-    spec.notify?.forEach((n, i) => {
-      if (n.secretEnv !== undefined || n.secretFile !== undefined)
-        throw fail(['notify', i], `in the cluster a notification secret is a Secret in ${this.o.namespace}: use secretRef (key "token")`);
-    });
+  }
+
+  /** --tenant-max-syncs: the namespace's oldest NamespaceSyncs run, a later one beyond the limit is refused. */
+  private overSyncLimit(s: SyncObject, lockdown: TenantLockdown): string | undefined {
+    const max = lockdown.maxSyncsPerNamespace;
+    if (max === undefined) return undefined;
+    const age = (o: SyncObject): string => `${new Date(o.metadata.creationTimestamp ?? 0).toISOString()}/${o.metadata.name}`;
+    const siblings = (this.informer?.list() ?? []).filter((o) => o.metadata.namespace === s.metadata.namespace).sort((a, b) => age(a).localeCompare(age(b)));
+    const at = siblings.findIndex((o) => o.metadata.name === s.metadata.name);
+    return at >= max ? `namespace ${s.metadata.namespace} already has ${max} NamespaceSyncs, the cluster's limit (--tenant-max-syncs); delete one` : undefined;
+  }
+
+  /** A NamespaceSync's revision: every object in its namespace, and within the namespace's objects limit (both reject the whole revision). */
+  private tenantRefusals(s: SyncObject, objects: DesiredObject[]): string[] {
+    const namespace = s.metadata.namespace;
+    if (!this.kind.namespaced || !namespace) return [];
+    const outside = outsideNamespace(objects, namespace);
+    if (outside.length > 0) return outside;
+    const others = (this.informer?.list() ?? [])
+      .filter((o) => o.metadata.namespace === namespace && o.metadata.name !== s.metadata.name)
+      .reduce((n, o) => n + (o.status?.inventory?.length ?? 0), 0);
+    const over = overObjectLimit(objects.length, others, namespace, this.o.lockdown ?? noLockdown);
+    return over ? [over] : [];
+  }
+
+  private async begin(r: Running): Promise<void> {
+    const s = r.object;
+    const name = s.metadata.name;
+    const key = syncKey(s.metadata);
+    const spec = s.spec;
+    const { sync, serviceAccount, secrets } = await this.accepted(s);
     r.sync = sync;
-    const saNamespace = spec.serviceAccountNamespace ?? this.o.namespace;
-    const writer = syncWriter(this.o.kc, { namespace: saNamespace, name: spec.serviceAccountName });
-    const source = await sourceForSync(sync, this.o.config, this.o.secrets);
+    const writer = syncWriter(this.o.kc, serviceAccount);
+    const source = await sourceForSync(sync, this.o.config, secrets);
     r.source = source;
     // The status as stored now, not as the watch last showed it: the previous worker's last write (its inventory) may not have arrived yet.
-    const fresh = (await this.custom.getClusterCustomObject({ group, version, plural: 'syncs', name })) as SyncObject;
-    const store = new KubeSyncStatusStore(this.custom, this.o.acting, name, source.description, sync.suspend, fresh.status);
+    const fresh = (await this.resources.get(s.metadata)) as SyncObject;
+    const where = { kind: this.kind, ...(s.metadata.namespace ? { namespace: s.metadata.namespace } : {}) };
+    const store = new KubeSyncStatusStore(this.custom, this.o.acting, name, source.description, sync.suspend, fresh.status, where);
     store.generation = s.metadata.generation;
     r.store = store;
-    const log = this.o.logger.child({ sync: name });
-    r.notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets: this.o.secrets, log, egressNamespace: `(Sync ${name})` }) : undefined;
+    const log = this.o.logger.child({ sync: key });
+    // A NamespaceSync's notifications go out under its namespace's egress rules.
+    const egressNamespace = s.metadata.namespace ?? `(Sync ${name})`;
+    r.notifier = sync.notify ? new Notifier({ targets: sync.notify, secrets, log, egressNamespace }) : undefined;
     const worker = new SyncWorker({
       sync,
       massDeleteThreshold: spec.massDeleteThreshold ?? 50,
@@ -237,7 +310,14 @@ export class SyncLoop {
       annotations: () => r.object.metadata.annotations ?? {},
       lookAgain: (afterMs) => r.scheduler?.lookAgain(afterMs),
       ...(r.notifier ? { notifier: r.notifier } : {}),
-      crossSync: clusterCrossSync(name, () => this.syncViews(), this.custom, this.o.registry),
+      crossSync: clusterCrossSync(name, () => this.syncViews(s.metadata.namespace), this.custom, this.o.registry),
+      ...(this.kind.namespaced
+        ? {
+            runName: key,
+            fieldManager: fieldManagerOf(`${s.metadata.namespace ?? ''}.${name}`),
+            refuse: (objects: DesiredObject[]) => this.tenantRefusals(r.object, objects),
+          }
+        : {}),
     });
     r.scheduler = new Scheduler(
       { intervalMs: sync.intervalMs, retryIntervalMs: sync.retryIntervalMs, timeoutMs: sync.timeoutMs, schedule: sync.schedule, suspend: sync.suspend },
@@ -245,8 +325,8 @@ export class SyncLoop {
       (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed'),
     );
     log.info(
-      { source: source.description, serviceAccount: `${saNamespace}/${spec.serviceAccountName}`, interval: spec.interval ?? 'default' },
-      'watching Sync',
+      { source: source.description, serviceAccount: `${serviceAccount.namespace}/${serviceAccount.name}`, interval: spec.interval ?? 'default' },
+      `watching ${this.kind.kind}`,
     );
     if (sync.suspend && this.o.acting()) {
       store.condition('Reconciling', 'False', 'Suspended', 'suspend: true — no fetch, no apply, no drift correction');
@@ -276,11 +356,13 @@ export class SyncLoop {
   private async gatedRun(r: Running, worker: SyncWorker, trigger: Trigger, signal: AbortSignal): Promise<boolean> {
     const deps = r.sync?.dependsOn ?? [];
     if (deps.length === 0) return worker.run(trigger, signal);
-    const name = r.object.metadata.name;
-    const edges = new Map((this.informer?.list() ?? []).map((s) => [s.metadata.name, (s.spec.dependsOn ?? []).map((d) => d.name)]));
+    const name = syncKey(r.object.metadata);
+    // A NamespaceSync depends on NamespaceSyncs of its own namespace: the keys are `namespace/name`.
+    const keyOf = (s: SyncObject, dep: string): string => syncKey({ ...(s.metadata.namespace ? { namespace: s.metadata.namespace } : {}), name: dep });
+    const edges = new Map((this.informer?.list() ?? []).map((s) => [syncKey(s.metadata), (s.spec.dependsOn ?? []).map((d) => keyOf(s, d.name))]));
     const cycle = findCycle(edges, name);
     const own = cycle?.includes(name) ? cycle : undefined;
-    const why = own ? undefined : deps.map((d) => dependencyWait(d, this.dependencyState(d))).find((w) => w !== undefined);
+    const why = own ? undefined : deps.map((d) => dependencyWait(d, this.dependencyState(keyOf(r.object, d)))).find((w) => w !== undefined);
     if (!own && why === undefined) {
       r.waiting = undefined;
       return worker.run(trigger, signal);
@@ -306,18 +388,21 @@ export class SyncLoop {
     return false;
   }
 
-  /** A dependency's status as the watch cache has it; a spec not acted on yet is not Ready. */
-  /** Every Sync as the watch cache shows it: dependsOn and inventory (references across Syncs). */
-  private syncViews(): SyncView[] {
-    return (this.informer?.list() ?? []).map((s) => ({
-      name: s.metadata.name,
-      dependsOn: (s.spec.dependsOn ?? []).map((d) => d.name),
-      inventory: s.status?.inventory ?? [],
-    }));
+  /** Every Sync of this kind (of one namespace, for NamespaceSyncs) as the watch cache shows it: dependsOn and inventory (references across Syncs). */
+  private syncViews(namespace: string | undefined): SyncView[] {
+    return (this.informer?.list() ?? [])
+      .filter((s) => s.metadata.namespace === namespace)
+      .map((s) => ({
+        name: s.metadata.name,
+        dependsOn: (s.spec.dependsOn ?? []).map((d) => d.name),
+        inventory: s.status?.inventory ?? [],
+      }));
   }
 
-  private dependencyState(name: string): DependencyState | undefined {
-    const s = this.informer?.get(name);
+  /** A dependency's status as the watch cache has it; a spec not acted on yet is not Ready. */
+  private dependencyState(key: string): DependencyState | undefined {
+    const ref = syncRefOf(key);
+    const s = this.informer?.get(ref.name, ref.namespace);
     if (!s) return undefined;
     const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
     const current = s.status?.observedGeneration === undefined || s.status.observedGeneration === s.metadata.generation;
@@ -333,8 +418,11 @@ export class SyncLoop {
   }
 
   /** Syncs waiting for `name` look again now (its status changed). */
-  private wakeDependents(name: string): void {
-    for (const other of this.running.values()) if (other.waiting !== undefined && other.sync?.dependsOn.includes(name)) other.scheduler?.trigger('dependency');
+  private wakeDependents(key: string): void {
+    const ref = syncRefOf(key);
+    for (const other of this.running.values())
+      if (other.waiting !== undefined && other.object.metadata.namespace === ref.namespace && other.sync?.dependsOn.includes(ref.name))
+        other.scheduler?.trigger('dependency');
   }
 
   private async forget(name: string): Promise<void> {
@@ -347,7 +435,8 @@ export class SyncLoop {
 
   /** A spec the loop cannot run: Stalled, with the message saying what to change. */
   private async stall(s: SyncObject, reason: string, message: string): Promise<void> {
-    const store = new KubeSyncStatusStore(this.custom, this.o.acting, s.metadata.name, '', false, s.status);
+    const where = { kind: this.kind, ...(s.metadata.namespace ? { namespace: s.metadata.namespace } : {}) };
+    const store = new KubeSyncStatusStore(this.custom, this.o.acting, s.metadata.name, '', false, s.status, where);
     store.generation = s.metadata.generation;
     store.condition('Ready', 'False', reason, message);
     store.condition('Stalled', 'True', reason, 'fix the Sync spec');
@@ -356,15 +445,17 @@ export class SyncLoop {
     this.event(s, 'Warning', reason, message);
   }
 
-  /** Events of a cluster-scoped object live in `default`, where `kubectl describe sync` looks. Fire and forget. */
+  /** Events of a cluster-scoped object live in `default`, where `kubectl describe sync` looks; a NamespaceSync's in its namespace. Fire and forget. */
   private event(s: SyncObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
     if (!this.o.acting()) return;
     const now = new Date();
+    const namespace = s.metadata.namespace ?? 'default';
     const body: k8s.CoreV1Event = {
-      metadata: { generateName: `${s.metadata.name}.`, namespace: 'default' },
+      metadata: { generateName: `${s.metadata.name}.`, namespace },
       involvedObject: {
         apiVersion: `${group}/${version}`,
-        kind: 'Sync',
+        kind: this.kind.kind,
+        ...(s.metadata.namespace ? { namespace } : {}),
         name: s.metadata.name,
         uid: s.metadata.uid,
         resourceVersion: s.metadata.resourceVersion,
@@ -380,7 +471,7 @@ export class SyncLoop {
       count: 1,
     };
     void this.core
-      .createNamespacedEvent({ namespace: 'default', body })
+      .createNamespacedEvent({ namespace, body })
       .catch((err: unknown) => this.o.logger.warn({ sync: s.metadata.name, reason, code: (err as { code?: number }).code }, 'could not record an Event'));
   }
 }

@@ -43,6 +43,12 @@ export interface SyncWorkerDeps {
   lookAgain: (afterMs: number) => void;
   /** References across Syncs (dependsOn), from the Sync loop's watch cache. */
   crossSync?: CrossSyncLinks;
+  /** The run's name in metrics, logs and notifications (default the Sync's name; a NamespaceSync's is `namespace/name`). */
+  runName?: string;
+  /** The field manager of the applies (default kupenstack-sync-<name>; a NamespaceSync's names its namespace too). */
+  fieldManager?: string;
+  /** Refusals of the whole revision before anything is sent (a NamespaceSync: an object outside its namespace, over its namespace's limit). */
+  refuse?: (objects: DesiredObject[]) => string[];
 }
 
 /**
@@ -67,7 +73,7 @@ export class SyncWorker implements SyncApplier {
     const { sync, source, store, registry, metrics, log, notifier, lookAgain, crossSync } = deps;
     const notify = { ...(notifier ? { notify: notifier.notify.bind(notifier) } : {}), ...(crossSync ? { crossSync } : {}) };
     this.sync = new SyncRun(
-      { name: sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, lookAgain, ...notify },
+      { name: deps.runName ?? sync.name, path: sync.path, intervalMs: sync.intervalMs, source, store, registry, metrics, log, lookAgain, ...notify },
       this,
     );
   }
@@ -121,7 +127,9 @@ export class SyncWorker implements SyncApplier {
   /** Dry-run, apply, prune: what it came to (deletions held count as applied). */
   private async applyObjects(revision: string, objects: DesiredObject[], trigger: Trigger, signal: AbortSignal, drift: boolean): Promise<SyncOutcome> {
     const st = this.d.store;
-    const manager = fieldManagerOf(this.d.sync.name);
+    const manager = this.d.fieldManager ?? fieldManagerOf(this.d.sync.name);
+    const refusals = this.d.refuse?.(objects) ?? [];
+    if (refusals.length > 0) return { result: 'Rejected', revision, refusals };
     const failed = (message: string, counts?: Record<string, number>, written: DesiredObject[] = []): SyncOutcome =>
       this.failed(revision, drift, message, counts, written);
     progressing(st, `${drift ? 'correcting drift with' : 'applying'} ${revision}`);

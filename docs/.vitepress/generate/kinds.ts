@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { banner, cell, code, text } from './markdown.ts';
+import { namespaceSyncInfo } from '../../../agent/schema/namespace-sync.ts';
+import { loadSchemaRegistry } from '../../../agent/schema/registry.ts';
 
 type Schema = {
   title?: string;
@@ -150,10 +152,15 @@ export function kindSchemas(): { file: string; kind: string }[] {
     .sort((a, b) => (a.kind < b.kind ? -1 : 1));
 }
 
+/** Kinds with no file of their own, derived from another kind's schema (the NamespaceSync from the Sync's: agent/schema/namespace-sync.ts). */
+export function derivedKinds(): { file: string; kind: string; schema: Schema }[] {
+  const info = namespaceSyncInfo(loadSchemaRegistry(root));
+  return [{ file: info.file, kind: info.kind, schema: info.schema as Schema }];
+}
+
 /** docs/reference/kinds/<kind>.md: every field of the kind's spec (and status) with type, required, description, enums and defaults. */
-export function kindPage(file: string): string {
+export function kindPage(file: string, schema: Schema = load(file)): string {
   const files: Files = { docs: new Map(), base: file };
-  const schema = load(file);
   const props = schema.properties ?? {};
   const short = schema['x-kupenstack-shortNames'] ?? [];
   const out = [
@@ -176,6 +183,7 @@ export function kindPage(file: string): string {
 
 /** docs/reference/kinds/index.md: one line per kind. */
 export function kindsIndex(): string {
-  const rows = kindSchemas().map(({ file, kind }) => `| [${kind}](./${kind.toLowerCase()}.md) | ${cell(load(file).description ?? '')} |`);
+  const kinds = [...kindSchemas().map(({ file, kind }) => ({ kind, schema: load(file) })), ...derivedKinds()].sort((a, b) => (a.kind < b.kind ? -1 : 1));
+  const rows = kinds.map(({ kind, schema }) => `| [${kind}](./${kind.toLowerCase()}.md) | ${cell(schema.description ?? '')} |`);
   return [banner('schemas/'), '# Kinds', '', 'Every kind a manifest can declare, generated from the JSON Schemas in `schemas/`.', '', '| Kind | What it is |', '|---|---|', ...rows, ''].join('\n');
 }

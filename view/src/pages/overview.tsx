@@ -12,7 +12,7 @@ function SyncRow(props: { s: SyncSummary }) {
   return (
     <tr>
       <th scope="row">
-        <a href={href.sync(s.name)}>{s.name}</a>
+        <a href={href.sync(s.name, s.namespace)}>{s.namespace ? `${s.namespace}/${s.name}` : s.name}</a>
         {s.suspended && <span class="tag">suspended</span>}
       </th>
       <td class="src">
@@ -37,7 +37,7 @@ function SyncRow(props: { s: SyncSummary }) {
         {s.message && <div class="msg">{s.message}</div>}
         {s.held && (
           <div>
-            <a href={href.plan(s.name)}>Held revision {shortRevision(s.held)}: see its plan</a>
+            <a href={href.plan(s.name, s.namespace)}>Held revision {shortRevision(s.held)}: see its plan</a>
           </div>
         )}
         {s.rejected && (

@@ -3,16 +3,16 @@ import { useApi } from '../client.ts';
 import { Diagnostics, RefLink, shortRevision } from '../parts/bits.tsx';
 import { Crumbs } from '../parts/layout.tsx';
 import { Show } from '../parts/state.tsx';
-import { href } from '../router.ts';
+import { href, syncScope } from '../router.ts';
 
 // A held (mass delete) or rejected (validation) revision: why it waits, what it would delete,
 // the diagnostics, and how to go on — the data `kupenstack plan` prints.
 
-function Body(props: { p: HeldPlan }) {
+function Body(props: { p: HeldPlan; namespace?: string | undefined }) {
   const { p } = props;
   return (
     <>
-      <Crumbs items={[{ label: 'Syncs', to: href.overview() }, { label: p.sync, to: href.sync(p.sync) }, { label: 'plan' }]} />
+      <Crumbs items={[{ label: 'Syncs', to: href.overview() }, { label: p.sync, to: href.sync(p.sync, props.namespace) }, { label: 'plan' }]} />
       <h1 tabIndex={-1}>
         {p.why === 'mass-delete' ? 'Held' : 'Rejected'} revision <code>{shortRevision(p.revision)}</code>
       </h1>
@@ -58,7 +58,7 @@ function Body(props: { p: HeldPlan }) {
   );
 }
 
-export function PlanPage(props: { name: string }) {
-  const loaded = useApi<HeldPlan>(routes.syncPlan(props.name), `sync:${props.name}`);
-  return <Show loaded={loaded}>{(p) => <Body p={p} />}</Show>;
+export function PlanPage(props: { name: string; namespace?: string | undefined }) {
+  const loaded = useApi<HeldPlan>(routes.syncPlan(props.name, props.namespace), syncScope(props.name, props.namespace));
+  return <Show loaded={loaded}>{(p) => <Body p={p} namespace={props.namespace} />}</Show>;
 }

@@ -5,7 +5,7 @@ import { Crumbs } from '../parts/layout.tsx';
 import { ObjectHead, ObjectRow } from '../parts/object-rows.tsx';
 import { Paged } from '../parts/paged.tsx';
 import { Freshness, Show } from '../parts/state.tsx';
-import { href } from '../router.ts';
+import { href, syncScope } from '../router.ts';
 
 // A Sync's tree: its revision → the namespaces it applies to → their objects (OpenStack ids,
 // health, drift, references as links), then its runs and Events. Live: a pushed revision's new
@@ -85,7 +85,9 @@ function Facts(props: { s: SyncSummary; rev: Revision | undefined }) {
         <>
           <dt>Waiting</dt>
           <dd>
-            <a href={href.plan(s.name)}>{s.held ? `Held revision ${shortRevision(s.held)}` : `Rejected revision ${shortRevision(s.rejected)}`}: its plan</a>
+            <a href={href.plan(s.name, s.namespace)}>
+              {s.held ? `Held revision ${shortRevision(s.held)}` : `Rejected revision ${shortRevision(s.rejected)}`}: its plan
+            </a>
           </dd>
         </>
       )}
@@ -157,12 +159,12 @@ function Tree(props: { t: SyncTree; at: Date | undefined }) {
       <h2>Runs</h2>
       <Runs history={t.history} />
       <h2>Events</h2>
-      <Events events={t.events} label={`Events of Sync ${s.name}`} />
+      <Events events={t.events} label={s.namespace ? `Events of NamespaceSync ${s.namespace}/${s.name}` : `Events of Sync ${s.name}`} />
     </>
   );
 }
 
-export function SyncPage(props: { name: string }) {
-  const loaded = useApi<SyncTree>(routes.sync(props.name), `sync:${props.name}`);
+export function SyncPage(props: { name: string; namespace?: string | undefined }) {
+  const loaded = useApi<SyncTree>(routes.sync(props.name, props.namespace), syncScope(props.name, props.namespace));
   return <Show loaded={loaded}>{(t) => <Tree t={t} at={loaded.state === 'ok' ? loaded.at : undefined} />}</Show>;
 }
