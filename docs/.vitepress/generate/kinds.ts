@@ -155,7 +155,7 @@ export function kindSchemas(): { file: string; kind: string }[] {
 /** Kinds with no file of their own, derived from another kind's schema (the NamespaceSync from the Sync's: agent/schema/namespace-sync.ts). */
 export function derivedKinds(): { file: string; kind: string; schema: Schema }[] {
   const info = namespaceSyncInfo(loadSchemaRegistry(root));
-  return [{ file: info.file, kind: info.kind, schema: info.schema as Schema }];
+  return [{ file: info.file, kind: info.kind, schema: info.schema }];
 }
 
 /** docs/reference/kinds/<kind>.md: every field of the kind's spec (and status) with type, required, description, enums and defaults. */
