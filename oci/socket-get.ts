@@ -37,7 +37,7 @@ export interface SocketResponse {
   body: Readable | undefined;
 }
 
-/** A slab with less room than this is handed on and a new one started. */
+/** A slab with less room than this is handed on and a new one started (a read takes up to 64 KiB). */
 const minRoom = 64 * 1024;
 /** A body piece is handed on after this long at the latest, so a slow registry's bytes do not wait for a full slab. */
 const maxHoldMs = 50;
@@ -63,6 +63,40 @@ class SocketBody extends Readable {
   }
 }
 
+/** The slab being filled: where the kernel writes next, and which of its bytes are not handed on yet. */
+class SlabCursor {
+  slab = slabPool.take();
+  /** Bytes of the slab the kernel wrote. */
+  used = 0;
+  /** Of those, the first not handed on yet. */
+  start = 0;
+  private heldSince = performance.now();
+
+  /** Where the next read goes: behind the last one, or a new slab when this one has too little room. */
+  next(): Uint8Array {
+    if (this.slab.length - this.used < minRoom) {
+      slabPool.retire(this.slab);
+      this.slab = slabPool.take();
+      this.used = this.start = 0;
+    }
+    return this.slab.subarray(this.used);
+  }
+
+  /** The bytes not handed on fill the slab, or waited long enough. */
+  due(): boolean {
+    return this.used > this.start && (this.slab.length - this.used < minRoom || performance.now() - this.heldSince > maxHoldMs);
+  }
+
+  /** Hands the bytes not handed on to `body`; false when the body is full. */
+  handOn(body: Readable): boolean {
+    if (this.used === this.start) return true;
+    const piece = slabPool.handOut(this.slab.subarray(this.start, this.used));
+    this.start = this.used;
+    this.heldSince = performance.now();
+    return body.push(piece);
+  }
+}
+
 /**
  * Sends the GET and settles with the status and headers once they are in;
  * the body (when this path reads it) follows as slab pieces. A connection
@@ -75,92 +109,57 @@ export function socketGet(options: SocketGetOptions): Promise<SocketResponse> {
     const request = requestHead('GET', url, options.headers);
     if (request === undefined) return reject(new OciError('oci.registry', `a request header for ${url.host} holds a line break; refused`));
     const body = new SocketBody({ highWaterMark: slabPool.slabBytes });
-    let slab = slabPool.take();
-    let used = 0; // bytes of the slab the kernel wrote
-    let start = 0; // of those, the first not handed on yet
-    let heldSince = 0;
+    const cursor = new SlabCursor();
     let remaining = -1; // body bytes still to come; -1 while the head is read
     let settled = false;
     let done = false;
     // Before the head: an `oci.network` OciError (the caller retries); in the body: a plain Error, which the blob reader resumes after.
-    const fail = (message: string, cause?: unknown): void => {
-      if (done) return;
+    const fail = (message: string, cause?: unknown): false => {
+      if (done) return false;
       done = true;
       socket.destroy();
       if (!settled) {
         settled = true;
         reject(cause instanceof OciError ? cause : new OciError('oci.network', message, { cause }));
       } else body.destroy(cause instanceof OciError ? cause : new Error(message, { cause }));
+      return false;
     };
     const finish = (): false => {
       done = true;
       socket.destroy();
       return false;
     };
-    const handOnRest = (): void => {
-      if (used > start) body.push(slabPool.handOut(slab.subarray(start, used)));
-      start = used;
-    };
-    const handOn = (now: number): boolean => {
-      const piece = slabPool.handOut(slab.subarray(start, used));
-      start = used;
-      heldSince = now;
-      return body.push(piece);
-    };
     const readHead = (): boolean => {
-      const end = slab.subarray(0, used).indexOf('\r\n\r\n');
-      if (end < 0) {
-        if (used < maxHeadBytes) return true;
-        fail('', new OciError('oci.registry', `${url.host}: the answer's headers are longer than ${maxHeadBytes} bytes`));
-        return false;
-      }
-      const head: ResponseHead | undefined = parseResponseHead(slab.toString('latin1', 0, end));
-      if (!head) {
-        fail('', new OciError('oci.registry', `${url.host}: the answer does not start with an HTTP/1.1 status line`));
-        return false;
-      }
+      const end = cursor.slab.subarray(0, cursor.used).indexOf('\r\n\r\n');
+      if (end < 0)
+        return cursor.used < maxHeadBytes || fail('', new OciError('oci.registry', `${url.host}: the answer's headers are longer than ${maxHeadBytes} bytes`));
+      const head: ResponseHead | undefined = parseResponseHead(cursor.slab.toString('latin1', 0, end));
+      if (!head) return fail('', new OciError('oci.registry', `${url.host}: the answer does not start with an HTTP/1.1 status line`));
       const length = head.status === 200 || head.status === 206 ? plainBodyLength(head.headers) : undefined;
       settled = true;
-      if (length === undefined) {
-        resolve({ ...head, body: undefined });
-        return finish();
-      }
-      start = end + 4;
-      remaining = length - (used - start);
-      heldSince = performance.now();
-      resolve({ ...head, body });
+      resolve({ ...head, body: length === undefined ? undefined : body });
+      if (length === undefined) return finish();
+      cursor.start = end + 4;
+      remaining = length - (cursor.used - cursor.start);
       return afterBody();
     };
     const afterBody = (): boolean => {
-      if (remaining < 0) {
-        fail('', new OciError('oci.registry', `${url.host}: the answer holds more bytes than its Content-Length`));
-        return false;
-      }
+      if (remaining < 0) return fail('', new OciError('oci.registry', `${url.host}: the answer holds more bytes than its Content-Length`));
       if (remaining === 0) {
-        handOnRest();
+        cursor.handOn(body);
         body.push(null);
         return finish();
       }
-      const now = performance.now();
-      if ((slab.length - used < minRoom || now - heldSince > maxHoldMs) && used > start && !handOn(now)) {
-        // The reader is full: no reads (TCP holds the sender back) and no idle clock until it asks for more.
-        body.paused = true;
-        socket.setTimeout(0);
-        return false;
-      }
-      return true;
+      if (!cursor.due() || cursor.handOn(body)) return true;
+      // The reader is full: no reads (TCP holds the sender back) and no idle clock until it asks for more.
+      body.paused = true;
+      socket.setTimeout(0);
+      return false;
     };
     const onread = {
-      buffer: (): Uint8Array => {
-        if (slab.length - used < minRoom) {
-          slabPool.retire(slab);
-          slab = slabPool.take();
-          used = start = 0;
-        }
-        return slab.subarray(used);
-      },
+      buffer: (): Uint8Array => cursor.next(),
       callback: (n: number): boolean => {
-        used += n;
+        cursor.used += n;
         if (remaining < 0) return readHead();
         remaining -= n;
         return afterBody();
@@ -172,12 +171,12 @@ export function socketGet(options: SocketGetOptions): Promise<SocketResponse> {
     socket.setTimeout(options.timeoutMs, () => fail(`${url.host}: no data for ${options.timeoutMs} ms`));
     socket.on('error', (err) => fail(`GET ${url.host}${url.pathname} failed: ${err.message}`, err));
     socket.on('close', () => fail(`${url.host} closed the connection ${settled ? `with ${remaining} body bytes to come` : 'before its answer'}`));
-    const onAbort = (): void => fail('aborted', options.signal?.reason);
-    if (options.signal?.aborted) return onAbort();
+    const onAbort = (): false => fail('aborted', options.signal?.reason);
+    if (options.signal?.aborted) return void onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('close', () => {
       options.signal?.removeEventListener('abort', onAbort);
-      slabPool.retire(slab);
+      slabPool.retire(cursor.slab);
     });
     socket.write(request);
   });
