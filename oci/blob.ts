@@ -78,10 +78,8 @@ async function* blobChunks(
     const skip = skipOf(res, p);
     try {
       yield* bodyChunks(res, skip, p);
-      if (p.received < size) {
-        p.failures++;
-        p.lastProblem = `body ended at byte ${p.received}`;
-      }
+      // A body that ended short (the socket path ends it so when the connection is lost) is resumed as a broken one is, after the same wait.
+      if (p.received < size) await brokeOff(`body ended at byte ${p.received}`);
     } catch (err) {
       // A connection lost mid-body (`oci.network`, or a transport's own error) is resumed; what the registry got wrong is not.
       if ((err instanceof OciError && err.code !== 'oci.network') || options.signal?.aborted) throw err;
@@ -151,6 +149,11 @@ async function* bodyChunks(res: BlobAnswer, skip: number, p: Pull): AsyncGenerat
     p.client.bytesRead += chunk.length;
     p.options.onBytes?.(chunk.length);
     if (p.received + chunk.length > p.size) {
+      // The bytes up to the stated size go on as any others (a large piece may hold both); the first byte beyond fails the stream.
+      const within = chunk.subarray(0, p.size - p.received);
+      p.received += within.length;
+      p.hash.update(within);
+      if (within.length > 0) yield within;
       res.body.destroy();
       throw new OciError('oci.too-large', `${p.where} is longer than the ${p.size} bytes its descriptor states; refused`);
     }

@@ -100,8 +100,9 @@ class SlabCursor {
 /**
  * Sends the GET and settles with the status and headers once they are in;
  * the body (when this path reads it) follows as slab pieces. A connection
- * that breaks or goes idle fails the promise, or later the body: the caller
- * resumes from the bytes it has.
+ * that breaks or goes idle fails the promise; in the body, the bytes that
+ * came are handed on and the body ends short of its Content-Length (the
+ * caller counts, and resumes from the bytes it has: blob.ts).
  */
 export function socketGet(options: SocketGetOptions): Promise<SocketResponse> {
   const { url } = options;
@@ -113,7 +114,7 @@ export function socketGet(options: SocketGetOptions): Promise<SocketResponse> {
     let remaining = -1; // body bytes still to come; -1 while the head is read
     let settled = false;
     let done = false;
-    // Before the head: an `oci.network` OciError (the caller retries); in the body: a plain Error, which the blob reader resumes after.
+    // Before the head: an `oci.network` OciError (the caller retries); in the body (an abort, a protocol error): the body fails with it.
     const fail = (message: string, cause?: unknown): false => {
       if (done) return false;
       done = true;
@@ -122,6 +123,15 @@ export function socketGet(options: SocketGetOptions): Promise<SocketResponse> {
         settled = true;
         reject(cause instanceof OciError ? cause : new OciError('oci.network', message, { cause }));
       } else body.destroy(cause instanceof OciError ? cause : new Error(message, { cause }));
+      return false;
+    };
+    // Lost in the body: what came goes on (held bytes too, or a resume would ask for them again), then the body ends short.
+    const lost = (message: string, cause?: unknown): false => {
+      if (!settled || done) return fail(message, cause);
+      done = true;
+      socket.destroy();
+      cursor.handOn(body);
+      body.push(null);
       return false;
     };
     const finish = (): false => {
@@ -168,9 +178,9 @@ export function socketGet(options: SocketGetOptions): Promise<SocketResponse> {
     const socket = connectSocket(url, { ca: options.ca, onread });
     body.socket = socket;
     body.resumed = () => socket.setTimeout(options.timeoutMs);
-    socket.setTimeout(options.timeoutMs, () => fail(`${url.host}: no data for ${options.timeoutMs} ms`));
-    socket.on('error', (err) => fail(`GET ${url.host}${url.pathname} failed: ${err.message}`, err));
-    socket.on('close', () => fail(`${url.host} closed the connection ${settled ? `with ${remaining} body bytes to come` : 'before its answer'}`));
+    socket.setTimeout(options.timeoutMs, () => lost(`${url.host}: no data for ${options.timeoutMs} ms`));
+    socket.on('error', (err) => lost(`GET ${url.host}${url.pathname} failed: ${err.message}`, err));
+    socket.on('close', () => lost(`${url.host} closed the connection before its answer`));
     const onAbort = (): false => fail('aborted', options.signal?.reason);
     if (options.signal?.aborted) return void onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
