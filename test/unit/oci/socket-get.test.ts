@@ -46,7 +46,7 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(from > 0 ? 206 : 200, headers);
   if (mode === 'cut-once' && !cut) {
     cut = true;
-    res.write(body.subarray(0, 1024 * 1024 + 7), () => res.socket?.destroy());
+    res.write(body.subarray(0, 100_003), () => res.socket?.destroy());
     return;
   }
   res.end(body);
@@ -122,14 +122,14 @@ describe('blob GET off the socket', () => {
     });
   });
 
-  it('resumes a body cut mid-way with Range from the byte it has', async () => {
+  it('resumes a body cut inside its first slab with Range from the byte it has (the held bytes were handed on)', async () => {
     mode = 'cut-once';
     cut = false;
     gets = [];
     expect((await pull(new RegistryClient({ registry: plain, insecure: true }))).equals(blob)).toBe(true);
     expect(gets).toHaveLength(2);
     expect(gets[0]!.range).toBeUndefined();
-    expect(Number(/^bytes=(\d+)-$/.exec(gets[1]!.range ?? '')?.[1])).toBeGreaterThan(0);
+    expect(Number(/^bytes=(\d+)-$/.exec(gets[1]!.range ?? '')?.[1])).toBe(100_003);
   });
 
   it('leaves a chunked answer to the full client, which reads it as before', async () => {
