@@ -2,7 +2,7 @@ import type { Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay } from '../lib/retry.ts';
-import { describe, header, type RegistryClient, type RegistryResponse } from './client.ts';
+import { describe, header, type BlobAnswer, type RegistryClient } from './client.ts';
 import { newHash, parseDigest } from './digest.ts';
 import { OciError } from './errors.ts';
 import type { Descriptor } from './manifest.ts';
@@ -78,12 +78,11 @@ async function* blobChunks(
     const skip = skipOf(res, p);
     try {
       yield* bodyChunks(res, skip, p);
-      if (p.received < size) {
-        p.failures++;
-        p.lastProblem = `body ended at byte ${p.received}`;
-      }
+      // A body that ended short (the socket path ends it so when the connection is lost) is resumed as a broken one is, after the same wait.
+      if (p.received < size) await brokeOff(`body ended at byte ${p.received}`);
     } catch (err) {
-      if (err instanceof OciError || options.signal?.aborted) throw err;
+      // A connection lost mid-body (`oci.network`, or a transport's own error) is resumed; what the registry got wrong is not.
+      if ((err instanceof OciError && err.code !== 'oci.network') || options.signal?.aborted) throw err;
       await brokeOff((err as Error).message);
     }
     if (size === 0) break;
@@ -98,15 +97,15 @@ async function* blobChunks(
 }
 
 /** One attempt's GET, from `received` on: the response, or what broke (a network error, a 5xx) for the next attempt. */
-async function request(p: Pull): Promise<RegistryResponse | string> {
+async function request(p: Pull): Promise<BlobAnswer | string> {
   const headers: Record<string, string> = {};
   if (p.received > 0) {
     headers.range = `bytes=${p.received}-`;
     if (p.etag) headers['if-range'] = p.etag;
   }
-  let res: RegistryResponse;
+  let res: BlobAnswer;
   try {
-    res = await p.client.send('GET', blobPath(p.repository, p.digest), {
+    res = await p.client.getBlob(blobPath(p.repository, p.digest), {
       scopes: [pullScope(p.repository)],
       headers,
       signal: p.options.signal,
@@ -117,12 +116,12 @@ async function request(p: Pull): Promise<RegistryResponse | string> {
     return err.message;
   }
   if (res.status < 500) return res;
-  await res.body.dump().catch(() => undefined);
+  res.body.destroy();
   return `HTTP ${res.status} from ${describe(res.url)}`;
 }
 
 /** The bytes of this body to skip: a 200 starts at 0 (the server ignored Range), a 206 must start at `received` (Content-Range). */
-function skipOf(res: RegistryResponse, p: Pull): number {
+function skipOf(res: BlobAnswer, p: Pull): number {
   if (res.status !== 206) return p.received;
   const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(header(res, 'content-range') ?? '');
   if (!m || Number(m[1]) !== p.received) {
@@ -136,7 +135,7 @@ function skipOf(res: RegistryResponse, p: Pull): number {
 }
 
 /** One body's new bytes, counted and hashed as they pass; more than the descriptor's size is refused. */
-async function* bodyChunks(res: RegistryResponse, skip: number, p: Pull): AsyncGenerator<Buffer> {
+async function* bodyChunks(res: BlobAnswer, skip: number, p: Pull): AsyncGenerator<Buffer> {
   for await (const piece of res.body as AsyncIterable<Buffer>) {
     let chunk = piece;
     if (skip > 0) {
@@ -150,6 +149,11 @@ async function* bodyChunks(res: RegistryResponse, skip: number, p: Pull): AsyncG
     p.client.bytesRead += chunk.length;
     p.options.onBytes?.(chunk.length);
     if (p.received + chunk.length > p.size) {
+      // The bytes up to the stated size go on as any others (a large piece may hold both); the first byte beyond fails the stream.
+      const within = chunk.subarray(0, p.size - p.received);
+      p.received += within.length;
+      p.hash.update(within);
+      if (within.length > 0) yield within;
       res.body.destroy();
       throw new OciError('oci.too-large', `${p.where} is longer than the ${p.size} bytes its descriptor states; refused`);
     }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { retry } from '../lib/retry.ts';
 import { basicAuthorization } from './auth/basic.ts';
@@ -8,6 +8,7 @@ import { challengeScopes, mergeScopes, parseChallenges, scopesCover } from './au
 import { noCredentials, type Credential, type CredentialStore } from './auth/credentials.ts';
 import { OciError } from './errors.ts';
 import { apiHost, isLoopbackHost } from './reference.ts';
+import { socketGet, type SocketResponse } from './socket-get.ts';
 
 /**
  * One registry's HTTP API on undici: authentication (anonymous and Basic
@@ -48,6 +49,14 @@ export interface RegistryResponse {
   url: string;
 }
 
+/** A blob GET's answer, from the socket path or from send(): the body a plain Readable. */
+export interface BlobAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+  url: string;
+}
+
 export interface SendOptions {
   /** Token scopes this request needs, e.g. `repository:vm/a:pull`. */
   scopes: string[];
@@ -59,7 +68,7 @@ export interface SendOptions {
   accept?: (status: number) => boolean;
 }
 
-export function header(res: RegistryResponse, name: string): string | undefined {
+export function header(res: Pick<RegistryResponse, 'headers'>, name: string): string | undefined {
   const v = res.headers[name.toLowerCase()];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -104,6 +113,10 @@ export class RegistryClient {
   private readonly retries: number;
   private readonly userAgent: string;
   private readonly plainHttpAdvice: string;
+  /** Blob GETs off the socket (getBlob), unless the caller chose its own transport. */
+  private readonly socketGets: boolean;
+  private readonly ca: Buffer | undefined;
+  private readonly timeoutMs: number;
   private tokens: Token[] = [];
   private basic: string | undefined;
   /** Bytes of response bodies read through this client's blob readers. */
@@ -120,6 +133,9 @@ export class RegistryClient {
     this.credentials = options.credentials ?? noCredentials;
     const timeoutMs = options.timeoutMs ?? 60_000;
     this.dispatcher = options.dispatcher ?? agentFor(options.caFile, timeoutMs);
+    this.socketGets = options.dispatcher === undefined;
+    this.ca = options.caFile && this.socketGets ? readFileSync(options.caFile) : undefined;
+    this.timeoutMs = timeoutMs;
     this.retries = options.retries ?? 3;
     this.userAgent = options.userAgent ?? 'kupenstack';
     this.plainHttpAdvice = options.plainHttpAdvice ?? 'pass --insecure';
@@ -150,22 +166,12 @@ export class RegistryClient {
     let redirects = 0;
     for (;;) {
       const sameOrigin = new URL(url).origin === this.origin;
-      const headers: Record<string, string> = { 'user-agent': this.userAgent, ...options.headers };
-      const authorization = sameOrigin ? this.authorization(options.scopes) : undefined;
-      if (authorization) headers.authorization = authorization;
+      const headers = this.headers(sameOrigin, options);
       const res = await this.request(method, url, headers, options, accept);
       const response: RegistryResponse = { status: res.statusCode, headers: res.headers, body: res.body, url };
-      if (res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && header(response, 'location')) {
+      if (isRedirect(res.statusCode, header(response, 'location'))) {
         await res.body.dump();
-        if (++redirects > 5) throw new OciError('oci.registry', `${method} ${describe(url)}: more than 5 redirects`);
-        const next = new URL(header(response, 'location')!, url);
-        if (next.protocol !== 'https:' && !(next.protocol === 'http:' && new URL(url).protocol === 'http:')) {
-          throw new OciError(
-            'oci.registry',
-            `${describe(url)} redirects to ${next.protocol} ${next.host}; only https (or http from an http registry) is followed`,
-          );
-        }
-        url = next.toString();
+        url = redirectTarget(method, url, header(response, 'location')!, ++redirects);
         continue;
       }
       if (res.statusCode === 401 && sameOrigin) {
@@ -186,6 +192,58 @@ export class RegistryClient {
       if (accept(res.statusCode)) return response;
       const text = await res.body.text().catch(() => '');
       throw this.httpError(method, url, res.statusCode, text);
+    }
+  }
+
+  private headers(sameOrigin: boolean, options: SendOptions): Record<string, string> {
+    const headers: Record<string, string> = { 'user-agent': this.userAgent, ...options.headers };
+    const authorization = sameOrigin ? this.authorization(options.scopes) : undefined;
+    if (authorization) headers.authorization = authorization;
+    return headers;
+  }
+
+  /**
+   * A blob GET, its body read off the socket into slabs (socket-get.ts): the
+   * bulk of a pull. Authentication and redirects as send() does them; an
+   * answer that path does not read (an error status but 5xx, a body without
+   * Content-Length) or a connection that failed before its answer is asked
+   * again through send(), which reads and reports it as before, as is every
+   * GET of a client given its own dispatcher.
+   */
+  async getBlob(path: string, options: SendOptions): Promise<BlobAnswer> {
+    if (!this.socketGets) return this.send('GET', path, options);
+    const accept = options.accept ?? ((s: number) => s >= 200 && s < 300);
+    let url = new URL(path, this.origin).toString();
+    let authenticated = false;
+    let redirects = 0;
+    for (;;) {
+      const sameOrigin = new URL(url).origin === this.origin;
+      const res = await this.socketGet(url, this.headers(sameOrigin, options), options.signal);
+      if (!res) return this.send('GET', url, options);
+      if (isRedirect(res.status, res.headers.location)) {
+        url = redirectTarget('GET', url, res.headers.location!, ++redirects);
+        continue;
+      }
+      if (res.status === 401 && sameOrigin && !authenticated) {
+        await this.authenticate(res.headers['www-authenticate'], options.scopes, options.signal);
+        authenticated = true;
+        continue;
+      }
+      if (res.body) return { status: res.status, headers: res.headers, body: res.body, url };
+      if (res.status >= 500 && accept(res.status)) return { status: res.status, headers: res.headers, body: Readable.from([]), url };
+      return this.send('GET', url, options);
+    }
+  }
+
+  /** One socket GET (counted as send() counts); undefined when it failed before its answer (send() tries again, with its retries and messages). */
+  private async socketGet(url: string, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<SocketResponse | undefined> {
+    this.requests++;
+    if (url.includes('/blobs/')) this.blobRequests++;
+    try {
+      return await socketGet({ url: new URL(url), headers, ca: this.ca, timeoutMs: this.timeoutMs, signal });
+    } catch (err) {
+      if (signal?.aborted || !(err instanceof OciError) || err.code !== 'oci.network') throw err;
+      return undefined;
     }
   }
 
@@ -290,6 +348,20 @@ export class RegistryClient {
     if (status === 403) return new OciError('oci.auth', `${this.registry} denied ${what}; the credentials lack this permission`);
     return new OciError('oci.registry', `${this.registry}: ${what}`);
   }
+}
+
+function isRedirect(status: number, location: string | undefined): boolean {
+  return status >= 300 && status < 400 && status !== 304 && location !== undefined && location !== '';
+}
+
+/** Where a redirect leads, if it may be followed: at most 5, only to https (or http from an http registry). */
+function redirectTarget(method: string, url: string, location: string, redirects: number): string {
+  if (redirects > 5) throw new OciError('oci.registry', `${method} ${describe(url)}: more than 5 redirects`);
+  const next = new URL(location, url);
+  if (next.protocol !== 'https:' && !(next.protocol === 'http:' && new URL(url).protocol === 'http:')) {
+    throw new OciError('oci.registry', `${describe(url)} redirects to ${next.protocol} ${next.host}; only https (or http from an http registry) is followed`);
+  }
+  return next.toString();
 }
 
 function isStream(body: SendOptions['body']): boolean {

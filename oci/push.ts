@@ -89,11 +89,22 @@ async function readHead(file: string): Promise<Buffer> {
   }
 }
 
+/** The hash pass reads into one reused buffer: hashing is synchronous, so nothing holds a chunk after it (no buffer per read for the collector). */
+const hashReadBytes = 1 << 20;
+
 async function sha256File(file: string, onBytes: (n: number) => void): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    onBytes(chunk.length);
+  const buf = Buffer.allocUnsafeSlow(hashReadBytes);
+  const fh = await open(file, 'r');
+  try {
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buf.subarray(0, bytesRead));
+      onBytes(bytesRead);
+    }
+  } finally {
+    await fh.close();
   }
   return `sha256:${hash.digest('hex')}`;
 }

@@ -5,6 +5,7 @@ import type { CloudConfig } from '../openstack/clouds.ts';
 import { OpenStackError } from '../openstack/errors.ts';
 import type { ServiceClient } from '../openstack/service.ts';
 import { pathOf, toError } from '../openstack/transport.ts';
+import { socketPut } from './socket-put.ts';
 
 /**
  * The Glance image API calls the Image kind (URL and OCI sources) and
@@ -56,10 +57,11 @@ function dispatcherFor(cloud: CloudConfig): Dispatcher | undefined {
  * `PUT /images/{id}/file` from a stream, in constant memory. Not through the
  * transport's fetch(): fetch tees a streamed request body (to replay it on a
  * redirect) and the unread branch keeps every byte, a whole disk in memory
- * (nodejs/undici#4058). undici's request() writes with back-pressure.
- * With `length` the body goes with a Content-Length instead of chunked, so
- * the caller need not gather chunks for Glance; a body that ends short is
- * refused by undici and by Glance (the image stays queued).
+ * (nodejs/undici#4058). With `length` the body goes with a Content-Length
+ * instead of chunked, so the caller need not gather chunks for Glance, on our
+ * own socket writer (socket-put.ts: written pieces go back to the slab pool);
+ * without, chunked through undici's request(). Both write with back-pressure;
+ * a body that ends short is refused here and by Glance (the image stays queued).
  * Counted like every other call; a failure is the usual OpenStackError.
  */
 export async function putImageData(
@@ -74,25 +76,17 @@ export async function putImageData(
   const timeout = AbortSignal.timeout(options.timeoutMs);
   let status = 0;
   try {
-    const res = await request(url, {
-      method: 'PUT',
-      body,
-      headers: {
-        'x-auth-token': token.value,
-        'content-type': 'application/octet-stream',
-        accept: 'application/json',
-        ...(options.length !== undefined ? { 'content-length': String(options.length) } : {}),
-      },
-      signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
-      headersTimeout: options.timeoutMs,
-      dispatcher: dispatcherFor(image.session.cloud),
-    });
-    status = res.statusCode;
-    const text = await res.body.text();
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const headers = { 'x-auth-token': token.value, 'content-type': 'application/octet-stream', accept: 'application/json' };
+    const res =
+      options.length !== undefined
+        ? await putOnSocket(image.session.cloud, url, body, headers, options.length, signal)
+        : await putThroughUndici(image.session.cloud, url, body, headers, signal, options.timeoutMs);
+    status = res.status;
     if (status !== 204 && status !== 200) {
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-      throw toError(where, { status, headers, text });
+      const answered = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) answered.set(k, Array.isArray(v) ? v.join(', ') : v);
+      throw toError(where, { status, headers: answered, text: res.text });
     }
   } catch (err) {
     if (err instanceof OpenStackError) throw err;
@@ -101,6 +95,34 @@ export async function putImageData(
   } finally {
     image.session.counters.record('image', 'PUT', status);
   }
+}
+
+type PutAnswer = { status: number; headers: Record<string, string | string[] | undefined>; text: string };
+
+/** With a known length: our own socket writer, which gives each piece back to the slab pool once written (socket-put.ts). */
+async function putOnSocket(
+  cloud: CloudConfig,
+  url: string,
+  body: Readable,
+  headers: Record<string, string>,
+  length: number,
+  signal: AbortSignal,
+): Promise<PutAnswer> {
+  const ca = cloud.cacert ? readFileSync(cloud.cacert) : undefined;
+  return socketPut(new URL(url), body, { headers, length, ca, rejectUnauthorized: cloud.verify, signal });
+}
+
+/** Chunked (no length known): undici's request(), which writes with back-pressure. */
+async function putThroughUndici(
+  cloud: CloudConfig,
+  url: string,
+  body: Readable,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<PutAnswer> {
+  const res = await request(url, { method: 'PUT', body, headers, signal, headersTimeout: timeoutMs, dispatcher: dispatcherFor(cloud) });
+  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
 /**
