@@ -78,7 +78,7 @@ export async function syncTree(kc: k8s.KubeConfig, registry: SchemaRegistry, nam
   try {
     sync = (await api.getClusterCustomObject({ group, version, plural: 'syncs', name })) as typeof sync;
   } catch (err) {
-    if (isKubeStatus(err, 404)) throw new SyncNotFoundError(name, err);
+    if (isKubeStatus(err, 404)) throw new SyncNotFoundError(`Sync ${name}`, err);
     throw kubeApiError(`read Sync ${name}`, err);
   }
   const objects = await Promise.all(
