@@ -4,7 +4,7 @@ import type { SyncTarget } from './cluster/sync-client.ts';
 
 /** The kinds `suspend`, `resume` and `reconcile` take: a cluster Sync, or a tenant's NamespaceSync. */
 const syncKinds = ['sync', 'syncs', 'kssync'];
-const namespaceSyncKinds = ['namespacesync', 'namespacesyncs', 'nssync'];
+const namespaceSyncKinds = ['namespacesync', 'namespacesyncs', 'ksnssync'];
 
 /**
  * Which Sync a command names (Flux's `-n` for a namespaced Kustomization): `sync NAME` is the cluster's Sync,

@@ -31,7 +31,7 @@ export function namespaceSyncInfo(registry: SchemaRegistry): KindInfo {
     title: namespaceSyncKind,
     'x-kupenstack-scope': 'Namespaced',
     'x-kupenstack-plural': 'namespacesyncs',
-    'x-kupenstack-shortNames': ['nssync'],
+    'x-kupenstack-shortNames': ['ksnssync'],
     description:
       "A tenant's Sync in its own namespace (Flux's namespaced Kustomization): pulls a Git repository or OCI artifact of KupenStack manifests and keeps " +
       'that namespace equal to it, as a ServiceAccount of the namespace, with Secrets of the namespace; a manifest for another namespace rejects the whole revision.',

@@ -24,7 +24,7 @@ describe("kupenstack get|suspend|resume|reconcile with tenants' NamespaceSyncs",
     kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:6443' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u', namespace: 'team-c' }], currentContext: 'x' });
     expect(syncTargetOf('reconcile', 'sync', 'infra', undefined, kc)).toBe('infra');
     expect(syncTargetOf('reconcile', 'sync', 'apps', 'team-a', kc)).toEqual({ namespace: 'team-a', name: 'apps' });
-    expect(syncTargetOf('reconcile', 'nssync', 'apps', undefined, kc)).toEqual({ namespace: 'team-c', name: 'apps' });
+    expect(syncTargetOf('reconcile', 'ksnssync', 'apps', undefined, kc)).toEqual({ namespace: 'team-c', name: 'apps' });
     expect(() => syncTargetOf('reconcile', 'network', 'x', undefined, kc)).toThrow(/unknown kind "network"/);
     expect([describeTarget('infra'), describeTarget({ namespace: 'team-a', name: 'apps' })]).toEqual(['Sync infra', 'NamespaceSync team-a/apps']);
     expect(targetArgs({ namespace: 'team-a', name: 'apps' })).toBe('sync apps -n team-a');

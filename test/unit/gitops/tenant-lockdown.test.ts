@@ -80,7 +80,7 @@ describe("a tenant's NamespaceSync under the admin's lockdown", () => {
   it("the NamespaceSync CRD is the Sync's spec namespaced, and refuses serviceAccountNamespace at admission", () => {
     const crd = namespaceSyncCrd(loadSchemaRegistry());
     expect(crd.spec.scope).toBe('Namespaced');
-    expect(crd.spec.names).toMatchObject({ kind: 'NamespaceSync', plural: 'namespacesyncs', shortNames: ['nssync'] });
+    expect(crd.spec.names).toMatchObject({ kind: 'NamespaceSync', plural: 'namespacesyncs', shortNames: ['ksnssync'] });
     const specSchema = (crd.spec.versions[0]!.schema.openAPIV3Schema.properties as Record<string, Record<string, unknown>>).spec!;
     expect(specSchema['x-kubernetes-validations']).toContainEqual(expect.objectContaining({ rule: '!has(self.serviceAccountNamespace)' }));
   });
