@@ -56,6 +56,8 @@ export function cloudsYaml(name: string, user: BenchUser, project: string): stri
     '    region_name: RegionOne',
     '    interface: public',
     '    identity_api_version: 3',
+    // As the test bed's own clouds.yaml (the CLI reads it; neither controller does).
+    "    compute_api_version: '2.74'",
     '',
   ].join('\n');
 }

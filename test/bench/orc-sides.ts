@@ -67,7 +67,7 @@ export function kupenstackSide(user: BenchUser, cloudsFile: string, run: string)
   const kinds = ['networks', 'subnets', 'securitygroups', 'ports', 'keypairs', 'flavors'].map((k) => `${k}.kupenstack.io`).join(',');
   const begin = async (extra: Extra = {}): Promise<void> => {
     const resync = extra.resyncSeconds ? ['--resync', `${extra.resyncSeconds}s`] : [];
-    controller = new ControllerProcess(adminKubeconfig, ['--clouds', cloudsFile, '--cloud', 'bench', '--owner', `orcb${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--no-syncs', ...resync], built);
+    controller = new ControllerProcess(adminKubeconfig, ['--clouds', cloudsFile, '--cloud', 'bench', '--owner', `ksb${run}`, '--project-prefix', 'ks-', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--no-syncs', ...resync], built);
     await controller.start();
   };
   const calls = (): number => {
@@ -190,7 +190,12 @@ export function orcSide(user: BenchUser, build: OrcBuild, cloud: OpenStackCloud)
       await begin();
     },
     manifests: orcManifests,
-    ready: (ns) => items(orcKinds, ns).filter((o) => cond(o, 'Available')?.status === 'True' && cond(o, 'Progressing')?.status === 'False').length,
+    // Done with the current spec: Available, and Progressing False for this generation (not a status left from before a change).
+    ready: (ns) =>
+      items(orcKinds, ns).filter((o) => {
+        const p = cond(o, 'Progressing');
+        return cond(o, 'Available')?.status === 'True' && p?.status === 'False' && (p.observedGeneration ?? o.metadata.generation) === o.metadata.generation;
+      }).length,
     count: (ns) => items(orcKinds, ns).length,
     pid: () => manager!.pid,
     apiRequests: apiTotal,

@@ -66,7 +66,7 @@ export async function benchOrc(): Promise<BenchRow[]> {
     const bed: Bed = { run, build, cloud, key: benchSshKey(dir), live, ours: kupenstackSide(ksUser, writeCloudsFile(dir, cloudsYaml('bench', ksUser, 'admin')), run), orc: orcSide(orcUser, build, cloud) };
     return await measureAll(bed, n, scale);
   } finally {
-    await cleanUpAll(cloud, live, users, `orcb${run}`);
+    await cleanUpAll(cloud, live, users, `ksb${run}`);
     rmSync(dir, { recursive: true, force: true });
   }
 }
