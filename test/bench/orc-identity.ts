@@ -77,18 +77,23 @@ export interface UserRequests {
   byMethod: Map<string, number>;
 }
 
+/** One access line's answer time (epoch ms, the services log local time), request id, user id and method; undefined for other lines. */
+export function userLine(text: string): { at: number; id: string; user: string; method: string } | undefined {
+  const m = line.exec(text);
+  if (!m) return undefined;
+  return { at: new Date(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, +m[7]!).getTime(), id: m[8]!, user: m[9]!, method: m[10]! };
+}
+
 /** The requests of `userId` that Neutron's and Nova's API access logs show answered between `from` and `to` (epoch ms). */
 export function requestsOfUser(userId: string, from: number, to: number): UserRequests {
   const out: UserRequests = { ids: new Set(), byMethod: new Map() };
   for (const service of loggedServices) {
     for (const text of readFileSync(join(testbedHome, 'openstack', 'log', `${service}.log`), 'utf8').split('\n')) {
       if (!text.includes(userId)) continue;
-      const m = line.exec(text);
-      if (!m || m[9] !== userId) continue;
-      const at = new Date(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, +m[7]!).getTime();
-      if (at < from || at > to) continue;
-      out.ids.add(m[8]!);
-      const k = `${service} ${m[10]!}`;
+      const r = userLine(text);
+      if (!r || r.user !== userId || r.at < from || r.at > to) continue;
+      out.ids.add(r.id);
+      const k = `${service} ${r.method}`;
       out.byMethod.set(k, (out.byMethod.get(k) ?? 0) + 1);
     }
   }

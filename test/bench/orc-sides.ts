@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { adminKubeconfig, ControllerProcess, kubectl, kubectlOk, until } from '../integration/controller/harness.ts';
 import { installOrcCrds, OrcManager, writeCloudsSecret, type OrcBuild } from '../testbed/orc/peer.ts';
-import { shape } from './apply.ts';
+import { kupenstackManifests, orcManifests, type Extra } from './orc-manifests.ts';
 import { cloudsYaml, grantAdmin, makeProject, type BenchUser } from './orc-identity.ts';
 
 export interface Side {
@@ -35,10 +35,6 @@ export interface Side {
   stop: () => Promise<void>;
 }
 
-export interface Extra {
-  /** Periodic drift detection: KupenStack's --resync, ORC's spec.resyncPeriod. */
-  resyncSeconds?: number;
-}
 
 const repo = join(import.meta.dirname, '../..');
 const built = join(repo, 'dist/agent/cli/main.js');
@@ -119,49 +115,7 @@ export function kupenstackSide(user: BenchUser, cloudsFile: string, run: string)
   };
 }
 
-/** The OpenTofu bench's objects (apply.ts): per net a Network, Subnet, SecurityGroup with one rule, Port; key pairs and flavors. */
-function kupenstackManifests(ns: string, scale: number, key: string): string {
-  const { nets, keys } = shape(scale);
-  const h = (kind: string, name: string): string => `apiVersion: kupenstack.io/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n`;
-  const docs: string[] = [];
-  for (let i = 0; i < nets; i++) {
-    docs.push(`${h('Network', `net-${i}`)}  mtu: 1400\n`);
-    docs.push(`${h('Subnet', `sub-${i}`)}  networkRef: {name: net-${i}}\n  cidr: 10.${i}.0.0/24\n`);
-    docs.push(`${h('SecurityGroup', `sg-${i}`)}  rules:\n    - {direction: ingress, protocol: tcp, portRangeMin: 22, portRangeMax: 22, remoteIPPrefix: 10.0.0.0/8}\n`);
-    docs.push(`${h('Port', `port-${i}`)}  networkRef: {name: net-${i}}\n  securityGroupRefs: [{name: sg-${i}}]\n`);
-  }
-  for (let i = 0; i < keys; i++) {
-    docs.push(`${h('KeyPair', `key-${i}`)}  publicKey: ${key}\n`);
-    docs.push(`${h('Flavor', `flavor-${i}`)}  vcpus: 1\n  ram: 64\n  disk: 1\n`);
-  }
-  return docs.join('---\n');
-}
-
 const orcKinds = ['networks', 'subnets', 'securitygroups', 'ports', 'keypairs', 'flavors'].map((k) => `${k}.openstack.k-orc.cloud`).join(',');
-
-/**
- * The same objects as ORC writes them: the port's address on its subnet (so it is made after it, as ours is), the
- * flavor private (ORC has no flavor access grant; ours grants the project, one call more), flavor and key pair
- * names prefixed by the namespace (Nova's names are global, or per user). resyncSeconds sets spec.resyncPeriod.
- */
-export function orcManifests(ns: string, scale: number, key: string, extra: Extra = {}): string {
-  const { nets, keys } = shape(scale);
-  const resync = extra.resyncSeconds ? `  resyncPeriod: ${extra.resyncSeconds}s\n` : '';
-  const h = (kind: string, name: string): string =>
-    `apiVersion: openstack.k-orc.cloud/v1alpha1\nkind: ${kind}\nmetadata: {name: ${name}, namespace: ${ns}}\nspec:\n  cloudCredentialsRef: {cloudName: bench, secretName: orc-clouds}\n  managementPolicy: managed\n${resync}  resource:\n`;
-  const docs: string[] = [];
-  for (let i = 0; i < nets; i++) {
-    docs.push(`${h('Network', `net-${i}`)}    mtu: 1400\n`);
-    docs.push(`${h('Subnet', `sub-${i}`)}    networkRef: net-${i}\n    ipVersion: 4\n    cidr: 10.${i}.0.0/24\n`);
-    docs.push(`${h('SecurityGroup', `sg-${i}`)}    rules:\n      - {direction: ingress, protocol: tcp, ethertype: IPv4, portRange: {min: 22, max: 22}, remoteIPPrefix: 10.0.0.0/8}\n`);
-    docs.push(`${h('Port', `port-${i}`)}    networkRef: net-${i}\n    addresses: [{subnetRef: sub-${i}}]\n    securityGroupRefs: [sg-${i}]\n`);
-  }
-  for (let i = 0; i < keys; i++) {
-    docs.push(`${h('KeyPair', `key-${i}`)}    name: ${ns}-key-${i}\n    publicKey: ${key}\n`);
-    docs.push(`${h('Flavor', `flavor-${i}`)}    name: ${ns}-flavor-${i}\n    vcpus: 1\n    ram: 64\n    disk: 1\n    isPublic: false\n`);
-  }
-  return docs.join('---\n');
-}
 
 export function orcSide(user: BenchUser, build: OrcBuild, cloud: OpenStackCloud): Side {
   let manager: OrcManager | undefined;
