@@ -146,7 +146,7 @@ export async function oneChange(sides: [Side, string][], n: number): Promise<Ben
     for (const [side, ns] of i % 2 ? [...sides].reverse() : sides) {
       const offset = statSync(neutronLog).size;
       const doc = side.label === 'ORC'
-        ? `apiVersion: openstack.k-orc.cloud/v1alpha1\nkind: Network\nmetadata: {name: change-${i}, namespace: ${ns}}\nspec:\n  cloudCredentialsRef: {cloudName: bench, secretName: orc-clouds}\n  managementPolicy: managed\n  resource: {mtu: 1400}\n`
+        ? `apiVersion: openstack.k-orc.cloud/v1alpha1\nkind: Network\nmetadata: {name: change-${i}, namespace: ${ns}}\nspec:\n  cloudCredentialsRef: {cloudName: bench, secretName: orc-clouds}\n  managementPolicy: managed\n  resource: {name: ${ns}-change-${i}, mtu: 1400}\n`
         : `apiVersion: kupenstack.io/v1alpha1\nkind: Network\nmetadata: {name: change-${i}, namespace: ${ns}}\nspec: {mtu: 1400}\n`;
       const t0 = Date.now();
       await kubectlApply(doc);

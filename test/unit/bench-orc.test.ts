@@ -18,7 +18,7 @@ describe('the ORC bench', () => {
     expect(methods(new Map([['neutron-server GET', 3], ['nova-api GET', 2], ['neutron-server POST', 4]]))).toBe('GET 5, POST 4');
   });
 
-  it('gives ORC the OpenTofu bench objects: 300 at full size, ports on their subnet, Nova names per namespace', () => {
+  it('gives ORC the OpenTofu bench objects: 300 at full size, ports on their subnet, OpenStack names per namespace', () => {
     const docs = orcManifests('ns1', 1, 'ssh-ed25519 AAAA bench').split('---\n');
     const kinds = docs.map((d) => /kind: (\w+)/.exec(d)![1]!);
     const count = (k: string): number => kinds.filter((x) => x === k).length;
@@ -26,6 +26,8 @@ describe('the ORC bench', () => {
     expect([count('Network'), count('Subnet'), count('SecurityGroup'), count('Port'), count('KeyPair'), count('Flavor')]).toEqual([60, 60, 60, 60, 30, 30]);
     expect(docs.find((d) => d.includes('name: port-7,'))).toContain('addresses: [{subnetRef: sub-7}]');
     expect(docs.find((d) => d.includes('name: flavor-3,'))).toContain('name: ns1-flavor-3');
+    // ORC adopts by name across every project an admin sees: each OpenStack name is the namespace's own.
+    expect(docs.filter((d) => /\n    name: ns1-/.test(d))).toHaveLength(300);
     expect(orcManifests('ns1', 0.2, 'k', { resyncSeconds: 60 })).toContain('resyncPeriod: 60s');
   });
 });
