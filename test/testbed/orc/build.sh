@@ -22,13 +22,16 @@ fi
 if [ "${1:-}" = "--dir" ]; then echo "$DIR"; exit 0; fi
 built() { [ -x "$DIR/bin/orc-manager" ] && [ -s "$DIR/SOURCE" ] && compgen -G "$DIR/crd/*.yaml" >/dev/null; }
 if [ "${1:-}" = "--check" ]; then built; exit; fi
+# Built already: no lock (another version's build may hold its own for minutes).
+if built; then echo "[orc-build] built already: $(cat "$DIR/SOURCE")" >&2; echo "$DIR"; exit 0; fi
 
 export PATH=/usr/local/go/bin:$PATH
 export GOTOOLCHAIN=local CGO_ENABLED=0
 export GOPATH="$CACHE/go/path" GOMODCACHE="$CACHE/go/mod" GOCACHE="$CACHE/go/cache"
 mkdir -p "$DIR/bin" "$DIR/log" "$GOMODCACHE" "$GOCACHE"
-exec 8>"$CACHE/orc-build.lock"
-flock -w 3600 8 || { echo "orc build: $CACHE/orc-build.lock held for an hour" >&2; exit 1; }
+# One build per cache dir at a time (two benches starting at once build it once).
+exec 8>"$DIR.lock"
+flock -w 3600 8 || { echo "orc build: $DIR.lock held for an hour" >&2; exit 1; }
 say() { echo "[orc-build $(date +%H:%M:%S)] $*" >&2; }
 command -v go >/dev/null || { echo "orc build: no Go toolchain on PATH (expected /usr/local/go/bin/go)" >&2; exit 1; }
 if built; then say "built already: $(cat "$DIR/SOURCE")"; echo "$DIR"; exit 0; fi
