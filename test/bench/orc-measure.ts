@@ -103,9 +103,9 @@ export function firstRows(n: number, ours: First[], theirs: First[], source: str
     const mid = fs[Math.floor(fs.length / 2)]!;
     return `${mid.requests} requests: ${methods(mid.byMethod)}`;
   };
-  const what = `beside ORC (${source}), ${n} objects, ${ours.length} interleaved rounds`;
+  const what = `beside ORC, ${n} objects, ${ours.length} interleaved rounds`;
   return [
-    pairRow(`${what}: kubectl apply → every object Ready`, col(ours, 'seconds'), col(theirs, 'seconds'), 's', 1, 0.5, { ours: load(ours), peer: load(theirs) }),
+    pairRow(`beside ORC (${source}), ${n} objects, ${ours.length} interleaved rounds: kubectl apply → every object Ready`, col(ours, 'seconds'), col(theirs, 'seconds'), 's', 1, 0.5, { ours: load(ours), peer: load(theirs) }),
     pairRow(`${what}: OpenStack CPU of the first apply (its own requests, Neutron + Nova API workers)`, col(ours, 'cpu'), col(theirs, 'cpu'), 'CPU-s', 1, 0.7, { ours: sumMethods(ours), peer: sumMethods(theirs) }),
     pairRow(`${what}: OpenStack requests of the first apply (Neutron + Nova, by the side's Keystone user)`, col(ours, 'requests'), col(theirs, 'requests'), 'requests', 0, 1),
     pairRow(`${what}: API-server requests of the first apply (the controller's own count)`, col(ours, 'apiServer'), col(theirs, 'apiServer'), 'requests', 0, 1),

@@ -163,7 +163,12 @@ export function orcSide(user: BenchUser, build: OrcBuild, cloud: OpenStackCloud)
       for (const ns of namespaces) kubectl(['delete', orcKinds, '--all', '-n', ns, '--wait=false']);
       try {
         await until('the ORC objects to be deleted', () => Promise.resolve(namespaces.every((ns) => items(orcKinds, ns).length === 0)), 1_800_000, 2_000);
+        // ORC puts one finalizer per kind on the credentials Secret and lifts them itself once the Secret is deleted
+        // and nothing uses it: the namespaces go while the manager still runs.
         for (const ns of namespaces) kubectl(['delete', 'namespace', ns, '--wait=false']);
+        await until('the ORC namespaces to be deleted', () => Promise.resolve(namespaces.every((ns) => kubectl(['get', 'namespace', ns]).status !== 0)), 180_000, 2_000).catch(() => {
+          for (const ns of namespaces) kubectl(['patch', 'secret', 'orc-clouds', '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+        });
       } finally {
         current = current.filter((n) => !namespaces.includes(n));
         if (current.length === 0) await manager?.stop();
