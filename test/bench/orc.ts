@@ -24,7 +24,8 @@ import type { BenchRow } from './table.ts';
  * kill -9 half-way through a first apply on each side. Each side's OpenStack requests are told apart by a Keystone
  * user of its own (orc-identity.ts). Everything either side made is deleted (through that side's controller, then a
  * backstop for what it left).
- * BENCH_ORC_OBJECTS (300), BENCH_ORC_ROUNDS (3), BENCH_ORC_NOOP_SECONDS (300), BENCH_ORC_RESYNC_SECONDS (60).
+ * BENCH_ORC_OBJECTS (300), BENCH_ORC_ROUNDS (3), BENCH_ORC_NOOP_SECONDS (300), BENCH_ORC_RESYNC_SECONDS (60);
+ * BENCH_ORC_FIRST=1 stops after the first-apply rows.
  */
 const repo = join(import.meta.dirname, '../..');
 const adminCloud = 'kupenstack-local';
@@ -88,6 +89,8 @@ async function measureAll(bed: Bed, n: number, scale: number): Promise<BenchRow[
     }
   }
   const rows = firstRows(n, firsts.get(ours)!, firsts.get(orc)!, bed.build.source);
+  // BENCH_ORC_FIRST=1: the first-apply rows alone (a full-size run's quick look); the finally cleans up.
+  if (process.env.BENCH_ORC_FIRST === '1') return rows;
   const pair: [Side, string][] = [ours, orc].map((s) => live.find(([x]) => x === s)!);
   rows.push(await oneChange(pair, n));
   await dropChanges(pair, n);
