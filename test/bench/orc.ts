@@ -92,11 +92,16 @@ async function measureAll(bed: Bed, n: number, scale: number): Promise<BenchRow[
   // BENCH_ORC_FIRST=1: the first-apply rows alone (a full-size run's quick look); the finally cleans up.
   if (process.env.BENCH_ORC_FIRST === '1') return rows;
   const pair: [Side, string][] = [ours, orc].map((s) => live.find(([x]) => x === s)!);
-  rows.push(await oneChange(pair, n));
+  // Each row also as it comes (a long run's rows survive its interruption).
+  const add = (row: BenchRow): void => {
+    process.stderr.write(`[bench] orc row: ${JSON.stringify(row)}\n`);
+    rows.push(row);
+  };
+  add(await oneChange(pair, n));
   await dropChanges(pair, n);
-  rows.push(await noop(pair, n, scale, bed.key, { seconds: num('BENCH_ORC_NOOP_SECONDS', 300), resyncSeconds: num('BENCH_ORC_RESYNC_SECONDS', 60), orcResync: bed.build.hasResync }));
+  add(await noop(pair, n, scale, bed.key, { seconds: num('BENCH_ORC_NOOP_SECONDS', 300), resyncSeconds: num('BENCH_ORC_RESYNC_SECONDS', 60), orcResync: bed.build.hasResync }));
   for (const [side, ns] of live.splice(0)) await side.cleanUp([ns]);
-  rows.push(await killRow(bed, scale, firsts));
+  add(await killRow(bed, scale, firsts));
   return rows;
 }
 
