@@ -10,7 +10,7 @@ import { buildOrc, type OrcBuild } from '../testbed/orc/peer.ts';
 import { shape } from './apply.ts';
 import { benchSshKey } from './opentofu.ts';
 import { cloudsYaml, grantAdmin, makeUser, writeCloudsFile, type BenchUser } from './orc-identity.ts';
-import { dropChanges, firstApply, firstRows, killRecovery, median, noop, oneChange, type First, type Recovery } from './orc-measure.ts';
+import { dropChanges, firstApply, firstRows, killRecovery, noop, oneChange, type First, type Recovery } from './orc-measure.ts';
 import { kupenstackSide, orcSide, type Side } from './orc-sides.ts';
 import type { BenchRow } from './table.ts';
 
@@ -101,18 +101,17 @@ async function measureAll(bed: Bed, n: number, scale: number): Promise<BenchRow[
   await dropChanges(pair, n);
   add(await noop(pair, n, scale, bed.key, { seconds: num('BENCH_ORC_NOOP_SECONDS', 300), resyncSeconds: num('BENCH_ORC_RESYNC_SECONDS', 60), orcResync: bed.build.hasResync }));
   for (const [side, ns] of live.splice(0)) await side.cleanUp([ns]);
-  add(await killRow(bed, scale, firsts));
+  add(await killRow(bed, scale));
   return rows;
 }
 
-/** kill -9 of each controller half-way (by its median first apply) through a first apply, then started again. */
-async function killRow(bed: Bed, scale: number, firsts: Map<Side, First[]>): Promise<BenchRow> {
+/** kill -9 of each controller half-way (half its objects Ready) through a first apply, then started again. */
+async function killRow(bed: Bed, scale: number): Promise<BenchRow> {
   const got = new Map<Side, Recovery>();
   for (const side of [bed.ours, bed.orc]) {
     const ns = `${side === bed.ours ? 'ksb' : 'orcb'}-${bed.run}-kill`;
     bed.live.push([side, ns]);
-    const half = median(firsts.get(side)!.map((f) => f.seconds)) / 2;
-    got.set(side, await killRecovery(side, ns, scale, bed.key, half, bed.cloud));
+    got.set(side, await killRecovery(side, ns, scale, bed.key, bed.cloud));
     await side.cleanUp([ns]);
     bed.live.splice(bed.live.findIndex(([, x]) => x === ns), 1);
   }
@@ -121,7 +120,7 @@ async function killRow(bed: Bed, scale: number, firsts: Map<Side, First[]>): Pro
   const [o, t] = [got.get(bed.ours)!, got.get(bed.orc)!];
   const cell = (r: Recovery): string => `${r.duplicates} duplicates (Neutron names), ${r.ready}/${n} Ready ${r.seconds.toFixed(0)} s after the restart`;
   return {
-    name: `beside ORC: kill -9 of the controller half-way through the first apply of ${n}, started again at once`,
+    name: `beside ORC: kill -9 of the controller when half of ${n} objects are Ready (first apply), started again at once`,
     ours: cell(o),
     peer: `ORC: ${cell(t)}`,
     goal: '0 duplicates, all Ready',
