@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark once, printed as one table beside its peer or goal.
-// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,pod,fuzz,registry,scale,tofu,loadbalancer,cloud,export runs a subset.
+// BENCH_ONLY=validate,plan,apply,oci,git,push,controller,pod,fuzz,registry,scale,tofu,loadbalancer,cloud,export,orc runs a subset.
 import { renderTable, type BenchRow } from './table.ts';
 import { benchApply } from './apply.ts';
 import { benchPlan } from './plan.ts';
@@ -18,6 +18,7 @@ import { benchOpenTofu } from './opentofu.ts';
 import { benchLoadBalancers } from './loadbalancer.ts';
 import { benchCloud } from './cloud.ts';
 import { benchExport } from './export.ts';
+import { benchOrc } from './orc.ts';
 import { benchGitSource } from '../support/git-source-bench.ts';
 
 import { spawnSync } from 'node:child_process';
@@ -65,6 +66,8 @@ const benches = {
   cloud: benchCloud,
   // Issue 30: kupenstack export of 1 000 then 10 000 objects in 100 projects beside the openstack CLI's listing (BENCH_EXPORT_SIZES).
   export: benchExport,
+  // Issue 51: the in-cluster controller beside ORC (openstack-resource-controller) on the same objects (BENCH_ORC_OBJECTS).
+  orc: benchOrc,
 };
 const rows: BenchRow[] = [];
 for (const [name, bench] of Object.entries(benches)) if (!only || only.includes(name)) rows.push(...(await bench()));
