@@ -27,7 +27,7 @@ describe('the ORC bench', () => {
     expect(docs.find((d) => d.includes('name: port-7,'))).toContain('addresses: [{subnetRef: sub-7}]');
     expect(docs.find((d) => d.includes('name: flavor-3,'))).toContain('name: ns1-flavor-3');
     // ORC adopts by name across every project an admin sees: each OpenStack name is the namespace's own.
-    expect(docs.filter((d) => /\n    name: ns1-/.test(d))).toHaveLength(300);
+    expect(docs.filter((d) => /\n {4}name: ns1-/.test(d))).toHaveLength(300);
     expect(orcManifests('ns1', 0.2, 'k', { resyncSeconds: 60 })).toContain('resyncPeriod: 60s');
   });
 });
