@@ -83,7 +83,29 @@ const place = { labels: Object.fromEntries(['api', 'job', 'server', 'agent'].map
 const hostState = join(realNode.dir, 'host-state');
 const novaValues = { ...place, run: { hostState: { compute: hostState } } };
 
+/**
+ * What an earlier run of this file left when it was killed before its afterAll (a stopped
+ * session, a CI timeout): its OpenStackCloud, namespaces and create journal. Left there, the real
+ * node's kubelet starts that cloud's pods again with the test bed and they run beside this one.
+ * Only names of this file's own shape (`realcloud-<6 hex>`) other than this run's are removed.
+ */
+function sweepEarlierRuns(): void {
+  const mine = /^realcloud-[0-9a-f]{6}(-team-[ab])?$/;
+  const names = (args: string[]): string[] => kubectl([...args, '-o', 'name']).stdout.split('\n').filter(Boolean).map((n) => n.slice(n.indexOf('/') + 1));
+  for (const c of names(['get', 'openstackcloud']).filter((n) => mine.test(n) && n !== name)) {
+    kubectl(['patch', 'openstackcloud', c, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}']);
+    kubectl(['delete', 'openstackcloud', c, '--wait=false']);
+  }
+  for (const n of names(['get', 'namespace']).filter((x) => mine.test(x) && !x.startsWith(ns))) {
+    for (const o of kubectl(['get', TENANT_KINDS, '-n', n, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', o, '-n', n, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}']);
+    kubectl(['delete', 'namespace', n, '--wait=false']);
+    process.stdout.write(`[real-cloud] removed namespace ${n}, left by an earlier run that did not finish\n`);
+  }
+  for (const c of names(['get', 'configmap', '-n', 'kupenstack-system']).filter((x) => /^realcloud-[0-9a-f]{6}-creates$/.test(x) && x !== `${name}-creates`)) kubectl(['delete', 'configmap', c, '-n', 'kupenstack-system']);
+}
+
 beforeAll(async () => {
+  sweepEarlierRuns();
   // The images (seconds once built and pushed: cached by their version key; `npm test` builds them in the background meanwhile, test/testbed/prebuild-images.sh: keep its list the same).
   const images = spawnSync('bash', [join(repo, 'test/testbed/os-images/build.sh'), '--push', ...IMAGES], { encoding: 'utf8', timeout: 2_400_000 });
   if (images.status !== 0) throw new Error(`test/testbed/os-images/build.sh failed (${images.status}):\n${images.stderr.slice(-3000)}`);

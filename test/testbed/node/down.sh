@@ -33,6 +33,16 @@ if [ $api = 1 ]; then
   k8s_kubectl delete node "$NODE_NAME" --ignore-not-found --wait=false >/dev/null 2>&1 || tb_log "node: could not delete Node $NODE_NAME"
   k8s_kubectl -n kube-node-lease delete lease "$NODE_NAME" --ignore-not-found >/dev/null 2>&1
 fi
+# A namespace's file can hold more than one mount (the CRI's bind propagated back onto itself,
+# seen as "unlinkat …: device or resource busy" in StopPodSandbox): unmount until none is left.
+release_netns() {
+  local i
+  for i in $(seq 1 20); do
+    grep -q " ${1#/var} " /proc/self/mountinfo || break
+    umount "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
+  done
+  rm -f "$1" || tb_log "node: could not remove $1"
+}
 if tb_pid containerd >/dev/null; then
   # What the kubelet did not stop (it was killed, or the API was down): kill the tasks,
   # release their network namespaces the way the CRI made them (bind mounts in /run/netns).
@@ -42,7 +52,7 @@ if tb_pid containerd >/dev/null; then
     ns=$(node_ctr containers info "$c" 2>/dev/null | sed -n 's|.*"path": "\(/var/run/netns/cni-[0-9a-f-]*\)".*|\1|p' | head -n1)
     node_ctr tasks delete -f "$c" >/dev/null 2>&1
     node_ctr containers delete "$c" >/dev/null 2>&1
-    if [ -n "$ns" ]; then umount "$ns" 2>/dev/null; rm -f "$ns"; fi
+    [ -n "$ns" ] && release_netns "$ns"
   done
 fi
 tb_stop containerd
@@ -55,10 +65,12 @@ ip link show "$NODE_BRIDGE" >/dev/null 2>&1 && ip link delete "$NODE_BRIDGE"
 # Leftover veths of pods the CNI plugin never saw deleted went with their namespaces.
 rm -rf "$NODE_CNI/ipam"
 
-# Secret/projected tmpfs left under the kubelet's root dir, deepest first, then the bind itself.
-if [ -d "$NODE_KUBELET_DIR" ]; then
-  findmnt -rn -o TARGET | grep -E "^$NODE_KUBELET_DIR(/|$)" | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
-fi
+# Secret/projected tmpfs left under the kubelet's root dir, deepest first, then the bind itself;
+# and the sandboxes' /dev/shm under containerd's state (the CRI unmounts them only when it removes a sandbox).
+for d in "$NODE_KUBELET_DIR" "$NODE_CTRD"; do
+  [ -d "$d" ] || continue
+  findmnt -rn -o TARGET | grep -E "^$d(/|$)" | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+done
 # The cgroups containerd made (cgroupfs driver, parent /k8s.io), empty once the tasks are gone.
 for h in /sys/fs/cgroup/*/k8s.io; do
   [ -d "$h" ] || continue
