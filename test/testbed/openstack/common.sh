@@ -73,7 +73,11 @@ os_cmd() {  # command line of a service
     # concurrent request slot of a service keeps its own in-process cache and validates a new token again
     memcached)      echo "memcached -u memcache -l 127.0.0.1 -p $MEMCACHED_PORT -U 0 -m 64" ;;
     rabbitmq)       echo "setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups env HOME=/var/lib/rabbitmq ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT=$EPMD_PORT /usr/lib/rabbitmq/bin/rabbitmq-server" ;;
-    keystone)       echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$KEYSTONE_PORT --wsgi-file /usr/bin/keystone-wsgi-public --master --processes 2 --threads 16 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced keystone" ;;
+    # One thread per process, as Kolla and OpenStack-Helm run it under mod_wsgi: Keystone's AuthContextMiddleware keeps
+    # the request's token in an attribute of the process's one middleware (self.token), so two threads can swap tokens and
+    # a restricted application credential passed the check of another request's password token (201, not 403).
+    # uwsgi's HTTP router holds the idle keep-alive connections, so a single-threaded worker is busy only per request.
+    keystone)       echo "uwsgi --plugin python3,http --http 127.0.0.1:$KEYSTONE_PORT --http-keepalive --http-auto-chunked --http-timeout 300 --listen 1024 --wsgi-file /usr/bin/keystone-wsgi-public --master --processes 6 --threads 1 --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced keystone" ;;
     placement-api)  echo "uwsgi --plugin python3 --http11-socket 127.0.0.1:$PLACEMENT_PORT --wsgi-file /usr/bin/placement-api --master --processes 1 --threads 4 --enable-threads --lazy-apps --die-on-term --buffer-size 65535 --need-app --procname-prefix-spaced placement" ;;
     glance-api)     echo "glance-api --config-file /etc/glance/glance-api.conf" ;;
     neutron-server) echo "env PYTHONPATH=$OS_STATE/python neutron-server --config-file /etc/neutron/neutron.conf --config-file /etc/neutron/plugins/ml2/ml2_conf.ini" ;;
