@@ -264,7 +264,9 @@ describe('ApplicationCredential', () => {
     const minterEntry = ruledAt('theirs');
     expect((await keystoneView('minter', minterEntry.auth.application_credential_id)).unrestricted).toBe(true);
     expect(await mint(await issueToken(minterEntry))).toBe('201');
-    // (CI once saw 201 here, not reproduced since: on a mismatch the message says what Keystone holds for that credential.)
+    // A 201 here was Keystone run with 16 threads per process: its AuthContextMiddleware shares the validated token between
+    // them (self.token), so the check could read another request's password token; the test bed runs it single-threaded.
+    // On a mismatch the message still says what Keystone holds for that credential.
     const restricted = mounted();
     const restrictedToken = await issueToken(restricted);
     const minted = await mint(restrictedToken);
