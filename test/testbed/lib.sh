@@ -30,6 +30,17 @@ tb_lock() {
 tb_lock
 
 # tb_dirs PEER: sets RUN_DIR and LOG_DIR for that peer and creates them
+# /run/netns as iproute2 makes it (a shared bind mount of itself), made once, before anything that
+# adds network namespaces starts: two `ip netns add` at once (Neutron's agents starting together) each
+# bind it while it is not yet a mount point, and every namespace mounted after that lands in both
+# layers, one hidden under the other, where no unmount by path reaches it (containerd's
+# StopPodSandbox then fails "unlinkat …: device or resource busy" until the host restarts).
+tb_netns_run_dir() {
+  mkdir -p /run/netns
+  mountpoint -q /run/netns || mount --bind /run/netns /run/netns
+  mount --make-shared /run/netns
+}
+
 tb_dirs() {
   RUN_DIR="$TB_HOME/$1/run"; LOG_DIR="$TB_HOME/$1/log"
   mkdir -p "$RUN_DIR" "$LOG_DIR"

@@ -76,6 +76,7 @@ for d in $NODE_HOST_DIRS; do
   fi
 done
 sort -u -o "$NODE_DIR/created-host-dirs" "$NODE_DIR/created-host-dirs"
+tb_netns_run_dir
 
 # The host's values before our kubelet runs: what it must leave them at.
 tb_pid kubelet >/dev/null || node_sysctls > "$NODE_DIR/sysctl.host"

@@ -209,6 +209,7 @@ os_launch() {
 $(ss -Hltnp "sport = :$port" 2>/dev/null)"
   fi
   os_prepare "$svc"
+  case $svc in neutron-*-agent) tb_netns_run_dir ;; esac
   echo "=== $(date -Is) starting: $(os_cmd "$svc")" >> "$LOG_DIR/$svc.log"
   # shellcheck disable=SC2046
   (cd / && tb_start "$svc" $(os_cmd "$svc"))
