@@ -80,9 +80,12 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
   const sourceSignature = options.verify ? await verifySource(ends, source, top.digest, options.verify) : undefined;
   const plan = planPromotion(await readGraph(ends, top));
   const state = await readDestination(ends, plan, dst.tag, top.digest);
-  const result = await write(ends, plan, state, options.onBytes);
   const destination = `${formatReference(dst)}@${top.digest}`;
-  if (state.tagPresent === false) await putManifest(ends.dst, ends.dstRepo, dst.tag!, top.raw, top.mediaType, signal);
+  const result = await stopped(destination, async () => {
+    const written = await write(ends, plan, state, options.onBytes);
+    if (state.tagPresent === false) await putManifest(ends.dst, ends.dstRepo, dst.tag!, top.raw, top.mediaType, signal);
+    return written;
+  });
   const verified = sourceSignature
     ? { source: sourceSignature, destination: await verifyCosign(ends.dst, ends.dstRepo, destination, [top.digest], options.verify!, signal) }
     : undefined;
@@ -96,6 +99,20 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
     cosignTags: plan.manifests.flatMap((m) => (m.tag ? [m.tag] : [])),
     ...(verified ? { verified } : {}),
   };
+}
+
+/** A write that fails says what DST holds then: content by digest only, its tag not moved; a rerun goes on where this one stopped. */
+async function stopped<T>(destination: string, writes: () => Promise<T>): Promise<T> {
+  try {
+    return await writes();
+  } catch (err) {
+    if (!(err instanceof OciError)) throw err;
+    throw new OciError(
+      err.code,
+      `${err.message}. The promotion to ${destination} stopped before its tag was set (what was written is addressed by digest only); fix that and run it again: what is there is not copied twice`,
+      { cause: err },
+    );
+  }
 }
 
 /** A failed check names SRC, why, and the fix; nothing has been written at that point. */
@@ -129,19 +146,30 @@ async function readClosure(ends: Ends, top: ManifestNode, depth = 0): Promise<Ma
   return out;
 }
 
-/** Everything to copy, read at SRC: the subject's closure, the referrers of each of its digests, cosign's tags. */
+/**
+ * Everything to copy, read at SRC: the subject's closure, then, for each of
+ * its digests and of its referrers' (an SBOM's signature; 3 levels at most),
+ * the referrers and cosign's tags.
+ */
 async function readGraph(ends: Ends, top: ManifestNode): Promise<SourceGraph> {
   const subject = await readClosure(ends, top);
   const graph: SourceGraph = { subject, referrers: new Map(), cosignTags: [] };
-  for (const node of subject) {
-    const descriptors = await listReferrers(ends.src, ends.srcRepo, node.digest, ends.signal ? { signal: ends.signal } : {});
-    const nodes: ManifestNode[] = [];
-    for (const d of descriptors) nodes.push(...(await readClosure(ends, await readNode(ends.src, ends.srcRepo, d.digest, ends.signal))));
-    graph.referrers.set(node.digest, { descriptors, nodes });
-    for (const tag of cosignTags(node.digest)) {
-      const tagged = await readOptional(ends.src, ends.srcRepo, tag, ends.signal);
-      if (tagged) graph.cosignTags.push(...(await readClosure(ends, { ...tagged, tag })));
+  let level = subject;
+  for (let depth = 0; depth < 3 && level.length > 0; depth++) {
+    const next: ManifestNode[] = [];
+    for (const node of level) {
+      if (graph.referrers.has(node.digest)) continue;
+      const descriptors = await listReferrers(ends.src, ends.srcRepo, node.digest, ends.signal ? { signal: ends.signal } : {});
+      const nodes: ManifestNode[] = [];
+      for (const d of descriptors) nodes.push(...(await readClosure(ends, await readNode(ends.src, ends.srcRepo, d.digest, ends.signal))));
+      graph.referrers.set(node.digest, { descriptors, nodes });
+      next.push(...nodes);
+      for (const tag of cosignTags(node.digest)) {
+        const tagged = await readOptional(ends.src, ends.srcRepo, tag, ends.signal);
+        if (tagged) graph.cosignTags.push(...(await readClosure(ends, { ...tagged, tag })));
+      }
     }
+    level = next;
   }
   return graph;
 }

@@ -159,6 +159,35 @@ describe('kupenstack image promote (anonymous 5050 → token-auth 5052, real cos
     await expect(listTags(bearerClient(), `${dstRepo}-refused`)).rejects.toMatchObject({ code: 'oci.not-found' });
   }, 60_000);
 
+  it("an index with its child and the child's referrers, on the same registry: blobs mounted, none copied", async () => {
+    const plain = new RegistryClient({ registry: registries.plain, insecure: true });
+    const child = await fetchManifest(plain, srcRepo, digest);
+    const index = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.index.v1+json',
+      manifests: [
+        { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest, size: child.raw.length, platform: { architecture: 'amd64', os: 'linux' } },
+      ],
+    });
+    const put = await fetch(`http://${registries.plain}/v2/${srcRepo}/manifests/multi`, {
+      method: 'PUT',
+      body: index,
+      headers: { 'content-type': 'application/vnd.oci.image.index.v1+json' },
+    });
+    expect(put.status).toBe(201);
+    const to = `${registries.plain}/${srcRepo}-mounted`;
+    const res = await kupenstack('image', 'promote', `${registries.plain}/${srcRepo}:multi`, to, '--insecure', '-o', 'json');
+    expect(res.code).toBe(0);
+    const result = JSON.parse(res.stdout) as PromoteResult;
+    expect(result.destination).toMatch(new RegExp(`^${to}:multi@sha256:[a-f0-9]{64}$`));
+    expect(result.blobs.copied).toBe(0);
+    expect(result.blobs.mounted).toBeGreaterThanOrEqual(5);
+    expect(result.cosignTags).toEqual([`sha256-${hex(digest)}.sig`, `sha256-${hex(digest)}.att`]);
+    expect(result.referrers).toBe(1);
+    const tags = await listTags(plain, `${srcRepo}-mounted`);
+    expect(tags).toEqual([`sha256-${hex(digest)}`, `sha256-${hex(digest)}.att`, `sha256-${hex(digest)}.sig`, 'multi']);
+  }, 60_000);
+
   it('an Image that requires the signature imports from DST into Glance', async () => {
     ws = new Workspace();
     const secretsDir = join(dir, 'secrets');
