@@ -18,7 +18,7 @@ import {
 import { formatReference, type Reference } from './reference.ts';
 import { listReferrers } from './referrers.ts';
 import type { SignaturePolicy, VerifiedSignature } from './signature-policy.ts';
-import { putManifest } from './upload.ts';
+import { blobExists, putManifest } from './upload.ts';
 
 /**
  * `kupenstack image promote SRC DST`: the manifest SRC names, its children,
@@ -38,6 +38,8 @@ export interface PromoteOptions {
   /** Verify SRC's cosign signature with this policy before anything is written (and DST's after). */
   verify?: SignaturePolicy | undefined;
   signal?: AbortSignal;
+  /** Read both sides (and verify) but write nothing: the counts say what a run would copy. */
+  dryRun?: boolean;
   /** Bytes copied so far, of at most `total` (the blobs DST may lack). */
   onBytes?: (copied: number, total: number) => void;
 }
@@ -55,7 +57,9 @@ export interface PromoteResult {
   referrers: number;
   /** cosign tags found at SRC (`sha256-<hex>.sig`, …). */
   cosignTags: string[];
-  verified?: { source: VerifiedSignature; destination: VerifiedSignature };
+  verified?: { source: VerifiedSignature; destination?: VerifiedSignature };
+  /** Nothing was written: the counts are what a run would do. */
+  dryRun?: true;
 }
 
 interface Ends {
@@ -77,18 +81,19 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
   };
   const top = await readNode(ends.src, ends.srcRepo, src.digest ?? src.tag ?? 'latest', signal);
   const source = `${src.registry}/${src.repository}${src.tag !== undefined ? `:${src.tag}` : ''}@${top.digest}`;
-  const sourceSignature = options.verify ? await verifySource(ends, source, top.digest, options.verify) : undefined;
+  const sourceSignature = options.verify ? await verifySource(ends, source, top, options.verify) : undefined;
   const plan = planPromotion(await readGraph(ends, top));
   const state = await readDestination(ends, plan, dst.tag, top.digest);
   const destination = `${formatReference(dst)}@${top.digest}`;
   const result = await stopped(destination, async () => {
-    const written = await write(ends, plan, state, options.onBytes);
-    if (state.tagPresent === false) await putManifest(ends.dst, ends.dstRepo, dst.tag!, top.raw, top.mediaType, signal);
+    const written = await write(ends, plan, state, options);
+    if (state.tagPresent === false && options.dryRun !== true) await putManifest(ends.dst, ends.dstRepo, dst.tag!, top.raw, top.mediaType, signal);
     return written;
   });
-  const verified = sourceSignature
-    ? { source: sourceSignature, destination: await verifyCosign(ends.dst, ends.dstRepo, destination, [top.digest], options.verify!, signal) }
-    : undefined;
+  const verified =
+    sourceSignature && options.dryRun !== true
+      ? { source: sourceSignature, destination: await verifySigned(ends.dst, ends.dstRepo, destination, top, options.verify!, signal) }
+      : sourceSignature && { source: sourceSignature };
   return {
     digest: top.digest,
     source,
@@ -98,6 +103,7 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
     referrers: [...plan.referrers.values()].reduce((n, l) => n + l.length, 0),
     cosignTags: plan.manifests.flatMap((m) => (m.tag ? [m.tag] : [])),
     ...(verified ? { verified } : {}),
+    ...(options.dryRun === true ? { dryRun: true as const } : {}),
   };
 }
 
@@ -116,9 +122,9 @@ async function stopped<T>(destination: string, writes: () => Promise<T>): Promis
 }
 
 /** A failed check names SRC, why, and the fix; nothing has been written at that point. */
-async function verifySource(ends: Ends, source: string, digest: string, policy: SignaturePolicy): Promise<VerifiedSignature> {
+async function verifySource(ends: Ends, source: string, top: ManifestNode, policy: SignaturePolicy): Promise<VerifiedSignature> {
   try {
-    return await verifyCosign(ends.src, ends.srcRepo, source, [digest], policy, ends.signal);
+    return await verifySigned(ends.src, ends.srcRepo, source, top, policy, ends.signal);
   } catch (err) {
     if (!(err instanceof OciError) || err.code !== 'oci.signature') throw err;
     throw new OciError(
@@ -126,6 +132,33 @@ async function verifySource(ends: Ends, source: string, digest: string, policy: 
       `${err.message}. Nothing was written to ${ends.dst.registry}/${ends.dstRepo}: promote an image signed by a key of the --verify policy, or sign ${source} with it`,
       { cause: err },
     );
+  }
+}
+
+/**
+ * The digest's own signature, or, for an index not signed as a whole, one on
+ * each of its manifests (`cosign sign --recursive` signs both; a signed child
+ * alone does not vouch for its siblings). The index's refusal is the one told.
+ */
+async function verifySigned(
+  client: RegistryClient,
+  repository: string,
+  reference: string,
+  top: ManifestNode,
+  policy: SignaturePolicy,
+  signal: AbortSignal | undefined,
+): Promise<VerifiedSignature> {
+  try {
+    return await verifyCosign(client, repository, reference, [top.digest], policy, signal);
+  } catch (err) {
+    if (top.manifest.kind !== 'index' || top.manifest.manifests.length === 0 || !(err instanceof OciError) || err.code !== 'oci.signature') throw err;
+    const children: VerifiedSignature[] = [];
+    for (const child of top.manifest.manifests) {
+      children.push(
+        await verifyCosign(client, repository, `${reference} (manifest ${child.digest})`, [child.digest], policy, signal).catch(() => Promise.reject(err)),
+      );
+    }
+    return children[0]!;
   }
 }
 
@@ -245,7 +278,7 @@ async function write(
   ends: Ends,
   plan: PromotePlan,
   state: DestinationState,
-  onBytes: PromoteOptions['onBytes'],
+  options: Pick<PromoteOptions, 'onBytes' | 'dryRun'>,
 ): Promise<Pick<PromoteResult, 'blobs' | 'manifests'>> {
   const { dst, dstRepo, signal } = ends;
   const blobs = { copied: 0, mounted: 0, present: 0, bytes: 0 };
@@ -253,11 +286,17 @@ async function write(
   const used = usedBlobs(plan, state);
   const total = used.reduce((n, b) => n + b.size, 0);
   for (const blob of used) {
+    if (options.dryRun === true) {
+      const how = await wouldCopy(ends, blob);
+      counted[how]();
+      if (how === 'copied') blobs.bytes += blob.size;
+      continue;
+    }
     const how = await copyBlob({ client: ends.src, repository: ends.srcRepo }, { client: dst, repository: dstRepo }, blob, {
       ...(signal ? { signal } : {}),
       onBytes: (n) => {
         blobs.bytes += n;
-        onBytes?.(blobs.bytes, total);
+        options.onBytes?.(blobs.bytes, total);
       },
     });
     counted[how]();
@@ -270,7 +309,7 @@ async function write(
       manifests.present++;
       continue;
     }
-    await putManifest(dst, dstRepo, node.tag ?? node.digest, node.raw, node.mediaType, signal);
+    if (options.dryRun !== true) await putManifest(dst, dstRepo, node.tag ?? node.digest, node.raw, node.mediaType, signal);
     manifests.written++;
   }
   for (const [tag, raw] of state.indexes) {
@@ -278,10 +317,16 @@ async function write(
       manifests.present++;
       continue;
     }
-    await putManifest(dst, dstRepo, tag, raw, ociIndex, signal);
+    if (options.dryRun !== true) await putManifest(dst, dstRepo, tag, raw, ociIndex, signal);
     manifests.written++;
   }
   return { blobs, manifests };
+}
+
+/** What copyBlob would do, found with one HEAD (a mount is assumed to work on the same registry). */
+async function wouldCopy(ends: Ends, blob: Descriptor): Promise<BlobCopy> {
+  if (await blobExists(ends.dst, ends.dstRepo, blob.digest, ends.signal)) return 'present';
+  return ends.src.registry === ends.dst.registry ? 'mounted' : 'copied';
 }
 
 /** The blobs of the manifests that will be written or are there; a cosign tag DST covers already needs none of SRC's. */

@@ -14,6 +14,7 @@ import { loadVerifyPolicy } from './verify-policy.ts';
 
 interface PromoteCliOptions extends RegistryOptions {
   verify?: string;
+  dryRun: boolean;
   output: OutputFormat;
   quiet: boolean;
 }
@@ -31,6 +32,7 @@ export function imagePromoteCommand(): Command {
       '--verify <file>',
       "promote only when SRC carries a cosign signature meeting this policy (the file `image import --verify` takes: what an Image's spec.verify holds); nothing is written otherwise",
     )
+    .option('--dry-run', 'read both registries (and verify) and say what would be copied; write nothing', false)
     .addOption(outputOption())
     .option('-q, --quiet', 'no progress output', false)
     .action(async (srcText: string, dstText: string, opts: PromoteCliOptions) => {
@@ -47,6 +49,7 @@ export function imagePromoteCommand(): Command {
           srcAccess: access,
           dstAccess: access,
           verify,
+          dryRun: opts.dryRun,
           onBytes: (copied, total) => {
             if (opts.quiet || opts.output === 'json') return;
             progress ??= byteProgress('copy');
@@ -65,13 +68,20 @@ export function imagePromoteCommand(): Command {
 
 export function renderText(r: PromoteResult): string {
   const b = r.blobs;
+  const [done, copied, mounted, written, set] = r.dryRun
+    ? ['would promote', 'to copy', 'to mount', 'to write', 'to set']
+    : ['promoted', 'copied', 'mounted', 'written', 'set'];
   const lines = [
-    `promoted ${r.source} → ${r.destination}`,
-    `  blobs: ${b.copied} copied (${b.bytes} bytes), ${b.mounted} mounted, ${b.present} present`,
-    `  manifests: ${r.manifests.written} written, ${r.manifests.present} present; referrers: ${r.referrers}` +
+    `${done} ${r.source} → ${r.destination}`,
+    `  blobs: ${b.copied} ${copied} (${b.bytes} bytes), ${b.mounted} ${mounted}, ${b.present} present`,
+    `  manifests: ${r.manifests.written} ${written}, ${r.manifests.present} present; referrers: ${r.referrers}` +
       `${r.cosignTags.length > 0 ? `; cosign tags: ${r.cosignTags.map((t) => t.slice(t.lastIndexOf('.'))).join(' ')}` : ''}`,
-    ...(r.tag !== 'none' ? [`  tag: ${r.tag === 'present' ? 'already on this digest' : 'set'}`] : []),
-    ...(r.verified ? [`  verified: signed by ${r.verified.source.key} at SRC (${r.verified.source.where}) and at DST (${r.verified.destination.where})`] : []),
+    ...(r.tag !== 'none' ? [`  tag: ${r.tag === 'present' ? 'already on this digest' : set}`] : []),
+    ...(r.verified
+      ? [
+          `  verified: signed by ${r.verified.source.key} at SRC (${r.verified.source.where})${r.verified.destination ? ` and at DST (${r.verified.destination.where})` : ''}`,
+        ]
+      : []),
     `digest: ${r.digest}`,
   ];
   return `${lines.join('\n')}\n`;

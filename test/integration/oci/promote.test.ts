@@ -110,7 +110,7 @@ describe('kupenstack image promote (anonymous 5050 → token-auth 5052, real cos
     expect(result.blobs.present).toBe(0);
     expect(result.blobs.copied).toBeGreaterThanOrEqual(5);
     expect(result.verified?.source.where).toBe(`tag ${tags}.sig`);
-    expect(result.verified?.destination.key).toBe(`file ${join(dir, 'trusted.pub')}`);
+    expect(result.verified?.destination?.key).toBe(`file ${join(dir, 'trusted.pub')}`);
     // Through DST's own API: the tags, the manifest bytes, the referrer (tag schema: 2.8 has no referrers API).
     const c = bearerClient();
     expect(await listTags(c, dstRepo)).toEqual([tags, `${tags}.att`, `${tags}.sig`, 'v1']);
@@ -176,6 +176,25 @@ describe('kupenstack image promote (anonymous 5050 → token-auth 5052, real cos
     });
     expect(put.status).toBe(201);
     const to = `${registries.plain}/${srcRepo}-mounted`;
+    // --dry-run first: both sides read, the index verified through its signed child, nothing written.
+    const dry = await kupenstack(
+      'image',
+      'promote',
+      `${registries.plain}/${srcRepo}:multi`,
+      to,
+      '--insecure',
+      '-o',
+      'json',
+      '--dry-run',
+      '--verify',
+      join(dir, 'trusted.yaml'),
+    );
+    expect(dry.code).toBe(0);
+    const planned = JSON.parse(dry.stdout) as PromoteResult;
+    expect(planned.dryRun).toBe(true);
+    expect(planned.verified?.source.digest).toBe(digest);
+    expect(planned.blobs.mounted).toBeGreaterThanOrEqual(5);
+    await expect(listTags(plain, `${srcRepo}-mounted`)).rejects.toMatchObject({ code: 'oci.not-found' });
     const res = await kupenstack('image', 'promote', `${registries.plain}/${srcRepo}:multi`, to, '--insecure', '-o', 'json');
     expect(res.code).toBe(0);
     const result = JSON.parse(res.stdout) as PromoteResult;
