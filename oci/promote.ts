@@ -107,7 +107,7 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
   };
 }
 
-/** A write that fails says what DST holds then: content by digest only, its tag not moved; a rerun goes on where this one stopped. */
+/** A write that fails says what DST holds then: its tag not moved (it is written last); a rerun goes on where this one stopped. */
 async function stopped<T>(destination: string, writes: () => Promise<T>): Promise<T> {
   try {
     return await writes();
@@ -115,7 +115,7 @@ async function stopped<T>(destination: string, writes: () => Promise<T>): Promis
     if (!(err instanceof OciError)) throw err;
     throw new OciError(
       err.code,
-      `${err.message}. The promotion to ${destination} stopped before its tag was set (what was written is addressed by digest only); fix that and run it again: what is there is not copied twice`,
+      `${err.message}. The promotion to ${destination} stopped before its tag was set (the tag still names what it named before); fix that and run it again: what DST has is not copied twice`,
       { cause: err },
     );
   }
