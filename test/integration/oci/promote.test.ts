@@ -204,7 +204,7 @@ describe('kupenstack image promote (anonymous 5050 → token-auth 5052, real cos
     expect(result.cosignTags).toEqual([`sha256-${hex(digest)}.sig`, `sha256-${hex(digest)}.att`]);
     expect(result.referrers).toBe(1);
     const tags = await listTags(plain, `${srcRepo}-mounted`);
-    expect(tags).toEqual([`sha256-${hex(digest)}`, `sha256-${hex(digest)}.att`, `sha256-${hex(digest)}.sig`, 'multi']);
+    expect(tags).toEqual(['multi', `sha256-${hex(digest)}`, `sha256-${hex(digest)}.att`, `sha256-${hex(digest)}.sig`]);
   }, 60_000);
 
   it('an Image that requires the signature imports from DST into Glance', async () => {
