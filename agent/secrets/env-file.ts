@@ -57,8 +57,8 @@ export class EnvFileSecretResolver implements SecretResolver {
     const dir = this.#secretDir(ref);
     let keys: string[];
     try {
-      // `..data` and its timestamped twin are how kubelet swaps a Secret atomically; they are not keys.
-      keys = readdirSync(dir).filter((k) => !k.startsWith('.'));
+      // `..data` and its timestamped twin are how kubelet swaps a Secret atomically; they are not keys (`.dockerconfigjson` is one).
+      keys = readdirSync(dir).filter((k) => !k.startsWith('..'));
     } catch (err) {
       throw new SecretNotFoundError(ref, 'missing', `${describeSecret(ref)} not found: no directory ${dir} (${errno(err)}); create it with one file per key`, {
         cause: err,

@@ -34,6 +34,12 @@ describe('EnvFileSecretResolver', () => {
     expect(await r.get({ file: f })).toBe('file-value');
   });
 
+  it("reads a docker-registry Secret's .dockerconfigjson key; kubelet's ..data entries are not keys", async () => {
+    secret('team-c', 'regcred', { '.dockerconfigjson': '{"auths":{}}' });
+    const r = new EnvFileSecretResolver({ secretsDir: dir, env: {} });
+    expect(await r.getAll({ name: 'regcred', namespace: 'team-c' })).toEqual({ '.dockerconfigjson': '{"auths":{}}' });
+  });
+
   it('names the reference, never a value, when a secret is missing', async () => {
     secret('team-b', 'creds', { password: 'value-that-must-not-leak' });
     const r = new EnvFileSecretResolver({ secretsDir: dir, env: {} });
