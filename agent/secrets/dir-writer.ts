@@ -5,10 +5,12 @@ import { dirname, join } from 'node:path';
 import { KupenstackError } from '../errors.ts';
 import type { SecretPlace, SecretWriter } from './resolver.ts';
 
-/** The file that says KupenStack made the folder (dot files are not keys, for the resolver too). */
-const ownerFile = '.kupenstack-owner';
+/** What this writer keeps beside a Secret's keys starts with this; a reader lists it as no key. */
+export const markerPrefix = '.kupenstack-';
+/** The file that says KupenStack made the folder. */
+const ownerFile = `${markerPrefix}owner`;
 /** In a folder KupenStack did not make: lets it write a credential's keys there (whoever may make the file may write the folder). */
-const acceptFile = '.kupenstack-accept-credentials';
+const acceptFile = `${markerPrefix}accept-credentials`;
 /** kubelet's names: the link readers follow, and the prefix of the versioned folders. */
 const dataLink = '..data';
 

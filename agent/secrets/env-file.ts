@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KupenstackError } from '../errors.ts';
-import { DirSecretWriter } from './dir-writer.ts';
+import { DirSecretWriter, markerPrefix } from './dir-writer.ts';
 import { describeSecret, type SecretKey, type SecretName, type SecretResolver } from './resolver.ts';
 
 /**
@@ -57,8 +57,9 @@ export class EnvFileSecretResolver implements SecretResolver {
     const dir = this.#secretDir(ref);
     let keys: string[];
     try {
-      // `..data` and its timestamped twin are how kubelet swaps a Secret atomically; they are not keys (`.dockerconfigjson` is one).
-      keys = readdirSync(dir).filter((k) => !k.startsWith('..'));
+      // `..data` and its timestamped twin are how kubelet swaps a Secret atomically, and the writer's own
+      // markers sit beside the keys: neither is a key (`.dockerconfigjson` is one).
+      keys = readdirSync(dir).filter((k) => !k.startsWith('..') && !k.startsWith(markerPrefix));
     } catch (err) {
       throw new SecretNotFoundError(ref, 'missing', `${describeSecret(ref)} not found: no directory ${dir} (${errno(err)}); create it with one file per key`, {
         cause: err,
