@@ -17,10 +17,10 @@ const pem = (): string => generateKeyPairSync('ec', { namedCurve: 'P-256' }).pub
 const files: Record<string, string> = { 'image.pub': pem(), 'builder.pub': pem(), 'not.pub': 'not a key' };
 const reader = {
   where: 'images.yaml:7 (spec.verify)',
-  read: async (ref: SecretKey): Promise<string> => {
+  read: (ref: SecretKey): Promise<string> => {
     const file = 'file' in ref ? ref.file : undefined;
-    if (file === undefined || files[file] === undefined) throw new Error(`no ${JSON.stringify(ref)}`);
-    return files[file];
+    if (file === undefined || files[file] === undefined) return Promise.reject(new Error(`no ${JSON.stringify(ref)}`));
+    return Promise.resolve(files[file]);
   },
 };
 const base: ImageVerify = { publicKey: { file: 'image.pub' } };
