@@ -12,8 +12,8 @@ describe('lateRank', () => {
   const { kubernetes, others } = integrationLanes(root, []);
   const rank = (f: string): number => lateRank(resolve(root, f));
 
-  it('ranks the files that need cosign last (the image-signature files, and the Sync of signed OCI artifacts), through their imports', () => {
-    expect(kubernetes.filter((f) => rank(f) === 2).sort()).toEqual(['test/integration/controller/sync-oci.test.ts', 'test/integration/kinds/image-signatures-keyless.test.ts', 'test/integration/kinds/image-signatures.test.ts']);
+  it('ranks the files that need cosign last (the image-signature and image-attestation files, and the Sync of signed OCI artifacts), through their imports', () => {
+    expect(kubernetes.filter((f) => rank(f) === 2).sort()).toEqual(['test/integration/controller/sync-oci.test.ts', 'test/integration/kinds/image-attestations.test.ts', 'test/integration/kinds/image-signatures-keyless.test.ts', 'test/integration/kinds/image-signatures.test.ts']);
   });
 
   it('ranks every other file of the Kubernetes lane 1 and every file of the other lane 0', () => {
