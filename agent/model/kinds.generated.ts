@@ -1909,7 +1909,8 @@ export type SyncSpec = {
       /**
        * Signature policy of the artifact, the same as an Image's spec.verify: a revision is used only when a cosign
        * signature by the trusted key (or keyless signer) covers its manifest digest; otherwise the Sync is Stalled
-       * (VerificationFailed) naming the reference and digest, and nothing is applied. Default: none.
+       * (VerificationFailed) naming the reference and digest, and nothing is applied. attestations are for Images only
+       * and refused here. Default: none.
        */
       verify?: ImageVerify;
     };
@@ -1973,7 +1974,7 @@ export type SyncSpec = {
   serviceAccountNamespace?: DnsLabel;
   /**
    * Default signature policy of this Sync's OCI Images: an Image without its own spec.verify is imported only when
-   * signed with cosign by this key. Default: none.
+   * signed with cosign by this key, and, with attestations, only when it carries them. Default: none.
    */
   imageVerify?: ImageVerify;
   /** Run on push notifications from the Git host. Exactly one of secretRef, secretEnv or secretFile. */
