@@ -1,10 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { refusalOf } from '../../agent/act/refusals.ts';
 import { KupenstackError } from '../../agent/errors.ts';
 import { attestationRequirements } from '../../agent/kinds/image/attest.ts';
 import type { ImageVerify } from '../../agent/model/kinds.generated.ts';
 import type { SecretKey } from '../../agent/secrets/resolver.ts';
+import { loadConfig } from '../../agent/sync/config-file.ts';
 
 /**
  * `spec.verify.attestations` as the Image kind reads it: predicate type
@@ -70,5 +74,49 @@ describe('refusalOf', () => {
   it('makes a refused attestation Stalled with its own reason', () => {
     const err = new KupenstackError('image.attestation', 'x: refused, attestation vuln: CRITICAL finding CVE-1');
     expect(refusalOf(err)).toEqual({ reason: 'AttestationVerificationFailed', error: err });
+  });
+});
+
+describe("a Sync's imageVerify: the cluster-wide default", () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'ks-attest-config-'));
+  const write = (text: string): string => {
+    const f = join(scratch, `k${Math.random().toString(36).slice(2)}.yaml`);
+    writeFileSync(f, text);
+    return f;
+  };
+
+  it('carries the attestations its Images must have', async () => {
+    const c = loadConfig(
+      write(`syncs:
+  - name: attested
+    source: {directory: {path: /srv/a}}
+    imageVerify:
+      publicKey: {file: image.pub}
+      attestations:
+        - predicateType: slsaprovenance1
+          conditions: {builderId: X}
+`),
+    );
+    const policy = c.syncs![0]!.imageVerify!;
+    expect(policy.attestations).toEqual([{ predicateType: 'slsaprovenance1', conditions: { builderId: 'X' } }]);
+    const [r] = await attestationRequirements(reader, policy, 'ns');
+    expect(r).toMatchObject({ accepted: ['https://slsa.dev/provenance/v1'], conditions: { builderId: { exact: 'X' } } });
+    expect(r!.signer.keys.map((k) => k.name)).toEqual(['file image.pub']);
+  });
+
+  it('refuses a condition the schema does not know, naming it', () => {
+    expect(() =>
+      loadConfig(
+        write(`syncs:
+  - name: attested
+    source: {directory: {path: /srv/a}}
+    imageVerify:
+      publicKey: {file: image.pub}
+      attestations:
+        - predicateType: vuln
+          conditions: {maxSeverty: HIGH}
+`),
+      ),
+    ).toThrow(/maxSeverty/);
   });
 });
