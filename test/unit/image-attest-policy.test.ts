@@ -9,6 +9,7 @@ import { attestationRequirements } from '../../agent/kinds/image/attest.ts';
 import type { ImageVerify } from '../../agent/model/kinds.generated.ts';
 import type { SecretKey } from '../../agent/secrets/resolver.ts';
 import { loadConfig } from '../../agent/sync/config-file.ts';
+import { ociSignaturePolicy } from '../../agent/source/oci-secrets.ts';
 
 /**
  * `spec.verify.attestations` as the Image kind reads it: predicate type
@@ -118,5 +119,15 @@ describe("a Sync's imageVerify: the cluster-wide default", () => {
 `),
       ),
     ).toThrow(/maxSeverty/);
+  });
+});
+
+describe("a Sync's own source.oci.verify", () => {
+  it('refuses attestations: its artifact is not an image, and a list nothing checks must not seem to gate it', async () => {
+    const load = ociSignaturePolicy(
+      { url: 'oci://127.0.0.1:5050/m', ref: { tag: 'v1' }, verify: { publicKey: { file: 'image.pub' }, attestations: [{ predicateType: 'vuln' }] } },
+      undefined,
+    )!;
+    await expect(load()).rejects.toMatchObject({ code: 'source.signature', message: expect.stringMatching(/^source\.oci\.verify\.attestations: attestations are checked for Images only/) as unknown });
   });
 });
