@@ -28,7 +28,10 @@ import { signing } from '../../testbed/signing/peer.ts';
  * finding, one whose scan is 40 days old and one whose provenance is signed
  * by another key are refused in the plan, and in the apply are Stalled
  * (AttestationVerificationFailed) naming the attestation and why, with no
- * Glance image of their digest.
+ * Glance image of their digest. Keyless: a provenance attested with the
+ * certificate of a local CA (openssl; `cosign attest --certificate`) meets
+ * a requirement whose signer is that CA's identity (a regexp) and issuer,
+ * and is refused where the policy names another identity.
  */
 
 const exec = promisify(execFile);
@@ -40,6 +43,8 @@ const password = `attestations-${run}`;
 const dir = mkdtempSync(join(tmpdir(), 'ks-attestations-'));
 const builder = 'https://ci.example.test/vm-images/builder@v1';
 const dayMs = 24 * 60 * 60 * 1000;
+const ciIdentity = 'vm-builder@ci.example.test';
+const ciIssuer = 'https://issuer.example.test';
 let ws: Workspace;
 
 async function cosign(...args: string[]): Promise<string> {
@@ -52,10 +57,32 @@ const registryFlags = ['--tlog-upload=false', '--use-signing-config=false', '--a
 /** classic: the v2 layout (`.sig` / `.att` tags), else sigstore bundles through the referrers API. */
 const layout = (classic: boolean): string[] => (classic ? ['--new-bundle-format=false'] : []);
 
+/** `key` a cosign key file, or `ci` for the CA's leaf certificate (keyless, offline). */
 async function attest(key: string, type: string, predicate: unknown, ref: string, classic: boolean): Promise<void> {
   const file = join(dir, `predicate-${randomBytes(3).toString('hex')}.json`);
   writeFileSync(file, JSON.stringify(predicate));
-  await cosign('attest', '--key', key, '--type', type, '--predicate', file, ...registryFlags, ...layout(classic), ref);
+  const signer = key === 'ci' ? ['--key', 'ci-leaf.key', '--certificate', 'ci-leaf.crt', '--certificate-chain', 'ci-ca.pem'] : ['--key', key];
+  await cosign('attest', ...signer, '--type', type, '--predicate', file, ...registryFlags, ...layout(classic), ref);
+}
+
+const openssl = async (...args: string[]): Promise<void> => {
+  await exec('openssl', args, { cwd: dir });
+};
+
+/** A CA and a leaf it signs for the CI's identity and issuer (Fulcio's shape), imported as the cosign key pair `ci-leaf.key`; the CA as trusted_root.json. */
+async function authority(): Promise<void> {
+  writeFileSync(
+    join(dir, 'ci.cnf'),
+    ['[req]', 'distinguished_name = dn', 'prompt = no', '[dn]', `CN = attestations test CA ${run}`, '[ca]', 'basicConstraints = critical, CA:TRUE', 'keyUsage = critical, keyCertSign, cRLSign', 'subjectKeyIdentifier = hash', '[leaf]', 'basicConstraints = critical, CA:FALSE', 'keyUsage = critical, digitalSignature', 'extendedKeyUsage = codeSigning', `subjectAltName = email:${ciIdentity}`, 'authorityKeyIdentifier = keyid', `1.3.6.1.4.1.57264.1.8 = ASN1:UTF8String:${ciIssuer}`, ''].join('\n'),
+  );
+  await openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'ci-ca.key');
+  await openssl('req', '-new', '-x509', '-key', 'ci-ca.key', '-out', 'ci-ca.pem', '-days', '30', '-config', 'ci.cnf', '-extensions', 'ca');
+  await openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'ci-leaf.ec');
+  await openssl('pkcs8', '-topk8', '-nocrypt', '-in', 'ci-leaf.ec', '-out', 'ci-leaf.pem.key');
+  await openssl('req', '-new', '-key', 'ci-leaf.pem.key', '-subj', '/O=ci', '-out', 'ci-leaf.csr');
+  await openssl('x509', '-req', '-in', 'ci-leaf.csr', '-CA', 'ci-ca.pem', '-CAkey', 'ci-ca.key', '-CAcreateserial', '-days', '7', '-extfile', 'ci.cnf', '-extensions', 'leaf', '-out', 'ci-leaf.crt');
+  await cosign('import-key-pair', '--key', 'ci-leaf.pem.key', '--output-key-prefix', 'ci-leaf');
+  await cosign('trusted-root', 'create', '--fulcio', `url=https://fulcio.example.test,certificate-chain=${join(dir, 'ci-ca.pem')}`, '--no-default-ctfe', '--no-default-fulcio', '--no-default-rekor', '--no-default-tsa', '--out', join(dir, 'trusted_root.json'));
 }
 
 /** SLSA v0.2 (what --type slsaprovenance takes) and v1 (slsaprovenance1): the builder id in each one's place. */
@@ -98,33 +125,43 @@ async function attestCase(c: Case): Promise<void> {
   const ref = `${c.repository}@${c.digest}`;
   const trusted = join(dir, 'trusted.key');
   await cosign('sign', '--key', trusted, ...registryFlags, ...layout(c.classic), ref);
-  const kind = c.name.split('-')[0];
+  const kind = c.name.split('-')[0] ?? '';
   const slsa = c.classic ? (['slsaprovenance', provenance02(builder)] as const) : (['slsaprovenance1', provenance1(builder)] as const);
-  if (kind !== 'noprov') await attest(join(dir, kind === 'wrongkey' ? 'other.key' : 'trusted.key'), slsa[0], slsa[1], ref, c.classic);
+  const provenanceKey = kind === 'wrongkey' ? join(dir, 'other.key') : kind.startsWith('keyless') ? 'ci' : trusted;
+  if (kind !== 'noprov') await attest(provenanceKey, slsa[0], slsa[1], ref, c.classic);
   const findings: Array<[string, string]> = kind === 'critical' ? [['CVE-2026-40001', 'CRITICAL'], ['CVE-2026-40002', 'HIGH']] : [['CVE-2026-40003', 'HIGH']];
   await attest(trusted, 'vuln', scan(kind === 'stale' ? 40 : 1, findings), ref, c.classic);
+}
+
+/** The provenance's signer: the image's key, or (keyless cases) the CI's identity by a regexp, which keylessother's policy names wrongly. */
+function provenanceSigner(c: Case): string {
+  if (!c.name.startsWith('keyless')) return '';
+  const identity = c.name.startsWith('keylessother') ? '.*@release\\.example\\.test' : '.*@ci\\.example\\.test';
+  return `        keyless: {trustedRoot: {file: "${join(dir, 'trusted_root.json')}"}, identityRegExp: '${identity}', issuer: "${ciIssuer}", transparencyLog: false}\n`;
 }
 
 const imageYaml = (c: Case): string =>
   `${head('Image', c.name, ns)}  source:\n    oci: {repository: "${c.repository}", tag: ${c.name}, insecure: true, sharing: private}\n` +
   `  verify:\n    publicKey: {file: "${join(dir, 'trusted.pub')}"}\n    attestations:\n` +
-  `      - predicateType: slsaprovenance\n        conditions: {builderId: "${builder}"}\n` +
+  `      - predicateType: slsaprovenance\n${provenanceSigner(c)}        conditions: {builderId: "${builder}"}\n` +
   `      - predicateType: vuln\n        conditions: {maxSeverity: CRITICAL, maxAgeDays: 30}\n`;
 
 beforeAll(async () => {
   ws = new Workspace();
-  await Promise.all([cosign('generate-key-pair', '--output-key-prefix', 'trusted'), cosign('generate-key-pair', '--output-key-prefix', 'other')]);
+  await Promise.all([cosign('generate-key-pair', '--output-key-prefix', 'trusted'), cosign('generate-key-pair', '--output-key-prefix', 'other'), authority()]);
   const zotRepo = `attestations/${run}`;
   const distRepo = `it/attestations-${run}`;
   const pushed = await Promise.all([
     pushCase('good-ref', referrersRegistry, zotRepo),
     pushCase('wrongkey-ref', referrersRegistry, zotRepo),
+    pushCase('keyless-ref', referrersRegistry, zotRepo),
+    pushCase('keylessother-ref', referrersRegistry, zotRepo),
     pushCase('good-tag', distribution, distRepo),
     pushCase('noprov-tag', distribution, distRepo),
     pushCase('critical-tag', distribution, distRepo),
     pushCase('stale-tag', distribution, distRepo),
   ]);
-  // One case at a time per registry: cosign appends to the same `.att` tag of a repository.
+  // One cosign at a time per registry: the machine's cores are shared.
   await Promise.all([pushed.filter((c) => !c.classic), pushed.filter((c) => c.classic)].map(async (list) => {
     for (const c of list) await attestCase(c);
   }));
@@ -145,7 +182,10 @@ const refusals: Array<[string, RegExp]> = [
   ['wrongkey-ref', new RegExp(`${literal(provenanceType)}: referrer sha256:[a-f0-9]{64}: wrong signer: signed by another key, not file .*trusted\\.pub`)],
   ['critical-tag', new RegExp(`${literal(vulnType)}: tag sha256-[a-f0-9]{64}\\.att: CRITICAL finding CVE-2026-40001`)],
   ['stale-tag', new RegExp(`${literal(vulnType)}: tag sha256-[a-f0-9]{64}\\.att: scan 40 days old \\(finished \\S+; at most 30 allowed\\)`)],
+  ['keylessother-ref', new RegExp(`${literal(provenanceType)}: referrer sha256:[a-f0-9]{64}: wrong signer: signed by ${literal(ciIdentity)}, not a match of /\\.\\*@release`)],
 ];
+/** The images that carry what the policy asks: created, one Glance image each. */
+const attested = ['good-ref', 'good-tag', 'keyless-ref'];
 
 function literal(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -167,7 +207,7 @@ describe('Image spec.verify.attestations with the real cosign', () => {
     const outcome = await planPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune: false, allowMassDelete: false, log: () => undefined, secrets: secrets() });
     expect(outcome.diagnostics).toEqual([]);
     planned = outcome.report!;
-    expect(planned.changes.map((c) => `${c.address} ${c.action}`).sort()).toEqual([`${ns}/Image/good-ref create`, `${ns}/Image/good-tag create`]);
+    expect(planned.changes.map((c) => `${c.address} ${c.action}`).sort()).toEqual(attested.map((n) => `${ns}/Image/${n} create`).sort());
     expect(planned.errors.map((e) => e.address).sort()).toEqual(refusals.map(([n]) => `${ns}/Image/${n}`).sort());
   });
 
@@ -180,13 +220,12 @@ describe('Image spec.verify.attestations with the real cosign', () => {
     expect(e.message).toMatch(pattern);
   });
 
-  it('the apply imports only the attested images, one Glance image each', async () => {
+  it('the apply imports only the attested images (key and keyless), one Glance image each', async () => {
     const outcome = await applyPath({ path: ws.repo, cloud: testCloudName, config: ws.config, prune: false, allowMassDelete: false, log: () => undefined, secrets: secrets() });
     applied = outcome.report!;
-    expect(applied.created).toBe(2);
+    expect(applied.created).toBe(3);
     expect(applied.errors.map((e) => `${e.address} ${e.code}`).sort()).toEqual(refusals.map(([n]) => `${ns}/Image/${n} image.attestation`).sort());
-    expect(await glanceByDigest(cases['good-ref']!.digest)).toBe(1);
-    expect(await glanceByDigest(cases['good-tag']!.digest)).toBe(1);
+    expect(await Promise.all(attested.map((n) => glanceByDigest(cases[n]!.digest)))).toEqual([1, 1, 1]);
     state = await new FileStateStore(ws.config.stateDir, ws.owner).load();
   });
 
