@@ -1,4 +1,5 @@
 import { parseDigest } from './digest.ts';
+import { OciError } from './errors.ts';
 
 /**
  * DSSE envelopes and the in-toto statements they carry, as `cosign attest`
@@ -22,15 +23,15 @@ export interface Statement {
 export const inTotoPayloadType = 'application/vnd.in-toto+json';
 const statementTypes = new Set(['https://in-toto.io/Statement/v0.1', 'https://in-toto.io/Statement/v1']);
 
-/** A DSSE envelope as JSON (the classic `.att` layer): payload and signatures base64. Throws a reason string's Error. */
+/** A DSSE envelope as JSON (the classic `.att` layer): payload and signatures base64. Throws `oci.format` with the reason. */
 export function parseEnvelope(json: unknown): Envelope {
   const e = json as { payloadType?: unknown; payload?: unknown; signatures?: unknown };
   if (typeof e !== 'object' || e === null || typeof e.payloadType !== 'string' || typeof e.payload !== 'string' || !Array.isArray(e.signatures))
-    throw new Error('not a DSSE envelope (payloadType, payload, signatures)');
+    throw new OciError('oci.format', 'not a DSSE envelope (payloadType, payload, signatures)');
   const signatures = (e.signatures as Array<{ keyid?: unknown; sig?: unknown }>).flatMap((s) =>
     typeof s?.sig === 'string' ? [{ keyid: typeof s.keyid === 'string' ? s.keyid : '', sig: Buffer.from(s.sig, 'base64') }] : [],
   );
-  if (signatures.length === 0) throw new Error('a DSSE envelope without a signature');
+  if (signatures.length === 0) throw new OciError('oci.format', 'a DSSE envelope without a signature');
   return { payloadType: e.payloadType, payload: Buffer.from(e.payload, 'base64'), signatures };
 }
 
@@ -40,18 +41,18 @@ export function pae(payloadType: string, payload: Buffer): Buffer {
   return Buffer.concat([Buffer.from(`DSSEv1 ${type.length} `), type, Buffer.from(` ${payload.length} `), payload]);
 }
 
-/** The in-toto statement of a (verified) payload. Throws an Error whose message is the reason. */
+/** The in-toto statement of a payload. Throws `oci.format` with the reason. */
 export function parseStatement(payloadType: string, payload: Buffer): Statement {
-  if (payloadType !== inTotoPayloadType) throw new Error(`the envelope carries ${payloadType}, not an in-toto statement`);
+  if (payloadType !== inTotoPayloadType) throw new OciError('oci.format', `the envelope carries ${payloadType}, not an in-toto statement`);
   let doc: { _type?: unknown; predicateType?: unknown; subject?: unknown; predicate?: unknown };
   try {
     doc = JSON.parse(payload.toString('utf8')) as typeof doc;
   } catch {
-    throw new Error('the in-toto statement is not JSON');
+    throw new OciError('oci.format', 'the in-toto statement is not JSON');
   }
   if (typeof doc !== 'object' || doc === null || !statementTypes.has(String(doc._type)))
-    throw new Error(`not an in-toto statement (_type ${String((doc as { _type?: unknown } | null)?._type)})`);
-  if (typeof doc.predicateType !== 'string') throw new Error('the in-toto statement has no predicateType');
+    throw new OciError('oci.format', `not an in-toto statement (_type ${String((doc as { _type?: unknown } | null)?._type)})`);
+  if (typeof doc.predicateType !== 'string') throw new OciError('oci.format', 'the in-toto statement has no predicateType');
   const subjects = (Array.isArray(doc.subject) ? (doc.subject as Array<{ digest?: Record<string, unknown> }>) : [])
     .map((s) => s?.digest?.sha256)
     .filter((h): h is string => typeof h === 'string');
