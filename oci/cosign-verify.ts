@@ -99,7 +99,7 @@ function payloadCovers(payload: Buffer, digest: string, signer: string): Verdict
 }
 
 /** ECDSA/RSA sign a sha256 of the data; ed25519 signs the data itself. */
-function verifyBytes(data: Buffer, signature: Buffer, key: KeyObject): boolean {
+export function verifyBytes(data: Buffer, signature: Buffer, key: KeyObject): boolean {
   try {
     return verifySignatureBytes(key.asymmetricKeyType === 'ed25519' ? null : 'sha256', data, key, signature);
   } catch {
@@ -147,7 +147,7 @@ function subjectCovers(covered: { sha256: string[]; other?: string }, digest: st
  * bundle format allows only up to v0.2: the leaf is what is verified (the
  * trusted root holds the chain), so it alone is kept.
  */
-function leafOnly(json: unknown): unknown {
+export function leafOnly(json: unknown): unknown {
   const b = json as { verificationMaterial?: { x509CertificateChain?: { certificates?: unknown[] }; certificate?: unknown } };
   const chain = b?.verificationMaterial?.x509CertificateChain?.certificates;
   if (!Array.isArray(chain) || chain.length === 0) return json;
@@ -213,7 +213,7 @@ function checkSimpleSigningKeyless(payload: Buffer, signature: Buffer, certifica
  * does the same). @sigstore/verify checks a chain at the times it is given,
  * so "now" is handed in as the one timestamp.
  */
-function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
+export function verifyKeyless(entity: SignedEntity, policy: KeylessPolicy): Verdict {
   if (policy.transparencyLog && entity.tlogEntries.length === 0) {
     return {
       ok: false,
@@ -302,6 +302,6 @@ function bundleSubject(bundle: Bundle): { sha256: string[]; other?: string } {
   return { sha256: [], other: 'a message signature, not a cosign image signature (an in-toto statement)' };
 }
 
-function keyTrust(key: KeyObject): TrustMaterial {
+export function keyTrust(key: KeyObject): TrustMaterial {
   return { certificateAuthorities: [], timestampAuthorities: [], tlogs: [], ctlogs: [], publicKey: () => ({ publicKey: key, validFor: () => true }) };
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { AttestationRequirement, VerifiedAttestation } from './attestation-policy.ts';
 import type { SignaturePolicy, VerifiedSignature } from './signature-policy.ts';
 
 /**
@@ -104,4 +105,11 @@ export interface DiskSource {
    * the reference and the reason. Called before anything is made in Glance.
    */
   verifySignature?(disk: ResolvedDisk, policy: SignaturePolicy, signal?: AbortSignal): Promise<VerifiedSignature>;
+  /**
+   * Every required in-toto attestation of the resolved manifest (or of the
+   * index it was picked from), signed by its signer, about that digest and
+   * meeting its conditions; throws `oci.attestation` naming each missing or
+   * failing one. Called before anything is made in Glance.
+   */
+  verifyAttestations?(disk: ResolvedDisk, requirements: AttestationRequirement[], signal?: AbortSignal): Promise<VerifiedAttestation[]>;
 }

@@ -22,6 +22,7 @@ export type OciErrorCode =
   | 'oci.platform' // no manifest for the requested platform
   | 'oci.registry' // unexpected HTTP answer
   | 'oci.signature' // a signature policy applies and no signature satisfies it (unsigned, other key, other digest)
+  | 'oci.attestation' // an attestation policy applies and a required attestation is absent, wrongly signed, another image's, or fails its conditions
   | 'oci.network'; // connection failed (also: https asked, the registry answered in plain HTTP)
 
 export class OciError extends KupenstackError {

@@ -5,6 +5,8 @@ import type { CredentialStore } from './auth/credentials.ts';
 import { openBlob, readBlobHead } from './blob.ts';
 import { RegistryClient, type RegistryClientOptions } from './client.ts';
 import { verifyCosign } from './cosign-verify.ts';
+import type { AttestationRequirement, VerifiedAttestation } from './attestation-policy.ts';
+import { verifyAttestations } from './attestation-verify.ts';
 import type { SignaturePolicy, VerifiedSignature } from './signature-policy.ts';
 import { HoldBackLast } from '../lib/stream/hold-back.ts';
 import { chooseSemverTag } from '../lib/semver-tag.ts';
@@ -207,6 +209,13 @@ export class RegistryDiskSource implements DiskSource {
     const digests = [disk.manifestDigest, ...(disk.indexDigest ? [disk.indexDigest] : [])];
     const named = disk.tag !== undefined ? `${disk.repository}:${disk.tag}@${disk.manifestDigest}` : disk.reference;
     return verifyCosign(this.client(registry, disk.insecure === true), repository, named, digests, policy, signal);
+  }
+
+  async verifyAttestations(disk: ResolvedDisk, requirements: AttestationRequirement[], signal?: AbortSignal): Promise<VerifiedAttestation[]> {
+    const { registry, repository } = parseRepository(disk.repository);
+    const digests = [disk.manifestDigest, ...(disk.indexDigest ? [disk.indexDigest] : [])];
+    const named = disk.tag !== undefined ? `${disk.repository}:${disk.tag}@${disk.manifestDigest}` : disk.reference;
+    return verifyAttestations(this.client(registry, disk.insecure === true), repository, named, digests, requirements, signal);
   }
 
   /**

@@ -8,7 +8,7 @@ import { boundExceededIn } from '../util/bounds.ts';
  * fail quietly run after run.
  */
 export interface Refusal {
-  /** Condition and Event reason: `EgressRefused`, `ImportRefused`, `BoundExceeded`. */
+  /** Condition and Event reason: `EgressRefused`, `ImportRefused`, `BoundExceeded`, `AttestationVerificationFailed`. */
   reason: string;
   error: KupenstackError;
 }
@@ -31,6 +31,8 @@ export function refusalOf(err: unknown): Refusal | undefined {
   const bound = boundExceededIn(err);
   if (bound) return { reason: 'BoundExceeded', error: bound };
   if (err instanceof KupenstackError && importCodes.has(err.code)) return { reason: 'ImportRefused', error: err };
+  // A version without the attestations its policy requires waits for a new spec or a newly attested version.
+  if (err instanceof KupenstackError && err.code === 'image.attestation') return { reason: 'AttestationVerificationFailed', error: err };
   return undefined;
 }
 

@@ -169,71 +169,116 @@ export type CommonStatus = {
 };
 
 /**
+ * The trusted public key, PEM (cosign.pub as `cosign generate-key-pair` writes it; ECDSA, RSA or ed25519). Exactly one
+ * of secretRef, env or file.
+ */
+export type CosignPublicKey = {
+  /**
+   * Secret whose `cosign.pub` key holds the PEM public key (what `cosign generate-key-pair k8s://<namespace>/<name>`
+   * makes).
+   */
+  secretRef?: SecretRef;
+  /** Standalone only: environment variable holding the PEM public key. */
+  env?: string;
+  /** Standalone only: file holding the PEM public key. */
+  file?: string;
+};
+
+/**
+ * Keyless (certificate) signatures: the signing certificate must chain to a certificate authority of the trusted root,
+ * and name the identity (subject alternative name: an e-mail or URI) and the OIDC issuer (Fulcio's issuer extension)
+ * given here. Exactly one of identity or identityRegExp, and of issuer or issuerRegExp.
+ */
+export type CosignKeyless = {
+  /**
+   * Sigstore's trusted_root.json (the format of `cosign trusted-root create` and of the TUF repository's target): the
+   * certificate authorities, and the transparency logs, CT logs and timestamp authorities the checks below need.
+   * Exactly one of secretRef, env or file.
+   */
+  trustedRoot: {
+    /** Secret whose `trusted_root.json` key holds it. */
+    secretRef?: SecretRef;
+    /** Standalone only: environment variable holding it. */
+    env?: string;
+    /** Standalone only: file holding it. */
+    file?: string;
+  };
+  /**
+   * The exact signer identity, e.g. ci@example.com or
+   * https://github.com/org/repo/.github/workflows/release.yml@refs/heads/main.
+   */
+  identity?: string;
+  /**
+   * A regular expression (JavaScript syntax) the whole signer identity must match, e.g. ^https://github\\.com/org/.*$.
+   */
+  identityRegExp?: string;
+  /** The exact OIDC issuer, e.g. https://token.actions.githubusercontent.com. */
+  issuer?: string;
+  /** A regular expression (JavaScript syntax) the whole OIDC issuer must match. */
+  issuerRegExp?: string;
+  /**
+   * true (default): the signature needs an entry in a transparency log of the trusted root and the certificate a signed
+   * certificate timestamp of one of its CT logs, and the certificate must have been valid when the log saw the
+   * signature (a sigstore bundle, cosign v3). false, for private CAs and air-gapped signers (cosign sign
+   * --tlog-upload=false): neither is asked for, and the certificate must be valid now; like cosign verify
+   * --insecure-ignore-tlog --insecure-ignore-sct.
+   */
+  transparencyLog?: boolean;
+};
+
+/**
  * Signature policy of an OCI image: only a manifest signed with cosign by the trusted public key (`publicKey`), or by a
  * certificate of a trusted root that names the expected identity and issuer (`keyless`), is imported (the classic
  * `sha256-<hex>.sig` tag, or a sigstore bundle found through the OCI 1.1 referrers API). The signature must cover the
  * digest being imported (the image manifest's, or the index's it was picked from). Unsigned, otherwise signed or copied
- * signatures are refused before anything is made in Glance. Exactly one of publicKey or keyless.
+ * signatures are refused before anything is made in Glance. Exactly one of publicKey or keyless. With `attestations`,
+ * the digest must also carry each listed in-toto attestation (`cosign attest`), signed and meeting its conditions.
  */
 export type ImageVerify = {
   /** Signature format. cosign: cosign signatures (v2 classic and v3 bundles), key-based or keyless. */
   provider?: "cosign";
+  publicKey?: CosignPublicKey;
+  keyless?: CosignKeyless;
   /**
-   * The trusted public key, PEM (cosign.pub as `cosign generate-key-pair` writes it; ECDSA, RSA or ed25519). Exactly
-   * one of secretRef, env or file.
+   * Attestations the digest must carry besides its signature (Kyverno's verifyImages attestations, for VM images): each
+   * an in-toto statement made by `cosign attest`, in a sigstore bundle found through the OCI 1.1 referrers API or in
+   * the classic `sha256-<hex>.att` tag, whose signature verifies with the attestation's signer (default: this policy's
+   * publicKey or keyless), whose subject is the digest being imported, and whose predicate meets the conditions. A
+   * digest missing one, or whose attestation fails, is not imported: the Image is Stalled
+   * (AttestationVerificationFailed) naming the predicate type and why.
    */
-  publicKey?: {
-    /**
-     * Secret whose `cosign.pub` key holds the PEM public key (what `cosign generate-key-pair k8s://<namespace>/<name>`
-     * makes).
-     */
-    secretRef?: SecretRef;
-    /** Standalone only: environment variable holding the PEM public key. */
-    env?: string;
-    /** Standalone only: file holding the PEM public key. */
-    file?: string;
-  };
+  attestations?: ImageAttestation[];
+};
+
+/**
+ * One required attestation: its predicate type, who must have signed it, and conditions on its predicate. At most one
+ * of publicKey or keyless (none: the image signature's signer).
+ */
+export type ImageAttestation = {
   /**
-   * Keyless (certificate) signatures: the signing certificate must chain to a certificate authority of the trusted
-   * root, and name the identity (subject alternative name: an e-mail or URI) and the OIDC issuer (Fulcio's issuer
-   * extension) given here. Exactly one of identity or identityRegExp, and of issuer or issuerRegExp.
+   * The statement's predicateType URI (e.g. https://slsa.dev/provenance/v1), or one of cosign's --type names:
+   * slsaprovenance (SLSA provenance v0.2 or v1), slsaprovenance02, slsaprovenance1, spdx, spdxjson, cyclonedx, vuln
+   * (https://cosign.sigstore.dev/attestation/vuln/v1).
    */
-  keyless?: {
+  predicateType: string;
+  publicKey?: CosignPublicKey;
+  keyless?: CosignKeyless;
+  /**
+   * Conditions on the predicate. builderId/builderIdRegExp: SLSA provenance only; maxSeverity and maxAgeDays: vuln only
+   * (the newest verified scan is judged).
+   */
+  conditions?: {
+    /** SLSA provenance: the exact builder id (v1 runDetails.builder.id, v0.2 builder.id). */
+    builderId?: string;
+    /** SLSA provenance: a regular expression (JavaScript syntax) the whole builder id must match. */
+    builderIdRegExp?: string;
     /**
-     * Sigstore's trusted_root.json (the format of `cosign trusted-root create` and of the TUF repository's target): the
-     * certificate authorities, and the transparency logs, CT logs and timestamp authorities the checks below need.
-     * Exactly one of secretRef, env or file.
+     * vuln: refused when the scan has a finding at or above this severity (LOW < MEDIUM < HIGH < CRITICAL); CRITICAL:
+     * no critical finding.
      */
-    trustedRoot: {
-      /** Secret whose `trusted_root.json` key holds it. */
-      secretRef?: SecretRef;
-      /** Standalone only: environment variable holding it. */
-      env?: string;
-      /** Standalone only: file holding it. */
-      file?: string;
-    };
-    /**
-     * The exact signer identity, e.g. ci@example.com or
-     * https://github.com/org/repo/.github/workflows/release.yml@refs/heads/main.
-     */
-    identity?: string;
-    /**
-     * A regular expression (JavaScript syntax) the whole signer identity must match, e.g.
-     * ^https://github\\.com/org/.*$.
-     */
-    identityRegExp?: string;
-    /** The exact OIDC issuer, e.g. https://token.actions.githubusercontent.com. */
-    issuer?: string;
-    /** A regular expression (JavaScript syntax) the whole OIDC issuer must match. */
-    issuerRegExp?: string;
-    /**
-     * true (default): the signature needs an entry in a transparency log of the trusted root and the certificate a
-     * signed certificate timestamp of one of its CT logs, and the certificate must have been valid when the log saw the
-     * signature (a sigstore bundle, cosign v3). false, for private CAs and air-gapped signers (cosign sign
-     * --tlog-upload=false): neither is asked for, and the certificate must be valid now; like cosign verify
-     * --insecure-ignore-tlog --insecure-ignore-sct.
-     */
-    transparencyLog?: boolean;
+    maxSeverity?: "LOW" | "MEDIUM" | "HIGH" | "CRITICAL";
+    /** vuln: refused when the scan finished (metadata.scanFinishedOn) more than this many days ago. */
+    maxAgeDays?: number;
   };
 };
 
@@ -1864,7 +1909,8 @@ export type SyncSpec = {
       /**
        * Signature policy of the artifact, the same as an Image's spec.verify: a revision is used only when a cosign
        * signature by the trusted key (or keyless signer) covers its manifest digest; otherwise the Sync is Stalled
-       * (VerificationFailed) naming the reference and digest, and nothing is applied. Default: none.
+       * (VerificationFailed) naming the reference and digest, and nothing is applied. attestations are for Images only
+       * and refused here. Default: none.
        */
       verify?: ImageVerify;
     };
@@ -1928,7 +1974,7 @@ export type SyncSpec = {
   serviceAccountNamespace?: DnsLabel;
   /**
    * Default signature policy of this Sync's OCI Images: an Image without its own spec.verify is imported only when
-   * signed with cosign by this key. Default: none.
+   * signed with cosign by this key, and, with attestations, only when it carries them. Default: none.
    */
   imageVerify?: ImageVerify;
   /** Run on push notifications from the Git host. Exactly one of secretRef, secretEnv or secretFile. */

@@ -42,6 +42,9 @@ export function ociSignaturePolicy(oci: OciSpec, secrets: SecretResolver | undef
   if (!verify) return undefined;
   const where = 'source.oci.verify';
   return async () => {
+    // Attestations are judged for VM images only: a Sync's artifact must not seem gated by a list nothing checks.
+    if (verify.attestations !== undefined)
+      throw new SourceError('signature', `${where}.attestations: attestations are checked for Images only; remove them from the Sync's source`);
     try {
       return await signaturePolicy(
         {

@@ -12,9 +12,10 @@ describe('lateRank', () => {
   const { kubernetes, others } = integrationLanes(root, []);
   const rank = (f: string): number => lateRank(resolve(root, f));
 
-  it('ranks the files that need cosign last (the image-signature files, the Sync of signed OCI artifacts, image promote), through their imports', () => {
+  it('ranks the files that need cosign last (the image-signature and image-attestation files, the Sync of signed OCI artifacts, image promote), through their imports', () => {
     expect(kubernetes.filter((f) => rank(f) === 2).sort()).toEqual([
       'test/integration/controller/sync-oci.test.ts',
+      'test/integration/kinds/image-attestations.test.ts',
       'test/integration/kinds/image-signatures-keyless.test.ts',
       'test/integration/kinds/image-signatures.test.ts',
       'test/integration/oci/promote.test.ts',

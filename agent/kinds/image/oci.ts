@@ -26,6 +26,7 @@ import { resolveDue } from './oci-poll.ts';
 import { toRemote } from './remote.ts';
 import { checkImageRoom } from './room.ts';
 import { policyOf, verifyResolved } from './verify.ts';
+import { verifyAttested } from './attest.ts';
 
 /**
  * The Image kind with `source.oci` (the map of a tag move is in adapter.ts).
@@ -135,6 +136,7 @@ export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<R
   const disk = await ctx.memo(`Image:oci:${key}`, () => source.resolve(request, ctx.signal));
   // Before anything is made in Glance (create, upload, tag move all start from this answer).
   await verifyResolved(m, ctx, source, disk);
+  await verifyAttested(m, ctx, source, disk);
   images.resolved.set(cacheKey, { address: m.address, disk, at: startedAt, ...(refresh ? { refresh } : {}) });
   return disk;
 }

@@ -109,12 +109,10 @@ function where(m: Manifest): string {
   return `${m.source.file}:${m.source.position(path, 'key').line} (${path.join('.')})`;
 }
 
-/** Throws `image.signature` (the reference and why) unless the policy is met; once per digest and key per run. */
-export async function verifyResolved(m: Manifest, ctx: AdapterContext, source: DiskSource, disk: ResolvedDisk): Promise<void> {
-  const policy = policyOf(m, ctx);
-  if (!policy) return;
+/** How the policy in force reads its keys and roots: through the agent's resolver, named by the policy's place in the file. */
+export function readerOf(m: Manifest, ctx: AdapterContext): PolicyReader {
   const secrets = ctx.secrets;
-  const reader: PolicyReader = {
+  return {
     where: where(m),
     read: async (ref) => {
       if (!secrets)
@@ -125,6 +123,13 @@ export async function verifyResolved(m: Manifest, ctx: AdapterContext, source: D
       return secrets.get(ref);
     },
   };
+}
+
+/** Throws `image.signature` (the reference and why) unless the policy is met; once per digest and key per run. */
+export async function verifyResolved(m: Manifest, ctx: AdapterContext, source: DiskSource, disk: ResolvedDisk): Promise<void> {
+  const policy = policyOf(m, ctx);
+  if (!policy) return;
+  const reader = readerOf(m, ctx);
   const checked = await signaturePolicy(reader, policy, ctx.namespace);
   if (!source.verifySignature) throw new KupenstackError('internal', `${m.address}: this image source cannot check signatures`);
   const memoKey = `Image:verify:${disk.reference}:${policyKey(checked)}`;
