@@ -1,3 +1,5 @@
+import type { AttestationRequirement, VerifiedAttestation } from './attestation-policy.ts';
+import { verifyAttestations } from './attestation-verify.ts';
 import { copyBlob, type BlobCopy } from './blob-copy.ts';
 import { clientFor, header, type RegistryAccess, type RegistryClient } from './client.ts';
 import { verifyCosign } from './cosign-verify.ts';
@@ -25,7 +27,8 @@ import { blobExists, putManifest } from './upload.ts';
  * every referrer of its digest (OCI 1.1 `subject`, through the referrers API
  * or the `sha256-<hex>` tag schema) and cosign's `.sig`/`.att`/`.sbom` tags,
  * with all their blobs, copied to DST byte for byte (the digest stays). It
- * reads everything (and verifies SRC's signature when asked) before it
+ * reads everything (and verifies SRC's signature and attestations when
+ * asked) before it
  * writes anything; DST's tag is written last. What DST has already is not
  * written again, so a second run writes nothing.
  */
@@ -37,6 +40,8 @@ export interface PromoteOptions {
   dstAccess: RegistryAccess;
   /** Verify SRC's cosign signature with this policy before anything is written (and DST's after). */
   verify?: SignaturePolicy | undefined;
+  /** Attestations SRC's digest must carry, checked before anything is written (and at DST after). */
+  attestations?: AttestationRequirement[] | undefined;
   signal?: AbortSignal;
   /** Read both sides (and verify) but write nothing: the counts say what a run would copy. */
   dryRun?: boolean;
@@ -58,6 +63,7 @@ export interface PromoteResult {
   /** cosign tags found at SRC (`sha256-<hex>.sig`, …). */
   cosignTags: string[];
   verified?: { source: VerifiedSignature; destination?: VerifiedSignature };
+  attested?: { source: VerifiedAttestation[]; destination?: VerifiedAttestation[] };
   /** Nothing was written: the counts are what a run would do. */
   dryRun?: true;
 }
@@ -82,6 +88,8 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
   const top = await readNode(ends.src, ends.srcRepo, src.digest ?? src.tag ?? 'latest', signal);
   const source = `${src.registry}/${src.repository}${src.tag !== undefined ? `:${src.tag}` : ''}@${top.digest}`;
   const sourceSignature = options.verify ? await verifySource(ends, source, top, options.verify) : undefined;
+  const required = options.attestations ?? [];
+  const sourceAttested = required.length > 0 ? await attestedSource(ends, source, top, required) : undefined;
   const plan = planPromotion(await readGraph(ends, top));
   const state = await readDestination(ends, plan, dst.tag, top.digest);
   const destination = `${formatReference(dst)}@${top.digest}`;
@@ -94,6 +102,10 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
     sourceSignature && options.dryRun !== true
       ? { source: sourceSignature, destination: await verifySigned(ends.dst, ends.dstRepo, destination, top, options.verify!, signal) }
       : sourceSignature && { source: sourceSignature };
+  const attested =
+    sourceAttested && options.dryRun !== true
+      ? { source: sourceAttested, destination: await verifyAttestations(ends.dst, ends.dstRepo, destination, subjectsOf(top), required, signal) }
+      : sourceAttested && { source: sourceAttested };
   return {
     digest: top.digest,
     source,
@@ -103,6 +115,7 @@ export async function promote(options: PromoteOptions): Promise<PromoteResult> {
     referrers: [...plan.referrers.values()].reduce((n, l) => n + l.length, 0),
     cosignTags: plan.manifests.flatMap((m) => (m.tag ? [m.tag] : [])),
     ...(verified ? { verified } : {}),
+    ...(attested ? { attested } : {}),
     ...(options.dryRun === true ? { dryRun: true as const } : {}),
   };
 }
@@ -130,6 +143,23 @@ async function verifySource(ends: Ends, source: string, top: ManifestNode, polic
     throw new OciError(
       'oci.signature',
       `${err.message}. Nothing was written to ${ends.dst.registry}/${ends.dstRepo}: promote an image signed by a key of the --verify policy, or sign ${source} with it`,
+      { cause: err },
+    );
+  }
+}
+
+/** The digests an attestation may be about: the index's own, or one of its manifests' (a builder attests either). */
+const subjectsOf = (top: ManifestNode): string[] => [top.digest, ...(top.manifest.kind === 'index' ? top.manifest.manifests.map((m) => m.digest) : [])];
+
+/** Every required attestation at SRC, before anything is written; a refusal names what is missing and the fix. */
+async function attestedSource(ends: Ends, source: string, top: ManifestNode, required: AttestationRequirement[]): Promise<VerifiedAttestation[]> {
+  try {
+    return await verifyAttestations(ends.src, ends.srcRepo, source, subjectsOf(top), required, ends.signal);
+  } catch (err) {
+    if (!(err instanceof OciError) || err.code !== 'oci.attestation') throw err;
+    throw new OciError(
+      'oci.attestation',
+      `${err.message}. Nothing was written to ${ends.dst.registry}/${ends.dstRepo}: attest ${source} as the --verify policy requires (cosign attest), or promote a digest that is`,
       { cause: err },
     );
   }

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { UsageError } from '../errors.ts';
 import { toDiskRequest } from '../../oci/reference.ts';
+import type { VerifiedAttestation } from '../../oci/attestation-policy.ts';
 import type { VerifiedSignature } from '../../oci/signature-policy.ts';
 import { importDisk } from '../glance/import.ts';
 import { diskSourceFor } from '../glance/registry-source.ts';
@@ -38,7 +39,7 @@ export function imageImportCommand(): Command {
     .option(
       '--verify <file>',
       "import only when a cosign signature meets this policy: a YAML/JSON file holding what an Image's spec.verify holds (publicKey: {file: " +
-        'cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …})',
+        'cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …}; attestations: [{predicateType, conditions}, …])',
     )
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
@@ -51,6 +52,7 @@ export function imageImportCommand(): Command {
       const projectId = await findProject(cloud, opts.project);
       let progress: Progress | undefined;
       let signature: VerifiedSignature | undefined;
+      let attested: VerifiedAttestation[] | undefined;
       let total = 0;
       try {
         const result = await importDisk(
@@ -59,10 +61,16 @@ export function imageImportCommand(): Command {
           request,
           {
             name: opts.name,
-            verify,
+            verify: verify?.signature,
             onVerified: (v) => {
               signature = v;
               if (opts.output !== 'json') process.stderr.write(`verified ${v.digest}: signed by ${v.key} (${v.where})\n`);
+            },
+            attestations: verify?.attestations,
+            onAttested: (found) => {
+              attested = found;
+              if (opts.output === 'json') return;
+              for (const a of found) process.stderr.write(`attested ${a.predicateType}: signed by ${a.signer} (${a.where})\n`);
             },
             onResolved: (info) => {
               total = info.size ?? 0;
@@ -86,6 +94,7 @@ export function imageImportCommand(): Command {
           reused: result.reused,
           blobBytes: result.blobBytes,
           ...(signature ? { signature } : {}),
+          ...(attested && attested.length > 0 ? { attestations: attested } : {}),
         };
         if (opts.output === 'json') printJson(out);
         else

@@ -30,7 +30,7 @@ export function imagePromoteCommand(): Command {
   )
     .option(
       '--verify <file>',
-      "promote only when SRC carries a cosign signature meeting this policy (the file `image import --verify` takes: what an Image's spec.verify holds); nothing is written otherwise",
+      "promote only when SRC carries a cosign signature (and the attestations) meeting this policy (the file `image import --verify` takes: what an Image's spec.verify holds); nothing is written otherwise",
     )
     .option('--dry-run', 'read both registries (and verify) and say what would be copied; write nothing', false)
     .addOption(outputOption())
@@ -48,7 +48,8 @@ export function imagePromoteCommand(): Command {
           dst,
           srcAccess: access,
           dstAccess: access,
-          verify,
+          verify: verify?.signature,
+          attestations: verify?.attestations,
           dryRun: opts.dryRun,
           onBytes: (copied, total) => {
             if (opts.quiet || opts.output === 'json') return;
@@ -81,6 +82,9 @@ export function renderText(r: PromoteResult): string {
       ? [
           `  verified: signed by ${r.verified.source.key} at SRC (${r.verified.source.where})${r.verified.destination ? ` and at DST (${r.verified.destination.where})` : ''}`,
         ]
+      : []),
+    ...(r.attested
+      ? r.attested.source.map((a) => `  attested: ${a.predicateType} signed by ${a.signer} at SRC${r.attested!.destination ? ' and at DST' : ''}`)
       : []),
     `digest: ${r.digest}`,
   ];

@@ -1,3 +1,4 @@
+import type { AttestationRequirement, VerifiedAttestation } from '../../oci/attestation-policy.ts';
 import type { DiskRequest, DiskSource } from '../../oci/disk-source.ts';
 import type { SignaturePolicy, VerifiedSignature } from '../../oci/signature-policy.ts';
 import { KupenstackError } from '../errors.ts';
@@ -21,6 +22,9 @@ export interface ImportOptions {
   /** Import only when a cosign signature meets this policy (checked before anything is made in Glance). */
   verify?: SignaturePolicy | undefined;
   onVerified?: (v: VerifiedSignature) => void;
+  /** Attestations the digest must carry besides the signature (checked right after it, before Glance). */
+  attestations?: AttestationRequirement[] | undefined;
+  onAttested?: (a: VerifiedAttestation[]) => void;
   onProgress?: (p: TransferProgress) => void;
 }
 
@@ -41,6 +45,10 @@ export async function importDisk(g: GlanceTarget, source: DiskSource, request: D
   if (options.verify) {
     if (!source.verifySignature) throw new KupenstackError('internal', 'this image source cannot check signatures');
     options.onVerified?.(await source.verifySignature(disk, options.verify, g.signal));
+  }
+  if (options.attestations && options.attestations.length > 0) {
+    if (!source.verifyAttestations) throw new KupenstackError('internal', 'this image source cannot check attestations');
+    options.onAttested?.(await source.verifyAttestations(disk, options.attestations, g.signal));
   }
   const base = disk.repository.slice(disk.repository.lastIndexOf('/') + 1);
   const name = options.name ?? (disk.tag !== undefined ? `${base}:${disk.tag}` : `${base}@${disk.manifestDigest.slice(0, 19)}`);

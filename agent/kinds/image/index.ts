@@ -7,3 +7,4 @@ export { image } from './adapter.ts';
 export { imageExport } from './export.ts';
 export { readRegistrySecret } from './registry-secret.ts';
 export { signaturePolicy } from './verify.ts';
+export { attestationRequirements } from './attest.ts';

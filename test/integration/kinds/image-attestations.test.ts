@@ -12,7 +12,7 @@ import type { StoredState } from '../../../agent/status/store.ts';
 import type { ApplyReport, PlannedRevision } from '../../../agent/act/apply.ts';
 import { pushDisk } from '../../../oci/push.ts';
 import { manifestHead as head, Workspace } from '../../support/apply.ts';
-import { testCloudName } from '../../support/context.ts';
+import { testCloudName, testProject } from '../../support/context.ts';
 import { qcow2Disk } from './image-oci-fixtures.ts';
 import { signing } from '../../testbed/signing/peer.ts';
 
@@ -235,5 +235,36 @@ describe('Image spec.verify.attestations with the real cosign', () => {
     expect(conditions.find((x) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'AttestationVerificationFailed' });
     expect(conditions.find((x) => x.type === 'Stalled')?.message).toMatch(pattern);
     expect(await glanceByDigest(cases[name]!.digest)).toBe(0);
+  });
+
+  it('kupenstack image import --verify takes the same attestations: an attested digest imports, a CRITICAL finding is refused before Glance is asked', async () => {
+    const t = await testProject('attest-cli');
+    const policy = join(dir, 'cli-policy.yaml');
+    writeFileSync(
+      policy,
+      `publicKey: {file: "${join(dir, 'trusted.pub')}"}\nattestations:\n  - {predicateType: slsaprovenance, conditions: {builderId: "${builder}"}}\n  - {predicateType: vuln, conditions: {maxSeverity: CRITICAL, maxAgeDays: 30}}\n`,
+    );
+    const cli = (c: Case): Promise<{ code: number; stdout: string; stderr: string }> =>
+      exec(process.execPath, ['agent/cli/main.ts', 'image', 'import', `${c.repository}:${c.name}`, '--insecure', '--cloud', testCloudName, '--project', t.ctx.projectId, '--verify', policy, '-o', 'json']).then(
+        (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+        (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+      );
+    const listed = async (): Promise<{ id: string; oci_manifest_digest?: string }[]> => t.ctx.apis.image.list('/images', 'images', { owner: t.ctx.projectId, visibility: 'all' });
+    try {
+      const refused = await cli(cases['critical-tag']!);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(new RegExp(`${literal(vulnType)}: tag sha256-[a-f0-9]{64}\\.att: CRITICAL finding CVE-2026-40001`));
+      expect(await listed()).toEqual([]);
+      const good = cases['good-tag']!;
+      const ok = await cli(good);
+      expect(ok.code, ok.stderr).toBe(0);
+      const out = JSON.parse(ok.stdout) as { id: string; manifestDigest: string; attestations: Array<{ predicateType: string; where: string }> };
+      expect(out.manifestDigest).toBe(good.digest);
+      expect(out.attestations.map((a) => a.predicateType)).toEqual(['https://slsa.dev/provenance/v0.2', 'https://cosign.sigstore.dev/attestation/vuln/v1']);
+      expect((await listed()).map((i) => [i.id, i.oci_manifest_digest])).toEqual([[out.id, good.digest]]);
+    } finally {
+      for (const i of await listed()) await t.ctx.apis.image.remove(`/images/${i.id}`);
+      await t.dispose();
+    }
   });
 });

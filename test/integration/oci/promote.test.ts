@@ -90,6 +90,12 @@ beforeAll(async () => {
   await cosign('attest', '--key', 'trusted.key', ...offline, '--type', 'cyclonedx', '--predicate', 'sbom.json', ref);
   writeFileSync(join(dir, 'trusted.yaml'), `publicKey: {file: ${join(dir, 'trusted.pub')}}\n`);
   writeFileSync(join(dir, 'other.yaml'), `publicKey: {file: ${join(dir, 'other.pub')}}\n`);
+  const attestations = (list: string): string => `publicKey: {file: ${join(dir, 'trusted.pub')}}\nattestations:\n${list}`;
+  writeFileSync(
+    join(dir, 'attested.yaml'),
+    attestations('  - {predicateType: slsaprovenance, conditions: {builderId: "https://ci.example.com/builder"}}\n  - {predicateType: cyclonedx}\n'),
+  );
+  writeFileSync(join(dir, 'scanned.yaml'), attestations('  - {predicateType: slsaprovenance}\n  - {predicateType: vuln, conditions: {maxSeverity: HIGH}}\n'));
 }, 240_000);
 
 afterAll(async () => {
@@ -157,6 +163,26 @@ describe('kupenstack image promote (anonymous 5050 → token-auth 5052, real cos
     expect(res.stderr).toContain(`Nothing was written to ${fresh}`);
     expect(res.stderr).toContain('sign ');
     await expect(listTags(bearerClient(), `${dstRepo}-refused`)).rejects.toMatchObject({ code: 'oci.not-found' });
+  }, 60_000);
+
+  it("--verify with attestations: SRC's provenance (its builder) and SBOM are checked before the copy and again at DST", async () => {
+    const to = `${registries.bearer}/${dstRepo}-attested`;
+    const result = await promoteCli(to, '--verify', join(dir, 'attested.yaml'));
+    expect(result.digest).toBe(digest);
+    expect(result.attested?.source.map((a) => a.predicateType)).toEqual(['https://slsa.dev/provenance/v0.2', 'https://cyclonedx.org/bom']);
+    expect(result.attested?.source[0]?.where).toBe(`tag sha256-${hex(digest)}.att`);
+    expect(result.attested?.destination?.map((a) => a.predicateType)).toEqual(['https://slsa.dev/provenance/v0.2', 'https://cyclonedx.org/bom']);
+    expect(result.attested?.destination?.every((a) => a.signer === `file ${join(dir, 'trusted.pub')}`)).toBe(true);
+  }, 120_000);
+
+  it('--verify requiring an attestation SRC lacks (a vulnerability scan) writes nothing and names it', async () => {
+    const fresh = `${registries.bearer}/${dstRepo}-unscanned`;
+    const res = await kupenstack('image', 'promote', src, fresh, '--insecure', '--docker-config', dockerConfig, '--verify', join(dir, 'scanned.yaml'));
+    expect(res.code).not.toBe(0);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain(`${src}@${digest}: refused, attestation vuln (https://cosign.sigstore.dev/attestation/vuln/v1): absent`);
+    expect(res.stderr).toContain(`Nothing was written to ${fresh}`);
+    await expect(listTags(bearerClient(), `${dstRepo}-unscanned`)).rejects.toMatchObject({ code: 'oci.not-found' });
   }, 60_000);
 
   it("an index with its child and the child's referrers, on the same registry: blobs mounted, none copied", async () => {
