@@ -19,8 +19,9 @@ const label = 'controller';
  * (`--registry-hook-secret`; a rotation needs no restart). The Image
  * objects of opted-in namespaces that follow the pushed tag are resolved
  * again at once (Controller.resolveAgain), and the Syncs whose `source.oci`
- * follows it run (a request on the resource, as `kupenstack reconcile sync`
- * makes: the leader runs it whichever replica got the notification). The
+ * follows it run, tenants' NamespaceSyncs as the cluster's Syncs (a request
+ * on the resource, as `kupenstack reconcile sync` makes: the leader runs it
+ * whichever replica got the notification). The
  * answer gives counts only: nothing of any namespace to the sender.
  * Returns false for any other path.
  */
@@ -30,7 +31,7 @@ export function registryHookHandler(
   secret: SecretKey | undefined,
   metrics: AgentMetrics,
   logger: Logger,
-  syncs?: SyncLoop,
+  ...loops: Array<SyncLoop | undefined>
 ): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
   const deliveries = new DeliveryLog(1000);
   return async (req, res, path) => {
@@ -42,18 +43,18 @@ export function registryHookHandler(
           'registry notifications are refused: the controller has no shared secret for them; start it with --registry-hook-secret [namespace/]name[:key] (chart: registryHook.secretName)',
       });
     let moved: string[] = [];
-    let movedSyncs: string[] = [];
+    let movedSyncs: Array<{ loop: SyncLoop; key: string }> = [];
     const follower: RegistryHookFollower = {
       name: label,
       secret: () => secrets.get(secret),
       moved: (pushes) => {
         moved = controller.imagesFollowing(pushes);
-        movedSyncs = syncs?.syncsFollowing((oci) => ociSourceFollows(oci, pushes)) ?? [];
+        movedSyncs = loops.flatMap((loop) => (loop ? loop.syncsFollowing((oci) => ociSourceFollows(oci, pushes)).map((key) => ({ loop, key })) : []));
         return moved.length > 0 || movedSyncs.length > 0;
       },
       trigger: async () => {
         await controller.resolveAgain(moved);
-        for (const name of movedSyncs) await syncs?.requestRun(name);
+        for (const { loop, key } of movedSyncs) await loop.requestRun(key);
       },
     };
     const served = await serveRegistryHook(req, {
@@ -64,7 +65,7 @@ export function registryHookHandler(
       label,
       // The sender learns how many, never which: the Images live in tenants' namespaces (the log, for the operator, names them).
       moved: () => ({
-        log: { images: moved, syncs: movedSyncs },
+        log: { images: moved, syncs: movedSyncs.map((s) => s.key) },
         body: { resolving: { images: moved.length, syncs: movedSyncs.length } },
       }),
     });

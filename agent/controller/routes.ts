@@ -59,7 +59,7 @@ export function controllerRoutes(
   o: Pick<RouteSettings, 'registryHookSecret' | 'controller' | 'syncs' | 'tenantSyncs' | 'secrets' | 'metrics' | 'metricsAccess' | 'logger'>,
 ): (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean> {
   const { metrics, logger } = o;
-  const registryHook = registryHookHandler(o.controller, o.secrets, o.registryHookSecret, metrics, logger, o.syncs);
+  const registryHook = registryHookHandler(o.controller, o.secrets, o.registryHookSecret, metrics, logger, o.syncs, o.tenantSyncs);
   const syncHooks = o.syncs ? syncHttpHandler(o.syncs, o.secrets, metrics, logger) : undefined;
   // A NamespaceSync's webhook Secret is of its namespace (its key is namespace/name).
   const tenantSecrets = (key: string): SecretResolver => namespacedSecrets(o.secrets, syncRefOf(key).namespace ?? '');

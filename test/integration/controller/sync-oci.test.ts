@@ -22,13 +22,17 @@ import { ControllerProcess, getJson, kubectl, kubectlOk, prepareSyncBed, service
  * tag moved to a new artifact is applied at the registry's notification
  * (the Sync's interval is an hour); an artifact signed by another key is
  * refused and nothing of it is applied, until it carries the trusted
- * signature.
+ * signature. A tenant's NamespaceSync from an OCI artifact is run by the
+ * same notification.
  */
 const exec = promisify(execFile);
 const repoRoot = join(import.meta.dirname, '../../..');
 const run = randomBytes(3).toString('hex');
 const owner = `so${run}`;
 const ns = `sync-oci-${run}`;
+const tenantNs = `sync-oci-${run}-team`;
+const tenantSync = 'team-artifact';
+const tenantRepository = `manifests/oci-${run}-team`;
 const system = 'kupenstack-system';
 const syncName = `sync-oci-${run}`;
 const optIn = `sync-oci-${run}`;
@@ -54,8 +58,8 @@ const condition = (type: string): Cond | undefined => syncStatus().conditions?.f
 const crNames = (): string[] => kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean).map((n) => n.replace(/^.*\//, '')).sort();
 const crId = (name: string): string | undefined => (JSON.parse(kubectl(['get', 'network.kupenstack.io', name, '-n', ns, '-o', 'json']).stdout || '{}') as { status?: { id?: string } }).status?.id;
 
-async function neutronNetworks(): Promise<{ id: string; name: string }[]> {
-  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
+async function neutronNetworks(space = ns): Promise<{ id: string; name: string }[]> {
+  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${space}` });
   return p ? cloud.client('network').list('/networks', 'networks', { project_id: p.id }) : [];
 }
 
@@ -102,7 +106,9 @@ function applySync(sync: object): void {
 }
 
 beforeAll(async () => {
-  prepareSyncBed({ system, namespaces: [ns], optIn, gitopsIn: ns, gitSecret });
+  prepareSyncBed({ system, namespaces: [ns, tenantNs], optIn, gitopsIn: ns, gitSecret });
+  kubectlOk(['create', 'serviceaccount', 'gitops', '-n', tenantNs]);
+  kubectlOk(['create', 'rolebinding', 'gitops-edit', '-n', tenantNs, '--clusterrole', 'kupenstack-edit', `--serviceaccount=${tenantNs}:gitops`]);
   kubectlOk(['create', 'secret', 'generic', hookSecret, '-n', system, `--from-literal=token=${hookToken}`]);
   const port = await freePort();
   registry = await startNotifyingRegistry(`http://127.0.0.1:${port}/hooks/registry`, hookToken);
@@ -123,14 +129,21 @@ beforeAll(async () => {
 
 afterAll(async () => {
   kubectl(['delete', 'sync.kupenstack.io', syncName, '--wait=false']);
+  kubectl(['delete', 'namespacesync.kupenstack.io', tenantSync, '-n', tenantNs, '--wait=false']);
+  kubectl(['delete', 'networks.kupenstack.io', '--all', '-n', tenantNs, '--wait=false']);
+  await until('the team networks to be deleted', async () => (await neutronNetworks(tenantNs)).length === 0, 120_000).catch(() => undefined);
   kubectl(['delete', 'networks.kupenstack.io', '--all', '-n', ns, '--wait=false']);
   await until('the networks to be deleted', async () => (await neutronNetworks()).length === 0, 120_000).catch(() => undefined);
   await controller?.stop();
   for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', ns, '-o', 'name']).stdout.split('\n').filter(Boolean)) kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
-  kubectl(['delete', 'namespace', ns, '--wait=false']);
-  for (const n of await neutronNetworks()) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
-  const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${ns}` });
-  if (p) await cloud.identity.remove(`/projects/${p.id}`).catch(() => undefined);
+  for (const space of [ns, tenantNs]) {
+    for (const name of kubectl(['get', 'networks.kupenstack.io', '-n', space, '-o', 'name']).stdout.split('\n').filter(Boolean))
+      kubectl(['patch', name, '-n', space, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    kubectl(['delete', 'namespace', space, '--wait=false']);
+    for (const n of await neutronNetworks(space)) await cloud.client('network').remove(`/networks/${n.id}`).catch(() => undefined);
+    const [p] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: `${prefix}${space}` });
+    if (p) await cloud.identity.remove(`/projects/${p.id}`).catch(() => undefined);
+  }
   kubectl(['delete', 'secret', gitSecret, hookSecret, keySecret, '-n', system]);
   await registry?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -197,5 +210,34 @@ describe('a Sync from an OCI artifact', () => {
     await until('the signed artifact applied', () => Promise.resolve(syncStatus().lastAppliedRevision === `${tag}@${d3}`), 60_000, 500);
     expect(crNames()).toEqual(['net1', 'net2', 'net3']);
     expect(condition('Ready')?.status).toBe('True');
+  }, 300_000);
+
+  it("a tenant's NamespaceSync following an OCI tag is run by the same registry notification (its interval is an hour)", async () => {
+    const folder = mkdtempSync(join(dir, 'team-'));
+    const teamNetwork = (name: string): string => network(name).replace(`namespace: ${ns}`, `namespace: ${tenantNs}`);
+    writeFileSync(join(folder, 'tn1.yaml'), teamNetwork('tn1'));
+    const t1 = (await pushManifests(folder, `${registry.host}/${tenantRepository}:${tag}`, { insecure: true })).manifestDigest;
+    kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'deploy/crds/namespacesyncs.kupenstack.io.yaml')]);
+    kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(repoRoot, 'deploy/crds/namespacesyncs.kupenstack.io.yaml')]);
+    kubectlOk(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'kupenstack.io/v1alpha1',
+        kind: 'NamespaceSync',
+        metadata: { name: tenantSync, namespace: tenantNs, labels: { 'kupenstack.io/test-run': run } },
+        spec: { source: { oci: { url: `oci://${registry.host}/${tenantRepository}`, ref: { tag }, insecure: true } }, interval: '1h', retryInterval: '2s', serviceAccountName: 'gitops' },
+      }),
+    });
+    const tenantStatus = (): SyncStatus => getJson<{ status?: SyncStatus }>(['get', 'namespacesync.kupenstack.io', tenantSync, '-n', tenantNs]).status ?? {};
+    await until('the NamespaceSync to apply its first artifact', () => Promise.resolve(tenantStatus().lastAppliedRevision === `${tag}@${t1}`), 120_000, 500).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}: ${JSON.stringify(tenantStatus())}`);
+    });
+    const from = controller.log().length;
+    writeFileSync(join(folder, 'tn2.yaml'), teamNetwork('tn2'));
+    const t2 = (await pushManifests(folder, `${registry.host}/${tenantRepository}:${tag}`, { insecure: true })).manifestDigest;
+    await until('the notification to name the NamespaceSync', () =>
+      Promise.resolve(lines('registry notification: tag moved, resolving now', from).some((l) => (l.syncs as string[] | undefined)?.includes(`${tenantNs}/${tenantSync}`))),
+    60_000);
+    await until('the second team artifact applied', () => Promise.resolve(tenantStatus().lastAppliedRevision === `${tag}@${t2}`), 60_000, 500);
+    await until('tn2 in Neutron', async () => (await neutronNetworks(tenantNs)).some((n) => n.name === 'tn2'), 180_000, 1000);
   }, 300_000);
 });
