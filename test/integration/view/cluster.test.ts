@@ -18,7 +18,9 @@ import { buildView, firstContentMs, launch, shot, signIn, watchFirstContent } fr
  * token. A tenant ServiceAccount with kupenstack-view in team-a signs in through the sign-in page:
  * it sees team-a's objects with their OpenStack ids; team-b is neither listed nor reachable by URL
  * (the 403 page); a status change shows on the open page within 2 s without a reload; a namespace
- * of 1 000 objects (time to first content measured in the browser). Screenshots in test-artifacts/view/.
+ * of 1 000 objects (time to first content measured in the browser). A tenant's NamespaceSync (issue 48)
+ * is listed and opened like a Sync; another team's is neither listed nor reachable. Screenshots in
+ * test-artifacts/view/.
  */
 
 const admin = loadKubeConfig({ kubeconfig: kube.kubeconfig });
@@ -51,6 +53,24 @@ async function network(namespace: string, name: string, id: string): Promise<voi
   );
 }
 
+/** A tenant's NamespaceSync as the controller leaves it: applied, Ready, its inventory. */
+async function namespaceSync(namespace: string, name: string, objects: string[]): Promise<void> {
+  const metadata = { name, namespace };
+  const spec = { source: { git: { url: `https://git.example.com/${namespace}/infra.git`, ref: { branch: 'main' } } }, interval: '5m', serviceAccountName: 'gitops' };
+  await custom.createNamespacedCustomObject({ group, version, namespace, plural: 'namespacesyncs', body: { apiVersion: `${group}/${version}`, kind: 'NamespaceSync', metadata, spec } });
+  const now = new Date().toISOString();
+  const status = {
+    lastAppliedRevision: `main@sha1:${'ab'.repeat(20)}`,
+    lastSyncTime: now,
+    conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: `applied main@sha1:${'ab'.repeat(20)}`, lastTransitionTime: now }],
+    inventory: objects.map((o) => ({ apiVersion: `${group}/${version}`, kind: 'Network', namespace, name: o })),
+  };
+  await custom.patchNamespacedCustomObjectStatus(
+    { group, version, namespace, plural: 'namespacesyncs', name, body: { apiVersion: `${group}/${version}`, kind: 'NamespaceSync', metadata, status }, fieldManager: 'view-ui-test', force: true },
+    serverSideApply,
+  );
+}
+
 async function tenantBinding(namespace: string): Promise<void> {
   await rbac.createNamespacedRoleBinding({
     namespace,
@@ -70,6 +90,13 @@ beforeAll(async () => {
   await tenantBinding(big);
   await network(teamA, 'net-a', osid(teamA, 1));
   await network(teamB, 'net-b', osid(teamB, 2));
+  // Reading NamespaceSyncs is its own role (deploy/rbac/namespace-syncs.yaml; the built-in view aggregates it).
+  await rbac.createNamespacedRoleBinding({
+    namespace: teamA,
+    body: { metadata: { name: 'tenant-namespacesync-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kupenstack-namespacesync-view' }, subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: teamA }] },
+  });
+  await namespaceSync(teamA, 'team-infra', ['net-a']);
+  await namespaceSync(teamB, 'b-infra', ['net-b']);
   const tr = await core.createNamespacedServiceAccountToken({ name: 'tenant', namespace: teamA, body: { spec: { audiences: [], expirationSeconds: 1800 } } });
   token = tr.status!.token!;
   const quiet = new Writable({ write: (_c: Buffer, _e, cb) => cb() });
@@ -149,4 +176,21 @@ describe('the web view in Chromium, signed in as a tenant of team-a (real API se
     await shot(fresh, 'cluster-namespace-1000', false);
     await fresh.close();
   }, 300_000);
+
+  it("lists team-a's NamespaceSync beside the Syncs and opens it with its objects; team-b's is neither listed nor reachable", async () => {
+    await page.goto(`${base}/`);
+    const link = page.getByRole('link', { name: `${teamA}/team-infra`, exact: true });
+    await link.waitFor();
+    expect((await page.locator('main').textContent()) ?? '').not.toContain('b-infra');
+    await link.click();
+    await page.waitForURL(`${base}/namespaces/${teamA}/syncs/team-infra`);
+    await page.getByRole('heading', { name: new RegExp(`^NamespaceSync ${teamA}/team-infra`) }).waitFor();
+    const row = page.locator('[data-object="Network/net-a"]');
+    await row.waitFor();
+    expect(await row.textContent()).toContain(osid(teamA, 1));
+    await shot(page, 'cluster-namespacesync');
+    await page.goto(`${base}/namespaces/${teamB}/syncs/b-infra`);
+    await page.getByRole('heading', { name: '403 — not allowed' }).waitFor();
+    expect(await page.locator('main').textContent()).not.toContain(osid(teamB, 2));
+  });
 });

@@ -42,7 +42,7 @@ function SyncRow(props: { s: SyncSummary }) {
         )}
         {s.rejected && (
           <div>
-            <a href={href.plan(s.name)}>Rejected revision {shortRevision(s.rejected)}</a>
+            <a href={href.plan(s.name, s.namespace)}>Rejected revision {shortRevision(s.rejected)}</a>
           </div>
         )}
         <Diagnostics diagnostics={s.diagnostics} />

@@ -110,9 +110,9 @@ function Tree(props: { t: SyncTree; at: Date | undefined }) {
   const rev = t.revision ?? s.applied;
   return (
     <>
-      <Crumbs items={[{ label: 'Syncs', to: href.overview() }, { label: s.name }]} />
+      <Crumbs items={[{ label: 'Syncs', to: href.overview() }, { label: s.namespace ? `${s.namespace}/${s.name}` : s.name }]} />
       <h1 tabIndex={-1}>
-        Sync {s.name} <HealthBadge health={s.health} />
+        {s.namespace ? `NamespaceSync ${s.namespace}/${s.name}` : `Sync ${s.name}`} <HealthBadge health={s.health} />
       </h1>
       <Freshness at={props.at} />
       <Facts s={s} rev={rev} />
@@ -137,7 +137,8 @@ function Tree(props: { t: SyncTree; at: Date | undefined }) {
       {t.namespaces.map((n) => (
         <details key={n.name} open class="ns">
           <summary>
-            Namespace <a href={href.namespace(n.name)}>{n.name}</a> ({n.forbidden ? 'not readable by you' : `${n.objects.length} objects`})
+            Namespace <a href={href.namespace(n.name)}>{n.name}</a> (
+            {n.forbidden ? 'not readable by you' : `${n.objects.length} object${n.objects.length === 1 ? '' : 's'}`})
           </summary>
           {!n.forbidden && (
             <Paged
