@@ -1,4 +1,5 @@
 import { annotatedProjects } from './project-names.ts';
+import type { DependencyObjects } from './dependencies.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { KupenstackError } from '../errors.ts';
 import type { EventSink } from '../events/events.ts';
@@ -59,6 +60,8 @@ export interface EngineDeps {
   annotatedProjects?: boolean;
   /** Namespaces labelled kupenstack.io/admin=true (the controller's): their imports keep the admin's reach; every other namespace imports and adopts only what its project owns (act/imports.ts). */
   adminNamespaces?: ReadonlySet<string>;
+  /** Standalone: what the Syncs this one depends on made, so its references to their objects resolve (act/dependencies.ts). */
+  dependencies?: DependencyObjects;
 }
 
 export interface EngineOptions {
@@ -270,6 +273,7 @@ async function observeAndDecide(
     ...(deps.refresh ? { refresh: deps.refresh } : {}),
     ...(deps.annotatedProjects ? { projectNames: annotatedProjects(input.validated.manifests) } : {}),
     ...(deps.adminNamespaces ? { adminNamespaces: deps.adminNamespaces } : {}),
+    ...(deps.dependencies ? { dependencies: deps.dependencies } : {}),
   });
   deps.step?.('observed');
   const decision = await decide(input.validated, seen.inventory, {

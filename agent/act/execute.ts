@@ -187,6 +187,7 @@ async function withProjects(decision: Decision, seen: Observation, opts: Execute
       trustKnown: opts.trustKnownProjects === true,
       adopt: new Set(decision.declared.filter(adopts).map((m) => m.metadata.namespace ?? '')),
       ...(seen.projectNames ? { names: seen.projectNames } : {}),
+      ...(seen.borrowed.length > 0 ? { borrowed: seen.borrowed } : {}),
     },
     seen.projects,
   );

@@ -11,6 +11,7 @@ import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResourceState } from '../status/state.ts';
 import { pool } from '../util/concurrency.ts';
 import { know, projectContext, type ProjectContext } from './context.ts';
+import type { DependencyObjects } from './dependencies.ts';
 import { resolveImports } from './imports.ts';
 import { rememberProjects, trustedProjects } from './known-projects.ts';
 import { ownedProjects } from './projects.ts';
@@ -57,6 +58,8 @@ export interface ObserveOptions {
   projectNames?: ReadonlyMap<string, string>;
   /** Namespaces labelled kupenstack.io/admin=true (the controller's): their imports keep the admin's reach (act/imports.ts). */
   adminNamespaces?: ReadonlySet<string>;
+  /** Standalone: what the Syncs this one depends on made (their projects, their objects' ids). */
+  dependencies?: DependencyObjects;
 }
 
 /** The live inventory plus the per-namespace contexts the executor acts through. */
@@ -70,6 +73,8 @@ export interface Observation {
   namespaces: string[];
   /** Every project this owner had when observed (the executor does not list them again). */
   projects: Project[];
+  /** Projects of the Syncs this one depends on that it uses for namespaces it has none for (ObserveOptions.dependencies). */
+  borrowed: Project[];
   /** Namespace → Keystone project name where it is not prefix + namespace (ObserveOptions.projectNames). */
   projectNames?: ReadonlyMap<string, string>;
   /** Namespaces that get no project: a new one could not hold the objects their manifests adopt (act/no-project.ts). */
@@ -109,8 +114,9 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
   const inScope = (ns: string | undefined): boolean => ns !== undefined && (!opts.namespaces || opts.namespaces.includes(ns));
   const resources = manifests.filter((m) => inScope(scope.scopeOf(m, adapters)));
   const namespaces = [...new Set(resources.map((m) => m.metadata.namespace!))];
-  const { projects, allProjects, trusted } = await projectsOf(namespaces, inScope, opts);
+  const { projects, allProjects, trusted, borrowed } = await projectsOf(namespaces, inScope, opts);
   const { scopes, creates } = await scopesOf(resources, namespaces, projects, opts);
+  knowDependencies(scopes, opts.dependencies);
   const { owned, duplicates, total } = await listOwned(resources, projects, scopes, trusted, opts);
   const { imports, importErrors } = await resolveImports(resources, scopes, {
     cloud: opts.cloud,
@@ -143,8 +149,18 @@ export async function observe(manifests: readonly Manifest[], opts: ObserveOptio
     },
     resources: opts.resources,
     detached: (address) => opts.resources[address]?.onDelete === 'detach',
+    ...(opts.dependencies ? { provided: opts.dependencies.ids } : {}),
   };
-  return { inventory, scopes, resources, namespaces, projects: allProjects, blocked, ...(opts.projectNames ? { projectNames: opts.projectNames } : {}) };
+  return {
+    inventory,
+    scopes,
+    resources,
+    namespaces,
+    projects: allProjects,
+    borrowed,
+    blocked,
+    ...(opts.projectNames ? { projectNames: opts.projectNames } : {}),
+  };
 }
 
 /** The owner's projects (one list, or the last full pass's when trusted), and those of them this pass observes, by namespace. */
@@ -152,14 +168,26 @@ async function projectsOf(
   namespaces: readonly string[],
   inScope: (ns: string | undefined) => boolean,
   opts: ObserveOptions,
-): Promise<{ projects: Map<string, Project>; allProjects: Project[]; trusted: boolean }> {
+): Promise<{ projects: Map<string, Project>; allProjects: Project[]; trusted: boolean; borrowed: Project[] }> {
   const { cloud, owner } = opts;
   const projects = new Map<string, Project>();
   const trusted = opts.trustKnownProjects ? trustedProjects(cloud, owner, namespaces) : undefined;
   const allProjects = trusted ?? (await ownedProjects(cloud, owner));
   if (!trusted) rememberProjects(cloud, owner, allProjects);
   for (const p of allProjects) if (inScope(p.namespace) && (opts.prune || namespaces.includes(p.namespace))) projects.set(p.namespace, p);
-  return { projects, allProjects, trusted: trusted !== undefined };
+  // A namespace a dependency has a project for and this Sync has not: the dependency's, borrowed (never its to delete).
+  const borrowed = (opts.dependencies?.projects ?? []).filter((p) => namespaces.includes(p.namespace) && inScope(p.namespace) && !projects.has(p.namespace));
+  for (const p of borrowed) projects.set(p.namespace, p);
+  return { projects, allProjects, trusted: trusted !== undefined, borrowed };
+}
+
+/** A reference to an object a dependency applied answers with its id, in the namespace's context (no remote: it is not this Sync's). */
+function knowDependencies(scopes: ReadonlyMap<string, ProjectContext>, deps: DependencyObjects | undefined): void {
+  for (const [address, id] of deps?.ids ?? []) {
+    const [ns, kind, name] = address.split('/');
+    const pc = ns === undefined ? undefined : scopes.get(ns);
+    if (pc && kind && name && !pc.ids.has(`${kind}/${name}`)) pc.ids.set(`${kind}/${name}`, id);
+  }
 }
 
 /**

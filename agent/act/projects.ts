@@ -23,6 +23,8 @@ export interface ProjectOptions {
   adopt?: ReadonlySet<string>;
   /** Namespace → Keystone project name where it is not prefix + namespace (act/project-names.ts). */
   names?: ReadonlyMap<string, string>;
+  /** Projects of the Syncs this one depends on, used for namespaces it has none for: neither created nor remembered as its own. */
+  borrowed?: readonly Project[];
 }
 
 interface KeystoneProject {
@@ -50,6 +52,12 @@ export async function ensureProjects(
   const byNamespace = new Map<string, Project>();
   // `known`: the owner's projects as just listed (observe); a project created since is adopted on the create's conflict.
   for (const p of known ?? (await ownedProjects(cloud, opts.owner))) byNamespace.set(p.namespace, p);
+  const borrowed = new Set<string>();
+  for (const p of opts.borrowed ?? [])
+    if (!byNamespace.has(p.namespace)) {
+      byNamespace.set(p.namespace, p);
+      borrowed.add(p.id);
+    }
   const wanted = [...new Set(namespaces)].sort();
   if (wanted.length === 0) return byNamespace;
   if (opts.trustKnown) {
@@ -77,7 +85,7 @@ export async function ensureProjects(
   rememberGrants(
     cloud,
     opts.owner,
-    wanted.map((ns) => byNamespace.get(ns)!),
+    wanted.map((ns) => byNamespace.get(ns)!).filter((p) => !borrowed.has(p.id)),
   );
   return byNamespace;
 }

@@ -37,6 +37,8 @@ export interface Inventory {
   resources: Readonly<Record<string, ResourceState>>;
   /** An undeclared object stays in OpenStack (`onDelete: detach`). */
   detached(address: string): boolean;
+  /** Standalone: ids of the objects the Syncs this one depends on applied (a reference may name them). */
+  provided?: ReadonlyMap<string, string>;
 }
 
 /** What an offline inventory reports for a field the older revision did not declare. */
@@ -125,7 +127,7 @@ function idOf(m: Manifest, inv: Inventory, changing: ReadonlySet<string>): (kind
   return (kind, name) => {
     const target = `${ns}/${kind}/${name}`;
     if (changing.has(target)) return knownAfterApply(`${kind}/${name}`);
-    return (inv.imports.get(target) ?? inv.owned.get(target))?.id ?? knownAfterApply(`${kind}/${name}`);
+    return (inv.imports.get(target) ?? inv.owned.get(target))?.id ?? inv.provided?.get(target) ?? knownAfterApply(`${kind}/${name}`);
   };
 }
 

@@ -11,6 +11,7 @@ import type { AgentMetrics } from '../telemetry/metrics.ts';
 import type { CloudStepOptions } from './revision-cloud.ts';
 import { Scheduler, type Trigger } from '../sync/scheduler.ts';
 import { SyncRunner } from './sync-runner.ts';
+import type { SyncPeer } from './cross-sync.ts';
 
 export interface AgentOptions {
   config: KupenstackConfig;
@@ -60,6 +61,8 @@ export class Agent {
 
   static async create(opts: AgentOptions): Promise<Agent> {
     const handles = new Map<string, SyncHandle>();
+    // The Syncs as each other sees them (references across Syncs); filled as they are made, read only when they run.
+    const peers = new Map<string, SyncPeer>();
     const images = new ImageMemory();
     for (const sync of opts.config.syncs ?? []) {
       const source = await opts.createSource(sync);
@@ -72,6 +75,7 @@ export class Agent {
         metrics: opts.metrics,
         secrets: opts.secrets,
         images,
+        peers: () => peers,
         ...(opts.cloudStep ? { cloudStep: opts.cloudStep } : {}),
         onWrite: opts.onWrite ? (at) => opts.onWrite!(sync.name, at) : undefined,
       });
@@ -82,6 +86,7 @@ export class Agent {
         (err) => log.error({ error: err instanceof Error ? err.message : String(err) }, 'run failed unexpectedly'),
       );
       handles.set(sync.name, { sync, runner, scheduler, source });
+      peers.set(sync.name, runner.asPeer());
     }
     return new Agent(handles, opts.secrets, opts.logger, images);
   }

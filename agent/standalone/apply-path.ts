@@ -1,4 +1,5 @@
 import { applyRevision, noSecrets, planRevision, type ApplyReport, type EngineDeps, type PlannedRevision, type RevisionInput } from '../act/apply.ts';
+import type { DependencyObjects } from '../act/dependencies.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
@@ -49,6 +50,8 @@ export interface StandaloneOptions {
   images?: ImageMemory;
   /** Images a registry notification moved: resolved again whatever their interval (EngineDeps.refresh). */
   refresh?: ReadonlySet<string>;
+  /** The agent's Syncs: what the Syncs this one depends on made (references across Syncs). */
+  dependencies?: DependencyObjects;
 }
 
 export interface PathOptions extends StandaloneOptions {
@@ -157,6 +160,7 @@ function engineDeps(opts: StandaloneOptions): EngineDeps {
     signal: opts.signal,
     images: opts.images ?? new ImageMemory(),
     ...(opts.refresh ? { refresh: opts.refresh } : {}),
+    ...(opts.dependencies ? { dependencies: opts.dependencies } : {}),
     annotatedProjects: true,
   };
 }

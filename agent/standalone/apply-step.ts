@@ -1,4 +1,5 @@
 import type { ApplyReport, RevisionInput } from '../act/apply.ts';
+import type { DependencyObjects } from '../act/dependencies.ts';
 import { applyChanged, applySubset, applyValidated, type StandaloneOptions } from './apply-path.ts';
 import type { AgentConfig } from '../config/config.ts';
 import type { SyncConfig } from '../sync/settings.ts';
@@ -41,6 +42,8 @@ export interface ApplyStepContext {
   refresh?: ReadonlySet<string>;
   /** Engine events for the Sync's notify targets (drift corrected, healed, a new image version): object-notice.ts picks. */
   notices?: EventSink;
+  /** What the Syncs this one depends on made (references across Syncs), read at each apply. */
+  dependencies?: () => Promise<DependencyObjects | undefined>;
 }
 
 export interface ApplyStepOptions {
@@ -82,6 +85,8 @@ export async function applyStep(
   if (only) ctx.log.info({ revision, trigger, only }, 'applying only what the event names');
   else ctx.log.info({ revision, trigger, drift }, drift ? 'correcting drift' : 'applying revision');
   const how = engineOptions(ctx, revision, signal);
+  const provided = await ctx.dependencies?.();
+  if (provided) how.dependencies = provided;
   // The cloud first (full passes, drift ones too: they correct the cloud's drift): its resources wait for it to be Ready.
   if (!only && ctx.cloudStep) {
     const waiting = await cloudFirst(ctx, rev, signal);

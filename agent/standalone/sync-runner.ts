@@ -21,6 +21,7 @@ import { SyncRun, type LoadedRevision, type SyncApplier } from '../sync/sync-run
 import type { SyncOutcome } from '../sync/outcome.ts';
 import { metricsSink } from '../telemetry/event-sinks.ts';
 import { checkPath } from '../validate/check-path.ts';
+import { dependencyObjects, standaloneCrossSync, type SyncPeer } from './cross-sync.ts';
 
 export interface SyncRunnerDeps {
   config: AgentConfig;
@@ -38,6 +39,8 @@ export interface SyncRunnerDeps {
   cloudStep?: CloudStepOptions;
   /** What the Image kind remembers between runs: the agent's one object (resolutions, registry clients). */
   images: ImageMemory;
+  /** The agent's Syncs by name, for references across Syncs (dependsOn): set once they all exist. */
+  peers?: () => ReadonlyMap<string, SyncPeer>;
 }
 
 /**
@@ -54,6 +57,7 @@ export class SyncRunner implements SyncApplier {
   /** Set after the first successful apply since the agent started (readiness). */
   reconciledOnce = false;
   private readonly snapshots: Snapshots;
+  private readonly stateDir: string;
   private readonly log: Logger;
   private readonly deps: SyncRunnerDeps;
   private readonly applyConfig: AgentConfig;
@@ -91,6 +95,7 @@ export class SyncRunner implements SyncApplier {
       ...(sync.imageVerify ? { imageVerify: sync.imageVerify } : {}),
     };
     this.snapshots = new Snapshots(join(stateDir, 'revisions'));
+    this.stateDir = stateDir;
     this.log = deps.logger.child({ sync: sync.name });
     const notifier = sync.notify
       ? new Notifier({ targets: sync.notify, secrets: deps.secrets, log: this.log, egressNamespace: `(Sync ${sync.name})` })
@@ -112,6 +117,7 @@ export class SyncRunner implements SyncApplier {
       metrics: deps.metrics,
       log: this.log,
       ...(notifier ? { notify: notifier.notify.bind(notifier) } : {}),
+      ...(deps.peers ? { crossSync: standaloneCrossSync(sync.name, deps.peers, this.registry) } : {}),
     };
     // Standalone, only validation rejects a revision: the one on record stays refused across restarts.
     this.shared = new SyncRun(run, this, store.status.rejectedRevision);
@@ -125,6 +131,17 @@ export class SyncRunner implements SyncApplier {
     deps.metrics.ready.set({ sync: sync.name }, store.get('Ready')?.status === 'True' ? 1 : 0);
     await store.save();
     return runner;
+  }
+
+  /** This Sync as the others see it (references across Syncs). */
+  asPeer(): SyncPeer {
+    return {
+      name: this.name,
+      dependsOn: this.sync.dependsOn,
+      owner: this.sync.owner,
+      stateDir: this.stateDir,
+      applied: async () => (await this.lastGoodRevision())?.validated.manifests,
+    };
   }
 
   get status(): SyncStatus {
@@ -278,6 +295,7 @@ export class SyncRunner implements SyncApplier {
       ...(this.refresh && this.refresh.size > 0 ? { refresh: this.refresh } : {}),
       ...(this.deps.cloudStep ? { cloudStep: this.deps.cloudStep } : {}),
       ...(this.notices ? { notices: this.notices } : {}),
+      ...(this.deps.peers && this.sync.dependsOn.length > 0 ? { dependencies: () => dependencyObjects(this.client(), this.name, this.deps.peers!()) } : {}),
     };
     // The fast pass compares with the last good revision, when it is another one.
     const base =
