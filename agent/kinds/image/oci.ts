@@ -61,6 +61,7 @@ function requestOf(oci: OciSource): DiskRequest {
     ...(oci.digest ? { digest: oci.digest } : oci.semver ? { semver: oci.semver } : { tag: oci.tag ?? 'latest' }),
     ...(oci.platform ? { platform: oci.platform } : {}),
     ...(oci.insecure ? { insecure: true } : {}),
+    ...(oci.disk !== undefined ? { disk: oci.disk } : {}),
   };
 }
 
