@@ -16,7 +16,11 @@ const disk = (name: string | undefined, c: string, size?: string, mediaType: str
   mediaType,
   digest: digest(c),
   size: 100,
-  annotations: { ...(name !== undefined ? { [kubevirt.diskName]: name } : {}), ...(size !== undefined ? { [kubevirt.diskSize]: size } : {}), 'org.opencontainers.image.title': `${name}.raw.zst` },
+  annotations: {
+    ...(name !== undefined ? { [kubevirt.diskName]: name } : {}),
+    ...(size !== undefined ? { [kubevirt.diskSize]: size } : {}),
+    'org.opencontainers.image.title': `${name}.raw.zst`,
+  },
 });
 const vm = (layers: Descriptor[], extra: Partial<ImageManifest> = {}): ImageManifest => ({
   kind: 'manifest',
@@ -96,7 +100,11 @@ describe('rule 3: a KubeVirt VM export', () => {
   it('ignores layers that are not disks (a README), and a disk name is refused for any other artifact', () => {
     const readme: Descriptor = { mediaType: 'text/markdown', digest: digest('d'), size: 5 };
     expect(detectDisk(vm([readme, disk('rootdisk', 'a')]), 'x').layer.digest).toBe(digest('a'));
-    const ours: ImageManifest = { ...vm([{ mediaType: 'application/vnd.diskimage.qcow2', digest: digest('a'), size: 1 }]), artifactType: 'application/vnd.kupenstack.vmimage.v1', config: { mediaType: 'application/vnd.oci.empty.v1+json', digest: digest('4'), size: 2 } };
+    const ours: ImageManifest = {
+      ...vm([{ mediaType: 'application/vnd.diskimage.qcow2', digest: digest('a'), size: 1 }]),
+      artifactType: 'application/vnd.kupenstack.vmimage.v1',
+      config: { mediaType: 'application/vnd.oci.empty.v1+json', digest: digest('4'), size: 2 },
+    };
     expect(detectDisk(ours, 'x').packaging).toBe('kupenstack-artifact');
     expect(() => detectDisk(ours, 'x', 'rootdisk')).toThrow(/not a KubeVirt VM export/);
   });
@@ -150,7 +158,12 @@ describe('Glance versions of a KubeVirt disk', () => {
   it('each disk of one manifest is its own version: the key and oci_disk carry the name, oci_format says kubevirt-export', () => {
     expect(versionKey(resolved())).toBe(`${digest('1')}#disk=datadisk`);
     expect(versionKey({ manifestDigest: digest('1') })).toBe(digest('1'));
-    expect(versionProperties(resolved(), ['oci_*'], {})).toEqual({ oci_repository: 'r/vm', oci_manifest_digest: digest('1'), oci_format: 'kubevirt-export', oci_disk: 'datadisk' });
+    expect(versionProperties(resolved(), ['oci_*'], {})).toEqual({
+      oci_repository: 'r/vm',
+      oci_manifest_digest: digest('1'),
+      oci_format: 'kubevirt-export',
+      oci_disk: 'datadisk',
+    });
     expect(sameDisk({ id: 'a', status: 'active', oci_disk: 'datadisk' }, resolved())).toBe(true);
     expect(sameDisk({ id: 'a', status: 'active', oci_disk: 'rootdisk' }, resolved())).toBe(false);
     expect(sameDisk({ id: 'a', status: 'active' }, resolved())).toBe(false);
@@ -163,7 +176,9 @@ describe('the VirtualMachine an export writes', () => {
     expect(vmNameOf('CirrOS 0.6.2 (x86_64)')).toBe('cirros-0-6-2-x86-64');
     expect(vmNameOf('---')).toBe('vm');
     expect(vmNameOf('a'.repeat(80))).toHaveLength(63);
-    const doc = minimalVirtualMachine({ vmName: 'cirros', diskName: 'rootdisk', memoryMib: 128 }, 'amd64') as { spec: { template: { spec: Record<string, unknown> } } };
+    const doc = minimalVirtualMachine({ vmName: 'cirros', diskName: 'rootdisk', memoryMib: 128 }, 'amd64') as {
+      spec: { template: { spec: Record<string, unknown> } };
+    };
     expect(doc).toMatchObject({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'cirros' }, spec: { runStrategy: 'Halted' } });
     expect(doc.spec.template.spec).toEqual({
       architecture: 'amd64',
