@@ -5,10 +5,14 @@ import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KupenstackError } from '../../../agent/errors.ts';
+import { image } from '../../../agent/kinds/image/adapter.ts';
+import type { AdapterContext, Remote } from '../../../agent/kinds/kit/adapter.ts';
+import { ImageMemory } from '../../../agent/kinds/kit/image-memory.ts';
+import { difference, replaceHash } from '../../../agent/plan/diff.ts';
 import { putImageData } from '../../../agent/glance/image-api.ts';
 import { importDisk } from '../../../agent/glance/import.ts';
 import { diskSourceFor } from '../../../agent/glance/registry-source.ts';
-import { testProject, type TestProject } from '../../support/context.ts';
+import { manifest, testProject, type TestProject } from '../../support/context.ts';
 import { uniqueRepo, registries } from '../../support/oci.ts';
 import { pushDiskAs, pushKubevirtAs, qcow2Disk } from '../kinds/image-oci-fixtures.ts';
 
@@ -29,7 +33,7 @@ const tag = randomBytes(3).toString('hex');
 interface Glance extends Record<string, unknown> {
   id: string;
   status: string;
-  size: number | null;
+  size?: number | null;
   checksum?: string;
   os_hash_value?: string;
 }
@@ -147,6 +151,66 @@ describe('KubeVirt containerDisk and VM export → Glance', () => {
       const err = await refused(repo, 'oci.size-mismatch');
       expect(err.message).toMatch(/size annotation states/);
     }
+  });
+});
+
+describe('an Image manifest with spec.source.oci.disk', () => {
+  /** The adapter context of one run, as the engine makes one. */
+  function runCtx(): AdapterContext {
+    const memos = new Map<string, Promise<unknown>>();
+    return {
+      ...t.ctx,
+      images: new ImageMemory(),
+      memo: <T>(key: string, load: () => Promise<T>): Promise<T> => {
+        if (!memos.has(key)) memos.set(key, load());
+        return memos.get(key) as Promise<T>;
+      },
+    };
+  }
+
+  it('imports the named disk of a two-disk VM export; without the name the create is refused and nothing is in Glance', async () => {
+    const root = rawDisk(2, 99);
+    const data = rawDisk(3);
+    const repo = uniqueRepo('kubevirt-image-kind');
+    const pushed = await pushKubevirtAs(repo, tag, [
+      { name: 'rootdisk', data: root },
+      { name: 'datadisk', data },
+    ]);
+    const oci = { repository: `${registry}/${repo}`, tag, insecure: true, sharing: 'private' };
+    const before = new Set((await allImages()).map((i) => i.id));
+    const unnamed = manifest('Image', 'vm-unnamed', t.ctx.namespace, { source: { oci } });
+    const ctx = runCtx();
+    const err = await (async () => {
+      const desired = await image.desired(unnamed, ctx);
+      await image.create(ctx, unnamed, desired, { owner: ctx.owner, ref: 'Image/vm-unnamed', specHash: replaceHash(image, desired) });
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(KupenstackError);
+    expect((err as KupenstackError).message).toMatch(/2 disks \("rootdisk", "datadisk"\)/);
+    expect((await allImages()).filter((i) => !before.has(i.id))).toEqual([]);
+
+    const named = manifest('Image', 'vm-data', t.ctx.namespace, { source: { oci: { ...oci, disk: 'datadisk' } } });
+    const ctx2 = runCtx();
+    const desired = await image.desired(named, ctx2);
+    await image.create(ctx2, named, desired, { owner: ctx2.owner, ref: 'Image/vm-data', specHash: replaceHash(image, desired) });
+    // The engine's follow-up: observe again, and the update that stores the data.
+    const mine = async (): Promise<Remote> => (await image.observe(ctx2)).find((r) => r.marker?.ref === 'Image/vm-data')!;
+    const diff = difference(image, desired, await mine());
+    if (Object.keys(diff.updates).length > 0) await image.update(ctx2, await mine(), diff.updates, named);
+    const created = await mine();
+    expect(difference(image, desired, created).updates).toEqual({});
+    const stored = (await t.ctx.apis.image.call<Glance>('GET', `/images/${created.id}`)).body;
+    expectSame(stored, data);
+    expect(stored).toMatchObject({
+      name: 'vm-data',
+      disk_format: 'raw',
+      oci_format: 'kubevirt-export',
+      oci_disk: 'datadisk',
+      oci_manifest_digest: pushed.manifest,
+      kupenstack_ref: 'Image/vm-data',
+    });
   });
 });
 
