@@ -81,7 +81,7 @@ export interface ResolvedDisk {
   formatDeclared?: boolean;
   /** Annotations that were not applied (e.g. a property.<key> outside the allow-list). */
   warnings?: string[];
-  /** KubeVirt export: the disk's name (io.kubevirt.disk.name); its size (diskSize) is checked exactly while it flows. */
+  /** KubeVirt export: the disk the request named (io.kubevirt.disk.name), part of the version's identity; its size (diskSize) is checked exactly while it flows. */
   diskName?: string;
 }
 

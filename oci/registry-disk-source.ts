@@ -191,7 +191,8 @@ export class RegistryDiskSource implements DiskSource {
     if (detected.tarLayers) resolved.layers = detected.tarLayers.map((l) => ({ digest: l.digest, size: l.size, mediaType: l.mediaType }));
     const diskSize = statedDiskSize(detected);
     if (diskSize !== undefined) resolved.diskSize = diskSize;
-    if (detected.kubevirt) resolved.diskName = detected.kubevirt.name;
+    // Only a named disk is part of the version's identity: an export's one disk unnamed is the manifest's disk.
+    if (detected.kubevirt && request.disk !== undefined) resolved.diskName = detected.kubevirt.name;
     const uncompressedDigest = layer.annotations?.[vmimage.uncompressedDigest];
     if (uncompressedDigest && isValidDigest(uncompressedDigest)) resolved.diskDigest = uncompressedDigest;
     const limit = this.options.maxDiskBytes ?? defaultMaxDiskBytes;
@@ -324,7 +325,7 @@ export class RegistryDiskSource implements DiskSource {
       if (disk.diskDigest) stages.push(new VerifyingStream(disk.diskDigest, `${where}: the decompressed disk`, disk.diskSize));
       // KubeVirt states a size and no digest: the layer digest covers the compressed bytes, this the length of what they give.
       else if (disk.packaging === 'kubevirt-export' && disk.diskSize !== undefined)
-        stages.push(new ExactSize(disk.diskSize, `${where}: KubeVirt disk "${disk.diskName ?? ''}" decompressed`));
+        stages.push(new ExactSize(disk.diskSize, `${where}: the KubeVirt disk ${disk.blob.digest} decompressed`));
     }
     const gate = new SniffGate(disk.formatDeclared === false ? undefined : disk.diskFormat || undefined, where);
     const out = new HoldBackLast(undefined, 0, { highWaterMark: 1 << 20 });

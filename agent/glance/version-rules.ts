@@ -30,13 +30,13 @@ export const propSupersededAt = 'oci_superseded_at';
 export const ociTagPrefix = 'oci-tag:';
 /** The packaging when it is not our own artifact's (oci-pipeline.md §3.3): written for KubeVirt VM exports. */
 const propFormat = 'oci_format';
-/** The disk of a KubeVirt VM export a version holds (io.kubevirt.disk.name): one manifest, several disks. */
-const propDisk = 'oci_disk';
+/** The disk of a KubeVirt VM export a version holds when the source named one (io.kubevirt.disk.name): one manifest, several disks. */
+export const propDisk = 'oci_disk';
 
 /** Properties the pipeline writes itself: never taken from annotations, never treated as user drift. */
 const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt, propFormat, propDisk];
 /** Keys the pipeline keeps on versions for its own bookkeeping: not user properties, never drift. */
-export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt]);
+export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt, propFormat, propDisk]);
 
 export function ociTag(tag: string): string {
   return `${ociTagPrefix}${tag}`;
@@ -95,9 +95,15 @@ export function versionProperties(disk: ResolvedDisk, allowed: readonly string[]
   out[propRepository] = disk.repository;
   if (disk.tag !== undefined) out[propTag] = disk.tag;
   out[propDigest] = disk.manifestDigest;
-  if (disk.packaging === 'kubevirt-export') out[propFormat] = 'kubevirt-export';
-  if (disk.diskName !== undefined) out[propDisk] = disk.diskName;
   return out;
+}
+
+/** What a version is, written once when it is made (bookkeeping: its data never changes, so neither do they). */
+export function creationProperties(disk: Pick<ResolvedDisk, 'packaging' | 'diskName'>): Record<string, string> {
+  return {
+    ...(disk.packaging === 'kubevirt-export' ? { [propFormat]: 'kubevirt-export' } : {}),
+    ...(disk.diskName !== undefined ? { [propDisk]: disk.diskName } : {}),
+  };
 }
 
 const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0 : 0);

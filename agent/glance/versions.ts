@@ -11,6 +11,7 @@ import { HoldBackLast } from '../../lib/stream/hold-back.ts';
 import { retry } from '../../lib/retry.ts';
 import { deleteImage, patchImage, pointer, putImageData, type PatchOp } from './image-api.ts';
 import {
+  creationProperties,
   ociImageId,
   ociTagPrefix,
   propDigest,
@@ -166,6 +167,7 @@ export async function findOrCreateVersion(
   }
   const body: Record<string, unknown> = {
     ...look.properties,
+    ...creationProperties(disk),
     name: options.hidden ? versionName(look.name, disk.manifestDigest) : look.name,
     disk_format: look.diskFormat ?? disk.diskFormat,
     container_format: look.containerFormat ?? 'bare',

@@ -112,7 +112,9 @@ describe('KubeVirt containerDisk and VM export → Glance', () => {
     const r = await importDisk(g(), diskSourceFor(), { repository: `${registry}/${repo}`, tag, insecure: true });
     expectSame(r.image, disk);
     expect(r.manifestDigest).toBe(pushed.manifest);
-    expect(r.image).toMatchObject({ disk_format: 'raw', oci_format: 'kubevirt-export', oci_disk: 'rootdisk', oci_manifest_digest: pushed.manifest });
+    expect(r.image).toMatchObject({ disk_format: 'raw', oci_format: 'kubevirt-export', oci_manifest_digest: pushed.manifest });
+    // Not named by the request: the manifest's one disk, no oci_disk.
+    expect(r.image).not.toHaveProperty('oci_disk');
     // The same digest again: nothing downloaded, the same image.
     const again = await importDisk(g(), diskSourceFor(), { repository: `${registry}/${repo}`, tag, insecure: true });
     expect({ id: again.image.id, reused: again.reused, blobBytes: again.blobBytes }).toEqual({ id: r.image.id, reused: true, blobBytes: 0 });
@@ -203,6 +205,9 @@ describe('an Image manifest with spec.source.oci.disk', () => {
     expect(difference(image, desired, created).updates).toEqual({});
     const stored = (await t.ctx.apis.image.call<Glance>('GET', `/images/${created.id}`)).body;
     expectSame(stored, data);
+    // Another disk of the same manifest is another image: the plan replaces, it never relabels this one.
+    const other = manifest('Image', 'vm-data', t.ctx.namespace, { source: { oci: { ...oci, disk: 'rootdisk' } } });
+    expect(difference(image, await image.desired(other, runCtx()), created).replace).toBe(true);
     expect(stored).toMatchObject({
       name: 'vm-data',
       disk_format: 'raw',
@@ -288,7 +293,7 @@ describe('kupenstack image export --format kubevirt', () => {
       checksum: rawImage.checksum,
       os_hash_value: rawImage.os_hash_value,
     });
-    expect(back.image).toMatchObject({ disk_format: 'raw', os_distro: 'cirros', architecture: 'x86_64', oci_format: 'kubevirt-export', oci_disk: 'bootdisk' });
+    expect(back.image).toMatchObject({ disk_format: 'raw', os_distro: 'cirros', architecture: 'x86_64', oci_format: 'kubevirt-export' });
   });
 
   it('refuses a qcow2 image before reading or pushing anything, naming the fix', async () => {

@@ -7,7 +7,7 @@ import { detectDisk } from '../../../oci/formats/detect.ts';
 import { formatByteQuantity, isKubevirtExport, kubevirt, parseByteQuantity } from '../../../oci/formats/kubevirt.ts';
 import { minimalVirtualMachine, vmNameOf } from '../../../oci/kubevirt-push.ts';
 import type { Descriptor, ImageManifest } from '../../../oci/manifest.ts';
-import { sameDisk, versionKey, versionProperties } from '../../../agent/glance/version-rules.ts';
+import { creationProperties, sameDisk, versionKey, versionProperties } from '../../../agent/glance/version-rules.ts';
 import type { ResolvedDisk } from '../../../oci/disk-source.ts';
 
 const digest = (c: string): string => `sha256:${c.repeat(64)}`;
@@ -155,15 +155,14 @@ describe('Glance versions of a KubeVirt disk', () => {
     ...over,
   });
 
-  it('each disk of one manifest is its own version: the key and oci_disk carry the name, oci_format says kubevirt-export', () => {
+  it('each named disk of one manifest is its own version: the key and oci_disk carry the name, oci_format says kubevirt-export', () => {
     expect(versionKey(resolved())).toBe(`${digest('1')}#disk=datadisk`);
     expect(versionKey({ manifestDigest: digest('1') })).toBe(digest('1'));
-    expect(versionProperties(resolved(), ['oci_*'], {})).toEqual({
-      oci_repository: 'r/vm',
-      oci_manifest_digest: digest('1'),
-      oci_format: 'kubevirt-export',
-      oci_disk: 'datadisk',
-    });
+    // Written once at creation (bookkeeping), never from annotations and never as drift.
+    expect(versionProperties(resolved(), ['oci_*'], {})).toEqual({ oci_repository: 'r/vm', oci_manifest_digest: digest('1') });
+    expect(creationProperties(resolved())).toEqual({ oci_format: 'kubevirt-export', oci_disk: 'datadisk' });
+    expect(creationProperties(resolved({ diskName: undefined }))).toEqual({ oci_format: 'kubevirt-export' });
+    expect(creationProperties({ packaging: 'containerdisk' })).toEqual({});
     expect(sameDisk({ id: 'a', status: 'active', oci_disk: 'datadisk' }, resolved())).toBe(true);
     expect(sameDisk({ id: 'a', status: 'active', oci_disk: 'rootdisk' }, resolved())).toBe(false);
     expect(sameDisk({ id: 'a', status: 'active' }, resolved())).toBe(false);
