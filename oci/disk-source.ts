@@ -18,7 +18,9 @@ export type DiskPackaging =
   /** A plain `oras push` of a disk file (one layer, generic media type, titled). */
   | 'oras-file'
   /** A KubeVirt containerDisk: a container image whose tar layer holds disk/<file>. */
-  | 'containerdisk';
+  | 'containerdisk'
+  /** A KubeVirt VM export (VEP #256): one raw+zstd layer per disk, chosen by io.kubevirt.disk.name. */
+  | 'kubevirt-export';
 
 export interface Platform {
   architecture: string;
@@ -36,6 +38,8 @@ export interface DiskRequest {
   platform?: Platform;
   /** Plain HTTP (loopback test registries, air-gapped mirrors). Default false: HTTPS with verification. */
   insecure?: boolean;
+  /** The disk to take from a KubeVirt VM export with several (its io.kubevirt.disk.name). */
+  disk?: string;
 }
 
 /** A request pinned to one manifest, with everything Glance needs to know before the bytes flow. */
@@ -78,6 +82,8 @@ export interface ResolvedDisk {
   formatDeclared?: boolean;
   /** Annotations that were not applied (e.g. a property.<key> outside the allow-list). */
   warnings?: string[];
+  /** KubeVirt export: the disk the request named (io.kubevirt.disk.name), part of the version's identity; its size (diskSize) is checked exactly while it flows. */
+  diskName?: string;
 }
 
 export interface OpenedDisk {

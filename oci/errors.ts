@@ -19,6 +19,7 @@ export type OciErrorCode =
   | 'oci.unsafe' // tar entry that is a link, escapes its directory, …
   | 'oci.truncated' // the stream ended early and the retry budget is spent
   | 'oci.too-large' // more bytes than the limit or than the descriptor says
+  | 'oci.size-mismatch' // the decompressed disk is not the size an annotation states (io.kubevirt.disk.size)
   | 'oci.platform' // no manifest for the requested platform
   | 'oci.registry' // unexpected HTTP answer
   | 'oci.signature' // a signature policy applies and no signature satisfies it (unsigned, other key, other digest)

@@ -25,11 +25,13 @@ export interface InspectResult {
   minDisk?: number;
   minRam?: number;
   warnings?: string[];
+  /** KubeVirt VM export: the disk shown (io.kubevirt.disk.name). */
+  diskName?: string;
 }
 
 export async function inspectImage(
   ref: string,
-  options: { insecure?: boolean; credentials?: CredentialStore; platform?: Platform; signal?: AbortSignal; source?: DiskSource } = {},
+  options: { insecure?: boolean; credentials?: CredentialStore; platform?: Platform; signal?: AbortSignal; source?: DiskSource; disk?: string } = {},
 ): Promise<InspectResult> {
   const source = options.source ?? new RegistryDiskSource(options.credentials ? { credentials: options.credentials } : {});
   const resolved = await source.resolve(
@@ -37,6 +39,7 @@ export async function inspectImage(
       ...toDiskRequest(ref),
       ...(options.platform ? { platform: options.platform } : {}),
       ...(options.insecure ? { insecure: true } : {}),
+      ...(options.disk !== undefined ? { disk: options.disk } : {}),
     },
     options.signal,
   );
@@ -58,5 +61,6 @@ export async function inspectImage(
     ...(resolved.minDisk !== undefined ? { minDisk: resolved.minDisk } : {}),
     ...(resolved.minRam !== undefined ? { minRam: resolved.minRam } : {}),
     ...(resolved.warnings ? { warnings: resolved.warnings } : {}),
+    ...(resolved.diskName !== undefined ? { diskName: resolved.diskName } : {}),
   };
 }

@@ -54,9 +54,11 @@ export interface PushResult {
   diskFormat: string;
   /** Bytes sent to the registry (0 when the layer was already there). */
   uploaded: number;
+  /** The index the tag names, when the artifact has one (a KubeVirt VM export always does). */
+  indexDigest?: string;
 }
 
-class Sha256Tap extends Transform {
+export class Sha256Tap extends Transform {
   private readonly hash = createHash('sha256');
   private readonly onBytes: (n: number) => void;
   bytes = 0;
@@ -210,7 +212,7 @@ export async function pushDiskStream(source: Readable, ref: string, options: Str
  * a pull does (no qcow2 reading outside itself, the format it is said to
  * be): a failure errors the stream, so the upload is never completed.
  */
-class DiskHeadCheck extends Transform {
+export class DiskHeadCheck extends Transform {
   head = Buffer.alloc(0);
   format: string | undefined;
   private readonly declared: string;

@@ -14,7 +14,8 @@ import { VerifyingStream } from './digest.ts';
 import type { DiskRequest, DiskSource, OpenedDisk, Platform, ResolvedDisk } from './disk-source.ts';
 import { OciError } from './errors.ts';
 import { diskFromTar, type TarDiskState } from './formats/containerdisk.ts';
-import { detectDisk } from './formats/detect.ts';
+import { detectDisk, type DetectedDisk } from './formats/detect.ts';
+import { ExactSize } from './exact-size.ts';
 import { glanceMetadata, vmimage } from './formats/vmimage-annotations.ts';
 import { fetchManifest, type Descriptor, type FetchedManifest } from './manifest.ts';
 import { tarLayerCompression, type Compression } from './media-types.ts';
@@ -158,7 +159,7 @@ export class RegistryDiskSource implements DiskSource {
     }
     const manifest = top.manifest;
     if (manifest.kind !== 'manifest') throw new OciError('oci.format', `${where} is not an image manifest`);
-    const detected = detectDisk(manifest, where);
+    const detected = detectDisk(manifest, where, request.disk);
     if (detected.packaging === 'containerdisk')
       await this.checkContainerConfig(client, repository, manifest.config, request.platform ?? platform, where, signal);
     const meta = glanceMetadata(manifest.annotations, platform?.architecture);
@@ -190,9 +191,10 @@ export class RegistryDiskSource implements DiskSource {
       ...(meta.ignored.length > 0 ? { warnings: meta.ignored.map((k) => `annotation ${k} is not an allowed Glance property; ignored`) } : {}),
     };
     if (detected.tarLayers) resolved.layers = detected.tarLayers.map((l) => ({ digest: l.digest, size: l.size, mediaType: l.mediaType }));
-    const uncompressedSize = layer.annotations?.[vmimage.uncompressedSize];
-    if (!detected.compression && detected.packaging !== 'containerdisk') resolved.diskSize = layer.size;
-    else if (uncompressedSize && /^\d+$/.test(uncompressedSize)) resolved.diskSize = Number(uncompressedSize);
+    const diskSize = statedDiskSize(detected);
+    if (diskSize !== undefined) resolved.diskSize = diskSize;
+    // Only a named disk is part of the version's identity: an export's one disk unnamed is the manifest's disk.
+    if (detected.kubevirt && request.disk !== undefined) resolved.diskName = detected.kubevirt.name;
     const uncompressedDigest = layer.annotations?.[vmimage.uncompressedDigest];
     if (uncompressedDigest && isValidDigest(uncompressedDigest)) resolved.diskDigest = uncompressedDigest;
     const limit = this.options.maxDiskBytes ?? defaultMaxDiskBytes;
@@ -330,6 +332,9 @@ export class RegistryDiskSource implements DiskSource {
       const d = decompressor(disk.compression);
       if (d) stages.push(d);
       if (disk.diskDigest) stages.push(new VerifyingStream(disk.diskDigest, `${where}: the decompressed disk`, disk.diskSize));
+      // KubeVirt states a size and no digest: the layer digest covers the compressed bytes, this the length of what they give.
+      else if (disk.packaging === 'kubevirt-export' && disk.diskSize !== undefined)
+        stages.push(new ExactSize(disk.diskSize, `${where}: the KubeVirt disk ${disk.blob.digest} decompressed`));
     }
     const gate = new SniffGate(disk.formatDeclared === false ? undefined : disk.diskFormat || undefined, where);
     const out = new HoldBackLast(undefined, 0, { highWaterMark: 1 << 20 });
@@ -354,6 +359,15 @@ export class RegistryDiskSource implements DiskSource {
     }
     return { stream: out, sniffedFormat, bytesFromRegistry: () => fromRegistry };
   }
+}
+
+/** The decompressed disk's size as the manifest states it: a plain layer's own size, KubeVirt's io.kubevirt.disk.size, or our uncompressed-size annotation. */
+function statedDiskSize(detected: DetectedDisk): number | undefined {
+  const { layer } = detected;
+  if (!detected.compression && detected.packaging !== 'containerdisk') return layer.size;
+  if (detected.kubevirt) return detected.kubevirt.size;
+  const uncompressedSize = layer.annotations?.[vmimage.uncompressedSize];
+  return uncompressedSize && /^\d+$/.test(uncompressedSize) ? Number(uncompressedSize) : undefined;
 }
 
 /** zlib and tar errors become typed (truncated/corrupt compressed data). */

@@ -16,6 +16,7 @@ interface ImportCliOptions extends CloudOptions, RegistryOptions {
   project: string;
   name?: string;
   verify?: string;
+  disk?: string;
   output: 'text' | 'json';
 }
 
@@ -36,6 +37,7 @@ export function imageImportCommand(): Command {
   )
     .requiredOption('--project <name-or-id>', 'Keystone project that receives the image')
     .option('--name <name>', 'Glance image name (default: <repository basename>:<tag>)')
+    .option('--disk <name>', 'the disk to import from a KubeVirt VM export with several (its volume name, io.kubevirt.disk.name)')
     .option(
       '--verify <file>',
       "import only when a cosign signature meets this policy: a YAML/JSON file holding what an Image's spec.verify holds (publicKey: {file: " +
@@ -44,7 +46,7 @@ export function imageImportCommand(): Command {
     .addOption(outputOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
       // The reference first: a typo fails before any cloud is asked.
-      const request = { ...toDiskRequest(ref), ...(opts.insecure ? { insecure: true } : {}) };
+      const request = { ...toDiskRequest(ref), ...(opts.insecure ? { insecure: true } : {}), ...(opts.disk !== undefined ? { disk: opts.disk } : {}) };
       // The policy too: a mistake in it fails before any registry or cloud is asked.
       const verify = opts.verify !== undefined ? await loadVerifyPolicy(opts.verify) : undefined;
       const { cloud: cloudName, cloudsFile } = resolveCloud(opts);

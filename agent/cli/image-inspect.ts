@@ -10,6 +10,7 @@ import { withRegistryOptions, type RegistryOptions } from './registry-options.ts
 interface InspectCliOptions extends RegistryOptions {
   output: OutputFormat;
   platform?: string;
+  disk?: string;
 }
 
 function renderText(r: InspectResult): string {
@@ -19,6 +20,7 @@ function renderText(r: InspectResult): string {
     `digest:        ${r.digest}`,
     ...(r.indexDigest ? [`platform:      ${r.platform ? formatPlatform(r.platform) : '-'} (from index ${r.indexDigest})`] : []),
     `format:        ${r.format}`,
+    ...(r.diskName !== undefined ? [`disk name:     ${r.diskName}`] : []),
     `disk format:   ${r.diskFormat}${r.compression ? ` (${r.compression}-compressed layer)` : ''}`,
     `size:          ${r.size} bytes`,
     ...(r.virtualSize !== undefined ? [`virtual size:  ${r.virtualSize} bytes`] : []),
@@ -40,11 +42,13 @@ export function imageInspectCommand(): Command {
   )
     .addOption(outputOption())
     .option('--platform <os/arch>', 'platform to pick from a multi-arch index (default linux/amd64)')
+    .option('--disk <name>', 'the disk to show of a KubeVirt VM export with several (its volume name, io.kubevirt.disk.name)')
     .action(async (ref: string, opts: InspectCliOptions) => {
       const result = await inspectImage(ref, {
         insecure: opts.insecure,
         source: diskSourceFor({ dockerConfig: opts.dockerConfig }),
         ...(opts.platform ? { platform: parsePlatform(opts.platform) } : {}),
+        ...(opts.disk !== undefined ? { disk: opts.disk } : {}),
       });
       if (opts.output === 'json') printJson(result);
       else process.stdout.write(renderText(result));

@@ -3,6 +3,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { CredentialStore } from '../../oci/auth/credentials.ts';
 import type { RegistryClientOptions } from '../../oci/client.ts';
 import { isAllowedProperty, vmimage } from '../../oci/formats/vmimage-annotations.ts';
+import { kubevirt } from '../../oci/formats/kubevirt.ts';
+import { pushKubevirtStream, vmNameOf } from '../../oci/kubevirt-push.ts';
 import { pushDiskStream, type PushResult } from '../../oci/push.ts';
 import { KupenstackError } from '../errors.ts';
 import type { ServiceClient } from '../openstack/service.ts';
@@ -25,7 +27,13 @@ export interface ExportOptions {
   onProgress?: (bytes: number, total: number) => void;
   /** Idle timeout of the download (ms). */
   timeoutMs?: number;
+  /** kupenstack (default): our disk artifact; kubevirt: KubeVirt's OCI VM export (oci/kubevirt-push.ts), raw images only. */
+  format?: ExportFormat;
+  /** kubevirt: the volume name of the disk (io.kubevirt.disk.name); default rootdisk. */
+  diskName?: string;
 }
+
+export type ExportFormat = 'kupenstack' | 'kubevirt';
 
 export interface ExportResult extends PushResult {
   imageId: string;
@@ -121,22 +129,36 @@ export async function exportImage(image: ServiceClient, found: GlanceImage, ref:
     throw new KupenstackError('image.export-state', `${where} is ${found.status}, not active: only an image with data can be exported`);
   const format = typeof found.disk_format === 'string' ? found.disk_format : '';
   if (!format) throw new KupenstackError('image.export-state', `${where} has no disk_format; set one (openstack image set --disk-format …)`);
+  if (options.format === 'kubevirt' && format !== 'raw')
+    throw new KupenstackError(
+      'image.export-format',
+      `${where} is ${format}; KubeVirt's VM export holds raw disks only (${kubevirt.diskRawZstd}), and a ${format} cannot be made raw while it streams ` +
+        `(its tables may follow its data). Convert it first (qemu-img convert -O raw, then upload it as a raw image), or export it without --format kubevirt`,
+    );
   const size = typeof found.size === 'number' ? found.size : undefined;
   const data = await getImageData(image, found.id, { timeoutMs: options.timeoutMs ?? 60_000, signal: options.signal });
   const check = new GlanceHashCheck(found, where);
   data.on('error', (e) => check.destroy(e));
   const name = typeof found.name === 'string' && found.name !== '' ? found.name : found.id;
   const title = `${name.replace(/[^A-Za-z0-9._-]+/g, '_')}.${format}`;
-  const result = await pushDiskStream(data.pipe(check), ref, {
-    format,
+  const common = {
     ...(size !== undefined ? { size } : {}),
-    title,
     annotations: annotationsOf(found),
     ...(options.insecure ? { insecure: true } : {}),
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.client ? { client: options.client } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-  });
+  };
+  const result =
+    options.format === 'kubevirt'
+      ? await pushKubevirtStream(data.pipe(check), ref, {
+          ...common,
+          diskName: options.diskName ?? 'rootdisk',
+          vmName: vmNameOf(name),
+          ...(typeof found.architecture === 'string' && found.architecture !== '' ? { architecture: found.architecture } : {}),
+          ...(typeof found.min_ram === 'number' && found.min_ram > 0 ? { memoryMib: found.min_ram } : {}),
+        })
+      : await pushDiskStream(data.pipe(check), ref, { ...common, format, title });
   return { ...result, imageId: found.id, verified: check.verified };
 }

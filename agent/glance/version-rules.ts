@@ -28,11 +28,15 @@ export const propPromotedAt = 'oci_promoted_at';
 export const propSupersededBy = 'oci_superseded_by';
 export const propSupersededAt = 'oci_superseded_at';
 export const ociTagPrefix = 'oci-tag:';
+/** The packaging when it is not our own artifact's (oci-pipeline.md §3.3): written for KubeVirt VM exports. */
+const propFormat = 'oci_format';
+/** The disk of a KubeVirt VM export a version holds when the source named one (io.kubevirt.disk.name): one manifest, several disks. */
+export const propDisk = 'oci_disk';
 
 /** Properties the pipeline writes itself: never taken from annotations, never treated as user drift. */
-const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt];
+const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt, propFormat, propDisk];
 /** Keys the pipeline keeps on versions for its own bookkeeping: not user properties, never drift. */
-export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt]);
+export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt, propFormat, propDisk]);
 
 export function ociTag(tag: string): string {
   return `${ociTagPrefix}${tag}`;
@@ -45,6 +49,17 @@ export function ociTag(tag: string): string {
  */
 export function ociImageId(projectId: string, manifestDigest: string, attempt = 0): string {
   return uuid5(`oci-image:${projectId}@${manifestDigest}${attempt > 0 ? `#${attempt}` : ''}`);
+}
+
+/** What a version is made for: the manifest digest, and a KubeVirt export's disk name (each disk of one VM its own image). */
+export function versionKey(disk: Pick<ResolvedDisk, 'manifestDigest' | 'diskName'>): string {
+  return disk.diskName === undefined ? disk.manifestDigest : `${disk.manifestDigest}#disk=${disk.diskName}`;
+}
+
+/** A version found by digest holds this disk: the same KubeVirt disk name, or neither has one. */
+export function sameDisk(img: GlanceImage, disk: Pick<ResolvedDisk, 'diskName'>): boolean {
+  const name = typeof img[propDisk] === 'string' ? img[propDisk] : undefined;
+  return name === disk.diskName;
 }
 
 /** The name an older version takes when a newer one holds the image name. */
@@ -81,6 +96,14 @@ export function versionProperties(disk: ResolvedDisk, allowed: readonly string[]
   if (disk.tag !== undefined) out[propTag] = disk.tag;
   out[propDigest] = disk.manifestDigest;
   return out;
+}
+
+/** What a version is, written once when it is made (bookkeeping: its data never changes, so neither do they). */
+export function creationProperties(disk: Pick<ResolvedDisk, 'packaging' | 'diskName'>): Record<string, string> {
+  return {
+    ...(disk.packaging === 'kubevirt-export' ? { [propFormat]: 'kubevirt-export' } : {}),
+    ...(disk.diskName !== undefined ? { [propDisk]: disk.diskName } : {}),
+  };
 }
 
 const time = (s: unknown): number => (typeof s === 'string' ? Date.parse(s) || 0 : 0);

@@ -11,6 +11,7 @@ import { HoldBackLast } from '../../lib/stream/hold-back.ts';
 import { retry } from '../../lib/retry.ts';
 import { deleteImage, patchImage, pointer, putImageData, type PatchOp } from './image-api.ts';
 import {
+  creationProperties,
   ociImageId,
   ociTagPrefix,
   propDigest,
@@ -18,6 +19,8 @@ import {
   propSupersededAt,
   propSupersededBy,
   retentionVictims,
+  sameDisk,
+  versionKey,
   versionName,
   type GlanceImage,
 } from './version-rules.ts';
@@ -148,7 +151,7 @@ export async function findOrCreateVersion(
   options: { hidden: boolean },
 ): Promise<Looked<{ image: GlanceImage; created: boolean }>> {
   if (look.diskFormat) checkDeclaredFormat(look.diskFormat, disk.diskFormat);
-  for (const img of (await versionsByDigest(g, disk.manifestDigest)).filter((i) => compatible(i, look.marker))) {
+  for (const img of (await versionsByDigest(g, disk.manifestDigest)).filter((i) => compatible(i, look.marker) && sameDisk(i, disk))) {
     if (usable.has(img.status) || img.status === 'queued') return { done: { image: await adopt(g, img, look.marker), created: false } };
     if (inFlight.has(img.status)) {
       if (age(img) < stalledAfterMs) {
@@ -164,6 +167,7 @@ export async function findOrCreateVersion(
   }
   const body: Record<string, unknown> = {
     ...look.properties,
+    ...creationProperties(disk),
     name: options.hidden ? versionName(look.name, disk.manifestDigest) : look.name,
     disk_format: look.diskFormat ?? disk.diskFormat,
     container_format: look.containerFormat ?? 'bare',
@@ -181,14 +185,20 @@ export async function findOrCreateVersion(
     body.tags = [...(body.tags as string[]), ownerTag(look.marker.owner)];
   }
   for (let attempt = 0; attempt < maxIdAttempts; attempt++) {
-    const id = ociImageId(g.projectId, disk.manifestDigest, attempt);
+    const id = ociImageId(g.projectId, versionKey(disk), attempt);
     try {
       return { done: { image: await g.image.post<GlanceImage>('/images', { ...body, id }, [201]), created: true } };
     } catch (err) {
       if (!(err instanceof OpenStackError && err.conflict)) throw err;
       const there = await g.image.find<GlanceImage>(`/images/${id}`);
       // A retried create (a crash, a lost answer): the same image, adopt it.
-      if (there && there[propDigest] === disk.manifestDigest && compatible(there, look.marker) && (usable.has(there.status) || there.status === 'queued'))
+      if (
+        there &&
+        there[propDigest] === disk.manifestDigest &&
+        sameDisk(there, disk) &&
+        compatible(there, look.marker) &&
+        (usable.has(there.status) || there.status === 'queued')
+      )
         return { done: { image: await adopt(g, there, look.marker), created: false } };
       // Deleted (Glance keeps the id taken forever) or someone else's: the next id in the sequence.
     }

@@ -573,7 +573,8 @@ export type ImageSpec = {
     };
     /**
      * Pull the disk from an OCI registry (a KupenStack disk artifact, any application/vnd.diskimage.* artifact, a plain
-     * `oras push` of a disk file, or a KubeVirt containerDisk). Exactly one of tag, semver or digest.
+     * `oras push` of a disk file, a KubeVirt containerDisk, or one disk of a KubeVirt VM export). Exactly one of tag,
+     * semver or digest.
      */
     oci?: {
       /**
@@ -599,6 +600,12 @@ export type ImageSpec = {
         /** Architecture variant, e.g. v8 for arm64. */
         variant?: string;
       };
+      /**
+       * The disk to import from a KubeVirt VM export (artifactType application/vnd.kubevirt.virtualmachine.v1) that has
+       * several: its volume name, the layer's io.kubevirt.disk.name, e.g. rootdisk. A multi-disk export without it is
+       * refused with the list of names; any other artifact refuses it (it has one disk).
+       */
+      disk?: string;
       /** Talk plain HTTP to the registry (test registries only). */
       insecure?: boolean;
       /**

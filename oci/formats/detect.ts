@@ -11,6 +11,7 @@ import {
   vmImageArtifact,
   type Compression,
 } from '../media-types.ts';
+import { detectKubevirtDisk, isKubevirtExport } from './kubevirt.ts';
 import { vmimage } from './vmimage-annotations.ts';
 
 /**
@@ -19,8 +20,9 @@ import { vmimage } from './vmimage-annotations.ts';
  * matches (oci-pipeline.md §3.4):
  *  1. artifactType application/vnd.kupenstack.vmimage.v1 → its one diskimage layer
  *  2. exactly one application/vnd.diskimage.* layer → that layer
- *  3. a container image config → containerDisk (disk/<file> in the tar layers)
- *  4. otherwise one layer (or one disk-named layer) → a plain `oras push` of a file
+ *  3. a KubeVirt VM export (artifactType application/vnd.kubevirt.virtualmachine.v1) → its raw+zstd disk layer, by name (kubevirt.ts)
+ *  4. a container image config → containerDisk (disk/<file> in the tar layers)
+ *  5. otherwise one layer (or one disk-named layer) → a plain `oras push` of a file
  */
 
 export interface DetectedDisk {
@@ -32,6 +34,8 @@ export interface DetectedDisk {
   /** Format the manifest states (media type, annotation or file extension); absent when only the bytes can tell. */
   declaredFormat?: string;
   compression?: Compression;
+  /** KubeVirt export: the chosen disk's name, its raw size when stated, and how many disks the VM has. */
+  kubevirt?: { name: string; size?: number; diskCount: number };
 }
 
 const extensionFormats: Record<string, string> = { qcow2: 'qcow2', raw: 'raw', vmdk: 'vmdk', vhd: 'vhd', vhdx: 'vhdx', vdi: 'vdi', iso: 'iso' };
@@ -53,7 +57,26 @@ function checkFormatName(format: string, where: string): void {
   }
 }
 
-export function detectDisk(manifest: ImageManifest, where: string): DetectedDisk {
+/** Rule 3: a KubeVirt VM export's disk, raw and zstd-compressed by definition. */
+function kubevirtExport(manifest: ImageManifest, where: string, disk: string | undefined): DetectedDisk {
+  const found = detectKubevirtDisk(manifest, where, disk);
+  return {
+    packaging: 'kubevirt-export',
+    layer: found.layer,
+    declaredFormat: 'raw',
+    compression: 'zstd',
+    kubevirt: { name: found.name, ...(found.size !== undefined ? { size: found.size } : {}), diskCount: found.diskCount },
+  };
+}
+
+/** `disk` names one disk of a KubeVirt VM export; any other artifact has one disk and refuses a name. */
+export function detectDisk(manifest: ImageManifest, where: string, disk?: string): DetectedDisk {
+  if (isKubevirtExport(manifest)) return kubevirtExport(manifest, where, disk);
+  if (disk !== undefined)
+    throw new OciError(
+      'oci.format',
+      `${where} is not a KubeVirt VM export, so it has no named disks; leave out the disk name ("${disk}") to import its one disk`,
+    );
   const diskLayers = manifest.layers.filter((l) => l.mediaType.startsWith(diskImagePrefix));
   if (diskLayers.length > 1) {
     throw new OciError(

@@ -23,7 +23,7 @@ import { lookedUpId, openstackName, pick, type AdapterContext, type Remote, type
 import { ImageMemory } from '../kit/image-memory.ts';
 import { readRegistrySecret } from './registry-secret.ts';
 import { resolveDue } from './oci-poll.ts';
-import { toRemote } from './remote.ts';
+import { ociSourceField, toRemote } from './remote.ts';
 import { checkImageRoom } from './room.ts';
 import { policyOf, verifyResolved } from './verify.ts';
 import { verifyAttested } from './attest.ts';
@@ -39,7 +39,7 @@ import { verifyAttested } from './attest.ts';
  *   or found), which gives the manifest a new Glance id: update() returns it.
  * - `stale_versions`: other versions still shown or tagged (a crash between
  *   promote and demote); desired none.
- * - `source`: 'oci' (a switch between URL and OCI replaces).
+ * - `source`: 'oci', or 'oci:<disk>' for a named KubeVirt disk (a switch between URL and OCI, or to another disk, replaces).
  */
 
 type OciSource = NonNullable<NonNullable<ImageSpec['source']>['oci']>;
@@ -62,6 +62,7 @@ function requestOf(oci: OciSource): DiskRequest {
     ...(oci.digest ? { digest: oci.digest } : oci.semver ? { semver: oci.semver } : { tag: oci.tag ?? 'latest' }),
     ...(oci.platform ? { platform: oci.platform } : {}),
     ...(oci.insecure ? { insecure: true } : {}),
+    ...(oci.disk !== undefined ? { disk: oci.disk } : {}),
   };
 }
 
@@ -169,7 +170,7 @@ export async function ociDesired(m: Manifest, ctx: ImageContext): Promise<Record
     ...pick(spec, { diskFormat: 'disk_format', containerFormat: 'container_format', visibility: 'visibility', protected: 'protected' }),
     properties: look.properties,
     tags: [...look.tags].sort(),
-    source: 'oci',
+    source: ociSourceField(specOf(m).source?.oci?.disk),
     digest: disk.manifestDigest,
     stale_versions: [],
   };
@@ -198,7 +199,7 @@ function offlineDesired(m: Manifest): Record<string, unknown> {
     }),
     properties: spec.properties ?? {},
     tags: [...new Set([...(spec.tags ?? []), ...(oci.tag !== undefined && oci.digest === undefined ? [ociTag(oci.tag)] : [])])].sort(),
-    source: 'oci',
+    source: ociSourceField(oci.disk),
     digest: lookedUpId(`digest of ${formatRequest(oci)}`),
   };
   return out;

@@ -1,5 +1,5 @@
 import { markerFromMetadata, ownerTagPrefix } from '../../ownership/marker.ts';
-import { bookkeepingProperties, propDigest } from '../../glance/version-rules.ts';
+import { bookkeepingProperties, propDigest, propDisk } from '../../glance/version-rules.ts';
 import type { Remote } from '../kit/adapter.ts';
 
 /**
@@ -41,6 +41,11 @@ const coreAttributes = new Set([
   'stores',
 ]);
 
+/** The `source` field of an OCI image: `oci`, or `oci:<disk>` when it holds a named KubeVirt disk (another disk replaces it). */
+export function ociSourceField(disk: string | undefined): string {
+  return disk === undefined ? 'oci' : `oci:${disk}`;
+}
+
 export function toRemote(raw: RawImage): Remote {
   const properties: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(raw))
@@ -66,7 +71,7 @@ export function toRemote(raw: RawImage): Remote {
       min_ram: raw.min_ram,
       properties,
       tags,
-      source: digest ? 'oci' : url ? { url, ...(sha ? { sha256: sha } : {}) } : null,
+      source: digest ? ociSourceField(typeof raw[propDisk] === 'string' ? raw[propDisk] : undefined) : url ? { url, ...(sha ? { sha256: sha } : {}) } : null,
       digest: raw.status === 'queued' ? null : (digest ?? url ?? null),
     },
   };

@@ -3,7 +3,7 @@ import { formatRequest } from '../../../oci/reference.ts';
 import { KupenstackError } from '../../errors.ts';
 import { memberStatus, settleTags, share, unshare } from '../../glance/members.ts';
 import { findSharedImagesProject, sharedImagesProject } from '../../glance/shared-project.ts';
-import { newestFirst, propDigest, versionName, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
+import { newestFirst, propDigest, versionKey, versionName, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import { deleteVersion, findOrCreateVersion, imagesInUse, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
 import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
@@ -201,7 +201,7 @@ const inflight = new Map<string, Promise<Looked<GlanceImage>>>();
  */
 async function sharedVersion(ctx: ImageContext, m: Manifest, disk: ResolvedDisk): Promise<Looked<GlanceImage>> {
   const project = await sharedImagesProject(ctx.cloud, ctx.owner);
-  const key = `${project}|${disk.manifestDigest}`;
+  const key = `${project}|${versionKey(disk)}`;
   let p = inflight.get(key);
   if (!p) {
     p = makeVersion(ctx, m, disk, project);
