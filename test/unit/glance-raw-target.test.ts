@@ -15,7 +15,9 @@ describe('how a disk lands in Glance (chooseUpload)', () => {
   });
 
   it('imports a qcow2 (and the other qemu-img formats) through glance-direct where Glance stores on rbd, or when raw is asked', () => {
-    expect(chooseUpload('auto', cephGlance, 'qcow2')).toMatchObject({ way: 'import', why: expect.stringContaining('rbd') });
+    const way = chooseUpload('auto', cephGlance, 'qcow2');
+    expect(way.way).toBe('import');
+    expect(way.way === 'import' ? way.why : '').toContain('rbd');
     expect(chooseUpload('raw', fileGlance, 'vmdk')).toMatchObject({ way: 'import', why: '--glance-disk-format raw' });
     for (const f of ['vhd', 'vhdx', 'vdi']) expect(chooseUpload('raw', fileGlance, f).way).toBe('import');
   });
@@ -48,7 +50,8 @@ function fakeGlance(script: { info?: GlanceImportInfo; images?: Array<GlanceImag
   const images = [...(script.images ?? [])];
   const tasks = [...(script.tasks ?? [])];
   const take = <T>(list: T[]): T => (list.length > 1 ? list.shift()! : list[0]!);
-  const call = async (method: string, path: string): Promise<{ status: number; body: unknown; headers: Headers }> => {
+  const call = (method: string, path: string): Promise<{ status: number; body: unknown; headers: Headers }> => Promise.resolve(answer(method, path));
+  const answer = (method: string, path: string): { status: number; body: unknown; headers: Headers } => {
     calls.push(`${method} ${path}`);
     const ok = (body: unknown): { status: number; body: unknown; headers: Headers } => ({ status: 200, body, headers: new Headers() });
     if (path === '/info/import') return ok({ 'import-methods': { value: script.info?.methods ?? [] } });
@@ -60,9 +63,9 @@ function fakeGlance(script: { info?: GlanceImportInfo; images?: Array<GlanceImag
     if (method === 'POST' && path.endsWith('/import')) return { status: 202, body: {}, headers: new Headers() };
     throw new Error(`unexpected ${method} ${path}`);
   };
-  const find = async (path: string): Promise<GlanceImage | undefined> => {
+  const find = (path: string): Promise<GlanceImage | undefined> => {
     calls.push(`GET ${path}`);
-    return take(images);
+    return Promise.resolve(take(images));
   };
   return { client: { call, find } as unknown as ServiceClient, calls };
 }
@@ -92,10 +95,9 @@ describe("the import task's state machine (importState)", () => {
 
   it('is pending while staged, importing, or while the task is pending or processing', () => {
     expect(importState(img('uploading'), undefined)).toMatchObject({ state: 'pending' });
-    expect(importState(img('importing', { os_glance_importing_to_stores: 'fs' }), task('t', 'processing', 'Copied 64 MiB'))).toMatchObject({
-      state: 'pending',
-      detail: expect.stringContaining('Copied 64 MiB'),
-    });
+    const s = importState(img('importing', { os_glance_importing_to_stores: 'fs' }), task('t', 'processing', 'Copied 64 MiB'));
+    expect(s.state).toBe('pending');
+    expect(s.state === 'pending' ? s.detail : '').toContain('Copied 64 MiB');
     expect(importState(img('queued'), task('t', 'pending'))).toMatchObject({ state: 'pending' });
   });
 });
@@ -119,18 +121,16 @@ describe('importStaged (POST import, then polls to the end)', () => {
 
   it("fails with Glance's message as image.import-failed", async () => {
     const g = fakeGlance({ images: [img('importing')], tasks: [[], [task('t1', 'failure', 'Task failed due to Internal Error')]] });
-    await expect(importStaged(g.client, 'i1', { timeoutMs: 5_000, pollMs: 1 })).rejects.toMatchObject({
-      code: 'image.import-failed',
-      message: expect.stringContaining('Task failed due to Internal Error'),
-    });
+    const err = await importStaged(g.client, 'i1', { timeoutMs: 5_000, pollMs: 1 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'image.import-failed' });
+    expect((err as Error).message).toContain('Task failed due to Internal Error');
   });
 
   it('gives up after its deadline, saying where the import stood', async () => {
     const g = fakeGlance({ images: [img('importing')], tasks: [[], [task('t1', 'processing')]] });
-    await expect(importStaged(g.client, 'i1', { timeoutMs: 5, pollMs: 2 })).rejects.toMatchObject({
-      code: 'image.import-failed',
-      message: expect.stringContaining('did not end'),
-    });
+    const err = await importStaged(g.client, 'i1', { timeoutMs: 5, pollMs: 2 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'image.import-failed' });
+    expect((err as Error).message).toContain('did not end');
   });
 });
 
