@@ -8,7 +8,7 @@ import { boundExceededIn } from '../util/bounds.ts';
  * fail quietly run after run.
  */
 export interface Refusal {
-  /** Condition and Event reason: `EgressRefused`, `ImportRefused`, `BoundExceeded`. */
+  /** Condition and Event reason: `EgressRefused`, `ImportRefused`, `BoundExceeded`, `ConversionFailed`. */
   reason: string;
   error: KupenstackError;
 }
@@ -23,6 +23,7 @@ const importCodes = new Set([
   'adopt.owned-elsewhere',
   'adopt.unsupported',
 ]);
+const conversionCodes = new Set(['image.no-conversion', 'image.not-converted', 'image.import-failed']);
 
 export function refusalOf(err: unknown): Refusal | undefined {
   const egress = egressRefusalIn(err);
@@ -31,6 +32,8 @@ export function refusalOf(err: unknown): Refusal | undefined {
   const bound = boundExceededIn(err);
   if (bound) return { reason: 'BoundExceeded', error: bound };
   if (err instanceof KupenstackError && importCodes.has(err.code)) return { reason: 'ImportRefused', error: err };
+  // Glance cannot make this disk raw (no glance-direct, the plugin off, or its conversion failed on the digest): a new digest or Glance's configuration must change.
+  if (err instanceof KupenstackError && conversionCodes.has(err.code)) return { reason: 'ConversionFailed', error: err };
   return undefined;
 }
 

@@ -268,3 +268,20 @@ export async function benchOciImport(): Promise<BenchRow[]> {
   }
   return rows;
 }
+
+/** The staged row alone (`node -e "import('./test/bench/oci-import.ts').then((m) => m.benchStagedImport())"`): its own project, deleted after. */
+export async function benchStagedImport(): Promise<BenchRow[]> {
+  build();
+  const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
+  const owner = `bench${Date.now() % 100000}`;
+  const project = (await ensureProjects(cloud, [owner], { owner, prefix: 'kst-', domainId: 'default', role: 'member' })).get(owner)!;
+  const g = { image: cloud.client('image', { projectId: project.id }), projectId: project.id };
+  const made: string[] = [];
+  try {
+    return [await stagedRow((await diskFile(4 * GiB)).file, project.id, agentFlags(), made)];
+  } finally {
+    for (const id of made) await deleteVersion(g, id).catch(() => undefined);
+    await cloud.identity.call('PATCH', `/projects/${project.id}`, { json: { project: { enabled: false } } });
+    await cloud.identity.remove(`/projects/${project.id}`);
+  }
+}

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { refusalOf } from '../../agent/act/refusals.ts';
+import { KupenstackError } from '../../agent/errors.ts';
 import { importStaged, importState, type GlanceTask } from '../../agent/glance/import-task.ts';
 import { chooseUpload, configureGlanceDiskFormat, uploadWayFor, type GlanceImportInfo } from '../../agent/glance/raw-target.ts';
 import type { GlanceImage } from '../../agent/glance/version-rules.ts';
@@ -161,5 +163,13 @@ describe('a version Glance converted to raw is no drift from the manifest', () =
     expect(remote.fields.disk_format).toBe('qcow2');
     expect(remote.fields.properties).not.toHaveProperty('oci_source_disk_format');
     expect(toRemote({ id: 'i2', status: 'active', disk_format: 'raw' }).fields.disk_format).toBe('raw');
+  });
+});
+
+describe('a disk Glance cannot make raw is Stalled (a retry cannot fix it)', () => {
+  it('names ConversionFailed for each conversion refusal', () => {
+    for (const code of ['image.no-conversion', 'image.not-converted', 'image.import-failed'])
+      expect(refusalOf(new KupenstackError(code, 'x'))?.reason).toBe('ConversionFailed');
+    expect(refusalOf(new KupenstackError('image.oci-upload', 'x'))).toBeUndefined();
   });
 });
