@@ -8,7 +8,7 @@ import { boundExceededIn } from '../util/bounds.ts';
  * fail quietly run after run.
  */
 export interface Refusal {
-  /** Condition and Event reason: `EgressRefused`, `ImportRefused`, `BoundExceeded`, `AttestationVerificationFailed`. */
+  /** Condition and Event reason: `EgressRefused`, `ImportRefused`, `BoundExceeded`, `AttestationVerificationFailed`, `ConversionFailed`. */
   reason: string;
   error: KupenstackError;
 }
@@ -23,6 +23,7 @@ const importCodes = new Set([
   'adopt.owned-elsewhere',
   'adopt.unsupported',
 ]);
+const conversionCodes = new Set(['image.no-conversion', 'image.not-converted', 'image.import-failed']);
 
 export function refusalOf(err: unknown): Refusal | undefined {
   const egress = egressRefusalIn(err);
@@ -33,6 +34,8 @@ export function refusalOf(err: unknown): Refusal | undefined {
   if (err instanceof KupenstackError && importCodes.has(err.code)) return { reason: 'ImportRefused', error: err };
   // A version without the attestations its policy requires waits for a new spec or a newly attested version.
   if (err instanceof KupenstackError && err.code === 'image.attestation') return { reason: 'AttestationVerificationFailed', error: err };
+  // Glance cannot make this disk raw (no glance-direct, the plugin off, or its conversion failed on the digest): a new digest or Glance's configuration must change.
+  if (err instanceof KupenstackError && conversionCodes.has(err.code)) return { reason: 'ConversionFailed', error: err };
   return undefined;
 }
 

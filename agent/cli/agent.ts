@@ -19,8 +19,9 @@ import { sharedSchemaRegistry } from '../schema/registry.ts';
 import { localBackend } from '../view/local-backend.ts';
 import { serveView, type ViewPlace } from '../view/server.ts';
 import { boundsFrom, configureBoundsFrom, withBoundsOptions, type BoundsOptions } from './bounds-options.ts';
+import { configureGlanceFrom, withGlanceOptions, type GlanceOptions } from './glance-options.ts';
 
-interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions, ViewOptions, BoundsOptions {
+interface AgentCliOptions extends CloudOptions, CloudStepOptions, EgressOptions, LogOptions, ViewOptions, BoundsOptions, GlanceOptions {
   listen: string;
   metricsTokenFile?: string;
   metricsOpen?: boolean;
@@ -50,7 +51,7 @@ export function agentCommand(): Command {
     ),
     { format: 'json', shown: 'json' },
   );
-  return withBoundsOptions(command, "one Sync's run")
+  return withGlanceOptions(withBoundsOptions(command, "one Sync's run"))
     .option('--listen <host:port>', 'address of the HTTP server (health, metrics, webhooks)', '127.0.0.1:9090')
     .option(
       '--metrics-token-file <path>',
@@ -83,6 +84,7 @@ async function runAgent(opts: AgentCliOptions): Promise<void> {
   logger.info(configureEgressFrom(opts, () => ({})));
   // Standalone has no admin namespaces: every namespace's Flavors keep within the flavor bounds.
   logger.info(configureBoundsFrom(bounds));
+  logger.info(configureGlanceFrom(opts));
   const metrics = new AgentMetrics();
   const secrets = new EnvFileSecretResolver({ secretsDir: secretsDirOf(config) });
   // With --kubeconfig, each revision's OpenStackCloud is driven before its resources (as apply --kubeconfig does).

@@ -10,9 +10,10 @@ import { secretsDirOf } from '../config/config.ts';
 import { EnvFileSecretResolver } from '../secrets/env-file.ts';
 import { loadSchemaRegistry } from '../schema/registry.ts';
 import { withCloudStepOptions } from './cloud-step.ts';
+import { configureGlanceFrom, glanceDiskFormatOption, type GlanceOptions } from './glance-options.ts';
 import { cloudNotReady, driveRevisionCloud, type CloudStepOptions, type RevisionCloud } from '../standalone/revision-cloud.ts';
 
-interface ApplyOptions extends CloudOptions, CloudStepOptions {
+interface ApplyOptions extends CloudOptions, CloudStepOptions, GlanceOptions {
   prune: boolean;
   allowMassDelete: boolean;
   output: OutputFormat;
@@ -32,11 +33,13 @@ export function applyCommand(): Command {
     .option('--allow-mass-delete', 'apply a revision that deletes more than the configured share of the owned objects', false)
     .option('--plan <file>', 'apply exactly a plan saved by plan --save; refused when the manifests or the cloud changed since')
     .addOption(outputOption())
+    .addOption(glanceDiskFormatOption())
     .action(runApply);
 }
 
 /** The command's run: the saved plan's options, the revision loaded and validated once, its cloud first, then its resources. */
 async function runApply(pathArg: string | undefined, opts: ApplyOptions): Promise<void> {
+  configureGlanceFrom(opts);
   const saved = opts.plan ? await readSavedPlan(opts.plan) : undefined;
   if (saved) checkSavedOptions(opts, saved);
   const path = pathArg ?? saved?.path ?? '.';

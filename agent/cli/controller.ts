@@ -12,10 +12,11 @@ import { configureAgentCredentials, describeAgentCredentials } from '../net/regi
 import { loggerFrom, withLogOptions, type LogOptions } from './log-options.ts';
 import { markLogged } from './logged-error.ts';
 import { boundsFrom, configureBoundsFrom, runDeadlineOf, withBoundsOptions, type BoundsOptions } from './bounds-options.ts';
+import { configureGlanceFrom, withGlanceOptions, type GlanceOptions } from './glance-options.ts';
 import { defaultLogFormat, type Logger } from '../telemetry/logger.ts';
 import { tenantLockdownFrom, withTenantSyncOptions, type TenantSyncOptions } from './tenant-sync-options.ts';
 
-interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions, BoundsOptions, TenantSyncOptions {
+interface ControllerCliOptions extends EgressOptions, LogOptions, ViewOptions, BoundsOptions, TenantSyncOptions, GlanceOptions {
   kubeconfig?: string;
   namespace: string[];
   namespaceWorkers?: string;
@@ -75,7 +76,7 @@ export function controllerCommand(): Command {
         ...(tenantSyncs ? { tenantSyncs } : {}),
         logger,
         egress: (labelsOf) => configureEgressFrom(opts, labelsOf),
-        bounds: (exempt) => configureBoundsFrom(bounds, exempt),
+        bounds: (exempt) => `${configureBoundsFrom(bounds, exempt)}; ${configureGlanceFrom(opts)}`,
         runDeadline: runDeadlineOf(bounds),
         registryCredentials: (isAdmin) => {
           const policy = { isAdmin, registries: opts.agentCredentialsRegistry };
@@ -89,7 +90,7 @@ export function controllerCommand(): Command {
 
 /** The command's own flags, one `.option` each (the log and egress flags are shared with `kupenstack agent`). */
 function withControllerFlags(command: Command): Command {
-  return command
+  return withGlanceOptions(command)
     .description(
       'reconcile KupenStack custom resources in opted-in namespaces (label kupenstack.io/project=enabled) into OpenStack; status, Events and finalizers on the objects',
     )

@@ -11,8 +11,9 @@ import { outputOption, printJson } from './output.ts';
 import { byteProgress, type Progress } from './progress.ts';
 import { withRegistryOptions, type RegistryOptions } from './registry-options.ts';
 import { loadVerifyPolicy } from './verify-policy.ts';
+import { configureGlanceFrom, glanceDiskFormatOption, type GlanceOptions } from './glance-options.ts';
 
-interface ImportCliOptions extends CloudOptions, RegistryOptions {
+interface ImportCliOptions extends CloudOptions, RegistryOptions, GlanceOptions {
   project: string;
   name?: string;
   verify?: string;
@@ -44,8 +45,10 @@ export function imageImportCommand(): Command {
         'cosign.pub}, or keyless: {trustedRoot: {file: trusted_root.json}, identity, issuer, …}; attestations: [{predicateType, conditions}, …])',
     )
     .addOption(outputOption())
+    .addOption(glanceDiskFormatOption())
     .action(async (ref: string, opts: ImportCliOptions) => {
       // The reference first: a typo fails before any cloud is asked.
+      configureGlanceFrom(opts);
       const request = { ...toDiskRequest(ref), ...(opts.insecure ? { insecure: true } : {}), ...(opts.disk !== undefined ? { disk: opts.disk } : {}) };
       // The policy too: a mistake in it fails before any registry or cloud is asked.
       const verify = opts.verify !== undefined ? await loadVerifyPolicy(opts.verify) : undefined;

@@ -54,7 +54,7 @@ function dispatcherFor(cloud: CloudConfig): Dispatcher | undefined {
 }
 
 /**
- * `PUT /images/{id}/file` from a stream, in constant memory. Not through the
+ * `PUT /images/{id}/file` (or `/stage`) from a stream, in constant memory. Not through the
  * transport's fetch(): fetch tees a streamed request body (to replay it on a
  * redirect) and the unread branch keeps every byte, a whole disk in memory
  * (nodejs/undici#4058). With `length` the body goes with a Content-Length
@@ -68,10 +68,11 @@ export async function putImageData(
   image: ServiceClient,
   id: string,
   body: Readable,
-  options: { timeoutMs: number; signal?: AbortSignal | undefined; length?: number | undefined },
+  options: { timeoutMs: number; signal?: AbortSignal | undefined; length?: number | undefined; to?: 'file' | 'stage' | undefined },
 ): Promise<void> {
   const token = await image.session.token(image.scope);
-  const url = `${await image.base()}/images/${id}/file`;
+  // `stage`: the interoperable import's first step (glance-direct), the same bytes into Glance's staging area.
+  const url = `${await image.base()}/images/${id}/${options.to ?? 'file'}`;
   const where = { service: 'image', method: 'PUT' as const, url };
   const timeout = AbortSignal.timeout(options.timeoutMs);
   let status = 0;

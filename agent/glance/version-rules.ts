@@ -28,15 +28,37 @@ export const propPromotedAt = 'oci_promoted_at';
 export const propSupersededBy = 'oci_superseded_by';
 export const propSupersededAt = 'oci_superseded_at';
 export const ociTagPrefix = 'oci-tag:';
+/** The disk format a version was pushed in, on a version Glance converted to raw (raw-target.ts). */
+export const propSourceFormat = 'oci_source_disk_format';
+
 /** The packaging when it is not our own artifact's (oci-pipeline.md §3.3): written for KubeVirt VM exports. */
 const propFormat = 'oci_format';
 /** The disk of a KubeVirt VM export a version holds when the source named one (io.kubevirt.disk.name): one manifest, several disks. */
 export const propDisk = 'oci_disk';
 
 /** Properties the pipeline writes itself: never taken from annotations, never treated as user drift. */
-const pipelineProperties: readonly string[] = [propRepository, propTag, propDigest, propPromotedAt, propSupersededBy, propSupersededAt, propFormat, propDisk];
+const pipelineProperties: readonly string[] = [
+  propRepository,
+  propTag,
+  propDigest,
+  propPromotedAt,
+  propSupersededBy,
+  propSupersededAt,
+  propFormat,
+  propDisk,
+  propSourceFormat,
+];
 /** Keys the pipeline keeps on versions for its own bookkeeping: not user properties, never drift. */
-export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt, propFormat, propDisk]);
+export const bookkeepingProperties: ReadonlySet<string> = new Set([propPromotedAt, propSupersededBy, propSupersededAt, propFormat, propDisk, propSourceFormat]);
+
+/**
+ * The disk_format the manifest is compared with: the pushed one on a version
+ * Glance converted to raw (spec.diskFormat names the artifact's format; the
+ * raw image it became is no drift to correct).
+ */
+export function declaredDiskFormat(img: Record<string, unknown>): unknown {
+  return typeof img[propSourceFormat] === 'string' ? img[propSourceFormat] : img.disk_format;
+}
 
 export function ociTag(tag: string): string {
   return `${ociTagPrefix}${tag}`;

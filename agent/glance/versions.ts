@@ -10,6 +10,8 @@ import { checkDeclaredFormat } from '../../lib/disk/sniff.ts';
 import { HoldBackLast } from '../../lib/stream/hold-back.ts';
 import { retry } from '../../lib/retry.ts';
 import { deleteImage, patchImage, pointer, putImageData, type PatchOp } from './image-api.ts';
+import { importStagedVersion, markSourceFormat } from './converted-version.ts';
+import { uploadWayFor } from './raw-target.ts';
 import {
   creationProperties,
   ociImageId,
@@ -184,6 +186,8 @@ export async function findOrCreateVersion(
     Object.assign(body, markerMetadata(look.marker));
     body.tags = [...(body.tags as string[]), ownerTag(look.marker.owner)];
   }
+  // A cloud that wants raw but cannot convert this format refuses before an image is made (each one made and deleted spends an id).
+  await uploadWayFor(g.image, String(body.disk_format), g.signal);
   for (let attempt = 0; attempt < maxIdAttempts; attempt++) {
     const id = ociImageId(g.projectId, versionKey(disk), attempt);
     try {
@@ -318,6 +322,9 @@ async function uploadOnce(
   let opened: OpenedDisk | undefined;
   let sourceError: Error | undefined;
   try {
+    // Raw wanted and the disk is not: staged and imported, so Glance's image_conversion makes it raw (raw-target.ts).
+    const staged = (await uploadWayFor(g.image, String(img.disk_format), signal)).way === 'import';
+    if (staged) await markSourceFormat(g.image, img, signal);
     opened = await source.open(disk, signal);
     const { stream } = opened;
     checkDeclaredFormat(String(img.disk_format), opened.sniffedFormat);
@@ -333,13 +340,18 @@ async function uploadOnce(
     // pipeline() forwards a source error into the counter, whose error aborts the PUT (chunked: no final chunk; with a length: bytes missing).
     const body = pipeline(stream, counter, () => undefined);
     try {
-      await putImageData(g.image, img.id, body, { timeoutMs: uploadTimeoutMs, signal, length });
+      await putImageData(g.image, img.id, body, { timeoutMs: uploadTimeoutMs, signal, length, to: staged ? 'stage' : 'file' });
     } catch (err) {
       // 409: Glance refused the queued → saving step (it is atomic), another worker's upload holds the image.
       if (!sourceError && err instanceof OpenStackError && err.status === 409) throw new LostUploadRace(`another worker is storing ${img.id}`, { cause: err });
       throw sourceError ?? err;
     }
     if (sourceError) throw sourceError;
+    if (staged) {
+      const imported = await importStagedVersion(g.image, img, counter.bytes, disk, signal);
+      ociTransfers.uploads++;
+      return imported;
+    }
     const stored = await g.image.get<GlanceImage>(`/images/${img.id}`);
     if (stored.status !== 'active' || stored.size !== counter.bytes) {
       throw new KupenstackError(

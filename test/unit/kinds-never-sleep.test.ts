@@ -58,6 +58,8 @@ const knownWaits: Record<string, string> = {
   'agent/act/wait.ts': "the engine's Ready/gone wait: polls standalone, looks once in requeue mode",
   'agent/cli/cluster/sync-client.ts': '`kupenstack reconcile sync`, a CLI command, waits for the Sync to handle its request; no loop runs it',
   'agent/glance/versions.ts': "another worker's upload: waits standalone, answers waiting in requeue mode",
+  'agent/glance/import-task.ts':
+    "Glance's conversion of a disk just staged: polled to its end (at most 1 h) inside the upload, which holds the slot for the transfer anyway; requeue mode does not answer waiting here yet (the half-imported image is then another worker's upload to versions.ts)",
   'agent/glance/members.ts': 'a short random back-off between two member writes that met (409), not a wait for OpenStack to work',
   'agent/cloud/apply.ts': "a chart's gate and a Job being replaced: polls standalone, looks once and returns a Progress in requeue mode (test/integration/cloud/install.test.ts)",
   'agent/util/poll.ts': 'the poll helper act/wait.ts uses in wait mode',

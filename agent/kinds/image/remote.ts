@@ -1,5 +1,5 @@
 import { markerFromMetadata, ownerTagPrefix } from '../../ownership/marker.ts';
-import { bookkeepingProperties, propDigest, propDisk } from '../../glance/version-rules.ts';
+import { bookkeepingProperties, declaredDiskFormat, propDigest, propDisk } from '../../glance/version-rules.ts';
 import type { Remote } from '../kit/adapter.ts';
 
 /**
@@ -63,7 +63,7 @@ export function toRemote(raw: RawImage): Remote {
     raw,
     fields: {
       name: raw.name,
-      disk_format: raw.disk_format,
+      disk_format: declaredDiskFormat(raw),
       container_format: raw.container_format,
       visibility: raw.visibility,
       protected: raw.protected,

@@ -3,7 +3,7 @@ import { formatRequest } from '../../../oci/reference.ts';
 import { KupenstackError } from '../../errors.ts';
 import { memberStatus, settleTags, share, unshare } from '../../glance/members.ts';
 import { findSharedImagesProject, sharedImagesProject } from '../../glance/shared-project.ts';
-import { newestFirst, propDigest, versionKey, versionName, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
+import { declaredDiskFormat, newestFirst, propDigest, versionKey, versionName, versionProperties, type GlanceImage } from '../../glance/version-rules.ts';
 import { deleteVersion, findOrCreateVersion, imagesInUse, uploadVersion, type GlanceTarget, type VersionLook } from '../../glance/versions.ts';
 import type { ImageSpec } from '../../model/kinds.generated.ts';
 import type { Manifest } from '../../model/manifest.ts';
@@ -180,7 +180,7 @@ function toSharedRemote(img: GlanceImage, marker: Marker, member: string | null,
     marker,
     raw: img,
     fields: {
-      disk_format: img.disk_format,
+      disk_format: declaredDiskFormat(img),
       container_format: img.container_format,
       source: sharedSource,
       digest: img.status === 'queued' ? null : (img[propDigest] ?? null),
