@@ -86,7 +86,8 @@ export class CloudConnections {
     informer.on('delete', (o) => this.onGone(o.metadata?.name ?? ''));
     rewatchOnError(informer, plural, this.opts.log, () => this.stopped);
     this.informer = informer;
-    await informer.start();
+    // Without the CRD (an upgrade that has not applied it yet) or the right to list it, the default cloud still runs; the watch retries.
+    await informer.start().catch((err: unknown) => this.opts.log(`cloud   OpenStackCloudConnections not listed (retried): ${(err as Error).message}`));
     this.opts.log(`watching OpenStackCloudConnections: ${this.connections.size} known`);
   }
 
