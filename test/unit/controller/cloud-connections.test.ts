@@ -47,7 +47,7 @@ const cloudsYaml = (authUrl: string, password = 'unit-password'): string =>
 
 /** A resolver serving one clouds.yaml per Secret name, changeable between reads. */
 function secrets(texts: Map<string, string>): SecretResolver {
-  return { get: (ref) => Promise.resolve(texts.get(ref.name) ?? '') };
+  return { get: (ref) => Promise.resolve(texts.get(ref.name ?? '') ?? '') };
 }
 
 describe("a namespace's connection", () => {
