@@ -30,6 +30,7 @@ const connB = `b-${run}`;
 const nsA1 = `cca1-${run}`;
 const nsA2 = `cca2-${run}`;
 const nsB = `ccb-${run}`;
+const rbacName = `kupenstack-controller-connections-${run}`;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 const network = cloud.client('network');
 let controller: ControllerProcess;
@@ -102,6 +103,24 @@ async function projectOf(ns: string): Promise<string | undefined> {
 beforeAll(async () => {
   await proxy.start();
   prepareControllerBed({ system: 'kupenstack-system', namespaces: [], optIn });
+  // deploy/rbac grants the connections (test/unit/rbac.test.ts checks it); the shared bed's other files apply the
+  // ClusterRole from their own checkouts meanwhile, so this file binds the same rights under a name of its own.
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: rbacName },
+    rules: [
+      { apiGroups: ['kupenstack.io'], resources: ['openstackcloudconnections'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+      { apiGroups: ['kupenstack.io'], resources: ['openstackcloudconnections/status'], verbs: ['get', 'update', 'patch'] },
+    ],
+  });
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: rbacName },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbacName },
+    subjects: [{ kind: 'ServiceAccount', name: 'kupenstack-controller', namespace: 'kupenstack-system' }],
+  });
   kubectlOk(['create', 'namespace', system]);
   // The clouds.yaml of each cloud in a Secret of the admin's namespace: A at Keystone's address, B through the proxy.
   const a = { ...bedEntry() };
@@ -139,6 +158,8 @@ afterAll(async () => {
   }
   for (const name of [connA, connB]) kubectl(['delete', 'openstackcloudconnections.kupenstack.io', name, '--wait=false']);
   kubectl(['delete', 'namespace', system, '--wait=false']);
+  kubectl(['delete', 'clusterrolebinding', rbacName]);
+  kubectl(['delete', 'clusterrole', rbacName]);
   await proxy.stop();
 }, 420_000);
 
