@@ -30,6 +30,10 @@ const connB = `b-${run}`;
 const nsA1 = `cca1-${run}`;
 const nsA2 = `cca2-${run}`;
 const nsB = `ccb-${run}`;
+/** A namespace on the cloud of an OpenStackCloud (connection C names the OpenStackCloud, not a Secret). */
+const nsC = `ccc-${run}`;
+const connC = `c-${run}`;
+const installed = `cci-${run}`;
 const rbacName = `kupenstack-controller-connections-${run}`;
 const cloud = OpenStackCloud.fromCloudsYaml(testCloudName);
 const network = cloud.client('network');
@@ -146,17 +150,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy.start().catch(() => undefined);
-  for (const ns of [nsA1, nsA2, nsB]) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  for (const ns of [nsA1, nsA2, nsB, nsC]) kubectl(['delete', 'namespace', ns, '--wait=false']);
   // The controller deletes what it made (finalizers), then each project, in each namespace's cloud.
-  for (const ns of [nsA1, nsA2, nsB]) await until(`the project of ${ns} deleted`, async () => (await projectOf(ns)) === undefined, 180_000, 2_000).catch(() => undefined);
+  for (const ns of [nsA1, nsA2, nsB, nsC]) await until(`the project of ${ns} deleted`, async () => (await projectOf(ns)) === undefined, 180_000, 2_000).catch(() => undefined);
   await controller?.stop();
-  for (const ns of [nsA1, nsA2, nsB]) {
+  for (const ns of [nsA1, nsA2, nsB, nsC]) {
     const project = await projectOf(ns);
     if (!project) continue;
     for (const n of await network.list<{ id: string }>('/networks', 'networks', { project_id: project })) await network.remove(`/networks/${n.id}`);
     await cloud.identity.remove(`/projects/${project}`);
   }
-  for (const name of [connA, connB]) kubectl(['delete', 'openstackcloudconnections.kupenstack.io', name, '--wait=false']);
+  for (const name of [connA, connB, connC]) kubectl(['delete', 'openstackcloudconnections.kupenstack.io', name, '--wait=false']);
+  kubectl(['delete', 'openstackclouds.kupenstack.io', installed, '--wait=false']);
   kubectl(['delete', 'namespace', system, '--wait=false']);
   kubectl(['delete', 'clusterrolebinding', rbacName]);
   kubectl(['delete', 'clusterrole', rbacName]);
@@ -222,4 +227,24 @@ describe('one controller, several clouds', () => {
     expect(patch.stderr).toMatch(/forbidden/i);
     expect(getJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', nsB]).metadata.labels['kupenstack.io/cloud']).toBe(connB);
   });
+
+  it("an OpenStackCloud's cloud as a connection: it waits for the install's clouds.yaml Secret, then its namespace converges", async () => {
+    // The OpenStackCloud stands for an install (no controller drives it: the harness's controller selects no cloud);
+    // its status names the Secret an install writes once its Keystone is bootstrapped, here the bed's Keystone.
+    apply({ apiVersion: 'kupenstack.io/v1alpha1', kind: 'OpenStackCloud', metadata: { name: installed, labels: { 'kupenstack.io/test-run': run } }, spec: { release: '2025.1' } });
+    apply({ apiVersion: 'kupenstack.io/v1alpha1', kind: 'OpenStackCloudConnection', metadata: { name: connC }, spec: { openStackCloudRef: { name: installed } } });
+    await until('connection C waiting for the install', () => Promise.resolve(condition(connection(connC), 'Ready')?.reason === 'CloudNotReady'), 60_000);
+    expect(condition(connection(connC), 'Ready')?.message).toContain(`OpenStackCloud ${installed} has not written its clouds.yaml Secret yet`);
+    const secretName = `kupenstack-cloud-${installed}-clouds-yaml`;
+    apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName, namespace: system }, stringData: { 'clouds.yaml': stringify({ clouds: { [installed]: bedEntry() } }) } });
+    const cloudsSecret = { namespace: system, name: secretName, key: 'clouds.yaml', cloud: installed };
+    kubectlOk(['patch', 'openstackclouds.kupenstack.io', installed, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { cloudsSecret } })]);
+    await until('connection C Ready', () => Promise.resolve(ready(connection(connC))), 90_000);
+    expect(connection(connC).status?.cloud).toBe(installed);
+    kubectlOk(['create', 'namespace', nsC]);
+    kubectlOk(['label', 'namespace', nsC, `kupenstack.io/project=${optIn}`, `kupenstack.io/cloud=${connC}`]);
+    apply(networkDoc(nsC, 'first'));
+    await until(`${nsC}/first Ready`, () => Promise.resolve(ready(net(nsC, 'first'))), 180_000);
+    expect(await inNeutron(net(nsC, 'first').status?.id)).toBe(true);
+  }, 420_000);
 });
