@@ -16,6 +16,12 @@ export interface ControllerOptions {
   config: AgentConfig;
   /** The OpenStack client for a run; re-read when the cloud's Secret changes. */
   cloud: () => Promise<OpenStackCloud>;
+  /**
+   * The clouds of OpenStackCloudConnections (controller/clouds/connections.ts): a namespace labelled
+   * kupenstack.io/cloud=<name> runs against that connection's client; without the label, `cloud`.
+   * Throws CloudUnreachableError, without a call, while that cloud is down.
+   */
+  connections?: { cloudOf(name: string): Promise<OpenStackCloud> };
   secrets: SecretResolver;
   /** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
   engine: ApplyRevision;

@@ -17,6 +17,7 @@ import { ApiContact } from './api-contact.ts';
 import { ClockedCounters, countKubeCalls, type KubeCalls } from './call-counts.ts';
 import { cloudFromSecret } from './clouds/cloud-from-secret.ts';
 import { CloudLoop } from './clouds/cloud-loop.ts';
+import { CloudConnections } from './clouds/connections.ts';
 import { isAdminNamespace, type MemberPolicyOptions } from '../policy/member-policy.ts';
 import { Controller } from './resources/controller.ts';
 import { ConfigMapCreateJournal, createJournalName } from './resources/create-journal.ts';
@@ -101,6 +102,8 @@ interface Clients {
 /** The three loops of the in-cluster front end; only the resource loop is always made (it starts only with a cloud). */
 interface InClusterLoops {
   controller: Controller;
+  /** The OpenStackCloudConnections the resource loop serves besides the default cloud (made with it). */
+  connections?: CloudConnections;
   syncs?: SyncLoop;
   /** Tenants' NamespaceSyncs: the same loop over the namespaced kind. */
   tenantSyncs?: SyncLoop;
@@ -152,6 +155,8 @@ export async function runController(s: ControllerSettings): Promise<never> {
   log(s.egress((ns) => loops.controller.labelsOf(ns)));
   log(s.bounds((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
   log(s.registryCredentials((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
+  // The connections are listed before the first run, so a labelled namespace finds its connection.
+  await loops.connections?.start();
   if (s.loops.resources) await loops.controller.start();
   else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
   await loops.syncs?.start();
@@ -243,11 +248,23 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
   // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
   const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
   const { elector, shardSet } = leadership;
+  const connections = loops.resources
+    ? new CloudConnections({
+        kc,
+        secrets,
+        log,
+        acting,
+        registry: c.metrics.registry,
+        onUp: (name) => controller.connectionUp(name),
+        onDown: (name, error) => controller.connectionDown(name, error),
+      })
+    : undefined;
   const controller = new Controller({
     kc,
     registry: loadSchemaRegistry(),
     config,
     cloud: c.cloud ?? noCloud,
+    ...(connections ? { connections } : {}),
     secrets,
     engine: applyRevision,
     memberPolicy: s.memberPolicy,
@@ -279,15 +296,21 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
         ...(s.cloudSelector ? { selector: s.cloudSelector } : {}),
       })
     : undefined;
-  return { controller, ...(syncs ? { syncs } : {}), ...(tenantSyncs ? { tenantSyncs } : {}), ...(clouds ? { clouds } : {}) };
+  return {
+    controller,
+    ...(connections ? { connections } : {}),
+    ...(syncs ? { syncs } : {}),
+    ...(tenantSyncs ? { tenantSyncs } : {}),
+    ...(clouds ? { clouds } : {}),
+  };
 }
 
 /** SIGINT and SIGTERM: the Leases are released first, so another replica takes over at once; then the loops stop. */
-function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, syncs, tenantSyncs, clouds }: InClusterLoops): void {
+function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, connections, syncs, tenantSyncs, clouds }: InClusterLoops): void {
   const stop = (): void => {
     c.log('stopping');
     void Promise.all([elector?.stop(), shardSet?.stop()])
-      .then(() => Promise.all([controller.stop(), syncs?.stop(), tenantSyncs?.stop(), clouds?.stop()]))
+      .then(() => Promise.all([controller.stop(), connections?.stop(), syncs?.stop(), tenantSyncs?.stop(), clouds?.stop()]))
       .then(() => {
         c.secrets.stop();
         process.exit(0);

@@ -1280,6 +1280,78 @@ export interface OpenStackCloud {
   status?: OpenStackCloudStatus;
 }
 
+/** Where the cloud's clouds.yaml is, which entry of it, which region. */
+export type OpenStackCloudConnectionSpec = {
+  /**
+   * The Secret holding a clouds.yaml (openstacksdk format); a rotated Secret is used from the next run on, without a
+   * restart. Give it, or openStackCloudRef.
+   */
+  secretRef?: {
+    /**
+     * Namespace of the Secret (the controller reads Secrets cluster-wide; keep clouds Secrets in the admin's
+     * namespaces).
+     */
+    namespace: DnsLabel;
+    /** Name of the Secret. */
+    name: DnsSubdomain;
+    /** Key holding the clouds.yaml. */
+    key?: string;
+  };
+  /**
+   * Entry of the clouds.yaml (its clouds: key). Required with secretRef; with openStackCloudRef, the install's own
+   * entry.
+   */
+  cloud?: string;
+  /**
+   * An OpenStackCloud of this cluster: the connection uses the clouds.yaml Secret its install writes (its
+   * status.cloudsSecret) once its Keystone is bootstrapped.
+   */
+  openStackCloudRef?: {
+    /** Name of the OpenStackCloud. */
+    name: DnsSubdomain;
+  };
+  /**
+   * Region whose catalog endpoints are used (overrides the entry's region_name): two connections with the same
+   * clouds.yaml and two regions are two clouds to the controller.
+   */
+  region?: string;
+};
+
+/**
+ * Observed state, written by the controller. Never a credential: the Keystone URL, the entry and region, and why the
+ * cloud is not reachable.
+ */
+export type OpenStackCloudConnectionStatus = {
+  /** metadata.generation of the spec the controller last checked. */
+  observedGeneration?: number;
+  /**
+   * Ready (Keystone answers and takes the credentials), Stalled (reason KeystoneUnreachable, BadCredentials,
+   * SecretMissing, CloudNotReady, InvalidCloudsYaml).
+   */
+  conditions?: Conditions;
+  /** Entry of the clouds.yaml in use. */
+  cloud?: string;
+  /** Region in use (empty: the catalog's first endpoint of each service). */
+  region?: string;
+  /** Keystone URL the connection logs in to. */
+  authUrl?: string;
+};
+
+/**
+ * A cloud (or one region of a cloud) the in-cluster controller reconciles namespaces into, besides its default cloud
+ * (--cloud): a clouds.yaml in a Secret, or the cloud an OpenStackCloud installed. The cluster admin picks a namespace's
+ * connection with the namespace label kupenstack.io/cloud=<connection name>; a namespace without it uses the default
+ * cloud. Each connection has its own token cache, request limits and health: one cloud down leaves the others'
+ * namespaces reconciling.
+ */
+export interface OpenStackCloudConnection {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'OpenStackCloudConnection';
+  metadata: ClusterMetadata;
+  spec: OpenStackCloudConnectionSpec;
+  status?: OpenStackCloudConnectionStatus;
+}
+
 /** Desired Neutron port. networkRef is required unless `import` is set; it cannot change. */
 export type PortSpec = {
   /**
@@ -2438,6 +2510,7 @@ export type KindName =
   | 'LoadBalancer'
   | 'Network'
   | 'OpenStackCloud'
+  | 'OpenStackCloudConnection'
   | 'Port'
   | 'ProjectQuota'
   | 'Router'
@@ -2458,6 +2531,7 @@ export type AnyKind =
   | LoadBalancer
   | Network
   | OpenStackCloud
+  | OpenStackCloudConnection
   | Port
   | ProjectQuota
   | Router
@@ -2478,6 +2552,7 @@ export interface SpecByKind {
   LoadBalancer: LoadBalancerSpec;
   Network: NetworkSpec;
   OpenStackCloud: OpenStackCloudSpec;
+  OpenStackCloudConnection: OpenStackCloudConnectionSpec;
   Port: PortSpec;
   ProjectQuota: ProjectQuotaSpec;
   Router: RouterSpec;

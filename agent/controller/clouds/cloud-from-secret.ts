@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KupenstackError } from '../../errors.ts';
 import { OpenStackCloud } from '../../openstack/cloud.ts';
+import { loadCloud } from '../../openstack/clouds.ts';
 import type { ApiCounters } from '../../openstack/counters.ts';
 import { KubeSecretNotFoundError } from '../../secrets/kubernetes.ts';
 import type { SecretResolver } from '../../secrets/resolver.ts';
@@ -31,12 +32,14 @@ export class CloudsSecretMissingError extends KupenstackError {
  * its tokens) is reused while the Secret is unchanged; a rotated Secret gives
  * a new client on the next run, without a restart. The file the clouds.yaml
  * parser needs lives in a private (0700) temporary folder, mode 0600.
+ * `region` (an OpenStackCloudConnection's) replaces the entry's region_name.
  */
 export function cloudFromSecret(
   secrets: SecretResolver,
   ref: { name: string; namespace?: string; key: string },
   cloudName: string,
   counters?: ApiCounters,
+  region?: string,
 ): () => Promise<OpenStackCloud> {
   const dir = mkdtempSync(join(tmpdir(), 'kupenstack-clouds-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -50,7 +53,9 @@ export function cloudFromSecret(
     const file = join(dir, `clouds-${hash.slice(0, 12)}.yaml`);
     writeFileSync(file, text, { mode: 0o600 });
     try {
-      current = { hash, cloud: OpenStackCloud.fromCloudsYaml(cloudName, file, counters) };
+      // A connection's region overrides the entry's region_name: two regions of one clouds.yaml are two clouds.
+      const config = loadCloud(cloudName, file);
+      current = { hash, cloud: new OpenStackCloud(region === undefined ? config : { ...config, regionName: region }, counters) };
     } finally {
       rmSync(file, { force: true });
     }

@@ -14,6 +14,8 @@ import { addressOfObject, finalizer, isDeleting, type KubeObject } from './objec
 import { shardOf } from '../leases/shards.ts';
 import type { NamespaceObject } from './status-store.ts';
 import { WorkQueue } from './work-queue.ts';
+import { CloudUnreachableError, connectionOf } from '../../kinds/openstackcloudconnection/index.ts';
+import type { OpenStackCloud } from '../../openstack/cloud.ts';
 
 /**
  * Set by a replica that received a registry notification but does not lead:
@@ -83,6 +85,10 @@ export class Controller {
   private readonly movedImages = new Map<string, Set<string>>();
   /** What the Image kind remembers between runs (resolutions, registry clients): this leadership's, dropped when it ends. */
   private images = new ImageMemory();
+  /** The connection of each namespace as last seen (label kupenstack.io/cloud; kept after its deletion, for the project's cleanup in that cloud). */
+  private readonly connectionOfNamespace = new Map<string, string | undefined>();
+  /** The last CloudUnreachable Event per namespace: one per outage and reason, not one per retry. */
+  private readonly cloudDownEvents = new Map<string, string>();
 
   /** What one namespace's run (namespace-run.ts) reads and writes of this controller. */
   private readonly host: NamespaceRunHost;
@@ -111,6 +117,7 @@ export class Controller {
       shardOf: (ns) => this.shardOf(ns),
       labelsOf: (ns) => this.labelsOf(ns),
       pausedBy: (ns) => pausedBy(this.namespaces.get(ns)?.metadata?.annotations),
+      cloudOf: (ns) => this.cloudOf(ns),
     };
     const workers = opts.namespaceWorkers ?? Math.max(1, Math.min(4, opts.config.concurrency));
     // The leading edge (issue 33): a lone `kubectl apply` runs at once, not after the debounce window.
@@ -295,9 +302,10 @@ export class Controller {
     const was = old?.metadata?.labels?.[key];
     const terminating = ns.metadata?.deletionTimestamp !== undefined && old?.metadata?.deletionTimestamp === undefined;
     if (this.opts.sharding) this.onShardOf(name, old);
+    const moved = this.onConnectionOf(name, old);
     // A pause set or lifted runs the namespace at once: drift reported, or corrected.
     const pauseChanged = old?.metadata?.annotations?.[pauseAnnotation] !== ns.metadata?.annotations?.[pauseAnnotation];
-    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating || pauseChanged)) this.schedule(name);
+    if (this.enabled(name) && (!old || was !== ns.metadata?.labels?.[key] || terminating || pauseChanged || moved)) this.schedule(name);
   }
 
   /**
@@ -321,6 +329,45 @@ export class Controller {
       this.opts.log(`shard   ${name} moved from shard ${was} to ${now}: reconciling here after ${sharding.handoverMs} ms`);
       this.notBefore.set(name, Date.now() + sharding.handoverMs);
     }
+  }
+
+  /**
+   * The namespace's connection as its label now says. A namespace the admin moves to another cloud
+   * stops its run in flight, forgets what its runs learnt of the old cloud (heal episodes, the full
+   * pass seen) and runs against the new one; the old cloud's project is left as it is.
+   */
+  private onConnectionOf(name: string, old: k8s.V1Namespace | undefined): boolean {
+    const now = connectionOf(this.namespaces.get(name)?.metadata?.labels);
+    const was = old ? connectionOf(old.metadata?.labels) : this.connectionOfNamespace.get(name);
+    this.connectionOfNamespace.set(name, now);
+    if (!old || was === now) return false;
+    this.opts.log(`cloud   ${name} moved from ${was ?? 'the default cloud'} to ${now ?? 'the default cloud'}`);
+    this.runAborts.get(name)?.abort(new Error(`namespace ${name} moved to ${now ?? 'the default cloud'}`));
+    for (const address of this.memory.keys()) if (address.split('/')[0] === name) this.memory.delete(address);
+    this.fullyRun.delete(name);
+    return true;
+  }
+
+  /** The OpenStack client of a namespace's cloud: its connection's, else the default cloud (the flags). */
+  private cloudOf(ns: string): Promise<OpenStackCloud> {
+    const name = this.namespaces.has(ns) ? connectionOf(this.labelsOf(ns)) : this.connectionOfNamespace.get(ns);
+    if (name === undefined) return this.opts.cloud();
+    if (!this.opts.connections)
+      return Promise.reject(
+        new CloudUnreachableError(name, 'NoSuchConnection', 'this controller reconciles the default cloud only (its resource loop runs without connections)'),
+      );
+    return this.opts.connections.cloudOf(name);
+  }
+
+  /** A connection's cloud answers again: its namespaces run now, whatever their backoff. */
+  connectionUp(connection: string): void {
+    for (const ns of [...this.cloudDownEvents.keys()]) if (this.connectionOfNamespace.get(ns) === connection) this.cloudDownEvents.delete(ns);
+    for (const ns of this.namespaces.keys()) if (this.enabled(ns) && this.connectionOfNamespace.get(ns) === connection) this.schedule(ns, 0);
+  }
+
+  /** A connection's cloud went down: the runs in flight of its namespaces stop (their calls would wait out their timeouts). */
+  connectionDown(connection: string, error: Error): void {
+    for (const [ns, abort] of this.runAborts) if (this.connectionOfNamespace.get(ns) === connection) abort.abort(error);
   }
 
   /** A deleted namespace's project is emptied and deleted even when no object held the namespace back (it had none). */
@@ -410,6 +457,10 @@ export class Controller {
       // The queue retries with backoff and says nothing: a run that throws before its `reconciled` line must not fail silently.
       this.opts.log(`${cut ? 'stalled' : 'failed '} run of ${ns} at ${this.inFlight.get(ns)?.step ?? 'start'}: ${(cut ?? (err as Error)).message}`);
       if (cut) this.namespaceEvent(ns, 'BoundExceeded', cut.message);
+      if (err instanceof CloudUnreachableError && this.cloudDownEvents.get(ns) !== err.message) {
+        this.cloudDownEvents.set(ns, err.message);
+        this.namespaceEvent(ns, 'CloudUnreachable', err.message);
+      }
       throw cut ?? err;
     } finally {
       if (deadline) clearTimeout(deadline.timer);

@@ -25,6 +25,7 @@ import { documentsOf, revisionOf } from './revision.ts';
 import { KubeStatusStore, type NamespaceObject } from './status-store.ts';
 import { validateNamespace } from './validate-namespace.ts';
 import { isAdminNamespace, memberRefusals } from '../../policy/member-policy.ts';
+import { CloudUnreachableError } from '../../kinds/openstackcloudconnection/index.ts';
 import { subjectsOf } from '../../policy/subjects.ts';
 import { isWaiting, soonest, waiting, type Looked, type Progress } from '../../../lib/progress.ts';
 
@@ -54,6 +55,8 @@ export interface NamespaceRunHost {
   labelsOf: (ns: string) => Record<string, string>;
   /** Why the namespace is paused (its `kupenstack.io/paused` annotation), or undefined. */
   pausedBy: (ns: string) => string | undefined;
+  /** The OpenStack client of the namespace's cloud: its connection's (label kupenstack.io/cloud); without it, `opts.cloud`. */
+  cloudOf?: (ns: string) => Promise<OpenStackCloud>;
 }
 
 export interface NamespaceRunInput {
@@ -94,7 +97,10 @@ export async function runNamespace(host: NamespaceRunHost, run: NamespaceRunInpu
   const admitted = await admit(host, run, gated.finalizing, events);
   clock.mark('validated');
 
-  const cloud = await host.opts.cloud();
+  const cloud = await (host.cloudOf ? host.cloudOf(ns) : host.opts.cloud()).catch(async (err: unknown) => {
+    if (err instanceof CloudUnreachableError && host.acting(ns)) await reportCloudDown(host, run, admitted, err);
+    throw err;
+  });
   if (!host.acting(ns)) return undefined;
   clock.mark('cloud');
   const { registry, config, secrets, journal } = host.opts;
@@ -440,6 +446,27 @@ async function pausedRun(
     `paused  ${ns} (${why}): ${drifted} objects differ from OpenStack, not corrected; ${plan.errors.length} could not be planned; nothing written to OpenStack`,
   );
   return undefined;
+}
+
+/**
+ * The namespace's cloud is down (its connection's last probe failed): each valid object says so,
+ * Stalled naming the connection and why, keeping what it had (id, observed); nothing is called. The
+ * connection's recovery runs the namespace again, which writes the engine's conditions back.
+ */
+async function reportCloudDown(host: Pick<NamespaceRunHost, 'memory'>, run: NamespaceRunInput, admitted: Admitted, err: CloudUnreachableError): Promise<void> {
+  const valid = new Set(admitted.validated.manifests.map((m) => m.address));
+  const now = new Date();
+  const reason = 'CloudUnreachable';
+  for (const [address, entry] of run.entries) {
+    if (!valid.has(address)) continue;
+    const current = currentStatus(entry, host.memory.get(address));
+    const ready = current.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.reason === reason && ready.message === err.message) continue;
+    let conditions = setCondition<Condition>(current.conditions ?? [], { type: 'Stalled', status: 'True', reason, message: err.message }, now);
+    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason, message: err.message }, now);
+    conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason, message: 'waiting for the cloud to answer again' }, now);
+    await admitted.store.putResource(address, { ...current, conditions });
+  }
 }
 
 /** What the object's status holds now, as the store writes it back (a paused run changes only its conditions). */
