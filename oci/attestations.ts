@@ -1,9 +1,8 @@
 import { openBlob } from './blob.ts';
 import type { RegistryClient } from './client.ts';
-import { parseDigest } from './digest.ts';
 import { OciError } from './errors.ts';
-import { fetchManifest, type Descriptor, type ImageManifest } from './manifest.ts';
-import { listReferrers } from './referrers.ts';
+import type { Descriptor, ImageManifest } from './manifest.ts';
+import { lookInCosignPlaces } from './cosign-places.ts';
 
 /**
  * Finds the attestations (`cosign attest`) of one manifest digest where
@@ -36,23 +35,21 @@ const maxAttestationBytes = 8 * 1024 * 1024;
 const maxReferrers = 64;
 
 export async function findAttestations(client: RegistryClient, repository: string, digest: string, signal?: AbortSignal): Promise<FoundAttestations> {
-  const { algorithm, hex } = parseDigest(digest);
-  const found: FoundAttestation[] = [];
-  const referrers = await listReferrers(client, repository, digest, signal ? { signal } : {});
-  for (const d of referrers.slice(0, maxReferrers)) {
-    const t = d.artifactType ?? '';
-    if (!(t === '' || t === emptyConfigType || t.startsWith(bundleTypePrefix))) continue;
-    const m = await fetchManifest(client, repository, d.digest, signal);
-    if (m.manifest.kind === 'manifest') found.push(...(await fromManifest(client, repository, m.manifest, `referrer ${d.digest}`, signal)));
-  }
-  const tag = `${algorithm}-${hex}.att`;
-  try {
-    const m = await fetchManifest(client, repository, tag, signal);
-    if (m.manifest.kind === 'manifest') found.push(...(await fromManifest(client, repository, m.manifest, `tag ${tag}`, signal)));
-  } catch (err) {
-    if (!(err instanceof OciError && err.code === 'oci.not-found')) throw err;
-  }
-  return { found, looked: [`the referrers of ${digest}`, `the tag ${tag}`] };
+  return lookInCosignPlaces(
+    client,
+    repository,
+    digest,
+    {
+      suffix: 'att',
+      maxReferrers,
+      accept: (d) => {
+        const t = d.artifactType ?? '';
+        return t === '' || t === emptyConfigType || t.startsWith(bundleTypePrefix);
+      },
+      read: (m, where) => fromManifest(client, repository, m, where, signal),
+    },
+    signal,
+  );
 }
 
 async function fromManifest(

@@ -1,9 +1,8 @@
 import { openBlob } from './blob.ts';
 import type { RegistryClient } from './client.ts';
-import { parseDigest } from './digest.ts';
 import { OciError } from './errors.ts';
-import { fetchManifest, type Descriptor, type ImageManifest } from './manifest.ts';
-import { listReferrers } from './referrers.ts';
+import type { Descriptor, ImageManifest } from './manifest.ts';
+import { lookInCosignPlaces } from './cosign-places.ts';
 
 /**
  * Finds the cosign signatures of one manifest digest, in the two places
@@ -37,22 +36,13 @@ const maxSignatureBytes = 1024 * 1024;
 const maxReferrers = 32;
 
 export async function findSignatures(client: RegistryClient, repository: string, digest: string, signal?: AbortSignal): Promise<FoundSignatures> {
-  const { algorithm, hex } = parseDigest(digest);
-  const found: FoundSignature[] = [];
-  const referrers = await listReferrers(client, repository, digest, signal ? { signal } : {});
-  for (const d of referrers.slice(0, maxReferrers)) {
-    if (!isSignatureReferrer(d)) continue;
-    const m = await fetchManifest(client, repository, d.digest, signal);
-    if (m.manifest.kind === 'manifest') found.push(...(await fromManifest(client, repository, m.manifest, `referrer ${d.digest}`, signal)));
-  }
-  const tag = `${algorithm}-${hex}.sig`;
-  try {
-    const m = await fetchManifest(client, repository, tag, signal);
-    if (m.manifest.kind === 'manifest') found.push(...(await fromManifest(client, repository, m.manifest, `tag ${tag}`, signal)));
-  } catch (err) {
-    if (!(err instanceof OciError && err.code === 'oci.not-found')) throw err;
-  }
-  return { found, looked: [`the referrers of ${digest}`, `the tag ${tag}`] };
+  return lookInCosignPlaces(
+    client,
+    repository,
+    digest,
+    { suffix: 'sig', maxReferrers, accept: isSignatureReferrer, read: (m, where) => fromManifest(client, repository, m, where, signal) },
+    signal,
+  );
 }
 
 /**
