@@ -82,13 +82,14 @@ export class Controller {
    */
   private readonly movedImages = new Map<string, Set<string>>();
   /** What the Image kind remembers between runs (resolutions, registry clients): this leadership's, dropped when it ends. */
-  private images = new ImageMemory();
+  private images: ImageMemory;
 
   /** What one namespace's run (namespace-run.ts) reads and writes of this controller. */
   private readonly host: NamespaceRunHost;
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
+    this.images = new ImageMemory(opts.imageGate);
     this.kinds = namespacedKinds(opts.registry);
     this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
@@ -178,7 +179,7 @@ export class Controller {
     this.recentEvents.clear();
     this.fullyRun.clear();
     // Resolved image tags and registry clients: the next leadership resolves and authenticates afresh.
-    this.images = new ImageMemory();
+    this.images = new ImageMemory(this.opts.imageGate);
   }
 
   /** A shard's Lease gained: its namespaces are reconciled (what came while another held it was theirs). */

@@ -1,0 +1,258 @@
+import * as k8s from '@kubernetes/client-node';
+import { diskSourceFor } from '../../glance/registry-source.ts';
+import type { MovedTag } from '../../hooks/registry-match.ts';
+import {
+  decide,
+  governs,
+  restWave,
+  step,
+  waveOf,
+  type RolloutState,
+  type RolloutView,
+  type Transition,
+  type WavePlan,
+} from '../../kinds/imagerollout/index.ts';
+import type { DigestGate, FollowedTag, GateDecision } from '../../kinds/kit/image-memory.ts';
+import type { ImageRolloutSpec, ImageRolloutStatus } from '../../model/kinds.generated.ts';
+import { mergePatch } from '../../kube/client.ts';
+import { apiVersion } from '../../schema/registry.ts';
+import { setCondition } from '../../status/conditions.ts';
+import { parseDuration } from '../../util/duration.ts';
+import { waveHealth, type HealthReader } from './health.ts';
+
+const [group, version] = apiVersion.split('/') as [string, string];
+const plural = 'imagerollouts';
+/** Events of a cluster-scoped object live in `default` (the API server accepts no other namespace for them). */
+const eventNamespace = 'default';
+
+/** What the rollout loop reads of the resource loop (controller/resources/controller.ts), without importing it. */
+export interface RolloutHost {
+  labelsOf(namespace: string): Record<string, string>;
+  /** Addresses (`ns/Image/name`) of the opted-in Images that follow one of these tags. */
+  imagesFollowing(pushes: readonly MovedTag[]): string[];
+  /** Runs those Images' namespaces now, their tags resolved again. */
+  resolveAgain(addresses: readonly string[]): Promise<void>;
+}
+
+export interface RolloutLoopOptions extends HealthReader {
+  kc: k8s.KubeConfig;
+  host: RolloutHost;
+  /** Whether this replica leads (writes status, moves waves); a follower still gates with what the leader wrote. */
+  acting: () => boolean;
+  log: (line: string) => void;
+  /** How often rollouts are looked at (a wave's health, its soak); default 5 s. */
+  tickMs?: number;
+}
+
+interface RolloutCr {
+  metadata: { name: string; generation?: number; uid?: string; resourceVersion?: string };
+  spec: ImageRolloutSpec;
+  status?: ImageRolloutStatus;
+}
+
+/**
+ * The ImageRollout loop: every tick it reads the rollouts, asks the registry
+ * where each governed tag points (every spec.interval), works out the waves
+ * from the namespaces' labels, moves the state machine
+ * (kinds/imagerollout/waves.ts) with each wave's health, and writes status
+ * and an Event per transition. A transition that admits or holds namespaces
+ * runs them at once (resolveAgain). It is also the Image kind's gate
+ * (DigestGate): the last written status says which digest a namespace may use.
+ */
+export class RolloutLoop implements DigestGate {
+  private readonly opts: RolloutLoopOptions;
+  private readonly custom: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
+  private readonly rollouts = new Map<string, RolloutView>();
+  private readonly resolvedAt = new Map<string, { at: number; digest: string }>();
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(opts: RolloutLoopOptions) {
+    this.opts = opts;
+    this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+  }
+
+  decide(namespace: string, tag: FollowedTag): GateDecision | undefined {
+    for (const r of this.rollouts.values()) if (governs(r.spec, tag)) return decide(r, this.opts.host.labelsOf(namespace));
+    return undefined;
+  }
+
+  async start(): Promise<void> {
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), this.opts.tickMs ?? 5_000);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** One look at every rollout; a look still running skips this tick. */
+  async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const list = (await this.custom.listClusterCustomObject({ group, version, plural })) as { items: RolloutCr[] };
+      const names = new Set(list.items.map((cr) => cr.metadata.name));
+      for (const name of this.rollouts.keys()) if (!names.has(name)) this.rollouts.delete(name);
+      for (const cr of list.items) {
+        this.rollouts.set(cr.metadata.name, viewOf(cr));
+        if (!this.opts.acting()) continue;
+        await this.look(cr).catch((err: unknown) => this.opts.log(`rollout ${cr.metadata.name}: ${(err as Error).message}`));
+      }
+    } catch (err) {
+      this.opts.log(`rollouts: could not list ImageRollouts: ${(err as Error).message}`);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** One rollout: resolve when due, step, write status and Events, run the namespaces whose digest changed. */
+  private async look(cr: RolloutCr): Promise<void> {
+    const { name } = cr.metadata;
+    const push: MovedTag = { repository: cr.spec.source.repository, ...(cr.spec.source.tag ? { tag: cr.spec.source.tag } : {}) };
+    const images = this.governedImages(cr.spec, push);
+    const waves = this.plans(cr.spec, images);
+    const resolved = await this.resolve(cr);
+    const before = viewOf(cr).state;
+    const target = cr.status?.targetDigest;
+    const health = new Map<string, Awaited<ReturnType<typeof waveHealth>>>();
+    // Health is read before the (synchronous) step: only the wave the step can look at needs it.
+    for (const w of waves) {
+      const phase = before?.waves.find((x) => x.name === w.name)?.phase;
+      if (before && resolved === target && (phase === 'Progressing' || phase === 'Soaking'))
+        health.set(
+          w.name,
+          await waveHealth(this.opts, cr.spec, w, { images: images.filter((a) => w.namespaces.includes(a.split('/')[0]!)), digest: resolved }),
+        );
+    }
+    const { state, transitions } = step({
+      state: before ?? { waves: [] },
+      resolved,
+      waves,
+      // A wave admitted in this step is looked at again at the next tick, with its health read.
+      health: (w) => health.get(w.name) ?? { state: 'waiting', why: 'admitted; its health is read at the next look' },
+      now: Date.now(),
+      progressDeadlineMs: parseDuration(cr.spec.health?.progressDeadline ?? '15m'),
+    });
+    const status = statusOf(cr, state);
+    this.rollouts.set(name, { name, spec: cr.spec, state });
+    // currentWave null: a merge patch removes it once every wave is done.
+    await this.custom.patchClusterCustomObjectStatus({ group, version, plural, name, body: { status: { currentWave: null, ...status } } }, mergePatch);
+    for (const t of transitions) this.event(cr, t);
+    if (movedDigests(before, state)) await this.opts.host.resolveAgain(images);
+  }
+
+  /** The opted-in Images the rollout governs (the resource loop's watch cache). */
+  private governedImages(spec: ImageRolloutSpec, push: MovedTag): string[] {
+    if (spec.source.semver === undefined) return this.opts.host.imagesFollowing([push]);
+    return []; // A semver range is matched by the gate; the loop names no Images to run at once for it.
+  }
+
+  /** The waves now: each governed Image's namespace in the first wave that selects it, the rest last. */
+  private plans(spec: ImageRolloutSpec, images: readonly string[]): WavePlan[] {
+    const namespaces = [...new Set(images.map((a) => a.split('/')[0]!))].sort();
+    const of = new Map(namespaces.map((ns) => [ns, waveOf(spec, this.opts.host.labelsOf(ns))]));
+    const plan = (name: string, soak: string | undefined): WavePlan => ({
+      name,
+      soakMs: parseDuration(soak ?? '5m'),
+      namespaces: namespaces.filter((ns) => of.get(ns) === name),
+    });
+    return [...spec.waves.map((w) => plan(w.name, w.soak)), plan(restWave, '0s')];
+  }
+
+  /** Where the tag points: asked every spec.interval (default 1m), else the last answer. */
+  private async resolve(cr: RolloutCr): Promise<string> {
+    const key = `${cr.metadata.name}|${cr.metadata.generation ?? 0}`;
+    const last = this.resolvedAt.get(key);
+    if (last && Date.now() - last.at < parseDuration(cr.spec.interval ?? '1m')) return last.digest;
+    const { repository, tag, semver, insecure } = cr.spec.source;
+    const source = diskSourceFor({ plainHttpAdvice: 'set insecure: true under spec.source' });
+    const disk = await source.resolve({ repository, ...(semver ? { semver } : { tag: tag ?? 'latest' }), ...(insecure ? { insecure } : {}) });
+    const digest = disk.indexDigest ?? disk.manifestDigest;
+    this.resolvedAt.set(key, { at: Date.now(), digest });
+    return digest;
+  }
+
+  private event(cr: RolloutCr, t: Transition): void {
+    const now = new Date();
+    const reason = t.wave ? `Wave${t.to}` : `Rollout${t.to}`;
+    void this.core
+      .createNamespacedEvent({
+        namespace: eventNamespace,
+        body: {
+          metadata: { generateName: `${cr.metadata.name}.`, namespace: eventNamespace },
+          involvedObject: { apiVersion, kind: 'ImageRollout', name: cr.metadata.name, uid: cr.metadata.uid, resourceVersion: cr.metadata.resourceVersion },
+          reason,
+          message: t.message.slice(0, 1024),
+          type: t.warning ? 'Warning' : 'Normal',
+          source: { component: 'kupenstack-controller' },
+          reportingComponent: 'kupenstack-controller',
+          reportingInstance: 'kupenstack-controller',
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+      })
+      .catch((err: unknown) => this.opts.log(`rollout ${cr.metadata.name}: could not record ${reason} (${(err as { code?: number }).code ?? 'no response'})`));
+    this.opts.log(`rollout ${cr.metadata.name}: ${t.message}`);
+  }
+}
+
+function viewOf(cr: RolloutCr): RolloutView {
+  const s = cr.status;
+  return { name: cr.metadata.name, spec: cr.spec, state: s?.stableDigest ? { ...pickState(s), waves: s.waves ?? [] } : undefined };
+}
+
+function pickState(s: ImageRolloutStatus): Omit<RolloutState, 'waves'> {
+  return {
+    ...(s.stableDigest ? { stableDigest: s.stableDigest } : {}),
+    ...(s.targetDigest ? { targetDigest: s.targetDigest } : {}),
+    ...(s.currentWave ? { currentWave: s.currentWave } : {}),
+  };
+}
+
+/** Whether any namespace's allowed digest changed: a wave admitted, a failure, a new target or a new stable digest. */
+function movedDigests(before: RolloutState | undefined, after: RolloutState): boolean {
+  if (!before) return false;
+  if (before.stableDigest !== after.stableDigest || before.targetDigest !== after.targetDigest) return true;
+  const phases = (s: RolloutState): string => s.waves.map((w) => `${w.name}:${w.phase === 'Pending' ? 'P' : w.phase === 'Failed' ? 'F' : 'A'}`).join(',');
+  return phases(before) !== phases(after);
+}
+
+/** The status as written: the state, and Ready / Stalled in the shape the other kinds use. */
+function statusOf(cr: RolloutCr, state: RolloutState): ImageRolloutStatus {
+  const failed = state.waves.find((w) => w.phase === 'Failed');
+  const done = state.targetDigest === state.stableDigest;
+  let conditions = cr.status?.conditions ?? [];
+  const generation = cr.metadata.generation;
+  const set = (type: 'Ready' | 'Stalled' | 'Reconciling', status: 'True' | 'False', reason: string, message: string): void => {
+    conditions = setCondition(conditions, { type, status, reason, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) });
+  };
+  if (failed) {
+    const message = `wave ${failed.name} failed: ${failed.message ?? ''}; every namespace is back on ${state.stableDigest}; a new tag move starts a new rollout`;
+    set('Ready', 'False', 'WaveFailed', message);
+    set('Stalled', 'True', 'WaveFailed', message);
+    set('Reconciling', 'False', 'WaveFailed', 'waiting for a new tag move');
+  } else if (done) {
+    set('Ready', 'True', 'RolledOut', `every wave is on ${state.stableDigest}`);
+    set('Stalled', 'False', 'RolledOut', '');
+    set('Reconciling', 'False', 'RolledOut', '');
+  } else {
+    const current = state.waves.find((w) => w.name === state.currentWave);
+    const message = `rolling ${state.targetDigest} out: wave ${current?.name ?? '?'} ${current?.phase ?? ''}${current?.message ? ` (${current.message})` : ''}`;
+    set('Ready', 'False', 'Progressing', message);
+    set('Stalled', 'False', 'Progressing', '');
+    set('Reconciling', 'True', 'Progressing', message);
+  }
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions,
+    ...(state.stableDigest ? { stableDigest: state.stableDigest } : {}),
+    ...(state.targetDigest ? { targetDigest: state.targetDigest } : {}),
+    ...(state.currentWave && !done ? { currentWave: state.currentWave } : {}),
+    lastResolved: new Date().toISOString(),
+    waves: state.waves,
+  };
+}
