@@ -1,23 +1,21 @@
 import * as k8s from '@kubernetes/client-node';
-import { diskSourceFor } from '../../glance/registry-source.ts';
 import type { MovedTag } from '../../hooks/registry-match.ts';
 import {
   decide,
   governs,
-  restWave,
+  planWaves,
+  resolveTag,
   step,
-  waveOf,
+  timingsOf,
   type RolloutState,
   type RolloutView,
   type Transition,
-  type WavePlan,
 } from '../../kinds/imagerollout/index.ts';
 import type { DigestGate, FollowedTag, GateDecision } from '../../kinds/kit/image-memory.ts';
 import type { ImageRolloutSpec, ImageRolloutStatus } from '../../model/kinds.generated.ts';
 import { mergePatch } from '../../kube/client.ts';
 import { apiVersion } from '../../schema/registry.ts';
 import { setCondition } from '../../status/conditions.ts';
-import { parseDuration } from '../../util/duration.ts';
 import { waveHealth, type HealthReader } from './health.ts';
 
 const [group, version] = apiVersion.split('/') as [string, string];
@@ -84,8 +82,10 @@ export class RolloutLoop implements DigestGate {
     this.timer = setInterval(() => void this.tick(), this.opts.tickMs ?? 5_000);
   }
 
-  stop(): void {
+  /** Stops the ticks; a look in flight ends on its own (its writes are the leader's, as any other). */
+  stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    return Promise.resolve();
   }
 
   /** One look at every rollout; a look still running skips this tick. */
@@ -113,7 +113,11 @@ export class RolloutLoop implements DigestGate {
     const { name } = cr.metadata;
     const push: MovedTag = { repository: cr.spec.source.repository, ...(cr.spec.source.tag ? { tag: cr.spec.source.tag } : {}) };
     const images = this.governedImages(cr.spec, push);
-    const waves = this.plans(cr.spec, images);
+    const waves = planWaves(
+      cr.spec,
+      images.map((a) => a.split('/')[0]!),
+      (ns) => this.opts.host.labelsOf(ns),
+    );
     const resolved = await this.resolve(cr);
     const before = viewOf(cr).state;
     const target = cr.status?.targetDigest;
@@ -134,7 +138,7 @@ export class RolloutLoop implements DigestGate {
       // A wave admitted in this step is looked at again at the next tick, with its health read.
       health: (w) => health.get(w.name) ?? { state: 'waiting', why: 'admitted; its health is read at the next look' },
       now: Date.now(),
-      progressDeadlineMs: parseDuration(cr.spec.health?.progressDeadline ?? '15m'),
+      progressDeadlineMs: timingsOf(cr.spec).progressDeadlineMs,
     });
     const status = statusOf(cr, state);
     this.rollouts.set(name, { name, spec: cr.spec, state });
@@ -150,27 +154,12 @@ export class RolloutLoop implements DigestGate {
     return []; // A semver range is matched by the gate; the loop names no Images to run at once for it.
   }
 
-  /** The waves now: each governed Image's namespace in the first wave that selects it, the rest last. */
-  private plans(spec: ImageRolloutSpec, images: readonly string[]): WavePlan[] {
-    const namespaces = [...new Set(images.map((a) => a.split('/')[0]!))].sort();
-    const of = new Map(namespaces.map((ns) => [ns, waveOf(spec, this.opts.host.labelsOf(ns))]));
-    const plan = (name: string, soak: string | undefined): WavePlan => ({
-      name,
-      soakMs: parseDuration(soak ?? '5m'),
-      namespaces: namespaces.filter((ns) => of.get(ns) === name),
-    });
-    return [...spec.waves.map((w) => plan(w.name, w.soak)), plan(restWave, '0s')];
-  }
-
   /** Where the tag points: asked every spec.interval (default 1m), else the last answer. */
   private async resolve(cr: RolloutCr): Promise<string> {
     const key = `${cr.metadata.name}|${cr.metadata.generation ?? 0}`;
     const last = this.resolvedAt.get(key);
-    if (last && Date.now() - last.at < parseDuration(cr.spec.interval ?? '1m')) return last.digest;
-    const { repository, tag, semver, insecure } = cr.spec.source;
-    const source = diskSourceFor({ plainHttpAdvice: 'set insecure: true under spec.source' });
-    const disk = await source.resolve({ repository, ...(semver ? { semver } : { tag: tag ?? 'latest' }), ...(insecure ? { insecure } : {}) });
-    const digest = disk.indexDigest ?? disk.manifestDigest;
+    if (last && Date.now() - last.at < timingsOf(cr.spec).intervalMs) return last.digest;
+    const digest = await resolveTag(cr.spec.source);
     this.resolvedAt.set(key, { at: Date.now(), digest });
     return digest;
   }
