@@ -1,0 +1,153 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../agent/config/config.ts';
+import { decide, governs, planWaves, step, waveOf, type RolloutState, type WaveHealth, type WavePlan } from '../../agent/kinds/imagerollout/index.ts';
+import type { ImageRolloutSpec } from '../../agent/model/kinds.generated.ts';
+import { applyPath } from '../../agent/standalone/apply-path.ts';
+
+/*
+ * The ImageRollout's wave state machine (kinds/imagerollout/waves.ts), its
+ * wave selection and gate, and what standalone `kupenstack apply` does with a
+ * rollout: it refuses the revision before anything reaches OpenStack.
+ */
+
+const S = 'sha256:' + 'a'.repeat(64);
+const T = 'sha256:' + 'b'.repeat(64);
+const U = 'sha256:' + 'c'.repeat(64);
+
+const spec: ImageRolloutSpec = {
+  source: { repository: '127.0.0.1:5050/vm/os', tag: 'stable', insecure: true },
+  waves: [{ name: 'canary', namespaceSelector: { matchLabels: { ring: 'canary' } }, soak: '20s' }],
+};
+const labels: Record<string, Record<string, string>> = { c1: { ring: 'canary' }, c2: { ring: 'canary' }, other: {} };
+const waves: WavePlan[] = planWaves(spec, ['other', 'c1', 'c2'], (ns) => labels[ns]!);
+
+const healthy = (): WaveHealth => ({ state: 'healthy' });
+const t0 = Date.parse('2026-12-06T12:00:00Z');
+
+function run(state: RolloutState, resolved: string, now: number, health: (w: WavePlan) => WaveHealth = healthy) {
+  return step({ state, resolved, waves, health, now, progressDeadlineMs: 600_000 });
+}
+
+describe('ImageRollout waves', () => {
+  it('puts each namespace in the first wave that selects it, the rest last', () => {
+    expect(waves).toEqual([
+      { name: 'canary', soakMs: 20_000, namespaces: ['c1', 'c2'] },
+      { name: 'rest', soakMs: 0, namespaces: ['other'] },
+    ]);
+    expect(
+      waveOf(
+        { waves: [{ name: 'a', namespaceSelector: { matchExpressions: [{ key: 'ring', operator: 'In', values: ['x', 'canary'] }] } }] },
+        { ring: 'canary' },
+      ),
+    ).toBe('a');
+    expect(waveOf({ waves: [{ name: 'a', namespaceSelector: { matchExpressions: [{ key: 'ring', operator: 'DoesNotExist' }] } }] }, { ring: 'canary' })).toBe(
+      'rest',
+    );
+  });
+
+  it('adopts the digest it first sees as stable, then rolls a tag move wave by wave over the soak', () => {
+    const first = run({ waves: [] }, S, t0);
+    expect(first.state.stableDigest).toBe(S);
+    expect(first.state.waves.map((w) => w.phase)).toEqual(['Succeeded', 'Succeeded']);
+
+    // The tag moves: the canaries are admitted; their health is read at the next look.
+    const moved = run(first.state, T, t0 + 1000, () => ({ state: 'waiting', why: 'Image c1/os is on S' }));
+    expect(moved.state).toMatchObject({ stableDigest: S, targetDigest: T, currentWave: 'canary' });
+    expect(moved.state.waves.map((w) => w.phase)).toEqual(['Progressing', 'Pending']);
+    expect(moved.transitions.map((t) => t.to)).toEqual(['Started', 'Progressing']);
+    expect(decide({ name: 'os', spec, state: moved.state }, labels.c1!)).toMatchObject({ digest: T });
+    expect(decide({ name: 'os', spec, state: moved.state }, labels.other!)).toMatchObject({ digest: S });
+    expect(decide({ name: 'os', spec, state: moved.state }, labels.other!)?.reason).toMatch(/held by rollout os in wave rest: wave canary progressing/);
+
+    const soaking = run(moved.state, T, t0 + 5000);
+    expect(soaking.state.waves.map((w) => w.phase)).toEqual(['Soaking', 'Pending']);
+    expect(soaking.state.waves[0]!.message).toBe(`healthy; soaking until ${new Date(t0 + 25_000).toISOString()}`);
+    // Within the soak nothing moves on.
+    expect(run(soaking.state, T, t0 + 24_000).state.waves.map((w) => w.phase)).toEqual(['Soaking', 'Pending']);
+
+    // After the soak the canaries succeed and the rest is admitted (its Images not moved yet) ...
+    const restWaiting = (w: WavePlan): WaveHealth => (w.name === 'rest' ? { state: 'waiting', why: 'Image other/os is on S' } : { state: 'healthy' });
+    const after = run(soaking.state, T, t0 + 25_000, restWaiting);
+    expect(after.state.waves.map((w) => w.phase)).toEqual(['Succeeded', 'Progressing']);
+    expect(decide({ name: 'os', spec, state: after.state }, labels.other!)).toMatchObject({ digest: T });
+    // ... then, healthy (no soak for the rest), succeeds: the target is the stable digest.
+    const done = run(after.state, T, t0 + 30_000);
+    expect(done.state).toMatchObject({ stableDigest: T, targetDigest: T });
+    expect(done.state.currentWave).toBeUndefined();
+    expect(done.transitions.map((t) => t.to)).toEqual(['Succeeded', 'RolledOut']);
+  });
+
+  it('starts the soak again when health is lost while soaking', () => {
+    const moved = run(run({ waves: [] }, S, t0).state, T, t0);
+    const soaking = run(moved.state, T, t0 + 1000);
+    const lost = run(soaking.state, T, t0 + 2000, () => ({ state: 'waiting', why: 'VirtualMachine c1/vm is not Ready' }));
+    expect(lost.state.waves[0]).toMatchObject({ phase: 'Progressing' });
+    expect(lost.state.waves[0]!.soakingSince).toBeUndefined();
+  });
+
+  it('fails the wave on a server in ERROR: every namespace back on the stable digest, until a new tag move', () => {
+    const moved = run(run({ waves: [] }, S, t0).state, T, t0);
+    const soaking = run(moved.state, T, t0 + 1000);
+    const failed = run(soaking.state, T, t0 + 2000, () => ({ state: 'failed', why: 'server in ERROR: c1/vm' }));
+    expect(failed.state.waves.map((w) => w.phase)).toEqual(['Failed', 'Pending']);
+    expect(failed.transitions).toEqual([expect.objectContaining({ wave: 'canary', to: 'Failed', warning: true })]);
+    for (const ns of ['c1', 'other']) expect(decide({ name: 'os', spec, state: failed.state }, labels[ns]!)).toMatchObject({ digest: S });
+    // The failed rollout stays failed (health is not asked again) ...
+    expect(run(failed.state, T, t0 + 100_000, () => ({ state: 'healthy' })).state.waves[0]!.phase).toBe('Failed');
+    // ... and a new tag move starts a new rollout from the first wave.
+    const again = run(failed.state, U, t0 + 200_000, () => ({ state: 'waiting', why: '…' }));
+    expect(again.state).toMatchObject({ stableDigest: S, targetDigest: U });
+    expect(again.state.waves.map((w) => w.phase)).toEqual(['Progressing', 'Pending']);
+  });
+
+  it('fails a wave not healthy within the progress deadline, and drops a rollout whose tag went back to stable', () => {
+    const moved = run(run({ waves: [] }, S, t0).state, T, t0, () => ({ state: 'waiting', why: 'Image c1/os is on S' }));
+    const late = run(moved.state, T, t0 + 600_001, () => ({ state: 'waiting', why: 'VirtualMachine c1/vm is not Ready' }));
+    expect(late.state.waves[0]).toMatchObject({ phase: 'Failed', message: 'not healthy within 600 s: VirtualMachine c1/vm is not Ready' });
+    const back = run(moved.state, S, t0 + 1000);
+    expect(back.state).toMatchObject({ stableDigest: S, targetDigest: S });
+    expect(back.transitions.map((t) => t.to)).toEqual(['Reverted']);
+  });
+
+  it('governs Images of the same repository and tag only', () => {
+    expect(governs(spec, { repository: '127.0.0.1:5050/vm/os', tag: 'stable' })).toBe(true);
+    expect(governs(spec, { repository: '127.0.0.1:5050/vm/os', tag: 'edge' })).toBe(false);
+    expect(governs(spec, { repository: '127.0.0.1:5051/vm/os', tag: 'stable' })).toBe(false);
+    expect(governs(spec, { repository: '127.0.0.1:5050/vm/os', semver: '1.x' })).toBe(false);
+  });
+});
+
+describe('standalone kupenstack apply with an ImageRollout', () => {
+  it('refuses the revision, naming the file, before any OpenStack call', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ks-rollout-'));
+    writeFileSync(
+      join(dir, 'rollout.yaml'),
+      `apiVersion: kupenstack.io/v1alpha1
+kind: ImageRollout
+metadata: {name: os}
+spec:
+  source: {repository: 127.0.0.1:5050/vm/os, tag: stable}
+  waves:
+    - {name: canary, namespaceSelector: {matchLabels: {ring: canary}}, soak: 20s}
+`,
+    );
+    const lines: string[] = [];
+    // No such cloud: a call to OpenStack would fail differently than the refusal.
+    const applied = applyPath({
+      path: dir,
+      cloud: 'no-such-cloud',
+      cloudsFile: join(dir, 'none.yaml'),
+      config: { ...defaultConfig, stateDir: join(dir, 'state') },
+      prune: false,
+      allowMassDelete: false,
+      log: (l) => lines.push(l),
+    });
+    await expect(applied).rejects.toMatchObject({
+      code: 'imagerollout.standalone',
+      message: expect.stringMatching(/rollout\.yaml:3: ImageRollout "os" is carried out by the in-cluster controller only/),
+    });
+  });
+});
