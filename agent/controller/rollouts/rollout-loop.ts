@@ -14,6 +14,7 @@ import {
 import type { DigestGate, FollowedTag, GateDecision } from '../../kinds/kit/image-memory.ts';
 import type { ImageRolloutSpec, ImageRolloutStatus } from '../../model/kinds.generated.ts';
 import { mergePatch } from '../../kube/client.ts';
+import { stableJson } from '../../ownership/marker.ts';
 import { apiVersion } from '../../schema/registry.ts';
 import { setCondition } from '../../status/conditions.ts';
 import { waveHealth, type HealthReader } from './health.ts';
@@ -140,7 +141,10 @@ export class RolloutLoop implements DigestGate {
       now: Date.now(),
       progressDeadlineMs: timingsOf(cr.spec).progressDeadlineMs,
     });
-    const status = statusOf(cr, state);
+    const key = `${name}|${cr.metadata.generation ?? 0}`;
+    const status = statusOf(cr, state, this.resolvedAt.get(key)?.at);
+    // Nothing changed but the registry's last answer time (a wave soaking, waiting on the same reason): no write.
+    if (stableJson({ ...status, lastResolved: null }) === stableJson({ ...cr.status, lastResolved: null })) return;
     this.rollouts.set(name, { name, spec: cr.spec, state });
     // currentWave null: a merge patch removes it once every wave is done.
     await this.custom.patchClusterCustomObjectStatus({ group, version, plural, name, body: { status: { currentWave: null, ...status } } }, mergePatch);
@@ -211,7 +215,7 @@ function movedDigests(before: RolloutState | undefined, after: RolloutState): bo
 }
 
 /** The status as written: the state, and Ready / Stalled in the shape the other kinds use. */
-function statusOf(cr: RolloutCr, state: RolloutState): ImageRolloutStatus {
+function statusOf(cr: RolloutCr, state: RolloutState, resolvedAt: number | undefined): ImageRolloutStatus {
   const failed = state.waves.find((w) => w.phase === 'Failed');
   const done = state.targetDigest === state.stableDigest;
   let conditions = cr.status?.conditions ?? [];
@@ -241,7 +245,7 @@ function statusOf(cr: RolloutCr, state: RolloutState): ImageRolloutStatus {
     ...(state.stableDigest ? { stableDigest: state.stableDigest } : {}),
     ...(state.targetDigest ? { targetDigest: state.targetDigest } : {}),
     ...(state.currentWave && !done ? { currentWave: state.currentWave } : {}),
-    lastResolved: new Date().toISOString(),
+    ...(resolvedAt !== undefined ? { lastResolved: new Date(resolvedAt).toISOString() } : {}),
     waves: state.waves,
   };
 }
