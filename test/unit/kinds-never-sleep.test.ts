@@ -69,6 +69,7 @@ const knownWaits: Record<string, string> = {
   'agent/controller/resources/work-queue.ts': "the queue's debounce and look-again timers (what requeue schedules)",
   'agent/controller/resources/controller.ts': "a namespace's hand-over delay between shards, through the queue",
   'agent/controller/clouds/cloud-loop.ts': 'the maintenance window timer, through the queue',
+  'agent/controller/rollouts/rollout-loop.ts': "the ImageRollout loop's tick (setInterval): it holds no engine slot and never waits inside a run",
   'agent/controller/leases/leader.ts': "the Lease's renew timer",
   'agent/controller/api-contact.ts': "the API server contact's check timer",
   'agent/view/live.ts': "the web view's event stream: changes grouped every 200 ms and a keep-alive comment; a person's page, never a namespace's run",

@@ -149,11 +149,13 @@ describe('ImageRollout: a tag move in waves', () => {
     expect(rollout().status).toMatchObject({ stableDigest: d1, targetDigest: d2, currentWave: 'canary' });
     expect(rollout().status?.waves?.find((w) => w.name === 'rest')).toMatchObject({ phase: 'Pending', namespaces: [other] });
     expect(rollout().status?.waves?.find((w) => w.name === 'canary')?.namespaces).toEqual([...canaries].sort());
+    const seen: [unknown, unknown][] = [];
     for (let i = 0; i < 5 && phases().includes('canary:Soaking'); i++) {
-      expect(crDigest(other)).toBe(d1);
-      expect(await glanceDigest(other)).toBe(d1);
+      seen.push([crDigest(other), await glanceDigest(other)]);
       await sleep(2000);
     }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen).toEqual(seen.map(() => [d1, d1]));
     // Healthy over the soak: the rest follows, and the new digest is the stable one.
     await until('the other namespace on the new digest', () => allOn([other], d2), 300_000, 1000).catch(withLog);
     await until('the rollout done', () => Promise.resolve(rollout().status?.stableDigest === d2), 120_000).catch(withLog);
