@@ -63,7 +63,7 @@ export class RolloutLoop implements DigestGate {
   private readonly custom: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
   private readonly rollouts = new Map<string, RolloutView>();
-  private readonly resolvedAt = new Map<string, { at: number; digest: string }>();
+  private readonly resolvedAt = new Map<string, { at: number; digest: string; tag: string | undefined }>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
 
@@ -112,14 +112,14 @@ export class RolloutLoop implements DigestGate {
   /** One rollout: resolve when due, step, write status and Events, run the namespaces whose digest changed. */
   private async look(cr: RolloutCr): Promise<void> {
     const { name } = cr.metadata;
-    const push: MovedTag = { repository: cr.spec.source.repository, ...(cr.spec.source.tag ? { tag: cr.spec.source.tag } : {}) };
-    const images = this.governedImages(cr.spec, push);
+    const { digest: resolved, tag } = await this.resolve(cr);
+    // A semver range: the Images whose range takes the tag it resolved to.
+    const images = this.opts.host.imagesFollowing([{ repository: cr.spec.source.repository, ...(tag ? { tag } : {}) }]);
     const waves = planWaves(
       cr.spec,
       images.map((a) => a.split('/')[0]!),
       (ns) => this.opts.host.labelsOf(ns),
     );
-    const resolved = await this.resolve(cr);
     const before = viewOf(cr).state;
     const target = cr.status?.targetDigest;
     const health = new Map<string, Awaited<ReturnType<typeof waveHealth>>>();
@@ -152,20 +152,14 @@ export class RolloutLoop implements DigestGate {
     if (movedDigests(before, state)) await this.opts.host.resolveAgain(images);
   }
 
-  /** The opted-in Images the rollout governs (the resource loop's watch cache). */
-  private governedImages(spec: ImageRolloutSpec, push: MovedTag): string[] {
-    if (spec.source.semver === undefined) return this.opts.host.imagesFollowing([push]);
-    return []; // A semver range is matched by the gate; the loop names no Images to run at once for it.
-  }
-
   /** Where the tag points: asked every spec.interval (default 1m), else the last answer. */
-  private async resolve(cr: RolloutCr): Promise<string> {
+  private async resolve(cr: RolloutCr): Promise<{ digest: string; tag: string | undefined }> {
     const key = `${cr.metadata.name}|${cr.metadata.generation ?? 0}`;
     const last = this.resolvedAt.get(key);
-    if (last && Date.now() - last.at < timingsOf(cr.spec).intervalMs) return last.digest;
-    const digest = await resolveTag(cr.spec.source);
-    this.resolvedAt.set(key, { at: Date.now(), digest });
-    return digest;
+    if (last && Date.now() - last.at < timingsOf(cr.spec).intervalMs) return last;
+    const answer = await resolveTag(cr.spec.source);
+    this.resolvedAt.set(key, { at: Date.now(), ...answer });
+    return answer;
   }
 
   private event(cr: RolloutCr, t: Transition): void {

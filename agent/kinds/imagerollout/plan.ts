@@ -19,15 +19,16 @@ export function planWaves(spec: ImageRolloutSpec, namespaces: readonly string[],
 
 /**
  * Where the governed tag points now: the tag's own digest (an index's when
- * it is one). The rollout is the cluster admin's: the controller's own
+ * it is one), and the tag (a semver range's highest match). The rollout is the cluster admin's: the controller's own
  * registry credentials (its docker config) are used, as `kupenstack image
  * inspect` would.
  */
-export async function resolveTag(source: ImageRolloutSpec['source'], signal?: AbortSignal): Promise<string> {
+export async function resolveTag(source: ImageRolloutSpec['source'], signal?: AbortSignal): Promise<{ digest: string; tag: string | undefined }> {
   const { repository, tag, semver, insecure } = source;
   const disk = await diskSourceFor({ plainHttpAdvice: 'set insecure: true under spec.source' }).resolve(
     { repository, ...(semver ? { semver } : { tag: tag ?? 'latest' }), ...(insecure ? { insecure } : {}) },
     signal,
   );
-  return disk.indexDigest ?? disk.manifestDigest;
+  // The tag too: a semver range's winner names the Images to run at once.
+  return { digest: disk.indexDigest ?? disk.manifestDigest, tag: disk.tag };
 }
