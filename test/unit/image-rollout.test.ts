@@ -3,7 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../agent/config/config.ts';
-import { decide, governs, planWaves, step, waveOf, type RolloutState, type WaveHealth, type WavePlan } from '../../agent/kinds/imagerollout/index.ts';
+import { specFollows } from '../../agent/hooks/registry-match.ts';
+import {
+  decide,
+  governs,
+  movedTagOf,
+  planWaves,
+  step,
+  waveOf,
+  type RolloutState,
+  type WaveHealth,
+  type WavePlan,
+} from '../../agent/kinds/imagerollout/index.ts';
 import type { ImageRolloutSpec } from '../../agent/model/kinds.generated.ts';
 import { applyPath } from '../../agent/standalone/apply-path.ts';
 
@@ -112,6 +123,11 @@ describe('ImageRollout waves', () => {
     expect(back.transitions.map((t) => t.to)).toEqual(['Reverted']);
   });
 
+  it('names the governed tag as a registry notification does, so the controller finds the Images that follow it', () => {
+    expect(movedTagOf(spec.source, 'stable')).toEqual({ host: '127.0.0.1:5050', repository: 'vm/os', tag: 'stable' });
+    expect(specFollows({ source: { oci: { repository: '127.0.0.1:5050/vm/os', tag: 'stable' } } }, [movedTagOf(spec.source, 'stable')])).toBe(true);
+  });
+
   it('governs Images of the same repository and tag only', () => {
     expect(governs(spec, { repository: '127.0.0.1:5050/vm/os', tag: 'stable' })).toBe(true);
     expect(governs(spec, { repository: '127.0.0.1:5050/vm/os', tag: 'edge' })).toBe(false);
@@ -145,9 +161,12 @@ spec:
       allowMassDelete: false,
       log: (l) => lines.push(l),
     });
-    await expect(applied).rejects.toMatchObject({
-      code: 'imagerollout.standalone',
-      message: expect.stringMatching(/rollout\.yaml:3: ImageRollout "os" is carried out by the in-cluster controller only/),
-    });
+    const err = (await applied.then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { code?: string; message?: string } | undefined;
+    expect(err?.code).toBe('imagerollout.standalone');
+    expect(err?.message).toMatch(/rollout\.yaml:3: ImageRollout "os" is carried out by the in-cluster controller only/);
+    expect(lines).toEqual([]);
   });
 });

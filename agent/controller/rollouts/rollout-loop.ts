@@ -3,6 +3,7 @@ import type { MovedTag } from '../../hooks/registry-match.ts';
 import {
   decide,
   governs,
+  movedTagOf,
   planWaves,
   resolveTag,
   step,
@@ -114,7 +115,7 @@ export class RolloutLoop implements DigestGate {
     const { name } = cr.metadata;
     const { digest: resolved, tag } = await this.resolve(cr);
     // A semver range: the Images whose range takes the tag it resolved to.
-    const images = this.opts.host.imagesFollowing([{ repository: cr.spec.source.repository, ...(tag ? { tag } : {}) }]);
+    const images = this.opts.host.imagesFollowing([movedTagOf(cr.spec.source, tag)]);
     const waves = planWaves(
       cr.spec,
       images.map((a) => a.split('/')[0]!),

@@ -8,4 +8,4 @@ export { step, type RolloutState, type WaveHealth, type WavePlan, type Transitio
 export { decide, governs, type RolloutView } from './gate.ts';
 export { restWave, waveOf } from './selector.ts';
 export { refuseRolloutsStandalone } from './standalone.ts';
-export { planWaves, resolveTag, timingsOf } from './plan.ts';
+export { movedTagOf, planWaves, resolveTag, timingsOf } from './plan.ts';

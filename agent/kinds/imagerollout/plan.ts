@@ -1,3 +1,4 @@
+import { parseRepository } from '../../../oci/reference.ts';
 import { diskSourceFor } from '../../glance/registry-source.ts';
 import type { ImageRolloutSpec } from '../../model/kinds.generated.ts';
 import { parseDuration } from '../../util/duration.ts';
@@ -31,4 +32,10 @@ export async function resolveTag(source: ImageRolloutSpec['source'], signal?: Ab
   );
   // The tag too: a semver range's winner names the Images to run at once.
   return { digest: disk.indexDigest ?? disk.manifestDigest, tag: disk.tag };
+}
+
+/** The governed tag as a registry notification names a moved one (hooks/registry-match.ts): the host apart from the repository's path. */
+export function movedTagOf(source: ImageRolloutSpec['source'], tag: string | undefined): { host: string; repository: string; tag?: string } {
+  const { registry, repository } = parseRepository(source.repository);
+  return { host: registry, repository, ...(tag ? { tag } : {}) };
 }
