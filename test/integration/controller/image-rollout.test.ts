@@ -102,6 +102,20 @@ spec:
   health: {progressDeadline: 5m}
 `;
 
+const rolloutRbac = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: iro-${run}-rollouts}
+rules:
+  - {apiGroups: [kupenstack.io], resources: [imagerollouts], verbs: [get, list, watch, update, patch]}
+  - {apiGroups: [kupenstack.io], resources: [imagerollouts/status], verbs: [get, update, patch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: iro-${run}-rollouts}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: iro-${run}-rollouts}
+subjects: [{kind: ServiceAccount, name: kupenstack-controller, namespace: ${system}}]
+`;
+
 async function allOn(namespaces: readonly string[], digest: string): Promise<boolean> {
   for (const ns of namespaces) if (crDigest(ns) !== digest || !ready(cr('images', ns, 'os')) || (await glanceDigest(ns)) !== digest) return false;
   return true;
@@ -114,6 +128,9 @@ const withLog = (err: unknown): never => {
 beforeAll(async () => {
   prepareControllerBed({ system, namespaces: all, optIn });
   for (const ns of canaries) kubectlOk(['label', 'namespace', ns, `ring=canary-${run}`]);
+  // The shared plane: another checkout's test may apply its own deploy/rbac meanwhile (one without ImageRollouts, before the
+  // merge). This grants the controller what deploy/rbac/controller.yaml grants for them (test/unit/rbac.test.ts checks that file).
+  kubectlOk(['apply', '-f', '-'], { input: rolloutRbac });
   digests.push(await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk()));
   controller = new ControllerProcess(serviceAccountKubeconfig(system, 'kupenstack-controller'), [
     '--cloud', testCloudName, '--owner', owner, '--project-prefix', prefix, '--resync', '30s', '--opt-in-label', `kupenstack.io/project=${optIn}`, '--no-syncs',
@@ -132,6 +149,8 @@ afterAll(async () => {
     await until('the projects to be deleted', async () => (await Promise.all(all.map(projectId))).every((p) => p === undefined), 300_000, 2000).catch(() => undefined);
   }
   await controller?.stop();
+  kubectl(['delete', 'clusterrolebinding', `iro-${run}-rollouts`, '--ignore-not-found']);
+  kubectl(['delete', 'clusterrole', `iro-${run}-rollouts`, '--ignore-not-found']);
   for (const ns of all)
     for (const kind of ['virtualmachines', 'subnets', 'networks', 'flavors', 'images']) {
       const list = kubectl(['get', `${kind}.kupenstack.io`, '-n', ns, '-o', 'name']);
