@@ -17,6 +17,11 @@ import {
 } from '../../agent/kinds/imagerollout/index.ts';
 import type { ImageRolloutSpec } from '../../agent/model/kinds.generated.ts';
 import { applyPath } from '../../agent/standalone/apply-path.ts';
+import { gateReason, gateResolution } from '../../agent/kinds/image/rollout-gate.ts';
+import { ImageMemory, type DigestGate } from '../../agent/kinds/kit/image-memory.ts';
+import type { AdapterContext } from '../../agent/kinds/kit/adapter.ts';
+import type { Manifest } from '../../agent/model/manifest.ts';
+import type { ResolvedDisk } from '../../oci/disk-source.ts';
 
 /*
  * The ImageRollout's wave state machine (kinds/imagerollout/waves.ts), its
@@ -168,5 +173,44 @@ spec:
     expect(err?.code).toBe('imagerollout.standalone');
     expect(err?.message).toMatch(/rollout\.yaml:3: ImageRollout "os" is carried out by the in-cluster controller only/);
     expect(lines).toEqual([]);
+  });
+});
+
+describe("the Image kind's seam (kinds/image/rollout-gate.ts)", () => {
+  const disk = (digest: string, tag?: string): ResolvedDisk =>
+    ({ reference: `127.0.0.1:5050/vm/os@${digest}`, repository: '127.0.0.1:5050/vm/os', manifestDigest: digest, ...(tag ? { tag } : {}) }) as ResolvedDisk;
+  const manifest = { kind: 'Image', address: 'c1/Image/os' } as Manifest;
+  const followed = { repository: '127.0.0.1:5050/vm/os', tag: 'stable' };
+  const ctxWith = (gate: DigestGate | undefined): AdapterContext => ({ namespace: 'other', images: new ImageMemory(gate) }) as AdapterContext;
+
+  it('resolves the digest the rollout allows by digest, keeping the tag it follows; the registry answer stands without a rollout', async () => {
+    const asked: string[] = [];
+    const byDigest = (d: string): Promise<ResolvedDisk> => {
+      asked.push(d);
+      return Promise.resolve(disk(d));
+    };
+    const held = await gateResolution(
+      manifest,
+      ctxWith({ decide: () => ({ digest: S, reason: 'held by rollout os in wave rest' }) }),
+      followed,
+      disk(T, 'stable'),
+      byDigest,
+    );
+    expect(held).toMatchObject({ manifestDigest: S, tag: 'stable' });
+    expect(asked).toEqual([S]);
+    expect(gateReason(manifest)).toBe('held by rollout os in wave rest');
+    // Allowed the digest the tag points to: no second resolution.
+    const admitted = await gateResolution(
+      manifest,
+      ctxWith({ decide: () => ({ digest: T, reason: 'rollout os: wave canary admitted' }) }),
+      followed,
+      disk(T, 'stable'),
+      byDigest,
+    );
+    expect(admitted.manifestDigest).toBe(T);
+    expect(asked).toEqual([S]);
+    const free = await gateResolution(manifest, ctxWith(undefined), followed, disk(T, 'stable'), byDigest);
+    expect(free.manifestDigest).toBe(T);
+    expect(gateReason(manifest)).toBeUndefined();
   });
 });
