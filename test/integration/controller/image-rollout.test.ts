@@ -187,6 +187,8 @@ describe('ImageRollout: a tag move in waves', () => {
 
   it('fails the wave on a canary server in ERROR: the canaries go back to the previous digest, the other namespace never moves', async () => {
     const [, d2] = digests as [string, string];
+    // A longer soak this time: the fault below must land while the canary wave is still being judged, however loaded the bed.
+    kubectlOk(['patch', 'imagerollouts.kupenstack.io', rolloutName, '--type=json', '-p', '[{"op": "replace", "path": "/spec/waves/0/soak", "value": "5m"}]']);
     digests.push(await pushDiskAs('kupenstack-artifact', repo, 'stable', qcow2Disk()));
     const d3 = digests[2]!;
     let otherMoved = false;
