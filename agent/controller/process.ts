@@ -156,6 +156,8 @@ export async function runController(s: ControllerSettings): Promise<never> {
   log(s.bounds((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
   log(s.registryCredentials((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
   if (s.loops.resources) {
+    // The rollouts' gate first: no namespace runs before it knows which digests are held.
+    await loops.rollouts?.load();
     await loops.controller.start();
     await loops.rollouts?.start();
   } else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');

@@ -1,4 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { RolloutLoop } from '../../agent/controller/rollouts/rollout-loop.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -212,5 +216,84 @@ describe("the Image kind's seam (kinds/image/rollout-gate.ts)", () => {
     const free = await gateResolution(manifest, ctxWith(undefined), followed, disk(T, 'stable'), byDigest);
     expect(free.manifestDigest).toBe(T);
     expect(gateReason(manifest)).toBeUndefined();
+  });
+});
+
+describe("the controller's rollout gate", () => {
+  /** An API server on loopback that answers the ImageRollouts list with `status` (a real HTTP exchange, no mock of the client). */
+  async function apiAnswering(status: number, body: unknown): Promise<{ kc: KubeConfig; close: () => void }> {
+    const server = createServer((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return { kc, close: () => server.close() };
+  }
+  const loopOn = (kc: KubeConfig, lines: string[]): RolloutLoop =>
+    new RolloutLoop({
+      kc,
+      custom: kc.makeApiClient(CustomObjectsApi),
+      openstack: () => Promise.reject(new Error('no cloud in this test')),
+      projectNameOf: (ns) => `ks-${ns}`,
+      host: { labelsOf: (ns) => labels[ns] ?? {}, imagesFollowing: () => [], resolveAgain: () => Promise.resolve() },
+      acting: () => false,
+      log: (l) => lines.push(l),
+    });
+
+  it('is closed until the rollouts were read: a Forbidden list holds every followed tag back', async () => {
+    const api = await apiAnswering(403, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'forbidden' });
+    try {
+      const lines: string[] = [];
+      const loop = loopOn(api.kc, lines);
+      await loop.load();
+      expect(lines).toEqual([expect.stringMatching(/^rollouts: could not list ImageRollouts: HTTP-Code: 403/)]);
+      expect(() => loop.decide('c1', { repository: '127.0.0.1:5050/vm/os', tag: 'stable' })).toThrow(/ImageRollouts could not be read yet/);
+    } finally {
+      api.close();
+    }
+  });
+
+  it('reads a rollout into the gate, and takes no CRD installed (404) as no rollout', async () => {
+    const state: RolloutState = {
+      stableDigest: S,
+      targetDigest: T,
+      currentWave: 'canary',
+      waves: [
+        { name: 'canary', phase: 'Soaking' },
+        { name: 'rest', phase: 'Pending' },
+      ],
+    };
+    const api = await apiAnswering(200, {
+      apiVersion: 'kupenstack.io/v1alpha1',
+      kind: 'ImageRolloutList',
+      metadata: {},
+      items: [{ apiVersion: 'kupenstack.io/v1alpha1', kind: 'ImageRollout', metadata: { name: 'os' }, spec, status: state }],
+    });
+    const missing = await apiAnswering(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' });
+    try {
+      const loadLines: string[] = [];
+      const loop = loopOn(api.kc, loadLines);
+      await loop.load();
+      expect(loadLines).toEqual([]);
+      expect(loop.decide('c1', { repository: '127.0.0.1:5050/vm/os', tag: 'stable' })).toMatchObject({ digest: T });
+      expect(loop.decide('other', { repository: '127.0.0.1:5050/vm/os', tag: 'stable' })).toMatchObject({ digest: S });
+      expect(loop.decide('other', { repository: '127.0.0.1:5050/vm/other', tag: 'stable' })).toBeUndefined();
+      const noneLines: string[] = [];
+      const none = loopOn(missing.kc, noneLines);
+      await none.load();
+      expect(noneLines).toEqual([]);
+      expect(none.decide('c1', { repository: '127.0.0.1:5050/vm/os', tag: 'stable' })).toBeUndefined();
+    } finally {
+      api.close();
+      missing.close();
+    }
   });
 });

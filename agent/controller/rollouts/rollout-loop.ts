@@ -14,6 +14,7 @@ import {
 } from '../../kinds/imagerollout/index.ts';
 import type { DigestGate, FollowedTag, GateDecision } from '../../kinds/kit/image-memory.ts';
 import type { ImageRolloutSpec, ImageRolloutStatus } from '../../model/kinds.generated.ts';
+import { KupenstackError } from '../../errors.ts';
 import { mergePatch } from '../../kube/client.ts';
 import { stableJson } from '../../ownership/marker.ts';
 import { apiVersion } from '../../schema/registry.ts';
@@ -67,6 +68,8 @@ export class RolloutLoop implements DigestGate {
   private readonly resolvedAt = new Map<string, { at: number; digest: string; tag: string | undefined }>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** Whether the rollouts were read at least once (the gate is closed before). */
+  private loaded = false;
 
   constructor(opts: RolloutLoopOptions) {
     this.opts = opts;
@@ -75,8 +78,19 @@ export class RolloutLoop implements DigestGate {
   }
 
   decide(namespace: string, tag: FollowedTag): GateDecision | undefined {
+    // Fail closed: until the rollouts were read once, a held namespace could take a tag's new digest.
+    if (!this.loaded)
+      throw new KupenstackError(
+        'imagerollout.not-read',
+        'the ImageRollouts could not be read yet (see the controller log: the API server, or the controller role lacking imagerollouts); an Image that follows a tag waits for them',
+      );
     for (const r of this.rollouts.values()) if (governs(r.spec, tag)) return decide(r, this.opts.host.labelsOf(namespace));
     return undefined;
+  }
+
+  /** The rollouts read once, before the resource loop's first runs (the gate is closed until then); the ticks start with start(). */
+  async load(): Promise<void> {
+    await this.read().catch((err: unknown) => this.opts.log(`rollouts: could not list ImageRollouts: ${(err as Error).message}`));
   }
 
   async start(): Promise<void> {
@@ -95,11 +109,7 @@ export class RolloutLoop implements DigestGate {
     if (this.running) return;
     this.running = true;
     try {
-      const list = (await this.custom.listClusterCustomObject({ group, version, plural })) as { items: RolloutCr[] };
-      const names = new Set(list.items.map((cr) => cr.metadata.name));
-      for (const name of this.rollouts.keys()) if (!names.has(name)) this.rollouts.delete(name);
-      for (const cr of list.items) {
-        this.rollouts.set(cr.metadata.name, viewOf(cr));
+      for (const cr of await this.read()) {
         if (!this.opts.acting()) continue;
         await this.look(cr).catch((err: unknown) => this.opts.log(`rollout ${cr.metadata.name}: ${(err as Error).message}`));
       }
@@ -108,6 +118,22 @@ export class RolloutLoop implements DigestGate {
     } finally {
       this.running = false;
     }
+  }
+
+  /** The rollouts now, into the gate's cache. No CRD installed (404) is no rollout: an older install's Images are not held back. */
+  private async read(): Promise<RolloutCr[]> {
+    let items: RolloutCr[];
+    try {
+      items = ((await this.custom.listClusterCustomObject({ group, version, plural })) as { items: RolloutCr[] }).items;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 404) throw err;
+      items = [];
+    }
+    const names = new Set(items.map((cr) => cr.metadata.name));
+    for (const name of this.rollouts.keys()) if (!names.has(name)) this.rollouts.delete(name);
+    for (const cr of items) this.rollouts.set(cr.metadata.name, viewOf(cr));
+    this.loaded = true;
+    return items;
   }
 
   /** One rollout: resolve when due, step, write status and Events, run the namespaces whose digest changed. */
