@@ -172,9 +172,10 @@ export class RolloutLoop implements DigestGate {
     const status = statusOf(cr, state, this.resolvedAt.get(key)?.at);
     // Nothing changed but the registry's last answer time (a wave soaking, waiting on the same reason): no write.
     if (stableJson({ ...status, lastResolved: null }) === stableJson({ ...cr.status, lastResolved: null })) return;
-    this.rollouts.set(name, { name, spec: cr.spec, state });
     // currentWave null: a merge patch removes it once every wave is done.
     await this.custom.patchClusterCustomObjectStatus({ group, version, plural, name, body: { status: { currentWave: null, ...status } } }, mergePatch);
+    // The gate follows what is written, never a state the API server did not take.
+    this.rollouts.set(name, { name, spec: cr.spec, state });
     for (const t of transitions) this.event(cr, t);
     if (movedDigests(before, state)) await this.opts.host.resolveAgain(images);
   }
@@ -185,6 +186,7 @@ export class RolloutLoop implements DigestGate {
     const last = this.resolvedAt.get(key);
     if (last && Date.now() - last.at < timingsOf(cr.spec).intervalMs) return last;
     const answer = await resolveTag(cr.spec.source);
+    for (const k of this.resolvedAt.keys()) if (k.startsWith(`${cr.metadata.name}|`)) this.resolvedAt.delete(k);
     this.resolvedAt.set(key, { at: Date.now(), ...answer });
     return answer;
   }
