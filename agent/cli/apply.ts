@@ -12,6 +12,7 @@ import { loadSchemaRegistry } from '../schema/registry.ts';
 import { withCloudStepOptions } from './cloud-step.ts';
 import { configureGlanceFrom, glanceDiskFormatOption, type GlanceOptions } from './glance-options.ts';
 import { cloudNotReady, driveRevisionCloud, type CloudStepOptions, type RevisionCloud } from '../standalone/revision-cloud.ts';
+import { refuseRolloutsStandalone } from '../kinds/imagerollout/index.ts';
 
 interface ApplyOptions extends CloudOptions, CloudStepOptions, GlanceOptions {
   prune: boolean;
@@ -68,6 +69,8 @@ async function runApply(pathArg: string | undefined, opts: ApplyOptions): Promis
   // Loaded and validated once: the cloud step and the resources take the same revision.
   const input = await loadPath({ ...how, path });
   if ('diagnostics' in input) return reportInvalid(input.diagnostics, opts.output);
+  // Before the cloud step too: a revision with an ImageRollout changes nothing (kinds/imagerollout/standalone.ts).
+  refuseRolloutsStandalone(input.validated.manifests);
   // The cloud first: the resources of the same revision wait for it to be Ready.
   const declared = await driveRevisionCloud({ dir: path, validated: input.validated }, opts, log, controller.signal);
   if (!reportCloud(declared)) return;

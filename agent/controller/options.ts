@@ -8,6 +8,7 @@ import type { SecretResolver } from '../secrets/resolver.ts';
 import type { CreateJournal } from '../status/create-journal.ts';
 import type { MemberPolicyOptions } from '../policy/member-policy.ts';
 import type { KubeCalls } from './call-counts.ts';
+import type { DigestGate } from '../kinds/kit/image-memory.ts';
 
 /** How the resource loop (controller.ts) and one namespace's run (namespace-run.ts) are set up. */
 export interface ControllerOptions {
@@ -23,6 +24,8 @@ export interface ControllerOptions {
    */
   connections?: { cloudOf(name: string): Promise<OpenStackCloud> };
   secrets: SecretResolver;
+  /** The ImageRollouts' gate (controller/rollouts/): which digest a governed Image may use now. */
+  imageGate?: DigestGate;
   /** The engine entry point (agent/act/apply.ts applyRevision); injected so the loop does not care how a namespace is applied. */
   engine: ApplyRevision;
   /** The label by which a namespace opts in (default `kupenstack.io/project=enabled`). */

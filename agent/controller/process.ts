@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { applyRevision } from '../act/apply.ts';
 import type { AgentConfig } from '../config/config.ts';
 import { SyncLoop } from './syncs/sync-loop.ts';
@@ -28,6 +28,7 @@ import type { MetricsAccess } from '../telemetry/metrics-access.ts';
 import { shardLeaseName } from './leases/shards.ts';
 import type { ViewPlace } from '../view/server.ts';
 import { startView } from './view.ts';
+import { RolloutLoop } from './rollouts/rollout-loop.ts';
 
 const serviceAccountNamespace = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -108,6 +109,8 @@ interface InClusterLoops {
   /** Tenants' NamespaceSyncs: the same loop over the namespaced kind. */
   tenantSyncs?: SyncLoop;
   clouds?: CloudLoop;
+  /** ImageRollouts: runs with the resource loop (it gates that loop's Images). */
+  rollouts?: RolloutLoop;
 }
 
 /**
@@ -157,8 +160,12 @@ export async function runController(s: ControllerSettings): Promise<never> {
   log(s.registryCredentials((ns) => isAdminNamespace(loops.controller.labelsOf(ns))));
   // The connections are listed before the first run, so a labelled namespace finds its connection.
   await loops.connections?.start();
-  if (s.loops.resources) await loops.controller.start();
-  else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
+  if (s.loops.resources) {
+    // The rollouts' gate first: no namespace runs before it knows which digests are held.
+    await loops.rollouts?.load();
+    await loops.controller.start();
+    await loops.rollouts?.start();
+  } else log('no cloud given (--cloud): OpenStack resources in namespaces are not reconciled; driving OpenStackCloud only');
   await loops.syncs?.start();
   await loops.tenantSyncs?.start();
   await loops.clouds?.start();
@@ -259,7 +266,25 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
         onDown: (name, error) => controller.connectionDown(name, error),
       })
     : undefined;
-  const controller = new Controller({
+  // The rollouts gate the resource loop's Images and run its namespaces: made first, they reach it through `controller` once made.
+  const rollouts: RolloutLoop | undefined = loops.resources
+    ? new RolloutLoop({
+        kc,
+        custom: kc.makeApiClient(CustomObjectsApi),
+        openstack: c.cloud ?? noCloud,
+        projectNameOf: (ns) => `${config.projectPrefix}${ns}`,
+        host: {
+          labelsOf: (ns) => controller.labelsOf(ns),
+          imagesFollowing: (pushes) => controller.imagesFollowing(pushes),
+          resolveAgain: (addresses) => controller.resolveAgain(addresses),
+        },
+        // The default shard's holder (or the one leader) moves the waves, as it runs the Syncs.
+        acting,
+        log,
+      })
+    : undefined;
+  const controller: Controller = new Controller({
+    ...(rollouts ? { imageGate: rollouts } : {}),
     kc,
     registry: loadSchemaRegistry(),
     config,
@@ -299,6 +324,7 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
   return {
     controller,
     ...(connections ? { connections } : {}),
+    ...(rollouts ? { rollouts } : {}),
     ...(syncs ? { syncs } : {}),
     ...(tenantSyncs ? { tenantSyncs } : {}),
     ...(clouds ? { clouds } : {}),
@@ -306,11 +332,11 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
 }
 
 /** SIGINT and SIGTERM: the Leases are released first, so another replica takes over at once; then the loops stop. */
-function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, connections, syncs, tenantSyncs, clouds }: InClusterLoops): void {
+function stopOnSignals(c: Clients, { elector, shardSet }: Leadership, { controller, connections, syncs, tenantSyncs, clouds, rollouts }: InClusterLoops): void {
   const stop = (): void => {
     c.log('stopping');
     void Promise.all([elector?.stop(), shardSet?.stop()])
-      .then(() => Promise.all([controller.stop(), connections?.stop(), syncs?.stop(), tenantSyncs?.stop(), clouds?.stop()]))
+      .then(() => Promise.all([controller.stop(), connections?.stop(), rollouts?.stop(), syncs?.stop(), tenantSyncs?.stop(), clouds?.stop()]))
       .then(() => {
         c.secrets.stop();
         process.exit(0);

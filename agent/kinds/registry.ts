@@ -5,6 +5,7 @@ import { applicationCredential, applicationCredentialRules } from './application
 import { flavor, flavorExport } from './flavor/index.ts';
 import { floatingIp, floatingIpExport } from './floatingip/index.ts';
 import { image, imageExport } from './image/index.ts';
+import { imageRolloutRules } from './imagerollout/index.ts';
 import { keyPair, keyPairExport } from './keypair/index.ts';
 import { loadBalancer, loadBalancerExport, loadBalancerRules } from './loadbalancer/index.ts';
 import { network, networkExport } from './network/index.ts';
@@ -50,6 +51,7 @@ export const kinds: readonly KindRow[] = [
   { kind: 'VirtualMachine', adapter: virtualMachine, rules: virtualMachineRules, export: virtualMachineExport },
   { kind: 'LoadBalancer', adapter: loadBalancer, rules: loadBalancerRules, export: loadBalancerExport },
   { kind: 'OpenStackCloud', rules: openStackCloudRules },
+  { kind: 'ImageRollout', rules: imageRolloutRules },
 ];
 
 /** The order `kupenstack export` writes kinds in: the order a person reads them, not the engine's. */

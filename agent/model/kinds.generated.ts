@@ -723,6 +723,125 @@ export interface Image {
   status?: ImageStatus;
 }
 
+/** The tag the rollout governs, its waves and what makes a wave healthy. */
+export type ImageRolloutSpec = {
+  /**
+   * The OCI repository and tag (or semver range) the rollout governs: every Image of a namespace that follows the same
+   * repository and tag (or the same range) is gated.
+   */
+  source: {
+    /**
+     * Repository without scheme or tag, e.g. 127.0.0.1:5050/vm/cirros or registry.example.com/images/ubuntu. The first
+     * component is always the registry host (no implicit Docker Hub).
+     */
+    repository: string;
+    /** Tag to follow, e.g. 0.6. When the tag moves to a new digest, a new Glance image is made (see keep). */
+    tag?: string;
+    /** Semantic-version range; the highest matching tag is used, e.g. '>=0.6.0 <0.7.0', '0.6.x' or '~1.2'. */
+    semver?: string;
+    /** Talk plain HTTP to the registry (test registries only). */
+    insecure?: boolean;
+  };
+  /**
+   * The waves in order. A namespace belongs to the first wave whose selector takes it; namespaces no wave selects form
+   * an implicit last wave named `rest` (no soak).
+   */
+  waves: ({
+    /** The wave's name (not `rest`, the implicit last wave's). */
+    name: DnsLabel;
+    /**
+     * Which namespaces the wave takes, by their labels (a Kubernetes label selector; an empty selector takes every
+     * namespace no earlier wave took).
+     */
+    namespaceSelector: {
+      /** Labels the namespace must carry, with these values. */
+      matchLabels?: Record<string, string>;
+      /** Label requirements, all of which must hold. */
+      matchExpressions?: ({
+        /** The label key. */
+        key: string;
+        /** In, NotIn, Exists or DoesNotExist. */
+        operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+        /** Values for In and NotIn. */
+        values?: string[];
+      })[];
+    };
+    /** How long the wave must stay healthy, at the target digest, before the next wave is admitted. Default 5m. */
+    soak?: Duration;
+  })[];
+  /**
+   * What makes a wave healthy. Default: every VirtualMachine and Image of its namespaces Ready, and no server of their
+   * projects in ERROR.
+   */
+  health?: {
+    /**
+     * Kinds whose objects in the wave's namespaces must be Ready (their Ready condition True). Default VirtualMachine
+     * and Image.
+     */
+    kinds?: ("VirtualMachine" | "Image")[];
+    /** A server of a wave's project in ERROR (Nova's status) fails the wave at once. */
+    failOnServerError?: boolean;
+    /** How long an admitted wave may take to become healthy before it fails. Default 15m. */
+    progressDeadline?: Duration;
+  };
+  /** How often the controller asks the registry where the tag points. Default 1m. */
+  interval?: Duration;
+};
+
+/** Observed state, written by the controller. */
+export type ImageRolloutStatus = {
+  /** metadata.generation of the spec the controller last acted on. */
+  observedGeneration?: number;
+  /**
+   * Ready (every wave on the stable digest, nothing in progress) and Stalled (a wave failed: the rollout waits for a
+   * new tag move).
+   */
+  conditions?: Conditions;
+  /** The digest every namespace may use: the tag's digest before the move being rolled out (the previous). */
+  stableDigest?: string;
+  /** The digest the tag points to now, being rolled out (equal to stableDigest once every wave succeeded). */
+  targetDigest?: string;
+  /** The wave in progress, or the one that failed. */
+  currentWave?: string;
+  /** When the controller last asked the registry. */
+  lastResolved?: string;
+  /** One entry per wave, the implicit `rest` last. */
+  waves?: ({
+    /** The wave's name. */
+    name: string;
+    /**
+     * Pending: not admitted yet; Progressing: admitted, its Images moving to the target and its VMs coming up; Soaking:
+     * healthy, waiting out the soak; Succeeded; Failed: a server in ERROR, or not healthy within progressDeadline (the
+     * rollout stopped, every namespace back on the stable digest).
+     */
+    phase: "Pending" | "Progressing" | "Soaking" | "Succeeded" | "Failed";
+    /** The namespaces of the wave when it was last looked at. */
+    namespaces?: string[];
+    /** When the wave was admitted. */
+    startedAt?: string;
+    /** When the wave became healthy (its soak counts from here). */
+    soakingSince?: string;
+    /** When it succeeded or failed. */
+    finishedAt?: string;
+    /** Why it is in this phase. */
+    message?: string;
+  })[];
+};
+
+/**
+ * Rolls a moved OCI tag out to namespaces in waves: the Images that follow the tag in a wave's namespaces get the new
+ * digest only once the wave is admitted (the earlier waves healthy over their soak); a failed wave stops the rollout
+ * and every Image returns to the stable digest. Enforced by the in-cluster controller only; `kupenstack apply` refuses
+ * it. Cluster-scoped: the cluster admin's.
+ */
+export interface ImageRollout {
+  apiVersion: 'kupenstack.io/v1alpha1';
+  kind: 'ImageRollout';
+  metadata: ClusterMetadata;
+  spec: ImageRolloutSpec;
+  status?: ImageRolloutStatus;
+}
+
 /**
  * Desired Nova key pair. The public key is imported; KupenStack never generates private keys. A change replaces the key
  * pair (running VMs keep the key they booted with). publicKey is required unless `import` is set.
@@ -2506,6 +2625,7 @@ export type KindName =
   | 'Flavor'
   | 'FloatingIP'
   | 'Image'
+  | 'ImageRollout'
   | 'KeyPair'
   | 'LoadBalancer'
   | 'Network'
@@ -2527,6 +2647,7 @@ export type AnyKind =
   | Flavor
   | FloatingIP
   | Image
+  | ImageRollout
   | KeyPair
   | LoadBalancer
   | Network
@@ -2548,6 +2669,7 @@ export interface SpecByKind {
   Flavor: FlavorSpec;
   FloatingIP: FloatingIPSpec;
   Image: ImageSpec;
+  ImageRollout: ImageRolloutSpec;
   KeyPair: KeyPairSpec;
   LoadBalancer: LoadBalancerSpec;
   Network: NetworkSpec;

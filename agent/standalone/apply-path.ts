@@ -4,6 +4,7 @@ import type { AgentConfig } from '../config/config.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { fanOut, type EventSink } from '../events/events.ts';
 import { textLogSink } from '../events/text-log.ts';
+import { refuseRolloutsStandalone } from '../kinds/imagerollout/index.ts';
 import { ImageMemory } from '../kinds/kit/image-memory.ts';
 import type { Manifest } from '../model/manifest.ts';
 import { OpenStackCloud } from '../openstack/cloud.ts';
@@ -86,7 +87,8 @@ export async function planPath(opts: PathOptions): Promise<PlanOutcome> {
 }
 
 /** A revision already loaded and validated (the agent's Sync run, `apply` after its cloud step): no folder is read again. */
-export function applyValidated(input: RevisionInput, opts: StandaloneOptions): Promise<ApplyReport> {
+export async function applyValidated(input: RevisionInput, opts: StandaloneOptions): Promise<ApplyReport> {
+  refuseRolloutsStandalone(input.validated.manifests);
   return applyRevision(input, engineDeps(opts), { prune: opts.prune, allowMassDelete: opts.allowMassDelete, ...(opts.plan ? { plan: opts.plan } : {}) });
 }
 
@@ -112,6 +114,7 @@ export async function applyChanged(
   opts: StandaloneOptions,
 ): Promise<{ skipped: string } | { report: ApplyReport; changed: number }> {
   const before = new Map(base.manifests.map((m) => [m.address, declaredForm(m)]));
+  refuseRolloutsStandalone(head.validated.manifests);
   const changed = head.validated.manifests.filter((m) => before.get(m.address) !== declaredForm(m));
   if (changed.length === 0) return { skipped: 'no manifest changed' };
   const pass = await applyOnly(
@@ -124,11 +127,12 @@ export async function applyChanged(
 }
 
 /** A registry notification: only the Images it named (and what they need) from the last good revision; the rest waits for the interval. */
-export function applySubset(
+export async function applySubset(
   head: RevisionInput,
   addresses: readonly string[],
   opts: StandaloneOptions,
 ): Promise<{ skipped: string } | { report: ApplyReport; applied: string[] }> {
+  refuseRolloutsStandalone(head.validated.manifests);
   return applyOnly(applyRevision, head, addresses, engineDeps(opts));
 }
 

@@ -20,9 +20,9 @@ describe('files generated from schemas/', () => {
     expect(chartCrds).toEqual([...files.keys()].filter((p) => p.startsWith('deploy/chart/kupenstack/crds/')).sort());
   });
 
-  it('cover all nineteen kinds with the right scope', () => {
+  it('cover all twenty kinds with the right scope', () => {
     const namespaced = ['Image', 'Flavor', 'KeyPair', 'SecurityGroup', 'Network', 'Subnet', 'Router', 'Port', 'FloatingIP', 'VirtualMachine', 'Volume', 'VolumeSnapshot', 'ServerGroup', 'LoadBalancer', 'ProjectQuota', 'ApplicationCredential'];
-    const cluster = ['OpenStackCloud', 'OpenStackCloudConnection', 'Sync'];
+    const cluster = ['OpenStackCloud', 'OpenStackCloudConnection', 'Sync', 'ImageRollout'];
     expect([...registry.kinds.keys()].sort()).toEqual([...namespaced, ...cluster].sort());
     for (const k of namespaced) expect(registry.kinds.get(k)?.scope).toBe('Namespaced');
     for (const k of cluster) expect(registry.kinds.get(k)?.scope).toBe('Cluster');

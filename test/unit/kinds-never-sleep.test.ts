@@ -72,6 +72,7 @@ const knownWaits: Record<string, string> = {
   'agent/controller/resources/controller.ts': "a namespace's hand-over delay between shards, through the queue",
   'agent/controller/clouds/cloud-loop.ts': 'the maintenance window timer, through the queue',
   'agent/controller/clouds/connections.ts': "each OpenStackCloudConnection's probe timer (10 s while up, 1–30 s back-off while down); no namespace's run waits on it: a cloud that is down fails the run at once",
+  'agent/controller/rollouts/rollout-loop.ts': "the ImageRollout loop's tick (setInterval): it holds no engine slot and never waits inside a run",
   'agent/controller/leases/leader.ts': "the Lease's renew timer",
   'agent/controller/api-contact.ts': "the API server contact's check timer",
   'agent/view/live.ts': "the web view's event stream: changes grouped every 200 ms and a keep-alive comment; a person's page, never a namespace's run",

@@ -84,7 +84,7 @@ export class Controller {
    */
   private readonly movedImages = new Map<string, Set<string>>();
   /** What the Image kind remembers between runs (resolutions, registry clients): this leadership's, dropped when it ends. */
-  private images = new ImageMemory();
+  private images: ImageMemory;
   /** The connection of each namespace as last seen (label kupenstack.io/cloud; kept after its deletion, for the project's cleanup in that cloud). */
   private readonly connectionOfNamespace = new Map<string, string | undefined>();
   /** The last CloudUnreachable Event per namespace: one per outage and reason, not one per retry. */
@@ -95,6 +95,7 @@ export class Controller {
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
+    this.images = new ImageMemory(opts.imageGate);
     this.kinds = namespacedKinds(opts.registry);
     this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
@@ -185,7 +186,7 @@ export class Controller {
     this.recentEvents.clear();
     this.fullyRun.clear();
     // Resolved image tags and registry clients: the next leadership resolves and authenticates afresh.
-    this.images = new ImageMemory();
+    this.images = new ImageMemory(this.opts.imageGate);
   }
 
   /** A shard's Lease gained: its namespaces are reconciled (what came while another held it was theirs). */

@@ -22,6 +22,7 @@ import { describeSecret, type SecretResolver } from '../../secrets/resolver.ts';
 import { lookedUpId, openstackName, pick, type AdapterContext, type Remote, type Waiting } from '../kit/adapter.ts';
 import { ImageMemory } from '../kit/image-memory.ts';
 import { readRegistrySecret } from './registry-secret.ts';
+import { gateReason, gateResolution } from './rollout-gate.ts';
 import { resolveDue } from './oci-poll.ts';
 import { ociSourceField, toRemote } from './remote.ts';
 import { checkImageRoom } from './room.ts';
@@ -112,6 +113,28 @@ function sourcesOf(ctx: ImageContext): DiskSources {
  * the last answer is recent enough. A pinned digest never moves.
  */
 export async function resolveManifest(m: Manifest, ctx: ImageContext): Promise<ResolvedDisk> {
+  const disk = await resolveFollowed(m, ctx);
+  const oci = ociSourceOf(m);
+  if (oci.digest !== undefined) return disk;
+  // An ImageRollout governing the tag decides which digest this namespace uses now (rollout-gate.ts).
+  return gateResolution(m, ctx, { repository: oci.repository, tag: oci.semver ? undefined : (oci.tag ?? 'latest'), semver: oci.semver }, disk, (digest) =>
+    resolvePinned(m, ctx, digest),
+  );
+}
+
+/** A digest a rollout holds this manifest at: resolved and verified as a pinned reference would be. */
+async function resolvePinned(m: Manifest, ctx: ImageContext, digest: string): Promise<ResolvedDisk> {
+  const request = { ...requestOf(ociSourceOf(m)), digest };
+  delete request.tag;
+  delete request.semver;
+  const source = await sourceOf(m, ctx);
+  const disk = await ctx.memo(`Image:oci:${stableJson(request)}`, () => source.resolve(request, ctx.signal));
+  await verifyResolved(m, ctx, source, disk);
+  return disk;
+}
+
+/** Where the manifest's tag points, as the registry says (before any rollout's gate). */
+async function resolveFollowed(m: Manifest, ctx: ImageContext): Promise<ResolvedDisk> {
   const spec = specOf(m);
   const oci = ociSourceOf(m);
   const request = requestOf(oci);
@@ -213,7 +236,9 @@ export function ociFollows(
 ): { reference: string; from?: string; to: string } | undefined {
   if (!isOciManifest(m) || typeof desired.digest !== 'string') return undefined;
   const from = remote?.raw[propDigest];
-  return { reference: formatRequest(ociSourceOf(m)), ...(typeof from === 'string' ? { from } : {}), to: desired.digest };
+  const held = gateReason(m);
+  const reference = formatRequest(ociSourceOf(m)) + (held ? ` (${held})` : '');
+  return { reference, ...(typeof from === 'string' ? { from } : {}), to: desired.digest };
 }
 
 const versionsOf = new WeakMap<Remote, GlanceImage[]>();

@@ -12,6 +12,29 @@ export interface Resolution {
   refresh?: ReadonlySet<string>;
 }
 
+/** What a rollout (kinds/imagerollout/) lets one namespace's Image of a governed tag use now. */
+export interface GateDecision {
+  digest: string;
+  /** Why, for the plan's image line and the TagMoved Event: `held by rollout os: wave canary soaking until …`. */
+  reason: string;
+}
+
+/** The tag an Image follows, as the gate compares it with a rollout's source. */
+export interface FollowedTag {
+  repository: string;
+  tag?: string | undefined;
+  semver?: string | undefined;
+}
+
+/**
+ * The controller's rollouts (controller/rollouts/): which digest an Image
+ * following `tag` in `namespace` may use; undefined when no rollout governs
+ * the tag (the registry's answer stands). The standalone front end has none.
+ */
+export interface DigestGate {
+  decide(namespace: string, tag: FollowedTag): GateDecision | undefined;
+}
+
 /**
  * What the Image kind remembers between runs, owned by the front end that
  * runs them (the standalone agent, the controller's leadership; a one-shot
@@ -26,6 +49,12 @@ export class ImageMemory {
   readonly resolved = new Map<string, Resolution>();
   /** One registry client per credentials and advice (glance/registry-source.ts). */
   readonly sources = new DiskSources();
+  /** The rollouts' gate, set by the front end that has one (the controller). */
+  readonly gate: DigestGate | undefined;
+
+  constructor(gate?: DigestGate) {
+    this.gate = gate;
+  }
 
   /** Whether a resolution of this manifest that started at or after `since` gave an answer: a front end keeps what moved until one did. */
   resolvedSince(address: string, since: number): boolean {
