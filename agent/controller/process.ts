@@ -229,6 +229,42 @@ function leading(s: ControllerSettings, c: Clients, loops: () => InClusterLoops)
 }
 
 /** The loops, made but not started; each asks `acting` (or its shard's Lease) before it writes. */
+/** The OpenStackCloudConnections and the ImageRollouts: inputs of the resource loop that call back into it. */
+function beforeResourceLoop(
+  s: ControllerSettings,
+  c: Clients,
+  acting: Leadership['acting'],
+  controller: () => Controller,
+): { connections: CloudConnections; rollouts: RolloutLoop } {
+  const { kc, secrets, log } = c;
+  // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
+  const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
+  const connections = new CloudConnections({
+    kc,
+    secrets,
+    log,
+    acting,
+    registry: c.metrics.registry,
+    onUp: (name) => controller().connectionUp(name),
+    onDown: (name, error) => controller().connectionDown(name, error),
+  });
+  const rollouts = new RolloutLoop({
+    kc,
+    custom: kc.makeApiClient(CustomObjectsApi),
+    openstack: c.cloud ?? noCloud,
+    projectNameOf: (ns) => `${s.config.projectPrefix}${ns}`,
+    host: {
+      labelsOf: (ns) => controller().labelsOf(ns),
+      imagesFollowing: (pushes) => controller().imagesFollowing(pushes),
+      resolveAgain: (addresses) => controller().resolveAgain(addresses),
+    },
+    // The default shard's holder (or the one leader) moves the waves, as it runs the Syncs.
+    acting,
+    log,
+  });
+  return { connections, rollouts };
+}
+
 function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InClusterLoops {
   const { config, loops, debounceMs } = s;
   const { kc, secrets, log } = c;
@@ -255,34 +291,8 @@ function loopsOf(s: ControllerSettings, c: Clients, leadership: Leadership): InC
   // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
   const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
   const { elector, shardSet } = leadership;
-  const connections = loops.resources
-    ? new CloudConnections({
-        kc,
-        secrets,
-        log,
-        acting,
-        registry: c.metrics.registry,
-        onUp: (name) => controller.connectionUp(name),
-        onDown: (name, error) => controller.connectionDown(name, error),
-      })
-    : undefined;
-  // The rollouts gate the resource loop's Images and run its namespaces: made first, they reach it through `controller` once made.
-  const rollouts: RolloutLoop | undefined = loops.resources
-    ? new RolloutLoop({
-        kc,
-        custom: kc.makeApiClient(CustomObjectsApi),
-        openstack: c.cloud ?? noCloud,
-        projectNameOf: (ns) => `${config.projectPrefix}${ns}`,
-        host: {
-          labelsOf: (ns) => controller.labelsOf(ns),
-          imagesFollowing: (pushes) => controller.imagesFollowing(pushes),
-          resolveAgain: (addresses) => controller.resolveAgain(addresses),
-        },
-        // The default shard's holder (or the one leader) moves the waves, as it runs the Syncs.
-        acting,
-        log,
-      })
-    : undefined;
+  // Both reach the resource loop through `controller` once it is made (they are made first: the gate and the connections are its inputs).
+  const { connections, rollouts } = loops.resources ? beforeResourceLoop(s, c, acting, () => controller) : {};
   const controller: Controller = new Controller({
     ...(rollouts ? { imageGate: rollouts } : {}),
     kc,
