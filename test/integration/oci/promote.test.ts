@@ -233,7 +233,7 @@ describe('kupenstack image promote (anonymous 5050 → token-auth 5052, real cos
     expect(tags).toEqual(['multi', `sha256-${hex(digest)}`, `sha256-${hex(digest)}.att`, `sha256-${hex(digest)}.sig`]);
   }, 60_000);
 
-  it('an Image that requires the signature imports from DST into Glance', async () => {
+  it('an Image that requires the signature and the attestations imports from DST into Glance', async () => {
     ws = new Workspace();
     const secretsDir = join(dir, 'secrets');
     mkdirSync(join(secretsDir, ns, 'regcred'), { recursive: true });
@@ -242,7 +242,8 @@ describe('kupenstack image promote (anonymous 5050 → token-auth 5052, real cos
       JSON.stringify({ auths: { [registries.bearer]: { auth: Buffer.from(`${registries.user}:${registries.password}`).toString('base64') } } }),
     );
     ws.write({
-      'image.yaml': `${head('Image', 'promoted', ns)}  source:\n    oci: {repository: "${dst}", tag: v1, insecure: true, sharing: private, credentialsSecretRef: {name: regcred}}\n  verify:\n    publicKey: {file: "${join(dir, 'trusted.pub')}"}\n`,
+      'image.yaml': `${head('Image', 'promoted', ns)}  source:\n    oci: {repository: "${dst}", tag: v1, insecure: true, sharing: private, credentialsSecretRef: {name: regcred}}\n  verify:\n    publicKey: {file: "${join(dir, 'trusted.pub')}"}\n` +
+        `    attestations:\n      - {predicateType: slsaprovenance, conditions: {builderId: "https://ci.example.com/builder"}}\n      - {predicateType: cyclonedx}\n`,
     });
     const outcome = await applyPath({
       path: ws.repo,
