@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { CloudUnreachableError, sourceOf, type ConnectionSource, type InstalledCloudsSecret } from '../../kinds/openstackcloudconnection/index.ts';
 import { mergePatch } from '../../kube/client.ts';
 import { isKubeStatus } from '../../kube/errors.ts';
@@ -63,6 +63,7 @@ export class CloudConnections {
   private informer?: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
   private stopped = false;
   private readonly up?: Gauge<'connection' | 'cloud'>;
+  private readonly calls?: Counter<'connection' | 'cloud' | 'service' | 'method' | 'status'>;
 
   constructor(opts: CloudConnectionsOptions) {
     this.opts = opts;
@@ -72,6 +73,13 @@ export class CloudConnections {
         name: 'kupenstack_cloud_up',
         help: "1 while the connection's cloud answers and takes its credentials, 0 while it does not (reason in the connection's status)",
         labelNames: ['connection', 'cloud'],
+        registers: [opts.registry],
+      });
+    if (opts.registry)
+      this.calls = new Counter({
+        name: 'kupenstack_cloud_api_calls_total',
+        help: "OpenStack API calls made through a connection's client, by its answer's status (AUTH: a token request)",
+        labelNames: ['connection', 'cloud', 'service', 'method', 'status'],
         registers: [opts.registry],
       });
   }
@@ -185,7 +193,10 @@ export class CloudConnections {
     const key = JSON.stringify(source);
     if (c.client?.key !== key) {
       // Its own counters: its calls are counted apart from the default cloud's (the run's `calls` line).
-      const cloud = cloudFromSecret(this.opts.secrets, source.secret, source.cloud, new ClockedCounters(), source.region);
+      const counted = new ConnectionCounters((service, method, status) =>
+        this.calls?.inc({ connection: c.name, cloud: source.cloud, service, method, status: String(status) }),
+      );
+      const cloud = cloudFromSecret(this.opts.secrets, source.secret, source.cloud, counted, source.region);
       c.client = { key, cloud };
     }
     return probeCloud(c.client.cloud, source);
@@ -238,5 +249,20 @@ export class CloudConnections {
     } catch (err) {
       if (!isKubeStatus(err, 404)) this.opts.log(`status  OpenStackCloudConnection ${c.name}: could not write status: ${(err as Error).message}`);
     }
+  }
+}
+
+/** A connection's call counts, also told to the metrics labelled by connection and cloud. */
+class ConnectionCounters extends ClockedCounters {
+  readonly #tell: (service: string, method: string, status: number) => void;
+
+  constructor(tell: (service: string, method: string, status: number) => void) {
+    super();
+    this.#tell = tell;
+  }
+
+  override record(service: string, method: string, status: number): void {
+    super.record(service, method, status);
+    this.#tell(service, method, status);
   }
 }

@@ -179,6 +179,8 @@ describe('one controller, several clouds', () => {
     for (const ns of [nsA1, nsA2, nsB]) await until(`${ns}/first Ready`, () => Promise.resolve(ready(net(ns, 'first'))), 180_000);
     for (const ns of [nsA1, nsA2, nsB]) expect(await inNeutron(net(ns, 'first').status?.id), ns).toBe(true);
     expect(await metrics()).toMatch(new RegExp(`kupenstack_cloud_up\\{connection="${connB}",cloud="region-b"\\} 1`));
+    // B's own calls, counted by connection and cloud: its network was made through B's client.
+    expect(await metrics()).toMatch(new RegExp(`kupenstack_cloud_api_calls_total\\{connection="${connB}",cloud="region-b",service="network",method="POST",status="201"\\} [1-9]`));
   }, 420_000);
 
   it("B's Keystone refusing connections: B Stalled, its namespace's objects say so naming the connection; A's namespaces keep reconciling", async () => {
