@@ -237,8 +237,6 @@ function beforeResourceLoop(
   controller: () => Controller,
 ): { connections: CloudConnections; rollouts: RolloutLoop } {
   const { kc, secrets, log } = c;
-  // Without a cloud the resource loop never starts (loops.ts): its client is never asked for.
-  const noCloud = (): Promise<OpenStackCloud> => Promise.reject(new Error('no cloud given: the resource loop is off'));
   const connections = new CloudConnections({
     kc,
     secrets,
@@ -251,7 +249,7 @@ function beforeResourceLoop(
   const rollouts = new RolloutLoop({
     kc,
     custom: kc.makeApiClient(CustomObjectsApi),
-    openstack: c.cloud ?? noCloud,
+    openstack: (ns) => controller().cloudOf(ns),
     projectNameOf: (ns) => `${s.config.projectPrefix}${ns}`,
     host: {
       labelsOf: (ns) => controller().labelsOf(ns),

@@ -350,7 +350,7 @@ export class Controller {
   }
 
   /** The OpenStack client of a namespace's cloud: its connection's, else the default cloud (the flags). */
-  private cloudOf(ns: string): Promise<OpenStackCloud> {
+  cloudOf(ns: string): Promise<OpenStackCloud> {
     const name = this.namespaces.has(ns) ? connectionOf(this.labelsOf(ns)) : this.connectionOfNamespace.get(ns);
     if (name === undefined) return this.opts.cloud();
     if (!this.opts.connections)

@@ -9,7 +9,8 @@ const [group, version] = apiVersion.split('/') as [string, string];
 /** What a wave's health reads: the custom resources of its namespaces and Nova. */
 export interface HealthReader {
   custom: k8s.CustomObjectsApi;
-  openstack: () => Promise<OpenStackCloud>;
+  /** The OpenStack client of a namespace's cloud (its OpenStackCloudConnection's, else the default one). */
+  openstack: (namespace: string) => Promise<OpenStackCloud>;
   /** The Keystone project of a namespace (prefix + namespace, as the resource loop names it). */
   projectNameOf: (namespace: string) => string;
 }
@@ -79,11 +80,11 @@ async function get(r: HealthReader, namespace: string, plural: string, name: str
 
 /** Nova's own word: servers of the namespaces' projects in ERROR (one admin list per project). */
 async function serversInError(r: HealthReader, namespaces: readonly string[]): Promise<string[]> {
-  if (namespaces.length === 0) return [];
-  const cloud = await r.openstack();
-  const compute = await cloud.adminCompute();
   const out: string[] = [];
   for (const ns of namespaces) {
+    // Each namespace in its own cloud: a project looked for in another cloud would never show its servers.
+    const cloud = await r.openstack(ns);
+    const compute = await cloud.adminCompute();
     const [project] = await cloud.identity.list<{ id: string }>('/projects', 'projects', { name: r.projectNameOf(ns) });
     if (!project) continue;
     const servers = await compute.list<{ id: string; name: string }>('/servers/detail', 'servers', {

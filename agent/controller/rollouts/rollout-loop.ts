@@ -142,6 +142,9 @@ export class RolloutLoop implements DigestGate {
     const { digest: resolved, tag } = await this.resolve(cr);
     // A semver range: the Images whose range takes the tag it resolved to.
     const images = this.opts.host.imagesFollowing([movedTagOf(cr.spec.source, tag)]);
+    // None of the governed Images is in this controller's namespaces: another controller (another opt-in label, or
+    // cloud) drives this rollout. Its status is left to that one: written here, it would claim empty waves done.
+    if (images.length === 0) return;
     const waves = planWaves(
       cr.spec,
       images.map((a) => a.split('/')[0]!),
