@@ -76,6 +76,8 @@ describe('the web view against its API contract', () => {
     await page.waitForURL(`${base}/syncs/team-a`);
     await page.getByRole('link', { name: /Held revision/ }).click();
     await page.waitForURL(`${base}/syncs/team-a/plan`);
+    // The URL changes before the plan's JSON is in: wait for its list, then count it.
+    await page.locator('.plan-deletions li').first().waitFor();
     expect(await page.locator('.plan-deletions li').count()).toBe(4);
     expect(await page.locator('pre code').textContent()).toContain('kubectl annotate sync team-a');
     await shot(page, 'plan');
