@@ -175,8 +175,8 @@ describe("Argo CD's health script and Flux's kstatus on real KupenStack objects"
     const cm = parse(r.stdout) as { kind: string; metadata: { name: string }; data: Record<string, string> };
     expect([cm.kind, cm.metadata.name]).toEqual(['ConfigMap', 'ks-kupenstack-argocd-health']);
     const kinds = readdirSync(join(chart, 'crds')).map((f) => (parse(readFileSync(join(chart, 'crds', f), 'utf8')) as { spec: { group: string; names: { kind: string } } }).spec);
-    // The 18 kinds of schemas/ and the NamespaceSync (derived from the Sync's schema: agent/schema/namespace-sync.ts).
-    expect(kinds.length).toBe(19);
+    // The 20 kinds of schemas/ and the NamespaceSync (derived from the Sync's schema: agent/schema/namespace-sync.ts).
+    expect(kinds.length).toBe(21);
     expect(Object.keys(cm.data).sort()).toEqual(kinds.map((k) => `resource.customizations.health.${k.group}_${k.names.kind}`).sort());
     const script = readFileSync(argocdHealthScript, 'utf8');
     for (const [key, value] of Object.entries(cm.data)) expect(value.trimEnd(), key).toBe(script.trimEnd());
