@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OpenStackCloud } from '../../agent/openstack/cloud.ts';
@@ -9,7 +9,8 @@ import { kubectlPath } from '../testbed/kubernetes/peer.ts';
 import { testbedHome } from '../support/oci.ts';
 import { shape } from './apply.ts';
 import { methods, requestsOfUser } from './orc-identity.ts';
-import { peakRssMiB, processCpuSeconds, type Side } from './orc-sides.ts';
+import { cpuByComponent, cpuSnapshot, describeCpu } from './machine-cpu.ts';
+import { peakRssMiB, processCpuSeconds, rssMiB, type Side } from './orc-sides.ts';
 import { measureRequests } from './request-cpu.ts';
 import type { BenchRow } from './table.ts';
 
@@ -31,7 +32,11 @@ export interface First {
   apiServer: number;
   controllerCpu: number;
   peakRss: number;
+  /** The controller's RSS once started, before the apply (MiB). */
+  startRss: number;
   load: number;
+  /** Where the machine's CPU went during the apply (machine-cpu.ts). */
+  machine: string;
 }
 
 export const median = (xs: number[]): number => {
@@ -58,13 +63,18 @@ export async function firstApply(side: Side, ns: string, scale: number, key: str
   const n = nets * 4 + keys * 2;
   await side.start([ns]);
   const pid = side.pid();
-  const [cpu0, api0, load0] = [processCpuSeconds(pid), await side.apiRequests(), loadavg()[0]!];
+  const [cpu0, api0, load0, startRss] = [processCpuSeconds(pid), await side.apiRequests(), loadavg()[0]!, rssMiB(pid)];
+  let machine = '';
   const m = await measureRequests(
     async () => {
       const from = Date.now();
+      const cpuFrom = cpuSnapshot();
       await kubectlApply(side.manifests(ns, scale, key));
       await until(`${side.label}: ${n} objects Ready in ${ns}`, () => Promise.resolve(side.ready(ns) === n), 1_800_000, 1_000);
-      return { from, to: Date.now() };
+      const to = Date.now();
+      const named = new Map([[pid, `${side.label} controller`], [process.pid, 'bench process']]);
+      machine = describeCpu(cpuByComponent(cpuFrom, cpuSnapshot(), named), (to - from) / 1000, cpus().length);
+      return { from, to };
     },
     (v) => requestsOfUser(side.user.id, v.from - 500, v.to + 1_500).ids,
   );
@@ -77,7 +87,9 @@ export async function firstApply(side: Side, ns: string, scale: number, key: str
     apiServer: (await side.apiRequests()) - api0,
     controllerCpu: processCpuSeconds(pid) - cpu0,
     peakRss: peakRssMiB(pid),
+    startRss,
     load: (load0 + loadavg()[0]!) / 2,
+    machine,
   };
   process.stderr.write(`[bench] orc: ${side.label} round in ${ns}: ${JSON.stringify({ ...first, byMethod: methods(first.byMethod) })}\n`);
   return first;
@@ -98,19 +110,23 @@ export function pairRow(name: string, ours: number[], theirs: number[], unit: st
 
 export function firstRows(n: number, ours: First[], theirs: First[], source: string): BenchRow[] {
   const load = (fs: First[]): string => `load ${spread(fs.map((f) => f.load), 1)}`;
-  const col = (fs: First[], k: keyof Omit<First, 'byMethod'>): number[] => fs.map((f) => f[k]);
+  const col = (fs: First[], k: keyof Omit<First, 'byMethod' | 'machine'>): number[] => fs.map((f) => f[k]);
   const sumMethods = (fs: First[]): string => {
     const mid = fs[Math.floor(fs.length / 2)]!;
     return `${mid.requests} requests: ${methods(mid.byMethod)}`;
   };
   const what = `beside ORC, ${n} objects, ${ours.length} interleaved rounds`;
+  // The round whose time is the median: where the machine's CPU went while it ran (the bed's 2 cores bound both sides).
+  const mid = (fs: First[]): First => [...fs].sort((a, b) => a.seconds - b.seconds)[Math.floor((fs.length - 1) / 2)]!;
+  const profile = (fs: First[]): string => `${load(fs)}; CPU in the median round: ${mid(fs).machine}`;
+  const started = (fs: First[]): string => `started at ${median(col(fs, 'startRss')).toFixed(0)} MiB`;
   return [
-    pairRow(`beside ORC (${source}), ${n} objects, ${ours.length} interleaved rounds: kubectl apply → every object Ready`, col(ours, 'seconds'), col(theirs, 'seconds'), 's', 1, 0.5, { ours: load(ours), peer: load(theirs) }),
+    pairRow(`beside ORC (${source}), ${n} objects, ${ours.length} interleaved rounds: kubectl apply → every object Ready`, col(ours, 'seconds'), col(theirs, 'seconds'), 's', 1, 0.5, { ours: profile(ours), peer: profile(theirs) }),
     pairRow(`${what}: OpenStack CPU of the first apply (its own requests, Neutron + Nova API workers)`, col(ours, 'cpu'), col(theirs, 'cpu'), 'CPU-s', 1, 0.7, { ours: sumMethods(ours), peer: sumMethods(theirs) }),
     pairRow(`${what}: OpenStack requests of the first apply (Neutron + Nova, by the side's Keystone user)`, col(ours, 'requests'), col(theirs, 'requests'), 'requests', 0, 1),
     pairRow(`${what}: API-server requests of the first apply (the controller's own count)`, col(ours, 'apiServer'), col(theirs, 'apiServer'), 'requests', 0, 1),
     pairRow(`${what}: controller CPU during the first apply (host process, /proc)`, col(ours, 'controllerCpu'), col(theirs, 'controllerCpu'), 'CPU-s', 1, 1),
-    pairRow(`${what}: controller peak RSS (VmHWM, process started for the round)`, col(ours, 'peakRss'), col(theirs, 'peakRss'), 'MiB', 0, 1),
+    pairRow(`${what}: controller peak RSS (VmHWM, process started for the round)`, col(ours, 'peakRss'), col(theirs, 'peakRss'), 'MiB', 0, 1, { ours: started(ours), peer: started(theirs) }),
   ];
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { adminKubeconfig, ControllerProcess, kubectl, kubectlOk, until } from '../integration/controller/harness.ts';
 import { installOrcCrds, OrcManager, writeCloudsSecret, type OrcBuild } from '../testbed/orc/peer.ts';
+import { finalizerPolicy } from './finalizer-policy.ts';
 import { kupenstackManifests, orcManifests, type Extra } from './orc-manifests.ts';
 import { cloudsYaml, grantAdmin, makeProject, type BenchUser } from './orc-identity.ts';
 
@@ -60,6 +61,8 @@ export function kupenstackSide(user: BenchUser, cloudsFile: string, run: string)
   const optIn = `orcbench-${run}`;
   let controller: ControllerProcess | undefined;
   let current: string[] = [];
+  // As the chart deploys the controller: its finalizer policy sets the finalizer at create (where the API server serves it).
+  let policy: { served: boolean; remove: () => void } | undefined;
   const kinds = ['networks', 'subnets', 'securitygroups', 'ports', 'keypairs', 'flavors'].map((k) => `${k}.kupenstack.io`).join(',');
   const begin = async (extra: Extra = {}): Promise<void> => {
     const resync = extra.resyncSeconds ? ['--resync', `${extra.resyncSeconds}s`] : [];
@@ -79,6 +82,10 @@ export function kupenstackSide(user: BenchUser, cloudsFile: string, run: string)
       for (const ns of namespaces) {
         kubectlOk(['create', 'namespace', ns]);
         kubectlOk(['label', 'namespace', ns, `kupenstack.io/project=${optIn}`]);
+      }
+      if (!policy) {
+        policy = await finalizerPolicy(`kupenstack.io/project=${optIn}`, namespaces[0]!);
+        process.stderr.write(`[bench] orc: the chart's finalizer policy ${policy.served ? 'installed (the finalizer is set at create)' : 'not served by this API server (the controller patches the finalizer in)'}\n`);
       }
       current = namespaces;
       await begin(extra);
@@ -111,6 +118,8 @@ export function kupenstackSide(user: BenchUser, cloudsFile: string, run: string)
     },
     stop: async () => {
       await controller?.stop();
+      policy?.remove();
+      policy = undefined;
     },
   };
 }
@@ -200,4 +209,10 @@ export function processCpuSeconds(pid: number): number {
 export function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+/** Resident set of a process now (VmRSS), MiB. */
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
 }

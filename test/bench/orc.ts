@@ -57,6 +57,7 @@ export async function benchOrc(): Promise<BenchRow[]> {
   const run = randomBytes(3).toString('hex');
   const users: BenchUser[] = [];
   const live: [Side, string][] = [];
+  const sides: Side[] = [];
   try {
     const ksUser = await makeUser(cloud, `ksb-${run}`);
     users.push(ksUser);
@@ -65,9 +66,12 @@ export async function benchOrc(): Promise<BenchRow[]> {
     const orcUser = await makeUser(cloud, `orcb-${run}`);
     users.push(orcUser);
     const bed: Bed = { run, build, cloud, key: benchSshKey(dir), live, ours: kupenstackSide(ksUser, writeCloudsFile(dir, cloudsYaml('bench', ksUser, 'admin')), run), orc: orcSide(orcUser, build, cloud) };
+    sides.push(bed.ours, bed.orc);
     return await measureAll(bed, n, scale);
   } finally {
     await cleanUpAll(cloud, live, users, `ksb${run}`);
+    // The controllers, and what a side installed for its run (ours: the chart's finalizer policy).
+    for (const side of sides) await side.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -79,15 +83,18 @@ async function measureAll(bed: Bed, n: number, scale: number): Promise<BenchRow[
     [orc, []],
   ]);
   const rounds = num('BENCH_ORC_ROUNDS', 3);
+  // BENCH_ORC_SIDES=kupenstack: our side's first applies alone, for profiling it (no rows; each round on stderr).
+  const alone = process.env.BENCH_ORC_SIDES === 'kupenstack';
   for (let r = 0; r < rounds; r++) {
     // The round before's namespaces go first: one round's objects at a time in the cloud.
     for (const [side, ns] of live.splice(0)) await side.cleanUp([ns]);
-    for (const side of r % 2 ? [orc, ours] : [ours, orc]) {
+    for (const side of alone ? [ours] : r % 2 ? [orc, ours] : [ours, orc]) {
       const ns = `${side === ours ? 'ksb' : 'orcb'}-${bed.run}-${r}`;
       live.push([side, ns]);
       firsts.get(side)!.push(await firstApply(side, ns, scale, bed.key));
     }
   }
+  if (alone) return [];
   const rows = firstRows(n, firsts.get(ours)!, firsts.get(orc)!, bed.build.source);
   // BENCH_ORC_FIRST=1: the first-apply rows alone (a full-size run's quick look); the finally cleans up.
   if (process.env.BENCH_ORC_FIRST === '1') return rows;

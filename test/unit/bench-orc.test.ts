@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { cpuByComponent, describeCpu, type CpuSnapshot } from '../bench/machine-cpu.ts';
 import { methods, userLine } from '../bench/orc-identity.ts';
 import { orcManifests } from '../bench/orc-manifests.ts';
 
@@ -29,5 +31,25 @@ describe('the ORC bench', () => {
     // ORC adopts by name across every project an admin sees: each OpenStack name is the namespace's own.
     expect(docs.filter((d) => /\n {4}name: ns1-/.test(d))).toHaveLength(300);
     expect(orcManifests('ns1', 0.2, 'k', { resyncSeconds: 60 })).toContain('resyncPeriod: 60s');
+  });
+});
+
+describe("the ORC bench's machine CPU profile", () => {
+  const tick = 1 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  const snap = (busy: number, procs: [number, string, number][]): CpuSnapshot => ({ busy, procs: new Map(procs.map(([pid, comm, ticks]) => [pid, { comm, ticks }])) });
+
+  it('sums each component between two snapshots, names the controllers, counts a process born inside and what came and went', () => {
+    const a = snap(1000, [[10, 'neutron-server:', 100], [11, 'neutron-server:', 50], [20, 'kube-apiserver', 10], [30, 'MainThread', 5], [40, 'bash', 7]]);
+    // 40 ended (its CPU is in busy, not in any process); 50 was born inside the window; 11 was replaced by another process under its PID.
+    const b = snap(1400, [[10, 'neutron-server:', 160], [11, 'uwsgi', 20], [20, 'kube-apiserver', 70], [30, 'MainThread', 85], [50, 'mariadbd', 30]]);
+    const parts = new Map(cpuByComponent(a, b, new Map([[30, 'ours controller']])));
+    expect(parts.get('Neutron API')).toBeCloseTo(60 * tick);
+    expect(parts.get('Keystone')).toBeCloseTo(20 * tick);
+    expect(parts.get('kube-apiserver')).toBeCloseTo(60 * tick);
+    expect(parts.get('ours controller')).toBeCloseTo(80 * tick);
+    expect(parts.get('MariaDB')).toBeCloseTo(30 * tick);
+    // 400 busy ticks, 250 seen in processes still there: 150 in processes gone by the end.
+    expect(parts.get('processes gone by the end (kubectl)')).toBeCloseTo(150 * tick);
+    expect(describeCpu([['Neutron API', 24.06], ['etcd', 0.2]], 40, 2)).toBe('Neutron API 24.1; machine 24.3 of 80.0 CPU-s (2 cores × 40.0 s)');
   });
 });

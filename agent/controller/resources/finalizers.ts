@@ -2,6 +2,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { group, version } from '../../schema/registry.ts';
 import { mergePatch } from '../../kube/client.ts';
 import { isKubeStatus } from '../../kube/errors.ts';
+import { pool } from '../../util/concurrency.ts';
 import type { KubeObject } from './objects.ts';
 
 /**
@@ -40,8 +41,11 @@ export interface Finalizing {
   gone: string[];
 }
 
+/** Finalizer patches in flight at once: 300 one after the other held a first apply's writes for 3.7 s. */
+export const finalizerPatchesInFlight = 16;
+
 /**
- * Sets `name` on every object of the run not being deleted, one patch after the other, without
+ * Sets `name` on every object of the run not being deleted, a few patches at a time, without
  * holding the run up: the controller reads and plans meanwhile and waits for `done` before its
  * first write to OpenStack or to a status (ORC's rule stays: nothing exists in OpenStack for an
  * object without the finalizer). An object gone from Kubernetes leaves `entries`, as before.
@@ -55,17 +59,21 @@ export function finalizeBeforeWrites(
 ): Finalizing {
   const gone: string[] = [];
   const missing = [...entries].filter(([, e]) => !isDeleting(e.object) && !(e.object.metadata.finalizers ?? []).includes(name));
+  let stopped = false;
   const setAll = async (): Promise<'set' | 'stopped'> => {
-    for (const [address, entry] of missing) {
-      if (!acting()) return 'stopped';
+    await pool(missing, finalizerPatchesInFlight, async ([address, entry]) => {
+      if (stopped || !acting()) {
+        stopped = true;
+        return;
+      }
       const updated = await setFinalizer(api, entry.kind.plural, entry.object, name, true);
       if (updated) entry.object = { ...updated };
       else {
         entries.delete(address);
         gone.push(address);
       }
-    }
-    return 'set';
+    });
+    return stopped ? 'stopped' : 'set';
   };
   const done = setAll().catch((error: unknown) => ({ error }));
   return { done, gone };
