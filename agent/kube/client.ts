@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { KubeConfig, PatchStrategy, setHeaderOptions, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { KubeConfigError } from './errors.ts';
+import { poolConnections } from './pooled-connections.ts';
 
 export interface KubeConfigOptions {
   /** A kubeconfig file; wins over everything else. */
@@ -81,7 +82,7 @@ export function loadKubeConfig(opts: KubeConfigOptions = {}): KubeConfig {
       `${source}: cluster "${cluster.name}" sets insecure-skip-tls-verify; give its certificate-authority instead (or allow insecure connections explicitly)`,
     );
   }
-  return kc;
+  return poolConnections(kc);
 }
 
 function restoreEnv(name: string, value: string | undefined): void {
