@@ -70,7 +70,7 @@ export async function firstApply(side: Side, ns: string, scale: number, key: str
       const from = Date.now();
       const cpuFrom = cpuSnapshot();
       await kubectlApply(side.manifests(ns, scale, key));
-      await until(`${side.label}: ${n} objects Ready in ${ns}`, () => Promise.resolve(side.ready(ns) === n), 1_800_000, 1_000);
+      await until(`${side.label}: ${n} objects Ready in ${ns}`, async () => (await side.ready(ns)) === n, 1_800_000, 1_000);
       const to = Date.now();
       const named = new Map([[pid, `${side.label} controller`], [process.pid, 'bench process']]);
       machine = describeCpu(cpuByComponent(cpuFrom, cpuSnapshot(), named), (to - from) / 1000, cpus().length);
@@ -169,7 +169,7 @@ export async function oneChange(sides: [Side, string][], n: number): Promise<Ben
       let at: number | undefined;
       await until(`${side.label}: change-${i} written`, () => Promise.resolve((at = firstNetworkPost(side.user.id, offset)) !== undefined), 300_000, 50);
       ms.get(side)!.push(at! - t0);
-      await until(`${side.label}: change-${i} Ready`, () => Promise.resolve(side.ready(ns) === n + i + 1), 300_000, 500);
+      await until(`${side.label}: change-${i} Ready`, async () => (await side.ready(ns)) === n + i + 1, 300_000, 500);
     }
   }
   const [ours, theirs] = [ms.get(sides[0]![0])!, ms.get(sides[1]![0])!];
@@ -183,7 +183,7 @@ export async function dropChanges(sides: [Side, string][], n: number): Promise<v
     const kind = side.label === 'ORC' ? 'networks.openstack.k-orc.cloud' : 'networks.kupenstack.io';
     kubectlOk(['delete', kind, '-n', ns, ...Array.from({ length: changes }, (_, i) => `change-${i}`), '--wait=false']);
   }
-  for (const [side, ns] of sides) await until(`${side.label}: the change Networks gone`, () => Promise.resolve(side.ready(ns) === n && side.count(ns) === n), 300_000, 1_000);
+  for (const [side, ns] of sides) await until(`${side.label}: the change Networks gone`, async () => (await side.ready(ns)) === n && (await side.count(ns)) === n, 300_000, 1_000);
 }
 
 export interface NoopSettings {
@@ -203,7 +203,7 @@ export async function noop(sides: [Side, string][], n: number, scale: number, ke
     if (side.label !== 'ORC') await side.restart({ resyncSeconds: s.resyncSeconds });
     else if (s.orcResync) await kubectlApply(side.manifests(ns, scale, key, { resyncSeconds: s.resyncSeconds }));
   }
-  for (const [side, ns] of sides) await until(`${side.label}: ${n} Ready again`, () => Promise.resolve(side.ready(ns) === n), 600_000, 1_000);
+  for (const [side, ns] of sides) await until(`${side.label}: ${n} Ready again`, async () => (await side.ready(ns)) === n, 600_000, 1_000);
   // The restart's first run and ORC's reconcile of the re-applied objects finish before the window opens.
   await sleep(Math.min(s.resyncSeconds, 30) * 1000);
   const from = Date.now();
@@ -259,12 +259,12 @@ export async function killRecovery(side: Side, ns: string, scale: number, key: s
   const n = nets * 4 + keys * 2;
   await side.start([ns]);
   await kubectlApply(side.manifests(ns, scale, key));
-  await until(`${side.label}: half of ${n} Ready`, () => Promise.resolve(side.ready(ns) >= n / 2), 1_800_000, 250);
+  await until(`${side.label}: half of ${n} Ready`, async () => (await side.ready(ns)) >= n / 2, 1_800_000, 250);
   await side.kill9();
   const t0 = Date.now();
   await side.restart();
-  await until(`${side.label}: ${n} Ready after kill -9`, () => Promise.resolve(side.ready(ns) === n), 900_000, 1_000).catch((err: unknown) => {
+  await until(`${side.label}: ${n} Ready after kill -9`, async () => (await side.ready(ns)) === n, 900_000, 1_000).catch((err: unknown) => {
     process.stderr.write(`[bench] orc: ${side.label} after kill -9: ${String(err)}\n`);
   });
-  return { duplicates: await duplicates(cloud, side.project(ns)), ready: side.ready(ns), seconds: (Date.now() - t0) / 1000 };
+  return { duplicates: await duplicates(cloud, side.project(ns)), ready: await side.ready(ns), seconds: (Date.now() - t0) / 1000 };
 }
