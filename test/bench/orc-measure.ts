@@ -152,7 +152,8 @@ export function firstNetworkPost(userId: string, offset: number): number | undef
   return undefined;
 }
 
-const changes = 3;
+// Seven each: at three, ORC spread 0.27–0.33 s around a median of 0.28 s and ours 0.28–0.30 around 0.29: one slow POST decided the row.
+const changes = 7;
 
 /** `kubectl apply` of one more Network into a namespace of N Ready objects → Neutron answered the side's POST, `changes` times each, interleaved. */
 export async function oneChange(sides: [Side, string][], n: number): Promise<BenchRow> {
