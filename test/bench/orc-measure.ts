@@ -12,6 +12,7 @@ import { methods, requestsOfUser } from './orc-identity.ts';
 import { cpuByComponent, cpuSnapshot, describeCpu } from './machine-cpu.ts';
 import { peakRssMiB, processCpuSeconds, rssMiB, type Side } from './orc-sides.ts';
 import { measureRequests } from './request-cpu.ts';
+import { maxBusy, waitForCalm } from './rounds.ts';
 import type { BenchRow } from './table.ts';
 
 /*
@@ -34,6 +35,8 @@ export interface First {
   peakRss: number;
   /** The controller's RSS once started, before the apply (MiB). */
   startRss: number;
+  /** How busy the cores were (0–1) over the second before the apply. */
+  busy: number;
   load: number;
   /** Where the machine's CPU went during the apply (machine-cpu.ts). */
   machine: string;
@@ -62,6 +65,9 @@ export async function firstApply(side: Side, ns: string, scale: number, key: str
   const { nets, keys } = shape(scale);
   const n = nets * 4 + keys * 2;
   await side.start([ns]);
+  // As the OCI rows: each side starts once the cores were calm (≤ 25 % busy over a second, at most 2 min), so neither
+  // inherits the work on the round before's objects (the first apply right after a clean-up ran 33 s at load 4.2, the others 27).
+  const busy = await waitForCalm(maxBusy, 120_000);
   const pid = side.pid();
   const [cpu0, api0, load0, startRss] = [processCpuSeconds(pid), await side.apiRequests(), loadavg()[0]!, rssMiB(pid)];
   let machine = '';
@@ -88,6 +94,7 @@ export async function firstApply(side: Side, ns: string, scale: number, key: str
     controllerCpu: processCpuSeconds(pid) - cpu0,
     peakRss: peakRssMiB(pid),
     startRss,
+    busy,
     load: (load0 + loadavg()[0]!) / 2,
     machine,
   };
@@ -109,7 +116,7 @@ export function pairRow(name: string, ours: number[], theirs: number[], unit: st
 }
 
 export function firstRows(n: number, ours: First[], theirs: First[], source: string): BenchRow[] {
-  const load = (fs: First[]): string => `load ${spread(fs.map((f) => f.load), 1)}`;
+  const load = (fs: First[]): string => `load ${spread(fs.map((f) => f.load), 1)}, cores ${spread(fs.map((f) => f.busy * 100), 0)} % busy before`;
   const col = (fs: First[], k: keyof Omit<First, 'byMethod' | 'machine'>): number[] => fs.map((f) => f[k]);
   const sumMethods = (fs: First[]): string => {
     const mid = fs[Math.floor(fs.length / 2)]!;
