@@ -14,14 +14,14 @@ type Dispatcher = NonNullable<ReturnType<Context['getDispatcher']>>;
  * first request's dispatcher options (client-node's own, `createDispatcherOptions`) build one Agent of the same
  * class, which later requests share for `poolLifetimeMs`. A proxy or SOCKS dispatcher is left as client-node makes it.
  */
-export function poolConnections(kc: KubeConfig, now: () => number = Date.now): KubeConfig {
+export function poolConnections(kc: KubeConfig): KubeConfig {
   const apply = kc.applySecurityAuthentication.bind(kc);
   let pool: { dispatcher: Dispatcher | undefined; until: number } | undefined;
   kc.applySecurityAuthentication = async (context: Context): Promise<void> => {
     await apply(context);
     const fresh = context.getDispatcher();
     if (!fresh) return;
-    if (!pool || now() >= pool.until) pool = { dispatcher: await build(kc, fresh), until: now() + poolLifetimeMs };
+    if (!pool || Date.now() >= pool.until) pool = { dispatcher: await build(kc, fresh), until: Date.now() + poolLifetimeMs };
     // The fresh Agent never connected: dropped, it holds nothing.
     if (pool.dispatcher) context.setDispatcher(pool.dispatcher);
   };

@@ -92,6 +92,8 @@ function pushArtifact(file: string, digest: string, tag: string, format: 'raw' |
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+/** The import child's program: the compiled child (build()) with the reference, project and disk format it is given. */
+const childCode = `const { child } = await import(${JSON.stringify(`${root}dist/test-bench-oci-child.js`)}); await child(process.argv[1], process.argv[2], process.argv[3]);`;
 
 /**
  * The import in a child process: its own max RSS. It runs the compiled
@@ -99,17 +101,15 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  * type stripping alone costs ~30 MB of RSS.
  */
 function runChild(ref: string, projectId: string, nodeFlags: string[], glanceDiskFormat = 'keep'): ChildResult {
-  const code = `const { child } = await import(${JSON.stringify(`${root}dist/test-bench-oci-child.js`)}); await child(process.argv[1], process.argv[2], process.argv[3]);`;
-  const r = spawnSync(process.execPath, [...nodeFlags, '--input-type=module', '-e', code, ref, projectId, glanceDiskFormat], { encoding: 'utf8', maxBuffer: 1 << 20, cwd: root });
+  const r = spawnSync(process.execPath, [...nodeFlags, '--input-type=module', '-e', childCode, ref, projectId, glanceDiskFormat], { encoding: 'utf8', maxBuffer: 1 << 20, cwd: root });
   if (r.status !== 0) throw new Error(`the import child failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as ChildResult;
 }
 
 /** runChild without blocking this process: several imports at once, each in its own process with its own max RSS. */
 function runChildAsync(ref: string, projectId: string, nodeFlags: string[]): Promise<ChildResult> {
-  const code = `const { child } = await import(${JSON.stringify(`${root}dist/test-bench-oci-child.js`)}); await child(process.argv[1], process.argv[2], process.argv[3]);`;
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [...nodeFlags, '--input-type=module', '-e', code, ref, projectId, 'keep'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [...nodeFlags, '--input-type=module', '-e', childCode, ref, projectId, 'keep'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let [out, err] = ['', ''];
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
     c.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -3,7 +3,7 @@
 // (from dist/, as in the image; one project per opted-in namespace, which it makes) and ORC's manager (one project per
 // namespace made here, its credentials a clouds.yaml Secret in the namespace). The same objects both ways, written
 // by `kubectl apply` into fresh namespaces.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../agent/kube/client.ts';
@@ -12,6 +12,7 @@ import type { OpenStackCloud } from '../../agent/openstack/cloud.ts';
 import { adminKubeconfig, ControllerProcess, kubectl, kubectlOk, until } from '../integration/controller/harness.ts';
 import { installOrcCrds, OrcManager, writeCloudsSecret, type OrcBuild } from '../testbed/orc/peer.ts';
 import { finalizerPolicy } from './finalizer-policy.ts';
+import { ticksPerSecond } from './machine-cpu.ts';
 import { kupenstackManifests, orcManifests, type Extra } from './orc-manifests.ts';
 import { cloudsYaml, grantAdmin, makeProject, type BenchUser } from './orc-identity.ts';
 
@@ -207,7 +208,6 @@ function purgeOrcProject(ns: string): void {
   spawnSync('bash', ['-c', `${os} project purge --project ${ns}; ${os} flavor list --all -f value -c Name | grep '^${ns}-flavor-' | xargs -r ${os} flavor delete`], { stdio: 'ignore', timeout: 600_000 });
 }
 
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
 /** CPU seconds (user + system) a process has used so far. */
 export function processCpuSeconds(pid: number): number {
@@ -216,14 +216,11 @@ export function processCpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / ticksPerSecond;
 }
 
-/** Peak resident set of a process so far (VmHWM), MiB. */
-export function peakRssMiB(pid: number): number {
+/** A process's memory line of /proc/PID/status, MiB: VmHWM (its peak resident set so far) or VmRSS (now). */
+function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
 }
 
-/** Resident set of a process now (VmRSS), MiB. */
-export function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
-}
+export const peakRssMiB = (pid: number): number => statusMiB(pid, 'VmHWM');
+export const rssMiB = (pid: number): number => statusMiB(pid, 'VmRSS');

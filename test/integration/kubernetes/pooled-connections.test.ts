@@ -7,33 +7,34 @@ import { kube } from '../../testbed/kubernetes/peer.ts';
 // client-node 2.0 gives every request a dispatcher of its own, so each opened (and closed) a TLS connection;
 // loadKubeConfig's clients share kept-alive connections (agent/kube/pooled-connections.ts). Counted on the test
 // bed's real API server by undici's own diagnostics channel: one event per connection opened.
-async function connectionsFor(kc: KubeConfig, requests: number): Promise<number> {
+/** How many connections `work` opened. */
+async function connectionsDuring(work: () => Promise<void>): Promise<number> {
   let opened = 0;
   const count = (): void => void opened++;
   subscribe('undici:client:connected', count);
   try {
-    const core = kc.makeApiClient(CoreV1Api);
-    // One at a time: each request finds the one before's connection idle.
-    for (let i = 0; i < requests; i++) await core.readNamespace({ name: 'default' });
+    await work();
   } finally {
     unsubscribe('undici:client:connected', count);
   }
   return opened;
 }
 
+/** Connections opened by `requests` reads, one at a time: each finds the one before's connection idle. */
+const connectionsFor = (kc: KubeConfig, requests: number): Promise<number> =>
+  connectionsDuring(async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    for (let i = 0; i < requests; i++) await core.readNamespace({ name: 'default' });
+  });
+
 describe('connections to the API server', () => {
   it("are kept alive across a client's requests (10 requests, 1 TLS connection), where client-node alone opens one per request", async () => {
     const pooled = loadKubeConfig({ kubeconfig: kube.kubeconfig });
     expect(await connectionsFor(pooled, 10)).toBe(1);
     // Other API clients of the same kubeconfig share them too.
-    let opened = 0;
-    const count = (): void => void opened++;
-    subscribe('undici:client:connected', count);
-    try {
+    const opened = await connectionsDuring(async () => {
       expect((await pooled.makeApiClient(VersionApi).getCode()).gitVersion).toBe(kube.version);
-    } finally {
-      unsubscribe('undici:client:connected', count);
-    }
+    });
     expect(opened).toBe(0);
 
     // The same kubeconfig through client-node alone: the cost the pool removes.
